@@ -1,0 +1,1 @@
+"""trimcp: a Trio-native Model Context Protocol library."""

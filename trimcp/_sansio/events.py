@@ -1,0 +1,112 @@
+"""Events the Connection reports to its driver.
+
+Theory of operation
+-------------------
+``Connection.receive_*`` turns what the peer sent into these events.  Requests
+the Connection answers by itself (``ping``, ``logging/setLevel``, methods the
+peer may not call) never surface as ``RequestReceived``; everything the
+application must act on does.  ``ProtocolIssue`` reports a peer mistake that
+was handled (dropped, or answered with an error) so that a harness can count
+it and a library can log it: nothing the peer does is silently lost.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeAlias, Union
+
+import attrs
+
+from .jsonrpc import ErrorObject, RequestId
+
+
+@attrs.frozen
+class RequestReceived:
+    """The peer asks us something; answer with ``send_response``/``send_error``."""
+
+    id: RequestId
+    method: str
+    params: dict[str, Any]
+
+
+@attrs.frozen
+class NotificationReceived:
+    method: str
+    params: dict[str, Any]
+
+
+@attrs.frozen
+class ResponseReceived:
+    id: RequestId
+    method: str
+    result: dict[str, Any]
+
+
+@attrs.frozen
+class ErrorReceived:
+    id: RequestId
+    method: str
+    error: ErrorObject
+
+
+@attrs.frozen
+class CancelRequested:
+    """The peer cancelled a request it had sent us; our answer will be dropped."""
+
+    request_id: RequestId
+    reason: str | None
+
+
+@attrs.frozen
+class ProgressReceived:
+    token: str | int
+    progress: float
+    total: float | None
+    message: str | None
+    #: The request of ours that carried the token.
+    request_id: RequestId
+
+
+@attrs.frozen
+class Initialized:
+    """The handshake is over: client after the InitializeResult, server after
+    ``notifications/initialized``."""
+
+    protocol_version: str
+    peer_info: dict[str, Any]
+    peer_capabilities: dict[str, Any]
+    instructions: str | None = None
+
+
+@attrs.frozen
+class HandshakeFailed:
+    """The client could not agree with the server; the Connection is closed."""
+
+    reason: str
+    error: ErrorObject | None = None
+
+
+@attrs.frozen
+class LogLevelChanged:
+    """The client set the server's minimum log level (``logging/setLevel``)."""
+
+    level: str
+
+
+@attrs.frozen
+class ProtocolIssue:
+    """The peer broke a rule; the Connection handled it.
+
+    ``kind`` is a short stable slug (``parse-error``, ``invalid-message``,
+    ``unknown-response-id``, ``progress-not-increasing``, ...).
+    """
+
+    kind: str
+    detail: str
+    raw: Any = None
+
+
+Event: TypeAlias = Union[
+    RequestReceived, NotificationReceived, ResponseReceived, ErrorReceived,
+    CancelRequested, ProgressReceived, Initialized, HandshakeFailed,
+    LogLevelChanged, ProtocolIssue,
+]

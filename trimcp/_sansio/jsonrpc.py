@@ -1,0 +1,225 @@
+"""JSON-RPC 2.0 messages as MCP uses them.
+
+Theory of operation
+-------------------
+MCP frames every exchange as a JSON-RPC 2.0 message: a request (has ``id`` and
+``method``), a notification (``method``, no ``id``), a result response (``id``
+and ``result``) or an error response (``id`` and ``error``).  Ids are integers
+or strings and never null in a request (MCP tightens JSON-RPC here).  The
+2025-03-26 revision also allowed *batches* (a JSON array of messages); later
+revisions removed them, but a robust receiver still accepts them.
+
+``parse_payload`` turns one complete JSON text (a stdio line, an HTTP body, an
+SSE ``data`` field) into messages plus a list of ``InvalidMessage`` records, one
+per thing that could not be understood, each carrying the JSON-RPC error to
+answer with (-32700 for unparsable JSON, -32600 for a malformed message, with
+the id when it can be recovered).  ``serialize`` writes compact UTF-8.
+Nothing in this module raises on bad peer input except an oversize payload.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final, TypeAlias, Union
+
+import attrs
+
+from .._errors import LocalProtocolError, RemoteProtocolError
+
+RequestId: TypeAlias = Union[int, str]
+
+JSONRPC_VERSION: Final = "2.0"
+
+# Standard JSON-RPC error codes.
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+METHOD_NOT_FOUND: Final = -32601
+INVALID_PARAMS: Final = -32602
+INTERNAL_ERROR: Final = -32603
+# MCP-specific codes.
+URL_ELICITATION_REQUIRED: Final = -32042  # 2025-11-25
+HEADER_MISMATCH: Final = -32020  # 2026-07-28
+MISSING_CLIENT_CAPABILITY: Final = -32021  # 2026-07-28
+UNSUPPORTED_PROTOCOL_VERSION: Final = -32022  # 2026-07-28
+RESOURCE_NOT_FOUND_LEGACY: Final = -32002  # pre-2026 servers used this for resources/read
+
+#: Default cap on a single JSON text: generous (tool results can be large) but finite.
+DEFAULT_MAX_MESSAGE_SIZE: Final = 64 * 1024 * 1024
+
+
+@attrs.frozen
+class ErrorObject:
+    code: int
+    message: str
+    data: Any = None
+
+    def to_wire(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            out["data"] = self.data
+        return out
+
+
+@attrs.frozen
+class Request:
+    id: RequestId
+    method: str
+    params: dict[str, Any] | None = None
+
+
+@attrs.frozen
+class Notification:
+    method: str
+    params: dict[str, Any] | None = None
+
+
+@attrs.frozen
+class Response:
+    id: RequestId
+    result: dict[str, Any]
+
+
+@attrs.frozen
+class ErrorResponse:
+    #: ``None`` only when the offending request's id could not be read.
+    id: RequestId | None
+    error: ErrorObject
+
+
+Message: TypeAlias = Union[Request, Notification, Response, ErrorResponse]
+
+
+@attrs.frozen
+class InvalidMessage:
+    """Something received that is not a valid JSON-RPC message.
+
+    ``id`` is the request id when it could be recovered (so an error response
+    can reach the right waiter); ``error`` is what to answer with.
+    """
+
+    id: RequestId | None
+    error: ErrorObject
+    raw: Any = None
+
+
+@attrs.frozen
+class ParsedPayload:
+    messages: list[Message]
+    invalid: list[InvalidMessage]
+    is_batch: bool = False
+
+
+def is_valid_id(value: object) -> bool:
+    # bool is an int subclass in Python but not a JSON-RPC id.
+    return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
+
+
+def _invalid(id_: RequestId | None, message: str, raw: Any) -> InvalidMessage:
+    return InvalidMessage(id_, ErrorObject(INVALID_REQUEST, message), raw)
+
+
+def message_from_obj(obj: Any) -> Message | InvalidMessage:
+    """Classify one decoded JSON value as a JSON-RPC message."""
+    if not isinstance(obj, dict):
+        return _invalid(None, f"a JSON-RPC message must be an object, got {type(obj).__name__}", obj)
+    raw_id = obj.get("id")
+    id_: RequestId | None = raw_id if is_valid_id(raw_id) else None
+    if obj.get("jsonrpc") != JSONRPC_VERSION:
+        return _invalid(id_, 'missing or wrong "jsonrpc" member (must be "2.0")', obj)
+    has_id = "id" in obj
+    if "method" in obj:
+        method = obj["method"]
+        if not isinstance(method, str):
+            return _invalid(id_, '"method" must be a string', obj)
+        params = obj.get("params")
+        if params is not None and not isinstance(params, dict):
+            return _invalid(id_, '"params" must be an object in MCP', obj)
+        if not has_id:
+            return Notification(method, params)
+        if id_ is None:
+            return _invalid(None, "request id must be a string or an integer (never null)", obj)
+        return Request(id_, method, params)
+    if "result" in obj and "error" in obj:
+        return _invalid(id_, 'a response has "result" or "error", not both', obj)
+    if "result" in obj:
+        if id_ is None:
+            return _invalid(None, "response id must be a string or an integer", obj)
+        result = obj["result"]
+        if not isinstance(result, dict):
+            return _invalid(id_, '"result" must be an object in MCP', obj)
+        return Response(id_, result)
+    if "error" in obj:
+        err = obj["error"]
+        if (
+            not isinstance(err, dict)
+            or not isinstance(err.get("code"), int)
+            or isinstance(err.get("code"), bool)
+            or not isinstance(err.get("message"), str)
+        ):
+            return _invalid(id_, '"error" must be an object with integer "code" and string "message"', obj)
+        if raw_id is not None and id_ is None:
+            return _invalid(None, "error response id must be a string, an integer or null", obj)
+        return ErrorResponse(id_, ErrorObject(err["code"], err["message"], err.get("data")))
+    return _invalid(id_, 'not a request, notification or response (no "method", "result" or "error")', obj)
+
+
+def parse_payload(data: bytes | str, *, max_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> ParsedPayload:
+    """Parse one complete JSON text into JSON-RPC messages.
+
+    Raises ``RemoteProtocolError`` only when ``data`` is larger than ``max_size``
+    (the caller should treat that as fatal for the stream); every other defect is
+    reported as an ``InvalidMessage``.
+    """
+    if len(data) > max_size:
+        raise RemoteProtocolError(
+            f"message of {len(data)} bytes exceeds the {max_size}-byte limit",
+            reply_hint=ErrorObject(INVALID_REQUEST, "message too large").to_wire(),
+        )
+    try:
+        obj = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return ParsedPayload([], [InvalidMessage(None, ErrorObject(PARSE_ERROR, f"parse error: {exc}"), data)])
+    if isinstance(obj, list):
+        if not obj:
+            return ParsedPayload([], [_invalid(None, "empty batch", obj)], is_batch=True)
+        messages: list[Message] = []
+        invalid: list[InvalidMessage] = []
+        for item in obj:
+            m = message_from_obj(item)
+            (invalid if isinstance(m, InvalidMessage) else messages).append(m)  # type: ignore[arg-type]
+        return ParsedPayload(messages, invalid, is_batch=True)
+    m = message_from_obj(obj)
+    if isinstance(m, InvalidMessage):
+        return ParsedPayload([], [m])
+    return ParsedPayload([m], [])
+
+
+def message_to_obj(msg: Message) -> dict[str, Any]:
+    """The wire form (a dict) of one message."""
+    if isinstance(msg, Request):
+        out: dict[str, Any] = {"jsonrpc": JSONRPC_VERSION, "id": msg.id, "method": msg.method}
+        if msg.params is not None:
+            out["params"] = msg.params
+        return out
+    if isinstance(msg, Notification):
+        out = {"jsonrpc": JSONRPC_VERSION, "method": msg.method}
+        if msg.params is not None:
+            out["params"] = msg.params
+        return out
+    if isinstance(msg, Response):
+        return {"jsonrpc": JSONRPC_VERSION, "id": msg.id, "result": msg.result}
+    if isinstance(msg, ErrorResponse):
+        return {"jsonrpc": JSONRPC_VERSION, "id": msg.id, "error": msg.error.to_wire()}
+    raise LocalProtocolError(f"not a JSON-RPC message: {msg!r}")
+
+
+def dumps(obj: Any) -> bytes:
+    """Compact UTF-8 JSON; never contains a raw newline (json escapes them in strings)."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+def serialize(msg: Message | list[Message]) -> bytes:
+    """One JSON text for a message, or for a batch when given a list."""
+    if isinstance(msg, list):
+        return dumps([message_to_obj(m) for m in msg])
+    return dumps(message_to_obj(msg))

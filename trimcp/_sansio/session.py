@@ -1,0 +1,521 @@
+"""The MCP state machine: one ``Connection`` per session, client or server role.
+
+Theory of operation
+-------------------
+A ``Connection`` holds everything one side knows about an MCP session and does
+no I/O.  Its driver feeds it what arrived (``receive_bytes`` for one JSON text,
+or ``receive_message``) and gets back a list of events (``trimcp._sansio.events``).
+Everything the Connection wants transmitted - the caller's requests, its own
+automatic answers (ping, errors for forbidden requests), ``notifications/initialized``
+- goes to an outbox that the driver drains with ``outgoing()`` after every call.
+
+Handshake era (2024-11-05 .. 2025-11-25, spec "Lifecycle"): the client sends
+``initialize`` offering its newest revision; the server answers with that
+revision if it supports it, else with its own newest; the client accepts any
+revision it supports and otherwise fails the handshake.  The lifecycle is the
+data table in ``lifecycle.py``; which methods exist and which capability gates
+each is the data in ``revisions.py``.
+
+Bookkeeping: outgoing request ids are allocated here; a pending table maps each
+id to its method and progress token; a cancelled request's id is remembered
+(boundedly) so that its late answer is dropped and counted, not reported as
+unknown.  Incoming requests are tracked until answered so a cancellation can
+suppress the answer, as the spec asks.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Final, Sequence
+
+import attrs
+
+from .._errors import LocalProtocolError
+from . import jsonrpc as rpc
+from .events import (
+    CancelRequested, ErrorReceived, Event, HandshakeFailed, Initialized,
+    LogLevelChanged, NotificationReceived, ProgressReceived, ProtocolIssue,
+    RequestReceived, ResponseReceived,
+)
+from .lifecycle import (
+    CLOSED, IDLE, INITIALIZING, NOTIFY_EARLY, OPERATING, RECEIVE_ALLOWED,
+    SEND_ALLOWED, LifecycleEvent, Role, State, transition,
+)
+from .revisions import (
+    HANDSHAKE_VERSIONS, REVISIONS, Era, Revision, Side, get_revision, has_capability,
+    own_gate, peer_gate,
+)
+
+#: RFC 5424 severities, least severe first (spec: Utilities / Logging).
+LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+_ALL_REQUESTS: Final = frozenset().union(
+    *(r.client_requests | r.server_requests for r in REVISIONS.values())
+)
+#: How many cancelled request ids are remembered to recognise late answers.
+_CANCELLED_MEMORY: Final = 4096
+
+
+@attrs.define
+class ConnectionStats:
+    late_responses_dropped: int = 0
+    unknown_responses: int = 0
+    invalid_messages: int = 0
+    answers_suppressed: int = 0
+
+
+@attrs.define
+class PendingRequest:
+    method: str
+    progress_token: str | int | None = None
+    last_progress: float | None = None
+
+
+@attrs.define
+class _Incoming:
+    method: str
+    progress_token: str | int | None
+    cancelled: bool = False
+    last_progress: float | None = None
+
+
+class Connection:
+    def __init__(
+        self,
+        role: Role,
+        *,
+        info: dict[str, Any],
+        capabilities: dict[str, Any] | None = None,
+        supported_versions: Sequence[str] = HANDSHAKE_VERSIONS,
+        instructions: str | None = None,
+        max_message_size: int = rpc.DEFAULT_MAX_MESSAGE_SIZE,
+    ) -> None:
+        for v in supported_versions:
+            get_revision(v)  # raises on an unknown name
+        if not supported_versions:
+            raise ValueError("supported_versions must not be empty")
+        self.role = role
+        self.info = info
+        self.capabilities: dict[str, Any] = dict(capabilities or {})
+        self.instructions = instructions
+        # Newest first, whatever order the caller gave.
+        self.supported_versions: tuple[str, ...] = tuple(
+            sorted(set(supported_versions), key=lambda v: v, reverse=True)
+        )
+        self.max_message_size = max_message_size
+        self.state: type[State] = IDLE
+        self.protocol_version: str | None = None
+        self.peer_info: dict[str, Any] | None = None
+        self.peer_capabilities: dict[str, Any] | None = None
+        self.peer_instructions: str | None = None
+        #: Server role: the minimum level the client asked for, if any.
+        self.log_level: str | None = None
+        self.stats = ConnectionStats()
+        self._side = Side.CLIENT if role is Role.CLIENT else Side.SERVER
+        self._next_id = 0
+        self._pending: dict[rpc.RequestId, PendingRequest] = {}
+        self._token_owner: dict[str | int, rpc.RequestId] = {}
+        self._cancelled: OrderedDict[rpc.RequestId, None] = OrderedDict()
+        self._incoming: dict[rpc.RequestId, _Incoming] = {}
+        self._outbox: list[rpc.Message] = []
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def revision(self) -> Revision:
+        """The negotiated revision, or (before negotiation) the newest we support."""
+        return get_revision(self.protocol_version or self.supported_versions[0])
+
+    @property
+    def pending(self) -> dict[rpc.RequestId, PendingRequest]:
+        """Our requests still waiting for an answer (read-only view by convention)."""
+        return self._pending
+
+    def outgoing(self) -> list[rpc.Message]:
+        """Drain the messages waiting to be transmitted, in order."""
+        out, self._outbox = self._outbox, []
+        return out
+
+    def close(self) -> list[rpc.RequestId]:
+        """Enter CLOSED; return the ids of our requests that will never be answered."""
+        self.state = transition(self.role, self.state, LifecycleEvent.CLOSE)
+        failed = list(self._pending)
+        self._pending.clear()
+        self._token_owner.clear()
+        self._incoming.clear()
+        return failed
+
+    # ------------------------------------------------------------------ sending
+
+    def initialize(self, *, protocol_version: str | None = None) -> rpc.RequestId:
+        """Client: queue the ``initialize`` request."""
+        if self.role is not Role.CLIENT:
+            raise LocalProtocolError("only a client sends initialize")
+        version = protocol_version or self.supported_versions[0]
+        if version not in self.supported_versions:
+            raise LocalProtocolError(f"revision {version} is not among supported_versions")
+        params = {"protocolVersion": version, "capabilities": self.capabilities, "clientInfo": self.info}
+        self._check_send_request("initialize")
+        self.state = transition(self.role, self.state, LifecycleEvent.SEND_INITIALIZE)
+        return self._queue_request("initialize", params, None)
+
+    def send_request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        progress_token: str | int | None = None,
+    ) -> rpc.RequestId:
+        """Queue a request and return its id.  Raises ``LocalProtocolError`` when the
+        state, the revision or the peer's capabilities forbid it."""
+        if method == "initialize":
+            raise LocalProtocolError("use Connection.initialize() to start the handshake")
+        self._check_send_request(method)
+        if progress_token is not None:
+            if progress_token in self._token_owner:
+                raise LocalProtocolError(f"progress token {progress_token!r} is already in use")
+            params = dict(params or {})
+            params["_meta"] = {**params.get("_meta", {}), "progressToken": progress_token}
+        return self._queue_request(method, params, progress_token)
+
+    def send_notification(self, method: str, params: dict[str, Any] | None = None) -> None:
+        if method in ("notifications/cancelled", "notifications/progress"):
+            raise LocalProtocolError(f"use cancel() / send_progress() for {method}")
+        self._check_send_notification(method)
+        self._outbox.append(rpc.Notification(method, params))
+
+    def send_response(self, request_id: rpc.RequestId, result: dict[str, Any]) -> None:
+        if self._finish_incoming(request_id):
+            self._outbox.append(rpc.Response(request_id, result))
+
+    def send_error(
+        self, request_id: rpc.RequestId, code: int, message: str, data: Any = None
+    ) -> None:
+        if self._finish_incoming(request_id):
+            self._outbox.append(rpc.ErrorResponse(request_id, rpc.ErrorObject(code, message, data)))
+
+    def cancel(self, request_id: rpc.RequestId, reason: str | None = None) -> None:
+        """Give up on one of our requests: tell the peer, forget the waiter, and drop
+        whatever answer arrives later."""
+        pending = self._pending.get(request_id)
+        if pending is None:
+            raise LocalProtocolError(f"no pending request with id {request_id!r}")
+        if pending.method == "initialize":
+            raise LocalProtocolError("initialize can never be cancelled (spec: Cancellation)")
+        self._retire(request_id)
+        self._cancelled[request_id] = None
+        while len(self._cancelled) > _CANCELLED_MEMORY:
+            self._cancelled.popitem(last=False)
+        if self.state is not CLOSED:
+            params: dict[str, Any] = {"requestId": request_id}
+            if reason:
+                params["reason"] = reason
+            self._outbox.append(rpc.Notification("notifications/cancelled", params))
+
+    def forget(self, request_id: rpc.RequestId) -> None:
+        """Drop a pending request without telling the peer (e.g. its transport died)."""
+        self._retire(request_id)
+
+    def send_progress(
+        self,
+        token: str | int,
+        progress: float,
+        total: float | None = None,
+        message: str | None = None,
+    ) -> None:
+        """Report progress on a request the peer sent us with a progress token."""
+        incoming = next((i for i in self._incoming.values() if i.progress_token == token), None)
+        if incoming is None:
+            raise LocalProtocolError(f"progress token {token!r} belongs to no active request")
+        if incoming.last_progress is not None and progress <= incoming.last_progress:
+            raise LocalProtocolError("progress must increase with each notification")
+        incoming.last_progress = progress
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        self._check_send_notification("notifications/progress")
+        self._outbox.append(rpc.Notification("notifications/progress", params))
+
+    def should_log(self, level: str) -> bool:
+        """Server: whether a log message at ``level`` passes the client's threshold."""
+        if level not in LOG_LEVELS:
+            raise LocalProtocolError(f"unknown log level {level!r}")
+        return self.log_level is None or LOG_LEVELS.index(level) >= LOG_LEVELS.index(self.log_level)
+
+    def _queue_request(
+        self, method: str, params: dict[str, Any] | None, token: str | int | None
+    ) -> rpc.RequestId:
+        request_id = self._next_id
+        self._next_id += 1
+        self._pending[request_id] = PendingRequest(method, token)
+        if token is not None:
+            self._token_owner[token] = request_id
+        self._outbox.append(rpc.Request(request_id, method, params))
+        return request_id
+
+    def _retire(self, request_id: rpc.RequestId) -> PendingRequest | None:
+        pending = self._pending.pop(request_id, None)
+        if pending is not None and pending.progress_token is not None:
+            self._token_owner.pop(pending.progress_token, None)
+        return pending
+
+    def _check_send_request(self, method: str) -> None:
+        if method not in SEND_ALLOWED[self.role][self.state]:
+            raise LocalProtocolError(
+                f"can't send {method!r} when role={self.role.value} and state={self.state!r}"
+            )
+        revision = self.revision
+        if method in _ALL_REQUESTS and method not in revision.requests_from(self._side):
+            raise LocalProtocolError(
+                f"a {self.role.value} can't send {method!r} in revision {revision.name}"
+            )
+        gate = peer_gate(method, revision)
+        if gate is not None and self.state is OPERATING and not has_capability(self.peer_capabilities, gate):
+            raise LocalProtocolError(
+                f"the peer did not advertise the {'.'.join(gate)} capability needed for {method!r}"
+            )
+
+    def _check_send_notification(self, method: str) -> None:
+        if self.state is CLOSED:
+            raise LocalProtocolError(f"can't send {method!r}: the connection is closed")
+        if self.state is not OPERATING and method not in NOTIFY_EARLY[self.role]:
+            raise LocalProtocolError(
+                f"can't send {method!r} when role={self.role.value} and state={self.state!r}"
+            )
+        gate = own_gate(method)
+        if gate is not None and not has_capability(self.capabilities, gate):
+            raise LocalProtocolError(
+                f"sending {method!r} requires advertising the {'.'.join(gate)} capability"
+            )
+
+    def _finish_incoming(self, request_id: rpc.RequestId) -> bool:
+        """Retire an incoming request being answered; False if the answer must be dropped."""
+        if self.state is CLOSED:
+            raise LocalProtocolError("can't answer: the connection is closed")
+        incoming = self._incoming.pop(request_id, None)
+        if incoming is None:
+            raise LocalProtocolError(f"no request {request_id!r} from the peer awaits an answer")
+        if incoming.cancelled:
+            # Spec: the receiver of a cancellation SHOULD NOT answer the request.
+            self.stats.answers_suppressed += 1
+            return False
+        return True
+
+    # ------------------------------------------------------------------ receiving
+
+    def receive_bytes(self, data: bytes | str) -> list[Event]:
+        """Feed one complete JSON text.  Raises ``RemoteProtocolError`` only for an
+        oversize payload (treat the stream as broken)."""
+        parsed = rpc.parse_payload(data, max_size=self.max_message_size)
+        events: list[Event] = []
+        for bad in parsed.invalid:
+            events.extend(self._receive_invalid(bad))
+        for msg in parsed.messages:
+            events.extend(self.receive_message(msg))
+        return events
+
+    def receive_message(self, msg: rpc.Message) -> list[Event]:
+        if self.state is CLOSED:
+            return [ProtocolIssue("after-close", f"message received after close: {msg!r}")]
+        if isinstance(msg, rpc.Request):
+            return self._receive_request(msg)
+        if isinstance(msg, rpc.Notification):
+            return self._receive_notification(msg)
+        return self._receive_answer(msg)
+
+    def _receive_invalid(self, bad: rpc.InvalidMessage) -> list[Event]:
+        self.stats.invalid_messages += 1
+        kind = "parse-error" if bad.error.code == rpc.PARSE_ERROR else "invalid-message"
+        events: list[Event] = [ProtocolIssue(kind, bad.error.message, bad.raw)]
+        raw = bad.raw if isinstance(bad.raw, dict) else {}
+        if bad.id is not None and ("result" in raw or "error" in raw) and bad.id in self._pending:
+            # A malformed answer to one of our requests: fail that waiter rather than hang it.
+            pending = self._retire(bad.id)
+            assert pending is not None
+            err = rpc.ErrorObject(rpc.INVALID_REQUEST, f"malformed response: {bad.error.message}")
+            events.append(ErrorReceived(bad.id, pending.method, err))
+        elif bad.id is not None and "method" in raw:
+            self._outbox.append(rpc.ErrorResponse(bad.id, bad.error))
+        elif self.role is Role.SERVER and self.state is not CLOSED:
+            # JSON-RPC: a server answers what it could not identify with a null id.
+            self._outbox.append(rpc.ErrorResponse(None, bad.error))
+        return events
+
+    def _reject(self, req: rpc.Request, code: int, message: str, kind: str | None = None) -> list[Event]:
+        self._outbox.append(rpc.ErrorResponse(req.id, rpc.ErrorObject(code, message)))
+        return [ProtocolIssue(kind, message, req)] if kind else []
+
+    def _receive_request(self, req: rpc.Request) -> list[Event]:
+        method, params = req.method, req.params or {}
+        if req.id in self._incoming:
+            self.stats.invalid_messages += 1
+            return [ProtocolIssue("duplicate-request-id", f"request id {req.id!r} is already in use", req)]
+        if method == "ping":
+            self._outbox.append(rpc.Response(req.id, {}))
+            return []
+        if method not in RECEIVE_ALLOWED[self.role][self.state]:
+            return self._reject(
+                req, rpc.INVALID_REQUEST,
+                f"{method!r} not allowed when the session is {self.state!r}", "request-before-initialize",
+            )
+        if method == "initialize":
+            return self._receive_initialize(req, params)
+        revision = self.revision
+        peer = Side.SERVER if self._side is Side.CLIENT else Side.CLIENT
+        if method in _ALL_REQUESTS and method not in revision.requests_from(peer):
+            return self._reject(req, rpc.METHOD_NOT_FOUND, f"method not found: {method}")
+        gate = peer_gate(method, revision)
+        if gate is not None and not has_capability(self.capabilities, gate):
+            # The peer called a feature we never advertised.
+            return self._reject(
+                req, rpc.METHOD_NOT_FOUND,
+                f"method not found: {method} (capability {'.'.join(gate)} not advertised)",
+                "capability-not-advertised",
+            )
+        meta = params.get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        if method == "logging/setLevel":
+            return self._receive_set_level(req, params)
+        self._incoming[req.id] = _Incoming(method, token if rpc.is_valid_id(token) else None)
+        return [RequestReceived(req.id, method, params)]
+
+    def _receive_initialize(self, req: rpc.Request, params: dict[str, Any]) -> list[Event]:
+        offered = params.get("protocolVersion")
+        if not isinstance(offered, str) or not isinstance(params.get("capabilities"), dict):
+            return self._reject(
+                req, rpc.INVALID_PARAMS, "initialize needs protocolVersion and capabilities",
+                "invalid-initialize",
+            )
+        handshake = [v for v in self.supported_versions if get_revision(v).era is Era.HANDSHAKE]
+        if not handshake:
+            return self._reject(req, rpc.METHOD_NOT_FOUND, "this server speaks no handshake-era revision")
+        chosen = offered if offered in handshake else handshake[0]
+        self.state = transition(self.role, self.state, LifecycleEvent.RECV_INITIALIZE)
+        self.protocol_version = chosen
+        self.peer_capabilities = params["capabilities"]
+        info = params.get("clientInfo")
+        self.peer_info = info if isinstance(info, dict) else {}
+        result: dict[str, Any] = {
+            "protocolVersion": chosen, "capabilities": self.capabilities, "serverInfo": self.info,
+        }
+        if self.instructions:
+            result["instructions"] = self.instructions
+        self._outbox.append(rpc.Response(req.id, result))
+        return []
+
+    def _receive_set_level(self, req: rpc.Request, params: dict[str, Any]) -> list[Event]:
+        level = params.get("level")
+        if level not in LOG_LEVELS:
+            return self._reject(req, rpc.INVALID_PARAMS, f"unknown log level {level!r}", "invalid-params")
+        assert isinstance(level, str)
+        self.log_level = level
+        self._outbox.append(rpc.Response(req.id, {}))
+        return [LogLevelChanged(level)]
+
+    def _receive_notification(self, note: rpc.Notification) -> list[Event]:
+        method, params = note.method, note.params or {}
+        if method == "notifications/cancelled":
+            return self._receive_cancelled(params)
+        if method == "notifications/progress":
+            return self._receive_progress(params, note)
+        if method == "notifications/initialized" and self.role is Role.SERVER:
+            if self.state is not INITIALIZING:
+                return [ProtocolIssue("unexpected-initialized", f"initialized notification in state {self.state!r}")]
+            self.state = transition(self.role, self.state, LifecycleEvent.RECV_INITIALIZED)
+            assert self.protocol_version is not None and self.peer_capabilities is not None
+            return [Initialized(self.protocol_version, self.peer_info or {}, self.peer_capabilities)]
+        return [NotificationReceived(method, params)]
+
+    def _receive_cancelled(self, params: dict[str, Any]) -> list[Event]:
+        request_id = params.get("requestId")
+        reason = params.get("reason")
+        incoming = self._incoming.get(request_id) if rpc.is_valid_id(request_id) else None  # type: ignore[arg-type]
+        # Unknown ids are normal (the answer crossed the cancellation); initialize can't be cancelled.
+        if incoming is None or incoming.method == "initialize" or incoming.cancelled:
+            return []
+        incoming.cancelled = True
+        assert request_id is not None
+        return [CancelRequested(request_id, reason if isinstance(reason, str) else None)]
+
+    def _receive_progress(self, params: dict[str, Any], note: rpc.Notification) -> list[Event]:
+        token = params.get("progressToken")
+        progress = params.get("progress")
+        owner = self._token_owner.get(token) if rpc.is_valid_id(token) else None  # type: ignore[arg-type]
+        if owner is None:
+            return [ProtocolIssue("unknown-progress-token", f"progress for unknown token {token!r}", note)]
+        if not isinstance(progress, (int, float)) or isinstance(progress, bool):
+            return [ProtocolIssue("invalid-message", "progress must be a number", note)]
+        pending = self._pending[owner]
+        events: list[Event] = []
+        if pending.last_progress is not None and progress <= pending.last_progress:
+            events.append(ProtocolIssue(
+                "progress-not-increasing", f"progress went from {pending.last_progress} to {progress}", note,
+            ))
+        pending.last_progress = progress
+        total = params.get("total")
+        message = params.get("message")
+        assert token is not None
+        events.append(ProgressReceived(
+            token, progress,
+            total if isinstance(total, (int, float)) else None,
+            message if isinstance(message, str) else None,
+            owner,
+        ))
+        return events
+
+    def _receive_answer(self, msg: rpc.Response | rpc.ErrorResponse) -> list[Event]:
+        if msg.id is None:
+            assert isinstance(msg, rpc.ErrorResponse)
+            return [ProtocolIssue("error-without-id", f"peer reported: {msg.error.message}", msg)]
+        pending = self._retire(msg.id)
+        if pending is None:
+            if msg.id in self._cancelled:
+                del self._cancelled[msg.id]
+                self.stats.late_responses_dropped += 1
+                return []
+            self.stats.unknown_responses += 1
+            return [ProtocolIssue("unknown-response-id", f"answer to unknown request id {msg.id!r}", msg)]
+        if pending.method == "initialize":
+            return self._receive_initialize_answer(msg)
+        if isinstance(msg, rpc.Response):
+            return [ResponseReceived(msg.id, pending.method, msg.result)]
+        return [ErrorReceived(msg.id, pending.method, msg.error)]
+
+    def _receive_initialize_answer(self, msg: rpc.Response | rpc.ErrorResponse) -> list[Event]:
+        if isinstance(msg, rpc.ErrorResponse):
+            self.state = transition(self.role, self.state, LifecycleEvent.RECV_INIT_FAILURE)
+            return [HandshakeFailed(f"server refused initialize: {msg.error.message}", msg.error)]
+        result = msg.result
+        version = result.get("protocolVersion")
+        problem = _initialize_result_problem(result)
+        if problem is None and version not in self.supported_versions:
+            problem = (
+                f"server chose protocol revision {version!r}, which this client does not support "
+                f"(supported: {', '.join(self.supported_versions)})"
+            )
+        if problem is not None:
+            self.state = transition(self.role, self.state, LifecycleEvent.RECV_INIT_FAILURE)
+            return [HandshakeFailed(problem)]
+        assert isinstance(version, str)
+        self.state = transition(self.role, self.state, LifecycleEvent.RECV_INIT_RESULT)
+        self.protocol_version = version
+        self.peer_capabilities = result["capabilities"]
+        self.peer_info = result["serverInfo"]
+        instructions = result.get("instructions")
+        self.peer_instructions = instructions if isinstance(instructions, str) else None
+        self._outbox.append(rpc.Notification("notifications/initialized"))
+        return [Initialized(version, self.peer_info, self.peer_capabilities, self.peer_instructions)]
+
+
+def _initialize_result_problem(result: dict[str, Any]) -> str | None:
+    if not isinstance(result.get("protocolVersion"), str):
+        return "initialize result has no protocolVersion string"
+    if not isinstance(result.get("capabilities"), dict):
+        return "initialize result has no capabilities object"
+    info = result.get("serverInfo")
+    if not isinstance(info, dict) or not isinstance(info.get("name"), str):
+        return "initialize result has no serverInfo with a name"
+    return None
+
