@@ -1,0 +1,301 @@
+"""Typed MCP objects for the handshake-era revisions, and their wire form.
+
+Theory of operation
+-------------------
+Covers spec revisions 2024-11-05, 2025-03-26, 2025-06-18 and 2025-11-25 (one
+class per object, carrying the union of the members of all four revisions;
+members a revision lacks are simply ``None``).  The 2026-07-28 stateless era
+will extend these classes rather than replace them: ``Result.result_type`` is
+already there, and other new members survive in ``extra`` meanwhile.
+
+``from_wire(cls, data)`` turns a decoded JSON object into an instance,
+checking required members and JSON types and raising ``SchemaError`` with the
+JSON path of the first problem; ``to_wire(obj)`` turns an instance back into a
+JSON-ready dict.  Unknown members are kept in ``extra`` and ``_meta`` in
+``meta``, so ``to_wire(from_wire(cls, d)) == d`` for every valid ``d``.
+``REQUEST_TYPES`` / ``NOTIFICATION_TYPES`` map method names to classes.
+
+Modules: the machinery is ``_converter`` (the one cattrs converter), ``_rules``
+(wire names, JSON types, ``SchemaError``), ``_hooks`` (primitives, arrays, maps,
+unions) and ``_classes`` (generated per-class functions); the types are in
+``base``, ``content``, ``lifecycle``, ``tools``, ``resources``, ``prompts`` (and
+completion), ``sampling``, ``elicitation``, ``tasks`` and ``misc`` (logging,
+progress, cancellation, roots); ``methods`` holds the method tables.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar, overload
+
+from attrs import AttrsInstance
+
+from ._converter import SchemaError as SchemaError
+from ._converter import converter as converter
+from .base import Annotations as Annotations
+from .base import Cursor as Cursor
+from .base import EmptyResult as EmptyResult
+from .base import Icon as Icon
+from .base import NotificationParams as NotificationParams
+from .base import PaginatedRequestParams as PaginatedRequestParams
+from .base import PaginatedResult as PaginatedResult
+from .base import ProgressToken as ProgressToken
+from .base import RequestId as RequestId
+from .base import RequestParams as RequestParams
+from .base import Result as Result
+from .base import Role as Role
+from .content import AudioContent as AudioContent
+from .content import BlobResourceContents as BlobResourceContents
+from .content import ContentBlock as ContentBlock
+from .content import EmbeddedResource as EmbeddedResource
+from .content import ImageContent as ImageContent
+from .content import ResourceContents as ResourceContents
+from .content import ResourceLink as ResourceLink
+from .content import SamplingContentBlock as SamplingContentBlock
+from .content import TextContent as TextContent
+from .content import TextResourceContents as TextResourceContents
+from .content import ToolResultContent as ToolResultContent
+from .content import ToolUseContent as ToolUseContent
+from .content import UnknownContent as UnknownContent
+from .elicitation import ElicitAction as ElicitAction
+from .elicitation import (
+    ElicitationCompleteNotificationParams as ElicitationCompleteNotificationParams,
+)
+from .elicitation import ElicitRequestFormParams as ElicitRequestFormParams
+from .elicitation import ElicitRequestParams as ElicitRequestParams
+from .elicitation import ElicitRequestURLParams as ElicitRequestURLParams
+from .elicitation import ElicitResult as ElicitResult
+from .elicitation import URLElicitationRequiredErrorData as URLElicitationRequiredErrorData
+from .lifecycle import ClientCapabilities as ClientCapabilities
+from .lifecycle import ElicitationCapability as ElicitationCapability
+from .lifecycle import Implementation as Implementation
+from .lifecycle import InitializeRequestParams as InitializeRequestParams
+from .lifecycle import InitializeResult as InitializeResult
+from .lifecycle import ListChangedCapability as ListChangedCapability
+from .lifecycle import PromptsCapability as PromptsCapability
+from .lifecycle import ResourcesCapability as ResourcesCapability
+from .lifecycle import RootsCapability as RootsCapability
+from .lifecycle import SamplingCapability as SamplingCapability
+from .lifecycle import ServerCapabilities as ServerCapabilities
+from .lifecycle import TasksCapability as TasksCapability
+from .lifecycle import ToolsCapability as ToolsCapability
+from .methods import NOTIFICATION_TYPES as NOTIFICATION_TYPES
+from .methods import PARAMS_REQUIRED as PARAMS_REQUIRED
+from .methods import REQUEST_TYPES as REQUEST_TYPES
+from .methods import TASK_AUGMENTABLE as TASK_AUGMENTABLE
+from .methods import parse_notification_params as parse_notification_params
+from .methods import parse_request_params as parse_request_params
+from .methods import parse_result as parse_result
+from .methods import result_class as result_class
+from .misc import LOGGING_LEVELS as LOGGING_LEVELS
+from .misc import CancelledNotificationParams as CancelledNotificationParams
+from .misc import ListRootsRequestParams as ListRootsRequestParams
+from .misc import ListRootsResult as ListRootsResult
+from .misc import LoggingLevel as LoggingLevel
+from .misc import LoggingMessageNotificationParams as LoggingMessageNotificationParams
+from .misc import ProgressNotificationParams as ProgressNotificationParams
+from .misc import Root as Root
+from .misc import SetLevelRequestParams as SetLevelRequestParams
+from .prompts import CompleteRequestParams as CompleteRequestParams
+from .prompts import CompleteResult as CompleteResult
+from .prompts import Completion as Completion
+from .prompts import CompletionArgument as CompletionArgument
+from .prompts import CompletionContext as CompletionContext
+from .prompts import CompletionReference as CompletionReference
+from .prompts import GetPromptRequestParams as GetPromptRequestParams
+from .prompts import GetPromptResult as GetPromptResult
+from .prompts import ListPromptsRequestParams as ListPromptsRequestParams
+from .prompts import ListPromptsResult as ListPromptsResult
+from .prompts import Prompt as Prompt
+from .prompts import PromptArgument as PromptArgument
+from .prompts import PromptMessage as PromptMessage
+from .prompts import PromptReference as PromptReference
+from .prompts import ResourceTemplateReference as ResourceTemplateReference
+from .resources import ListResourcesRequestParams as ListResourcesRequestParams
+from .resources import ListResourcesResult as ListResourcesResult
+from .resources import ListResourceTemplatesRequestParams as ListResourceTemplatesRequestParams
+from .resources import ListResourceTemplatesResult as ListResourceTemplatesResult
+from .resources import ReadResourceRequestParams as ReadResourceRequestParams
+from .resources import ReadResourceResult as ReadResourceResult
+from .resources import Resource as Resource
+from .resources import ResourceTemplate as ResourceTemplate
+from .resources import ResourceUpdatedNotificationParams as ResourceUpdatedNotificationParams
+from .resources import SubscribeRequestParams as SubscribeRequestParams
+from .resources import UnsubscribeRequestParams as UnsubscribeRequestParams
+from .sampling import CreateMessageRequestParams as CreateMessageRequestParams
+from .sampling import CreateMessageResult as CreateMessageResult
+from .sampling import IncludeContext as IncludeContext
+from .sampling import ModelHint as ModelHint
+from .sampling import ModelPreferences as ModelPreferences
+from .sampling import SamplingContent as SamplingContent
+from .sampling import SamplingMessage as SamplingMessage
+from .sampling import ToolChoice as ToolChoice
+from .tasks import RELATED_TASK_META_KEY as RELATED_TASK_META_KEY
+from .tasks import CancelTaskRequestParams as CancelTaskRequestParams
+from .tasks import CancelTaskResult as CancelTaskResult
+from .tasks import CreateTaskResult as CreateTaskResult
+from .tasks import GetTaskPayloadRequestParams as GetTaskPayloadRequestParams
+from .tasks import GetTaskPayloadResult as GetTaskPayloadResult
+from .tasks import GetTaskRequestParams as GetTaskRequestParams
+from .tasks import GetTaskResult as GetTaskResult
+from .tasks import ListTasksRequestParams as ListTasksRequestParams
+from .tasks import ListTasksResult as ListTasksResult
+from .tasks import RelatedTaskMetadata as RelatedTaskMetadata
+from .tasks import Task as Task
+from .tasks import TaskMetadata as TaskMetadata
+from .tasks import TaskStatus as TaskStatus
+from .tasks import TaskStatusNotificationParams as TaskStatusNotificationParams
+from .tools import CallToolRequestParams as CallToolRequestParams
+from .tools import CallToolResult as CallToolResult
+from .tools import ListToolsRequestParams as ListToolsRequestParams
+from .tools import ListToolsResult as ListToolsResult
+from .tools import Tool as Tool
+from .tools import ToolAnnotations as ToolAnnotations
+from .tools import ToolExecution as ToolExecution
+
+T = TypeVar("T")
+
+
+@overload
+def from_wire(cls: type[T], data: object) -> T: ...
+@overload
+def from_wire(cls: Any, data: object) -> Any: ...
+def from_wire(cls: Any, data: object) -> Any:
+    """Build a ``cls`` (an attrs class of this package, or a union alias such as
+    ``ContentBlock``) from a decoded JSON value.
+
+    Raises ``SchemaError`` (a ``ValueError``) naming the JSON path of the first
+    problem.  Unknown members are kept in ``extra``; dicts and lists of
+    primitives are shared with ``data``, not copied.
+    """
+    return converter.get_structure_hook(cls)(data, cls)
+
+
+def to_wire(obj: AttrsInstance) -> dict[str, Any]:
+    """The wire form (camelCase, ``None`` members left out, ``extra`` merged back) of ``obj``."""
+    out: dict[str, Any] = converter.unstructure(obj)
+    return out
+
+
+__all__ = [
+    "LOGGING_LEVELS",
+    "NOTIFICATION_TYPES",
+    "PARAMS_REQUIRED",
+    "RELATED_TASK_META_KEY",
+    "REQUEST_TYPES",
+    "TASK_AUGMENTABLE",
+    "Annotations",
+    "AudioContent",
+    "BlobResourceContents",
+    "CallToolRequestParams",
+    "CallToolResult",
+    "CancelTaskRequestParams",
+    "CancelTaskResult",
+    "CancelledNotificationParams",
+    "ClientCapabilities",
+    "CompleteRequestParams",
+    "CompleteResult",
+    "Completion",
+    "CompletionArgument",
+    "CompletionContext",
+    "CompletionReference",
+    "ContentBlock",
+    "CreateMessageRequestParams",
+    "CreateMessageResult",
+    "CreateTaskResult",
+    "Cursor",
+    "ElicitAction",
+    "ElicitRequestFormParams",
+    "ElicitRequestParams",
+    "ElicitRequestURLParams",
+    "ElicitResult",
+    "ElicitationCapability",
+    "ElicitationCompleteNotificationParams",
+    "EmbeddedResource",
+    "EmptyResult",
+    "GetPromptRequestParams",
+    "GetPromptResult",
+    "GetTaskPayloadRequestParams",
+    "GetTaskPayloadResult",
+    "GetTaskRequestParams",
+    "GetTaskResult",
+    "Icon",
+    "ImageContent",
+    "Implementation",
+    "IncludeContext",
+    "InitializeRequestParams",
+    "InitializeResult",
+    "ListChangedCapability",
+    "ListPromptsRequestParams",
+    "ListPromptsResult",
+    "ListResourceTemplatesRequestParams",
+    "ListResourceTemplatesResult",
+    "ListResourcesRequestParams",
+    "ListResourcesResult",
+    "ListRootsRequestParams",
+    "ListRootsResult",
+    "ListTasksRequestParams",
+    "ListTasksResult",
+    "ListToolsRequestParams",
+    "ListToolsResult",
+    "LoggingLevel",
+    "LoggingMessageNotificationParams",
+    "ModelHint",
+    "ModelPreferences",
+    "NotificationParams",
+    "PaginatedRequestParams",
+    "PaginatedResult",
+    "ProgressNotificationParams",
+    "ProgressToken",
+    "Prompt",
+    "PromptArgument",
+    "PromptMessage",
+    "PromptReference",
+    "PromptsCapability",
+    "ReadResourceRequestParams",
+    "ReadResourceResult",
+    "RelatedTaskMetadata",
+    "RequestId",
+    "RequestParams",
+    "Resource",
+    "ResourceContents",
+    "ResourceLink",
+    "ResourceTemplate",
+    "ResourceTemplateReference",
+    "ResourceUpdatedNotificationParams",
+    "ResourcesCapability",
+    "Result",
+    "Role",
+    "Root",
+    "RootsCapability",
+    "SamplingCapability",
+    "SamplingContent",
+    "SamplingContentBlock",
+    "SamplingMessage",
+    "SchemaError",
+    "ServerCapabilities",
+    "SetLevelRequestParams",
+    "SubscribeRequestParams",
+    "Task",
+    "TaskMetadata",
+    "TaskStatus",
+    "TaskStatusNotificationParams",
+    "TasksCapability",
+    "TextContent",
+    "TextResourceContents",
+    "Tool",
+    "ToolAnnotations",
+    "ToolChoice",
+    "ToolExecution",
+    "ToolResultContent",
+    "ToolUseContent",
+    "ToolsCapability",
+    "URLElicitationRequiredErrorData",
+    "UnknownContent",
+    "UnsubscribeRequestParams",
+    "from_wire",
+    "parse_notification_params",
+    "parse_request_params",
+    "parse_result",
+    "result_class",
+    "to_wire",
+]

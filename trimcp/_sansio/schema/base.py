@@ -1,0 +1,136 @@
+"""Building blocks shared by every MCP message: ids, params and result bases, icons, annotations.
+
+Theory of operation
+-------------------
+Spec revisions 2024-11-05 through 2025-11-25 ("Basic" and "Schema reference").
+Every request's ``params`` may carry ``_meta`` (with ``progressToken``), every
+notification's ``params`` and every result may carry ``_meta``; paginated
+requests carry ``cursor`` and paginated results ``nextCursor``.  These appear
+here as base classes (``RequestParams``, ``NotificationParams``, ``Result``,
+``PaginatedRequestParams``, ``PaginatedResult``) that the per-feature modules
+extend.
+
+Every class in this package follows the same pattern: ``@attrs.frozen(kw_only=True)``,
+snake_case attributes whose wire names are their camelCase, optional members
+defaulting to ``None`` (meaning "absent on the wire"), ``meta`` for ``_meta``
+and ``extra`` for members we do not know, so that nothing a peer sends is lost.
+
+Forward compatibility: ``Result.result_type`` is the ``resultType`` member that
+every result carries in the 2026-07-28 stateless era; in the handshake era it is
+absent (``None``).  Other stateless-era members (``ttlMs``, ``cacheScope`` …)
+are kept in ``extra`` until their classes are added.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeAlias
+
+import attrs
+
+__all__ = [
+    "Annotations",
+    "Cursor",
+    "EmptyResult",
+    "Icon",
+    "NotificationParams",
+    "PaginatedRequestParams",
+    "PaginatedResult",
+    "ProgressToken",
+    "RequestId",
+    "RequestParams",
+    "Result",
+    "Role",
+]
+
+#: A JSON-RPC request id: a string or an integer, never null in MCP.
+RequestId: TypeAlias = int | str
+#: A progress token (``_meta.progressToken``): a string or an integer.
+ProgressToken: TypeAlias = int | str
+#: An opaque pagination cursor.
+Cursor: TypeAlias = str
+#: The sender or recipient of a message or data (``Annotations.audience``).
+Role: TypeAlias = Literal["user", "assistant"]
+
+
+@attrs.frozen(kw_only=True)
+class Icon:
+    """An icon a client may show for a server, tool, resource or prompt (2025-11-25)."""
+
+    src: str
+    mime_type: str | None = None
+    #: ``"48x48"``-style sizes, or ``"any"`` for scalable formats.
+    sizes: list[str] | None = None
+    theme: Literal["light", "dark"] | None = None
+    extra: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class Annotations:
+    """Hints to the client about how to use or display an object.
+
+    2024-11-05 calls it ``Annotated.annotations`` (``audience``, ``priority``);
+    2025-06-18 adds ``lastModified`` (ISO 8601).  ``priority`` is in [0, 1].
+    """
+
+    audience: list[Role] | None = None
+    priority: float | None = None
+    last_modified: str | None = None
+    extra: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class RequestParams:
+    """The ``params`` of a request with no members of its own (``ping``, ``roots/list``)."""
+
+    meta: dict[str, Any] | None = None
+    extra: dict[str, Any] = attrs.field(factory=dict)
+
+    @property
+    def progress_token(self) -> ProgressToken | None:
+        """``_meta.progressToken``, when the requester asked for progress notifications."""
+        if self.meta is None:
+            return None
+        token = self.meta.get("progressToken")
+        if isinstance(token, (int, str)) and not isinstance(token, bool):
+            return token
+        return None
+
+
+@attrs.frozen(kw_only=True)
+class PaginatedRequestParams(RequestParams):
+    """The ``params`` of a ``*/list`` request."""
+
+    cursor: Cursor | None = None
+
+
+@attrs.frozen(kw_only=True)
+class NotificationParams:
+    """The ``params`` of a notification with no members of its own (``*/list_changed``)."""
+
+    meta: dict[str, Any] | None = None
+    extra: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class Result:
+    """The base of every result.
+
+    ``result_type`` is the 2026-07-28 ``resultType`` member (``"complete"``,
+    ``"input_required"`` …); handshake-era peers leave it out.
+    """
+
+    meta: dict[str, Any] | None = None
+    result_type: str | None = None
+    extra: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class EmptyResult(Result):
+    """A result that only acknowledges (``ping``, ``logging/setLevel``, subscribe …)."""
+
+
+@attrs.frozen(kw_only=True)
+class PaginatedResult(Result):
+    """The base of ``*/list`` results: ``nextCursor`` is absent on the last page."""
+
+    next_cursor: Cursor | None = None
