@@ -81,8 +81,19 @@ def node_executable() -> str | None:
     return None
 
 
+@functools.cache
 def everything_js() -> Path | None:
+    """server-everything's entry point; installed on first use (pinned, repo-local) when npm
+    is available, so the README's single test command covers the npm peers too."""
     path = npm_prefix().joinpath(*_EVERYTHING_JS)
+    if not path.is_file() and shutil.which("npm"):
+        subprocess.run(
+            ["bash", str(REPO / ".ci" / "install-peers.sh")],
+            env={**os.environ, "TRIMCP_SKIP_PEER_SMOKE": "1"},
+            stdout=subprocess.DEVNULL,
+            timeout=600,
+            check=False,
+        )
     return path if path.is_file() else None
 
 
