@@ -172,6 +172,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if ns.command == "check":
             return trio.run(_check, ns, command)
         return trio.run(_inspect, ns, command)
+    except BrokenPipeError:
+        # The reader of our output went away (``| head``): not an error of ours.
+        sys.stderr.close()
+        return EXIT_OK
     except ValueError as exc:
         sys.stderr.write(f"trimcp: {exc}\n")
         return EXIT_USAGE

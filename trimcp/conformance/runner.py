@@ -29,7 +29,7 @@ import trio
 from .._errors import McpError, RemoteProtocolError, RequestTimeout, TrimcpError
 from .._sansio import jsonrpc as rpc
 from .._sansio import schema as s
-from .._sansio.revisions import ALL_VERSIONS
+from .._sansio.revisions import ALL_VERSIONS, has_capability, own_gate
 from .._trio.client import ClientSession, open_client
 from .._trio.stream import MessageStream
 from .catalog import CATALOG
@@ -108,6 +108,7 @@ async def run_checks(
                 report.server_info = client.server_info
                 _check_handshake(rec, client, revision)
                 await _tour(rec, client)
+                _check_notifications(rec, recording, client.server_capabilities)
             if hasattr(raw, "returncode"):
                 await _check_shutdown(rec, raw)
     except TrimcpError as exc:
@@ -319,12 +320,16 @@ async def _prompts(rec: _Recorder, client: ClientSession, caps: dict[str, Any]) 
         rec.fail("prompts.list", str(exc))
         return
     for prompt in prompts[:50]:
-        args = {a.name: "test" for a in (prompt.arguments or []) if a.required}
+        required = [a.name for a in (prompt.arguments or []) if a.required]
+        args = {name: await _suggest(client, caps, prompt.name, name) for name in required}
         try:
             result = await client.get_prompt(prompt.name, args or None)
             rec.ok("prompts.get", f"fetched {min(len(prompts), 50)} prompts")
             if not result.messages:
                 rec.warn("prompts.get", f"{prompt.name}: no messages")
+        except McpError as exc:
+            # With invented arguments an error may be the server's right answer.
+            (rec.warn if args else rec.fail)("prompts.get", f"{prompt.name} {args or ''}: {exc}")
         except TrimcpError as exc:
             rec.fail("prompts.get", f"{prompt.name}: {exc}")
     if "completions" in caps:
@@ -337,6 +342,18 @@ async def _prompts(rec: _Recorder, client: ClientSession, caps: dict[str, Any]) 
             rec.ok("completion.complete", f"{len(done.completion.values)} values")
         except TrimcpError as exc:
             rec.fail("completion.complete", str(exc))
+
+
+async def _suggest(client: ClientSession, caps: dict[str, Any], prompt: str, argument: str) -> str:
+    """A plausible argument value: the server's own first completion, else "test"."""
+    if "completions" in caps:
+        try:
+            done = await client.complete({"type": "ref/prompt", "name": prompt}, argument, "")
+            if done.completion.values:
+                return done.completion.values[0]
+        except TrimcpError:
+            pass
+    return "test"
 
 
 def _check_conversation(rec: _Recorder, recording: RecordingStream, *, stdio: bool) -> None:
@@ -357,6 +374,20 @@ def _check_conversation(rec: _Recorder, recording: RecordingStream, *, stdio: bo
         rec.fail("schema.messages", "; ".join(outcome.schema_errors[:3]))
     else:
         rec.ok("schema.messages", f"{outcome.checked} messages")
+
+
+def _check_notifications(rec: _Recorder, recording: RecordingStream, caps: dict[str, Any]) -> None:
+    undeclared: dict[str, str] = {}
+    for data in recording.received:
+        for msg in rpc.parse_payload(data).messages:
+            if isinstance(msg, rpc.Notification):
+                gate = own_gate(msg.method)
+                if gate is not None and not has_capability(caps, gate):
+                    undeclared[msg.method] = ".".join(gate)
+    if undeclared:
+        rec.fail("capabilities.notifications", "; ".join(f"{m} without {g}" for m, g in undeclared.items()))
+    else:
+        rec.ok("capabilities.notifications")
 
 
 async def _check_shutdown(rec: _Recorder, stream: Any) -> None:

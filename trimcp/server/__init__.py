@@ -1,0 +1,32 @@
+"""Build MCP servers on trimcp's sans-IO Connection and Trio drivers.
+
+Declare what the server offers on a ``Server`` (tools, resources, resource
+templates, prompts, completions), then run it with ``serve_stream`` (any
+``MessageStream``) or ``serve_stdio``.  Handlers receive a ``Context`` to log,
+report progress, and ask the client for sampling, elicitation or its roots.
+``trimcp.server.reference`` is a server exercising every handshake-era feature.
+"""
+
+from __future__ import annotations
+
+from ._errors import ClientCapabilityError as ClientCapabilityError
+from ._errors import ResourceNotFound as ResourceNotFound
+from .app import Server as Server
+from .content import audio as audio
+from .content import embedded_blob as embedded_blob
+from .content import embedded_text as embedded_text
+from .content import error_result as error_result
+from .content import image as image
+from .content import resource_link as resource_link
+from .content import text as text
+from .context import Context as Context
+from .serve import run_stdio as run_stdio
+from .serve import serve_stdio as serve_stdio
+from .serve import serve_stream as serve_stream
+from .session import ServerSession as ServerSession
+
+__all__ = [
+    "ClientCapabilityError", "Context", "ResourceNotFound", "Server", "ServerSession",
+    "audio", "embedded_blob", "embedded_text", "error_result", "image", "resource_link",
+    "run_stdio", "serve_stdio", "serve_stream", "text",
+]

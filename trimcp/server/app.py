@@ -1,0 +1,365 @@
+"""``Server``: declare tools, resources, prompts and completions, then serve them.
+
+Theory of operation
+-------------------
+A ``Server`` is a registry plus a set of live sessions.  Registration is by
+decorator (``@server.tool()``, ``@server.resource(uri)``,
+``@server.resource_template(template)``, ``@server.prompt()``,
+``@server.completion(...)``) or by the matching ``add_*``/``remove_*``
+methods, which may be called while clients are connected.
+
+The capabilities a session advertises are derived from what is registered
+when it starts (spec 2025-11-25, Lifecycle / Capability Negotiation):
+``tools``, ``resources`` (with ``subscribe``), ``prompts`` (each with
+``listChanged``), ``completions`` once a completion is registered, and
+``logging`` unless disabled.  Each session gets its own sans-IO
+``Connection`` built by ``make_connection``; the Connection answers
+``initialize``, ``ping`` and ``logging/setLevel`` itself and refuses methods
+whose capability was not advertised.
+
+``notify_*`` broadcast to every operating session concurrently:
+``list_changed`` after the registry changed, ``resources/updated`` to the
+sessions subscribed to that URI.  Changing the registry does not notify by
+itself, so a batch of changes can be announced once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar, overload
+
+import trio
+
+from .._sansio.lifecycle import Role
+from .._sansio.revisions import HANDSHAKE_VERSIONS
+from .._sansio.session import Connection
+from ._registry import (
+    Handler,
+    PromptEntry,
+    ResourceEntry,
+    TemplateEntry,
+    ToolEntry,
+    make_prompt,
+    make_resource,
+    make_template,
+    make_tool,
+)
+from .session import ServerSession
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: ``ref.type`` values of ``completion/complete`` (a short form is accepted when registering).
+_REF_TYPES = {"prompt": "ref/prompt", "resource": "ref/resource", "ref/prompt": "ref/prompt",
+              "ref/resource": "ref/resource"}
+
+
+class Server:
+    """An MCP server definition; serve it with ``serve_stream`` or ``serve_stdio``."""
+
+    def __init__(
+        self,
+        name: str,
+        version: str,
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        page_size: int | None = None,
+        logging: bool = True,
+        supported_versions: Sequence[str] = HANDSHAKE_VERSIONS,
+        request_timeout: float | None = 60.0,
+    ) -> None:
+        if page_size is not None and page_size < 1:
+            raise ValueError("page_size must be positive (or None for a single page)")
+        self.info: dict[str, Any] = {"name": name, "version": version}
+        if title is not None:
+            self.info["title"] = title
+        self.instructions = instructions
+        #: Items per page of every ``*/list`` answer; ``None``: everything at once.
+        self.page_size = page_size
+        self.logging = logging
+        self.supported_versions = tuple(supported_versions)
+        #: Default deadline of the requests this server sends (``roots/list``, ...).
+        self.request_timeout = request_timeout
+        self.tools: dict[str, ToolEntry] = {}
+        self.resources: dict[str, ResourceEntry] = {}
+        self.resource_templates: dict[str, TemplateEntry] = {}
+        self.prompts: dict[str, PromptEntry] = {}
+        self.completions: dict[tuple[str, str, str], Handler] = {}
+        self.roots_changed_handlers: list[Handler] = []
+        #: The sessions currently connected.
+        self.sessions: set[ServerSession] = set()
+
+    def __repr__(self) -> str:
+        return f"<Server {self.info['name']} {self.info['version']}>"
+
+    # ------------------------------------------------------------ tools
+
+    @overload
+    def tool(self, name: F, /) -> F: ...
+    @overload
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        input_schema: dict[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
+        annotations: dict[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+    ) -> Callable[[F], F]: ...
+
+    def tool(
+        self,
+        name: str | F | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        input_schema: dict[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
+        annotations: dict[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+    ) -> F | Callable[[F], F]:
+        """Register ``async def f(ctx, **arguments)`` as a tool (``@server.tool`` or ``@server.tool(...)``).
+
+        Without ``input_schema`` the schema is derived from ``f``'s signature;
+        without ``description``, from the first paragraph of its docstring.
+        """
+        if callable(name):
+            self.add_tool(name)
+            return name
+        tool_name = name
+
+        def register(fn: F) -> F:
+            self.add_tool(
+                fn, tool_name, title=title, description=description, input_schema=input_schema,
+                output_schema=output_schema, annotations=annotations, icons=icons,
+            )
+            return fn
+
+        return register
+
+    def add_tool(
+        self,
+        fn: Handler,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        input_schema: dict[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
+        annotations: dict[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+    ) -> ToolEntry:
+        entry = make_tool(
+            fn, name, title=title, description=description, input_schema=input_schema,
+            output_schema=output_schema, annotations=annotations, icons=icons,
+        )
+        self.tools[entry.name] = entry
+        return entry
+
+    def remove_tool(self, name: str) -> None:
+        del self.tools[name]
+
+    # ------------------------------------------------------------ resources
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register ``async def f(ctx)`` returning ``str`` (text) or ``bytes`` (blob) as resource ``uri``."""
+
+        def register(fn: F) -> F:
+            self.add_resource(
+                fn, uri, name=name, title=title, description=description,
+                mime_type=mime_type, size=size, annotations=annotations,
+            )
+            return fn
+
+        return register
+
+    def add_resource(
+        self,
+        fn: Handler,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: dict[str, Any] | None = None,
+    ) -> ResourceEntry:
+        entry = make_resource(
+            fn, uri, name=name, title=title, description=description, mime_type=mime_type,
+            size=size, annotations=annotations,
+        )
+        self.resources[uri] = entry
+        return entry
+
+    def remove_resource(self, uri: str) -> None:
+        del self.resources[uri]
+
+    def resource_template(
+        self,
+        uri_template: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        annotations: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register ``async def f(ctx, **variables)`` for URIs matching a level-1 RFC 6570 template.
+
+        The reader may raise ``ResourceNotFound`` for variable values it does not know.
+        """
+
+        def register(fn: F) -> F:
+            entry = make_template(
+                fn, uri_template, name=name, title=title, description=description,
+                mime_type=mime_type, annotations=annotations,
+            )
+            self.resource_templates[uri_template] = entry
+            return fn
+
+        return register
+
+    def remove_resource_template(self, uri_template: str) -> None:
+        del self.resource_templates[uri_template]
+
+    # ------------------------------------------------------------ prompts
+
+    @overload
+    def prompt(self, name: F, /) -> F: ...
+    @overload
+    def prompt(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        arguments: Iterable[dict[str, Any]] | None = None,
+    ) -> Callable[[F], F]: ...
+
+    def prompt(
+        self,
+        name: str | F | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        arguments: Iterable[dict[str, Any]] | None = None,
+    ) -> F | Callable[[F], F]:
+        """Register ``async def f(ctx, **arguments)`` returning messages as a prompt.
+
+        ``arguments`` are ``PromptArgument`` dicts (``name``, ``description``,
+        ``required``); omitted, they are derived from ``f``'s signature.
+        """
+        if callable(name):
+            self.add_prompt(name)
+            return name
+        prompt_name = name
+
+        def register(fn: F) -> F:
+            self.add_prompt(fn, prompt_name, title=title, description=description, arguments=arguments)
+            return fn
+
+        return register
+
+    def add_prompt(
+        self,
+        fn: Handler,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        arguments: Iterable[dict[str, Any]] | None = None,
+    ) -> PromptEntry:
+        entry = make_prompt(
+            fn, name, title=title, description=description,
+            arguments=[dict(a) for a in arguments] if arguments is not None else None,
+        )
+        self.prompts[entry.name] = entry
+        return entry
+
+    def remove_prompt(self, name: str) -> None:
+        del self.prompts[name]
+
+    # ------------------------------------------------------------ completions, roots
+
+    def completion(self, ref_type: str, ref: str, argument_name: str) -> Callable[[F], F]:
+        """Register ``async def f(ctx, value, context_arguments) -> list[str]`` completing one argument.
+
+        ``ref_type`` is ``"ref/prompt"`` (``ref`` = prompt name) or ``"ref/resource"``
+        (``ref`` = resource template URI); ``"prompt"``/``"resource"`` also work.
+        ``context_arguments`` holds arguments the client already resolved.
+        """
+        kind = _REF_TYPES.get(ref_type)
+        if kind is None:
+            raise ValueError(f"ref_type must be 'ref/prompt' or 'ref/resource', not {ref_type!r}")
+
+        def register(fn: F) -> F:
+            self.completions[(kind, ref, argument_name)] = fn
+            return fn
+
+        return register
+
+    def on_roots_changed(self, fn: F) -> F:
+        """Register ``async def f(session)`` called on ``notifications/roots/list_changed``."""
+        self.roots_changed_handlers.append(fn)
+        return fn
+
+    # ------------------------------------------------------------ sessions
+
+    def capabilities(self) -> dict[str, Any]:
+        """The ``ServerCapabilities`` derived from what is registered now."""
+        caps: dict[str, Any] = {}
+        if self.logging:
+            caps["logging"] = {}
+        if self.completions:
+            caps["completions"] = {}
+        if self.prompts:
+            caps["prompts"] = {"listChanged": True}
+        if self.resources or self.resource_templates:
+            caps["resources"] = {"subscribe": True, "listChanged": True}
+        if self.tools:
+            caps["tools"] = {"listChanged": True}
+        return caps
+
+    def make_connection(self) -> Connection:
+        """A fresh sans-IO Connection in the server role for one session."""
+        return Connection(
+            Role.SERVER,
+            info=dict(self.info),
+            capabilities=self.capabilities(),
+            supported_versions=self.supported_versions,
+            instructions=self.instructions,
+        )
+
+    async def _broadcast(
+        self, method: str, params: dict[str, Any] | None, sessions: Iterable[ServerSession]
+    ) -> None:
+        async with trio.open_nursery() as nursery:
+            for session in sessions:
+                nursery.start_soon(session.notify_quietly, method, params)
+
+    async def notify_tools_list_changed(self) -> None:
+        await self._broadcast("notifications/tools/list_changed", None, list(self.sessions))
+
+    async def notify_resources_list_changed(self) -> None:
+        await self._broadcast("notifications/resources/list_changed", None, list(self.sessions))
+
+    async def notify_prompts_list_changed(self) -> None:
+        await self._broadcast("notifications/prompts/list_changed", None, list(self.sessions))
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Tell every client subscribed to ``uri`` that it changed."""
+        subscribed = [s for s in list(self.sessions) if uri in s.subscriptions]
+        await self._broadcast("notifications/resources/updated", {"uri": uri}, subscribed)

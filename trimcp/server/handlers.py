@@ -1,0 +1,277 @@
+"""The server side of each MCP method: params in, result dict (or ``McpError``) out.
+
+Theory of operation
+-------------------
+``request_handlers(session)`` returns the map the ``SessionDriver`` dispatches
+on.  Each handler validates the params the spec requires (a missing or
+mistyped one is -32602), finds the registered entry, calls the user function
+with a ``Context``, completes the result (``content``), and finally trims it
+to the negotiated revision (``_compat``).  The rules that differ from "raise
+and let the driver answer with an error":
+
+* ``tools/call``: an unknown tool is a protocol error (-32602), but anything
+  that goes wrong *in* the tool (bad arguments, an exception, structured
+  output that breaks its ``outputSchema``) is a result with ``isError: true``
+  so that the model sees it (spec: Tools / Error Handling; 2025-11-25 also
+  moved argument validation errors there).  ``trio.Cancelled`` is not an
+  ``Exception`` and propagates: that is how a cancelled call stops;
+* ``resources/read`` of an unknown URI (or ``ResourceNotFound`` from a reader)
+  is -32002 in the handshake era and -32602 from 2026-07-28, with the URI in
+  ``data``;
+* ``completion/complete`` caps ``values`` at 100 and reports ``total`` and
+  ``hasMore``; an argument with no registered completer completes to nothing.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Final
+
+from .._errors import McpError
+from .._sansio import jsonrpc as rpc
+from .._sansio.revisions import Era, get_revision
+from .._trio.session import RequestContext
+from . import _compat as compat
+from . import content
+from ._errors import ResourceNotFound
+from ._pagination import paginate
+from ._registry import Handler, call
+from ._validate import validate
+from .context import Context
+
+if TYPE_CHECKING:
+    from .app import Server
+    from .session import ServerSession
+
+logger = logging.getLogger("trimcp.server")
+
+#: Spec: a CompleteResult carries at most 100 values.
+MAX_COMPLETION_VALUES: Final = 100
+
+Method = Callable[["Server", Context, dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
+def _invalid(message: str, data: Any = None) -> McpError:
+    return McpError(rpc.INVALID_PARAMS, message, data)
+
+
+def _string_param(params: dict[str, Any], key: str) -> str:
+    value = params.get(key)
+    if not isinstance(value, str):
+        raise _invalid(f"params.{key} must be a string")
+    return value
+
+
+def _page(kind: str, key: str, items: list[dict[str, Any]], params: dict[str, Any], size: int | None) -> dict[str, Any]:
+    page, next_cursor = paginate(kind, items, params, size)
+    result: dict[str, Any] = {key: list(page)}
+    if next_cursor is not None:
+        result["nextCursor"] = next_cursor
+    return result
+
+
+# ---------------------------------------------------------------- tools
+
+
+async def list_tools(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+    rev = ctx.protocol_version
+    items = [compat.tool(t.definition, rev) for t in server.tools.values()]
+    return _page("tools", "tools", items, params, server.page_size)
+
+
+async def call_tool(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+    name = _string_param(params, "name")
+    tool = server.tools.get(name)
+    if tool is None:
+        raise _invalid(f"Unknown tool: {name}", {"name": name})
+    arguments = params.get("arguments")
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise _invalid("params.arguments must be an object")
+    result = await _run_tool(ctx, name, tool.fn, arguments, tool.input_schema, tool.output_schema)
+    return compat.call_tool_result(result, ctx.protocol_version)
+
+
+async def _run_tool(
+    ctx: Context, name: str, fn: Handler, arguments: dict[str, Any],
+    input_schema: dict[str, Any], output_schema: dict[str, Any] | None,
+) -> dict[str, Any]:
+    problems = validate(arguments, input_schema)
+    if problems:
+        return content.error_result(f"Invalid arguments for tool {name}: " + "; ".join(problems))
+    try:
+        value = await call(fn, ctx, **arguments)
+        result = content.tool_result(value, structured=output_schema is not None)
+    except Exception as exc:
+        logger.info("tool %s failed", name, exc_info=True)
+        return content.error_result(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+    if output_schema is not None and not result.get("isError"):
+        if "structuredContent" not in result:
+            return content.error_result(f"tool {name} declares an outputSchema but returned no structured content")
+        problems = validate(result["structuredContent"], output_schema)
+        if problems:
+            return content.error_result(f"tool {name} returned output that breaks its outputSchema: " + "; ".join(problems))
+    return result
+
+
+# ---------------------------------------------------------------- resources
+
+
+async def list_resources(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+    rev = ctx.protocol_version
+    items = [compat.resource(r.definition, rev) for r in server.resources.values()]
+    return _page("resources", "resources", items, params, server.page_size)
+
+
+async def list_resource_templates(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+    rev = ctx.protocol_version
+    items = [compat.resource_template(t.definition, rev) for t in server.resource_templates.values()]
+    return _page("templates", "resourceTemplates", items, params, server.page_size)
+
+
+def _not_found(ctx: Context, uri: str, message: str = "Resource not found") -> McpError:
+    stateless = get_revision(ctx.protocol_version).era is Era.STATELESS
+    code = rpc.INVALID_PARAMS if stateless else rpc.RESOURCE_NOT_FOUND_LEGACY
+    return McpError(code, message, {"uri": uri})
+
+
+async def read_resource(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+    uri = _string_param(params, "uri")
+    try:
+        contents = await _read(server, ctx, uri)
+    except ResourceNotFound as exc:
+        raise _not_found(ctx, exc.uri, exc.message) from None
+    if not contents:
+        # An empty ``contents`` is not a way to say "not found" (SEP-2164).
+        raise _not_found(ctx, uri)
+    return {"contents": compat.read_result(contents, ctx.protocol_version)}
+
+
+async def _read(server: Server, ctx: Context, uri: str) -> list[dict[str, Any]]:
+    static = server.resources.get(uri)
+    if static is not None:
+        return content.resource_contents(uri, await call(static.fn, ctx), static.mime_type)
+    for template in server.resource_templates.values():
+        variables = template.template.match(uri)
+        if variables is not None:
+            value = await call(template.fn, ctx, **variables)
+            return content.resource_contents(uri, value, template.mime_type)
+    raise ResourceNotFound(uri)
+
+
+async def subscribe(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+    ctx.session.subscriptions.add(_string_param(params, "uri"))
+    return {}
+
+
+async def unsubscribe(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+    ctx.session.subscriptions.discard(_string_param(params, "uri"))
+    return {}
+
+
+# ---------------------------------------------------------------- prompts
+
+
+async def list_prompts(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+    rev = ctx.protocol_version
+    items = [compat.prompt(p.definition, rev) for p in server.prompts.values()]
+    return _page("prompts", "prompts", items, params, server.page_size)
+
+
+def _accepts_any_keyword(fn: Handler) -> bool:
+    return any(p.kind is p.VAR_KEYWORD for p in inspect.signature(fn).parameters.values())
+
+
+async def get_prompt(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+    name = _string_param(params, "name")
+    prompt = server.prompts.get(name)
+    if prompt is None:
+        raise _invalid(f"Unknown prompt: {name}", {"name": name})
+    arguments = params.get("arguments") or {}
+    if not isinstance(arguments, dict) or not all(isinstance(v, str) for v in arguments.values()):
+        raise _invalid("params.arguments must map argument names to strings")
+    missing = [a["name"] for a in prompt.arguments if a.get("required") and a["name"] not in arguments]
+    if missing:
+        raise _invalid(f"prompt {name} is missing required arguments: {', '.join(missing)}")
+    if not _accepts_any_keyword(prompt.fn):
+        # Extra arguments a client sends are ignored rather than crashing the prompt function.
+        accepted = set(inspect.signature(prompt.fn).parameters)
+        arguments = {k: v for k, v in arguments.items() if k in accepted}
+    value = await call(prompt.fn, ctx, **arguments)
+    result = content.prompt_result(value, prompt.definition.get("description"))
+    result["messages"] = compat.prompt_messages(result["messages"], ctx.protocol_version)
+    return result
+
+
+# ---------------------------------------------------------------- completion
+
+
+def _completion_key(server: Server, params: dict[str, Any]) -> tuple[str, str, str]:
+    ref, argument = params.get("ref"), params.get("argument")
+    if not isinstance(ref, dict) or not isinstance(argument, dict):
+        raise _invalid("completion/complete needs params.ref and params.argument objects")
+    arg_name = argument.get("name")
+    if not isinstance(arg_name, str) or not isinstance(argument.get("value"), str):
+        raise _invalid("params.argument needs string name and value")
+    kind = ref.get("type")
+    if kind == "ref/prompt":
+        target = ref.get("name")
+        if not isinstance(target, str) or target not in server.prompts:
+            raise _invalid(f"Unknown prompt: {target}")
+    elif kind == "ref/resource":
+        target = ref.get("uri")
+        known = target in server.resource_templates or target in server.resources
+        if not isinstance(target, str) or not known:
+            raise _invalid(f"Unknown resource or template: {target}")
+    else:
+        raise _invalid(f"unknown ref.type {kind!r}")
+    return kind, target, arg_name
+
+
+async def complete(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+    key = _completion_key(server, params)
+    completer = server.completions.get(key)
+    if completer is None:
+        return {"completion": {"values": [], "total": 0, "hasMore": False}}
+    context = params.get("context")
+    resolved = context.get("arguments") if isinstance(context, dict) else None
+    value = await call(completer, ctx, params["argument"]["value"], dict(resolved or {}))
+    if isinstance(value, dict):
+        return {"completion": value}
+    values = [str(v) for v in value]
+    return {"completion": {
+        "values": values[:MAX_COMPLETION_VALUES],
+        "total": len(values),
+        "hasMore": len(values) > MAX_COMPLETION_VALUES,
+    }}
+
+
+# ---------------------------------------------------------------- wiring
+
+METHODS: Final[dict[str, Method]] = {
+    "tools/list": list_tools,
+    "tools/call": call_tool,
+    "resources/list": list_resources,
+    "resources/templates/list": list_resource_templates,
+    "resources/read": read_resource,
+    "resources/subscribe": subscribe,
+    "resources/unsubscribe": unsubscribe,
+    "prompts/list": list_prompts,
+    "prompts/get": get_prompt,
+    "completion/complete": complete,
+}
+
+
+def request_handlers(session: ServerSession) -> dict[str, Callable[[RequestContext], Awaitable[dict[str, Any]]]]:
+    """The driver's handler map for one session."""
+
+    def bind(method: Method) -> Callable[[RequestContext], Awaitable[dict[str, Any]]]:
+        async def handle(request: RequestContext) -> dict[str, Any]:
+            return await method(session.server, Context(session, request), request.params)
+
+        return handle
+
+    return {name: bind(method) for name, method in METHODS.items()}

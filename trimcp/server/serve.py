@@ -1,0 +1,84 @@
+"""Running a ``Server`` over a transport.
+
+Theory of operation
+-------------------
+``serve_stream`` runs one session over one ``MessageStream`` until the
+transport closes: it builds a fresh server-role ``Connection`` (capabilities
+derived from the registry at that moment), a ``SessionDriver`` whose reader
+task dispatches each client request to ``handlers`` as its own task, and a
+``ServerSession`` registered with the server for broadcasts.  It follows the
+Trio ``serve_*`` convention: ``await nursery.start(serve_stream, server,
+stream)`` returns the ``ServerSession`` once the reader runs.  When the
+client goes away every handler still running is cancelled, the session is
+unregistered and the stream closed; transport errors end the session
+quietly, since a client leaving is normal for a server.
+
+``serve_stdio`` serves this process's stdin/stdout (a server launched by a
+client); ``run_stdio`` is the synchronous entry point for ``__main__``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import trio
+
+from .._trio._groups import collapse
+from .._trio.session import NotificationHandler, SessionDriver
+from .._trio.stdio import open_stdio_server_stream
+from .._trio.stream import MessageStream
+from ._registry import call
+from .app import Server
+from .handlers import request_handlers
+from .session import ServerSession
+
+logger = logging.getLogger("trimcp.server")
+
+
+def _notification_handler(session: ServerSession) -> NotificationHandler:
+    async def handle(method: str, params: dict[str, Any]) -> None:
+        if method == "notifications/roots/list_changed":
+            for fn in list(session.server.roots_changed_handlers):
+                await call(fn, session)
+
+    return handle
+
+
+async def serve_stream(
+    server: Server,
+    stream: MessageStream,
+    *,
+    task_status: trio.TaskStatus[ServerSession] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve one client over ``stream`` until it closes."""
+    driver = SessionDriver(server.make_connection(), stream, request_timeout=server.request_timeout)
+    session = ServerSession(server, driver)
+    driver.request_handlers.update(request_handlers(session))
+    driver.notification_handler = _notification_handler(session)
+    server.sessions.add(session)
+    try:
+        with collapse():
+            async with trio.open_nursery() as nursery:
+                await nursery.start(driver.run)
+                task_status.started(session)
+    finally:
+        server.sessions.discard(session)
+        await driver.aclose()
+
+
+async def serve_stdio(server: Server) -> None:
+    """Serve one client over this process's stdin/stdout until stdin closes."""
+    async with open_stdio_server_stream() as stream:
+        await serve_stream(server, stream)
+
+
+def run_stdio(server: Server) -> None:
+    """Blocking entry point: ``run_stdio(server)`` in a script's ``__main__``."""
+    try:
+        trio.run(serve_stdio, server)
+    except KeyboardInterrupt:
+        pass
+
+
+__all__ = ["run_stdio", "serve_stdio", "serve_stream"]
