@@ -163,6 +163,11 @@ def message_from_obj(obj: Any) -> Message | InvalidMessage:
     return _invalid(id_, 'not a request, notification or response (no "method", "result" or "error")', obj)
 
 
+def _reject_constant(name: str) -> Any:
+    # NaN, Infinity and -Infinity are Python extensions, not JSON.
+    raise ValueError(f"{name} is not valid JSON")
+
+
 def parse_payload(data: bytes | str, *, max_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> ParsedPayload:
     """Parse one complete JSON text into JSON-RPC messages.
 
@@ -176,8 +181,11 @@ def parse_payload(data: bytes | str, *, max_size: int = DEFAULT_MAX_MESSAGE_SIZE
             reply_hint=ErrorObject(INVALID_REQUEST, "message too large").to_wire(),
         )
     try:
-        obj = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
+        # Decode strictly ourselves: json.loads(bytes) would also accept UTF-16/32 and
+        # (via "surrogatepass") encoded surrogates, neither of which is UTF-8.
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        obj = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         return ParsedPayload([], [InvalidMessage(None, ErrorObject(PARSE_ERROR, f"parse error: {exc}"), data)])
     if isinstance(obj, list):
         if not obj:
@@ -215,7 +223,10 @@ def message_to_obj(msg: Message) -> dict[str, Any]:
 
 def dumps(obj: Any) -> bytes:
     """Compact UTF-8 JSON; never contains a raw newline (json escapes them in strings)."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    # A lone surrogate (legal as a JSON escape, so it can arrive from a peer) cannot be
+    # UTF-8 encoded; it can only sit inside a JSON string, where "\udXXX" is its escape.
+    return text.encode("utf-8", "backslashreplace")
 
 
 def serialize(msg: Message | list[Message]) -> bytes:

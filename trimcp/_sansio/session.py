@@ -131,6 +131,10 @@ class Connection:
         """Our requests still waiting for an answer (read-only view by convention)."""
         return self._pending
 
+    def awaiting_answer(self, request_id: rpc.RequestId) -> bool:
+        """Whether the peer's request ``request_id`` still needs our answer."""
+        return request_id in self._incoming
+
     def outgoing(self) -> list[rpc.Message]:
         """Drain the messages waiting to be transmitted, in order."""
         out, self._outbox = self._outbox, []
@@ -335,10 +339,17 @@ class Connection:
             pending = self._retire(bad.id)
             assert pending is not None
             err = rpc.ErrorObject(rpc.INVALID_REQUEST, f"malformed response: {bad.error.message}")
-            events.append(ErrorReceived(bad.id, pending.method, err))
+            if pending.method == "initialize":
+                # The handshake cannot go on: fail it rather than stay INITIALIZING forever.
+                self.state = transition(self.role, self.state, LifecycleEvent.RECV_INIT_FAILURE)
+                events.append(HandshakeFailed(f"invalid answer to initialize: {bad.error.message}", err))
+            else:
+                events.append(ErrorReceived(bad.id, pending.method, err))
+        elif self.state is CLOSED:
+            pass  # nothing is sent on a closed connection
         elif bad.id is not None and "method" in raw:
             self._outbox.append(rpc.ErrorResponse(bad.id, bad.error))
-        elif self.role is Role.SERVER and self.state is not CLOSED:
+        elif self.role is Role.SERVER:
             # JSON-RPC: a server answers what it could not identify with a null id.
             self._outbox.append(rpc.ErrorResponse(None, bad.error))
         return events
@@ -365,7 +376,9 @@ class Connection:
         revision = self.revision
         peer = Side.SERVER if self._side is Side.CLIENT else Side.CLIENT
         if method in _ALL_REQUESTS and method not in revision.requests_from(peer):
-            return self._reject(req, rpc.METHOD_NOT_FOUND, f"method not found: {method}")
+            return self._reject(
+                req, rpc.METHOD_NOT_FOUND, f"method not found: {method}", "method-not-in-revision",
+            )
         gate = peer_gate(method, revision)
         if gate is not None and not has_capability(self.capabilities, gate):
             # The peer called a feature we never advertised.
@@ -382,6 +395,11 @@ class Connection:
         return [RequestReceived(req.id, method, params)]
 
     def _receive_initialize(self, req: rpc.Request, params: dict[str, Any]) -> list[Event]:
+        if self.role is not Role.SERVER or self.state is not IDLE:
+            return self._reject(
+                req, rpc.INVALID_REQUEST, f"unexpected initialize (role={self.role.value}, state={self.state!r})",
+                "unexpected-initialize",
+            )
         offered = params.get("protocolVersion")
         if not isinstance(offered, str) or not isinstance(params.get("capabilities"), dict):
             return self._reject(

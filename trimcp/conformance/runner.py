@@ -114,6 +114,9 @@ async def run_checks(
     except TrimcpError as exc:
         if report.revision is None:
             rec.fail("lifecycle.initialize", f"{type(exc).__name__}: {exc}")
+            chosen = _offered_revision(recording)
+            if chosen is not None and chosen not in ALL_VERSIONS:
+                rec.fail("lifecycle.version", f"server chose {chosen!r}")
         else:
             rec.fail("jsonrpc.valid-messages", f"the session failed: {type(exc).__name__}: {exc}")
     if recording is not None:
@@ -125,6 +128,22 @@ async def run_checks(
             rec.skip(check_id, "not reached" if report.revision is None else "not applicable to this server")
     report.results = [rec.results[c] for c in CATALOG]
     return report
+
+
+def _offered_revision(recording: RecordingStream | None) -> Any:
+    """The protocolVersion of the server's initialize answer, if one arrived."""
+    if recording is None:
+        return None
+    init_ids = {i for i, m in recording.sent_methods.items() if m == "initialize"}
+    for data in recording.received:
+        try:
+            messages = rpc.parse_payload(data).messages
+        except RemoteProtocolError:
+            continue
+        for msg in messages:
+            if isinstance(msg, rpc.Response) and msg.id in init_ids:
+                return msg.result.get("protocolVersion")
+    return None
 
 
 def _check_handshake(rec: _Recorder, client: ClientSession, pinned: str | None) -> None:

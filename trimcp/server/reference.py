@@ -113,7 +113,7 @@ def _register_tools(server: Server) -> None:
         return {"sum": a + b}
 
     @server.tool(annotations=READ_ONLY)
-    async def slow(ctx: Context, seconds: float = 10.0, steps: int = 10) -> str:
+    async def slow(ctx: Context, seconds: float = 1.0, steps: int = 4) -> str:
         """Sleep for `seconds`, reporting progress `steps` times; cancellable at any point."""
         steps = max(1, steps)
         for i in range(steps):

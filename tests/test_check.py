@@ -1,0 +1,454 @@
+"""The conformance harness (``trimcp check``) and the inspector commands.
+
+* ``run_checks`` in-process against the reference server (memory streams);
+  the reference's read-only ``slow`` tool sleeps 10 s by default, so those
+  tests run on pytest-trio's autojump clock.
+* The CLI end to end, as a subprocess, against the reference server and
+  against ``tests/helpers/bad_server.py`` with one defect per ``--mode``.
+* Unit tests for ``values.example_arguments`` and ``validate.validate_conversation``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+import trio
+
+from trimcp import ConnectError
+from trimcp._trio.memory import memory_stream_pair
+from trimcp._trio.stream import MessageStream
+from trimcp.conformance import run_checks
+from trimcp.conformance.catalog import CATALOG
+from trimcp.conformance.model import Level, Status
+from trimcp.conformance.validate import validate_conversation
+from trimcp.conformance.values import example_arguments
+from trimcp.server.reference import build_server
+from trimcp.server.serve import serve_stream
+
+REPO = Path(__file__).resolve().parent.parent
+BAD_SERVER = str(REPO / "tests" / "helpers" / "bad_server.py")
+REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+CLI_TIMEOUT = 60
+
+
+# --------------------------------------------------------------------------- in-process
+
+
+@asynccontextmanager
+async def reference_connector() -> AsyncIterator[MessageStream]:
+    server = build_server()
+    client_end, server_end = memory_stream_pair()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(serve_stream, server, server_end)
+        try:
+            yield client_end
+        finally:
+            nursery.cancel_scope.cancel()
+            await client_end.aclose()
+
+
+def _by_id(report_results: list) -> dict:  # type: ignore[type-arg]
+    return {r.id: r for r in report_results}
+
+
+async def test_run_checks_reference_in_process(autojump_clock: trio.abc.Clock) -> None:
+    with trio.fail_after(300):
+        report = await run_checks(reference_connector, target="reference (in-process)")
+    assert report.target == "reference (in-process)"
+    assert report.revision == "2025-11-25"
+    assert report.server_info is not None and report.server_info["name"] == "trimcp-reference"
+    assert [r.id for r in report.results] == list(CATALOG)
+    bad = [r for r in report.results if r.status in (Status.FAIL, Status.WARN)]
+    assert bad == []
+    assert report.ok and report.must_failures == []
+    results = _by_id(report.results)
+    for check_id in (
+        "lifecycle.initialize", "lifecycle.version", "lifecycle.server-info",
+        "lifecycle.unsupported-version", "lifecycle.ping", "jsonrpc.valid-messages",
+        "jsonrpc.unknown-method", "jsonrpc.ids", "schema.messages", "tools.list",
+        "tools.input-schema", "tools.call-read-only", "tools.structured-output",
+        "tools.unknown-tool", "resources.list", "resources.templates", "resources.read",
+        "resources.unknown", "prompts.list", "prompts.get", "logging.set-level",
+        "completion.complete", "pagination.cursors",
+    ):
+        assert results[check_id].status is Status.PASS, results[check_id]
+    for r in report.results:
+        assert r.level is CATALOG[r.id].level
+    # Not a stdio transport: the stdio checks do not apply.
+    assert results["stdio.clean-stdout"].status is Status.SKIP
+    assert results["stdio.shutdown"].status is Status.SKIP
+    # The reference advertises tools, resources and prompts: nothing to probe for gating.
+    assert results["capabilities.gating"].status is Status.SKIP
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_run_checks_reference_pinned(revision: str, autojump_clock: trio.abc.Clock) -> None:
+    with trio.fail_after(300):
+        report = await run_checks(reference_connector, target="reference", revision=revision)
+    assert report.revision == revision
+    assert report.ok, report.must_failures
+    assert [r.id for r in report.results] == list(CATALOG)
+    assert not [r for r in report.results if r.status in (Status.FAIL, Status.WARN)]
+    assert _by_id(report.results)["lifecycle.version"].detail == revision
+
+
+async def test_run_checks_unreachable_connector() -> None:
+    @asynccontextmanager
+    async def nowhere() -> AsyncIterator[MessageStream]:
+        raise ConnectError("no such server")
+        yield  # pragma: no cover
+
+    with trio.fail_after(10):
+        report = await run_checks(nowhere, target="nowhere")
+    assert report.revision is None
+    assert not report.ok
+    assert [r.id for r in report.results] == list(CATALOG)
+    results = _by_id(report.results)
+    assert results["lifecycle.initialize"].status is Status.FAIL
+    assert "no such server" in results["lifecycle.initialize"].detail
+    assert [r.id for r in report.must_failures] == ["lifecycle.initialize"]
+    assert all(r.status is Status.SKIP for r in report.results if r.id != "lifecycle.initialize")
+    assert report.to_json()["revision"] is None
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "trimcp.cli", *args],
+        capture_output=True, text=True, timeout=CLI_TIMEOUT, cwd=REPO, check=False,
+    )
+
+
+def bad(mode: str) -> list[str]:
+    return ["--", sys.executable, BAD_SERVER, "--mode", mode]
+
+
+def _check_json_shape(doc: dict) -> None:  # type: ignore[type-arg]
+    assert set(doc) == {"target", "revision", "checks"}
+    assert isinstance(doc["target"], str) and doc["target"]
+    assert [c["id"] for c in doc["checks"]] == list(CATALOG)
+    for c in doc["checks"]:
+        assert set(c) == {"id", "level", "status", "detail"}
+        assert c["level"] == CATALOG[c["id"]].level.value
+        assert c["status"] in {s.value for s in Status}
+        assert isinstance(c["detail"], str)
+
+
+def test_cli_check_reference_json() -> None:
+    proc = cli("check", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    _check_json_shape(doc)
+    assert doc["revision"] == "2025-11-25"
+    assert "trimcp.server.reference" in doc["target"]
+    statuses = {c["id"]: c["status"] for c in doc["checks"]}
+    assert "fail" not in statuses.values() and "warn" not in statuses.values()
+    # Over stdio the transport checks run too.
+    assert statuses["stdio.clean-stdout"] == "pass"
+    assert statuses["stdio.shutdown"] == "pass"
+
+
+def test_cli_check_table_good_server() -> None:
+    proc = cli("check", *bad("good"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert "revision: 2025-11-25" in lines
+    assert "server:   bad-server-good 0.0.1" in lines
+    for check_id, spec in CATALOG.items():
+        rows = [line for line in lines if line.split()[:1] == [check_id]]
+        assert len(rows) == 1, check_id
+        assert rows[0].split()[1] == spec.level.value
+        assert rows[0].split()[2] in {"pass", "skip"}
+    assert "no MUST failures" in lines[-1]
+
+
+def test_cli_check_pinned_revision_json() -> None:
+    proc = cli("check", "--format", "json", "--revision", "2024-11-05", *bad("good"))
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    _check_json_shape(doc)
+    assert doc["revision"] == "2024-11-05"
+
+
+# mode -> (check ids expected to fail/warn, expected status, exit code)
+BAD_MODES = {
+    "garbage-stdout": ({"stdio.clean-stdout", "jsonrpc.valid-messages"}, "fail", 1),
+    # The client refuses an unknown revision during the handshake.
+    "bad-version": ({"lifecycle.initialize", "lifecycle.version"}, "fail", 1),
+    "bad-tool-schema": ({"tools.input-schema"}, "fail", 1),
+    "log-without-capability": ({"capabilities.notifications"}, "fail", 1),
+    "error-on-unknown-version": ({"lifecycle.unsupported-version"}, "fail", 1),
+    "ignore-stdin-close": ({"stdio.shutdown"}, "warn", 0),
+    "bad-result-schema": ({"schema.messages", "tools.list"}, "fail", 1),
+    "unknown-method-wrong-code": ({"jsonrpc.unknown-method"}, "fail", 1),
+    "no-structured": ({"tools.structured-output"}, "fail", 1),
+}
+
+
+@pytest.mark.parametrize("mode", sorted(BAD_MODES))
+def test_cli_check_bad_server(mode: str) -> None:
+    expected_ids, expected_status, expected_exit = BAD_MODES[mode]
+    proc = cli("check", "--format", "json", *bad(mode))
+    assert proc.returncode == expected_exit, proc.stdout + proc.stderr
+    doc = json.loads(proc.stdout)
+    _check_json_shape(doc)
+    checks = {c["id"]: c for c in doc["checks"]}
+    for check_id in expected_ids:
+        assert checks[check_id]["status"] == expected_status, checks[check_id]
+        assert checks[check_id]["detail"]
+    must_fail = [c["id"] for c in doc["checks"] if c["status"] == "fail" and c["level"] == "MUST"]
+    assert bool(must_fail) == (expected_exit == 1)
+
+
+def test_bad_server_mode_details() -> None:
+    """Spot-check that the details name the defect, and unrelated checks still pass."""
+    doc = json.loads(cli("check", "--format", "json", *bad("bad-version")).stdout)
+    checks = {c["id"]: c for c in doc["checks"]}
+    assert "2000-01-01" in checks["lifecycle.initialize"]["detail"]
+    assert checks["lifecycle.version"]["detail"] == "server chose '2000-01-01'"
+    assert doc["revision"] is None
+    # Nothing negotiated: the rest of the tour is skipped, not failed.
+    assert checks["tools.list"]["status"] == "skip"
+
+    doc = json.loads(cli("check", "--format", "json", *bad("error-on-unknown-version")).stdout)
+    checks = {c["id"]: c for c in doc["checks"]}
+    assert checks["lifecycle.initialize"]["status"] == "pass"
+    assert checks["tools.call-read-only"]["status"] == "pass"
+    assert "error" in checks["lifecycle.unsupported-version"]["detail"]
+
+
+# --------------------------------------------------------------------------- inspector
+
+
+def test_cli_tools_list() -> None:
+    proc = cli("tools", "list")
+    assert proc.returncode == 0, proc.stderr
+    names = [line.split()[0] for line in proc.stdout.splitlines()]
+    assert names[0] == "echo"
+    assert {"echo", "add", "fail", "slow"} <= set(names)
+
+
+def test_cli_tools_list_json() -> None:
+    proc = cli("tools", "list", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    tools = json.loads(proc.stdout)
+    echo = next(t for t in tools if t["name"] == "echo")
+    assert echo["inputSchema"]["required"] == ["message"]
+    assert echo["annotations"]["readOnlyHint"] is True
+
+
+def test_cli_tools_call_echo() -> None:
+    proc = cli("tools", "call", "echo", "--tool-arg", "message=hi")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "hi\n"
+
+
+def test_cli_tools_call_structured_json() -> None:
+    proc = cli("tools", "call", "add", "--tool-arg", "a=2", "--tool-arg", "b=3", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["structuredContent"] == {"sum": 5}
+
+
+def test_cli_tools_call_error_result() -> None:
+    proc = cli("tools", "call", "fail")
+    assert proc.returncode == 5
+    assert "this tool always fails" in proc.stdout
+    # Invalid arguments are a tool error too (isError), not a crash.
+    proc = cli("tools", "call", "echo", "--tool-arg", "text=hi")
+    assert proc.returncode == 5
+    assert "message" in proc.stdout
+
+
+def test_cli_resources_read() -> None:
+    proc = cli("resources", "read", "test://static-text")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "Static text served by the trimcp reference server.\n"
+
+
+def test_cli_prompts_get() -> None:
+    proc = cli("prompts", "get", "test_prompt_with_arguments", "--prompt-arg", "arg1=a", "--prompt-arg", "arg2=b")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "First argument: a; second argument: b\n"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("tools", "call"),  # missing tool name (checked after connecting)
+        ("tools", "frobnicate"),  # argparse: invalid choice
+        ("nonsense",),  # argparse: unknown command
+        ("tools", "call", "echo", "--tool-arg", "no-equals-sign"),
+    ],
+    ids=["no-name", "bad-action", "bad-command", "bad-kv"],
+)
+def test_cli_usage_error(args: tuple[str, ...]) -> None:
+    proc = cli(*args)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stderr.strip()
+    assert proc.stdout == ""
+
+
+def test_cli_unreachable_server() -> None:
+    proc = cli("tools", "list", "--", "/nonexistent/trimcp-no-such-server")
+    assert proc.returncode == 4
+    assert "not found" in proc.stderr
+    proc = cli("check", "--format", "json", "--", "/nonexistent/trimcp-no-such-server")
+    assert proc.returncode == 1
+    doc = json.loads(proc.stdout)
+    _check_json_shape(doc)
+    assert doc["checks"][0]["status"] == "fail"
+
+
+# --------------------------------------------------------------------------- values
+
+
+def test_example_arguments_simple_values() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "choice": {"type": "string", "enum": ["x", "y"]},
+            "count": {"type": "integer", "default": 7},
+            "fixed": {"const": "k"},
+            "low": {"type": "integer", "minimum": 3},
+            "ratio": {"type": "number", "minimum": 0.5},
+            "text": {"type": "string"},
+            "long": {"type": "string", "minLength": 10},
+            "flag": {"type": "boolean"},
+            "items": {"type": "array"},
+            "maybe": {"type": ["null", "integer"]},
+            "optional": {"type": "string"},
+        },
+        "required": ["choice", "count", "fixed", "low", "ratio", "text", "long", "flag", "items", "maybe"],
+    }
+    assert example_arguments(schema) == {
+        "choice": "x", "count": 7, "fixed": "k", "low": 3, "ratio": 0.5, "text": "test",
+        "long": "t" * 10, "flag": False, "items": [], "maybe": 1,
+    }
+
+
+def test_example_arguments_no_required() -> None:
+    assert example_arguments({"type": "object"}) == {}
+    assert example_arguments({"type": "object", "properties": {"a": {"type": "string"}}}) == {}
+
+
+def test_example_arguments_nested_object() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "outer": {
+                "type": "object",
+                "properties": {"n": {"type": "number"}, "skip": {"type": "string"}},
+                "required": ["n"],
+            }
+        },
+        "required": ["outer"],
+    }
+    assert example_arguments(schema) == {"outer": {"n": 1}}
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        None,
+        "not a schema",
+        {"type": "object", "properties": {"x": {"oneOf": [{"type": "string"}, {"type": "integer"}]}}, "required": ["x"]},
+        {"type": "object", "properties": {"x": {"$ref": "#/$defs/X"}}, "required": ["x"]},
+        {"type": "object", "required": ["undeclared"]},
+        {
+            "type": "object",
+            "properties": {"o": {"type": "object", "properties": {"z": {"anyOf": []}}, "required": ["z"]}},
+            "required": ["o"],
+        },
+    ],
+    ids=["none", "string", "oneOf", "ref", "undeclared", "nested-unsupported"],
+)
+def test_example_arguments_unsupported(schema: object) -> None:
+    assert example_arguments(schema) is None
+
+
+# --------------------------------------------------------------------------- validate
+
+
+def _msg(obj: object) -> bytes:
+    return json.dumps(obj).encode()
+
+
+def test_validate_clean_conversation() -> None:
+    received = [
+        _msg({"jsonrpc": "2.0", "id": 1, "result": {}}),
+        _msg({"jsonrpc": "2.0", "id": 2, "result": {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}}),
+        _msg({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}}),
+        _msg({"jsonrpc": "2.0", "method": "vendor/extension", "params": {"anything": 1}}),
+        _msg({"jsonrpc": "2.0", "id": 3, "error": {"code": -32601, "message": "nope"}}),
+    ]
+    outcome = validate_conversation(received, {1: "ping", 2: "tools/list", 3: "trimcp/x"})
+    assert outcome.checked == 5
+    assert outcome.invalid_jsonrpc == []
+    assert outcome.schema_errors == []
+    assert outcome.unknown_ids == []
+    assert outcome.duplicate_ids == []
+
+
+def test_validate_unknown_id() -> None:
+    outcome = validate_conversation([_msg({"jsonrpc": "2.0", "id": 99, "result": {}})], {1: "ping"})
+    assert len(outcome.unknown_ids) == 1
+    assert "99" in outcome.unknown_ids[0]
+    assert outcome.duplicate_ids == [] and outcome.schema_errors == []
+
+
+def test_validate_duplicate_answer() -> None:
+    answer = _msg({"jsonrpc": "2.0", "id": 1, "result": {}})
+    error = _msg({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "late"}})
+    outcome = validate_conversation([answer, error], {1: "ping"})
+    assert len(outcome.duplicate_ids) == 1
+    assert "ping" in outcome.duplicate_ids[0]
+    assert outcome.unknown_ids == []
+
+
+def test_validate_schema_error_path() -> None:
+    received = [
+        _msg({"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "ok", "inputSchema": {"type": "object"}},
+                                                              {"inputSchema": {"type": "object"}}]}}),
+        _msg({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "no level"}}),
+    ]
+    outcome = validate_conversation(received, {1: "tools/list"})
+    assert len(outcome.schema_errors) == 2
+    assert outcome.schema_errors[0].startswith("tools/list result: ")
+    assert "tools[1].name" in outcome.schema_errors[0]
+    assert outcome.schema_errors[1].startswith("notifications/message params: ")
+    assert "level" in outcome.schema_errors[1]
+
+
+def test_validate_server_request_params() -> None:
+    received = [_msg({"jsonrpc": "2.0", "id": "s1", "method": "sampling/createMessage", "params": {}})]
+    outcome = validate_conversation(received, {})
+    assert len(outcome.schema_errors) == 1
+    assert outcome.schema_errors[0].startswith("sampling/createMessage request params: ")
+
+
+def test_validate_invalid_jsonrpc() -> None:
+    received = [
+        b"this is not json",
+        _msg({"jsonrpc": "1.0", "id": 1, "result": {}}),
+        _msg({"jsonrpc": "2.0", "id": 2, "result": {}}),
+    ]
+    outcome = validate_conversation(received, {1: "ping", 2: "ping"})
+    assert len(outcome.invalid_jsonrpc) == 2
+    assert "this is not json" in outcome.invalid_jsonrpc[0]
+    assert outcome.checked == 1
+    assert outcome.unknown_ids == [] and outcome.duplicate_ids == []
+
+
+def test_catalog_levels() -> None:
+    assert len(CATALOG) == len(set(CATALOG))
+    assert all(spec.level in (Level.MUST, Level.SHOULD) for spec in CATALOG.values())
+    assert CATALOG["stdio.shutdown"].level is Level.SHOULD
