@@ -1,0 +1,1257 @@
+"""The MCP Connection state machine (trimcp._sansio.session), client and server roles."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from trimcp._errors import LocalProtocolError, RemoteProtocolError
+from trimcp._sansio import jsonrpc as rpc
+from trimcp._sansio.events import (
+    CancelRequested,
+    ErrorReceived,
+    Event,
+    HandshakeFailed,
+    Initialized,
+    LogLevelChanged,
+    NotificationReceived,
+    ProgressReceived,
+    ProtocolIssue,
+    RequestReceived,
+    ResponseReceived,
+)
+from trimcp._sansio.lifecycle import (
+    ANY,
+    CLOSED,
+    IDLE,
+    INITIALIZING,
+    OPERATING,
+    RECEIVE_ALLOWED,
+    SEND_ALLOWED,
+    TRANSITIONS,
+    LifecycleEvent,
+    Role,
+    transition,
+)
+from trimcp._sansio.revisions import (
+    ALL_VERSIONS,
+    HANDSHAKE_VERSIONS,
+    LATEST_HANDSHAKE,
+    REVISIONS,
+    Era,
+    Side,
+    get_revision,
+    has_capability,
+    own_gate,
+    peer_gate,
+)
+from trimcp._sansio.session import LOG_LEVELS, Connection
+
+CLIENT_INFO = {"name": "test-client", "version": "1"}
+SERVER_INFO = {"name": "test-server", "version": "2"}
+ALL_SERVER_CAPS: dict[str, Any] = {
+    "tools": {"listChanged": True},
+    "resources": {"subscribe": True, "listChanged": True},
+    "prompts": {"listChanged": True},
+    "logging": {},
+    "completions": {},
+    "tasks": {"list": {}, "cancel": {}},
+}
+ALL_CLIENT_CAPS: dict[str, Any] = {
+    "sampling": {},
+    "roots": {"listChanged": True},
+    "elicitation": {},
+    "tasks": {"list": {}, "cancel": {}},
+}
+
+
+def client(versions: Sequence[str] = HANDSHAKE_VERSIONS, caps: dict[str, Any] | None = None) -> Connection:
+    return Connection(Role.CLIENT, info=CLIENT_INFO, capabilities=caps, supported_versions=versions)
+
+
+def server(
+    versions: Sequence[str] = HANDSHAKE_VERSIONS,
+    caps: dict[str, Any] | None = None,
+    instructions: str | None = None,
+) -> Connection:
+    return Connection(
+        Role.SERVER, info=SERVER_INFO, capabilities=caps, supported_versions=versions,
+        instructions=instructions,
+    )
+
+
+def pump(src: Connection, dst: Connection) -> list[Event]:
+    """Move everything ``src`` wants to send to ``dst`` over the wire form."""
+    events: list[Event] = []
+    for msg in src.outgoing():
+        events += dst.receive_bytes(rpc.serialize(msg))
+    return events
+
+
+def handshake(c: Connection, s: Connection, version: str | None = None) -> tuple[list[Event], list[Event]]:
+    c.initialize(protocol_version=version)
+    s_events = pump(c, s)
+    c_events = pump(s, c)
+    s_events += pump(c, s)
+    return c_events, s_events
+
+
+def pair(
+    client_caps: dict[str, Any] | None = None,
+    server_caps: dict[str, Any] | None = None,
+    *,
+    version: str | None = None,
+) -> tuple[Connection, Connection]:
+    c = client(caps=ALL_CLIENT_CAPS if client_caps is None else client_caps)
+    s = server(caps=ALL_SERVER_CAPS if server_caps is None else server_caps)
+    handshake(c, s, version)
+    assert c.state is OPERATING and s.state is OPERATING
+    return c, s
+
+
+def req(id_: rpc.RequestId, method: str, params: dict[str, Any] | None = None) -> bytes:
+    return rpc.serialize(rpc.Request(id_, method, params))
+
+
+def issues(events: list[Event]) -> list[str]:
+    return [e.kind for e in events if isinstance(e, ProtocolIssue)]
+
+
+def only_error(conn: Connection) -> rpc.ErrorResponse:
+    out = conn.outgoing()
+    assert len(out) == 1 and isinstance(out[0], rpc.ErrorResponse), out
+    return out[0]
+
+
+# ================================================================= construction
+
+
+def test_construction() -> None:
+    c = Connection(Role.CLIENT, info=CLIENT_INFO, supported_versions=["2024-11-05", "2025-06-18", "2025-03-26"])
+    assert c.supported_versions == ("2025-06-18", "2025-03-26", "2024-11-05")
+    assert c.state is IDLE and c.protocol_version is None
+    assert c.revision.name == "2025-06-18"  # before negotiation: the newest supported
+    assert c.capabilities == {} and c.pending == {} and c.outgoing() == []
+    caps = {"roots": {}}
+    c2 = client(caps=caps)
+    c2.capabilities["x"] = 1
+    assert caps == {"roots": {}}  # copied, not aliased
+    with pytest.raises(ValueError, match="unknown MCP protocol revision"):
+        client(versions=["2025-06-18", "1999-01-01"])
+    with pytest.raises(ValueError):
+        client(versions=[])
+
+
+# ================================================================= handshake
+
+
+def test_client_offers_newest() -> None:
+    c = client(caps={"roots": {}})
+    rid = c.initialize()
+    assert c.state is INITIALIZING
+    [msg] = c.outgoing()
+    assert msg == rpc.Request(rid, "initialize", {
+        "protocolVersion": LATEST_HANDSHAKE, "capabilities": {"roots": {}}, "clientInfo": CLIENT_INFO,
+    })
+    assert LATEST_HANDSHAKE == "2025-11-25"
+    assert c.pending[rid].method == "initialize"
+
+
+def test_client_may_offer_an_older_supported_version() -> None:
+    c = client()
+    c.initialize(protocol_version="2025-03-26")
+    [msg] = c.outgoing()
+    assert isinstance(msg, rpc.Request) and msg.params is not None
+    assert msg.params["protocolVersion"] == "2025-03-26"
+    with pytest.raises(LocalProtocolError, match="not among supported_versions"):
+        client(versions=["2025-06-18"]).initialize(protocol_version="2025-03-26")
+
+
+def test_full_handshake() -> None:
+    c = client(caps={"sampling": {}})
+    s = server(caps={"tools": {}}, instructions="be nice")
+    c.initialize()
+    assert pump(c, s) == []
+    assert s.state is INITIALIZING
+    assert s.protocol_version == LATEST_HANDSHAKE
+    assert s.peer_info == CLIENT_INFO and s.peer_capabilities == {"sampling": {}}
+    [answer] = s.outgoing()
+    assert answer == rpc.Response(0, {
+        "protocolVersion": LATEST_HANDSHAKE, "capabilities": {"tools": {}},
+        "serverInfo": SERVER_INFO, "instructions": "be nice",
+    })
+    c_events = c.receive_message(answer)
+    assert c_events == [Initialized(LATEST_HANDSHAKE, SERVER_INFO, {"tools": {}}, "be nice")]
+    assert c.state is OPERATING and c.protocol_version == LATEST_HANDSHAKE
+    assert c.peer_instructions == "be nice" and c.pending == {}
+    [note] = c.outgoing()
+    assert note == rpc.Notification("notifications/initialized")
+    s_events = s.receive_message(note)
+    assert s_events == [Initialized(LATEST_HANDSHAKE, CLIENT_INFO, {"sampling": {}})]
+    assert s.state is OPERATING
+
+
+def test_server_without_instructions_omits_them() -> None:
+    c, s = client(), server()
+    c.initialize()
+    pump(c, s)
+    [answer] = s.outgoing()
+    assert isinstance(answer, rpc.Response) and "instructions" not in answer.result
+    [ev] = c.receive_message(answer)
+    assert isinstance(ev, Initialized) and ev.instructions is None
+
+
+@pytest.mark.parametrize("offered", HANDSHAKE_VERSIONS)
+def test_server_answers_with_clients_revision_if_supported(offered: str) -> None:
+    c, s = client(), server()
+    c_events, _ = handshake(c, s, offered)
+    assert s.protocol_version == offered == c.protocol_version
+    assert isinstance(c_events[0], Initialized) and c_events[0].protocol_version == offered
+    assert c.revision is REVISIONS[offered]
+
+
+def test_server_answers_with_its_newest_otherwise() -> None:
+    c = client()
+    s = server(versions=["2024-11-05", "2025-03-26"])
+    c_events, s_events = handshake(c, s)  # client offers 2025-11-25
+    assert s.protocol_version == "2025-03-26" == c.protocol_version
+    assert isinstance(c_events[0], Initialized) and isinstance(s_events[0], Initialized)
+
+
+def test_server_answers_newest_for_unknown_offer() -> None:
+    s = server(versions=["2025-06-18", "2024-11-05"])
+    s.receive_bytes(req(1, "initialize", {"protocolVersion": "2099-01-01", "capabilities": {}}))
+    [answer] = s.outgoing()
+    assert isinstance(answer, rpc.Response) and answer.result["protocolVersion"] == "2025-06-18"
+    assert s.peer_info == {}  # no clientInfo: tolerated
+
+
+def test_server_skips_stateless_revisions_when_negotiating() -> None:
+    s = server(versions=["2026-07-28", "2025-06-18"])
+    s.receive_bytes(req(1, "initialize", {"protocolVersion": "2026-07-28", "capabilities": {}}))
+    [answer] = s.outgoing()
+    assert isinstance(answer, rpc.Response) and answer.result["protocolVersion"] == "2025-06-18"
+
+
+def test_stateless_only_server_refuses_initialize() -> None:
+    s = server(versions=["2026-07-28"])
+    s.receive_bytes(req(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}}))
+    assert only_error(s).error.code == rpc.METHOD_NOT_FOUND
+    assert s.state is IDLE
+
+
+def test_client_accepts_older_supported_answer() -> None:
+    c = client()
+    c.initialize()
+    c.outgoing()
+    events = c.receive_message(rpc.Response(0, {
+        "protocolVersion": "2024-11-05", "capabilities": {}, "serverInfo": {"name": "old"},
+    }))
+    assert events == [Initialized("2024-11-05", {"name": "old"}, {}, None)]
+    assert c.protocol_version == "2024-11-05" and c.state is OPERATING
+
+
+def test_handshake_failed_on_unsupported_version() -> None:
+    c = client(versions=["2025-06-18", "2025-11-25"])
+    c.initialize()
+    c.outgoing()
+    events = c.receive_message(rpc.Response(0, {
+        "protocolVersion": "2024-11-05", "capabilities": {}, "serverInfo": {"name": "s"},
+    }))
+    [ev] = events
+    assert isinstance(ev, HandshakeFailed) and ev.error is None
+    assert "2024-11-05" in ev.reason and "does not support" in ev.reason
+    assert c.state is CLOSED and c.protocol_version is None
+    assert c.outgoing() == []  # no notifications/initialized
+
+
+def test_handshake_failed_on_error_answer() -> None:
+    c = client()
+    c.initialize()
+    c.outgoing()
+    err = rpc.ErrorObject(-32602, "Unsupported protocol version", {"supported": ["x"]})
+    [ev] = c.receive_message(rpc.ErrorResponse(0, err))
+    assert ev == HandshakeFailed("server refused initialize: Unsupported protocol version", err)
+    assert c.state is CLOSED and c.outgoing() == []
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        {"capabilities": {}, "serverInfo": {"name": "s"}},
+        {"protocolVersion": 20250618, "capabilities": {}, "serverInfo": {"name": "s"}},
+        {"protocolVersion": "2025-06-18", "serverInfo": {"name": "s"}},
+        {"protocolVersion": "2025-06-18", "capabilities": [], "serverInfo": {"name": "s"}},
+        {"protocolVersion": "2025-06-18", "capabilities": {}},
+        {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": "s"},
+        {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"version": "1"}},
+    ],
+)
+def test_handshake_failed_on_malformed_result(result: dict[str, Any]) -> None:
+    c = client()
+    c.initialize()
+    c.outgoing()
+    [ev] = c.receive_message(rpc.Response(0, result))
+    assert isinstance(ev, HandshakeFailed) and "initialize result has no" in ev.reason
+    assert c.state is CLOSED and c.outgoing() == []
+
+
+@pytest.mark.parametrize(
+    "line", [b'{"jsonrpc":"2.0","id":0,"result":[]}', b'{"jsonrpc":"2.0","id":0,"error":"nope"}'],
+)
+def test_handshake_failed_on_invalid_answer(line: bytes) -> None:
+    """An answer to initialize that is not even a valid response must end the handshake,
+    not leave the client INITIALIZING forever."""
+    c = client()
+    c.initialize()
+    c.outgoing()
+    events = c.receive_bytes(line)
+    assert issues(events) == ["invalid-message"]
+    failed = [e for e in events if isinstance(e, HandshakeFailed)]
+    assert len(failed) == 1 and failed[0].error is not None
+    assert failed[0].error.code == rpc.INVALID_REQUEST
+    assert c.state is CLOSED and c.pending == {} and c.outgoing() == []
+
+
+def test_initialized_event_values_instructions_non_string() -> None:
+    c = client()
+    c.initialize()
+    c.outgoing()
+    [ev] = c.receive_message(rpc.Response(0, {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "s"}, "instructions": 3,
+    }))
+    assert isinstance(ev, Initialized) and ev.instructions is None and c.peer_instructions is None
+
+
+@pytest.mark.parametrize(
+    "params",
+    [None, {}, {"capabilities": {}}, {"protocolVersion": 1, "capabilities": {}},
+     {"protocolVersion": "2025-06-18"}, {"protocolVersion": "2025-06-18", "capabilities": []}],
+)
+def test_server_rejects_malformed_initialize(params: dict[str, Any] | None) -> None:
+    s = server()
+    events = s.receive_bytes(req(9, "initialize", params))
+    assert issues(events) == ["invalid-initialize"]
+    err = only_error(s)
+    assert err.id == 9 and err.error.code == rpc.INVALID_PARAMS
+    assert s.state is IDLE and s.protocol_version is None
+    # a correct initialize still works afterwards
+    s.receive_bytes(req(10, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}}))
+    assert s.state is INITIALIZING
+
+
+def test_only_a_client_initializes() -> None:
+    with pytest.raises(LocalProtocolError):
+        server().initialize()
+    with pytest.raises(LocalProtocolError, match="Connection.initialize"):
+        client().send_request("initialize", {})
+
+
+@pytest.mark.parametrize("answered", [False, True])
+def test_client_second_initialize_is_local_error(answered: bool) -> None:
+    c, s = client(), server()
+    if answered:
+        handshake(c, s)
+    else:
+        c.initialize()
+    with pytest.raises(LocalProtocolError):
+        c.initialize()
+
+
+@pytest.mark.parametrize("initialized", [False, True])
+def test_server_second_initialize_is_answered_with_error(initialized: bool) -> None:
+    """A peer's second initialize is the peer's mistake: answer with an error,
+    keep the session, never raise out of receive_*."""
+    c, s = client(), server()
+    c.initialize(protocol_version="2025-06-18")
+    pump(c, s)
+    if initialized:
+        pump(s, c)
+        pump(c, s)
+    s.outgoing()
+    state_before = s.state
+    events = s.receive_bytes(req(99, "initialize", {"protocolVersion": "2024-11-05", "capabilities": {}}))
+    assert len(issues(events)) == 1
+    err = only_error(s)
+    assert err.id == 99 and err.error.code == rpc.INVALID_REQUEST
+    assert s.state is state_before and s.protocol_version == "2025-06-18"
+
+
+def test_client_rejects_initialize_from_server() -> None:
+    c, _ = pair()
+    events = c.receive_bytes(req(5, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}}))
+    err = only_error(c)
+    assert err.id == 5 and err.error.code in (rpc.INVALID_REQUEST, rpc.METHOD_NOT_FOUND)
+    assert not any(isinstance(e, RequestReceived) for e in events)
+    assert c.state is OPERATING
+
+
+def test_unexpected_initialized_notification() -> None:
+    s = server()
+    note = rpc.serialize(rpc.Notification("notifications/initialized"))
+    assert issues(s.receive_bytes(note)) == ["unexpected-initialized"]
+    assert s.state is IDLE
+    _, s = pair()
+    assert issues(s.receive_bytes(note)) == ["unexpected-initialized"]
+    assert s.state is OPERATING
+    # a client receiving it just reports the notification
+    c = client()
+    assert c.receive_bytes(note) == [NotificationReceived("notifications/initialized", {})]
+
+
+# ================================================================= lifecycle table
+
+
+def test_transition_table_is_exhaustive() -> None:
+    for role, state_cls, event in itertools.product(Role, (IDLE, INITIALIZING, OPERATING, CLOSED), LifecycleEvent):
+        expected = TRANSITIONS[role][state_cls].get(event)
+        if expected is None:
+            with pytest.raises(LocalProtocolError, match=f"role={role.value} and state={state_cls!r}"):
+                transition(role, state_cls, event)
+        else:
+            assert transition(role, state_cls, event) is expected
+    assert repr(IDLE) == "IDLE" and repr(ANY) == "ANY" and "anything" in ANY
+
+
+@pytest.mark.parametrize("before", [IDLE, INITIALIZING, OPERATING, CLOSED])
+def test_close_from_every_state(before: type) -> None:
+    c, s = client(), server()
+    if before is not IDLE:
+        c.initialize()
+        pump(c, s)
+    if before in (OPERATING, CLOSED):
+        pump(s, c)
+        pump(c, s)
+    if before is CLOSED:
+        c.close()
+        s.close()
+    assert c.state is before and s.state is before
+    c.outgoing(), s.outgoing()
+    c.close()
+    s.close()
+    assert c.state is CLOSED and s.state is CLOSED
+    assert c.outgoing() == [] and s.outgoing() == []  # closing sends nothing by itself
+
+
+def test_close_returns_pending_ids() -> None:
+    c, s = pair()
+    a = c.send_request("tools/list")
+    b = c.send_request("tools/call", {"name": "x"}, progress_token="t")
+    pump(c, s)
+    assert c.close() == [a, b]
+    assert c.pending == {} and c.close() == []
+    # an answer arriving after close is reported, not delivered
+    s.send_response(a, {"tools": []})
+    events = pump(s, c)
+    assert issues(events) == ["after-close"]
+    assert c.outgoing() == []
+
+
+def test_close_during_initialize_returns_initialize_id() -> None:
+    c = client()
+    rid = c.initialize()
+    assert c.close() == [rid]
+
+
+def test_client_requests_before_initialize() -> None:
+    c = client()
+    for method in ("tools/list", "resources/read", "logging/setLevel", "x/custom"):
+        with pytest.raises(LocalProtocolError, match="state=IDLE"):
+            c.send_request(method)
+    c.send_request("ping")  # allowed before initialize
+    c.initialize()
+    for method in ("tools/list", "prompts/list"):
+        with pytest.raises(LocalProtocolError, match="state=INITIALIZING"):
+            c.send_request(method)
+    c.send_request("ping")
+    assert [m.method for m in c.outgoing()] == ["ping", "initialize", "ping"]  # type: ignore[union-attr]
+
+
+def test_server_requests_before_initialized() -> None:
+    s = server()
+    with pytest.raises(LocalProtocolError):
+        s.send_request("sampling/createMessage", {})
+    s.send_request("ping")
+    s.receive_bytes(req(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {"sampling": {}}}))
+    assert s.state is INITIALIZING
+    with pytest.raises(LocalProtocolError, match="state=INITIALIZING"):
+        s.send_request("roots/list")
+    s.send_request("ping")
+
+
+def test_send_tables_match_lifecycle_module() -> None:
+    assert "ping" in SEND_ALLOWED[Role.CLIENT][IDLE] and "initialize" in SEND_ALLOWED[Role.CLIENT][IDLE]
+    assert "initialize" not in SEND_ALLOWED[Role.CLIENT][INITIALIZING]
+    assert not SEND_ALLOWED[Role.SERVER][CLOSED]
+    assert "tools/list" in RECEIVE_ALLOWED[Role.SERVER][INITIALIZING]
+
+
+def test_server_rejects_requests_before_initialize() -> None:
+    s = server(caps=ALL_SERVER_CAPS)
+    events = s.receive_bytes(req(3, "tools/list"))
+    assert issues(events) == ["request-before-initialize"]
+    err = only_error(s)
+    assert err.id == 3 and err.error.code == rpc.INVALID_REQUEST
+
+
+def test_server_accepts_pipelined_requests_while_initializing() -> None:
+    s = server(caps=ALL_SERVER_CAPS)
+    s.receive_bytes(req(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}}))
+    s.outgoing()
+    assert s.receive_bytes(req(1, "tools/list")) == [RequestReceived(1, "tools/list", {})]
+
+
+@pytest.mark.parametrize("initialized", [False, True])
+def test_client_rejects_server_requests_before_operating(initialized: bool) -> None:
+    c = client(caps=ALL_CLIENT_CAPS)
+    if initialized:
+        c.initialize()
+        c.outgoing()
+    events = c.receive_bytes(req("s1", "roots/list"))
+    assert issues(events) == ["request-before-initialize"]
+    err = only_error(c)
+    assert err.id == "s1" and err.error.code == rpc.INVALID_REQUEST
+
+
+def test_sending_after_close() -> None:
+    c, s = pair()
+    s.receive_bytes(req(50, "tools/call", {"name": "t", "_meta": {"progressToken": "p"}}))
+    s.close()
+    c.close()
+    with pytest.raises(LocalProtocolError):
+        c.send_request("ping")
+    with pytest.raises(LocalProtocolError):
+        c.send_request("tools/list")
+    with pytest.raises(LocalProtocolError, match="closed"):
+        c.send_notification("notifications/roots/list_changed")
+    with pytest.raises(LocalProtocolError):
+        c.initialize()
+    with pytest.raises(LocalProtocolError, match="closed"):
+        s.send_response(50, {})
+    with pytest.raises(LocalProtocolError, match="closed"):
+        s.send_error(50, 1, "x")
+    with pytest.raises(LocalProtocolError):
+        s.send_progress("p", 1)
+    with pytest.raises(LocalProtocolError):
+        s.send_notification("notifications/message", {"level": "info", "data": "x"})
+    assert c.outgoing() == [] and s.outgoing() == []
+
+
+def test_receive_after_close_is_reported_and_not_answered() -> None:
+    s = server()
+    s.close()
+    assert issues(s.receive_bytes(req(1, "ping"))) == ["after-close"]
+    assert issues(s.receive_bytes(rpc.serialize(rpc.Notification("x")))) == ["after-close"]
+    events = s.receive_bytes(b"{not json")
+    assert issues(events) == ["parse-error"]
+    events = s.receive_bytes(b'{"jsonrpc":"2.0","id":3,"method":7}')
+    assert issues(events) == ["invalid-message"]
+    assert s.outgoing() == []  # nothing is sent on a closed connection
+
+
+def test_notifications_before_operating() -> None:
+    c = client(caps=ALL_CLIENT_CAPS)
+    with pytest.raises(LocalProtocolError, match="state=IDLE"):
+        c.send_notification("notifications/roots/list_changed")
+    with pytest.raises(LocalProtocolError, match="use cancel"):
+        c.send_notification("notifications/cancelled", {"requestId": 1})
+    with pytest.raises(LocalProtocolError, match="send_progress"):
+        c.send_notification("notifications/progress", {})
+    s = server(caps={"logging": {}})
+    s.send_notification("notifications/message", {"level": "info", "data": "early log"})
+    with pytest.raises(LocalProtocolError):
+        s.send_notification("notifications/tools/list_changed")
+    assert s.outgoing() == [rpc.Notification("notifications/message", {"level": "info", "data": "early log"})]
+
+
+def test_custom_requests_and_notifications_pass_through() -> None:
+    c, s = pair()
+    rid = c.send_request("vendor/thing", {"a": 1})
+    assert pump(c, s) == [RequestReceived(rid, "vendor/thing", {"a": 1})]
+    s.send_response(rid, {"ok": True})
+    assert pump(s, c) == [ResponseReceived(rid, "vendor/thing", {"ok": True})]
+    c.send_notification("vendor/note", {"b": 2})
+    assert pump(c, s) == [NotificationReceived("vendor/note", {"b": 2})]
+    s.send_notification("notifications/tools/list_changed")
+    assert pump(s, c) == [NotificationReceived("notifications/tools/list_changed", {})]
+
+
+def test_error_round_trip() -> None:
+    c, s = pair()
+    rid = c.send_request("tools/call", {"name": "boom"})
+    pump(c, s)
+    s.send_error(rid, -32000, "it broke", {"why": "because"})
+    assert pump(s, c) == [ErrorReceived(rid, "tools/call", rpc.ErrorObject(-32000, "it broke", {"why": "because"}))]
+    assert c.pending == {}
+
+
+def test_answering_unknown_or_answered_request_is_local_error() -> None:
+    _, s = pair()
+    with pytest.raises(LocalProtocolError, match="awaits an answer"):
+        s.send_response(123, {})
+    s.receive_bytes(req(7, "tools/list"))
+    assert s.awaiting_answer(7)
+    s.send_response(7, {"tools": []})
+    assert not s.awaiting_answer(7)
+    with pytest.raises(LocalProtocolError):
+        s.send_error(7, 1, "again")
+
+
+def test_request_ids_are_unique_and_increasing() -> None:
+    c, _ = pair()
+    ids = [c.send_request("ping") for _ in range(5)]
+    assert ids == sorted(set(ids)) and 0 not in ids  # 0 went to initialize
+
+
+# ================================================================= capability gating
+
+
+@pytest.mark.parametrize(
+    ("method", "needed"),
+    [
+        ("tools/list", {"tools": {}}),
+        ("tools/call", {"tools": {}}),
+        ("prompts/list", {"prompts": {}}),
+        ("prompts/get", {"prompts": {}}),
+        ("resources/list", {"resources": {}}),
+        ("resources/templates/list", {"resources": {}}),
+        ("resources/read", {"resources": {}}),
+        ("resources/subscribe", {"resources": {"subscribe": True}}),
+        ("resources/unsubscribe", {"resources": {"subscribe": True}}),
+        ("logging/setLevel", {"logging": {}}),
+        ("completion/complete", {"completions": {}}),
+    ],
+)
+def test_client_refuses_to_send_ungated_request(method: str, needed: dict[str, Any]) -> None:
+    c, _ = pair(server_caps={})
+    with pytest.raises(LocalProtocolError, match="did not advertise"):
+        c.send_request(method, {})
+    c2, _ = pair(server_caps=needed)
+    c2.send_request(method, {})
+    assert [m.method for m in c2.outgoing()] == [method]  # type: ignore[union-attr]
+
+
+def test_subscribe_false_does_not_grant() -> None:
+    c, _ = pair(server_caps={"resources": {"subscribe": False}})
+    c.send_request("resources/list")
+    with pytest.raises(LocalProtocolError):
+        c.send_request("resources/subscribe", {"uri": "x"})
+
+
+@pytest.mark.parametrize(
+    ("method", "needed"),
+    [("sampling/createMessage", {"sampling": {}}), ("roots/list", {"roots": {}}),
+     ("elicitation/create", {"elicitation": {}})],
+)
+def test_server_refuses_to_send_ungated_request(method: str, needed: dict[str, Any]) -> None:
+    _, s = pair(client_caps={})
+    with pytest.raises(LocalProtocolError, match="did not advertise"):
+        s.send_request(method, {})
+    _, s2 = pair(client_caps=needed)
+    s2.send_request(method, {})
+
+
+@pytest.mark.parametrize(
+    "method",
+    ["tools/list", "tools/call", "prompts/get", "resources/read", "resources/subscribe",
+     "logging/setLevel", "completion/complete"],
+)
+def test_server_answers_unadvertised_method_with_32601(method: str) -> None:
+    _, s = pair(server_caps={})
+    events = s.receive_bytes(req(77, method, {"name": "x"}))
+    assert issues(events) == ["capability-not-advertised"]
+    assert not any(isinstance(e, (RequestReceived, LogLevelChanged)) for e in events)
+    err = only_error(s)
+    assert err.id == 77 and err.error.code == rpc.METHOD_NOT_FOUND
+    assert method in err.error.message
+
+
+@pytest.mark.parametrize("method", ["sampling/createMessage", "roots/list", "elicitation/create"])
+def test_client_answers_unadvertised_method_with_32601(method: str) -> None:
+    c, _ = pair(client_caps={})
+    events = c.receive_bytes(req("srv-1", method, {}))
+    assert issues(events) == ["capability-not-advertised"]
+    err = only_error(c)
+    assert err.id == "srv-1" and err.error.code == rpc.METHOD_NOT_FOUND
+
+
+def test_advertised_capability_delivers_request() -> None:
+    c, s = pair()
+    assert c.receive_bytes(req("srv-1", "sampling/createMessage", {"messages": []})) == [
+        RequestReceived("srv-1", "sampling/createMessage", {"messages": []}),
+    ]
+    assert s.receive_bytes(req(70, "tools/list")) == [RequestReceived(70, "tools/list", {})]
+
+
+@pytest.mark.parametrize(
+    ("receiver", "method"),
+    [("server", "sampling/createMessage"), ("server", "roots/list"),
+     ("client", "tools/list"), ("client", "logging/setLevel"), ("client", "completion/complete")],
+)
+def test_wrong_direction_method_answered_with_32601(receiver: str, method: str) -> None:
+    c, s = pair()
+    conn = s if receiver == "server" else c
+    events = conn.receive_bytes(req(5, method, {}))
+    assert not any(isinstance(e, RequestReceived) for e in events)
+    assert len(issues(events)) == 1  # the peer's mistake is reported
+    err = only_error(conn)
+    assert err.id == 5 and err.error.code == rpc.METHOD_NOT_FOUND
+
+
+def test_own_gates_on_notifications() -> None:
+    _, s = pair(server_caps={"tools": {}, "resources": {"subscribe": False}})
+    for method in ("notifications/tools/list_changed", "notifications/message",
+                   "notifications/resources/updated", "notifications/prompts/list_changed",
+                   "notifications/resources/list_changed"):
+        with pytest.raises(LocalProtocolError, match="requires advertising"):
+            s.send_notification(method, {})
+    _, s2 = pair()
+    s2.send_notification("notifications/tools/list_changed")
+    s2.send_notification("notifications/resources/updated", {"uri": "x"})
+    c, _ = pair(client_caps={"roots": {}})
+    with pytest.raises(LocalProtocolError):
+        c.send_notification("notifications/roots/list_changed")
+    c2, _ = pair(client_caps={"roots": {"listChanged": True}})
+    c2.send_notification("notifications/roots/list_changed")
+
+
+def test_revision_tables() -> None:
+    assert ALL_VERSIONS == ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
+    assert HANDSHAKE_VERSIONS == ALL_VERSIONS[:-1]
+    assert get_revision("2026-07-28").era is Era.STATELESS
+    assert get_revision("2025-03-26").batches and not get_revision("2025-06-18").batches
+    with pytest.raises(ValueError, match="known: 2024-11-05"):
+        get_revision("2025-01-01")
+    r = get_revision("2025-11-25")
+    assert r.requests_from(Side.CLIENT) == r.client_requests and "tasks/get" in r.client_requests
+    assert r.requests_from(Side.SERVER) == r.server_requests
+    assert r.notifications_from(Side.CLIENT) == r.client_notifications
+    assert "notifications/elicitation/complete" in r.notifications_from(Side.SERVER)
+    assert peer_gate("completion/complete", get_revision("2024-11-05")) is None
+    assert peer_gate("completion/complete", r) == ("completions",)
+    assert peer_gate("tasks/list", r) == ("tasks", "list")
+    assert peer_gate("ping", r) is None
+    assert own_gate("notifications/message") == ("logging",) and own_gate("x") is None
+
+
+def test_has_capability() -> None:
+    assert has_capability({"tools": {}}, ("tools",))
+    assert not has_capability(None, ("tools",))
+    assert not has_capability({}, ("tools",))
+    assert has_capability({"resources": {"subscribe": True}}, ("resources", "subscribe"))
+    assert not has_capability({"resources": {"subscribe": False}}, ("resources", "subscribe"))
+    assert not has_capability({"resources": None}, ("resources",))
+    assert not has_capability({"resources": True}, ("resources", "subscribe"))  # not a mapping
+    assert not has_capability({"resources": {}}, ("resources", "subscribe"))
+    assert has_capability({"tasks": {"list": {}}}, ("tasks", "list"))
+
+
+# ================================================================= revision-specific methods
+
+
+def test_elicitation_only_from_2025_06_18() -> None:
+    _, s = pair(version="2025-03-26")
+    with pytest.raises(LocalProtocolError, match="revision 2025-03-26"):
+        s.send_request("elicitation/create", {})
+    _, s2 = pair(version="2025-06-18")
+    s2.send_request("elicitation/create", {})
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18"])
+def test_tasks_only_in_2025_11_25(version: str) -> None:
+    c, s = pair(version=version)
+    for method in ("tasks/get", "tasks/result", "tasks/list", "tasks/cancel"):
+        with pytest.raises(LocalProtocolError, match=f"revision {version}"):
+            c.send_request(method, {"taskId": "t"})
+        with pytest.raises(LocalProtocolError):
+            s.send_request(method, {"taskId": "t"})
+    # and the receiver refuses them too
+    s.receive_bytes(req(40, "tasks/get", {"taskId": "t"}))
+    assert only_error(s).error.code == rpc.METHOD_NOT_FOUND
+
+
+def test_tasks_in_2025_11_25() -> None:
+    c, s = pair(version="2025-11-25")
+    for method in ("tasks/get", "tasks/result", "tasks/list", "tasks/cancel"):
+        c.send_request(method, {"taskId": "t"})
+        s.send_request(method, {"taskId": "t"})
+    c2, _ = pair(version="2025-11-25", server_caps={"tasks": {}})
+    c2.send_request("tasks/get", {"taskId": "t"})
+    with pytest.raises(LocalProtocolError, match="tasks.list"):
+        c2.send_request("tasks/list")
+
+
+def test_completion_gated_only_from_2025_03_26() -> None:
+    c, s = pair(version="2024-11-05", server_caps={})
+    c.send_request("completion/complete", {})  # no capability existed yet
+    assert s.receive_bytes(req(60, "completion/complete", {})) == [RequestReceived(60, "completion/complete", {})]
+    for version in ("2025-03-26", "2025-06-18", "2025-11-25"):
+        c, s = pair(version=version, server_caps={})
+        with pytest.raises(LocalProtocolError, match="completions"):
+            c.send_request("completion/complete", {})
+        s.receive_bytes(req(60, "completion/complete", {}))
+        assert only_error(s).error.code == rpc.METHOD_NOT_FOUND
+
+
+# ================================================================= ping
+
+
+def _ping_answered(conn: Connection, id_: rpc.RequestId) -> None:
+    events = conn.receive_bytes(req(id_, "ping"))
+    assert events == []
+    assert conn.outgoing() == [rpc.Response(id_, {})]
+
+
+def test_ping_auto_answer_in_every_state() -> None:
+    s = server()
+    _ping_answered(s, 1)  # IDLE
+    s.receive_bytes(req(2, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}}))
+    s.outgoing()
+    _ping_answered(s, 3)  # INITIALIZING
+    s.receive_bytes(rpc.serialize(rpc.Notification("notifications/initialized")))
+    _ping_answered(s, 4)  # OPERATING
+    c = client()
+    _ping_answered(c, "a")  # IDLE
+    c.initialize()
+    c.outgoing()
+    _ping_answered(c, "b")  # INITIALIZING
+    c.receive_message(rpc.Response(0, {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "s"}}))
+    c.outgoing()
+    _ping_answered(c, "c")  # OPERATING
+    c.close()
+    assert issues(c.receive_bytes(req("d", "ping"))) == ["after-close"]
+    assert c.outgoing() == []
+
+
+def test_ping_round_trip() -> None:
+    c, s = client(), server()
+    rid = c.send_request("ping")
+    assert pump(c, s) == []
+    assert pump(s, c) == [ResponseReceived(rid, "ping", {})]
+    assert c.pending == {}
+
+
+# ================================================================= logging
+
+
+def test_set_level_and_should_log() -> None:
+    c, s = pair()
+    assert s.log_level is None
+    assert all(s.should_log(level) for level in LOG_LEVELS)
+    rid = c.send_request("logging/setLevel", {"level": "warning"})
+    assert pump(c, s) == [LogLevelChanged("warning")]
+    assert s.log_level == "warning"
+    assert pump(s, c) == [ResponseReceived(rid, "logging/setLevel", {})]
+    expected = {"debug": False, "info": False, "notice": False, "warning": True,
+                "error": True, "critical": True, "alert": True, "emergency": True}
+    assert {level: s.should_log(level) for level in LOG_LEVELS} == expected
+    c.send_request("logging/setLevel", {"level": "emergency"})
+    pump(c, s)
+    assert [s.should_log(level) for level in LOG_LEVELS] == [False] * 7 + [True]
+    c.send_request("logging/setLevel", {"level": "debug"})
+    pump(c, s)
+    assert all(s.should_log(level) for level in LOG_LEVELS)
+    with pytest.raises(LocalProtocolError, match="unknown log level"):
+        s.should_log("verbose")
+
+
+@pytest.mark.parametrize("params", [{}, {"level": "verbose"}, {"level": 3}, {"level": "WARNING"}])
+def test_set_level_invalid(params: dict[str, Any]) -> None:
+    _, s = pair()
+    events = s.receive_bytes(req(8, "logging/setLevel", params))
+    assert issues(events) == ["invalid-params"]
+    err = only_error(s)
+    assert err.id == 8 and err.error.code == rpc.INVALID_PARAMS
+    assert s.log_level is None
+
+
+def test_set_level_without_logging_capability() -> None:
+    _, s = pair(server_caps={"tools": {}})
+    events = s.receive_bytes(req(8, "logging/setLevel", {"level": "info"}))
+    assert issues(events) == ["capability-not-advertised"]
+    assert only_error(s).error.code == rpc.METHOD_NOT_FOUND
+    assert s.log_level is None
+
+
+# ================================================================= progress
+
+
+def test_progress_token_in_meta() -> None:
+    c, _ = pair()
+    original = {"name": "slow", "_meta": {"other": 1}}
+    rid = c.send_request("tools/call", original, progress_token="tok")
+    assert original == {"name": "slow", "_meta": {"other": 1}}  # caller's dict untouched
+    [msg] = c.outgoing()
+    assert isinstance(msg, rpc.Request)
+    assert msg.params == {"name": "slow", "_meta": {"other": 1, "progressToken": "tok"}}
+    assert c.pending[rid].progress_token == "tok"
+    rid2 = c.send_request("tools/list", progress_token=7)
+    [msg2] = c.outgoing()
+    assert isinstance(msg2, rpc.Request) and msg2.params == {"_meta": {"progressToken": 7}}
+    with pytest.raises(LocalProtocolError, match="already in use"):
+        c.send_request("tools/list", progress_token="tok")
+    assert rid2 != rid
+
+
+def test_progress_flow() -> None:
+    c, s = pair()
+    rid = c.send_request("tools/call", {"name": "slow"}, progress_token="tok")
+    [received] = pump(c, s)
+    assert isinstance(received, RequestReceived)
+    assert received.params["_meta"] == {"progressToken": "tok"}
+    s.send_progress("tok", 1, total=10, message="starting")
+    s.send_progress("tok", 2.5)
+    assert s.outgoing() == [
+        rpc.Notification("notifications/progress", {"progressToken": "tok", "progress": 1, "total": 10,
+                                                     "message": "starting"}),
+        rpc.Notification("notifications/progress", {"progressToken": "tok", "progress": 2.5}),
+    ]
+    s.send_progress("tok", 3, total=10)
+    s.send_progress("tok", 4, message="m")
+    assert pump(s, c) == [
+        ProgressReceived("tok", 3, 10, None, rid),
+        ProgressReceived("tok", 4, None, "m", rid),
+    ]
+    with pytest.raises(LocalProtocolError, match="must increase"):
+        s.send_progress("tok", 4)
+    with pytest.raises(LocalProtocolError, match="must increase"):
+        s.send_progress("tok", 3.5)
+    s.send_response(rid, {"content": []})
+    with pytest.raises(LocalProtocolError, match="no active request"):
+        s.send_progress("tok", 5)
+    assert pump(s, c) == [ResponseReceived(rid, "tools/call", {"content": []})]
+    # the token is free again once the request is answered
+    c.send_request("tools/list", progress_token="tok")
+
+
+def test_send_progress_unknown_token() -> None:
+    _, s = pair()
+    with pytest.raises(LocalProtocolError, match="no active request"):
+        s.send_progress("nope", 1)
+    # a token of an invalid type is not tracked
+    s.receive_bytes(req(1, "tools/call", {"name": "x", "_meta": {"progressToken": 1.5}}))
+    with pytest.raises(LocalProtocolError):
+        s.send_progress(1.5, 1)  # type: ignore[arg-type]
+    s.receive_bytes(req(2, "tools/call", {"name": "x", "_meta": "junk"}))
+    s.send_response(2, {})
+
+
+def test_progress_received_before_operating() -> None:
+    # progress may flow on a request made before the session operates (e.g. ping)
+    c = client()
+    rid = c.send_request("ping", progress_token=5)
+    events = c.receive_bytes(rpc.serialize(rpc.Notification("notifications/progress", {"progressToken": 5, "progress": 1})))
+    assert events == [ProgressReceived(5, 1, None, None, rid)]
+
+
+def _progress(token: Any, progress: Any, **extra: Any) -> bytes:
+    return rpc.serialize(rpc.Notification("notifications/progress", {"progressToken": token, "progress": progress, **extra}))
+
+
+def test_progress_not_increasing_is_an_issue() -> None:
+    c, _ = pair()
+    rid = c.send_request("tools/call", {"name": "x"}, progress_token="t")
+    assert c.receive_bytes(_progress("t", 5)) == [ProgressReceived("t", 5, None, None, rid)]
+    events = c.receive_bytes(_progress("t", 5))
+    assert issues(events) == ["progress-not-increasing"]
+    assert events[-1] == ProgressReceived("t", 5, None, None, rid)
+    events = c.receive_bytes(_progress("t", 4))
+    assert issues(events) == ["progress-not-increasing"]
+    assert issues(c.receive_bytes(_progress("t", 6))) == []
+
+
+def test_progress_unknown_token_is_an_issue() -> None:
+    c, s = pair()
+    assert issues(c.receive_bytes(_progress("ghost", 1))) == ["unknown-progress-token"]
+    assert issues(c.receive_bytes(_progress(True, 1))) == ["unknown-progress-token"]
+    assert issues(c.receive_bytes(_progress(None, 1))) == ["unknown-progress-token"]
+    rid = c.send_request("tools/call", {"name": "x"}, progress_token="t")
+    pump(c, s)
+    s.send_response(rid, {})
+    pump(s, c)
+    # after the answer the token is no longer known
+    assert issues(c.receive_bytes(_progress("t", 9))) == ["unknown-progress-token"]
+    # same after cancel
+    rid = c.send_request("tools/call", {"name": "x"}, progress_token="u")
+    c.cancel(rid)
+    assert issues(c.receive_bytes(_progress("u", 1))) == ["unknown-progress-token"]
+
+
+@pytest.mark.parametrize("value", ["1", None, True, [1]])
+def test_progress_value_must_be_a_number(value: Any) -> None:
+    c, _ = pair()
+    c.send_request("tools/call", {"name": "x"}, progress_token="t")
+    assert issues(c.receive_bytes(_progress("t", value))) == ["invalid-message"]
+
+
+def test_progress_ignores_ill_typed_optional_fields() -> None:
+    c, _ = pair()
+    rid = c.send_request("tools/call", {"name": "x"}, progress_token="t")
+    assert c.receive_bytes(_progress("t", 1, total="ten", message=5)) == [ProgressReceived("t", 1, None, None, rid)]
+
+
+def test_server_can_request_progress_from_client() -> None:
+    c, s = pair()
+    rid = s.send_request("sampling/createMessage", {"messages": []}, progress_token="sp")
+    [ev] = pump(s, c)
+    assert isinstance(ev, RequestReceived)
+    c.send_progress("sp", 0.5)
+    assert pump(c, s) == [ProgressReceived("sp", 0.5, None, None, rid)]
+
+
+# ================================================================= cancellation
+
+
+def test_cancel_outgoing_request_and_drop_late_answer() -> None:
+    c, s = pair()
+    rid = c.send_request("tools/call", {"name": "slow"})
+    pump(c, s)
+    c.cancel(rid, "user gave up")
+    assert rid not in c.pending
+    [note] = c.outgoing()
+    assert note == rpc.Notification("notifications/cancelled", {"requestId": rid, "reason": "user gave up"})
+    # the server answers anyway (crossed in flight): the client drops it silently
+    s.send_response(rid, {"content": []})
+    assert pump(s, c) == []
+    assert c.stats.late_responses_dropped == 1 and c.stats.unknown_responses == 0
+    # a second answer with that id is no longer "late": it is unknown
+    assert issues(c.receive_bytes(rpc.serialize(rpc.Response(rid, {})))) == ["unknown-response-id"]
+    assert c.stats.unknown_responses == 1
+
+
+def test_late_error_answer_also_dropped() -> None:
+    c, _ = pair()
+    rid = c.send_request("tools/list")
+    c.outgoing()
+    c.cancel(rid)
+    [note] = c.outgoing()
+    assert note == rpc.Notification("notifications/cancelled", {"requestId": rid})  # no reason
+    assert c.receive_bytes(rpc.serialize(rpc.ErrorResponse(rid, rpc.ErrorObject(-1, "x")))) == []
+    assert c.stats.late_responses_dropped == 1
+
+
+def test_cancel_errors() -> None:
+    c = client()
+    rid = c.initialize()
+    with pytest.raises(LocalProtocolError, match="never be cancelled"):
+        c.cancel(rid)
+    assert rid in c.pending
+    with pytest.raises(LocalProtocolError, match="no pending request"):
+        c.cancel(12345)
+
+
+def test_cancelled_memory_is_bounded() -> None:
+    c, _ = pair()
+    first = c.send_request("tools/list")
+    c.cancel(first)
+    for _ in range(4096):
+        c.cancel(c.send_request("tools/list"))
+    c.outgoing()
+    # the oldest cancelled id was forgotten: its answer now counts as unknown
+    assert issues(c.receive_bytes(rpc.serialize(rpc.Response(first, {})))) == ["unknown-response-id"]
+    assert c.stats.late_responses_dropped == 0
+    # the newest is still remembered
+    assert c.receive_bytes(rpc.serialize(rpc.Response(first + 4096, {}))) == []
+    assert c.stats.late_responses_dropped == 1
+
+
+def test_forget_does_not_notify() -> None:
+    c, _ = pair()
+    rid = c.send_request("tools/call", {"name": "x"}, progress_token="f")
+    c.outgoing()
+    c.forget(rid)
+    c.forget(rid)  # idempotent
+    assert c.outgoing() == [] and rid not in c.pending
+    c.send_request("tools/list", progress_token="f")  # token released
+
+
+def test_cancel_after_handshake_failure_sends_nothing() -> None:
+    c = client()
+    c.initialize()
+    ping = c.send_request("ping")
+    c.outgoing()
+    c.receive_message(rpc.ErrorResponse(0, rpc.ErrorObject(-32602, "no")))
+    assert c.state is CLOSED
+    c.cancel(ping)
+    assert c.outgoing() == [] and c.pending == {}
+
+
+def test_incoming_cancellation_suppresses_answer() -> None:
+    c, s = pair()
+    rid = c.send_request("tools/call", {"name": "slow"}, progress_token="pt")
+    pump(c, s)
+    c.cancel(rid, "bored")
+    assert pump(c, s) == [CancelRequested(rid, "bored")]
+    assert s.awaiting_answer(rid)
+    # duplicate cancellation: reported once only
+    assert s.receive_bytes(rpc.serialize(rpc.Notification("notifications/cancelled", {"requestId": rid}))) == []
+    s.send_response(rid, {"content": []})
+    assert s.outgoing() == []
+    assert s.stats.answers_suppressed == 1
+    assert not s.awaiting_answer(rid)
+    # and with send_error too
+    rid2 = c.send_request("tools/call", {"name": "slow"})
+    pump(c, s)
+    c.cancel(rid2)
+    assert pump(c, s) == [CancelRequested(rid2, None)]
+    s.send_error(rid2, -32000, "cancelled")
+    assert s.outgoing() == [] and s.stats.answers_suppressed == 2
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{"requestId": 999}, {"requestId": None}, {"requestId": True}, {"requestId": 1.0}, {}, None],
+)
+def test_cancellation_of_unknown_request_is_ignored(params: dict[str, Any] | None) -> None:
+    _, s = pair()
+    assert s.receive_bytes(rpc.serialize(rpc.Notification("notifications/cancelled", params))) == []
+    assert s.outgoing() == []
+
+
+def test_cancel_reason_must_be_a_string() -> None:
+    _, s = pair()
+    s.receive_bytes(req(3, "tools/list"))
+    events = s.receive_bytes(rpc.serialize(rpc.Notification("notifications/cancelled", {"requestId": 3, "reason": 42})))
+    assert events == [CancelRequested(3, None)]
+
+
+def test_initialize_cannot_be_cancelled_by_peer() -> None:
+    s = server()
+    s.receive_bytes(req(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}}))
+    assert s.receive_bytes(rpc.serialize(rpc.Notification("notifications/cancelled", {"requestId": 0}))) == []
+    [answer] = s.outgoing()
+    assert isinstance(answer, rpc.Response)
+
+
+# ================================================================= answers and ids
+
+
+def test_unknown_response_ids() -> None:
+    c, _ = pair()
+    assert issues(c.receive_bytes(rpc.serialize(rpc.Response(4242, {})))) == ["unknown-response-id"]
+    assert issues(c.receive_bytes(rpc.serialize(rpc.ErrorResponse("x", rpc.ErrorObject(1, "m"))))) == [
+        "unknown-response-id"]
+    assert c.stats.unknown_responses == 2
+    assert c.outgoing() == []  # responses are never answered
+
+
+def test_duplicate_response() -> None:
+    c, s = pair()
+    rid = c.send_request("tools/list")
+    pump(c, s)
+    s.send_response(rid, {"tools": []})
+    [answer] = s.outgoing()
+    assert c.receive_message(answer) == [ResponseReceived(rid, "tools/list", {"tools": []})]
+    assert issues(c.receive_message(answer)) == ["unknown-response-id"]
+    assert c.stats.unknown_responses == 1
+
+
+def test_error_without_id() -> None:
+    c, _ = pair()
+    rid = c.send_request("tools/list")
+    events = c.receive_bytes(b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}')
+    assert issues(events) == ["error-without-id"]
+    assert rid in c.pending  # nobody's waiter is failed
+
+
+def test_duplicate_incoming_request_id() -> None:
+    _, s = pair()
+    assert s.receive_bytes(req(5, "tools/call", {"name": "a"})) == [RequestReceived(5, "tools/call", {"name": "a"})]
+    events = s.receive_bytes(req(5, "tools/call", {"name": "b"}))
+    assert issues(events) == ["duplicate-request-id"]
+    assert s.stats.invalid_messages == 1
+    assert s.outgoing() == []  # answering would confuse the peer's two requests
+    s.send_response(5, {})
+    assert s.outgoing() == [rpc.Response(5, {})]
+    # once answered, the id may be used again
+    assert s.receive_bytes(req(5, "tools/list")) == [RequestReceived(5, "tools/list", {})]
+
+
+def test_malformed_response_fails_the_waiter() -> None:
+    c, _ = pair()
+    rid = c.send_request("tools/list")
+    other = c.send_request("prompts/list")
+    c.outgoing()
+    events = c.receive_bytes(json.dumps({"jsonrpc": "2.0", "id": rid, "result": "not an object"}).encode())
+    assert issues(events) == ["invalid-message"]
+    [failed] = [e for e in events if isinstance(e, ErrorReceived)]
+    assert failed.id == rid and failed.method == "tools/list"
+    assert failed.error.code == rpc.INVALID_REQUEST and "malformed response" in failed.error.message
+    assert rid not in c.pending and other in c.pending
+    assert c.stats.invalid_messages == 1
+    assert c.outgoing() == []
+    # malformed error object too
+    events = c.receive_bytes(json.dumps({"jsonrpc": "2.0", "id": other, "error": {"code": "x"}}).encode())
+    assert [e.id for e in events if isinstance(e, ErrorReceived)] == [other]
+
+
+def test_malformed_response_with_unknown_id() -> None:
+    c, _ = pair()
+    events = c.receive_bytes(json.dumps({"jsonrpc": "2.0", "id": 999, "result": 1}).encode())
+    assert issues(events) == ["invalid-message"]
+    assert not any(isinstance(e, ErrorReceived) for e in events)
+    assert c.outgoing() == []
+
+
+def test_parse_error_answered_with_null_id_in_server_role_only() -> None:
+    _, s = pair()
+    events = s.receive_bytes(b"{oops")
+    assert issues(events) == ["parse-error"]
+    err = only_error(s)
+    assert err.id is None and err.error.code == rpc.PARSE_ERROR
+    assert s.stats.invalid_messages == 1
+    c, _ = pair()
+    assert issues(c.receive_bytes(b"{oops")) == ["parse-error"]
+    assert c.outgoing() == []
+    assert c.stats.invalid_messages == 1
+
+
+def test_invalid_request_answered_with_its_id_in_both_roles() -> None:
+    for conn in pair():
+        events = conn.receive_bytes(b'{"jsonrpc":"2.0","id":"q","method":"x","params":[1]}')
+        assert issues(events) == ["invalid-message"]
+        err = only_error(conn)
+        assert err.id == "q" and err.error.code == rpc.INVALID_REQUEST
+
+
+def test_invalid_message_without_id() -> None:
+    c, s = pair()
+    bad = b'{"jsonrpc":"1.0","method":"x"}'
+    assert issues(s.receive_bytes(bad)) == ["invalid-message"]
+    assert only_error(s).id is None
+    assert issues(c.receive_bytes(bad)) == ["invalid-message"]
+    assert c.outgoing() == []
+
+
+def test_batch_is_handled_message_by_message() -> None:
+    _, s = pair()
+    batch = json.dumps([
+        {"jsonrpc": "2.0", "id": 101, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 102, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 103, "method": 1},
+    ]).encode()
+    events = s.receive_bytes(batch)
+    assert issues(events) == ["invalid-message"]
+    assert RequestReceived(102, "tools/list", {}) in events
+    out = s.outgoing()
+    assert rpc.Response(101, {}) in out
+    assert [m.id for m in out if isinstance(m, rpc.ErrorResponse)] == [103]
+    assert issues(s.receive_bytes(b"[]")) == ["invalid-message"]
+    assert only_error(s).id is None
+
+
+def test_oversize_payload_raises() -> None:
+    s = Connection(Role.SERVER, info=SERVER_INFO, max_message_size=64)
+    s.receive_bytes(req(1, "ping"))
+    with pytest.raises(RemoteProtocolError):
+        s.receive_bytes(req(2, "ping", {"pad": "x" * 64}))
+
+
+def test_receive_message_objects_directly() -> None:
+    _, s = pair()
+    assert s.receive_message(rpc.Request(9, "tools/list")) == [RequestReceived(9, "tools/list", {})]
+    assert s.receive_message(rpc.Notification("vendor/x")) == [NotificationReceived("vendor/x", {})]
