@@ -371,3 +371,10 @@ def test_message_from_obj_total(value: Any) -> None:
     # Any JSON value is classified, never raises.
     result = rpc.message_from_obj(value)
     assert isinstance(result, (Request, Notification, Response, ErrorResponse, InvalidMessage))
+
+
+def test_number_overflowing_a_double_is_a_parse_error() -> None:
+    parsed = rpc.parse_payload(b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"v":1e400}}')
+    assert parsed.messages == []
+    assert parsed.invalid[0].error.code == rpc.PARSE_ERROR
+    assert "out of range" in parsed.invalid[0].error.message

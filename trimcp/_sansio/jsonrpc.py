@@ -20,6 +20,7 @@ Nothing in this module raises on bad peer input except an oversize payload.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Final, TypeAlias, Union
 
 import attrs
@@ -168,6 +169,15 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _parse_float(literal: str) -> float:
+    # 1e400 is valid JSON but overflows a double to inf, which could never be
+    # serialized again (allow_nan=False): refuse it at the door.
+    value = float(literal)
+    if math.isinf(value):
+        raise ValueError(f"number {literal[:40]} is out of range")
+    return value
+
+
 def parse_payload(data: bytes | str, *, max_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> ParsedPayload:
     """Parse one complete JSON text into JSON-RPC messages.
 
@@ -184,7 +194,7 @@ def parse_payload(data: bytes | str, *, max_size: int = DEFAULT_MAX_MESSAGE_SIZE
         # Decode strictly ourselves: json.loads(bytes) would also accept UTF-16/32 and
         # (via "surrogatepass") encoded surrogates, neither of which is UTF-8.
         text = data.decode("utf-8") if isinstance(data, bytes) else data
-        obj = json.loads(text, parse_constant=_reject_constant)
+        obj = json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float)
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         return ParsedPayload([], [InvalidMessage(None, ErrorObject(PARSE_ERROR, f"parse error: {exc}"), data)])
     if isinstance(obj, list):
