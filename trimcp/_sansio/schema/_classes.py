@@ -222,13 +222,14 @@ def _unstructure_fn(tp: Any, conv: cattrs.Converter) -> UnstructureHook | None:
         return conv.get_unstructure_hook(inner)
     if is_list(inner):
         item_fn = _unstructure_fn(get_args(inner)[0], conv)
-        if item_fn is not None:
-            fn = item_fn
+        # ``list[X]`` needs unstructuring only because ``X`` does, so ``X`` has a function.
+        assert item_fn is not None
+        fn = item_fn
 
-            def unstructure_list(value: list[Any]) -> list[Any]:
-                return [fn(v) for v in value]
+        def unstructure_list(value: list[Any]) -> list[Any]:
+            return [fn(v) for v in value]
 
-            return unstructure_list
+        return unstructure_list
     if is_dict(inner):
         value_fn = _unstructure_fn(get_args(inner)[1], conv)
         if value_fn is not None:

@@ -186,9 +186,11 @@ def _is_opaque_object(tp: Any) -> bool:
 
 
 def describe(tp: Any) -> str:
-    """What a value of declared type ``tp`` looks like in JSON, for error messages."""
-    if tp is Any:
-        return "any value"
+    """What a value of declared type ``tp`` looks like in JSON, for error messages.
+
+    Never called with ``Any``: hooks for ``Any``, ``list[Any]``, ``dict[str, Any]``
+    and unions with an ``Any`` member accept every value and describe nothing.
+    """
     if tp in _PRIMITIVE_NAMES:
         return _PRIMITIVE_NAMES[tp]
     if is_literal(tp):
