@@ -17,6 +17,7 @@ capabilities for which it has a handler.
 
 from __future__ import annotations
 
+import logging
 import shlex
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, Sequence, TypeVar, Union
@@ -24,9 +25,11 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, Sequence, T
 import trio
 
 
-from .._errors import ConnectError, LocalProtocolError, RemoteProtocolError, TransportClosed
+from .._errors import ConnectError, LocalProtocolError, McpError, RemoteProtocolError, TransportClosed
 from .._sansio import events as ev
+from .._sansio import jsonrpc as rpc
 from .._sansio import schema as s
+from .._sansio.jsonrpc import DEFAULT_MAX_MESSAGE_SIZE
 from .._sansio.lifecycle import Role
 from .._sansio.revisions import HANDSHAKE_VERSIONS
 from .._sansio.session import Connection
@@ -36,6 +39,8 @@ from .session import (
 )
 from .stdio import StdioProcessStream, open_stdio_process
 from .stream import MessageStream
+
+logger = logging.getLogger("trimcp")
 
 T = TypeVar("T")
 Timeout = Union[float, None, UseDefault]
@@ -54,6 +59,14 @@ def _parse(cls: type[T], data: Mapping[str, Any], method: str) -> T:
         return s.from_wire(cls, data)
     except s.SchemaError as exc:
         raise RemoteProtocolError(f"invalid {method} result: {exc}") from exc
+
+
+def _params(cls: Any, ctx: RequestContext) -> Any:
+    # Params that do not fit the schema are the peer's mistake: answer -32602, not -32603.
+    try:
+        return s.from_wire(cls, ctx.params)
+    except s.SchemaError as exc:
+        raise McpError(rpc.INVALID_PARAMS, f"invalid {ctx.method} params: {exc}") from exc
 
 
 def _to_wire(value: Any) -> dict[str, Any]:
@@ -206,14 +219,14 @@ def _request_handlers(
         sample = sampling
 
         async def on_sampling(ctx: RequestContext) -> dict[str, Any]:
-            return _to_wire(await sample(s.from_wire(s.CreateMessageRequestParams, ctx.params)))
+            return _to_wire(await sample(_params(s.CreateMessageRequestParams, ctx)))
 
         handlers["sampling/createMessage"] = on_sampling
     if elicitation is not None:
         elicit = elicitation
 
         async def on_elicitation(ctx: RequestContext) -> dict[str, Any]:
-            return _to_wire(await elicit(s.from_wire(s.ElicitRequestParams, ctx.params)))
+            return _to_wire(await elicit(_params(s.ElicitRequestParams, ctx)))
 
         handlers["elicitation/create"] = on_elicitation
     if roots is not None:
@@ -232,9 +245,15 @@ def _notification_handler(
 ) -> NotificationHandler:
     async def handle(method: str, params: dict[str, Any]) -> None:
         if method == "notifications/message" and logging_handler is not None:
-            result = logging_handler(s.from_wire(s.LoggingMessageNotificationParams, params))
-            if result is not None:
-                await result
+            try:
+                typed = s.from_wire(s.LoggingMessageNotificationParams, params)
+            except s.SchemaError as exc:
+                # Still reaches the generic handler below, raw.
+                logger.warning("malformed log notification from the server: %s", exc)
+            else:
+                result = logging_handler(typed)
+                if result is not None:
+                    await result
         if notification_handler is not None:
             result = notification_handler(method, params)
             if result is not None:
@@ -261,12 +280,15 @@ async def open_client(
     notification_handler: NotificationHandler | None = None,
     max_pages: int = 100,
     on_stderr: Callable[[str], None] | None = None,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
 ) -> AsyncIterator[ClientSession]:
     """Connect to an MCP server and yield an initialized ``ClientSession``.
 
     ``target`` is a command line (a list of arguments, or a string split like a
     shell would) for a server speaking stdio, or a ready ``MessageStream``.
     ``revision`` pins the protocol revision offered (default: the newest).
+    ``max_message_size`` caps one incoming message in bytes (the stdio line cap
+    too); a bigger one breaks the connection and fails every pending request.
     """
     versions = HANDSHAKE_VERSIONS
     if revision is not None:
@@ -278,6 +300,7 @@ async def open_client(
         info=dict(client_info or CLIENT_INFO),
         capabilities=_client_capabilities(sampling_handler, elicitation_handler, elicitation_modes, roots),
         supported_versions=versions,
+        max_message_size=max_message_size,
     )
     with collapse():
         async with AsyncExitStack() as stack:
@@ -289,7 +312,9 @@ async def open_client(
                 if not argv:
                     raise LocalProtocolError("empty server command")
                 stream = await stack.enter_async_context(
-                    open_stdio_process(argv, env=env, cwd=cwd, on_stderr=on_stderr)
+                    open_stdio_process(
+                        argv, env=env, cwd=cwd, on_stderr=on_stderr, max_line=max_message_size
+                    )
                 )
             driver = SessionDriver(
                 connection,
@@ -300,14 +325,17 @@ async def open_client(
             )
             async with trio.open_nursery() as nursery:
                 await nursery.start(driver.run)
+                # The stream is ours to close on every way out, a failed handshake included.
                 try:
-                    with trio.fail_after(connect_timeout):
-                        handshake = await driver.initialize(protocol_version=revision)
-                except trio.TooSlowError:
-                    raise ConnectError(_explain(stream, f"no answer to initialize within {connect_timeout} s")) from None
-                except TransportClosed as exc:
-                    raise ConnectError(f"the server went away during initialize: {exc}") from exc
-                try:
+                    try:
+                        with trio.fail_after(connect_timeout):
+                            handshake = await driver.initialize(protocol_version=revision)
+                    except trio.TooSlowError:
+                        raise ConnectError(
+                            _explain(stream, f"no answer to initialize within {connect_timeout} s")
+                        ) from None
+                    except TransportClosed as exc:
+                        raise ConnectError(f"the server went away during initialize: {exc}") from exc
                     yield ClientSession(driver, handshake, max_pages)
                 finally:
                     await driver.aclose()

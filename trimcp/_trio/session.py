@@ -139,11 +139,16 @@ class SessionDriver:
             try:
                 while True:
                     data = await self.stream.receive()
+                    if self.is_closed:
+                        continue  # draining while the transport shuts down: the session is over
                     for event in self.connection.receive_bytes(data):
                         await self._dispatch(event)
                     await self.flush()
             except (TransportClosed, RemoteProtocolError) as exc:
                 self._fail_all(exc)
+                # The session is dead: let the peer see it too (e.g. after an oversize message).
+                with trio.CancelScope(shield=True):
+                    await self.stream.aclose()
             except trio.Cancelled:
                 self._fail_all(TransportClosed("session closed"))
                 raise
