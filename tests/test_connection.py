@@ -240,7 +240,10 @@ def test_server_skips_stateless_revisions_when_negotiating() -> None:
 def test_stateless_only_server_refuses_initialize() -> None:
     s = server(versions=["2026-07-28"])
     s.receive_bytes(req(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}}))
-    assert only_error(s).error.code == rpc.METHOD_NOT_FOUND
+    # Spec (versioning): a modern-only server names the versions it speaks.
+    error = only_error(s).error
+    assert error.code == rpc.UNSUPPORTED_PROTOCOL_VERSION
+    assert error.data == {"supported": ["2026-07-28"], "requested": "2025-06-18"}
     assert s.state is IDLE
 
 

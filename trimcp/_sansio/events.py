@@ -17,6 +17,7 @@ from typing import Any, TypeAlias, Union
 import attrs
 
 from .jsonrpc import ErrorObject, RequestId
+from .stateless import Envelope
 
 
 @attrs.frozen
@@ -26,6 +27,8 @@ class RequestReceived:
     id: RequestId
     method: str
     params: dict[str, Any]
+    #: Stateless era: the request's own protocol version, client capabilities, ...
+    envelope: Envelope | None = None
 
 
 @attrs.frozen
@@ -78,6 +81,51 @@ class Initialized:
 
 
 @attrs.frozen
+class Discovered:
+    """Client: the server answered ``server/discover`` and a stateless-era revision
+    both sides speak was chosen; the Connection is operating."""
+
+    protocol_version: str
+    supported_versions: list[str]
+    peer_info: dict[str, Any]
+    peer_capabilities: dict[str, Any]
+    instructions: str | None
+    result: dict[str, Any]
+
+
+@attrs.frozen
+class LegacyServer:
+    """Client: the ``server/discover`` probe says the server is handshake-era; the
+    Connection is IDLE again and ``initialize`` may follow (spec: stdio, Backward
+    Compatibility).  ``version`` is a handshake revision the server named, if any."""
+
+    reason: str
+    version: str | None = None
+
+
+@attrs.frozen
+class InputRequired:
+    """Client: the server needs elicitation, sampling or roots answers before it can
+    finish request ``id``; re-send ``method`` with ``retry_params``."""
+
+    id: RequestId
+    method: str
+    params: dict[str, Any]
+    input_requests: dict[str, Any]
+    request_state: str | None
+
+
+@attrs.frozen
+class InvalidAnswer:
+    """Client: the answer to request ``id`` broke the protocol (e.g. an unknown
+    ``resultType``); the request failed locally, no error came from the peer."""
+
+    id: RequestId
+    method: str
+    reason: str
+
+
+@attrs.frozen
 class HandshakeFailed:
     """The client could not agree with the server; the Connection is closed."""
 
@@ -108,5 +156,5 @@ class ProtocolIssue:
 Event: TypeAlias = Union[
     RequestReceived, NotificationReceived, ResponseReceived, ErrorReceived,
     CancelRequested, ProgressReceived, Initialized, HandshakeFailed,
-    LogLevelChanged, ProtocolIssue,
+    LogLevelChanged, ProtocolIssue, Discovered, LegacyServer, InputRequired, InvalidAnswer,
 ]

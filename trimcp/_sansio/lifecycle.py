@@ -7,6 +7,10 @@ A Connection's lifecycle state moves only through ``TRANSITIONS``:
 table is a protocol error; ``transition`` turns the KeyError into a
 ``LocalProtocolError`` naming role, state and event.
 
+The client's 2026-07-28 probe (``server/discover``) has its own state,
+DISCOVERING, whose answer leads to OPERATING (stateless era), back to IDLE
+(a handshake-era server: ``initialize`` follows) or to CLOSED.
+
 Separately, ``SEND_ALLOWED`` and ``RECEIVE_ALLOWED`` say which *requests*
 each side may send or accept in a state before the session is operating
 (spec, Lifecycle: only ``ping`` may precede the initialize exchange; the
@@ -45,6 +49,10 @@ class INITIALIZING(State):
     ``notifications/initialized`` not yet received."""
 
 
+class DISCOVERING(State):
+    """Client: ``server/discover`` sent (2026-07-28 era probe), no answer yet."""
+
+
 class OPERATING(State):
     """Normal operation."""
 
@@ -59,13 +67,23 @@ class LifecycleEvent(enum.Enum):
     RECV_INIT_RESULT = "receive initialize result"
     RECV_INIT_FAILURE = "receive initialize failure"
     RECV_INITIALIZED = "receive notifications/initialized"
+    SEND_DISCOVER = "send server/discover"
+    RECV_DISCOVER_RESULT = "receive a usable DiscoverResult"
+    RECV_LEGACY_ANSWER = "learn the server is handshake-era"
+    RECV_DISCOVER_FAILURE = "receive discover failure"
     CLOSE = "close"
 
 
 _E = LifecycleEvent
 TRANSITIONS: Final[Mapping[Role, Mapping[type[State], Mapping[LifecycleEvent, type[State]]]]] = {
     Role.CLIENT: {
-        IDLE: {_E.SEND_INITIALIZE: INITIALIZING, _E.CLOSE: CLOSED},
+        IDLE: {_E.SEND_INITIALIZE: INITIALIZING, _E.SEND_DISCOVER: DISCOVERING, _E.CLOSE: CLOSED},
+        # A discover answer decides the era: stateless (operate at once), handshake
+        # (back to IDLE, then initialize), or none we share (closed).
+        DISCOVERING: {
+            _E.SEND_DISCOVER: DISCOVERING, _E.RECV_DISCOVER_RESULT: OPERATING,
+            _E.RECV_LEGACY_ANSWER: IDLE, _E.RECV_DISCOVER_FAILURE: CLOSED, _E.CLOSE: CLOSED,
+        },
         INITIALIZING: {_E.RECV_INIT_RESULT: OPERATING, _E.RECV_INIT_FAILURE: CLOSED, _E.CLOSE: CLOSED},
         OPERATING: {_E.CLOSE: CLOSED},
         CLOSED: {_E.CLOSE: CLOSED},
@@ -101,7 +119,8 @@ _Allowed = frozenset[str] | _Any
 
 #: Requests this side may *send* in each state.
 SEND_ALLOWED: Final[Mapping[Role, Mapping[type[State], _Allowed]]] = {
-    Role.CLIENT: {IDLE: frozenset({"initialize", "ping"}), INITIALIZING: frozenset({"ping"}),
+    Role.CLIENT: {IDLE: frozenset({"initialize", "ping", "server/discover"}),
+                  DISCOVERING: frozenset({"server/discover"}), INITIALIZING: frozenset({"ping"}),
                   OPERATING: ANY, CLOSED: frozenset()},
     Role.SERVER: {IDLE: frozenset({"ping"}), INITIALIZING: frozenset({"ping"}),
                   OPERATING: ANY, CLOSED: frozenset()},
@@ -114,8 +133,10 @@ NOTIFY_EARLY: Final[Mapping[Role, frozenset[str]]] = {
 #: Requests this side *accepts* in each state.  A server accepts any request
 #: once it has answered initialize: clients pipeline right after the result.
 RECEIVE_ALLOWED: Final[Mapping[Role, Mapping[type[State], _Allowed]]] = {
-    Role.CLIENT: {IDLE: frozenset({"ping"}), INITIALIZING: frozenset({"ping"}),
-                  OPERATING: ANY, CLOSED: frozenset()},
+    Role.CLIENT: {IDLE: frozenset({"ping"}), DISCOVERING: frozenset({"ping"}),
+                  INITIALIZING: frozenset({"ping"}), OPERATING: ANY, CLOSED: frozenset()},
+    # Stateless-era requests (with the _meta envelope) are accepted in every state
+    # but CLOSED; this table governs handshake-era requests only.
     Role.SERVER: {IDLE: frozenset({"initialize", "ping"}), INITIALIZING: ANY,
                   OPERATING: ANY, CLOSED: frozenset()},
 }

@@ -9,12 +9,16 @@ Everything the Connection wants transmitted - the caller's requests, its own
 automatic answers (ping, errors for forbidden requests), ``notifications/initialized``
 - goes to an outbox that the driver drains with ``outgoing()`` after every call.
 
-Handshake era (2024-11-05 .. 2025-11-25, spec "Lifecycle"): the client sends
-``initialize`` offering its newest revision; the server answers with that
-revision if it supports it, else with its own newest; the client accepts any
-revision it supports and otherwise fails the handshake.  The lifecycle is the
-data table in ``lifecycle.py``; which methods exist and which capability gates
-each is the data in ``revisions.py``.
+One Connection speaks both eras.  How the revision is agreed (``initialize``
+in the handshake era, ``server/discover`` in the 2026-07-28 stateless era) is
+in ``negotiation.py``; the lifecycle is the data table in ``lifecycle.py``;
+which methods exist and which capability gates each is the data in
+``revisions.py``.  In the stateless era a client puts the ``_meta`` envelope
+(version, capabilities, identity) on every request and reads ``resultType``
+on every result: an ``input_required`` result becomes an ``InputRequired``
+event, and the driver answers those requests and re-sends (spec: mrtr).  A
+server takes each enveloped request on its own terms, whatever the lifecycle
+state, and answers with ``resultType`` and its ``serverInfo``.
 
 Bookkeeping: outgoing request ids are allocated here; a pending table maps each
 id to its method and progress token; a cancelled request's id is remembered
@@ -32,15 +36,17 @@ import attrs
 
 from .._errors import LocalProtocolError
 from . import jsonrpc as rpc
+from . import stateless as sl
 from .events import (
-    CancelRequested, ErrorReceived, Event, HandshakeFailed, Initialized,
-    LogLevelChanged, NotificationReceived, ProgressReceived, ProtocolIssue,
+    CancelRequested, ErrorReceived, Event, HandshakeFailed, Initialized, InputRequired,
+    InvalidAnswer, LogLevelChanged, NotificationReceived, ProgressReceived, ProtocolIssue,
     RequestReceived, ResponseReceived,
 )
 from .lifecycle import (
-    CLOSED, IDLE, INITIALIZING, NOTIFY_EARLY, OPERATING, RECEIVE_ALLOWED,
+    CLOSED, DISCOVERING, IDLE, INITIALIZING, NOTIFY_EARLY, OPERATING, RECEIVE_ALLOWED,
     SEND_ALLOWED, LifecycleEvent, Role, State, transition,
 )
+from .negotiation import Negotiation
 from .revisions import (
     HANDSHAKE_VERSIONS, REVISIONS, Era, Revision, Side, get_revision, has_capability,
     own_gate, peer_gate,
@@ -69,6 +75,8 @@ class PendingRequest:
     method: str
     progress_token: str | int | None = None
     last_progress: float | None = None
+    #: Kept for a stateless-era retry (multi-round-trip input).
+    params: dict[str, Any] | None = None
 
 
 @attrs.define
@@ -77,9 +85,11 @@ class _Incoming:
     progress_token: str | int | None
     cancelled: bool = False
     last_progress: float | None = None
+    #: Stateless era: the request's own envelope.
+    envelope: sl.Envelope | None = None
 
 
-class Connection:
+class Connection(Negotiation):
     def __init__(
         self,
         role: Role,
@@ -110,6 +120,12 @@ class Connection:
         self.peer_instructions: str | None = None
         #: Server role: the minimum level the client asked for, if any.
         self.log_level: str | None = None
+        #: Client role, stateless era: the log level sent in every request's envelope.
+        self.request_log_level: str | None = None
+        #: Server role: the cache hint given with the DiscoverResult.
+        self.discover_ttl_ms = 300_000
+        self._probe_version: str | None = None
+        self._serves_stateless = False
         self.stats = ConnectionStats()
         self._side = Side.CLIENT if role is Role.CLIENT else Side.SERVER
         self._next_id = 0
@@ -125,6 +141,13 @@ class Connection:
     def revision(self) -> Revision:
         """The negotiated revision, or (before negotiation) the newest we support."""
         return get_revision(self.protocol_version or self.supported_versions[0])
+
+    @property
+    def era(self) -> Era:
+        return self.revision.era
+
+    def _versions_of(self, era: Era) -> tuple[str, ...]:
+        return tuple(v for v in self.supported_versions if get_revision(v).era is era)
 
     @property
     def pending(self) -> dict[rpc.RequestId, PendingRequest]:
@@ -151,18 +174,6 @@ class Connection:
 
     # ------------------------------------------------------------------ sending
 
-    def initialize(self, *, protocol_version: str | None = None) -> rpc.RequestId:
-        """Client: queue the ``initialize`` request."""
-        if self.role is not Role.CLIENT:
-            raise LocalProtocolError("only a client sends initialize")
-        version = protocol_version or self.supported_versions[0]
-        if version not in self.supported_versions:
-            raise LocalProtocolError(f"revision {version} is not among supported_versions")
-        params = {"protocolVersion": version, "capabilities": self.capabilities, "clientInfo": self.info}
-        self._check_send_request("initialize")
-        self.state = transition(self.role, self.state, LifecycleEvent.SEND_INITIALIZE)
-        return self._queue_request("initialize", params, None)
-
     def send_request(
         self,
         method: str,
@@ -180,6 +191,11 @@ class Connection:
                 raise LocalProtocolError(f"progress token {progress_token!r} is already in use")
             params = dict(params or {})
             params["_meta"] = {**params.get("_meta", {}), "progressToken": progress_token}
+        if self.role is Role.CLIENT and self.protocol_version and self.era is Era.STATELESS:
+            envelope = sl.build_envelope(
+                self.protocol_version, self.capabilities, self.info, self.request_log_level
+            )
+            params = sl.with_envelope(params, envelope)
         return self._queue_request(method, params, progress_token)
 
     def send_notification(self, method: str, params: dict[str, Any] | None = None) -> None:
@@ -189,14 +205,46 @@ class Connection:
         self._outbox.append(rpc.Notification(method, params))
 
     def send_response(self, request_id: rpc.RequestId, result: dict[str, Any]) -> None:
-        if self._finish_incoming(request_id):
-            self._outbox.append(rpc.Response(request_id, result))
+        incoming = self._finish_incoming(request_id)
+        if incoming is None:
+            return
+        if incoming.envelope is not None:
+            # Stateless era: every result says what it is, and (SHOULD) who answered.
+            result = {"resultType": sl.RESULT_COMPLETE, **result}
+            meta = result.get("_meta")
+            if not isinstance(meta, dict) or sl.SERVER_INFO_KEY not in meta:
+                result["_meta"] = {**(meta if isinstance(meta, dict) else {}), sl.SERVER_INFO_KEY: self.info}
+        self._outbox.append(rpc.Response(request_id, result))
 
     def send_error(
         self, request_id: rpc.RequestId, code: int, message: str, data: Any = None
     ) -> None:
-        if self._finish_incoming(request_id):
+        if self._finish_incoming(request_id) is not None:
             self._outbox.append(rpc.ErrorResponse(request_id, rpc.ErrorObject(code, message, data)))
+
+    def send_input_required(
+        self,
+        request_id: rpc.RequestId,
+        input_requests: dict[str, Any] | None = None,
+        request_state: str | None = None,
+    ) -> None:
+        """Server, stateless era: answer that the client must first fulfil
+        ``input_requests`` (elicitation, sampling, roots) and retry, echoing
+        ``request_state``."""
+        incoming = self._incoming.get(request_id)
+        if incoming is None or incoming.envelope is None:
+            raise LocalProtocolError("an InputRequiredResult only answers a pending stateless-era request")
+        if incoming.method not in sl.MRTR_METHODS:
+            raise LocalProtocolError(f"{incoming.method} can't be answered with an InputRequiredResult")
+        result: dict[str, Any] = {"resultType": sl.RESULT_INPUT_REQUIRED}
+        if input_requests is not None:
+            result["inputRequests"] = input_requests
+        if request_state is not None:
+            result["requestState"] = request_state
+        problem = sl.input_required_problem(result, incoming.envelope.client_capabilities)
+        if problem is not None:
+            raise LocalProtocolError(problem)
+        self.send_response(request_id, result)
 
     def cancel(self, request_id: rpc.RequestId, reason: str | None = None) -> None:
         """Give up on one of our requests: tell the peer, forget the waiter, and drop
@@ -242,18 +290,23 @@ class Connection:
         self._check_send_notification("notifications/progress")
         self._outbox.append(rpc.Notification("notifications/progress", params))
 
-    def should_log(self, level: str) -> bool:
-        """Server: whether a log message at ``level`` passes the client's threshold."""
+    def should_log(self, level: str, request_id: rpc.RequestId | None = None) -> bool:
+        """Server: whether a log message at ``level`` passes the client's threshold
+        (in the stateless era, the one in request ``request_id``'s envelope)."""
         if level not in LOG_LEVELS:
             raise LocalProtocolError(f"unknown log level {level!r}")
-        return self.log_level is None or LOG_LEVELS.index(level) >= LOG_LEVELS.index(self.log_level)
+        threshold = self.log_level
+        incoming = self._incoming.get(request_id) if request_id is not None else None
+        if incoming is not None and incoming.envelope is not None:
+            threshold = incoming.envelope.log_level
+        return threshold is None or LOG_LEVELS.index(level) >= LOG_LEVELS.index(threshold)
 
     def _queue_request(
         self, method: str, params: dict[str, Any] | None, token: str | int | None
     ) -> rpc.RequestId:
         request_id = self._next_id
         self._next_id += 1
-        self._pending[request_id] = PendingRequest(method, token)
+        self._pending[request_id] = PendingRequest(method, token, params=params)
         if token is not None:
             self._token_owner[token] = request_id
         self._outbox.append(rpc.Request(request_id, method, params))
@@ -271,7 +324,9 @@ class Connection:
                 f"can't send {method!r} when role={self.role.value} and state={self.state!r}"
             )
         revision = self.revision
-        if method in _ALL_REQUESTS and method not in revision.requests_from(self._side):
+        # Before negotiation any supported revision may be the one (initialize vs discover).
+        candidates = [revision] if self.protocol_version else [get_revision(v) for v in self.supported_versions]
+        if method in _ALL_REQUESTS and not any(method in r.requests_from(self._side) for r in candidates):
             raise LocalProtocolError(
                 f"a {self.role.value} can't send {method!r} in revision {revision.name}"
             )
@@ -284,7 +339,8 @@ class Connection:
     def _check_send_notification(self, method: str) -> None:
         if self.state is CLOSED:
             raise LocalProtocolError(f"can't send {method!r}: the connection is closed")
-        if self.state is not OPERATING and method not in NOTIFY_EARLY[self.role]:
+        operating = self.state is OPERATING or self._serves_stateless
+        if not operating and method not in NOTIFY_EARLY[self.role]:
             raise LocalProtocolError(
                 f"can't send {method!r} when role={self.role.value} and state={self.state!r}"
             )
@@ -294,8 +350,8 @@ class Connection:
                 f"sending {method!r} requires advertising the {'.'.join(gate)} capability"
             )
 
-    def _finish_incoming(self, request_id: rpc.RequestId) -> bool:
-        """Retire an incoming request being answered; False if the answer must be dropped."""
+    def _finish_incoming(self, request_id: rpc.RequestId) -> _Incoming | None:
+        """Retire an incoming request being answered; None if the answer must be dropped."""
         if self.state is CLOSED:
             raise LocalProtocolError("can't answer: the connection is closed")
         incoming = self._incoming.pop(request_id, None)
@@ -304,8 +360,8 @@ class Connection:
         if incoming.cancelled:
             # Spec: the receiver of a cancellation SHOULD NOT answer the request.
             self.stats.answers_suppressed += 1
-            return False
-        return True
+            return None
+        return incoming
 
     # ------------------------------------------------------------------ receiving
 
@@ -363,9 +419,21 @@ class Connection:
         if req.id in self._incoming:
             self.stats.invalid_messages += 1
             return [ProtocolIssue("duplicate-request-id", f"request id {req.id!r} is already in use", req)]
+        if self.role is Role.SERVER and sl.has_envelope(params):
+            return self._receive_stateless_request(req, params)
         if method == "ping":
             self._outbox.append(rpc.Response(req.id, {}))
             return []
+        if (
+            self.role is Role.SERVER and self.state is IDLE and method != "initialize"
+            and self._versions_of(Era.STATELESS)
+        ):
+            # To a server that speaks 2026-07-28 this is a modern request without its envelope.
+            return self._reject(
+                req, rpc.INVALID_PARAMS,
+                f"missing _meta[{sl.PROTOCOL_VERSION_KEY!r}]: stateless-era requests carry their "
+                "protocol version, client capabilities and identity", "missing-envelope",
+            )
         if method not in RECEIVE_ALLOWED[self.role][self.state]:
             return self._reject(
                 req, rpc.INVALID_REQUEST,
@@ -394,34 +462,34 @@ class Connection:
         self._incoming[req.id] = _Incoming(method, token if rpc.is_valid_id(token) else None)
         return [RequestReceived(req.id, method, params)]
 
-    def _receive_initialize(self, req: rpc.Request, params: dict[str, Any]) -> list[Event]:
-        if self.role is not Role.SERVER or self.state is not IDLE:
+    def _receive_stateless_request(self, req: rpc.Request, params: dict[str, Any]) -> list[Event]:
+        envelope = sl.read_envelope(params, LOG_LEVELS)
+        if isinstance(envelope, str):
+            return self._reject(req, rpc.INVALID_PARAMS, envelope, "invalid-envelope")
+        if envelope.protocol_version not in self._versions_of(Era.STATELESS):
+            err = sl.unsupported_version_error(envelope.protocol_version, self.supported_versions)
+            self._outbox.append(rpc.ErrorResponse(req.id, err))
+            return []
+        self._serves_stateless = True
+        method = req.method
+        revision = get_revision(envelope.protocol_version)
+        if method not in revision.client_requests:
+            return self._reject(req, rpc.METHOD_NOT_FOUND, f"method not found: {method}", "method-not-in-revision")
+        if method == "server/discover":
+            self._outbox.append(rpc.Response(req.id, self._discover_result()))
+            return []
+        gate = peer_gate(method, revision)
+        if gate is not None and not has_capability(self.capabilities, gate):
             return self._reject(
-                req, rpc.INVALID_REQUEST, f"unexpected initialize (role={self.role.value}, state={self.state!r})",
-                "unexpected-initialize",
+                req, rpc.METHOD_NOT_FOUND,
+                f"method not found: {method} (capability {'.'.join(gate)} not advertised)",
+                "capability-not-advertised",
             )
-        offered = params.get("protocolVersion")
-        if not isinstance(offered, str) or not isinstance(params.get("capabilities"), dict):
-            return self._reject(
-                req, rpc.INVALID_PARAMS, "initialize needs protocolVersion and capabilities",
-                "invalid-initialize",
-            )
-        handshake = [v for v in self.supported_versions if get_revision(v).era is Era.HANDSHAKE]
-        if not handshake:
-            return self._reject(req, rpc.METHOD_NOT_FOUND, "this server speaks no handshake-era revision")
-        chosen = offered if offered in handshake else handshake[0]
-        self.state = transition(self.role, self.state, LifecycleEvent.RECV_INITIALIZE)
-        self.protocol_version = chosen
-        self.peer_capabilities = params["capabilities"]
-        info = params.get("clientInfo")
-        self.peer_info = info if isinstance(info, dict) else {}
-        result: dict[str, Any] = {
-            "protocolVersion": chosen, "capabilities": self.capabilities, "serverInfo": self.info,
-        }
-        if self.instructions:
-            result["instructions"] = self.instructions
-        self._outbox.append(rpc.Response(req.id, result))
-        return []
+        token = params["_meta"].get("progressToken")
+        self._incoming[req.id] = _Incoming(
+            method, token if rpc.is_valid_id(token) else None, envelope=envelope
+        )
+        return [RequestReceived(req.id, method, params, envelope)]
 
     def _receive_set_level(self, req: rpc.Request, params: dict[str, Any]) -> list[Event]:
         level = params.get("level")
@@ -497,43 +565,36 @@ class Connection:
             return [ProtocolIssue("unknown-response-id", f"answer to unknown request id {msg.id!r}", msg)]
         if pending.method == "initialize":
             return self._receive_initialize_answer(msg)
-        if isinstance(msg, rpc.Response):
-            return [ResponseReceived(msg.id, pending.method, msg.result)]
-        return [ErrorReceived(msg.id, pending.method, msg.error)]
-
-    def _receive_initialize_answer(self, msg: rpc.Response | rpc.ErrorResponse) -> list[Event]:
+        if pending.method == "server/discover" and self.state is DISCOVERING:
+            return self._receive_discover_answer(msg)
         if isinstance(msg, rpc.ErrorResponse):
-            self.state = transition(self.role, self.state, LifecycleEvent.RECV_INIT_FAILURE)
-            return [HandshakeFailed(f"server refused initialize: {msg.error.message}", msg.error)]
-        result = msg.result
-        version = result.get("protocolVersion")
-        problem = _initialize_result_problem(result)
-        if problem is None and version not in self.supported_versions:
-            problem = (
-                f"server chose protocol revision {version!r}, which this client does not support "
-                f"(supported: {', '.join(self.supported_versions)})"
-            )
-        if problem is not None:
-            self.state = transition(self.role, self.state, LifecycleEvent.RECV_INIT_FAILURE)
-            return [HandshakeFailed(problem)]
-        assert isinstance(version, str)
-        self.state = transition(self.role, self.state, LifecycleEvent.RECV_INIT_RESULT)
-        self.protocol_version = version
-        self.peer_capabilities = result["capabilities"]
-        self.peer_info = result["serverInfo"]
-        instructions = result.get("instructions")
-        self.peer_instructions = instructions if isinstance(instructions, str) else None
-        self._outbox.append(rpc.Notification("notifications/initialized"))
-        return [Initialized(version, self.peer_info, self.peer_capabilities, self.peer_instructions)]
+            return [ErrorReceived(msg.id, pending.method, msg.error)]
+        if self.role is Role.CLIENT and self.era is Era.STATELESS:
+            return self._classify_result(msg, pending)
+        return [ResponseReceived(msg.id, pending.method, msg.result)]
 
-
-def _initialize_result_problem(result: dict[str, Any]) -> str | None:
-    if not isinstance(result.get("protocolVersion"), str):
-        return "initialize result has no protocolVersion string"
-    if not isinstance(result.get("capabilities"), dict):
-        return "initialize result has no capabilities object"
-    info = result.get("serverInfo")
-    if not isinstance(info, dict) or not isinstance(info.get("name"), str):
-        return "initialize result has no serverInfo with a name"
-    return None
-
+    def _classify_result(self, msg: rpc.Response, pending: PendingRequest) -> list[Event]:
+        """Stateless era: dispatch on ``resultType`` (spec: basic, ResultType)."""
+        result, method = msg.result, pending.method
+        kind = result.get("resultType")
+        if kind is None:
+            # Clients MUST read an absent resultType as "complete"; a 2026 server MUST send it.
+            return [
+                ProtocolIssue("result-type-missing", f"{method} result has no resultType", msg),
+                ResponseReceived(msg.id, method, result),
+            ]
+        if kind == sl.RESULT_COMPLETE:
+            return [ResponseReceived(msg.id, method, result)]
+        if kind == sl.RESULT_INPUT_REQUIRED:
+            problem = sl.input_required_problem(result, self.capabilities)
+            if method not in sl.MRTR_METHODS:
+                problem = f"{method} may not be answered with an InputRequiredResult"
+            if problem is None:
+                state = result.get("requestState")
+                return [InputRequired(
+                    msg.id, method, pending.params or {}, result.get("inputRequests") or {},
+                    state if isinstance(state, str) else None,
+                )]
+        else:
+            problem = f"unknown resultType {kind!r}"
+        return [ProtocolIssue("invalid-result", problem, msg), InvalidAnswer(msg.id, method, problem)]

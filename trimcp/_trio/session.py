@@ -40,6 +40,7 @@ from .._sansio import events as ev
 from .._sansio import jsonrpc as rpc
 from .._sansio.lifecycle import CLOSED
 from .._sansio.session import Connection
+from .._sansio.stateless import Envelope
 from .stream import MessageStream
 
 logger = logging.getLogger("trimcp")
@@ -59,6 +60,17 @@ ProgressCallback = Callable[[ev.ProgressReceived], Awaitable[None] | None]
 NotificationHandler = Callable[[str, dict[str, Any]], Awaitable[None] | None]
 
 
+class NeedInput(Exception):
+    """Raised by a request handler (server, stateless era) to answer with an
+    InputRequiredResult: the client must fulfil ``input_requests`` and retry,
+    echoing ``request_state`` (spec: basic/patterns/mrtr)."""
+
+    def __init__(self, input_requests: dict[str, Any] | None, request_state: str | None = None) -> None:
+        super().__init__("input required")
+        self.input_requests = input_requests
+        self.request_state = request_state
+
+
 @attrs.define
 class RequestContext:
     """What a handler of a peer request gets besides its params."""
@@ -67,6 +79,8 @@ class RequestContext:
     request_id: rpc.RequestId
     method: str
     params: dict[str, Any]
+    #: Stateless era: the request's own protocol version, client capabilities, ...
+    envelope: Envelope | None = None
 
     @property
     def progress_token(self) -> str | int | None:
@@ -313,11 +327,14 @@ class SessionDriver:
             conn.send_error(event.id, rpc.METHOD_NOT_FOUND, f"method not found: {event.method}")
             await self._flush_quietly()
             return
-        ctx = RequestContext(self, event.id, event.method, event.params)
+        ctx = RequestContext(self, event.id, event.method, event.params, event.envelope)
         with trio.CancelScope() as scope:
             self._handler_scopes[event.id] = scope
             try:
                 result = await handler(ctx)
+            except NeedInput as need:
+                if not self.is_closed:
+                    conn.send_input_required(event.id, need.input_requests, need.request_state)
             except McpError as exc:
                 self._answer_error(event.id, exc.code, exc.message, exc.data)
             except LocalProtocolError as exc:
