@@ -1,37 +1,47 @@
-"""Typed MCP objects for the handshake-era revisions, and their wire form.
+"""Typed MCP objects for every revision, 2024-11-05 to 2026-07-28, and their wire form.
 
 Theory of operation
 -------------------
-Covers spec revisions 2024-11-05, 2025-03-26, 2025-06-18 and 2025-11-25 (one
-class per object, carrying the union of the members of all four revisions;
-members a revision lacks are simply ``None``).  The 2026-07-28 stateless era
-will extend these classes rather than replace them: ``Result.result_type`` is
-already there, and other new members survive in ``extra`` meanwhile.
+One class per object, carrying the union of the members of all five spec
+revisions (2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 of the handshake
+era, 2026-07-28 of the stateless era); members a revision lacks are simply
+``None``.  A member that some revision makes optional is optional in the class
+(``elicitationId``, ``resultType``, ``ttlMs`` …); the rules of one revision are
+applied by the per-revision tables (``request_types(revision)``,
+``parse_result(..., revision=...)``).
 
 ``from_wire(cls, data)`` turns a decoded JSON object into an instance,
 checking required members and JSON types and raising ``SchemaError`` with the
-JSON path of the first problem; ``to_wire(obj)`` turns an instance back into a
-JSON-ready dict.  Unknown members are kept in ``extra`` and ``_meta`` in
-``meta``, so ``to_wire(from_wire(cls, d)) == d`` for every valid ``d``.
-``REQUEST_TYPES`` / ``NOTIFICATION_TYPES`` map method names to classes.
+JSON path of the first problem; ``to_wire(obj)`` turns an instance (or a map of
+instances, such as ``InputRequests``) back into a JSON-ready value.  Unknown
+members are kept in ``extra`` and ``_meta`` in ``meta``, so
+``to_wire(from_wire(cls, d)) == d`` for every valid ``d``.
 
 Modules: the machinery is ``_converter`` (the one cattrs converter), ``_rules``
 (wire names, JSON types, ``SchemaError``), ``_hooks`` (primitives, arrays, maps,
 unions) and ``_classes`` (generated per-class functions); the types are in
 ``base``, ``content``, ``lifecycle``, ``tools``, ``resources``, ``prompts`` (and
 completion), ``sampling``, ``elicitation``, ``tasks`` and ``misc`` (logging,
-progress, cancellation, roots); ``methods`` holds the method tables.
+progress, cancellation, roots); the 2026-07-28 additions in ``meta`` (reserved
+``_meta`` keys, the request envelope), ``modern`` (discovery, subscriptions,
+error data) and ``mrtr`` (multi round-trip requests); ``methods`` holds the
+method tables, overall and per revision.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, TypeVar, overload
 
 from attrs import AttrsInstance
 
 from ._converter import SchemaError as SchemaError
 from ._converter import converter as converter
+from .base import RESULT_TYPE_COMPLETE as RESULT_TYPE_COMPLETE
+from .base import RESULT_TYPE_INPUT_REQUIRED as RESULT_TYPE_INPUT_REQUIRED
 from .base import Annotations as Annotations
+from .base import CacheableResult as CacheableResult
+from .base import CacheScope as CacheScope
 from .base import Cursor as Cursor
 from .base import EmptyResult as EmptyResult
 from .base import Icon as Icon
@@ -78,13 +88,30 @@ from .lifecycle import SamplingCapability as SamplingCapability
 from .lifecycle import ServerCapabilities as ServerCapabilities
 from .lifecycle import TasksCapability as TasksCapability
 from .lifecycle import ToolsCapability as ToolsCapability
+from .meta import CLIENT_CAPABILITIES_META as CLIENT_CAPABILITIES_META
+from .meta import CLIENT_INFO_META as CLIENT_INFO_META
+from .meta import LOG_LEVEL_META as LOG_LEVEL_META
+from .meta import PROTOCOL_VERSION_META as PROTOCOL_VERSION_META
+from .meta import SERVER_INFO_META as SERVER_INFO_META
+from .meta import SUBSCRIPTION_ID_META as SUBSCRIPTION_ID_META
+from .meta import Envelope as Envelope
+from .meta import envelope as envelope
+from .meta import server_info as server_info
+from .meta import subscription_id as subscription_id
+from .methods import CACHEABLE_METHODS as CACHEABLE_METHODS
+from .methods import HANDSHAKE_REVISIONS as HANDSHAKE_REVISIONS
+from .methods import MODERN_REVISION as MODERN_REVISION
 from .methods import NOTIFICATION_TYPES as NOTIFICATION_TYPES
 from .methods import PARAMS_REQUIRED as PARAMS_REQUIRED
 from .methods import REQUEST_TYPES as REQUEST_TYPES
+from .methods import REVISIONS as REVISIONS
 from .methods import TASK_AUGMENTABLE as TASK_AUGMENTABLE
+from .methods import notification_types as notification_types
+from .methods import params_required as params_required
 from .methods import parse_notification_params as parse_notification_params
 from .methods import parse_request_params as parse_request_params
 from .methods import parse_result as parse_result
+from .methods import request_types as request_types
 from .methods import result_class as result_class
 from .misc import LOGGING_LEVELS as LOGGING_LEVELS
 from .misc import CancelledNotificationParams as CancelledNotificationParams
@@ -95,6 +122,33 @@ from .misc import LoggingMessageNotificationParams as LoggingMessageNotification
 from .misc import ProgressNotificationParams as ProgressNotificationParams
 from .misc import Root as Root
 from .misc import SetLevelRequestParams as SetLevelRequestParams
+from .modern import ERROR_DATA_TYPES as ERROR_DATA_TYPES
+from .modern import DiscoverRequestParams as DiscoverRequestParams
+from .modern import DiscoverResult as DiscoverResult
+from .modern import Error as Error
+from .modern import (
+    MissingRequiredClientCapabilityErrorData as MissingRequiredClientCapabilityErrorData,
+)
+from .modern import SubscriptionFilter as SubscriptionFilter
+from .modern import (
+    SubscriptionsAcknowledgedNotificationParams as SubscriptionsAcknowledgedNotificationParams,
+)
+from .modern import SubscriptionsListenRequestParams as SubscriptionsListenRequestParams
+from .modern import SubscriptionsListenResult as SubscriptionsListenResult
+from .modern import UnsupportedProtocolVersionErrorData as UnsupportedProtocolVersionErrorData
+from .modern import parse_error_data as parse_error_data
+from .mrtr import INPUT_REQUEST_TYPES as INPUT_REQUEST_TYPES
+from .mrtr import MRTR_METHODS as MRTR_METHODS
+from .mrtr import CreateMessageInputRequest as CreateMessageInputRequest
+from .mrtr import ElicitInputRequest as ElicitInputRequest
+from .mrtr import InputRequest as InputRequest
+from .mrtr import InputRequests as InputRequests
+from .mrtr import InputRequiredResult as InputRequiredResult
+from .mrtr import InputResponse as InputResponse
+from .mrtr import InputResponses as InputResponses
+from .mrtr import ListRootsInputRequest as ListRootsInputRequest
+from .mrtr import UnknownInputResponse as UnknownInputResponse
+from .mrtr import input_response as input_response
 from .prompts import CompleteRequestParams as CompleteRequestParams
 from .prompts import CompleteResult as CompleteResult
 from .prompts import Completion as Completion
@@ -144,6 +198,7 @@ from .tasks import Task as Task
 from .tasks import TaskMetadata as TaskMetadata
 from .tasks import TaskStatus as TaskStatus
 from .tasks import TaskStatusNotificationParams as TaskStatusNotificationParams
+from .tools import X_MCP_HEADER as X_MCP_HEADER
 from .tools import CallToolRequestParams as CallToolRequestParams
 from .tools import CallToolResult as CallToolResult
 from .tools import ListToolsRequestParams as ListToolsRequestParams
@@ -170,22 +225,45 @@ def from_wire(cls: Any, data: object) -> Any:
     return converter.get_structure_hook(cls)(data, cls)
 
 
-def to_wire(obj: AttrsInstance) -> dict[str, Any]:
-    """The wire form (camelCase, ``None`` members left out, ``extra`` merged back) of ``obj``."""
+def to_wire(obj: AttrsInstance | Mapping[str, AttrsInstance]) -> dict[str, Any]:
+    """The wire form (camelCase, ``None`` members left out, ``extra`` merged back) of ``obj``.
+
+    ``obj`` may also be a map of objects (``InputRequests``, ``InputResponses``).
+    """
+    if isinstance(obj, Mapping):
+        return {key: converter.unstructure(value) for key, value in obj.items()}
     out: dict[str, Any] = converter.unstructure(obj)
     return out
 
 
 __all__ = [
+    "CACHEABLE_METHODS",
+    "CLIENT_CAPABILITIES_META",
+    "CLIENT_INFO_META",
+    "ERROR_DATA_TYPES",
+    "HANDSHAKE_REVISIONS",
+    "INPUT_REQUEST_TYPES",
     "LOGGING_LEVELS",
+    "LOG_LEVEL_META",
+    "MODERN_REVISION",
+    "MRTR_METHODS",
     "NOTIFICATION_TYPES",
     "PARAMS_REQUIRED",
+    "PROTOCOL_VERSION_META",
     "RELATED_TASK_META_KEY",
     "REQUEST_TYPES",
+    "RESULT_TYPE_COMPLETE",
+    "RESULT_TYPE_INPUT_REQUIRED",
+    "REVISIONS",
+    "SERVER_INFO_META",
+    "SUBSCRIPTION_ID_META",
     "TASK_AUGMENTABLE",
+    "X_MCP_HEADER",
     "Annotations",
     "AudioContent",
     "BlobResourceContents",
+    "CacheScope",
+    "CacheableResult",
     "CallToolRequestParams",
     "CallToolResult",
     "CancelTaskRequestParams",
@@ -199,11 +277,15 @@ __all__ = [
     "CompletionContext",
     "CompletionReference",
     "ContentBlock",
+    "CreateMessageInputRequest",
     "CreateMessageRequestParams",
     "CreateMessageResult",
     "CreateTaskResult",
     "Cursor",
+    "DiscoverRequestParams",
+    "DiscoverResult",
     "ElicitAction",
+    "ElicitInputRequest",
     "ElicitRequestFormParams",
     "ElicitRequestParams",
     "ElicitRequestURLParams",
@@ -212,6 +294,8 @@ __all__ = [
     "ElicitationCompleteNotificationParams",
     "EmbeddedResource",
     "EmptyResult",
+    "Envelope",
+    "Error",
     "GetPromptRequestParams",
     "GetPromptResult",
     "GetTaskPayloadRequestParams",
@@ -224,6 +308,11 @@ __all__ = [
     "IncludeContext",
     "InitializeRequestParams",
     "InitializeResult",
+    "InputRequest",
+    "InputRequests",
+    "InputRequiredResult",
+    "InputResponse",
+    "InputResponses",
     "ListChangedCapability",
     "ListPromptsRequestParams",
     "ListPromptsResult",
@@ -231,6 +320,7 @@ __all__ = [
     "ListResourceTemplatesResult",
     "ListResourcesRequestParams",
     "ListResourcesResult",
+    "ListRootsInputRequest",
     "ListRootsRequestParams",
     "ListRootsResult",
     "ListTasksRequestParams",
@@ -239,6 +329,7 @@ __all__ = [
     "ListToolsResult",
     "LoggingLevel",
     "LoggingMessageNotificationParams",
+    "MissingRequiredClientCapabilityErrorData",
     "ModelHint",
     "ModelPreferences",
     "NotificationParams",
@@ -275,6 +366,10 @@ __all__ = [
     "ServerCapabilities",
     "SetLevelRequestParams",
     "SubscribeRequestParams",
+    "SubscriptionFilter",
+    "SubscriptionsAcknowledgedNotificationParams",
+    "SubscriptionsListenRequestParams",
+    "SubscriptionsListenResult",
     "Task",
     "TaskMetadata",
     "TaskStatus",
@@ -291,11 +386,21 @@ __all__ = [
     "ToolsCapability",
     "URLElicitationRequiredErrorData",
     "UnknownContent",
+    "UnknownInputResponse",
     "UnsubscribeRequestParams",
+    "UnsupportedProtocolVersionErrorData",
+    "envelope",
     "from_wire",
+    "input_response",
+    "notification_types",
+    "params_required",
+    "parse_error_data",
     "parse_notification_params",
     "parse_request_params",
     "parse_result",
+    "request_types",
     "result_class",
+    "server_info",
+    "subscription_id",
     "to_wire",
 ]

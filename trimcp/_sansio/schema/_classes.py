@@ -26,7 +26,9 @@ The rules applied (spec revisions 2024-11-05 … 2025-11-25; see ``_rules``):
   optional attribute defaults to ``None``), and left out when ``None``.  A
   member present as ``null`` is checked against the declared type *without*
   its ``None``, so it fails: the schemas never allow ``null`` for an optional
-  member.
+  member.  The exception is a member declared ``Any`` (any JSON value, such as
+  2026-07-28 ``structuredContent``): ``null`` there reads as absent and is
+  left out on the way back.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 Theory of operation
 -------------------
-Every MCP revision (2024-11-05 … 2025-11-25, and the 2026-07-28 stateless era
-later) writes objects as JSON with camelCase member names, marks optional
+Every MCP revision (2024-11-05 … 2025-11-25, and the 2026-07-28 stateless
+era) writes objects as JSON with camelCase member names, marks optional
 members by leaving them out, lets ``_meta`` carry anything and lets a peer add
 members we do not know.  ``converter`` maps that world to attrs classes with
 snake_case attributes.  cattrs does the dispatching and caching; the hook
@@ -23,13 +23,15 @@ copied — and ``to_wire`` shares them with its output.  Treat them as read-only
 
 Registration order matters: cattrs tries the most recently registered
 predicate first, so the discriminated unions registered by the type modules
-(``register_tagged_union``) win over the generic union factory.
+(``register_tagged_union``) win over the generic union factory, and a class
+registered with ``register_checked`` (a rule spanning members, checked after
+the generated function) wins over the attrs factory.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final
+from collections.abc import Callable, Mapping
+from typing import Any, Final, TypeVar
 
 import attrs
 import cattrs
@@ -67,9 +69,12 @@ __all__ = [
     "SchemaError",
     "converter",
     "json_type",
+    "register_checked",
     "register_tagged_union",
     "register_union_hook",
 ]
+
+_T = TypeVar("_T")
 
 converter: Final = cattrs.Converter()
 """The converter.  Prefer the package helpers ``from_wire`` / ``to_wire``."""
@@ -108,3 +113,20 @@ def register_tagged_union(
     register_union_hook(
         union, tagged_union_hook(converter, tag, members, default=default, fallback=fallback)
     )
+
+
+def register_checked(cls: type[_T], check: Callable[[_T], None]) -> None:
+    """Structure ``cls`` as usual, then run ``check`` on the instance.
+
+    For rules that span members (``InputRequiredResult`` needs ``inputRequests``
+    or ``requestState``); ``check`` raises ``SchemaError`` with a path relative
+    to the object.  Registered for ``cls`` exactly, not for its subclasses.
+    """
+    hook = class_structure_factory(cls, converter)
+
+    def structure_checked(value: Any, tp: Any) -> Any:
+        obj = hook(value, tp)
+        check(obj)
+        return obj
+
+    converter.register_structure_hook_func(lambda t: t is cls, structure_checked)

@@ -15,20 +15,32 @@ snake_case attributes whose wire names are their camelCase, optional members
 defaulting to ``None`` (meaning "absent on the wire"), ``meta`` for ``_meta``
 and ``extra`` for members we do not know, so that nothing a peer sends is lost.
 
-Forward compatibility: ``Result.result_type`` is the ``resultType`` member that
-every result carries in the 2026-07-28 stateless era; in the handshake era it is
-absent (``None``).  Other stateless-era members (``ttlMs``, ``cacheScope`` …)
-are kept in ``extra`` until their classes are added.
+The 2026-07-28 stateless era adds two things every module relies on:
+
+* ``Result.result_type`` is the ``resultType`` member: ``"complete"`` for a
+  final result, ``"input_required"`` for an ``InputRequiredResult`` (see
+  ``mrtr``).  Handshake-era peers leave it out (``None``).  It is optional in
+  the classes, which serve every revision; the per-revision tables in
+  ``methods`` require it for 2026-07-28.
+* ``CacheableResult`` carries the cache hints ``ttlMs`` (milliseconds the
+  result stays fresh) and ``cacheScope`` (``"public"``: shareable across users;
+  ``"private"``: only within one authorization context).  ``PaginatedResult``
+  derives from it, since every 2026-07-28 list result is cacheable; again the
+  hints are required only by the 2026-07-28 tables.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
 
 import attrs
 
 __all__ = [
+    "RESULT_TYPE_COMPLETE",
+    "RESULT_TYPE_INPUT_REQUIRED",
     "Annotations",
+    "CacheScope",
+    "CacheableResult",
     "Cursor",
     "EmptyResult",
     "Icon",
@@ -50,6 +62,13 @@ ProgressToken: TypeAlias = int | str
 Cursor: TypeAlias = str
 #: The sender or recipient of a message or data (``Annotations.audience``).
 Role: TypeAlias = Literal["user", "assistant"]
+#: Who may cache a result (2026-07-28): anyone, or only the same authorization context.
+CacheScope: TypeAlias = Literal["public", "private"]
+
+#: ``resultType`` of a final result (2026-07-28).
+RESULT_TYPE_COMPLETE: Final = "complete"
+#: ``resultType`` of an ``InputRequiredResult`` (2026-07-28).
+RESULT_TYPE_INPUT_REQUIRED: Final = "input_required"
 
 
 @attrs.frozen(kw_only=True)
@@ -116,7 +135,8 @@ class Result:
     """The base of every result.
 
     ``result_type`` is the 2026-07-28 ``resultType`` member (``"complete"``,
-    ``"input_required"`` …); handshake-era peers leave it out.
+    ``"input_required"``; extensions may add more); handshake-era peers leave
+    it out, and a client must then read it as ``"complete"``.
     """
 
     meta: dict[str, Any] | None = None
@@ -130,7 +150,25 @@ class EmptyResult(Result):
 
 
 @attrs.frozen(kw_only=True)
-class PaginatedResult(Result):
+class CacheableResult(Result):
+    """A result with cache hints (2026-07-28): ``server/discover``, the ``*/list``
+    results and ``resources/read``.
+
+    A negative ``ttlMs`` is invalid from a server, but a lenient client reads it
+    (and an absent one) as 0: see ``cache_ttl_ms``.
+    """
+
+    ttl_ms: int | None = None
+    cache_scope: CacheScope | None = None
+
+    @property
+    def cache_ttl_ms(self) -> int:
+        """How long (ms) the result may be served from a cache: ``ttlMs``, 0 if absent or negative."""
+        return max(self.ttl_ms or 0, 0)
+
+
+@attrs.frozen(kw_only=True)
+class PaginatedResult(CacheableResult):
     """The base of ``*/list`` results: ``nextCursor`` is absent on the last page."""
 
     next_cursor: Cursor | None = None

@@ -184,7 +184,8 @@ class ToolResultContent:
 
     tool_use_id: str
     content: list[ContentBlock]
-    structured_content: dict[str, Any] | None = None
+    #: An object in 2025-11-25; any JSON value from 2026-07-28.
+    structured_content: Any = None
     is_error: bool | None = None
     meta: dict[str, Any] | None = None
     type: Literal["tool_result"] = attrs.field(default="tool_result", metadata=_TAG)

@@ -11,6 +11,9 @@ validates it and fills defaults.  *URL mode* (2025-11-25): ``url`` plus an
 ``elicitationId``; the user completes the flow out of band and the server may
 send ``notifications/elicitation/complete``.  The two are told apart by
 ``mode``; a request without ``mode`` is form mode (the 2025-06-18 shape).
+2026-07-28 drops ``elicitationId`` and the completion notification (the
+request now travels inside an ``InputRequiredResult``, see ``mrtr``), so
+``elicitation_id`` is optional here although 2025-11-25 requires it.
 
 The answer is ``ElicitResult``: ``action`` accept / decline / cancel and, on
 accept in form mode, ``content`` (values: string, number, boolean, or a list of
@@ -56,7 +59,8 @@ class ElicitRequestFormParams(RequestParams):
 class ElicitRequestURLParams(RequestParams):
     message: str
     url: str
-    elicitation_id: str
+    #: Required in 2025-11-25; absent in 2026-07-28.
+    elicitation_id: str | None = None
     mode: Literal["url"] = attrs.field(default="url", metadata={WIRE_REQUIRED: True})
     task: TaskMetadata | None = None
 

@@ -1,4 +1,4 @@
-"""The handshake: ``initialize``, implementation info and capabilities.
+"""The handshake (``initialize``), implementation info and capabilities.
 
 Theory of operation
 -------------------
@@ -20,8 +20,15 @@ added when:
 * 2025-11-25: ``elicitation.form``/``url``, ``sampling.context``/``tools``,
   ``tasks`` on both sides; ``Implementation.icons``/``websiteUrl``/``description``.
 
-Capabilities are not a closed set: unknown ones (e.g. the 2026-07-28
-``extensions``) land in ``extra`` and are written back unchanged.
+* 2026-07-28: ``extensions`` on both sides (extension identifier -> settings
+  object, ``{}`` = supported with no settings; e.g. ``io.modelcontextprotocol/tasks``,
+  which replaces ``tasks``).  There is no ``initialize`` any more: the client
+  sends its ``ClientCapabilities`` and ``Implementation`` in every request's
+  ``_meta`` (see ``meta``) and the server publishes its ``ServerCapabilities``
+  in the ``server/discover`` result (see ``modern``).
+
+Capabilities are not a closed set: unknown ones land in ``extra`` and are
+written back unchanged.
 """
 
 from __future__ import annotations
@@ -149,6 +156,8 @@ class TasksCapability:
 @attrs.frozen(kw_only=True)
 class ClientCapabilities:
     experimental: dict[str, dict[str, Any]] | None = None
+    #: 2026-07-28: extension identifier -> settings object.
+    extensions: dict[str, dict[str, Any]] | None = None
     roots: RootsCapability | None = None
     sampling: SamplingCapability | None = None
     elicitation: ElicitationCapability | None = None
@@ -159,6 +168,8 @@ class ClientCapabilities:
 @attrs.frozen(kw_only=True)
 class ServerCapabilities:
     experimental: dict[str, dict[str, Any]] | None = None
+    #: 2026-07-28: extension identifier -> settings object.
+    extensions: dict[str, dict[str, Any]] | None = None
     logging: dict[str, Any] | None = None
     completions: dict[str, Any] | None = None
     prompts: PromptsCapability | None = None

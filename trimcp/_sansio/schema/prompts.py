@@ -12,17 +12,24 @@ Spec "Server features / Prompts" and "Utilities / Completion", revisions
 it ``ResourceReference``, same shape).  2025-06-18 adds ``context.arguments``
 (values already chosen) and ``title`` on prompts, arguments and references;
 2025-11-25 adds ``icons`` on prompts.  A completion holds at most 100 values.
+2026-07-28 makes ``prompts/list`` cacheable and lets ``prompts/get`` be
+answered with an ``InputRequiredResult`` and retried with ``inputResponses`` /
+``requestState`` (see ``mrtr``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import attrs
 
 from ._converter import WIRE_REQUIRED, register_tagged_union
 from .base import Icon, PaginatedRequestParams, PaginatedResult, RequestParams, Result, Role
 from .content import ContentBlock
+
+if TYPE_CHECKING:
+    # Resolved by ``mrtr`` (which imports this module).
+    from .mrtr import InputResponses
 
 __all__ = [
     "CompleteRequestParams",
@@ -84,6 +91,9 @@ class ListPromptsResult(PaginatedResult):
 class GetPromptRequestParams(RequestParams):
     name: str
     arguments: dict[str, str] | None = None
+    #: 2026-07-28 retry after an ``InputRequiredResult`` (see ``mrtr``).
+    input_responses: InputResponses | None = None
+    request_state: str | None = None
 
 
 @attrs.frozen(kw_only=True)

@@ -14,24 +14,34 @@ has no params of its own.
 
 2025-06-18 adds ``title`` and ``_meta``, 2025-11-25 ``icons``.  A missing
 resource is JSON-RPC error -32002 in the handshake era (-32602 from 2026-07-28).
+
+2026-07-28 drops ``resources/subscribe`` / ``unsubscribe`` (the client opens a
+``subscriptions/listen`` stream instead, see ``modern``), makes the list and
+read results cacheable (``ttlMs``, ``cacheScope``: see ``base.CacheableResult``)
+and lets ``resources/read`` be answered with an ``InputRequiredResult`` and
+retried with ``inputResponses`` / ``requestState`` (see ``mrtr``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from .base import (
     Annotations,
+    CacheableResult,
     Icon,
     NotificationParams,
     PaginatedRequestParams,
     PaginatedResult,
     RequestParams,
-    Result,
 )
 from .content import ResourceContents
+
+if TYPE_CHECKING:
+    # Resolved by ``mrtr`` (which imports this module).
+    from .mrtr import InputResponses
 
 __all__ = [
     "ListResourceTemplatesRequestParams",
@@ -93,10 +103,13 @@ class ListResourceTemplatesResult(PaginatedResult):
 @attrs.frozen(kw_only=True)
 class ReadResourceRequestParams(RequestParams):
     uri: str
+    #: 2026-07-28 retry after an ``InputRequiredResult`` (see ``mrtr``).
+    input_responses: InputResponses | None = None
+    request_state: str | None = None
 
 
 @attrs.frozen(kw_only=True)
-class ReadResourceResult(Result):
+class ReadResourceResult(CacheableResult):
     contents: list[ResourceContents]
 
 

@@ -15,11 +15,25 @@ by a ``CreateTaskResult`` instead) and returns ``CallToolResult``: ``content``
 blocks, optional ``structuredContent`` (2025-06-18, must match
 ``outputSchema`` when the tool declares one) and ``isError`` — a tool failure
 is a successful JSON-RPC response with ``isError: true``, not a JSON-RPC error.
+
+2026-07-28 changes:
+
+* ``structuredContent`` may be any JSON value (an array, say), not only an
+  object, so ``structured_content`` is typed ``Any``; the per-revision
+  ``parse_result`` still insists on an object for the handshake revisions.
+  (A JSON ``null`` there reads as absent.)
+* ``tools/call`` may be answered with an ``InputRequiredResult`` and retried
+  with ``inputResponses`` and ``requestState`` (see ``mrtr``).
+* A property of ``inputSchema`` may carry ``x-mcp-header`` (``X_MCP_HEADER``):
+  the Streamable HTTP client mirrors that argument into an ``Mcp-Param-{name}``
+  header.  ``inputSchema`` stays a plain dict; the annotation round-trips
+  like any other JSON Schema keyword.
+* ``execution`` (task support) moved to the tasks extension.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
@@ -27,7 +41,12 @@ from .base import Icon, PaginatedRequestParams, PaginatedResult, RequestParams, 
 from .content import ContentBlock
 from .tasks import TaskMetadata
 
+if TYPE_CHECKING:
+    # Resolved by ``mrtr`` (which imports this module through ``sampling``).
+    from .mrtr import InputResponses
+
 __all__ = [
+    "X_MCP_HEADER",
     "CallToolRequestParams",
     "CallToolResult",
     "ListToolsRequestParams",
@@ -36,6 +55,10 @@ __all__ = [
     "ToolAnnotations",
     "ToolExecution",
 ]
+
+
+#: The JSON Schema keyword that marks a tool argument as mirrored into an HTTP header (2026-07-28).
+X_MCP_HEADER: Final = "x-mcp-header"
 
 
 @attrs.frozen(kw_only=True)
@@ -100,10 +123,15 @@ class CallToolRequestParams(RequestParams):
     arguments: dict[str, Any] | None = None
     #: 2025-11-25: ask for task-augmented execution (the answer is a ``CreateTaskResult``).
     task: TaskMetadata | None = None
+    #: 2026-07-28 retry after an ``InputRequiredResult``: the answers, by input request key.
+    input_responses: InputResponses | None = None
+    #: 2026-07-28 retry: the server's opaque ``requestState``, echoed unchanged.
+    request_state: str | None = None
 
 
 @attrs.frozen(kw_only=True)
 class CallToolResult(Result):
     content: list[ContentBlock]
-    structured_content: dict[str, Any] | None = None
+    #: An object up to 2025-11-25; any JSON value from 2026-07-28.
+    structured_content: Any = None
     is_error: bool | None = None
