@@ -178,6 +178,12 @@ def _parse_float(literal: str) -> float:
     return value
 
 
+# Built once: json.loads/json.dumps with keyword arguments construct a new decoder/encoder
+# (and its C scanner) on every call.
+_decode: Final = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_parse_float).decode
+_encode: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
 def parse_payload(data: bytes | str, *, max_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> ParsedPayload:
     """Parse one complete JSON text into JSON-RPC messages.
 
@@ -194,7 +200,7 @@ def parse_payload(data: bytes | str, *, max_size: int = DEFAULT_MAX_MESSAGE_SIZE
         # Decode strictly ourselves: json.loads(bytes) would also accept UTF-16/32 and
         # (via "surrogatepass") encoded surrogates, neither of which is UTF-8.
         text = data.decode("utf-8") if isinstance(data, bytes) else data
-        obj = json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float)
+        obj = _decode(text)
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         return ParsedPayload([], [InvalidMessage(None, ErrorObject(PARSE_ERROR, f"parse error: {exc}"), data)])
     if isinstance(obj, list):
@@ -233,7 +239,7 @@ def message_to_obj(msg: Message) -> dict[str, Any]:
 
 def dumps(obj: Any) -> bytes:
     """Compact UTF-8 JSON; never contains a raw newline (json escapes them in strings)."""
-    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = _encode(obj)
     # A lone surrogate (legal as a JSON escape, so it can arrive from a peer) cannot be
     # UTF-8 encoded; it can only sit inside a JSON string, where "\udXXX" is its escape.
     return text.encode("utf-8", "backslashreplace")

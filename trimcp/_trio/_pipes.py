@@ -29,6 +29,7 @@ from typing import Final
 import trio
 
 from .._errors import RemoteProtocolError
+from ._locks import held
 from .._sansio.stdio import LineDecoder, frame
 
 _log = logging.getLogger("trimcp.stdio")
@@ -52,7 +53,7 @@ class LineWriter:
         """Raises ``trio.ClosedResourceError`` (closed on our side), ``trio.BrokenResourceError``
         (the reader is gone) or ``WriteAborted``."""
         data = memoryview(frame(payload))
-        async with self._lock:  # acquiring is our checkpoint
+        async with held(self._lock):
             if self.torn:
                 raise WriteAborted
             sent = 0
