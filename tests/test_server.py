@@ -1,4 +1,4 @@
-"""trimcp.server round-trips through the real trimcp client.
+"""trimcp.server round-trips through the real trimcp client (handshake era).
 
 In-process tests join ``open_client`` and ``serve_stream`` with
 ``memory_stream_pair`` (same serialization and parsing as a real transport);
@@ -28,6 +28,9 @@ from trimcp.server.reference import COUNTER_URI, INSTRUCTIONS, PNG, build_server
 
 @asynccontextmanager
 async def connected(server: Server, **client_kwargs: Any) -> AsyncIterator[tuple[ClientSession, ServerSession]]:
+    # These are handshake-era tests (the stateless era is in test_server_stateless.py):
+    # pin the newest handshake revision unless a test names another.
+    client_kwargs.setdefault("revision", "2025-11-25")
     client_end, server_end = memory_stream_pair()
     with collapse():
         async with trio.open_nursery() as nursery:

@@ -2,9 +2,12 @@
 
 Declare what the server offers on a ``Server`` (tools, resources, resource
 templates, prompts, completions), then run it with ``serve_stream`` (any
-``MessageStream``) or ``serve_stdio``.  Handlers receive a ``Context`` to log,
-report progress, and ask the client for sampling, elicitation or its roots.
-``trimcp.server.reference`` is a server exercising every handshake-era feature.
+``MessageStream``) or ``serve_stdio``.  One server speaks both eras: the
+``initialize`` handshake (2024-11-05 .. 2025-11-25) and the stateless
+2026-07-28 revision.  Handlers receive a ``Context`` to log, report progress,
+and ask the client for sampling, elicitation or its roots (``inputs``: real
+requests in the handshake era, multi-round-trip input in the stateless one).
+``trimcp.server.reference`` is a server exercising every feature of both eras.
 """
 
 from __future__ import annotations
@@ -20,13 +23,16 @@ from .content import image as image
 from .content import resource_link as resource_link
 from .content import text as text
 from .context import Context as Context
+from .inputs import InputRequest as InputRequest
 from .serve import run_stdio as run_stdio
 from .serve import serve_stdio as serve_stdio
 from .serve import serve_stream as serve_stream
 from .session import ServerSession as ServerSession
+from .subscriptions import Subscription as Subscription
 
 __all__ = [
-    "ClientCapabilityError", "Context", "ResourceNotFound", "Server", "ServerSession",
+    "ClientCapabilityError", "Context", "InputRequest", "ResourceNotFound", "Server", "ServerSession",
+    "Subscription",
     "audio", "embedded_blob", "embedded_text", "error_result", "image", "resource_link",
     "run_stdio", "serve_stdio", "serve_stream", "text",
 ]

@@ -15,6 +15,11 @@ model still learns that something was there:
 * ``audio`` arrived in 2025-03-26;
 * ``resource_link`` arrived in 2025-06-18.
 
+Members can leave too: ``_UNTIL`` names the last revision that has them
+(the tool ``execution`` member went with core tasks in 2026-07-28).  In the
+stateless era the revision is the one in each request's envelope, not a
+session's.
+
 Everything here copies; the registered definitions are never mutated.
 """
 
@@ -40,13 +45,20 @@ _SINCE: Final[Mapping[str, Mapping[str, str]]] = {
     "resource_contents": {"_meta": "2025-06-18"},
     "call_tool_result": {"structuredContent": "2025-06-18"},
 }
+#: kind -> {member: last revision that has it}
+_UNTIL: Final[Mapping[str, Mapping[str, str]]] = {
+    "tool": {"execution": "2025-11-25"},
+}
 #: content block type -> first revision that has it
 _CONTENT_SINCE: Final[Mapping[str, str]] = {"audio": "2025-03-26", "resource_link": "2025-06-18"}
 
 
 def _trim(kind: str, obj: Mapping[str, Any], revision: str) -> dict[str, Any]:
-    since = _SINCE[kind]
-    out = {k: v for k, v in obj.items() if k not in since or since[k] <= revision}
+    since, until = _SINCE[kind], _UNTIL.get(kind, {})
+    out = {
+        k: v for k, v in obj.items()
+        if (k not in since or since[k] <= revision) and (k not in until or revision <= until[k])
+    }
     ann = out.get("annotations")
     # Tool annotations (hints) differ from content/resource Annotations (audience, priority).
     if kind != "tool" and isinstance(ann, Mapping):

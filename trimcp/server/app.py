@@ -2,36 +2,57 @@
 
 Theory of operation
 -------------------
-A ``Server`` is a registry plus a set of live sessions.  Registration is by
-decorator (``@server.tool()``, ``@server.resource(uri)``,
+A ``Server`` is a registry plus the live sessions and subscriptions.
+Registration is by decorator (``@server.tool()``, ``@server.resource(uri)``,
 ``@server.resource_template(template)``, ``@server.prompt()``,
 ``@server.completion(...)``) or by the matching ``add_*``/``remove_*``
 methods, which may be called while clients are connected.
 
-The capabilities a session advertises are derived from what is registered
-when it starts (spec 2025-11-25, Lifecycle / Capability Negotiation):
-``tools``, ``resources`` (with ``subscribe``), ``prompts`` (each with
-``listChanged``), ``completions`` once a completion is registered, and
-``logging`` unless disabled.  Each session gets its own sans-IO
-``Connection`` built by ``make_connection``; the Connection answers
-``initialize``, ``ping`` and ``logging/setLevel`` itself and refuses methods
-whose capability was not advertised.
+One server speaks both eras (``supported_versions`` defaults to every
+revision trimcp knows): a client that opens with ``initialize`` gets a
+handshake-era session; a client whose requests carry the 2026-07-28 ``_meta``
+envelope is served statelessly, request by request (spec: basic/versioning,
+"dual-era server"); different connections may do either at the same time.
 
-``notify_*`` broadcast to every operating session concurrently:
-``list_changed`` after the registry changed, ``resources/updated`` to the
-sessions subscribed to that URI.  Changing the registry does not notify by
-itself, so a batch of changes can be announced once.
+The capabilities a connection advertises (``initialize`` result or
+``server/discover``) are derived from what is registered when it starts
+(spec 2025-11-25, Lifecycle / Capability Negotiation): ``tools``,
+``resources`` (with ``subscribe``), ``prompts`` (each with ``listChanged``),
+``completions`` once a completion is registered, and ``logging`` unless
+disabled.  Each connection gets its own sans-IO ``Connection`` built by
+``make_connection``; the Connection answers ``initialize``, ``ping``,
+``logging/setLevel`` and ``server/discover`` itself and refuses methods whose
+capability was not advertised.
+
+``notify_*`` deliver concurrently to every operating handshake session and to
+every open ``subscriptions/listen`` request whose filter asks for it
+(``subscriptions.py``): ``list_changed`` after the registry changed,
+``resources/updated`` to the sessions and subscriptions watching that URI.
+Changing the registry does not notify by itself, so a batch of changes can be
+announced once.
+
+Stateless-era settings: ``state_secret`` keys the HMAC of MRTR
+``requestState`` tokens (random per ``Server`` by default: pass the same
+secret to every instance behind a load balancer), ``request_state_ttl`` is
+their lifetime in seconds, ``request_state_principal`` may name the
+authenticated principal a token is bound to.  Cache hints (spec:
+server/utilities/caching): ``ttlMs`` defaults to 0 ("immediately stale") on
+list results and ``resources/read``, because tools, resources and readers may
+change at any moment; a server whose registry is fixed can raise
+``list_ttl_ms``.  Lists are ``public`` (one registry serves every client),
+reads ``private`` (a reader may depend on the caller); ``server/discover``
+is cacheable for ``discover_ttl_ms`` (5 minutes).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import trio
 
 from .._sansio.lifecycle import Role
-from .._sansio.revisions import HANDSHAKE_VERSIONS
+from .._sansio.revisions import ALL_VERSIONS
 from .._sansio.session import Connection
 from ._registry import (
     Handler,
@@ -44,9 +65,15 @@ from ._registry import (
     make_template,
     make_tool,
 )
+from ._state import StateSealer
 from .session import ServerSession
+from .subscriptions import Subscription
+
+if TYPE_CHECKING:
+    from .context import Context
 
 F = TypeVar("F", bound=Callable[..., Any])
+CacheScope = Literal["public", "private"]
 
 #: ``ref.type`` values of ``completion/complete`` (a short form is accepted when registering).
 _REF_TYPES = {"prompt": "ref/prompt", "resource": "ref/resource", "ref/prompt": "ref/prompt",
@@ -65,11 +92,23 @@ class Server:
         instructions: str | None = None,
         page_size: int | None = None,
         logging: bool = True,
-        supported_versions: Sequence[str] = HANDSHAKE_VERSIONS,
+        supported_versions: Sequence[str] = ALL_VERSIONS,
         request_timeout: float | None = 60.0,
+        state_secret: bytes | None = None,
+        request_state_ttl: float = 600.0,
+        request_state_principal: Callable[[Context], str | None] | None = None,
+        list_ttl_ms: int = 0,
+        list_cache_scope: CacheScope = "public",
+        read_ttl_ms: int = 0,
+        read_cache_scope: CacheScope = "private",
+        discover_ttl_ms: int = 300_000,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be positive (or None for a single page)")
+        if min(list_ttl_ms, read_ttl_ms, discover_ttl_ms) < 0:
+            raise ValueError("ttlMs values must be >= 0 (spec: caching)")
+        if {list_cache_scope, read_cache_scope} - {"public", "private"}:
+            raise ValueError("cacheScope must be 'public' or 'private'")
         self.info: dict[str, Any] = {"name": name, "version": version}
         if title is not None:
             self.info["title"] = title
@@ -88,6 +127,16 @@ class Server:
         self.roots_changed_handlers: list[Handler] = []
         #: The sessions currently connected.
         self.sessions: set[ServerSession] = set()
+        #: Open ``subscriptions/listen`` requests (stateless era).
+        self.listeners: set[Subscription] = set()
+        #: Mints and verifies MRTR ``requestState`` tokens.
+        self.request_state = StateSealer(state_secret, ttl=request_state_ttl)
+        self.request_state_principal = request_state_principal
+        self.list_ttl_ms = list_ttl_ms
+        self.list_cache_scope: CacheScope = list_cache_scope
+        self.read_ttl_ms = read_ttl_ms
+        self.read_cache_scope: CacheScope = read_cache_scope
+        self.discover_ttl_ms = discover_ttl_ms
 
     def __repr__(self) -> str:
         return f"<Server {self.info['name']} {self.info['version']}>"
@@ -335,20 +384,25 @@ class Server:
 
     def make_connection(self) -> Connection:
         """A fresh sans-IO Connection in the server role for one session."""
-        return Connection(
+        connection = Connection(
             Role.SERVER,
             info=dict(self.info),
             capabilities=self.capabilities(),
             supported_versions=self.supported_versions,
             instructions=self.instructions,
         )
+        connection.discover_ttl_ms = self.discover_ttl_ms
+        return connection
 
     async def _broadcast(
         self, method: str, params: dict[str, Any] | None, sessions: Iterable[ServerSession]
     ) -> None:
+        listeners = [sub for sub in list(self.listeners) if sub.wants(method, params)]
         async with trio.open_nursery() as nursery:
             for session in sessions:
                 nursery.start_soon(session.notify_quietly, method, params)
+            for sub in listeners:
+                nursery.start_soon(sub.deliver, method, params)
 
     async def notify_tools_list_changed(self) -> None:
         await self._broadcast("notifications/tools/list_changed", None, list(self.sessions))
@@ -363,3 +417,9 @@ class Server:
         """Tell every client subscribed to ``uri`` that it changed."""
         subscribed = [s for s in list(self.sessions) if uri in s.subscriptions]
         await self._broadcast("notifications/resources/updated", {"uri": uri}, subscribed)
+
+    def end_subscriptions(self) -> None:
+        """End every open ``subscriptions/listen`` gracefully (e.g. before shutting down):
+        each listen request is answered with its closing result."""
+        for sub in list(self.listeners):
+            sub.end()

@@ -20,6 +20,17 @@ and let the driver answer with an error":
   ``data``;
 * ``completion/complete`` caps ``values`` at 100 and reports ``total`` and
   ``hasMore``; an argument with no registered completer completes to nothing.
+
+Stateless era (a request with a ``_meta`` envelope): before the handler of a
+``tools/call``, ``prompts/get`` or ``resources/read`` runs, its
+``inputResponses`` and ``requestState`` are read into an ``InputLedger``
+(a bad state is -32602 at once); a handler stopped for input
+(``inputs._Suspend``, possibly inside a nursery's exception group) is
+answered with an ``InputRequiredResult`` or a -32021 error.  Complete
+results of the list methods and ``resources/read`` get the cache hints
+``ttlMs``/``cacheScope`` configured on the ``Server`` (spec:
+server/utilities/caching), ``ttlMs`` 0 for an MRTR retry.
+``subscriptions/listen`` is in ``subscriptions.py``.
 """
 
 from __future__ import annotations
@@ -31,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from .._errors import McpError
 from .._sansio import jsonrpc as rpc
+from .._sansio import stateless as sl
 from .._sansio.revisions import Era, get_revision
 from .._trio.session import RequestContext
 from . import _compat as compat
@@ -40,6 +52,8 @@ from ._pagination import paginate
 from ._registry import Handler, call
 from ._validate import validate
 from .context import Context
+from .inputs import InputLedger, find_suspension
+from .subscriptions import listen
 
 if TYPE_CHECKING:
     from .app import Server
@@ -262,16 +276,47 @@ METHODS: Final[dict[str, Method]] = {
     "prompts/list": list_prompts,
     "prompts/get": get_prompt,
     "completion/complete": complete,
+    "subscriptions/listen": listen,
 }
+_CACHEABLE_LISTS: Final = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list"})
+
+
+def _add_cache_hints(server: Server, method: str, result: dict[str, Any], ledger: InputLedger | None) -> None:
+    if method in _CACHEABLE_LISTS:
+        ttl, scope = server.list_ttl_ms, server.list_cache_scope
+    elif method == "resources/read":
+        ttl, scope = server.read_ttl_ms, server.read_cache_scope
+        if ledger is not None and ledger.is_retry:
+            ttl = 0  # spec (caching): an MRTR retry's result depends on inputs outside the cache key
+    else:
+        return
+    result.setdefault("ttlMs", ttl)
+    result.setdefault("cacheScope", scope)
 
 
 def request_handlers(session: ServerSession) -> dict[str, Callable[[RequestContext], Awaitable[dict[str, Any]]]]:
     """The driver's handler map for one session."""
+    server = session.server
 
-    def bind(method: Method) -> Callable[[RequestContext], Awaitable[dict[str, Any]]]:
+    def bind(name: str, method: Method) -> Callable[[RequestContext], Awaitable[dict[str, Any]]]:
         async def handle(request: RequestContext) -> dict[str, Any]:
-            return await method(session.server, Context(session, request), request.params)
+            ledger = None
+            if request.envelope is not None and name in sl.MRTR_METHODS:
+                hook = server.request_state_principal
+                principal = hook(Context(session, request)) if hook is not None else None
+                ledger = InputLedger(server.request_state, name, request.params, principal)
+            ctx = Context(session, request, ledger)
+            try:
+                result = await method(server, ctx, request.params)
+            except BaseException as exc:
+                suspended = find_suspension(exc)
+                if suspended is None:
+                    raise
+                raise suspended.answer from None
+            if request.envelope is not None:
+                _add_cache_hints(server, name, result, ledger)
+            return result
 
         return handle
 
-    return {name: bind(method) for name, method in METHODS.items()}
+    return {name: bind(name, method) for name, method in METHODS.items()}

@@ -1,4 +1,4 @@
-"""The trimcp reference server: every handshake-era server feature, in one place.
+"""The trimcp reference server: every server feature of both eras, in one place.
 
 Theory of operation
 -------------------
@@ -8,7 +8,12 @@ test-suite and the conformance harness talk to, and a worked example of the
 each session of a test starts from the same registry (``toggle_extra_tool``
 mutates it).
 
-What it exercises (spec revisions 2024-11-05 .. 2025-11-25):
+It speaks every revision trimcp knows: handshake clients (2024-11-05 ..
+2025-11-25) get a session, 2026-07-28 clients are served statelessly, and the
+``sample``, ``elicit`` and ``roots`` tools work in both (real server-to-client
+requests, or multi-round-trip ``InputRequiredResult`` answers).
+
+What it exercises:
 
 * tools: plain text (``echo``), structured output with ``outputSchema``
   (``add``), progress and cancellation (``slow``), logging at several levels
@@ -24,7 +29,10 @@ What it exercises (spec revisions 2024-11-05 .. 2025-11-25):
 * pagination (``page_size`` 5 by default, so ``tools/list`` has several
   pages) and ``instructions``;
 * the fixture names the official conformance suite's server scenarios call
-  (``test_simple_text``, ``test://static-text``, ``test_simple_prompt``, ...).
+  (``test_simple_text``, ``test://static-text``, ``test_simple_prompt``, ...),
+  including the 2026-07-28 ones in ``_reference_stateless``
+  (``test_input_required_result_*``, ``test_missing_capability``,
+  ``test_trigger_tool_change``, ...).
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ from typing import Any
 
 import trio
 
+from . import _reference_stateless
 from .app import Server
 from .content import audio, embedded_text, error_result, image, resource_link, text
 from .context import Context
@@ -89,6 +98,7 @@ def build_server(*, page_size: int | None = 5) -> Server:
     _register_conformance_tools(server)
     _register_resources(server)
     _register_prompts(server)
+    _reference_stateless.register(server)
     return server
 
 
