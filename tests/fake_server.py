@@ -6,6 +6,10 @@ drives message by message, so every byte on the wire is under the test's control
 ``connected()`` yields a client whose handshake the fake server has completed; ``spawn`` runs a
 client call in the background so the test can play the server meanwhile; ``round_trip`` (a
 ping the peer answers) proves everything the peer sent before has been handled.
+
+These fakes are handshake-era servers: a dual-era client (``revision=None``) first probes with
+``server/discover``, which ``expect_initialize`` refuses with -32601 as a legacy server would.
+The stateless-era fakes are in test_client_stateless.py.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ class Peer:
     ) -> None:
         self._receive, self._send_bytes, self.aclose = receive, send_bytes, aclose
         self.initialize: Json = {}
+        #: The client's server/discover probe, if it sent one.
+        self.probe: Json | None = None
 
     async def recv(self) -> Json:
         msg = json.loads(await self._receive())
@@ -109,8 +115,19 @@ class RawWire:
         return Peer(receive, self._in_send.send, aclose)
 
 
+async def expect_initialize(peer: Peer) -> Json:
+    """The client's initialize, after refusing its server/discover probe like a legacy server."""
+    msg = await peer.recv()
+    if msg.get("method") == "server/discover":
+        peer.probe = msg
+        await peer.send({"id": msg["id"], "error": {"code": -32601, "message": "Method not found"}})
+        msg = await peer.recv()
+    assert msg.get("method") == "initialize", f"expected initialize, got {msg}"
+    return msg
+
+
 async def serve_handshake(peer: Peer, capabilities: Json) -> Json:
-    init = await peer.expect("initialize")
+    init = await expect_initialize(peer)
     await peer.reply(init, {
         "protocolVersion": init["params"]["protocolVersion"],
         "capabilities": capabilities,

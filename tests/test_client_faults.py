@@ -18,7 +18,9 @@ from typing import Any
 import peers
 import pytest
 import trio
-from fake_server import TEXT_OK, Json, Peer, connected, drain, memory_peer, round_trip, spawn
+from fake_server import (
+    TEXT_OK, Json, Peer, connected, drain, expect_initialize, memory_peer, round_trip, spawn,
+)
 
 from trimcp import (
     ConnectError,
@@ -53,8 +55,10 @@ async def test_connect_timeout_when_initialize_is_never_answered(autojump_clock:
                 async with open_client(client_end):
                     pytest.fail("connected without an initialize answer")
             assert trio.current_time() - start == pytest.approx(30.0)
-    # The wire was closed (drain returned) and initialize was never cancelled.
-    assert [m["method"] for m in got] == ["initialize"]
+    # The wire was closed (drain returned); the unanswered probe was abandoned after
+    # probe_timeout (no cancellation: the server may not even know the method) and
+    # initialize was never cancelled.
+    assert [m["method"] for m in got] == ["server/discover", "initialize"]
 
 
 async def test_caller_cancelling_the_connect_never_cancels_initialize(autojump_clock: Any) -> None:
@@ -63,11 +67,11 @@ async def test_caller_cancelling_the_connect_never_cancels_initialize(autojump_c
         client_end, peer = memory_peer()
         async with trio.open_nursery() as nursery:
             nursery.start_soon(drain, peer, got)
-            with trio.move_on_after(5) as scope:
+            with trio.move_on_after(7) as scope:  # the probe gives up at 5 s, then initialize
                 async with open_client(client_end):
                     pytest.fail("connected without an initialize answer")
     assert scope.cancelled_caught
-    assert [m["method"] for m in got] == ["initialize"]
+    assert [m["method"] for m in got] == ["server/discover", "initialize"]
 
 
 async def test_server_request_before_initialize_answer_is_rejected(autojump_clock: Any) -> None:
@@ -80,7 +84,7 @@ async def test_server_request_before_initialize_answer_is_rejected(autojump_cloc
         done = trio.Event()
 
         async def server() -> None:
-            init = await peer.expect("initialize")
+            init = await expect_initialize(peer)
             await peer.send({"id": "early", "method": "sampling/createMessage",
                              "params": {"messages": [], "maxTokens": 1}})
             await peer.send({"id": "p", "method": "ping"})
@@ -390,7 +394,8 @@ async def test_stdio_connect_timeout_reaps_the_child() -> None:
     lines: list[str] = []
     with trio.fail_after(20):
         start = trio.current_time()
-        with pytest.raises(ConnectError, match="no answer to initialize within 0.5 s") as info:
+        # probe_timeout (5 s) is cut to the connect timeout, which the silent probe uses up.
+        with pytest.raises(ConnectError, match="no answer to server/discover within 0.5 s") as info:
             async with open_client(helper("mute"), env=peers.peer_env(), connect_timeout=0.5, on_stderr=lines.append):
                 pytest.fail("connected to a mute server")
         assert 0.5 <= trio.current_time() - start < 10

@@ -1258,3 +1258,27 @@ def test_receive_message_objects_directly() -> None:
     _, s = pair()
     assert s.receive_message(rpc.Request(9, "tools/list")) == [RequestReceived(9, "tools/list", {})]
     assert s.receive_message(rpc.Notification("vendor/x")) == [NotificationReceived("vendor/x", {})]
+
+
+def test_malformed_answer_to_discover_fails_the_probe() -> None:
+    from trimcp._sansio.lifecycle import CLOSED as _CLOSED
+
+    c = client(versions=["2026-07-28", "2025-11-25"])
+    c.discover()
+    [probe] = c.outgoing()
+    assert isinstance(probe, rpc.Request)
+    events = c.receive_bytes(rpc.dumps({"jsonrpc": "2.0", "id": probe.id, "result": 5}))
+    assert any(isinstance(e, HandshakeFailed) for e in events)
+    assert c.state is _CLOSED
+
+
+def test_stateless_request_without_log_level_gets_no_logs() -> None:
+    s = server(versions=["2026-07-28"], caps={"tools": {}})
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    s.receive_bytes(req(7, "tools/list", {"_meta": meta}))
+    s.receive_bytes(req(8, "tools/list", {"_meta": {**meta, "io.modelcontextprotocol/logLevel": "warning"}}))
+    assert not s.should_log("emergency", 7)
+    assert s.should_log("error", 8) and not s.should_log("info", 8)

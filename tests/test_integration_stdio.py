@@ -4,7 +4,9 @@ Each test starts its peer (mcp-server-time from PyPI, a server built on the offi
 SDK, and @modelcontextprotocol/server-everything from npm) and skips cleanly when that peer is
 not installed (``peers.require``).  They run in real time, each under a ``fail_after`` bound.
 The peers' names and outputs asserted here are part of their published behaviour (pinned
-versions: see tests/peers.py).
+versions: see tests/peers.py).  The SDK server speaks both eras: the dual-era client picks the
+stateless one (2026-07-28) with it, and the tests where the eras differ (server-to-client
+input, logging) also run with a handshake revision pinned.
 """
 
 from __future__ import annotations
@@ -110,9 +112,15 @@ async def sdk_client(handlers: Handlers | None = None, **kwargs: Any) -> AsyncIt
         yield client
 
 
+#: ``revision`` for the tests that run in both eras (None: the dual-era default, stateless here).
+BOTH_ERAS = pytest.mark.parametrize("revision", [None, "2025-11-25"], ids=["stateless", "handshake"])
+
+
 async def test_sdk_server_tools_resources_prompts() -> None:
     with trio.fail_after(60):
         async with sdk_client() as client:
+            assert client.era == "stateless" and client.protocol_version == "2026-07-28"
+            assert client.supported_versions is not None and "2026-07-28" in client.supported_versions
             assert client.server_info["name"] == "trimcp-test-sdk-server"
             tools = {t.name: t for t in await client.list_tools()}
             assert set(tools) == {"echo", "add", "slow", "big", "progress", "fail", "ask_name", "sample", "roots"}
@@ -150,7 +158,7 @@ async def test_sdk_server_ten_megabyte_result_arrives_intact() -> None:
             text = text_of(result)
             assert len(text) == size
             assert text == "x" * size
-            await client.ping()
+            assert text_of(await client.call_tool("echo", {"text": "after"})) == "after"
 
 
 async def test_sdk_server_timeout_then_the_session_goes_on() -> None:
@@ -166,10 +174,13 @@ async def test_sdk_server_timeout_then_the_session_goes_on() -> None:
             assert text_of(slept) == "slept 0.1"
 
 
-async def test_sdk_server_asks_our_handlers() -> None:
+@BOTH_ERAS
+async def test_sdk_server_asks_our_handlers(revision: str | None) -> None:
+    # Handshake era: server-to-client requests; stateless era: InputRequiredResult rounds.
     handlers = Handlers()
     with trio.fail_after(60):
-        async with sdk_client(handlers) as client:
+        async with sdk_client(handlers, revision=revision) as client:
+            assert client.era == ("stateless" if revision is None else "handshake")
             sampled = await client.call_tool("sample", {"prompt": "what is 6 * 7?"})
             assert text_of(sampled) == "the model says 42"
             (params,) = handlers.sampling
@@ -189,11 +200,14 @@ async def test_sdk_server_asks_our_handlers() -> None:
             assert handlers.roots_asked == 1
 
 
-async def test_sdk_server_progress_and_logging() -> None:
+@BOTH_ERAS
+async def test_sdk_server_progress_and_logging(revision: str | None) -> None:
     handlers = Handlers()
     events: list[ProgressReceived] = []
     with trio.fail_after(60):
-        async with sdk_client(handlers) as client:
+        async with sdk_client(handlers, revision=revision) as client:
+            if client.era == "stateless":
+                client.log_level = "info"  # 2026-07-28: no logLevel in _meta, no log messages
             result = await client.call_tool("progress", {"steps": 4, "delay": 0.01}, on_progress=events.append)
             assert text_of(result) == "done 4"
     assert [e.progress for e in events] == [1, 2, 3, 4]

@@ -9,7 +9,9 @@ Usage: python fault_server.py MODE [ARGS...]
   garbage         answer initialize; on tools/call first write a line that is not JSON,
                   then the answer (a text content "ok")
 
-Every mode answers ``ping`` and exits 0 at stdin EOF (unless it died first).
+Every mode answers ``ping``, refuses other requests (the ``server/discover`` probe of a
+dual-era client among them) with -32601 as a handshake-era server does, and exits 0 at stdin
+EOF (unless it died first).
 """
 
 from __future__ import annotations
@@ -67,6 +69,8 @@ def main() -> None:
             send({"id": msg["id"], "result": {}})
         elif method == "tools/call":
             on_call(mode, args, msg)
+        elif method is not None and "id" in msg:
+            send({"id": msg["id"], "error": {"code": -32601, "message": f"method not found: {method}"}})
 
 
 if __name__ == "__main__":

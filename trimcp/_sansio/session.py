@@ -158,6 +158,11 @@ class Connection(Negotiation):
         """Whether the peer's request ``request_id`` still needs our answer."""
         return request_id in self._incoming
 
+    @property
+    def has_output(self) -> bool:
+        """Whether ``outgoing()`` would return anything."""
+        return bool(self._outbox)
+
     def outgoing(self) -> list[rpc.Message]:
         """Drain the messages waiting to be transmitted, in order."""
         out, self._outbox = self._outbox, []
@@ -298,6 +303,9 @@ class Connection(Negotiation):
         threshold = self.log_level
         incoming = self._incoming.get(request_id) if request_id is not None else None
         if incoming is not None and incoming.envelope is not None:
+            # 2026-07-28 (logging): no logLevel in the request, no log messages for it.
+            if incoming.envelope.log_level is None:
+                return False
             threshold = incoming.envelope.log_level
         return threshold is None or LOG_LEVELS.index(level) >= LOG_LEVELS.index(threshold)
 
@@ -395,10 +403,14 @@ class Connection(Negotiation):
             pending = self._retire(bad.id)
             assert pending is not None
             err = rpc.ErrorObject(rpc.INVALID_REQUEST, f"malformed response: {bad.error.message}")
-            if pending.method == "initialize":
-                # The handshake cannot go on: fail it rather than stay INITIALIZING forever.
-                self.state = transition(self.role, self.state, LifecycleEvent.RECV_INIT_FAILURE)
-                events.append(HandshakeFailed(f"invalid answer to initialize: {bad.error.message}", err))
+            if pending.method == "initialize" or (pending.method == "server/discover" and self.state is DISCOVERING):
+                # Negotiation cannot go on: fail it rather than stay INITIALIZING/DISCOVERING forever.
+                failure = (
+                    LifecycleEvent.RECV_INIT_FAILURE if pending.method == "initialize"
+                    else LifecycleEvent.RECV_DISCOVER_FAILURE
+                )
+                self.state = transition(self.role, self.state, failure)
+                events.append(HandshakeFailed(f"invalid answer to {pending.method}: {bad.error.message}", err))
             else:
                 events.append(ErrorReceived(bad.id, pending.method, err))
         elif self.state is CLOSED:

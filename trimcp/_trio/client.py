@@ -13,6 +13,20 @@ server already gave (a server that loops would otherwise hang us).
 Server-to-client requests (sampling, elicitation, roots) are answered by the
 handlers given to ``open_client``; the client advertises exactly the
 capabilities for which it has a handler.
+
+Eras.  With ``revision=None`` the client is dual-era (spec: basic/versioning,
+transports/stdio "Backward Compatibility"): it probes with ``server/discover``
+under ``probe_timeout``; a DiscoverResult makes a stateless (2026-07-28)
+session, an ordinary error or silence a handshake-era one (``initialize``
+follows, offering the revision the server named if it named one), and a
+modern refusal with no revision in common fails the connect.  Pinning a
+stateless revision probes with no fallback; pinning a handshake revision only
+runs ``initialize``.  In the stateless era the same handlers answer the
+server's ``inputRequests`` (``mrtr.py``), list results are cached as their
+``ttlMs`` allows (``cache.py``), notifications are subscribed to with
+``listen`` (``subscriptions.py``), and the handshake-only methods (ping,
+``logging/setLevel``, resource subscriptions) are refused locally with a
+pointer to what replaced them.
 """
 
 from __future__ import annotations
@@ -31,14 +45,16 @@ from .._sansio import jsonrpc as rpc
 from .._sansio import schema as s
 from .._sansio.jsonrpc import DEFAULT_MAX_MESSAGE_SIZE
 from .._sansio.lifecycle import Role
-from .._sansio.revisions import HANDSHAKE_VERSIONS
-from .._sansio.session import Connection
+from .._sansio.revisions import ALL_VERSIONS, Era, get_revision
+from .._sansio.session import LOG_LEVELS, Connection
 from ._groups import collapse
+from .cache import ListCache
 from .session import (
     USE_DEFAULT, NotificationHandler, ProgressCallback, RequestContext, SessionDriver, UseDefault,
 )
 from .stdio import StdioProcessStream, open_stdio_process
 from .stream import MessageStream
+from .subscriptions import NotificationRouter, Subscription, open_subscription
 
 logger = logging.getLogger("trimcp")
 
@@ -73,19 +89,63 @@ def _to_wire(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else s.to_wire(value)
 
 
+#: Handshake-era methods gone from the stateless era, and what replaced each.
+_GONE_IN_STATELESS_ERA = {
+    "ping": "there is no ping from 2026-07-28 on; any request shows whether the server is alive",
+    "logging/setLevel": "set ClientSession.log_level instead: it travels in every request's _meta",
+    "resources/subscribe": "use ClientSession.listen(resource_uris=[...]) instead",
+    "resources/unsubscribe": "leave the ClientSession.listen(...) block instead",
+}
+
+
 class ClientSession:
     """A live client session; obtain one from ``open_client``."""
 
-    def __init__(self, driver: SessionDriver, handshake: ev.Initialized, max_pages: int) -> None:
+    def __init__(
+        self,
+        driver: SessionDriver,
+        handshake: ev.Initialized | ev.Discovered,
+        max_pages: int,
+        router: NotificationRouter | None = None,
+    ) -> None:
         self.driver = driver
         self.connection = driver.connection
+        #: ``"handshake"`` (initialize was run) or ``"stateless"`` (2026-07-28, server/discover).
+        self.era = "stateless" if isinstance(handshake, ev.Discovered) else "handshake"
         self.protocol_version = handshake.protocol_version
         self.server_info = handshake.peer_info
         self.server_capabilities = handshake.peer_capabilities
         self.instructions = handshake.instructions
+        #: Stateless era: the revisions the server listed in its DiscoverResult.
+        self.supported_versions: tuple[str, ...] | None = None
+        #: Stateless era: the raw DiscoverResult.
+        self.discover_result: dict[str, Any] | None = None
+        if isinstance(handshake, ev.Discovered):
+            self.supported_versions = tuple(handshake.supported_versions)
+            self.discover_result = handshake.result
         self.max_pages = max_pages
         #: The transport, e.g. a ``StdioProcessStream`` with ``stderr_tail()``.
         self.stream = driver.stream
+        self.router = router or NotificationRouter(None)
+        #: List pages kept as their ``ttlMs`` allows, dropped by ``list_changed``.
+        self.cache: ListCache[Any] = ListCache()
+        self.router.taps.append(self.cache.on_notification)
+
+    @property
+    def log_level(self) -> str | None:
+        """Stateless era: the minimum log level asked of the server in every request."""
+        return self.connection.request_log_level
+
+    @log_level.setter
+    def log_level(self, level: str | None) -> None:
+        if self.era != "stateless":
+            raise LocalProtocolError(
+                "log_level travels in the requests of the stateless era; in the handshake era "
+                "call set_logging_level()"
+            )
+        if level is not None and level not in LOG_LEVELS:
+            raise LocalProtocolError(f"unknown log level {level!r} (one of {', '.join(LOG_LEVELS)})")
+        self.connection.request_log_level = level
 
     # -------------------------------------------------------------- plumbing
 
@@ -97,21 +157,29 @@ class ClientSession:
         timeout: Timeout = USE_DEFAULT,
         on_progress: ProgressCallback | None = None,
     ) -> dict[str, Any]:
-        """Send any request and return the raw result object."""
+        """Send any request and return the raw result object (stateless era: the
+        complete one, after any rounds of input the server asked for)."""
+        hint = _GONE_IN_STATELESS_ERA.get(method)
+        if hint is not None and self.era == "stateless":
+            raise LocalProtocolError(
+                f"{method} does not exist in the stateless era (revision {self.protocol_version}): {hint}"
+            )
         return await self.driver.request(method, params, timeout=timeout, on_progress=on_progress)
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         await self.driver.notify(method, params)
 
-    async def _paginate(self, method: str, cls: type[Any], key: str, params: dict[str, Any] | None) -> list[Any]:
+    async def _paginate(self, method: str, cls: type[Any], key: str, refresh: bool) -> list[Any]:
         items: list[Any] = []
         seen: set[str] = set()
         cursor: str | None = None
         for _ in range(self.max_pages):
-            page_params = dict(params or {})
-            if cursor is not None:
-                page_params["cursor"] = cursor
-            page = _parse(cls, await self.request(method, page_params or None), method)
+            page = None if refresh else self.cache.get(method, cursor)
+            if page is None:
+                generation = self.cache.generation(method)
+                raw = await self.request(method, None if cursor is None else {"cursor": cursor})
+                page = _parse(cls, raw, method)
+                self.cache.put(method, cursor, page, raw, generation)
             items.extend(getattr(page, key))
             cursor = page.next_cursor
             if cursor is None:
@@ -121,13 +189,53 @@ class ClientSession:
             seen.add(cursor)
         raise RemoteProtocolError(f"{method}: more than {self.max_pages} pages; raise max_pages to read them all")
 
+    @asynccontextmanager
+    async def listen(
+        self,
+        *,
+        tools_list_changed: bool = False,
+        prompts_list_changed: bool = False,
+        resources_list_changed: bool = False,
+        resource_uris: Sequence[str] = (),
+        max_buffer: int = 256,
+        ack_timeout: Timeout = USE_DEFAULT,
+    ) -> AsyncIterator[Subscription]:
+        """Stateless era: open a ``subscriptions/listen`` stream and iterate over its
+        notifications as ``(method, params)``; leaving the block cancels it.
+
+        ``resource_uris`` asks for ``notifications/resources/updated`` of those
+        resources.  The block starts once the server acknowledged (within
+        ``ack_timeout``, default the request timeout); ``Subscription.acknowledged``
+        says which of the requested kinds it will send."""
+        if self.era != "stateless":
+            raise LocalProtocolError(
+                "subscriptions/listen belongs to the stateless era; in the handshake era use "
+                "subscribe_resource() and the notification_handler"
+            )
+        wanted: dict[str, Any] = {}
+        for field, flag in (
+            ("toolsListChanged", tools_list_changed), ("promptsListChanged", prompts_list_changed),
+            ("resourcesListChanged", resources_list_changed),
+        ):
+            if flag:
+                wanted[field] = True
+        if resource_uris:
+            wanted["resourceSubscriptions"] = list(resource_uris)
+        if not wanted:
+            raise LocalProtocolError("listen() needs at least one kind of notification to subscribe to")
+        async with open_subscription(
+            self.driver, self.router, wanted, max_buffer=max_buffer, ack_timeout=ack_timeout
+        ) as sub:
+            yield sub
+
     # -------------------------------------------------------------- methods
 
     async def ping(self, *, timeout: Timeout = USE_DEFAULT) -> None:
         await self.request("ping", timeout=timeout)
 
-    async def list_tools(self) -> list[s.Tool]:
-        return await self._paginate("tools/list", s.ListToolsResult, "tools", None)
+    async def list_tools(self, *, refresh: bool = False) -> list[s.Tool]:
+        """Every page; pages still fresh per their ``ttlMs`` come from the cache unless ``refresh``."""
+        return await self._paginate("tools/list", s.ListToolsResult, "tools", refresh)
 
     async def call_tool(
         self,
@@ -143,12 +251,13 @@ class ClientSession:
         result = await self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
         return _parse(s.CallToolResult, result, "tools/call")
 
-    async def list_resources(self) -> list[s.Resource]:
-        return await self._paginate("resources/list", s.ListResourcesResult, "resources", None)
+    async def list_resources(self, *, refresh: bool = False) -> list[s.Resource]:
+        """Every page; pages still fresh per their ``ttlMs`` come from the cache unless ``refresh``."""
+        return await self._paginate("resources/list", s.ListResourcesResult, "resources", refresh)
 
-    async def list_resource_templates(self) -> list[s.ResourceTemplate]:
+    async def list_resource_templates(self, *, refresh: bool = False) -> list[s.ResourceTemplate]:
         return await self._paginate(
-            "resources/templates/list", s.ListResourceTemplatesResult, "resource_templates", None
+            "resources/templates/list", s.ListResourceTemplatesResult, "resource_templates", refresh
         )
 
     async def read_resource(self, uri: str, *, timeout: Timeout = USE_DEFAULT) -> s.ReadResourceResult:
@@ -161,8 +270,9 @@ class ClientSession:
     async def unsubscribe_resource(self, uri: str) -> None:
         await self.request("resources/unsubscribe", {"uri": uri})
 
-    async def list_prompts(self) -> list[s.Prompt]:
-        return await self._paginate("prompts/list", s.ListPromptsResult, "prompts", None)
+    async def list_prompts(self, *, refresh: bool = False) -> list[s.Prompt]:
+        """Every page; pages still fresh per their ``ttlMs`` come from the cache unless ``refresh``."""
+        return await self._paginate("prompts/list", s.ListPromptsResult, "prompts", refresh)
 
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, *, timeout: Timeout = USE_DEFAULT
@@ -271,6 +381,7 @@ async def open_client(
     revision: str | None = None,
     client_info: Mapping[str, Any] | None = None,
     connect_timeout: float = 30.0,
+    probe_timeout: float = 5.0,
     request_timeout: float | None = 60.0,
     sampling_handler: SamplingHandler | None = None,
     elicitation_handler: ElicitationHandler | None = None,
@@ -279,18 +390,24 @@ async def open_client(
     logging_handler: LoggingHandler | None = None,
     notification_handler: NotificationHandler | None = None,
     max_pages: int = 100,
+    max_input_rounds: int = 8,
     on_stderr: Callable[[str], None] | None = None,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
 ) -> AsyncIterator[ClientSession]:
-    """Connect to an MCP server and yield an initialized ``ClientSession``.
+    """Connect to an MCP server and yield an operating ``ClientSession``.
 
     ``target`` is a command line (a list of arguments, or a string split like a
     shell would) for a server speaking stdio, or a ready ``MessageStream``.
-    ``revision`` pins the protocol revision offered (default: the newest).
+    ``revision=None`` speaks either era: a ``server/discover`` probe answered
+    within ``probe_timeout`` (at most ``connect_timeout``) makes a stateless
+    session, otherwise ``initialize`` follows.  A stateless ``revision`` (e.g.
+    ``"2026-07-28"``) refuses handshake-era servers; a handshake one only runs
+    ``initialize``.  ``connect_timeout`` bounds the whole connect.
+    ``max_input_rounds`` bounds the InputRequiredResults one request may get.
     ``max_message_size`` caps one incoming message in bytes (the stdio line cap
     too); a bigger one breaks the connection and fails every pending request.
     """
-    versions = HANDSHAKE_VERSIONS
+    versions: tuple[str, ...] = ALL_VERSIONS
     if revision is not None:
         if revision not in versions:
             raise LocalProtocolError(f"revision {revision!r} is not one this client speaks ({', '.join(versions)})")
@@ -302,6 +419,7 @@ async def open_client(
         supported_versions=versions,
         max_message_size=max_message_size,
     )
+    router = NotificationRouter(_notification_handler(logging_handler, notification_handler))
     with collapse():
         async with AsyncExitStack() as stack:
             stream: MessageStream
@@ -320,26 +438,51 @@ async def open_client(
                 connection,
                 stream,
                 request_handlers=_request_handlers(sampling_handler, elicitation_handler, roots),
-                notification_handler=_notification_handler(logging_handler, notification_handler),
+                notification_handler=router,
                 request_timeout=request_timeout,
+                max_input_rounds=max_input_rounds,
             )
             async with trio.open_nursery() as nursery:
                 await nursery.start(driver.run)
                 # The stream is ours to close on every way out, a failed handshake included.
                 try:
-                    try:
-                        with trio.fail_after(connect_timeout):
-                            handshake = await driver.initialize(protocol_version=revision)
-                    except trio.TooSlowError:
-                        raise ConnectError(
-                            _explain(stream, f"no answer to initialize within {connect_timeout} s")
-                        ) from None
-                    except TransportClosed as exc:
-                        raise ConnectError(f"the server went away during initialize: {exc}") from exc
-                    yield ClientSession(driver, handshake, max_pages)
+                    handshake = await _negotiate(driver, revision, connect_timeout, probe_timeout)
+                    yield ClientSession(driver, handshake, max_pages, router)
                 finally:
                     await driver.aclose()
                     nursery.cancel_scope.cancel()
+
+
+async def _negotiate(
+    driver: SessionDriver, revision: str | None, connect_timeout: float, probe_timeout: float
+) -> ev.Initialized | ev.Discovered:
+    """Agree on a revision: probe and/or initialize, all within ``connect_timeout``."""
+    pinned = None if revision is None else get_revision(revision).era
+    phase = "server/discover"
+    try:
+        with trio.fail_after(connect_timeout):
+            legacy_version: str | None = revision
+            if pinned is not Era.HANDSHAKE:
+                limit = None if pinned is Era.STATELESS else min(probe_timeout, connect_timeout)
+                outcome = await driver.discover(protocol_version=revision, timeout=limit)
+                if isinstance(outcome, ev.Discovered):
+                    return outcome
+                if isinstance(outcome, ev.HandshakeFailed):
+                    raise ConnectError(f"server/discover failed: {outcome.reason}")
+                if pinned is Era.STATELESS:
+                    raise ConnectError(
+                        f"the server speaks only the handshake era ({outcome.reason}), but revision "
+                        f"{revision} was pinned; pass revision=None to fall back to initialize"
+                    )
+                legacy_version = outcome.version
+            phase = "initialize"
+            return await driver.initialize(protocol_version=legacy_version)
+    except trio.TooSlowError:
+        raise ConnectError(
+            _explain(driver.stream, f"no answer to {phase} within {connect_timeout} s")
+        ) from None
+    except TransportClosed as exc:
+        raise ConnectError(f"the server went away during {phase}: {exc}") from exc
 
 
 def _explain(stream: MessageStream, message: str) -> str:

@@ -20,6 +20,21 @@ forever.
 
 Requests the peer sends us run as tasks in the driver's nursery, each in its
 own cancel scope so that ``notifications/cancelled`` can stop it.
+
+Client, 2026-07-28 stateless era.  ``discover`` sends the ``server/discover``
+probe and returns how it ended: ``Discovered`` (a stateless session, which sets
+``initialized`` like a handshake would), ``LegacyServer`` (the Connection is
+IDLE again and ``initialize`` may follow; a probe that got no answer in time is
+abandoned and reported the same way), or ``HandshakeFailed``.  The server
+never sends requests in that era: a result with ``resultType: input_required``
+asks for elicitation, sampling or roots instead.  ``request`` answers those with
+the very handlers that serve handshake-era server requests (``mrtr.py``), then
+re-sends the original request, with a new id, carrying ``inputResponses`` and
+the echoed ``requestState``; after ``max_input_rounds`` such rounds it gives up
+with ``RemoteProtocolError``.  One deadline covers the whole exchange, every
+attempt and the time the handlers take (as in the handshake era, where the
+handlers run while the original request is pending); each attempt gets its own
+progress token, and a timeout cancels the attempt in flight on the wire.
 """
 
 from __future__ import annotations
@@ -38,9 +53,12 @@ from .._errors import (
 )
 from .._sansio import events as ev
 from .._sansio import jsonrpc as rpc
-from .._sansio.lifecycle import CLOSED
+from .._sansio import stateless as sl
+from .._sansio.lifecycle import CLOSED, DISCOVERING
 from .._sansio.session import Connection
 from .._sansio.stateless import Envelope
+from .mrtr import answer_input_requests
+from ._locks import held
 from .stream import MessageStream
 
 logger = logging.getLogger("trimcp")
@@ -97,6 +115,10 @@ class RequestContext:
 
 
 RequestHandler = Callable[[RequestContext], Awaitable[dict[str, Any]]]
+#: How a ``server/discover`` probe ended.
+ProbeOutcome = ev.Discovered | ev.LegacyServer | ev.HandshakeFailed
+#: Called with the JSON-RPC id of each attempt of a request, before it is sent.
+SentCallback = Callable[[rpc.RequestId], None]
 
 
 @attrs.define
@@ -106,6 +128,8 @@ class _Waiter:
     result: dict[str, Any] | None = None
     error: BaseException | None = None
     on_progress: ProgressCallback | None = None
+    #: Stateless era: the server wants input first (spec: mrtr).
+    input_required: ev.InputRequired | None = None
 
 
 async def _maybe_await(value: Awaitable[None] | None) -> None:
@@ -123,6 +147,7 @@ class SessionDriver:
         notification_handler: NotificationHandler | None = None,
         request_timeout: float | None = 60.0,
         issue_log_size: int = 200,
+        max_input_rounds: int = 8,
     ) -> None:
         self.connection = connection
         self.stream = stream
@@ -133,8 +158,13 @@ class SessionDriver:
         self.issues: deque[ev.ProtocolIssue] = deque(maxlen=issue_log_size)
         #: Called with every event after the driver's own handling (the harness listens here).
         self.event_observers: list[Callable[[ev.Event], None]] = []
+        #: Client, stateless era: how many InputRequiredResults one request may get.
+        self.max_input_rounds = max_input_rounds
+        #: Set when the session is operating (handshake or discover done) or has failed.
         self.initialized = trio.Event()
-        self.handshake: ev.Initialized | ev.HandshakeFailed | None = None
+        self.handshake: ev.Initialized | ev.Discovered | ev.HandshakeFailed | None = None
+        self._probe_done: trio.Event | None = None
+        self._probe_outcome: ProbeOutcome | None = None
         self.closed_error: BaseException | None = None
         self._waiters: dict[rpc.RequestId, _Waiter] = {}
         self._handler_scopes: dict[rpc.RequestId, trio.CancelScope] = {}
@@ -157,7 +187,8 @@ class SessionDriver:
                         continue  # draining while the transport shuts down: the session is over
                     for event in self.connection.receive_bytes(data):
                         await self._dispatch(event)
-                    await self.flush()
+                    if self.connection.has_output:  # e.g. an automatic answer to a ping
+                        await self.flush()
             except (TransportClosed, RemoteProtocolError) as exc:
                 self._fail_all(exc)
                 # The session is dead: let the peer see it too (e.g. after an oversize message).
@@ -193,11 +224,13 @@ class SessionDriver:
             scope.cancel()
         if not self.initialized.is_set():
             self.initialized.set()
+        if self._probe_done is not None:
+            self._probe_done.set()
 
     # ------------------------------------------------------------ sending
 
     async def flush(self) -> None:
-        async with self._write_lock:
+        async with held(self._write_lock):
             for message in self.connection.outgoing():
                 try:
                     await self.stream.send(message)
@@ -221,10 +254,45 @@ class SessionDriver:
         *,
         timeout: float | None | UseDefault = USE_DEFAULT,
         on_progress: ProgressCallback | None = None,
+        on_sent: SentCallback | None = None,
     ) -> dict[str, Any]:
         """Send a request and wait for its result; raise ``McpError`` for an error
         answer, ``RequestTimeout`` past the deadline (default: ``request_timeout``;
-        ``None`` waits forever), ``TransportClosed`` if the peer goes away."""
+        ``None`` waits forever), ``TransportClosed`` if the peer goes away.
+
+        Stateless era: an InputRequiredResult is answered with the request
+        handlers and the request re-sent (see the module docstring); the deadline
+        covers all the rounds.  ``on_sent`` learns each attempt's id."""
+        self._check_open()
+        limit = self.request_timeout if isinstance(timeout, UseDefault) else timeout
+        deadline = math.inf if limit is None else trio.current_time() + limit
+        attempt_params = params
+        rounds = 0
+        while True:
+            outcome = await self._attempt(method, attempt_params, deadline, limit, on_progress, on_sent)
+            if not isinstance(outcome, ev.InputRequired):
+                return outcome
+            rounds += 1
+            if rounds > self.max_input_rounds:
+                raise RemoteProtocolError(
+                    f"{method}: the server kept asking for input after {self.max_input_rounds} rounds"
+                )
+            with trio.move_on_at(deadline):
+                responses = await answer_input_requests(self, outcome)
+                attempt_params = sl.retry_params(params, responses, outcome.request_state)
+                continue
+            raise RequestTimeout(f"{method} did not complete within {limit} s (while answering input requests)")
+
+    async def _attempt(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        deadline: float,
+        limit: float | None,
+        on_progress: ProgressCallback | None,
+        on_sent: SentCallback | None,
+    ) -> dict[str, Any] | ev.InputRequired:
+        """One request on the wire: its result, or the server's request for input."""
         self._check_open()
         token: str | None = None
         if on_progress is not None:
@@ -232,10 +300,11 @@ class SessionDriver:
             token = f"trimcp-{self._progress_seq}"
         request_id = self.connection.send_request(method, params, progress_token=token)
         waiter = self._waiters[request_id] = _Waiter(method, on_progress=on_progress)
-        limit = self.request_timeout if isinstance(timeout, UseDefault) else timeout
+        if on_sent is not None:
+            on_sent(request_id)
         try:
             await self.flush()
-            with trio.move_on_after(math.inf if limit is None else limit):
+            with trio.move_on_at(deadline):
                 await waiter.event.wait()
         except BaseException:
             await self._abandon(request_id, "request cancelled by the caller")
@@ -245,8 +314,32 @@ class SessionDriver:
             raise RequestTimeout(f"{method} got no answer within {limit} s (the peer was told to cancel it)")
         if waiter.error is not None:
             raise waiter.error
+        if waiter.input_required is not None:
+            return waiter.input_required
         assert waiter.result is not None
         return waiter.result
+
+    async def discover(
+        self, *, protocol_version: str | None = None, timeout: float | None = None
+    ) -> ProbeOutcome:
+        """Client: probe with ``server/discover`` and return how it ended.
+
+        ``Discovered`` means a stateless session is operating (``initialized`` is
+        set).  A -32022 naming another stateless revision is retried by the
+        Connection itself.  Past ``timeout`` the probe is abandoned (a late answer
+        is dropped) and reported as ``LegacyServer``: ``initialize`` may follow."""
+        self._check_open()
+        self._probe_done, self._probe_outcome = trio.Event(), None
+        self.connection.discover(protocol_version=protocol_version)
+        await self.flush()
+        with trio.move_on_after(math.inf if timeout is None else timeout):
+            await self._probe_done.wait()
+        outcome = self._probe_outcome
+        if outcome is not None:
+            return outcome
+        self._check_open()  # the session died while probing
+        self.connection.abandon_probe()
+        return ev.LegacyServer(f"no answer to server/discover within {timeout} s")
 
     async def initialize(self, *, protocol_version: str | None = None) -> ev.Initialized:
         """Client: run the handshake (the caller bounds it with a deadline)."""
@@ -290,6 +383,21 @@ class SessionDriver:
             if waiter is not None:
                 waiter.error = McpError(event.error.code, event.error.message, event.error.data)
                 waiter.event.set()
+            elif event.method == "server/discover" and self.connection.state is DISCOVERING:
+                # A malformed answer to the probe (the Connection decides every well-formed one).
+                self._probe_finished(ev.HandshakeFailed(
+                    f"invalid answer to server/discover: {event.error.message}", event.error
+                ))
+        elif isinstance(event, ev.InputRequired):
+            waiter = self._waiters.pop(event.id, None)
+            if waiter is not None:
+                waiter.input_required = event
+                waiter.event.set()
+        elif isinstance(event, ev.InvalidAnswer):
+            waiter = self._waiters.pop(event.id, None)
+            if waiter is not None:
+                waiter.error = RemoteProtocolError(f"invalid answer to {event.method}: {event.reason}")
+                waiter.event.set()
         elif isinstance(event, ev.RequestReceived):
             assert self._nursery is not None
             self._nursery.start_soon(self._serve_request, event)
@@ -304,14 +412,23 @@ class SessionDriver:
         elif isinstance(event, ev.NotificationReceived):
             if self.notification_handler is not None:
                 await self._guard(event.method, self.notification_handler(event.method, event.params))
-        elif isinstance(event, (ev.Initialized, ev.HandshakeFailed)):
+        elif isinstance(event, (ev.Initialized, ev.Discovered, ev.HandshakeFailed)):
             self.handshake = event
             self.initialized.set()
+            if not isinstance(event, ev.Initialized):
+                self._probe_finished(event)
+        elif isinstance(event, ev.LegacyServer):
+            self._probe_finished(event)
         elif isinstance(event, ev.ProtocolIssue):
             self.issues.append(event)
             logger.warning("MCP peer protocol issue (%s): %s", event.kind, event.detail)
         for observer in self.event_observers:
             observer(event)
+
+    def _probe_finished(self, outcome: ProbeOutcome) -> None:
+        if self._probe_done is not None and not self._probe_done.is_set():
+            self._probe_outcome = outcome
+            self._probe_done.set()
 
     async def _guard(self, what: str, value: Awaitable[None] | None) -> None:
         # A faulty user callback must not kill the reader task (and with it the session).

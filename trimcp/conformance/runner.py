@@ -29,7 +29,7 @@ import trio
 from .._errors import McpError, RemoteProtocolError, RequestTimeout, TrimcpError
 from .._sansio import jsonrpc as rpc
 from .._sansio import schema as s
-from .._sansio.revisions import ALL_VERSIONS, has_capability, own_gate
+from .._sansio.revisions import ALL_VERSIONS, LATEST_HANDSHAKE, has_capability, own_gate
 from .._trio.client import ClientSession, open_client
 from .._trio.stream import MessageStream
 from .catalog import CATALOG
@@ -97,7 +97,8 @@ async def run_checks(
             recording = RecordingStream(raw)
             async with open_client(
                 recording,
-                revision=revision,
+                # The catalog is handshake-era: don't let the dual-era probe pick 2026-07-28.
+                revision=revision or LATEST_HANDSHAKE,
                 connect_timeout=connect_timeout,
                 request_timeout=request_timeout,
                 sampling_handler=_sampling,
