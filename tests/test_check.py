@@ -3,9 +3,14 @@
 * ``run_checks`` in-process against the reference server (memory streams);
   the reference's read-only ``slow`` tool sleeps 10 s by default, so those
   tests run on pytest-trio's autojump clock.
+* ``run_checks`` in auto mode negotiates like a dual-era client: the reference
+  server ends up stateless (2026-07-28); pinned to any of the five revisions it
+  speaks that one, and every check of another revision is skipped "not in <rev>".
 * The CLI end to end, as a subprocess, against the reference server and
-  against ``tests/helpers/bad_server.py`` with one defect per ``--mode``.
-* Unit tests for ``values.example_arguments`` and ``validate.validate_conversation``.
+  against ``tests/helpers/bad_server.py`` with one defect per ``--mode``
+  (handshake-era defects, and ``stateless-*`` defects of 2026-07-28).
+* Unit tests for ``values.example_arguments``, ``validate.validate_conversation``
+  (per revision), the catalog's revisions and levels, and the probe helpers.
 """
 
 from __future__ import annotations
@@ -24,8 +29,9 @@ from trimcp import ConnectError
 from trimcp._trio.memory import memory_stream_pair
 from trimcp._trio.stream import MessageStream
 from trimcp.conformance import run_checks
-from trimcp.conformance.catalog import CATALOG
-from trimcp.conformance.model import Level, Status
+from trimcp.conformance.catalog import CATALOG, HANDSHAKE, STATELESS
+from trimcp.conformance.model import Level, Report, Status
+from trimcp.conformance.probes import tamper
 from trimcp.conformance.validate import validate_conversation
 from trimcp.conformance.values import example_arguments
 from trimcp.server.reference import build_server
@@ -33,7 +39,7 @@ from trimcp.server.serve import serve_stream
 
 REPO = Path(__file__).resolve().parent.parent
 BAD_SERVER = str(REPO / "tests" / "helpers" / "bad_server.py")
-REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
 CLI_TIMEOUT = 60
 
 
@@ -57,34 +63,60 @@ def _by_id(report_results: list) -> dict:  # type: ignore[type-arg]
     return {r.id: r for r in report_results}
 
 
+def _assert_complete_report(report: Report) -> None:
+    """Every catalog row, in order, at the level of the negotiated revision; others skipped as such."""
+    assert [r.id for r in report.results] == list(CATALOG)
+    for r in report.results:
+        spec = CATALOG[r.id]
+        assert r.level is spec.level_for(report.revision), r
+        if report.revision is not None and not spec.applies_to(report.revision):
+            assert r.status is Status.SKIP and r.detail == f"not in {report.revision}", r
+
+
+STATELESS_PASSES = (
+    "discover.result", "discover.server-info", "stateless.result-type", "stateless.server-info",
+    "stateless.unsupported-version", "stateless.missing-envelope", "stateless.log-level",
+    "mrtr.input-required", "mrtr.tampered-state", "caching.hints", "subscriptions.listen",
+)
+COMMON_PASSES = (
+    "jsonrpc.valid-messages", "jsonrpc.unknown-method", "jsonrpc.ids", "schema.messages",
+    "capabilities.notifications", "tools.list", "tools.input-schema", "tools.unique-names",
+    "tools.unknown-tool", "resources.list", "resources.templates", "resources.read",
+    "resources.unknown", "prompts.list", "prompts.get", "completion.complete", "pagination.cursors",
+)
+HANDSHAKE_PASSES = (
+    "lifecycle.initialize", "lifecycle.version", "lifecycle.server-info",
+    "lifecycle.unsupported-version", "lifecycle.ping", "logging.set-level",
+)
+
+
 async def test_run_checks_reference_in_process(autojump_clock: trio.abc.Clock) -> None:
     with trio.fail_after(300):
         report = await run_checks(reference_connector, target="reference (in-process)")
     assert report.target == "reference (in-process)"
-    assert report.revision == "2025-11-25"
+    # Auto mode: the dual-era client probes server/discover, and the reference answers it.
+    assert (report.era, report.revision) == ("stateless", "2026-07-28")
     assert report.server_info is not None and report.server_info["name"] == "trimcp-reference"
-    assert [r.id for r in report.results] == list(CATALOG)
+    _assert_complete_report(report)
     bad = [r for r in report.results if r.status in (Status.FAIL, Status.WARN)]
     assert bad == []
     assert report.ok and report.must_failures == []
     results = _by_id(report.results)
-    for check_id in (
-        "lifecycle.initialize", "lifecycle.version", "lifecycle.server-info",
-        "lifecycle.unsupported-version", "lifecycle.ping", "jsonrpc.valid-messages",
-        "jsonrpc.unknown-method", "jsonrpc.ids", "schema.messages", "tools.list",
-        "tools.input-schema", "tools.call-read-only", "tools.structured-output",
-        "tools.unknown-tool", "resources.list", "resources.templates", "resources.read",
-        "resources.unknown", "prompts.list", "prompts.get", "logging.set-level",
-        "completion.complete", "pagination.cursors",
-    ):
+    for check_id in STATELESS_PASSES + COMMON_PASSES + ("tools.call-read-only", "tools.structured-output"):
         assert results[check_id].status is Status.PASS, results[check_id]
-    for r in report.results:
-        assert r.level is CATALOG[r.id].level
+    for check_id in HANDSHAKE_PASSES:
+        assert results[check_id].detail == "not in 2026-07-28"
+    # Resource-not-found is a MUST (-32602) in 2026-07-28.
+    assert results["resources.unknown"].level is Level.MUST
+    assert results["resources.unknown"].detail == "error -32602"
+    assert "refused" in results["mrtr.tampered-state"].detail
+    assert "log_levels" in results["stateless.log-level"].detail
     # Not a stdio transport: the stdio checks do not apply.
     assert results["stdio.clean-stdout"].status is Status.SKIP
     assert results["stdio.shutdown"].status is Status.SKIP
     # The reference advertises tools, resources and prompts: nothing to probe for gating.
     assert results["capabilities.gating"].status is Status.SKIP
+    assert report.to_json()["era"] == "stateless"
 
 
 @pytest.mark.parametrize("revision", REVISIONS)
@@ -92,10 +124,28 @@ async def test_run_checks_reference_pinned(revision: str, autojump_clock: trio.a
     with trio.fail_after(300):
         report = await run_checks(reference_connector, target="reference", revision=revision)
     assert report.revision == revision
+    assert report.era == ("stateless" if revision in STATELESS else "handshake")
     assert report.ok, report.must_failures
-    assert [r.id for r in report.results] == list(CATALOG)
+    _assert_complete_report(report)
     assert not [r for r in report.results if r.status in (Status.FAIL, Status.WARN)]
-    assert _by_id(report.results)["lifecycle.version"].detail == revision
+    results = _by_id(report.results)
+    expected = COMMON_PASSES + (STATELESS_PASSES if revision in STATELESS else HANDSHAKE_PASSES)
+    for check_id in expected:
+        assert results[check_id].status is Status.PASS, results[check_id]
+    if revision in HANDSHAKE:
+        assert results["lifecycle.version"].detail == revision
+        assert results["resources.unknown"].level is Level.SHOULD
+    assert results["schema.messages"].detail.endswith(f"({revision})")
+    # Revision-specific rules: tool-name format from 2025-11-25, outputSchema from 2025-06-18;
+    # 2024-11-05 has no tool annotations, so no tool is known to be read-only.
+    assert (results["tools.name-format"].status is Status.PASS) == (revision >= "2025-11-25")
+    assert (results["tools.structured-output"].status is Status.PASS) == (revision >= "2025-06-18")
+    assert (results["tools.call-read-only"].status is Status.PASS) == (revision >= "2025-03-26")
+
+
+async def test_run_checks_rejects_unknown_revision() -> None:
+    with pytest.raises(ValueError, match="1999-01-01"):
+        await run_checks(reference_connector, target="reference", revision="1999-01-01")
 
 
 async def test_run_checks_unreachable_connector() -> None:
@@ -114,7 +164,14 @@ async def test_run_checks_unreachable_connector() -> None:
     assert "no such server" in results["lifecycle.initialize"].detail
     assert [r.id for r in report.must_failures] == ["lifecycle.initialize"]
     assert all(r.status is Status.SKIP for r in report.results if r.id != "lifecycle.initialize")
-    assert report.to_json()["revision"] is None
+    assert all(r.detail == "not reached" for r in report.results if r.id != "lifecycle.initialize")
+    assert report.era is None
+    assert report.to_json()["revision"] is None and report.to_json()["era"] is None
+
+    # Pinned to the stateless revision, the failure is discovery's.
+    with trio.fail_after(10):
+        report = await run_checks(nowhere, target="nowhere", revision="2026-07-28")
+    assert [r.id for r in report.must_failures] == ["discover.result"]
 
 
 # --------------------------------------------------------------------------- CLI
@@ -132,12 +189,14 @@ def bad(mode: str) -> list[str]:
 
 
 def _check_json_shape(doc: dict) -> None:  # type: ignore[type-arg]
-    assert set(doc) == {"target", "revision", "checks"}
+    assert set(doc) == {"target", "revision", "era", "checks"}
     assert isinstance(doc["target"], str) and doc["target"]
+    assert doc["era"] in ("handshake", "stateless", None)
+    assert (doc["era"] is None) == (doc["revision"] is None)
     assert [c["id"] for c in doc["checks"]] == list(CATALOG)
     for c in doc["checks"]:
         assert set(c) == {"id", "level", "status", "detail"}
-        assert c["level"] == CATALOG[c["id"]].level.value
+        assert c["level"] == CATALOG[c["id"]].level_for(doc["revision"]).value
         assert c["status"] in {s.value for s in Status}
         assert isinstance(c["detail"], str)
 
@@ -147,7 +206,7 @@ def test_cli_check_reference_json() -> None:
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     _check_json_shape(doc)
-    assert doc["revision"] == "2025-11-25"
+    assert (doc["era"], doc["revision"]) == ("stateless", "2026-07-28")
     assert "trimcp.server.reference" in doc["target"]
     statuses = {c["id"]: c["status"] for c in doc["checks"]}
     assert "fail" not in statuses.values() and "warn" not in statuses.values()
@@ -160,22 +219,68 @@ def test_cli_check_table_good_server() -> None:
     proc = cli("check", *bad("good"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
+    # A handshake-only server: the discover probe gets -32601 and the client falls back.
+    assert "era:      handshake" in lines
     assert "revision: 2025-11-25" in lines
     assert "server:   bad-server-good 0.0.1" in lines
     for check_id, spec in CATALOG.items():
         rows = [line for line in lines if line.split()[:1] == [check_id]]
         assert len(rows) == 1, check_id
-        assert rows[0].split()[1] == spec.level.value
+        assert rows[0].split()[1] == spec.level_for("2025-11-25").value
         assert rows[0].split()[2] in {"pass", "skip"}
     assert "no MUST failures" in lines[-1]
 
 
-def test_cli_check_pinned_revision_json() -> None:
-    proc = cli("check", "--format", "json", "--revision", "2024-11-05", *bad("good"))
+def test_cli_check_table_stateless_server() -> None:
+    proc = cli("check", *bad("stateless-good"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[2:4] == ["era:      stateless", "revision: 2026-07-28"]
+    rows = {line.split()[0]: line.split()[2] for line in lines if line.split()[:1] and line.split()[0] in CATALOG}
+    assert set(rows) == set(CATALOG)
+    assert set(rows.values()) <= {"pass", "skip"}
+    for check_id in STATELESS_PASSES + ("stdio.clean-stdout", "stdio.shutdown", "capabilities.gating"):
+        assert rows[check_id] == "pass", check_id
+    assert proc.stderr == ""  # the client's protocol-issue warnings stay out of the report
+
+
+@pytest.mark.parametrize("revision", ["2024-11-05", "auto"])
+def test_cli_check_pinned_revision_json(revision: str) -> None:
+    proc = cli("check", "--format", "json", "--revision", revision, *bad("good"))
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     _check_json_shape(doc)
-    assert doc["revision"] == "2024-11-05"
+    assert doc["era"] == "handshake"
+    assert doc["revision"] == ("2025-11-25" if revision == "auto" else revision)
+
+
+def test_cli_check_dual_era_server_pinned_handshake() -> None:
+    proc = cli("check", "--format", "json", "--revision", "2025-06-18", *bad("stateless-good"))
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    _check_json_shape(doc)
+    assert (doc["era"], doc["revision"]) == ("handshake", "2025-06-18")
+    statuses = {c["id"]: c["status"] for c in doc["checks"]}
+    assert statuses["lifecycle.version"] == "pass"
+    assert statuses["discover.result"] == "skip"
+
+
+def test_cli_check_stateless_pin_on_handshake_server() -> None:
+    proc = cli("check", "--format", "json", "--revision", "2026-07-28", *bad("good"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    doc = json.loads(proc.stdout)
+    _check_json_shape(doc)
+    assert doc["era"] is None and doc["revision"] is None
+    checks = {c["id"]: c for c in doc["checks"]}
+    assert checks["discover.result"]["status"] == "fail"
+    assert "handshake era" in checks["discover.result"]["detail"]
+    assert [c["id"] for c in doc["checks"] if c["status"] == "fail"] == ["discover.result"]
+
+
+def test_cli_check_revision_choices() -> None:
+    proc = cli("check", "--revision", "1999-01-01")
+    assert proc.returncode == 1
+    assert "invalid choice" in proc.stderr and "2026-07-28" in proc.stderr and "auto" in proc.stderr
 
 
 # mode -> (check ids expected to fail/warn, expected status, exit code)
@@ -190,13 +295,33 @@ BAD_MODES = {
     "bad-result-schema": ({"schema.messages", "tools.list"}, "fail", 1),
     "unknown-method-wrong-code": ({"jsonrpc.unknown-method"}, "fail", 1),
     "no-structured": ({"tools.structured-output"}, "fail", 1),
+    # 2026-07-28 defects (the server is dual-era; auto mode speaks the stateless era to it).
+    "stateless-no-result-type": ({"stateless.result-type", "schema.messages"}, "fail", 1),
+    "stateless-wrong-unsupported-code": ({"stateless.unsupported-version"}, "fail", 1),
+    "stateless-no-envelope-check": ({"stateless.missing-envelope"}, "fail", 1),
+    "stateless-minus-32002": ({"resources.unknown"}, "fail", 1),
+    "stateless-log-without-level": ({"stateless.log-level"}, "fail", 1),
+    "stateless-trusts-state": ({"mrtr.tampered-state"}, "warn", 0),
+    "stateless-asks-undeclared": ({"mrtr.input-required"}, "fail", 1),
+    "stateless-no-cache-hints": ({"caching.hints", "schema.messages"}, "fail", 1),
+}
+
+
+# This server answers *every* unknown method with {}, server/discover included, which a
+# dual-era client cannot take for a DiscoverResult: test its defect at a pinned revision.
+PINNED = {"unknown-method-wrong-code": "2025-11-25"}
+# Defects that, rightly, show in more than one check.
+ALSO_FLAGGED = {
+    # prompts/list without the prompts capability gets {}: not refused, and no ListPromptsResult.
+    "unknown-method-wrong-code": {"capabilities.gating", "schema.messages"},
 }
 
 
 @pytest.mark.parametrize("mode", sorted(BAD_MODES))
 def test_cli_check_bad_server(mode: str) -> None:
     expected_ids, expected_status, expected_exit = BAD_MODES[mode]
-    proc = cli("check", "--format", "json", *bad(mode))
+    pin = ("--revision", PINNED[mode]) if mode in PINNED else ()
+    proc = cli("check", "--format", "json", *pin, *bad(mode))
     assert proc.returncode == expected_exit, proc.stdout + proc.stderr
     doc = json.loads(proc.stdout)
     _check_json_shape(doc)
@@ -206,6 +331,11 @@ def test_cli_check_bad_server(mode: str) -> None:
         assert checks[check_id]["detail"]
     must_fail = [c["id"] for c in doc["checks"] if c["status"] == "fail" and c["level"] == "MUST"]
     assert bool(must_fail) == (expected_exit == 1)
+    # Exactly the defect, nothing else.
+    flagged = {c["id"] for c in doc["checks"] if c["status"] in ("fail", "warn")}
+    assert flagged == expected_ids | ALSO_FLAGGED.get(mode, set()), flagged
+    if mode.startswith("stateless-"):
+        assert (doc["era"], doc["revision"]) == ("stateless", "2026-07-28")
 
 
 def test_bad_server_mode_details() -> None:
@@ -217,6 +347,12 @@ def test_bad_server_mode_details() -> None:
     assert doc["revision"] is None
     # Nothing negotiated: the rest of the tour is skipped, not failed.
     assert checks["tools.list"]["status"] == "skip"
+
+    # In auto mode a result {} to the server/discover probe is no DiscoverResult.
+    doc = json.loads(cli("check", "--format", "json", *bad("unknown-method-wrong-code")).stdout)
+    checks = {c["id"]: c for c in doc["checks"]}
+    assert [c["id"] for c in doc["checks"] if c["status"] not in ("skip", "pass")] == ["discover.result"]
+    assert "invalid DiscoverResult" in checks["discover.result"]["detail"]
 
     doc = json.loads(cli("check", "--format", "json", *bad("error-on-unknown-version")).stdout)
     checks = {c["id"]: c for c in doc["checks"]}
@@ -448,7 +584,65 @@ def test_validate_invalid_jsonrpc() -> None:
     assert outcome.unknown_ids == [] and outcome.duplicate_ids == []
 
 
+def test_validate_per_revision() -> None:
+    """The negotiated revision's tables and rules apply, not the union's."""
+    discover = {"supportedVersions": ["2026-07-28"], "capabilities": {}, "ttlMs": 0, "cacheScope": "public"}
+    tools = {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}
+    received = [
+        _msg({"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete", **discover}}),
+        _msg({"jsonrpc": "2.0", "id": 2, "result": tools}),  # no resultType, no cache hints
+        _msg({"jsonrpc": "2.0", "id": "s1", "method": "roots/list"}),  # a server request in 2026
+        _msg({"jsonrpc": "2.0", "method": "notifications/initialized"}),  # not a 2026 notification
+    ]
+    sent = {1: "server/discover", 2: "tools/list"}
+    outcome = validate_conversation(received, sent, "2026-07-28")
+    assert outcome.server_requests == ["roots/list"]
+    assert len(outcome.schema_errors) == 3
+    assert outcome.schema_errors[0] == "tools/list result: result.resultType: required member missing"
+    assert "roots/list does not exist in revision 2026-07-28" in outcome.schema_errors[1]
+    assert "notifications/initialized does not exist" in outcome.schema_errors[2]
+    # The same tools/list answer is fine in a handshake revision...
+    outcome = validate_conversation(received[1:2], sent, "2025-11-25")
+    assert outcome.schema_errors == []
+    # ...but a task notification is not one of 2025-06-18's.
+    task = {"taskId": "t", "status": "working", "createdAt": "2025-01-01T00:00:00Z", "lastUpdatedAt": "2025-01-01T00:00:00Z", "ttl": None}
+    note = _msg({"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": task})
+    assert validate_conversation([note], {}, "2025-06-18").schema_errors == [
+        "notifications/tasks/status does not exist in revision 2025-06-18"
+    ]
+
+
 def test_catalog_levels() -> None:
     assert len(CATALOG) == len(set(CATALOG))
     assert all(spec.level in (Level.MUST, Level.SHOULD) for spec in CATALOG.values())
     assert CATALOG["stdio.shutdown"].level is Level.SHOULD
+    unknown = CATALOG["resources.unknown"]
+    assert unknown.level_for("2025-11-25") is Level.SHOULD
+    assert unknown.level_for("2026-07-28") is Level.MUST
+    assert unknown.level_for(None) is Level.SHOULD
+
+
+def test_catalog_revisions() -> None:
+    assert STATELESS == ("2026-07-28",)
+    assert HANDSHAKE == ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+    eras = {check_id: spec.eras for check_id, spec in CATALOG.items()}
+    for check_id in ("lifecycle.initialize", "lifecycle.ping", "lifecycle.unsupported-version", "logging.set-level"):
+        assert eras[check_id] == ("handshake",), check_id
+    stateless_only = [c for c, e in eras.items() if e == ("stateless",)]
+    assert set(stateless_only) == {
+        "discover.result", "discover.server-info", "stateless.result-type", "stateless.server-info",
+        "stateless.unsupported-version", "stateless.missing-envelope", "stateless.log-level",
+        "mrtr.input-required", "mrtr.tampered-state", "caching.hints", "subscriptions.listen",
+    }
+    assert CATALOG["tools.name-format"].revisions == ("2025-11-25", "2026-07-28")
+    assert CATALOG["tools.structured-output"].revisions == ("2025-06-18", "2025-11-25", "2026-07-28")
+    # Every revision has checks of its own to run.
+    for revision in REVISIONS:
+        assert sum(spec.applies_to(revision) for spec in CATALOG.values()) >= 25
+
+
+def test_tamper_changes_one_character() -> None:
+    for state in ("v1.abcdef.sig", "A", "AAAA", "x" * 101):
+        changed = tamper(state)
+        assert changed != state and len(changed) == len(state)
+        assert sum(a != b for a, b in zip(state, changed)) == 1

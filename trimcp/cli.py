@@ -1,8 +1,11 @@
 """The ``trimcp`` command.
 
-``trimcp check [--format json] [--revision REV] [-- COMMAND...]`` tests a stdio
-server (the bundled reference server when no command is given) and prints one
-row per check; it exits 0 when no MUST check failed, else 1.
+``trimcp check [--format json] [--revision auto|REV] [-- COMMAND...]`` tests a
+stdio server (the bundled reference server when no command is given) and
+prints the era and revision it negotiated, then one row per check; it exits 0
+when no MUST check failed, else 1.  ``--revision`` takes any of the five
+revisions (2024-11-05 .. 2026-07-28) or ``auto``, the default, which lets the
+client negotiate as a dual-era client would.
 ``trimcp tools|resources|prompts ...`` are Inspector-style one-shot calls.
 ``trimcp serve`` runs the reference server on stdio.
 
@@ -14,17 +17,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, NoReturn, Sequence
+from typing import Any, NoReturn
 
 import trio
 
 from . import AuthError, ConnectError, McpError, TrimcpError, open_client, to_wire
-from .conformance import run_checks
-from .conformance.console import print_json, print_table
+from ._sansio.revisions import ALL_VERSIONS
 from ._trio.stdio import open_stdio_process
 from ._trio.stream import MessageStream
+from .conformance import run_checks
+from .conformance.console import print_json, print_table
 
 EXIT_OK, EXIT_USAGE, EXIT_AUTH, EXIT_UNREACHABLE, EXIT_TOOL_ERROR = 0, 1, 3, 4, 5
 REFERENCE_SERVER = [sys.executable, "-m", "trimcp.server.reference"]
@@ -42,7 +48,11 @@ def _build_parser() -> argparse.ArgumentParser:
 
     def target_opts(p: argparse.ArgumentParser) -> None:
         p.add_argument("--format", choices=("text", "json"), default="text")
-        p.add_argument("--revision", help="pin the protocol revision offered")
+        p.add_argument(
+            "--revision", choices=("auto", *ALL_VERSIONS), default="auto",
+            help="the protocol revision to speak; auto (default) negotiates: server/discover, "
+                 "then initialize for a handshake-era server",
+        )
         p.add_argument("--timeout", type=float, default=30.0, help="per-request timeout, seconds")
         p.add_argument("target", nargs="*", help="server command line (after --); default: the reference server")
 
@@ -119,18 +129,25 @@ def _emit(ns: argparse.Namespace, value: Any) -> None:
 
 
 async def _check(ns: argparse.Namespace, command: list[str]) -> int:
+    # The report names every protocol issue; the client's own warnings would only repeat them.
+    logging.getLogger("trimcp").setLevel(logging.ERROR)
+
     @asynccontextmanager
     async def connect() -> AsyncIterator[MessageStream]:
         async with open_stdio_process(command) as stream:
             yield stream
 
-    report = await run_checks(connect, target=" ".join(command), revision=ns.revision, request_timeout=ns.timeout)
+    report = await run_checks(connect, target=" ".join(command), revision=_revision(ns), request_timeout=ns.timeout)
     (print_json if ns.format == "json" else print_table)(report, sys.stdout)
     return EXIT_OK if report.ok else 1
 
 
+def _revision(ns: argparse.Namespace) -> str | None:
+    return None if ns.revision == "auto" else str(ns.revision)
+
+
 async def _inspect(ns: argparse.Namespace, command: list[str]) -> int:
-    async with open_client(command, revision=ns.revision, request_timeout=ns.timeout) as client:
+    async with open_client(command, revision=_revision(ns), request_timeout=ns.timeout) as client:
         if ns.command == "tools":
             if ns.action == "list":
                 _emit(ns, [to_wire(t) for t in await client.list_tools()])

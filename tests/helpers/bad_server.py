@@ -14,11 +14,28 @@ it had no hand in.  Apart from the selected defect it behaves correctly:
   bad-result-schema         tools/list entries lack "name"
   unknown-method-wrong-code unknown methods are answered with result {}
   no-structured             the tool declares an outputSchema but returns no structuredContent
+
+The ``stateless-*`` modes are dual-era: ``server/discover`` and requests carrying the
+2026-07-28 ``_meta`` envelope are served statelessly (tools ``hello``, ``log`` and ``ask``
+- the last asks for a name through an InputRequiredResult with an integrity-checked
+``requestState`` -, one resource, ``subscriptions/listen``), ``initialize`` still opens a
+handshake-era session.  Apart from the selected defect they behave correctly:
+
+  stateless-good                    no defect
+  stateless-no-result-type          complete results lack resultType
+  stateless-wrong-unsupported-code  an unknown revision gets -32602 instead of -32022
+  stateless-no-envelope-check       requests without the _meta envelope are served anyway
+  stateless-minus-32002             an unknown resource gets the legacy -32002, not -32602
+  stateless-log-without-level       the log tool logs even when the request set no logLevel
+  stateless-trusts-state            a modified requestState is accepted
+  stateless-asks-undeclared         asks for elicitation even when the client did not declare it
+  stateless-no-cache-hints          list and read results lack ttlMs/cacheScope
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import signal
 import sys
@@ -38,6 +55,15 @@ MODES = (
     "bad-result-schema",
     "unknown-method-wrong-code",
     "no-structured",
+    "stateless-good",
+    "stateless-no-result-type",
+    "stateless-wrong-unsupported-code",
+    "stateless-no-envelope-check",
+    "stateless-minus-32002",
+    "stateless-log-without-level",
+    "stateless-trusts-state",
+    "stateless-asks-undeclared",
+    "stateless-no-cache-hints",
 )
 
 
@@ -50,8 +76,11 @@ def result(msg_id: Any, value: dict[str, Any]) -> None:
     send({"jsonrpc": "2.0", "id": msg_id, "result": value})
 
 
-def error(msg_id: Any, code: int, message: str) -> None:
-    send({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
+def error(msg_id: Any, code: int, message: str, data: Any = None) -> None:
+    err: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        err["data"] = data
+    send({"jsonrpc": "2.0", "id": msg_id, "error": err})
 
 
 def tool(mode: str) -> dict[str, Any]:
@@ -117,6 +146,132 @@ def handle(mode: str, msg: dict[str, Any]) -> None:
         error(msg_id, -32601, f"method not found: {method}")
 
 
+# --------------------------------------------------------------------------- 2026-07-28
+
+MODERN = "2026-07-28"
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+CAPS_KEY = "io.modelcontextprotocol/clientCapabilities"
+LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+SERVER_INFO = {"io.modelcontextprotocol/serverInfo": {"name": "bad-server-stateless", "version": "0.0.1"}}
+LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+RESOURCE = {"uri": "bad://resource", "name": "resource", "mimeType": "text/plain"}
+CACHEABLE = {"server/discover", "tools/list", "resources/list", "resources/templates/list", "resources/read"}
+state = {"legacy": False}
+
+
+def _state_for(name: str) -> str:
+    """The requestState of the ask tool: a payload and a digest standing in for a MAC."""
+    return f"ask:{name}:" + hashlib.sha256(f"bad-server-secret:{name}".encode()).hexdigest()[:16]
+
+
+def complete(mode: str, method: str, msg_id: Any, value: dict[str, Any]) -> None:
+    out = dict(value)
+    if mode != "stateless-no-result-type":
+        out["resultType"] = "complete"
+    if method in CACHEABLE and (mode != "stateless-no-cache-hints" or method == "server/discover"):
+        out.update(ttlMs=60000, cacheScope="public")
+    out["_meta"] = SERVER_INFO
+    result(msg_id, out)
+
+
+def stateless_tools() -> list[dict[str, Any]]:
+    read_only = {"readOnlyHint": True}
+    empty = {"type": "object", "properties": {}}
+    return [
+        {"name": "hello", "description": "Say hello.", "inputSchema": empty, "annotations": read_only},
+        {"name": "log", "description": "Log one info message.", "inputSchema": empty, "annotations": read_only},
+        {"name": "ask", "description": "Ask for a name.", "inputSchema": empty, "annotations": read_only},
+    ]
+
+
+def handle_stateless(mode: str, msg: dict[str, Any]) -> None:
+    method = msg.get("method")
+    if "id" not in msg or method is None:
+        return  # notifications/cancelled and stray responses
+    msg_id = msg["id"]
+    params = msg.get("params") or {}
+    meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+    version, caps = meta.get(VERSION_KEY), meta.get(CAPS_KEY)
+    if not isinstance(version, str) or not isinstance(caps, dict):
+        if mode != "stateless-no-envelope-check":
+            error(msg_id, -32602, "missing _meta envelope (protocolVersion and clientCapabilities)")
+            return
+        version, caps = MODERN, {}
+    if version != MODERN:
+        if mode == "stateless-wrong-unsupported-code":
+            error(msg_id, -32602, f"unsupported protocol version {version}")
+        else:
+            error(msg_id, -32022, "Unsupported protocol version", {"supported": [MODERN, *SUPPORTED], "requested": version})
+        return
+    if method == "server/discover":
+        capabilities = {"tools": {"listChanged": True}, "resources": {}, "logging": {}}
+        complete(mode, method, msg_id, {"supportedVersions": [MODERN, *SUPPORTED], "capabilities": capabilities})
+    elif method == "tools/list":
+        complete(mode, method, msg_id, {"tools": stateless_tools()})
+    elif method == "tools/call":
+        call_tool(mode, msg_id, params, meta, caps)
+    elif method == "resources/list":
+        complete(mode, method, msg_id, {"resources": [RESOURCE]})
+    elif method == "resources/templates/list":
+        complete(mode, method, msg_id, {"resourceTemplates": []})
+    elif method == "resources/read":
+        if params.get("uri") != RESOURCE["uri"]:
+            code = -32002 if mode == "stateless-minus-32002" else -32602
+            error(msg_id, code, "Resource not found", {"uri": params.get("uri")})
+            return
+        complete(mode, method, msg_id, {"contents": [{"uri": RESOURCE["uri"], "text": "hello"}]})
+    elif method == "subscriptions/listen":
+        wanted = params.get("notifications") or {}
+        granted = {"toolsListChanged": True} if wanted.get("toolsListChanged") else {}
+        send({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": {
+            "notifications": granted, "_meta": {"io.modelcontextprotocol/subscriptionId": msg_id},
+        }})
+    else:
+        error(msg_id, -32601, f"method not found: {method}")
+
+
+def call_tool(mode: str, msg_id: Any, params: dict[str, Any], meta: dict[str, Any], caps: dict[str, Any]) -> None:
+    name = params.get("name")
+    if name == "hello":
+        complete(mode, "tools/call", msg_id, {"content": [{"type": "text", "text": "hello"}]})
+    elif name == "log":
+        level = meta.get(LEVEL_KEY)
+        wanted = level in LEVELS and LEVELS.index(level) <= LEVELS.index("info")
+        if wanted or mode == "stateless-log-without-level":
+            send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "a log line"}})
+        complete(mode, "tools/call", msg_id, {"content": [{"type": "text", "text": "logged"}]})
+    elif name == "ask":
+        ask(mode, msg_id, params, caps)
+    else:
+        error(msg_id, -32602, f"unknown tool {name!r}")
+
+
+def ask(mode: str, msg_id: Any, params: dict[str, Any], caps: dict[str, Any]) -> None:
+    answers = params.get("inputResponses")
+    if isinstance(answers, dict) and "name" in answers:
+        if params.get("requestState") != _state_for("name") and mode != "stateless-trusts-state":
+            error(msg_id, -32602, "invalid requestState")
+            return
+        answer = answers["name"]
+        content = answer.get("content") if isinstance(answer, dict) and answer.get("action") == "accept" else None
+        who = content.get("name") if isinstance(content, dict) else "stranger"
+        complete(mode, "tools/call", msg_id, {"content": [{"type": "text", "text": f"hello {who}"}]})
+        return
+    if "elicitation" not in caps and mode != "stateless-asks-undeclared":
+        error(msg_id, -32021, "this tool needs the elicitation capability",
+              {"requiredCapabilities": {"elicitation": {}}})
+        return
+    result(msg_id, {
+        "resultType": "input_required",
+        "inputRequests": {"name": {"method": "elicitation/create", "params": {
+            "mode": "form", "message": "Your name?",
+            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+        }}},
+        "requestState": _state_for("name"),
+        "_meta": SERVER_INFO,
+    })
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mode", choices=MODES, default="good")
@@ -134,7 +289,11 @@ def main() -> None:
             error(None, -32700, "parse error")
             continue
         if isinstance(msg, dict):
-            handle(mode, msg)
+            if mode.startswith("stateless-") and not state["legacy"] and msg.get("method") != "initialize":
+                handle_stateless(mode, msg)
+            else:
+                state["legacy"] = True
+                handle(mode, msg)
     if mode == "ignore-stdin-close":
         # Only SIGTERM/SIGKILL end us early; never outlive a test run by much.
         time.sleep(max(0.0, 10.0 - (time.monotonic() - started)))

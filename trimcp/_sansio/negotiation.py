@@ -166,7 +166,8 @@ class Negotiation:
                 self.state = transition(self.role, self.state, LifecycleEvent.RECV_LEGACY_ANSWER)
                 return [LegacyServer(f"no common stateless revision; the server names {fallback}", fallback)]
             self.state = transition(self.role, self.state, LifecycleEvent.RECV_DISCOVER_FAILURE)
-            return [HandshakeFailed(f"server/discover refused: [{err.code}] {err.message}", err)]
+            detail = sl.versions_named(err.data, self.supported_versions)
+            return [HandshakeFailed(f"server/discover refused: [{err.code}] {err.message}{detail}", err)]
         result = msg.result
         supported, caps = result.get("supportedVersions"), result.get("capabilities")
         kind = result.get("resultType", sl.RESULT_COMPLETE)

@@ -195,7 +195,9 @@ class Connection(Negotiation):
             if progress_token in self._token_owner:
                 raise LocalProtocolError(f"progress token {progress_token!r} is already in use")
             params = dict(params or {})
-            params["_meta"] = {**params.get("_meta", {}), "progressToken": progress_token}
+            meta = params.get("_meta")
+            # As with_envelope does: a _meta that is not an object (None, ...) is replaced.
+            params["_meta"] = {**(meta if isinstance(meta, dict) else {}), "progressToken": progress_token}
         if self.role is Role.CLIENT and self.protocol_version and self.era is Era.STATELESS:
             envelope = sl.build_envelope(
                 self.protocol_version, self.capabilities, self.info, self.request_log_level

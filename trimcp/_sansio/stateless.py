@@ -72,10 +72,18 @@ def build_envelope(
     return meta
 
 
+#: The ``_meta`` keys that make up the envelope: only ``build_envelope`` sets them.
+ENVELOPE_KEYS: Final = frozenset({PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY})
+
+
 def with_envelope(params: dict[str, Any] | None, envelope: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with ``envelope`` in its ``_meta``.  Envelope keys already there (a
+    caller's, or a previous send's in an MRTR retry) are dropped first, so that an
+    optional one the new envelope omits (``logLevel``) does not linger."""
     out = dict(params or {})
     meta = out.get("_meta")
-    out["_meta"] = {**(meta if isinstance(meta, dict) else {}), **envelope}
+    kept = {k: v for k, v in meta.items() if k not in ENVELOPE_KEYS} if isinstance(meta, dict) else {}
+    out["_meta"] = {**kept, **envelope}
     return out
 
 
@@ -156,3 +164,12 @@ def newest_common(ours: tuple[str, ...], theirs: object) -> str | None:
         return None
     common = set(ours) & {v for v in theirs if isinstance(v, str)}
     return max(common) if common else None
+
+
+def versions_named(data: Any, ours: tuple[str, ...]) -> str:
+    """`` (the server supports A, B; this client C)`` when an error's data names the
+    server's revisions (-32022, or the handshake era's initialize error), else ``""``."""
+    named = data.get("supported") if isinstance(data, dict) else None
+    if not isinstance(named, list) or not all(isinstance(v, str) for v in named):
+        return ""
+    return f" (the server supports {', '.join(named) or 'none'}; this client {', '.join(ours)})"

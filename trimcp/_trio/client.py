@@ -483,6 +483,10 @@ async def _negotiate(
         ) from None
     except TransportClosed as exc:
         raise ConnectError(f"the server went away during {phase}: {exc}") from exc
+    except (McpError, RemoteProtocolError) as exc:
+        # A refused or unusable handshake is a failure to connect, whatever its cause;
+        # the peer's error (with its code and data) stays reachable as __cause__.
+        raise ConnectError(f"{phase} failed: {exc}") from exc
 
 
 def _explain(stream: MessageStream, message: str) -> str:

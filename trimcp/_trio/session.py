@@ -352,7 +352,8 @@ class SessionDriver:
         if isinstance(self.handshake, ev.HandshakeFailed):
             if self.handshake.error is not None:
                 err = self.handshake.error
-                raise McpError(err.code, f"initialize refused: {err.message}", err.data)
+                detail = sl.versions_named(err.data, self.connection.supported_versions)
+                raise McpError(err.code, f"initialize refused: {err.message}{detail}", err.data)
             raise RemoteProtocolError(self.handshake.reason)
         self._check_open()
         raise TransportClosed("the session closed during initialize")

@@ -1,46 +1,97 @@
-"""Every check the harness knows, with its level and the spec section it tests.
+"""Every check the harness knows: its level, the spec section it tests, its revisions.
 
-Levels follow the sentence in the specification (handshake-era revisions,
-2024-11-05 to 2025-11-25): "MUST" where the spec says MUST, "SHOULD" where it
-says SHOULD.  Sections name pages under ``docs/specification/<revision>/``.
+Levels follow the sentence in the specification: "MUST" where the spec says
+MUST, "SHOULD" where it says SHOULD.  Sections name pages under
+``docs/specification/<revision>/``.  ``revisions`` says which revisions hold
+the sentence: the handshake-era lifecycle (``initialize``, ``ping``,
+``logging/setLevel``) is gone from 2026-07-28, whose own rules (discovery, the
+per-request envelope, ``resultType``, multi-round-trip input, cache hints,
+``subscriptions/listen``) did not exist before it; tool-name rules arrived in
+2025-11-25 and ``outputSchema`` in 2025-06-18.
 """
 
 from __future__ import annotations
 
-from typing import Final, Mapping
+from collections.abc import Mapping
+from typing import Final
 
+from .._sansio.revisions import ALL_VERSIONS, HANDSHAKE_VERSIONS
 from .model import CheckSpec, Level
 
 M, S = Level.MUST, Level.SHOULD
+HANDSHAKE: Final = HANDSHAKE_VERSIONS
+STATELESS: Final = tuple(v for v in ALL_VERSIONS if v not in HANDSHAKE_VERSIONS)
+FROM_2025_06_18: Final = tuple(v for v in ALL_VERSIONS if v >= "2025-06-18")
+FROM_2025_11_25: Final = tuple(v for v in ALL_VERSIONS if v >= "2025-11-25")
 
 _CHECKS: Final = (
-    CheckSpec("lifecycle.initialize", M, "basic/lifecycle", "server answers initialize with an InitializeResult"),
-    CheckSpec("lifecycle.version", M, "basic/lifecycle", "negotiated protocolVersion is one the client offered or a known revision"),
-    CheckSpec("lifecycle.server-info", M, "basic/lifecycle", "serverInfo carries name and version"),
-    CheckSpec("lifecycle.unsupported-version", M, "basic/lifecycle", "an unknown requested revision is answered with a supported one"),
-    CheckSpec("lifecycle.ping", M, "basic/utilities/ping", "ping is answered promptly with an empty result"),
+    # ---- handshake era: the initialize lifecycle
+    CheckSpec("lifecycle.initialize", M, "basic/lifecycle", "server answers initialize with an InitializeResult",
+              HANDSHAKE),
+    CheckSpec("lifecycle.version", M, "basic/lifecycle",
+              "negotiated protocolVersion is one the client offered or a known revision", HANDSHAKE),
+    CheckSpec("lifecycle.server-info", M, "basic/lifecycle", "serverInfo carries name and version", HANDSHAKE),
+    CheckSpec("lifecycle.unsupported-version", M, "basic/lifecycle",
+              "an unknown requested revision is answered with a supported one", HANDSHAKE),
+    CheckSpec("lifecycle.ping", M, "basic/utilities/ping", "ping is answered promptly with an empty result",
+              HANDSHAKE),
+    # ---- stateless era: discovery and the per-request rules
+    CheckSpec("discover.result", M, "server/discover",
+              "server/discover answers a DiscoverResult: supportedVersions holding the revision in use, "
+              "capabilities, ttlMs, cacheScope", STATELESS),
+    CheckSpec("discover.server-info", S, "server/discover",
+              "the DiscoverResult names the server in _meta io.modelcontextprotocol/serverInfo", STATELESS),
+    CheckSpec("stateless.result-type", M, "basic",
+              "every result carries resultType (input_required only on tools/call, prompts/get, resources/read)",
+              STATELESS),
+    CheckSpec("stateless.server-info", S, "basic", "results carry io.modelcontextprotocol/serverInfo in _meta",
+              STATELESS),
+    CheckSpec("stateless.unsupported-version", M, "basic/versioning",
+              "a request for an unknown revision gets -32022 with data.supported and data.requested", STATELESS),
+    CheckSpec("stateless.missing-envelope", M, "basic",
+              "a request without the _meta protocolVersion/clientCapabilities envelope is rejected with -32602",
+              STATELESS),
+    CheckSpec("stateless.log-level", M, "server/utilities/logging",
+              "no notifications/message for a request that carries no logLevel", STATELESS),
+    # ---- every revision
     CheckSpec("jsonrpc.valid-messages", M, "basic", "every message received is valid JSON-RPC 2.0"),
     CheckSpec("jsonrpc.unknown-method", M, "basic", "an unknown method is answered with error -32601"),
     CheckSpec("jsonrpc.ids", M, "basic", "every response answers a request id that was sent, once"),
     CheckSpec("schema.messages", M, "schema", "every result and notification matches the revision's schema"),
-    CheckSpec("capabilities.notifications", M, "basic/lifecycle", "the server sends only notifications its capabilities declare"),
+    CheckSpec("capabilities.notifications", M, "basic/lifecycle",
+              "the server sends only notifications its capabilities declare"),
     CheckSpec("capabilities.gating", S, "basic/lifecycle", "a method whose capability was not advertised is refused"),
     CheckSpec("tools.list", M, "server/tools", "tools/list succeeds and pages end"),
     CheckSpec("tools.input-schema", M, "server/tools", "every tool's inputSchema is a JSON Schema object of type object"),
     CheckSpec("tools.unique-names", S, "server/tools", "tool names are unique"),
-    CheckSpec("tools.name-format", S, "server/tools", "tool names use 1-128 of A-Z a-z 0-9 _ - ."),
+    CheckSpec("tools.name-format", S, "server/tools", "tool names use 1-128 of A-Z a-z 0-9 _ - .", FROM_2025_11_25),
     CheckSpec("tools.call-read-only", M, "server/tools", "read-only tools can be called and return a CallToolResult"),
-    CheckSpec("tools.structured-output", M, "server/tools", "a tool with an outputSchema returns structuredContent that conforms"),
+    CheckSpec("tools.structured-output", M, "server/tools",
+              "a tool with an outputSchema returns structuredContent that conforms", FROM_2025_06_18),
     CheckSpec("tools.unknown-tool", S, "server/tools", "calling an unknown tool is an error (-32602 or isError)"),
     CheckSpec("resources.list", M, "server/resources", "resources/list succeeds and pages end"),
     CheckSpec("resources.templates", M, "server/resources", "resources/templates/list succeeds and pages end"),
     CheckSpec("resources.read", M, "server/resources", "every listed resource can be read; contents carry text or blob"),
-    CheckSpec("resources.unknown", S, "server/resources", "reading an unknown URI is an error (-32002, or -32602)"),
+    CheckSpec("resources.unknown", S, "server/resources",
+              "reading an unknown URI is an error: -32002 (or -32602) up to 2025-11-25, -32602 and never -32002 "
+              "in 2026-07-28", stateless_level=M),
     CheckSpec("prompts.list", M, "server/prompts", "prompts/list succeeds and pages end"),
     CheckSpec("prompts.get", M, "server/prompts", "every listed prompt can be fetched"),
-    CheckSpec("logging.set-level", M, "server/utilities/logging", "logging/setLevel is answered with an empty result"),
+    CheckSpec("logging.set-level", M, "server/utilities/logging", "logging/setLevel is answered with an empty result",
+              HANDSHAKE),
     CheckSpec("completion.complete", M, "server/utilities/completion", "completion/complete returns values"),
     CheckSpec("pagination.cursors", M, "server/utilities/pagination", "cursors do not repeat"),
+    # ---- stateless era: patterns
+    CheckSpec("mrtr.input-required", M, "basic/patterns/mrtr",
+              "InputRequiredResults are well-formed, ask only for declared capabilities, and the retry completes",
+              STATELESS),
+    CheckSpec("mrtr.tampered-state", S, "basic/patterns/mrtr", "a modified requestState is rejected, not trusted",
+              STATELESS),
+    CheckSpec("caching.hints", M, "server/utilities/caching",
+              "cacheable complete results carry ttlMs >= 0 and cacheScope public/private", STATELESS),
+    CheckSpec("subscriptions.listen", S, "basic/patterns/subscriptions",
+              "subscriptions/listen is acknowledged with a subset of the requested filter", STATELESS),
+    # ---- stdio transport
     CheckSpec("stdio.clean-stdout", M, "basic/transports", "stdout carries only MCP messages"),
     CheckSpec("stdio.shutdown", S, "basic/lifecycle", "the server exits when its stdin closes"),
 )

@@ -15,10 +15,12 @@ def print_table(report: Report, out: TextIO) -> None:
     out.write(f"target:   {report.target}\n")
     if info:
         out.write(f"server:   {info.get('name')} {info.get('version')}\n")
+    out.write(f"era:      {report.era or '(none negotiated)'}\n")
     out.write(f"revision: {report.revision or '(none negotiated)'}\n\n")
     width = max(len(r.id) for r in report.results)
-    for r in report.results:
-        out.write(f"{r.id:<{width}}  {r.level.value:<6}  {_MARK[r.status]:<4}  {r.detail}\n")
+    out.writelines(
+        f"{r.id:<{width}}  {r.level.value:<6}  {_MARK[r.status]:<4}  {r.detail}\n" for r in report.results
+    )
     counts = {st: sum(1 for r in report.results if r.status is st) for st in Status}
     out.write(
         f"\n{counts[Status.PASS]} passed, {counts[Status.FAIL]} failed, "

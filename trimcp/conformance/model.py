@@ -1,9 +1,16 @@
 """The harness's vocabulary: checks, levels, statuses, reports.
 
 Every check has a stable id, an RFC 2119 level taken from the sentence of the
-specification it tests, and the spec section that sentence lives in.  The
-catalog (``catalog.py``) lists them all, so a report always shows every check,
-including the ones skipped because the server lacks the feature.
+specification it tests, the spec section that sentence lives in, and the
+revisions that sentence belongs to.  The catalog (``catalog.py``) lists them
+all, so a report always shows every check: the ones a revision does not have
+are ``skip`` with the detail "not in <revision>", the ones the server lacks the
+feature for are ``skip`` with a reason.
+
+A few sentences changed strength between revisions (resource-not-found is a
+SHOULD with -32002 up to 2025-11-25 and a MUST with -32602 in 2026-07-28):
+``CheckSpec.stateless_level`` holds the stateless era's level, and
+``CheckSpec.level_for(revision)`` is what a report row carries.
 """
 
 from __future__ import annotations
@@ -12,6 +19,8 @@ import enum
 from typing import Any
 
 import attrs
+
+from .._sansio.revisions import ALL_VERSIONS, Era, get_revision
 
 
 class Level(enum.Enum):
@@ -33,6 +42,31 @@ class CheckSpec:
     level: Level
     section: str
     title: str
+    #: The revisions whose specification holds the sentence this check tests.
+    revisions: tuple[str, ...] = ALL_VERSIONS
+    #: The level in the stateless era, when it differs from ``level``.
+    stateless_level: Level | None = None
+
+    def applies_to(self, revision: str) -> bool:
+        return revision in self.revisions
+
+    def level_for(self, revision: str | None) -> Level:
+        if revision is not None and self.stateless_level is not None and _is_stateless(revision):
+            return self.stateless_level
+        return self.level
+
+    @property
+    def eras(self) -> tuple[str, ...]:
+        """The eras (``"handshake"``, ``"stateless"``) of the revisions this check applies to."""
+        found = {get_revision(r).era for r in self.revisions}
+        return tuple(e.value for e in Era if e in found)
+
+
+def _is_stateless(revision: str) -> bool:
+    try:
+        return get_revision(revision).era is Era.STATELESS
+    except ValueError:
+        return False
 
 
 @attrs.frozen
@@ -47,6 +81,8 @@ class CheckResult:
 class Report:
     target: str
     revision: str | None = None
+    #: ``"handshake"`` or ``"stateless"``; ``None`` when nothing was negotiated.
+    era: str | None = None
     server_info: dict[str, Any] | None = None
     results: list[CheckResult] = attrs.field(factory=list)
 
@@ -62,6 +98,7 @@ class Report:
         return {
             "target": self.target,
             "revision": self.revision,
+            "era": self.era,
             "checks": [
                 {"id": r.id, "level": r.level.value, "status": r.status.value, "detail": r.detail}
                 for r in self.results

@@ -4,12 +4,18 @@ The harness validates *everything* the server sent, not only what the typed
 client helpers happened to parse.  Wrapping the transport (rather than hooking
 the Connection) keeps the recorder independent of transport and era: it sees
 the raw JSON texts as they arrived and the messages as they left.
+
+``sent_at`` orders the two directions: a request sent when ``n`` texts had
+been received was sent after ``received[n - 1]`` and before ``received[n]``
+(the stateless checks use it to follow a multi-round-trip request from its
+InputRequiredResult to the retry).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from .._errors import RemoteProtocolError
 from .._sansio import jsonrpc as rpc
 from .._trio.stream import MessageStream
 
@@ -22,10 +28,18 @@ class RecordingStream:
         #: Method of every request we sent, by id (to type the answers).
         self.sent_methods: dict[rpc.RequestId, str] = {}
         self.sent: list[rpc.Message] = []
+        #: Every request sent, by id.
+        self.requests: dict[rpc.RequestId, rpc.Request] = {}
+        #: How many texts had been received when each request was sent.
+        self.sent_at: dict[rpc.RequestId, int] = {}
+        self._parsed: list[tuple[int, rpc.Message]] = []
+        self._parsed_upto = 0
 
     async def send(self, message: rpc.Message) -> None:
         if isinstance(message, rpc.Request):
             self.sent_methods[message.id] = message.method
+            self.requests[message.id] = message
+            self.sent_at[message.id] = len(self.received)
         self.sent.append(message)
         await self.inner.send(message)
 
@@ -36,6 +50,26 @@ class RecordingStream:
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+    def messages(self) -> list[tuple[int, rpc.Message]]:
+        """Every well-formed message received so far, with the index of its text."""
+        while self._parsed_upto < len(self.received):
+            index = self._parsed_upto
+            self._parsed_upto += 1
+            try:
+                parsed = rpc.parse_payload(self.received[index])
+            except RemoteProtocolError:
+                continue
+            self._parsed.extend((index, msg) for msg in parsed.messages)
+        return self._parsed
+
+    def answers(self) -> dict[rpc.RequestId, tuple[int, rpc.Response | rpc.ErrorResponse]]:
+        """The first answer to each request id, with the index of its text."""
+        out: dict[rpc.RequestId, tuple[int, rpc.Response | rpc.ErrorResponse]] = {}
+        for index, msg in self.messages():
+            if isinstance(msg, (rpc.Response, rpc.ErrorResponse)) and msg.id is not None:
+                out.setdefault(msg.id, (index, msg))
+        return out
 
     def __getattr__(self, name: str) -> Any:
         # Expose the wrapped transport's extras (stderr_tail, returncode, ...).

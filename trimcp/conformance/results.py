@@ -1,0 +1,96 @@
+"""Collecting check outcomes, and what the checks share during one run.
+
+``Results`` keeps one ``CheckResult`` per check id; a check run several times
+(once per tool, say) keeps its worst outcome, so one failing tool is not
+hidden by the ninety that pass (among passes, the latest detail wins: it
+counts the most).  ``finish`` completes the catalog: a check
+that does not apply to the negotiated revision becomes ``skip`` "not in
+<revision>", one never reached ``skip`` with the caller's reason.
+
+``Tour`` is the state of one run that the era modules share: the results, the
+live client session, the recorded conversation, how to open another
+connection for raw probes, and facts gathered on the way (which request asked
+for input, which requests carried a ``logLevel``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+
+import attrs
+
+from .._sansio import schema as s
+from .._trio.client import ClientSession
+from .._trio.stream import MessageStream
+from .catalog import CATALOG
+from .model import CheckResult, Status
+from .recorder import RecordingStream
+
+Connector = Callable[[], AbstractAsyncContextManager[MessageStream]]
+
+_RANK = {Status.SKIP: 0, Status.PASS: 1, Status.WARN: 2, Status.FAIL: 3}
+
+
+class Results:
+    def __init__(self, revision: str | None = None) -> None:
+        #: The negotiated revision (sets each row's level); ``None`` until known.
+        self.revision = revision
+        self.results: dict[str, CheckResult] = {}
+
+    def put(self, check_id: str, status: Status, detail: str = "") -> None:
+        spec = CATALOG[check_id]
+        previous = self.results.get(check_id)
+        if previous is not None:
+            rank, before = _RANK[status], _RANK[previous.status]
+            # Keep the worst outcome (and its first detail); a later pass may say more.
+            if rank < before or (rank == before and not (status is Status.PASS and detail)):
+                return
+        self.results[check_id] = CheckResult(check_id, spec.level_for(self.revision), status, detail)
+
+    def ok(self, check_id: str, detail: str = "") -> None:
+        self.put(check_id, Status.PASS, detail)
+
+    def fail(self, check_id: str, detail: str) -> None:
+        self.put(check_id, Status.FAIL, detail)
+
+    def warn(self, check_id: str, detail: str) -> None:
+        self.put(check_id, Status.WARN, detail)
+
+    def skip(self, check_id: str, detail: str) -> None:
+        self.put(check_id, Status.SKIP, detail)
+
+    def finish(self, unreached: str) -> list[CheckResult]:
+        """Every catalog row, in catalog order; inapplicable checks are skipped as such."""
+        out: list[CheckResult] = []
+        for check_id, spec in CATALOG.items():
+            level = spec.level_for(self.revision)
+            if self.revision is not None and not spec.applies_to(self.revision):
+                # Whatever ran on the way (nothing should), the revision has no such rule.
+                out.append(CheckResult(check_id, level, Status.SKIP, f"not in {self.revision}"))
+                continue
+            found = self.results.get(check_id)
+            if found is None:
+                found = CheckResult(check_id, level, Status.SKIP, unreached)
+            elif found.level is not level:
+                found = attrs.evolve(found, level=level)
+            out.append(found)
+        return out
+
+
+@attrs.define
+class Tour:
+    rec: Results
+    client: ClientSession
+    recording: RecordingStream
+    connect: Connector
+    revision: str
+    request_timeout: float
+    #: The server's tools, once listed.
+    tools: list[s.Tool] = attrs.field(factory=list)
+    #: The URIs of the server's resources, once listed.
+    resource_uris: list[str] = attrs.field(factory=list)
+    #: Read-only tools actually called, by name.
+    called_tools: list[str] = attrs.field(factory=list)
+    #: Receive-index windows ``[start, end)`` during which a request with a logLevel was in flight.
+    log_windows: list[tuple[int, int]] = attrs.field(factory=list)
