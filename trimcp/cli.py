@@ -7,7 +7,7 @@ when no MUST check failed, else 1.  ``--revision`` takes any of the five
 revisions (2024-11-05 .. 2026-07-28) or ``auto``, the default, which lets the
 client negotiate as a dual-era client would.
 ``trimcp tools|resources|prompts ...`` are Inspector-style one-shot calls.
-``trimcp serve`` runs the reference server on stdio.
+``trimcp serve [--http|--sse|--ws HOST:PORT]`` runs the reference server (stdio by default).
 
 Exit codes: 0 ok, 1 usage error or failed MUST check, 3 authorization needed,
 4 server unreachable, 5 the tool reported an error.
@@ -77,7 +77,11 @@ def _build_parser() -> argparse.ArgumentParser:
     prompts.add_argument("--prompt-arg", action="append", default=[], metavar="K=V")
     target_opts(prompts)
 
-    sub.add_parser("serve", help="run the bundled reference server on stdio")
+    from .server.http_cli import add_serve_arguments
+
+    add_serve_arguments(sub.add_parser(
+        "serve", help="run the bundled reference server (stdio, or --http/--sse/--ws HOST:PORT)"
+    ))
     return parser
 
 
@@ -180,10 +184,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     own, trailing = _split_argv(sys.argv[1:] if argv is None else argv)
     ns = _build_parser().parse_args(own)
     if ns.command == "serve":
-        from .server.reference import main as serve_reference
+        from .server.http_cli import run_serve
 
-        serve_reference()
-        return EXIT_OK
+        return run_serve(ns)
     command = _command(ns, trailing)
     try:
         if ns.command == "check":

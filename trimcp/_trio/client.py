@@ -393,11 +393,17 @@ async def open_client(
     max_input_rounds: int = 8,
     on_stderr: Callable[[str], None] | None = None,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    headers: Mapping[str, str] | None = None,
+    headers_helper: Any = None,
+    http_client: Any = None,
 ) -> AsyncIterator[ClientSession]:
     """Connect to an MCP server and yield an operating ``ClientSession``.
 
     ``target`` is a command line (a list of arguments, or a string split like a
-    shell would) for a server speaking stdio, or a ready ``MessageStream``.
+    shell would) for a server speaking stdio, an ``http://``/``https://`` URL
+    (Streamable HTTP, falling back to 2024-11-05 HTTP+SSE; ``headers``,
+    ``headers_helper`` and ``http_client`` are for it, see ``open_http_stream``),
+    or a ready ``MessageStream``.
     ``revision=None`` speaks either era: a ``server/discover`` probe answered
     within ``probe_timeout`` (at most ``connect_timeout``) makes a stateless
     session, otherwise ``initialize`` follows.  A stateless ``revision`` (e.g.
@@ -425,6 +431,13 @@ async def open_client(
             stream: MessageStream
             if isinstance(target, MessageStream):
                 stream = target
+            elif isinstance(target, str) and target.startswith(("http://", "https://")):
+                from .http import open_http_stream  # h11 is imported only when HTTP is used
+
+                stream = await stack.enter_async_context(open_http_stream(
+                    target, headers=headers, headers_helper=headers_helper,
+                    http_client=http_client, max_message_size=max_message_size,
+                ))
             else:
                 argv = shlex.split(target) if isinstance(target, str) else list(target)
                 if not argv:
@@ -447,6 +460,9 @@ async def open_client(
                 # The stream is ours to close on every way out, a failed handshake included.
                 try:
                     handshake = await _negotiate(driver, revision, connect_timeout, probe_timeout)
+                    negotiated = getattr(stream, "negotiated", None)  # optional transport hook
+                    if callable(negotiated):
+                        negotiated(handshake.protocol_version)
                     yield ClientSession(driver, handshake, max_pages, router)
                 finally:
                     await driver.aclose()
