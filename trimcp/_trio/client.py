@@ -403,6 +403,7 @@ async def open_client(
     shell would) for a server speaking stdio, an ``http://``/``https://`` URL
     (Streamable HTTP, falling back to 2024-11-05 HTTP+SSE; ``headers``,
     ``headers_helper`` and ``http_client`` are for it, see ``open_http_stream``),
+    a ``ws://``/``wss://`` URL (WebSocket, subprotocol ``mcp``; ``headers`` apply),
     or a ready ``MessageStream``.
     ``revision=None`` speaks either era: a ``server/discover`` probe answered
     within ``probe_timeout`` (at most ``connect_timeout``) makes a stateless
@@ -431,6 +432,13 @@ async def open_client(
             stream: MessageStream
             if isinstance(target, MessageStream):
                 stream = target
+            elif isinstance(target, str) and target.startswith(("ws://", "wss://")):
+                from .websocket import open_websocket_stream  # trio-websocket only when used
+
+                stream = await stack.enter_async_context(open_websocket_stream(
+                    target, headers=headers, max_message_size=max_message_size,
+                    connect_timeout=connect_timeout,
+                ))
             elif isinstance(target, str) and target.startswith(("http://", "https://")):
                 from .http import open_http_stream  # h11 is imported only when HTTP is used
 
