@@ -1282,3 +1282,21 @@ def test_stateless_request_without_log_level_gets_no_logs() -> None:
     s.receive_bytes(req(8, "tools/list", {"_meta": {**meta, "io.modelcontextprotocol/logLevel": "warning"}}))
     assert not s.should_log("emergency", 7)
     assert s.should_log("error", 8) and not s.should_log("info", 8)
+
+
+def test_discover_retries_once_with_the_same_version_after_32022() -> None:
+    """A -32022 naming the very revision we offered earns one more probe, then a failure."""
+    c = client(versions=["2026-07-28"])
+    c.discover()
+    for attempt in range(3):
+        [probe] = c.outgoing()
+        assert isinstance(probe, rpc.Request) and probe.method == "server/discover"
+        error = {"code": rpc.UNSUPPORTED_PROTOCOL_VERSION, "message": "Unsupported protocol version",
+                 "data": {"supported": ["2026-07-28"], "requested": "2026-07-28"}}
+        events = c.receive_bytes(rpc.dumps({"jsonrpc": "2.0", "id": probe.id, "error": error}))
+        if attempt == 0:
+            assert events == [] and c.has_output  # probing again
+        else:
+            assert any(isinstance(e, HandshakeFailed) for e in events)
+            assert "2026-07-28" in next(e for e in events if isinstance(e, HandshakeFailed)).reason
+            break

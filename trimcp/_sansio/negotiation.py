@@ -37,6 +37,10 @@ if TYPE_CHECKING:
     from .session import PendingRequest
 
 
+#: How many server/discover probes one negotiation may send.
+_MAX_PROBES = 3
+
+
 class Negotiation:
     # Provided by Connection.
     role: Role
@@ -51,6 +55,7 @@ class Negotiation:
     peer_instructions: str | None
     discover_ttl_ms: int
     _probe_version: str | None
+    _probe_attempts: int
     _outbox: list[rpc.Message]
     _pending: dict[rpc.RequestId, PendingRequest]
     _cancelled: dict[rpc.RequestId, None]
@@ -90,6 +95,7 @@ class Negotiation:
         self._check_send_request("server/discover")
         self.state = transition(self.role, self.state, LifecycleEvent.SEND_DISCOVER)
         self._probe_version = version
+        self._probe_attempts += 1
         envelope = sl.build_envelope(version, self.capabilities, self.info, None)
         return self._queue_request("server/discover", sl.with_envelope(None, envelope), None)
 
@@ -157,7 +163,13 @@ class Negotiation:
                 return [LegacyServer(f"server/discover answered error {err.code}: {err.message}")]
             named = err.data.get("supported") if isinstance(err.data, dict) else None
             retry = sl.newest_common(stateless, named)
-            if err.code == rpc.UNSUPPORTED_PROTOCOL_VERSION and retry and retry != self._probe_version:
+            # Retry with a revision the server names; the same one once more is allowed
+            # (the server may have refused for a passing reason), never a loop.
+            if (
+                err.code == rpc.UNSUPPORTED_PROTOCOL_VERSION and retry
+                and (retry != self._probe_version or self._probe_attempts < 2)
+                and self._probe_attempts < _MAX_PROBES
+            ):
                 self.discover(protocol_version=retry)
                 return []
             fallback = sl.newest_common(handshake, named)

@@ -125,6 +125,7 @@ class Connection(Negotiation):
         #: Server role: the cache hint given with the DiscoverResult.
         self.discover_ttl_ms = 300_000
         self._probe_version: str | None = None
+        self._probe_attempts = 0
         self._serves_stateless = False
         self.stats = ConnectionStats()
         self._side = Side.CLIENT if role is Role.CLIENT else Side.SERVER
