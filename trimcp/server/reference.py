@@ -212,6 +212,37 @@ async def _extra(ctx: Context) -> str:
     return "extra"
 
 
+def _elicitation_summary(answer: dict[str, Any]) -> str:
+    content = json.dumps(answer.get("content", {}), sort_keys=True)
+    return f"Elicitation completed: action={answer.get('action')}, content={content}"
+
+
+#: The focal schema of the suite's ``json-schema-2020-12`` scenario: every keyword must survive tools/list.
+JSON_SCHEMA_2020_12_INPUT: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "address": {
+            "$anchor": "addressDef",
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+        },
+    },
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
+    "additionalProperties": False,
+}
+
+
 def _sampled_text(result: dict[str, Any]) -> str:
     content = result.get("content")
     blocks = content if isinstance(content, list) else [content]
@@ -293,6 +324,79 @@ def _register_conformance_tools(server: Server) -> None:
             "required": ["username", "email"],
         })
         return f"Elicitation result: {json.dumps(answer, sort_keys=True)}"
+
+    @server.tool(annotations=READ_ONLY)
+    async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
+        """Ask for five fields, each with a default value (SEP-1034)."""
+        answer = await ctx.elicit("Please review these values; each has a default.", {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": "User name", "default": "John Doe"},
+                "age": {"type": "integer", "description": "User age", "default": 30},
+                "score": {"type": "number", "description": "User score", "default": 95.5},
+                "status": {"type": "string", "description": "User status",
+                           "enum": ["active", "inactive", "pending"], "default": "active"},
+                "verified": {"type": "boolean", "description": "Verified?", "default": True},
+            },
+        })
+        return _elicitation_summary(answer)
+
+    @server.tool(annotations=READ_ONLY)
+    async def test_elicitation_sep1330_enums(ctx: Context) -> str:
+        """Ask for one value of each enum flavour: untitled, titled, legacy, multi-select (SEP-1330)."""
+        answer = await ctx.elicit("Pick one value of each kind.", {
+            "type": "object",
+            "properties": {
+                "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                "titledSingle": {"type": "string", "oneOf": [
+                    {"const": "value1", "title": "First Option"},
+                    {"const": "value2", "title": "Second Option"},
+                    {"const": "value3", "title": "Third Option"},
+                ]},
+                "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"],
+                               "enumNames": ["Option One", "Option Two", "Option Three"]},
+                "untitledMulti": {"type": "array",
+                                  "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+                "titledMulti": {"type": "array", "items": {"anyOf": [
+                    {"const": "value1", "title": "First Choice"},
+                    {"const": "value2", "title": "Second Choice"},
+                    {"const": "value3", "title": "Third Choice"},
+                ]}},
+            },
+        })
+        return _elicitation_summary(answer)
+
+    @server.tool(
+        description="Tool with JSON Schema 2020-12 features",
+        input_schema=JSON_SCHEMA_2020_12_INPUT, annotations=READ_ONLY,
+    )
+    async def json_schema_2020_12_tool(ctx: Context, **arguments: Any) -> str:
+        return f"received {json.dumps(arguments, sort_keys=True)}"
+
+    @server.tool(
+        description="Echo a region; the region travels in the Mcp-Param-Region header too (2026-07-28).",
+        input_schema={
+            "type": "object",
+            "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"},
+                "note": {"type": "string"},
+            },
+            "required": ["region"],
+        },
+        annotations=READ_ONLY,
+    )
+    async def test_custom_header(ctx: Context, region: str, note: str = "") -> str:
+        return f"region: {region}"
+
+    @server.tool(annotations=READ_ONLY)
+    async def test_reconnection(ctx: Context) -> str:
+        """Hang up this request's SSE stream, then answer on the resumed stream (SSE polling)."""
+        from .http import close_sse_stream  # only HTTP sessions have a stream to hang up
+
+        await ctx.log("info", "test_reconnection: closing the stream")
+        close_sse_stream(ctx.session, ctx.request_id)
+        await trio.sleep(0.2)
+        return "Reconnection test completed"
 
 
 # ------------------------------------------------------------------------ resources
