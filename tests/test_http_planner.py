@@ -100,12 +100,11 @@ def test_header_params_and_extraction() -> None:
         region={"type": "string", "x-mcp-header": "Region"},
         nested={"type": "object", "properties": {"zone": {"type": "integer", "x-mcp-header": "Zone"}}},
         maybe={"type": ["boolean", "null"], "x-mcp-header": "Maybe"},
-        price={"type": "number", "x-mcp-header": "Price"},
         query={"type": "string"},
     ))
     assert params == (
         HeaderParam(("region",), "Region"), HeaderParam(("nested", "zone"), "Zone"),
-        HeaderParam(("maybe",), "Maybe"), HeaderParam(("price",), "Price"),
+        HeaderParam(("maybe",), "Maybe"),
     )
     headers = param_headers(params, {"region": "Zürich", "nested": {"zone": 3}, "maybe": None, "query": "q"})
     assert headers == [("Mcp-Param-Region", "=?base64?WsO8cmljaA==?="), ("Mcp-Param-Zone", "3")]
@@ -119,6 +118,8 @@ def test_header_params_and_extraction() -> None:
         schema(v={"type": "object", "x-mcp-header": "Data"}),
         schema(v={"type": "array", "items": {"type": "string"}, "x-mcp-header": "Items"}),
         schema(v={"type": "null", "x-mcp-header": "Nil"}),
+        # 2026-07-28 tools: "Parameters with type number are not permitted."
+        schema(v={"type": "number", "x-mcp-header": "Price"}),
         schema(a={"type": "string", "x-mcp-header": "Region"}, b={"type": "string", "x-mcp-header": "Region"}),
         schema(a={"type": "string", "x-mcp-header": "MyField"}, b={"type": "string", "x-mcp-header": "myfield"}),
         schema(v={"type": "string", "x-mcp-header": "My Region"}),

@@ -31,9 +31,8 @@ through ``properties`` keys alone (never through ``items``, ``oneOf``,
 ``$ref`` and the like).  A client must then leave the tool out of its
 ``tools/list`` result; ``filter_tools`` does that for one result page.
 
-``number``-typed parameters are accepted although the schema text forbids
-them: the official conformance scenario annotates such parameters and expects
-them mirrored, and mirroring a number is harmless.  Pure functions only.
+``number``-typed parameters are refused, as the 2026-07-28 tools page says
+(only string, integer and boolean may be mirrored).  Pure functions only.
 """
 
 from __future__ import annotations
@@ -48,6 +47,7 @@ import attrs
 
 __all__ = [
     "SENTINEL_PREFIX",
+    "InvalidHeaderValue",
     "SENTINEL_SUFFIX",
     "HeaderParam",
     "InvalidToolHeaders",
@@ -69,8 +69,8 @@ PARAM_HEADER_PREFIX: Final = "Mcp-Param-"
 _TCHARS: Final = frozenset(
     "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 )
-#: JSON Schema types a mirrored parameter may have (see the module docstring on ``number``).
-_PRIMITIVE_TYPES: Final = frozenset({"string", "integer", "boolean", "number"})
+#: JSON Schema types a mirrored parameter may have (2026-07-28: not ``number``).
+_PRIMITIVE_TYPES: Final = frozenset({"string", "integer", "boolean"})
 #: Keywords whose values are subschemas that are *not* statically reachable.
 _SUBSCHEMA_ONE: Final = frozenset({
     "items", "additionalProperties", "contains", "propertyNames", "not", "if", "then", "else",
@@ -112,18 +112,35 @@ def encode_header_value(value: str) -> str:
     return SENTINEL_PREFIX + base64.b64encode(raw).decode("ascii") + SENTINEL_SUFFIX
 
 
-def decode_header_value(value: str) -> str:
-    """Inverse of ``encode_header_value``; raises ``ValueError`` for a malformed sentinel."""
+class InvalidHeaderValue(ValueError):
+    """A header value that is neither plain header-safe text nor a valid Base64 sentinel."""
+
+
+def _plain_ok(value: str) -> bool:
+    """Visible ASCII, space and tab: what a plain header value may hold."""
+    return all(c == "\t" or " " <= c <= "~" for c in value)
+
+
+def decode_header_value(value: str, *, strict: bool = False) -> str:
+    """Inverse of ``encode_header_value``; raises ``InvalidHeaderValue`` (a ``ValueError``).
+
+    A malformed sentinel always raises.  ``strict`` (what a server validating
+    mirrored headers uses) also rejects a plain value holding characters
+    outside visible ASCII, space and tab, and decoded bytes that are not
+    strict UTF-8 (no lone surrogates).
+    """
+    if strict and not _plain_ok(value):
+        raise InvalidHeaderValue(f"invalid characters in header value {value!r}")
     if len(value) >= len(SENTINEL_PREFIX) + len(SENTINEL_SUFFIX) and _looks_like_sentinel(value):
         inner = value[len(SENTINEL_PREFIX) : -len(SENTINEL_SUFFIX)]
         try:
             raw = base64.b64decode(inner.encode("ascii"), validate=True)
         except (binascii.Error, UnicodeEncodeError):
-            raise ValueError(f"malformed base64 in header value {value!r}") from None
+            raise InvalidHeaderValue(f"malformed base64 in header value {value!r}") from None
         try:
-            return raw.decode("utf-8", "surrogatepass")
+            return raw.decode("utf-8", "strict" if strict else "surrogatepass")
         except UnicodeDecodeError:
-            raise ValueError(f"header value {value!r} is not UTF-8 once decoded") from None
+            raise InvalidHeaderValue(f"header value {value!r} is not UTF-8 once decoded") from None
     return value
 
 

@@ -25,7 +25,7 @@ headers alone; any disagreement is **400 Bad Request** with JSON-RPC error
 
 Header values arrive with surrounding whitespace already trimmed (RFC 9110,
 5.5).  A value may be carried as ``=?base64?<base64 of UTF-8>?=`` (lowercase
-markers); ``decode_header_value`` undoes it strictly - bad padding or a
+markers); ``decode_header_value`` (``http_headers``, strict mode) undoes it strictly - bad padding or a
 character outside the alphabet is an invalid value, not a literal - and
 treats anything without both markers as literal text.  A plain value may only
 hold visible ASCII, space and tab; anything else is an invalid value.
@@ -38,14 +38,14 @@ Methods outside the table above carry no ``Mcp-Name`` requirement and an
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
 from . import jsonrpc as rpc
+from .http_headers import InvalidHeaderValue, encode_header_value
+from .http_headers import decode_header_value as _decode
 from .http_server import VERSION_HEADER, HttpError, RequestHead
 from .session import LOG_LEVELS
 from .stateless import read_envelope
@@ -60,49 +60,13 @@ NAME_SOURCES: Final[Mapping[str, str]] = {
     "resources/read": "uri",
 }
 
-_PREFIX: Final = "=?base64?"
-_SUFFIX: Final = "?="
 _TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _MAX_SAFE_INT: Final = 2**53 - 1
 
 
-class InvalidHeaderValue(ValueError):
-    """A header value that is neither plain header-safe text nor valid Base64 sentinel."""
-
-
-def _plain_ok(value: str) -> bool:
-    return all(c == "\t" or 0x20 <= ord(c) <= 0x7E for c in value)
-
-
 def decode_header_value(value: str) -> str:
     """The text a mirrored header carries (Base64 sentinel decoded); raises ``InvalidHeaderValue``."""
-    if not _plain_ok(value):
-        raise InvalidHeaderValue(f"invalid characters in header value {value!r}")
-    if (
-        len(value) >= len(_PREFIX) + len(_SUFFIX)
-        and value.startswith(_PREFIX)
-        and value.endswith(_SUFFIX)
-    ):
-        inner = value[len(_PREFIX) : -len(_SUFFIX)]
-        try:
-            raw = base64.b64decode(inner, validate=True)
-            return raw.decode("utf-8")
-        except (binascii.Error, ValueError) as exc:
-            raise InvalidHeaderValue(f"invalid Base64 header value {value!r}: {exc}") from None
-    return value
-
-
-def encode_header_value(text: str) -> str:
-    """The header form of ``text`` (what a client sends); the inverse of ``decode_header_value``."""
-    plain = (
-        _plain_ok(text)
-        and "\t" not in text
-        and text == text.strip()
-        and not (text.startswith(_PREFIX) and text.endswith(_SUFFIX))
-    )
-    if plain:
-        return text
-    return _PREFIX + base64.b64encode(text.encode("utf-8")).decode("ascii") + _SUFFIX
+    return _decode(value, strict=True)
 
 
 def header_annotations(schema: Any) -> list[tuple[str, tuple[str, ...]]]:
