@@ -1,7 +1,9 @@
 """The ``trimcp`` command.
 
-``trimcp check [--format json] [--revision auto|REV] [-- COMMAND...]`` tests a
-stdio server (the bundled reference server when no command is given) and
+``trimcp check [--format json] [--revision auto|REV] [URL | -- COMMAND...]``
+tests a stdio server (the bundled reference server when no command is given)
+or the server at an ``http(s)://`` URL (Streamable HTTP, plus the HTTP
+transport checks; ``ws(s)://`` when trimcp has the WebSocket transport) and
 prints the era and revision it negotiated, then one row per check; it exits 0
 when no MUST check failed, else 1.  ``--revision`` takes any of the five
 revisions (2024-11-05 .. 2026-07-28) or ``auto``, the default, which lets the
@@ -19,17 +21,15 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
 import trio
 
 from . import AuthError, ConnectError, McpError, TrimcpError, open_client, to_wire
 from ._sansio.revisions import ALL_VERSIONS
-from ._trio.stdio import open_stdio_process
-from ._trio.stream import MessageStream
 from .conformance import run_checks
+from .conformance.connectors import connector_for, is_url
 from .conformance.console import print_json, print_table
 
 EXIT_OK, EXIT_USAGE, EXIT_AUTH, EXIT_UNREACHABLE, EXIT_TOOL_ERROR = 0, 1, 3, 4, 5
@@ -54,7 +54,9 @@ def _build_parser() -> argparse.ArgumentParser:
                  "then initialize for a handshake-era server",
         )
         p.add_argument("--timeout", type=float, default=30.0, help="per-request timeout, seconds")
-        p.add_argument("target", nargs="*", help="server command line (after --); default: the reference server")
+        p.add_argument("target", nargs="*",
+                       help="server URL (http://, https://, ws://, wss://) or command line (after --); "
+                            "default: the reference server")
 
     check = sub.add_parser("check", help="test a server against the MCP specification")
     target_opts(check)
@@ -136,11 +138,7 @@ async def _check(ns: argparse.Namespace, command: list[str]) -> int:
     # The report names every protocol issue; the client's own warnings would only repeat them.
     logging.getLogger("trimcp").setLevel(logging.ERROR)
 
-    @asynccontextmanager
-    async def connect() -> AsyncIterator[MessageStream]:
-        async with open_stdio_process(command) as stream:
-            yield stream
-
+    connect = connector_for(command)
     report = await run_checks(connect, target=" ".join(command), revision=_revision(ns), request_timeout=ns.timeout)
     (print_json if ns.format == "json" else print_table)(report, sys.stdout)
     return EXIT_OK if report.ok else 1
@@ -151,7 +149,8 @@ def _revision(ns: argparse.Namespace) -> str | None:
 
 
 async def _inspect(ns: argparse.Namespace, command: list[str]) -> int:
-    async with open_client(command, revision=_revision(ns), request_timeout=ns.timeout) as client:
+    target: str | list[str] = command[0] if is_url(command) else command
+    async with open_client(target, revision=_revision(ns), request_timeout=ns.timeout) as client:
         if ns.command == "tools":
             if ns.action == "list":
                 _emit(ns, [to_wire(t) for t in await client.list_tools()])

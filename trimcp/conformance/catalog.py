@@ -23,6 +23,12 @@ HANDSHAKE: Final = HANDSHAKE_VERSIONS
 STATELESS: Final = tuple(v for v in ALL_VERSIONS if v not in HANDSHAKE_VERSIONS)
 FROM_2025_06_18: Final = tuple(v for v in ALL_VERSIONS if v >= "2025-06-18")
 FROM_2025_11_25: Final = tuple(v for v in ALL_VERSIONS if v >= "2025-11-25")
+#: Streamable HTTP (2025-03-26 on); 2024-11-05 had the HTTP+SSE transport only.
+STREAMABLE: Final = tuple(v for v in ALL_VERSIONS if v >= "2025-03-26")
+STREAMABLE_HANDSHAKE: Final = tuple(v for v in HANDSHAKE_VERSIONS if v >= "2025-03-26")
+FROM_2025_06_18_HANDSHAKE: Final = tuple(v for v in STREAMABLE_HANDSHAKE if v >= "2025-06-18")
+HTTP_2025: Final = "basic/transports"
+HTTP_2026: Final = "basic/transports/streamable-http"
 
 _CHECKS: Final = (
     # ---- handshake era: the initialize lifecycle
@@ -94,6 +100,25 @@ _CHECKS: Final = (
     # ---- stdio transport
     CheckSpec("stdio.clean-stdout", M, "basic/transports", "stdout carries only MCP messages"),
     CheckSpec("stdio.shutdown", S, "basic/lifecycle", "the server exits when its stdin closes"),
+    # ---- Streamable HTTP transport (HTTP targets only)
+    CheckSpec("http.origin", M, HTTP_2025, "a request with a foreign Origin is refused with 403", STREAMABLE),
+    CheckSpec("http.content-type", M, HTTP_2025,
+              "a POSTed request is answered with application/json or text/event-stream", STREAMABLE),
+    CheckSpec("http.notification-202", M, HTTP_2025, "an accepted POSTed notification gets 202 with no body",
+              STREAMABLE_HANDSHAKE),
+    CheckSpec("http.session-id", M, HTTP_2025, "Mcp-Session-Id holds only visible ASCII (0x21-0x7E)",
+              STREAMABLE_HANDSHAKE),
+    CheckSpec("http.unknown-session", M, HTTP_2025, "a request naming a session the server does not have gets 404",
+              STREAMABLE_HANDSHAKE),
+    CheckSpec("http.delete", M, HTTP_2025,
+              "DELETE ends the session (then 404 for it) or is refused with 405", STREAMABLE_HANDSHAKE),
+    CheckSpec("http.get-stream", M, HTTP_2025, "GET is answered with text/event-stream or 405",
+              STREAMABLE_HANDSHAKE),
+    CheckSpec("http.protocol-version", M, HTTP_2025, "an invalid MCP-Protocol-Version header gets 400",
+              FROM_2025_06_18_HANDSHAKE + STATELESS),
+    CheckSpec("http.method-header", M, HTTP_2026,
+              "a missing or mismatched Mcp-Method header gets 400 with error -32020 (HeaderMismatch)", STATELESS),
+    CheckSpec("http.no-get", S, HTTP_2026, "GET and DELETE to the endpoint get 405", STATELESS),
 )
 
 CATALOG: Final[Mapping[str, CheckSpec]] = {c.id: c for c in _CHECKS}

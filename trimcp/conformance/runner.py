@@ -25,7 +25,9 @@ conversation is validated with the negotiated revision's schema tables, the
 stateless rules that are properties of every message (``resultType``, cache
 hints, the fate of every InputRequiredResult, stray log messages) are read
 off it, and the raw probes (``probes.py``: unknown revision, missing
-envelope, tampered ``requestState``) run on fresh connections.
+envelope, tampered ``requestState``) run on fresh connections.  For an
+``http(s)://`` target, last come the transport checks (``checks_http.py``:
+status codes, headers, sessions, Origin) as raw HTTP exchanges.
 
 Every catalog check ends up in the report: a check the negotiated revision
 does not have is ``skip`` "not in <revision>", one whose feature the server
@@ -48,6 +50,7 @@ from .._sansio.revisions import (
     own_gate,
 )
 from .._trio.client import open_client
+from .checks_http import check_http_transport, is_http_target, skip_http
 from .checks_handshake import check_handshake, handshake_tour, offered_revision
 from .checks_stateless import (
     check_discover,
@@ -87,7 +90,10 @@ async def run_checks(
     connect_timeout: float = 30.0,
     request_timeout: float = 30.0,
 ) -> Report:
-    """Test the server ``connect`` reaches; ``revision=None`` lets the client negotiate."""
+    """Test the server ``connect`` reaches; ``revision=None`` lets the client negotiate.
+
+    A ``target`` that is an ``http(s)://`` URL also gets the Streamable HTTP
+    transport checks (``checks_http.py``), sent straight to that URL."""
     if revision is not None:
         get_revision(revision)  # ValueError for a revision nobody knows
     report = Report(target=target)
@@ -126,8 +132,19 @@ async def run_checks(
                 check_stateless_conversation(tour, outcome.server_requests)
     if tour is not None:
         await _probes(tour, connect_timeout)
+    if report.revision is not None:  # (nothing negotiated: every other check is "not reached")
+        await _transport_checks(rec, target, report.revision, min(connect_timeout, request_timeout))
     report.results = rec.finish("not reached" if report.revision is None else "not applicable to this server")
     return report
+
+
+async def _transport_checks(rec: Results, target: str, revision: str, timeout: float) -> None:
+    if not is_http_target(target):
+        skip_http(rec)
+        return
+    rec.skip("stdio.clean-stdout", "not a stdio target")
+    rec.skip("stdio.shutdown", "not a stdio target")
+    await check_http_transport(rec, target, revision, timeout)
 
 
 async def _tour(tour: Tour, pinned: str | None) -> None:

@@ -1,0 +1,169 @@
+"""``trimcp check`` against HTTP targets: the reference server over Streamable HTTP
+(in-process and through the CLI), and hand-written HTTP servers that break a
+transport rule, which the matching ``http.*`` check must flag.  Loopback only.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+import trio
+
+from trimcp.conformance import run_checks
+from trimcp.conformance.catalog import CATALOG
+from trimcp.conformance.checks_http import HTTP_CHECKS
+from trimcp.conformance.connectors import connector_for, is_url
+from trimcp.conformance.model import Report, Status
+from trimcp.server.http import BoundHttpServer, serve_http
+from trimcp.server.reference import build_server
+
+from helpers.h11_fake import McpFake, Reply, Req, serve
+
+CLI = [sys.executable, "-c", "import sys; from trimcp.cli import main; sys.exit(main())"]
+
+
+def _by_id(report: Report) -> dict[str, Any]:
+    return {r.id: r for r in report.results}
+
+
+async def _check(url: str, revision: str | None = None) -> Report:
+    with trio.fail_after(120):
+        return await run_checks(connector_for([url]), target=url, revision=revision, request_timeout=10)
+
+
+def _bad(report: Report) -> list[Any]:
+    return [r for r in report.results if r.status in (Status.FAIL, Status.WARN)]
+
+
+def test_http_checks_are_in_the_catalog() -> None:
+    for check_id in HTTP_CHECKS:
+        spec = CATALOG[check_id]
+        assert spec.section.startswith("basic/transports")
+        assert "2024-11-05" not in spec.revisions
+    assert is_url(["http://127.0.0.1:1/mcp"]) and not is_url(["python", "server.py"])
+
+
+@pytest.mark.parametrize("revision", [None, "2025-11-25", "2025-03-26"])
+async def test_reference_over_http(nursery: trio.Nursery, revision: str | None) -> None:
+    bound: BoundHttpServer = await nursery.start(serve_http, build_server())
+    report = await _check(bound.url, revision)
+    assert _bad(report) == []
+    results = _by_id(report)
+    if revision is None:
+        assert report.era == "stateless"
+        passed = {"http.origin", "http.content-type", "http.protocol-version", "http.method-header", "http.no-get"}
+    else:
+        assert report.revision == revision and report.era == "handshake"
+        passed = {"http.origin", "http.content-type", "http.notification-202", "http.session-id",
+                  "http.unknown-session", "http.delete", "http.get-stream"}
+        if revision >= "2025-06-18":
+            passed.add("http.protocol-version")
+    for check_id in passed:
+        assert results[check_id].status is Status.PASS, results[check_id]
+    for check_id in set(HTTP_CHECKS) - passed:
+        assert results[check_id].status is Status.SKIP
+    assert results["stdio.shutdown"].detail == "not a stdio target"
+
+
+async def test_stdio_target_skips_http_checks() -> None:
+    report = await _check_stdio()
+    results = _by_id(report)
+    for check_id in HTTP_CHECKS:
+        assert results[check_id].status is Status.SKIP
+        assert results[check_id].detail in ("not an HTTP target", "not in 2025-11-25")
+
+
+async def _check_stdio() -> Report:
+    command = [sys.executable, "-m", "trimcp.server.reference"]
+    with trio.fail_after(120):
+        return await run_checks(connector_for(command), target=" ".join(command), revision="2025-11-25")
+
+
+class BadFake(McpFake):
+    """Answers notifications with 200 and a body, and unknown sessions with 400."""
+
+    async def __call__(self, req: Req, reply: Reply) -> None:
+        msg = req.json if req.method == "POST" else None
+        if isinstance(msg, dict) and msg.get("method") != "initialize":
+            if req.header("mcp-session-id") not in self.live:
+                await reply.json({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "who?"}}, 400)
+                return
+            if "id" not in msg:
+                await reply.json({"ok": True}, 200)
+                return
+        await super().__call__(req, reply)
+
+
+async def test_bad_http_server_is_flagged() -> None:
+    async with serve(BadFake()) as fake:
+        report = await _check(fake.url, "2025-11-25")
+    results = _by_id(report)
+    assert results["http.notification-202"].status is Status.FAIL
+    assert "200" in results["http.notification-202"].detail
+    assert results["http.unknown-session"].status is Status.FAIL
+    assert "400" in results["http.unknown-session"].detail
+    # The fake checks neither Origin nor MCP-Protocol-Version.
+    assert results["http.origin"].status is Status.FAIL
+    assert results["http.protocol-version"].status is Status.FAIL
+    # What it does right stays right.
+    assert results["http.session-id"].status is Status.PASS
+    assert results["http.get-stream"].status is Status.PASS
+    # An ended session is just as unknown to it: 400 again, where 404 is due.
+    assert results["http.delete"].status is Status.FAIL
+    assert not report.ok
+
+
+async def test_good_fake_passes_the_session_checks() -> None:
+    async with serve(McpFake()) as fake:
+        report = await _check(fake.url, "2025-11-25")
+    results = _by_id(report)
+    for check_id in ("http.notification-202", "http.unknown-session", "http.session-id", "http.delete",
+                     "http.get-stream", "http.content-type"):
+        assert results[check_id].status is Status.PASS, results[check_id]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def _wait_listening(port: int, proc: trio.Process) -> None:
+    with trio.fail_after(30):
+        while True:
+            assert proc.returncode is None, "trimcp serve exited"
+            try:
+                stream = await trio.open_tcp_stream("127.0.0.1", port)
+            except OSError:
+                await trio.sleep(0.05)
+                continue
+            await stream.aclose()
+            return
+
+
+@pytest.mark.parametrize("revision", ["auto", "2025-11-25"])
+async def test_cli_check_against_trimcp_serve(nursery: trio.Nursery, revision: str) -> None:
+    port = _free_port()
+    proc = await nursery.start(
+        lambda task_status: trio.run_process(
+            [*CLI, "serve", "--http", f"127.0.0.1:{port}"], stderr=subprocess.DEVNULL,
+            check=False, task_status=task_status,
+        )
+    )
+    try:
+        await _wait_listening(port, proc)
+        with trio.fail_after(120):
+            done = await trio.run_process(
+                [*CLI, "check", "--revision", revision, f"http://127.0.0.1:{port}/mcp"],
+                capture_stdout=True, capture_stderr=True, check=False,
+            )
+    finally:
+        proc.terminate()
+    out = done.stdout.decode()
+    assert done.returncode == 0, out + done.stderr.decode()
+    assert "0 failed, 0 warnings" in out
+    assert "http.origin" in out and "pass  Origin" in out

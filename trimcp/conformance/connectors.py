@@ -1,0 +1,72 @@
+"""How ``trimcp check`` reaches a target: a server command (stdio) or a URL.
+
+``connector_for(target)`` returns the ``Connector`` (see ``results.py``) that
+opens one fresh connection per call: a subprocess for a command line, a
+Streamable HTTP stream (``open_http_stream``; legacy HTTP+SSE fallback
+included) for ``http://``/``https://``, a WebSocket stream for
+``ws://``/``wss://`` when trimcp has that transport.  Every probe opens its
+own connection, so for HTTP each one is a new MCP session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+
+from .._trio.stream import MessageStream
+from .results import Connector
+
+__all__ = ["connector_for", "is_url"]
+
+_SCHEMES = ("http://", "https://", "ws://", "wss://")
+
+
+def is_url(target: Sequence[str]) -> bool:
+    return len(target) == 1 and target[0].startswith(_SCHEMES)
+
+
+def connector_for(target: Sequence[str], *, connect_timeout: float = 30.0) -> Connector:
+    """The connector for a command line or a single URL (ValueError for an unsupported scheme)."""
+    if is_url(target):
+        url = target[0]
+        if url.startswith(("ws://", "wss://")):
+            return _websocket(url, connect_timeout)
+        return _http(url, connect_timeout)
+    command = list(target)
+
+    @asynccontextmanager
+    async def connect() -> AsyncIterator[MessageStream]:
+        from .._trio.stdio import open_stdio_process
+
+        async with open_stdio_process(command) as stream:
+            yield stream
+
+    return connect
+
+
+def _http(url: str, connect_timeout: float) -> Connector:
+    @asynccontextmanager
+    async def connect() -> AsyncIterator[MessageStream]:
+        from .._trio.http import open_http_stream
+
+        async with open_http_stream(url, connect_timeout=connect_timeout) as stream:
+            yield stream
+
+    return connect
+
+
+def _websocket(url: str, connect_timeout: float) -> Connector:
+    try:
+        from .._trio import websocket
+    except ImportError as exc:
+        raise ValueError(f"WebSocket targets need the websocket transport: {exc}") from None
+    opener = getattr(websocket, "open_websocket_stream", None)
+    if opener is None:
+        raise ValueError("this trimcp has no WebSocket client transport")
+
+    @asynccontextmanager
+    async def connect() -> AsyncIterator[MessageStream]:
+        async with opener(url, connect_timeout=connect_timeout) as stream:
+            yield stream
+
+    return connect

@@ -1,0 +1,159 @@
+"""One raw HTTP/1.1 exchange per call, for the transport checks.
+
+The HTTP transport checks (``checks_http.py``) must send what a correct
+client never sends (a foreign ``Origin``, a session id nobody issued, a wrong
+``MCP-Protocol-Version``), so they cannot go through the trimcp client.
+``request`` opens a TCP (or TLS) connection, writes one request with h11 and
+reads the answer's status and headers; the body is read only as far as the
+caller needs it: all of a JSON answer, or the events of an event stream up to
+the first JSON-RPC response (``read_body=True``), or nothing at all
+(``read_body=False``, for the GET stream that would never end).  The whole
+exchange runs under the caller's deadline; ``ProbeError`` says what broke.
+"""
+
+from __future__ import annotations
+
+import json
+import ssl
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import attrs
+import h11
+import trio
+
+from .._sansio.sse import SSEDecoder
+
+#: The most of a body a probe reads.
+MAX_BODY = 1 << 20
+
+
+class ProbeError(Exception):
+    """The exchange could not be completed (refused, cut, timed out, not HTTP)."""
+
+
+@attrs.frozen
+class RawResponse:
+    status: int
+    headers: Mapping[str, str]
+    body: bytes = b""
+    #: The JSON-RPC messages of the body (one for JSON, the data of each event for SSE).
+    messages: tuple[Any, ...] = ()
+
+    def header(self, name: str) -> str | None:
+        return self.headers.get(name.lower())
+
+    @property
+    def content_type(self) -> str:
+        return (self.header("content-type") or "").split(";")[0].strip().lower()
+
+    def error_code(self) -> int | None:
+        """The ``error.code`` of the first JSON-RPC error in the body, if any."""
+        for msg in self.messages:
+            if isinstance(msg, dict) and isinstance(msg.get("error"), dict):
+                code = msg["error"].get("code")
+                return code if isinstance(code, int) else None
+        return None
+
+
+async def request(
+    url: str,
+    method: str,
+    headers: Mapping[str, str],
+    body: Any = None,
+    *,
+    timeout: float,
+    read_body: bool = True,
+) -> RawResponse:
+    """Send one request to ``url`` (``body``: a JSON value, or None) and return the answer."""
+    parts = urlsplit(url)
+    tls = parts.scheme == "https"
+    host = parts.hostname or "localhost"
+    port = parts.port or (443 if tls else 80)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    data = b"" if body is None else json.dumps(body).encode()
+    hdrs = [("Host", parts.netloc), ("Connection", "close"), *headers.items()]
+    if body is not None:
+        hdrs.append(("Content-Length", str(len(data))))
+    try:
+        with trio.fail_after(timeout):
+            stream: trio.abc.Stream
+            if tls:
+                stream = await trio.open_ssl_over_tcp_stream(host, port, ssl_context=ssl.create_default_context())
+            else:
+                stream = await trio.open_tcp_stream(host, port)
+            async with stream:
+                return await _exchange(stream, method, target, hdrs, data, read_body)
+    except trio.TooSlowError:
+        raise ProbeError(f"{method} {target}: no answer within {timeout:g}s") from None
+    except (OSError, trio.BrokenResourceError, h11.ProtocolError) as exc:
+        raise ProbeError(f"{method} {target}: {type(exc).__name__}: {exc}") from None
+
+
+async def _exchange(
+    stream: trio.abc.Stream, method: str, target: str, hdrs: list[tuple[str, str]], data: bytes, read_body: bool
+) -> RawResponse:
+    conn = h11.Connection(h11.CLIENT)
+    out = conn.send(h11.Request(method=method, target=target, headers=hdrs))
+    out += conn.send(h11.Data(data=data)) if data else b""
+    out += conn.send(h11.EndOfMessage())
+    await stream.send_all(out)
+    response: h11.Response | None = None
+    body = bytearray()
+    sse: SSEDecoder | None = None
+    messages: list[Any] = []
+    while True:
+        event = conn.next_event()
+        if event is h11.NEED_DATA:
+            chunk = await stream.receive_some(65536)
+            if not chunk:
+                if response is None:
+                    raise ProbeError(f"{method} {target}: connection closed before an answer")
+                break
+            conn.receive_data(bytes(chunk))
+            continue
+        if isinstance(event, h11.Response):
+            response = event
+            if not read_body or method == "HEAD":
+                break
+            if _content_type(event) == "text/event-stream":
+                sse = SSEDecoder()
+        elif isinstance(event, h11.Data):
+            if sse is None:
+                body += event.data
+                if len(body) > MAX_BODY:
+                    break
+                continue
+            for ev in sse.feed(bytes(event.data)):
+                msg = _json(ev.data)
+                if msg is not None:
+                    messages.append(msg)
+                if isinstance(msg, dict) and ("result" in msg or "error" in msg):
+                    break
+            else:
+                continue
+            break
+        elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
+            break
+    assert response is not None
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in response.headers}
+    if sse is None and body:
+        msg = _json(body.decode("utf-8", "replace"))
+        if msg is not None:
+            messages.append(msg)
+    return RawResponse(response.status_code, headers, bytes(body), tuple(messages))
+
+
+def _content_type(response: h11.Response) -> str:
+    for k, v in response.headers:
+        if k.lower() == b"content-type":
+            return v.decode("latin-1").split(";")[0].strip().lower()
+    return ""
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
