@@ -1,0 +1,546 @@
+#!/usr/bin/env python3
+"""Streamable HTTP client benchmark: trimcp vs the official ``mcp`` client vs httpx vs a raw floor.
+
+Theory of operation
+-------------------
+One run starts one bare HTTP/1.1 JSON-RPC server (``--server``: a single-threaded
+``selectors`` loop over raw sockets, keep-alive, Content-Length bodies; it answers
+``initialize`` with a session id, ``tools/call`` and ``ping`` with JSON, notifications
+with 202, GET with 405, DELETE with 200, ``server/discover`` with 400) on 127.0.0.1 and
+measures every client against it, each in its own worker process (``--worker``, the
+structure of ``bench_stdio.py``, whose process helpers it reuses).
+
+Clients (columns)
+  floor        trio.open_tcp_stream + h11 by hand, one keep-alive connection per stream
+               of calls (64 connections for the 64-in-flight row); no MCP library.
+  httpx        ``httpx.AsyncClient`` POST loop under asyncio (no MCP either).
+  mcp          the official SDK: ``streamable_http_client`` + ``ClientSession``, asyncio.
+  trimcp/h11   ``trimcp.open_client(url)``, its h11 executor (keep-alive pool).
+  trimcp/httpx the same with ``http_client=httpx.AsyncClient()`` (httpx executor).
+
+Metrics
+  connect+init  TCP connect + initialize + notifications/initialized (and whatever the
+                client does on open), median of N after a warm-up connection.
+  sequential    tools/call round trips/s, median of rounds; client CPU per call
+                (``time.process_time`` in the worker; the server is another process).
+  64 in flight  64 tasks sharing one session (floor: 64 connections), calls/s.
+  TCP conns     connections the server accepted during the sequential + 64-in-flight
+                phases of that client (read from the server's ``/stats``).
+
+Targets (the issue's): trimcp >= 10x the official client's sequential and 64-in-flight
+calls/s; >= 0.4x the floor's; connect+init <= 3x the floor's; at most one TCP connection
+per concurrent stream (<= 65 for the whole run: 64 + the sequential one).
+
+Run:   /work/venv/bin/python benchmarks/bench_http.py           (full, ~1-2 minutes)
+       /work/venv/bin/python benchmarks/bench_http.py --quick   (< 60 s)
+       ... --json out.json   also writes every raw number
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import selectors
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+from bench_stdio import _fmt, _kill_group, _ratio  # noqa: E402
+
+CLIENTS = ("floor", "httpx", "mcp", "trimcp/h11", "trimcp/httpx")
+CONCURRENCY = 64
+REVISION = "2025-11-25"
+PARAMS: dict[str, dict[str, Any]] = {
+    "full": {"connect_runs": 15, "warmup": 200, "seq_calls": 2000, "seq_rounds": 5,
+             "conc_calls": 6400, "conc_rounds": 3, "timeout": 240.0},
+    "quick": {"connect_runs": 3, "warmup": 20, "seq_calls": 200, "seq_rounds": 2,
+              "conc_calls": 640, "conc_rounds": 1, "timeout": 40.0},
+}
+TARGETS = {"vs_official": 10.0, "vs_floor": 0.4, "connect_vs_floor": 3.0}
+CALL = {"name": "echo", "arguments": {"text": "hi"}}
+
+# =========================================================================== the server
+
+
+def _answer(msg: dict[str, Any]) -> tuple[int, bytes, list[str]]:
+    method = msg.get("method")
+    if "id" not in msg or method is None:
+        return 202, b"", []
+    if method == "initialize":
+        version = msg["params"].get("protocolVersion", REVISION)
+        result = {"protocolVersion": version, "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "bench-http", "version": "1"}}
+        return 200, _rpc(msg["id"], result), ["Mcp-Session-Id: bench-session"]
+    if method == "server/discover":
+        return 400, json.dumps({"jsonrpc": "2.0", "id": msg["id"],
+                                "error": {"code": -32601, "message": "no discover"}}).encode(), []
+    if method == "tools/call":
+        return 200, _rpc(msg["id"], {"content": [{"type": "text", "text": "hi"}], "isError": False}), []
+    if method == "tools/list":
+        return 200, _rpc(msg["id"], {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}), []
+    return 200, _rpc(msg["id"], {}), []
+
+
+def _rpc(rid: Any, result: dict[str, Any]) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}, separators=(",", ":")).encode()
+
+
+_REASONS = {200: "OK", 202: "Accepted", 400: "Bad Request", 405: "Method Not Allowed"}
+
+
+def _respond(status: int, body: bytes, extra: list[str]) -> bytes:
+    head = [f"HTTP/1.1 {status} {_REASONS.get(status, 'X')}", f"Content-Length: {len(body)}"]
+    if body:
+        head.append("Content-Type: application/json")
+    return ("\r\n".join(head + extra) + "\r\n\r\n").encode() + body
+
+
+def run_server(port_file: str) -> None:
+    """Serve until killed; writes the bound port to ``port_file``."""
+    lsock = socket.create_server(("127.0.0.1", 0), backlog=512)
+    lsock.setblocking(False)
+    sel = selectors.DefaultSelector()
+    sel.register(lsock, selectors.EVENT_READ, None)
+    accepted = 0
+    bufs: dict[socket.socket, bytearray] = {}
+    Path(port_file).write_text(str(lsock.getsockname()[1]))
+    while True:
+        for key, _ in sel.select():
+            if key.data is None:
+                conn, _addr = lsock.accept()
+                conn.setblocking(False)
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                accepted += 1
+                bufs[conn] = bytearray()
+                sel.register(conn, selectors.EVENT_READ, True)
+                continue
+            conn = key.fileobj  # type: ignore[assignment]
+            try:
+                chunk = conn.recv(262144)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                sel.unregister(conn)
+                bufs.pop(conn, None)
+                conn.close()
+                continue
+            buf = bufs[conn]
+            buf += chunk
+            out = bytearray()
+            while True:
+                end = buf.find(b"\r\n\r\n")
+                if end < 0:
+                    break
+                head = bytes(buf[:end]).decode("latin-1").split("\r\n")
+                length = 0
+                for line in head[1:]:
+                    name, _, value = line.partition(":")
+                    if name.strip().lower() == "content-length":
+                        length = int(value)
+                if len(buf) < end + 4 + length:
+                    break
+                body = bytes(buf[end + 4 : end + 4 + length])
+                del buf[: end + 4 + length]
+                method, target = head[0].split(" ")[:2]
+                if target == "/stats":
+                    out += _respond(200, json.dumps({"accepted": accepted}).encode(), [])
+                elif method == "POST":
+                    out += _respond(*_answer(json.loads(body)))
+                elif method == "DELETE":
+                    out += _respond(200, b"", [])
+                else:
+                    out += _respond(405, b"", ["Allow: POST, DELETE"])
+            if out:
+                try:
+                    conn.sendall(out)  # small answers: the socket buffer takes them whole
+                except OSError:
+                    pass
+
+
+# =========================================================================== clients (worker side)
+
+
+class _Floor:
+    """One keep-alive HTTP/1.1 connection, h11 by hand."""
+
+    def __init__(self, url: str) -> None:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(url)
+        self.host, self.port, self.path = parts.hostname or "", parts.port or 80, parts.path
+        self.sid: str | None = None
+        self.ids = 0
+
+    async def open(self) -> None:
+        import h11
+        import trio
+
+        self.stream = await trio.open_tcp_stream(self.host, self.port)
+        self.conn = h11.Connection(h11.CLIENT)
+
+    async def post(self, msg: dict[str, Any]) -> tuple[int, bytes, Any]:
+        import h11
+
+        data = json.dumps(msg).encode()
+        headers = [("Host", f"{self.host}:{self.port}"), ("Content-Type", "application/json"),
+                   ("Accept", "application/json, text/event-stream"), ("Content-Length", str(len(data)))]
+        if self.sid:
+            headers += [("Mcp-Session-Id", self.sid), ("MCP-Protocol-Version", REVISION)]
+        conn = self.conn
+        await self.stream.send_all(
+            conn.send(h11.Request(method="POST", target=self.path, headers=headers))
+            + conn.send(h11.Data(data=data)) + conn.send(h11.EndOfMessage())
+        )
+        status, body, sid = 0, b"", None
+        while True:
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                conn.receive_data(await self.stream.receive_some(65536))
+            elif isinstance(event, h11.Response):
+                status = event.status_code
+                sid = dict(event.headers).get(b"mcp-session-id")
+            elif isinstance(event, h11.Data):
+                body += event.data
+            elif isinstance(event, h11.EndOfMessage):
+                conn.start_next_cycle()
+                return status, body, sid
+
+    async def initialize(self) -> None:
+        await self.open()
+        _, _, sid = await self.post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": REVISION, "capabilities": {}, "clientInfo": {"name": "floor", "version": "0"}}})
+        self.sid = sid.decode() if sid else None
+        await self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    async def call(self) -> None:
+        self.ids += 1
+        status, body, _ = await self.post({"jsonrpc": "2.0", "id": self.ids, "method": "tools/call",
+                                           "params": CALL})
+        if status != 200 or b'"result"' not in body:
+            raise RuntimeError(f"floor call failed: {status} {body[:100]!r}")
+
+    async def aclose(self) -> None:
+        await self.stream.aclose()
+
+
+async def _stats(url: str) -> int:
+    f = _Floor(url.rsplit("/", 1)[0] + "/stats")
+    await f.open()
+    status, body, _ = await f.post({})
+    await f.aclose()
+    return int(json.loads(body)["accepted"])
+
+
+async def trio_worker(job: dict[str, Any]) -> dict[str, Any]:
+    import trio
+
+    client, url, p = job["client"], job["url"], job["params"]
+    out: dict[str, Any] = {}
+
+    if client == "floor":
+        async def connect() -> tuple[Any, Any]:
+            f = _Floor(url)
+            await f.initialize()
+            return f, f.aclose
+
+        async def conc(n: int) -> None:
+            async def lane(k: int) -> None:
+                f = _Floor(url)
+                await f.initialize()
+                for _ in range(k):
+                    await f.call()
+                await f.aclose()
+            async with trio.open_nursery() as nursery:
+                for i in range(CONCURRENCY):
+                    nursery.start_soon(lane, n // CONCURRENCY)
+    else:
+        import trimcp
+
+        http_client = None
+        if client == "trimcp/httpx":
+            import httpx
+
+            http_client = httpx.AsyncClient(limits=httpx.Limits(max_connections=100,
+                                                                max_keepalive_connections=100))
+
+        async def connect() -> tuple[Any, Any]:
+            cm = trimcp.open_client(url, revision=REVISION, http_client=http_client)
+            session = await cm.__aenter__()
+
+            class _S:
+                async def call(self) -> None:
+                    result = await session.call_tool("echo", CALL["arguments"])
+                    if result.is_error:
+                        raise RuntimeError("tool error")
+
+            async def close() -> None:
+                await cm.__aexit__(None, None, None)
+            return _S(), close
+
+        conc = None  # shares the session (below)
+
+    return await _measure(out, connect, conc, url, p, trio_mode=True)
+
+
+async def _measure(out: dict[str, Any], connect: Any, conc: Any, url: str, p: dict[str, Any], *,
+                   trio_mode: bool) -> dict[str, Any]:
+    if trio_mode:
+        import trio
+
+        async def gather(fns: list[Any]) -> None:
+            async with trio.open_nursery() as nursery:
+                for fn in fns:
+                    nursery.start_soon(fn)
+    else:
+        import asyncio
+
+        async def gather(fns: list[Any]) -> None:
+            await asyncio.gather(*(fn() for fn in fns))
+
+    times = []
+    for i in range(p["connect_runs"] + 1):
+        t0 = time.perf_counter()
+        s, close = await connect()
+        t1 = time.perf_counter()
+        await close()
+        if i:
+            times.append(t1 - t0)
+        else:
+            out["first_connect_ms"] = (t1 - t0) * 1e3
+    out["connect_ms"] = statistics.median(times) * 1e3
+    before = await _stats(url) if trio_mode else await _stats_asyncio(url)
+    s, close = await connect()
+    for _ in range(p["warmup"]):
+        await s.call()
+    rates, cpus = [], []
+    for _ in range(p["seq_rounds"]):
+        c0, t0 = time.process_time(), time.perf_counter()
+        for _ in range(p["seq_calls"]):
+            await s.call()
+        t1, c1 = time.perf_counter(), time.process_time()
+        rates.append(p["seq_calls"] / (t1 - t0))
+        cpus.append((c1 - c0) / p["seq_calls"] * 1e6)
+    out["seq_per_s"] = statistics.median(rates)
+    out["cpu_us"] = statistics.median(cpus)
+    rates = []
+    per = p["conc_calls"] // CONCURRENCY
+    for _ in range(p["conc_rounds"]):
+        t0 = time.perf_counter()
+        if conc is not None:
+            await conc(p["conc_calls"])
+        else:
+            async def lane() -> None:
+                for _ in range(per):
+                    await s.call()
+            await gather([lane] * CONCURRENCY)
+        rates.append(per * CONCURRENCY / (time.perf_counter() - t0))
+    out["conc_per_s"] = statistics.median(rates)
+    await close()
+    after = await _stats(url) if trio_mode else await _stats_asyncio(url)
+    out["tcp_conns"] = after - before - 1  # minus the second /stats connection
+    if conc is not None:
+        out["tcp_note"] = f"{p['conc_rounds']} rounds x {CONCURRENCY} lanes + 1"
+    return out
+
+
+async def _stats_asyncio(url: str) -> int:
+    import asyncio
+
+    host, port = url.split("//")[1].split("/")[0].split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    writer.write(f"GET /stats HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\n\r\n".encode())
+    await writer.drain()
+    data = b""
+    while b"}" not in data:
+        data += await reader.read(4096)
+    writer.close()
+    return int(json.loads(data[data.index(b"{"):])["accepted"])
+
+
+async def asyncio_worker(job: dict[str, Any]) -> dict[str, Any]:
+    client, url, p = job["client"], job["url"], job["params"]
+    if client == "httpx":
+        import httpx
+
+        http = httpx.AsyncClient(limits=httpx.Limits(max_connections=100, max_keepalive_connections=100))
+        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+        async def connect() -> tuple[Any, Any]:
+            init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": REVISION, "capabilities": {}, "clientInfo": {"name": "httpx", "version": "0"}}}
+            r = await http.post(url, json=init, headers=headers)
+            h = {**headers, "Mcp-Session-Id": r.headers["mcp-session-id"], "MCP-Protocol-Version": REVISION}
+            await http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=h)
+
+            class _S:
+                ids = 0
+
+                async def call(self) -> None:
+                    self.ids += 1
+                    r = await http.post(url, headers=h, json={
+                        "jsonrpc": "2.0", "id": self.ids, "method": "tools/call", "params": CALL})
+                    if r.status_code != 200 or "result" not in r.json():
+                        raise RuntimeError("httpx call failed")
+
+            async def close() -> None:
+                pass
+            return _S(), close
+    else:
+        from mcp.client.session import ClientSession
+        from mcp.client.streamable_http import streamable_http_client
+
+        async def connect() -> tuple[Any, Any]:
+            cm = streamable_http_client(url)
+            read, write = await cm.__aenter__()
+            sess_cm = ClientSession(read, write)
+            session = await sess_cm.__aenter__()
+            await session.initialize()
+
+            class _S:
+                async def call(self) -> None:
+                    result = await session.call_tool("echo", CALL["arguments"])
+                    if result.is_error:
+                        raise RuntimeError("tool error")
+
+            async def close() -> None:
+                await sess_cm.__aexit__(None, None, None)
+                await cm.__aexit__(None, None, None)
+            return _S(), close
+
+    return await _measure({}, connect, None, url, p, trio_mode=False)
+
+
+def run_worker(job: dict[str, Any]) -> dict[str, Any]:
+    if job["client"] in ("httpx", "mcp"):
+        import asyncio
+
+        if job["client"] == "mcp":
+            import mcp.client.session  # noqa: F401 - imported before the clock starts
+            import mcp.client.streamable_http  # noqa: F401
+        return asyncio.run(asyncio_worker(job))
+    import trio
+
+    import trimcp  # noqa: F401
+    return trio.run(trio_worker, job)
+
+
+# =========================================================================== parent side
+
+
+def spawn_worker(job: dict[str, Any], timeout: float) -> dict[str, Any]:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(job)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, text=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        proc.communicate()
+        return {"fatal": f"worker timed out after {timeout:.0f} s"}
+    lines = [ln for ln in stdout.splitlines() if ln.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        return {"fatal": f"worker exit {proc.returncode}: {' | '.join(stderr.strip().splitlines()[-3:])}"[:400]}
+    return dict(json.loads(lines[-1]))
+
+
+ROWS = (
+    ("connect+init (ms)", "connect_ms", "{:.2f}"),
+    ("first connect (ms)", "first_connect_ms", "{:.2f}"),
+    ("sequential calls/s", "seq_per_s", "{:,.0f}"),
+    ("client CPU/call (us)", "cpu_us", "{:.1f}"),
+    ("64 in flight calls/s", "conc_per_s", "{:,.0f}"),
+    ("TCP conns accepted", "tcp_conns", "{:.0f}"),
+)
+
+
+def render(results: dict[str, dict[str, Any]]) -> str:
+    lines = [f"{'':22}" + "".join(f"{c:>14}" for c in CLIENTS)]
+    for label, key, fmt in ROWS:
+        lines.append(f"{label:22}" + "".join(f"{_fmt(results[c].get(key), fmt):>14}" for c in CLIENTS))
+    for c in CLIENTS:
+        if "fatal" in results[c]:
+            lines.append(f"  {c}: {results[c]['fatal']}")
+    return "\n".join(lines)
+
+
+def targets(results: dict[str, dict[str, Any]]) -> list[str]:
+    out = []
+    floor, official = results["floor"], results["mcp"]
+    for c in ("trimcp/h11", "trimcp/httpx"):
+        r = results[c]
+        checks = [
+            ("sequential vs official", r.get("seq_per_s"), official.get("seq_per_s"), TARGETS["vs_official"], True),
+            ("64-in-flight vs official", r.get("conc_per_s"), official.get("conc_per_s"),
+             TARGETS["vs_official"], True),
+            ("sequential vs floor", r.get("seq_per_s"), floor.get("seq_per_s"), TARGETS["vs_floor"], True),
+            ("64-in-flight vs floor", r.get("conc_per_s"), floor.get("conc_per_s"), TARGETS["vs_floor"], True),
+            ("connect+init vs floor", r.get("connect_ms"), floor.get("connect_ms"),
+             TARGETS["connect_vs_floor"], False),
+        ]
+        for name, a, b, limit, higher in checks:
+            ratio = _ratio(a, b)
+            met = a is not None and b is not None and b > 0 and ((a / b >= limit) if higher else (a / b <= limit))
+            sign = ">=" if higher else "<="
+            out.append(f"  {c:13} {name:26} {ratio:>9}  (target {sign} {limit}x)  {'met' if met else 'NOT MET'}")
+        conns = r.get("tcp_conns")
+        met = conns is not None and conns <= CONCURRENCY + 1
+        out.append(f"  {c:13} {'TCP conns (seq + 64)':26} {_fmt(conns, '{:.0f}'):>9}  "
+                   f"(target <= {CONCURRENCY + 1})  {'met' if met else 'NOT MET'}")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--json")
+    ap.add_argument("--clients", default=",".join(CLIENTS))
+    ap.add_argument("--worker")
+    ap.add_argument("--server")
+    ns = ap.parse_args(argv)
+    if ns.server:
+        run_server(ns.server)
+        return 0
+    if ns.worker:
+        print(json.dumps(run_worker(json.loads(ns.worker))))
+        return 0
+    mode = "quick" if ns.quick else "full"
+    p = PARAMS[mode]
+    port_file = f"/tmp/bench_http_port.{os.getpid()}"
+    server = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--server", port_file],
+                              start_new_session=True)
+    try:
+        deadline = time.monotonic() + 10
+        while not (Path(port_file).exists() and Path(port_file).read_text()):
+            if time.monotonic() > deadline:
+                raise SystemExit("the benchmark server did not start")
+            time.sleep(0.02)
+        url = f"http://127.0.0.1:{Path(port_file).read_text()}/mcp"
+        wanted = ns.clients.split(",")
+        results: dict[str, dict[str, Any]] = {}
+        for c in CLIENTS:
+            results[c] = (spawn_worker({"client": c, "url": url, "params": p}, p["timeout"])
+                          if c in wanted else {"fatal": "skipped"})
+            print(f"  {c}: done", file=sys.stderr, flush=True)
+    finally:
+        _kill_group(server)
+        server.wait()
+        Path(port_file).unlink(missing_ok=True)
+    print(f"bench_http ({mode}); python {sys.version.split()[0]}; loadavg {os.getloadavg()[0]:.2f}")
+    print(render(results))
+    print("targets:")
+    print("\n".join(targets(results)))
+    if ns.json:
+        Path(ns.json).write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
