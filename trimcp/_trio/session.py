@@ -49,7 +49,7 @@ import attrs
 import trio
 
 from .._errors import (
-    LocalProtocolError, McpError, RemoteProtocolError, RequestTimeout, TransportClosed, TrimcpError,
+    LocalProtocolError, McpError, RemoteProtocolError, RequestTimeout, TransportClosed,
 )
 from .._sansio import events as ev
 from .._sansio import jsonrpc as rpc

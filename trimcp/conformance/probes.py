@@ -145,7 +145,7 @@ async def probe_stateless_version(
     except ProbeFailed as exc:
         rec.fail(check, f"no answer: {exc}")
         return
-    for request, answer in zip(requests, answers):
+    for request, answer in zip(requests, answers, strict=True):
         problem = _unsupported_version_problem(answer, revision)
         if problem:
             rec.fail(check, f"{request.method} declaring {BOGUS_REVISION}: {problem}")
