@@ -17,8 +17,11 @@ per scenario.  Server-to-client requests (sampling, elicitation, roots) are
 answered by the callbacks given to ``open_client``; in the 2026-07-28 era the
 very same callbacks answer the server's ``inputRequests``.
 
-Authorization scenarios (``auth/*``) need OAuth, which trimcp does not have
-yet: the adapter says so on stderr and exits 2, and the baselines list them.
+Authorization scenarios (``auth/*``) run the same ordinary client with a
+``trimcp.oauth.OAuthProvider``: its headless ``authorize`` callback fetches
+the authorization URL without following redirects and returns the
+``Location`` the mock authorization server answers with; pre-registered
+credentials come from the scenario context.
 """
 
 from __future__ import annotations
@@ -157,8 +160,46 @@ async def initialize_only(url: str, context: dict[str, Any], revision: str | Non
         log(f"connected: {session.era} era, revision {session.protocol_version}")
 
 
-async def needs_oauth(url: str, context: dict[str, Any], revision: str | None) -> None:
-    raise NotImplementedError("trimcp has no OAuth client yet (auth/* scenarios)")
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
+
+
+async def headless_authorize(authorization_url: str) -> str:
+    """The user agent: GET the authorization URL, return where it redirects."""
+    import httpx
+
+    async with httpx.AsyncClient(follow_redirects=False, timeout=20) as http:
+        response = await http.get(authorization_url)
+    location = response.headers.get("location")
+    if response.status_code not in (301, 302, 303, 307, 308) or not location:
+        raise RuntimeError(f"the authorization endpoint answered {response.status_code} without a redirect")
+    return location
+
+
+def oauth_provider(context: dict[str, Any], revision: str | None) -> Any:
+    from trimcp.oauth import OAuthProvider
+
+    return OAuthProvider(
+        authorize=headless_authorize,
+        redirect_uri="http://localhost:3000/callback",
+        client_id=context.get("client_id"),
+        client_secret=context.get("client_secret"),
+        client_metadata_url=CIMD_URL,
+        client_name="trimcp-conformance-client",
+        revision=revision,
+    )
+
+
+async def with_oauth(url: str, context: dict[str, Any], revision: str | None) -> None:
+    """An ordinary client session, authorized with OAuth when the server asks."""
+    async with connect(url, revision, auth=oauth_provider(context, revision)) as session:
+        caps = trimcp.to_wire(session.server_capabilities) if not isinstance(
+            session.server_capabilities, dict) else session.server_capabilities
+        if "tools" in caps:
+            for tool in await session.list_tools():
+                try:
+                    await session.call_tool(tool.name, example_arguments(tool))
+                except trimcp.TrimcpError as exc:
+                    log(f"tools/call {tool.name} failed: {exc!r}")
 
 
 SCENARIOS: dict[str, Handler] = {
@@ -178,7 +219,7 @@ SCENARIOS: dict[str, Handler] = {
 
 def handler_for(scenario: str) -> Handler:
     if scenario.startswith("auth/"):
-        return needs_oauth
+        return with_oauth
     return SCENARIOS.get(scenario, exercise)
 
 

@@ -396,13 +396,15 @@ async def open_client(
     headers: Mapping[str, str] | None = None,
     headers_helper: Any = None,
     http_client: Any = None,
+    auth: Any = None,
 ) -> AsyncIterator[ClientSession]:
     """Connect to an MCP server and yield an operating ``ClientSession``.
 
     ``target`` is a command line (a list of arguments, or a string split like a
     shell would) for a server speaking stdio, an ``http://``/``https://`` URL
     (Streamable HTTP, falling back to 2024-11-05 HTTP+SSE; ``headers``,
-    ``headers_helper`` and ``http_client`` are for it, see ``open_http_stream``),
+    ``headers_helper``, ``http_client`` and ``auth`` -- an ``OAuthProvider`` -- are
+    for it, see ``open_http_stream``),
     a ``ws://``/``wss://`` URL (WebSocket, subprotocol ``mcp``; ``headers`` apply),
     or a ready ``MessageStream``.
     ``revision=None`` speaks either era: a ``server/discover`` probe answered
@@ -444,7 +446,7 @@ async def open_client(
 
                 stream = await stack.enter_async_context(open_http_stream(
                     target, headers=headers, headers_helper=headers_helper,
-                    http_client=http_client, max_message_size=max_message_size,
+                    http_client=http_client, max_message_size=max_message_size, auth=auth,
                 ))
             else:
                 argv = shlex.split(target) if isinstance(target, str) else list(target)

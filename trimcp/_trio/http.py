@@ -67,9 +67,12 @@ from ._groups import collapse
 from .http_exec import ConnectionLost, Executor, HttpResponse
 from .http_helper import HeadersHelper, run_headers_helper
 from .http_streams import Exchange, PumpResult, StreamTasks, rename_subscription
+from .oauth_http import AuthTasks
 
 if TYPE_CHECKING:
     import httpx
+
+    from .oauth import OAuthProvider
 
 __all__ = ["HttpClientStream", "open_http_stream"]
 
@@ -83,7 +86,7 @@ DELETE_TIMEOUT: Final = 2.0
 _private_ids = itertools.count(1)
 
 
-class HttpClientStream(StreamTasks):
+class HttpClientStream(StreamTasks, AuthTasks):
     """A ``MessageStream`` to an MCP server over HTTP; make one with ``open_http_stream``."""
 
     def __init__(
@@ -98,6 +101,7 @@ class HttpClientStream(StreamTasks):
         standalone_stream: bool,
         reconnect: ReconnectPolicy,
         headers_helper: HeadersHelper | None,
+        auth: OAuthProvider | None = None,
     ) -> None:
         self.planner = planner
         self.executor = executor
@@ -107,6 +111,9 @@ class HttpClientStream(StreamTasks):
         self.standalone_stream = standalone_stream
         self.reconnect = reconnect
         self.headers_helper = headers_helper
+        self.auth = auth
+        self._helper_headers: list[tuple[str, str]] = []
+        self._auth_headers: list[tuple[str, str]] = []
         #: What went wrong on the way (kept for the harness; also logged), newest last.
         self.issues: deque[str] = deque(maxlen=200)
         #: Where the transport's own tasks run; cancelling ``_tasks_scope`` stops them all
@@ -376,7 +383,11 @@ class HttpClientStream(StreamTasks):
 
     async def refresh_headers(self) -> None:
         if self.headers_helper is not None:
-            self.planner.set_dynamic_headers(await run_headers_helper(self.headers_helper))
+            self._helper_headers = await run_headers_helper(self.headers_helper)
+        if self.auth is not None:
+            self._auth_headers = await self.auth.headers()
+        if self.headers_helper is not None or self.auth is not None:
+            self.planner.set_dynamic_headers([*self._helper_headers, *self._auth_headers])
 
     # ------------------------------------------------------------------ POST exchanges
 
@@ -442,6 +453,9 @@ class HttpClientStream(StreamTasks):
     async def _run_post(self, ex: Exchange, mark_sent: Callable[[], None]) -> None:
         while True:
             plan = ex.plan
+            generation = 0
+            if self.auth is not None:
+                plan, generation = await self._authorized(plan)
             try:
                 response = await self.executor.open(plan.request, sent=mark_sent)
             except ConnectError as exc:
@@ -459,6 +473,14 @@ class HttpClientStream(StreamTasks):
                 await self.fail_request(ex, str(exc))
                 return
             self._reached_server = True
+            if (
+                self.auth is not None and response.status in (401, 403)
+                and ex.auth_attempts < self.auth.max_attempts
+                and self.auth.wants([v for n, v in response.headers if n == "www-authenticate"], response.status)
+            ):
+                if not await self._auth_challenge(ex, response, generation):
+                    return
+                continue
             if response.status == 401 and self.headers_helper is not None and not ex.auth_retried:
                 await response.aclose()
                 ex.auth_retried = True
@@ -539,6 +561,7 @@ async def open_http_stream(
     legacy_fallback: bool = True,
     standalone_stream: bool = True,
     reconnect: ReconnectPolicy | None = None,
+    auth: OAuthProvider | None = None,
 ) -> AsyncIterator[HttpClientStream]:
     """A ``MessageStream`` to the MCP server at ``url`` (``http://`` or ``https://``).
 
@@ -550,7 +573,11 @@ async def open_http_stream(
     (``connect_timeout`` bounds each TCP/TLS connect).  ``post_timeout`` bounds
     each POST exchange (``None``: no bound); ``legacy_fallback`` enables the
     2024-11-05 fallback; ``standalone_stream`` the handshake-era GET stream.
+    ``auth`` (an ``OAuthProvider``) authorizes with OAuth 2.1 on a 401, steps
+    up the scope on a 403 ``insufficient_scope`` and refreshes tokens.
     """
+    if auth is not None:
+        auth.bind(url)
     planner = HttpPlanner(url, headers=list((headers or {}).items()))
     if executor is None:
         if http_client is not None:
@@ -567,7 +594,7 @@ async def open_http_stream(
                 planner, executor, nursery,
                 post_timeout=post_timeout, max_message_size=max_message_size,
                 legacy_fallback=legacy_fallback, standalone_stream=standalone_stream,
-                reconnect=reconnect or ReconnectPolicy(), headers_helper=headers_helper,
+                reconnect=reconnect or ReconnectPolicy(), headers_helper=headers_helper, auth=auth,
             )
             try:
                 await nursery.start(stream.host_tasks)

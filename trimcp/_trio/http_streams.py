@@ -69,6 +69,8 @@ class Exchange:
     reissues: int = 0
     reinitialized: bool = False
     auth_retried: bool = False
+    #: Authorization rounds (OAuth) this exchange has triggered.
+    auth_attempts: int = 0
 
     @property
     def wire_id(self) -> rpc.RequestId | None:
