@@ -184,6 +184,8 @@ async def authorize(
     )
     try:
         redirect = await p.authorize_callback(url)
+    except sa.OAuthError:
+        raise  # already an OAuth outcome (e.g. the loopback callback timed out): keep its words
     except Exception as exc:
         raise sa.OAuthError("access_denied", f"the authorize callback failed: {type(exc).__name__}") from exc
     code = sa.parse_callback(
