@@ -50,7 +50,12 @@ MODERN_ERROR_CODES: Final = frozenset({
 
 @attrs.frozen
 class Envelope:
-    """The per-request protocol fields of a stateless-era request."""
+    """The per-request protocol fields of a stateless-era request.
+
+    Dict-level on purpose: the Connection reads it on every request, so it checks
+    only the envelope's own keys.  ``schema.Envelope`` is the typed view (full
+    ``ClientCapabilities``/``Implementation`` parsing) for code that wants it.
+    """
 
     protocol_version: str
     client_capabilities: dict[str, Any]
