@@ -135,6 +135,20 @@ class OAuthProvider:
         else:
             await self.store.save(key, {**tokens.to_dict(), "_endpoint": endpoint})
 
+    async def stored_tokens(self) -> sa.Tokens | None:
+        """The tokens the store holds for the bound server (``None``: not authorized yet)."""
+        async with self._lock:
+            await self._load()
+            return self._tokens
+
+    async def forget(self) -> bool:
+        """Delete the bound server's tokens from the store; whether there were any."""
+        async with self._lock:
+            await self._load()
+            had = self._tokens is not None
+            await self._set_tokens(None, None)
+            return had
+
     async def headers(self) -> list[tuple[str, str]]:
         """``Authorization`` for the next request (refreshing an expiring token first)."""
         async with self._lock:

@@ -29,6 +29,7 @@ STREAMABLE_HANDSHAKE: Final = tuple(v for v in HANDSHAKE_VERSIONS if v >= "2025-
 FROM_2025_06_18_HANDSHAKE: Final = tuple(v for v in STREAMABLE_HANDSHAKE if v >= "2025-06-18")
 HTTP_2025: Final = "basic/transports"
 HTTP_2026: Final = "basic/transports/streamable-http"
+AUTH: Final = "basic/authorization"
 
 _CHECKS: Final = (
     # ---- handshake era: the initialize lifecycle
@@ -119,6 +120,18 @@ _CHECKS: Final = (
     CheckSpec("http.method-header", M, HTTP_2026,
               "a missing or mismatched Mcp-Method header gets 400 with error -32020 (HeaderMismatch)", STATELESS),
     CheckSpec("http.no-get", S, HTTP_2026, "GET and DELETE to the endpoint get 405", STATELESS),
+    # ---- authorization (HTTP targets that answer 401 without a token)
+    CheckSpec("auth.www-authenticate", M, AUTH,
+              "a 401 carries a Bearer WWW-Authenticate with resource_metadata (or the well-known URL works)",
+              STREAMABLE),
+    CheckSpec("auth.protected-resource-metadata", M, AUTH,
+              "protected-resource metadata is reachable, its resource is the server, authorization_servers "
+              "is non-empty", STREAMABLE),
+    CheckSpec("auth.authorization-server-metadata", M, AUTH,
+              "authorization-server metadata is reachable in the RFC 8414 / OIDC URL order and names the issuer",
+              STREAMABLE),
+    CheckSpec("auth.pkce", M, AUTH, "the authorization server advertises PKCE S256 (code_challenge_methods_supported)",
+              STREAMABLE),
 )
 
 CATALOG: Final[Mapping[str, CheckSpec]] = {c.id: c for c in _CHECKS}

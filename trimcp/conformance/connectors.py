@@ -12,9 +12,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 from .._trio.stream import MessageStream
 from .results import Connector
+
+if TYPE_CHECKING:
+    from .._trio.oauth import OAuthProvider
 
 __all__ = ["connector_for", "is_url"]
 
@@ -25,13 +29,17 @@ def is_url(target: Sequence[str]) -> bool:
     return len(target) == 1 and target[0].startswith(_SCHEMES)
 
 
-def connector_for(target: Sequence[str], *, connect_timeout: float = 30.0) -> Connector:
-    """The connector for a command line or a single URL (ValueError for an unsupported scheme)."""
+def connector_for(
+    target: Sequence[str], *, connect_timeout: float = 30.0, auth: OAuthProvider | None = None
+) -> Connector:
+    """The connector for a command line or a single URL (ValueError for an unsupported scheme).
+
+    ``auth`` authorizes the connections to an ``http(s)://`` URL (OAuth 2.1)."""
     if is_url(target):
         url = target[0]
         if url.startswith(("ws://", "wss://")):
             return _websocket(url, connect_timeout)
-        return _http(url, connect_timeout)
+        return _http(url, connect_timeout, auth)
     command = list(target)
 
     @asynccontextmanager
@@ -44,12 +52,12 @@ def connector_for(target: Sequence[str], *, connect_timeout: float = 30.0) -> Co
     return connect
 
 
-def _http(url: str, connect_timeout: float) -> Connector:
+def _http(url: str, connect_timeout: float, auth: OAuthProvider | None = None) -> Connector:
     @asynccontextmanager
     async def connect() -> AsyncIterator[MessageStream]:
         from .._trio.http import open_http_stream
 
-        async with open_http_stream(url, connect_timeout=connect_timeout) as stream:
+        async with open_http_stream(url, connect_timeout=connect_timeout, auth=auth) as stream:
             yield stream
 
     return connect

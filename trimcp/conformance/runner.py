@@ -27,7 +27,10 @@ hints, the fate of every InputRequiredResult, stray log messages) are read
 off it, and the raw probes (``probes.py``: unknown revision, missing
 envelope, tampered ``requestState``) run on fresh connections.  For an
 ``http(s)://`` target, last come the transport checks (``checks_http.py``:
-status codes, headers, sessions, Origin) as raw HTTP exchanges.
+status codes, headers, sessions, Origin) as raw HTTP exchanges, carrying the
+OAuth ``Authorization`` when the run was authorized, and for every
+``http(s)://`` target the authorization checks (``checks_auth.py``: what the
+server shows a client without credentials).
 
 Every catalog check ends up in the report: a check the negotiated revision
 does not have is ``skip`` "not in <revision>", one whose feature the server
@@ -36,7 +39,7 @@ lacks ``skip`` with the reason.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import TrimcpError
 from .._sansio import jsonrpc as rpc
@@ -50,8 +53,9 @@ from .._sansio.revisions import (
     own_gate,
 )
 from .._trio.client import open_client
-from .checks_http import check_http_transport, is_http_target, skip_http
+from .checks_auth import check_auth, probe_unauthenticated, skip_auth
 from .checks_handshake import check_handshake, handshake_tour, offered_revision
+from .checks_http import check_http_transport, is_http_target, skip_http
 from .checks_stateless import (
     check_discover,
     check_stateless_conversation,
@@ -67,9 +71,13 @@ from .probes import (
     probe_missing_envelope,
     probe_stateless_version,
 )
+from .rawhttp import EXTRA_HEADERS, ProbeError, RawResponse
 from .recorder import RecordingStream
 from .results import Connector, Results, Tour
 from .validate import ValidationOutcome, validate_conversation
+
+if TYPE_CHECKING:
+    from .._trio.oauth import OAuthProvider
 
 __all__ = ["Connector", "run_checks"]
 
@@ -89,11 +97,17 @@ async def run_checks(
     revision: str | None = None,
     connect_timeout: float = 30.0,
     request_timeout: float = 30.0,
+    auth: OAuthProvider | None = None,
+    unauthorized: RawResponse | None = None,
 ) -> Report:
     """Test the server ``connect`` reaches; ``revision=None`` lets the client negotiate.
 
     A ``target`` that is an ``http(s)://`` URL also gets the Streamable HTTP
-    transport checks (``checks_http.py``), sent straight to that URL."""
+    transport checks (``checks_http.py``), sent straight to that URL, and the
+    authorization checks (``checks_auth.py``) on ``unauthorized``, the answer
+    to a request without credentials (probed here when not given).  ``auth``
+    is the ``OAuthProvider`` the connector uses: its ``Authorization`` goes on
+    the raw transport requests too."""
     if revision is not None:
         get_revision(revision)  # ValueError for a revision nobody knows
     report = Report(target=target)
@@ -132,10 +146,28 @@ async def run_checks(
                 check_stateless_conversation(tour, outcome.server_requests)
     if tour is not None:
         await _probes(tour, connect_timeout)
+    if is_http_target(target):  # (even when nothing was negotiated: a 401 explains why)
+        await _auth_checks(rec, target, unauthorized, min(connect_timeout, request_timeout))
+    elif report.revision is not None:
+        skip_auth(rec, "not an HTTP target")
     if report.revision is not None:  # (nothing negotiated: every other check is "not reached")
-        await _transport_checks(rec, target, report.revision, min(connect_timeout, request_timeout))
+        token = EXTRA_HEADERS.set(tuple(await auth.headers())) if auth is not None else None
+        try:
+            await _transport_checks(rec, target, report.revision, min(connect_timeout, request_timeout))
+        finally:
+            if token is not None:
+                EXTRA_HEADERS.reset(token)
     report.results = rec.finish("not reached" if report.revision is None else "not applicable to this server")
     return report
+
+
+async def _auth_checks(rec: Results, target: str, unauthorized: RawResponse | None, timeout: float) -> None:
+    if unauthorized is None:
+        try:
+            unauthorized = await probe_unauthenticated(target, timeout)
+        except ProbeError:
+            unauthorized = None
+    await check_auth(rec, target, unauthorized, timeout)
 
 
 async def _transport_checks(rec: Results, target: str, revision: str, timeout: float) -> None:

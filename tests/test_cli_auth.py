@@ -1,0 +1,172 @@
+"""``trimcp auth login|status|logout`` against the h11 fakes of ``test_oauth_flow``.
+
+The CLI runs as a subprocess with ``--headless``: it prints the authorization
+URL on stderr and reads the redirect URL from stdin.  ``run_cli`` plays the
+user: it spots the URL, fetches it (the fake authorization server answers 302
+with the redirect) and types the ``Location`` into stdin.  Tokens go to a
+``--token-file`` in ``tmp_path``; the auth-needed cache to ``$XDG_CACHE_HOME``
+there.  No run may print a token, refresh token or client secret.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import stat
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import attrs
+import httpx
+import trio
+from helpers.h11_fake import serve
+from test_oauth_flow import REDIRECT, AuthServer, ProtectedMcp
+
+_AUTH_URL = re.compile(r"https?://\S+/authorize\?\S+")
+_MAIN = "import sys; from trimcp.cli import main; sys.exit(main())"
+
+
+@attrs.define
+class Run:
+    rc: int
+    out: str
+    err: str
+    prompted: int
+
+
+async def run_cli(args: list[str], tmp_path: Path, *, answer: bool = True, timeout: float = 60.0) -> Run:
+    """Run ``trimcp ARGS``; answer each headless prompt by following the authorization URL."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"),
+           "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+    out, err = bytearray(), bytearray()
+    prompted = 0
+    with trio.fail_after(timeout):
+        proc = await trio.lowlevel.open_process(
+            [sys.executable, "-c", _MAIN, *args], env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        stdin, stdout, stderr = proc.stdin, proc.stdout, proc.stderr
+
+        async def read_out() -> None:
+            while chunk := await stdout.receive_some():
+                out.extend(chunk)
+
+        async def read_err() -> None:
+            nonlocal prompted
+            seen = 0
+            while chunk := await stderr.receive_some():
+                err.extend(chunk)
+                urls = _AUTH_URL.findall(err.decode(errors="replace"))
+                for url in urls[seen:]:
+                    seen += 1
+                    prompted += 1
+                    if not answer:
+                        await stdin.send_all(b"\n")
+                        continue
+                    async with httpx.AsyncClient(follow_redirects=False) as http:
+                        response = await http.get(url)
+                    assert response.status_code == 302
+                    await stdin.send_all(response.headers["location"].encode() + b"\n")
+
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(read_out)
+                nursery.start_soon(read_err)
+            rc = await proc.wait()
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+            await stdin.aclose()
+    return Run(rc, out.decode(errors="replace"), err.decode(errors="replace"), prompted)
+
+
+@attrs.define
+class Servers:
+    auth: AuthServer
+    mcp: ProtectedMcp
+    url: str
+    #: The running fake of the MCP server (its ``handler`` can be swapped).
+    server: Any = None
+
+    def secrets(self) -> list[str]:
+        return [s for s in (*self.auth.access, *self.auth.refresh, *self.auth.clients.values()) if s]
+
+    def assert_no_secrets(self, *runs: Run) -> None:
+        secrets = self.secrets()
+        assert secrets  # something was issued, so the check means something
+        for run in runs:
+            for secret in secrets:
+                assert secret not in run.out and secret not in run.err, "a secret reached the CLI output"
+
+
+@asynccontextmanager
+async def protected_servers(auth: AuthServer | None = None) -> AsyncIterator[Servers]:
+    auth = auth or AuthServer()
+    async with serve(auth) as as_server:
+        auth.base = f"http://127.0.0.1:{as_server.port}"
+        mcp = ProtectedMcp(auth)
+        async with serve(mcp) as mcp_server:
+            mcp.base = f"http://127.0.0.1:{mcp_server.port}"
+            yield Servers(auth, mcp, mcp_server.url, mcp_server)
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+async def test_login_status_logout(tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens.json"
+    opts = ["--token-file", str(tokens)]
+    async with protected_servers() as servers:
+        url = servers.url
+        status0 = await run_cli(["auth", "status", url, *opts], tmp_path)
+        assert status0.rc == 3 and "not logged in" in status0.out
+
+        login = await run_cli(["auth", "login", url, *opts, "--headless", "--redirect-uri", REDIRECT], tmp_path)
+        assert login.rc == 0, login.err
+        assert login.prompted == 1 and "logged in" in login.out and "scope: read" in login.out
+        assert stat.S_IMODE(tokens.stat().st_mode) == 0o600
+        assert len(servers.auth.token_requests) == 1
+
+        status = await run_cli(["auth", "status", url, *opts], tmp_path)
+        assert status.rc == 0, status.err
+        assert "logged in" in status.out and "scope: read" in status.out and "expires" in status.out
+        assert "refresh token: yes" in status.out
+
+        # A second login finds the stored tokens valid: no new authorization round.
+        again = await run_cli(["auth", "login", url, *opts, "--headless", "--redirect-uri", REDIRECT], tmp_path)
+        assert again.rc == 0 and again.prompted == 0
+
+        logout = await run_cli(["auth", "logout", url, *opts], tmp_path)
+        assert logout.rc == 0 and "logged out" in logout.out
+        after = await run_cli(["auth", "status", url, *opts], tmp_path)
+        assert after.rc == 3 and "not logged in" in after.out
+        servers.assert_no_secrets(status0, login, status, again, logout, after)
+        assert not any(s in tokens.read_text() for s in servers.auth.access)  # logged out: gone
+
+
+async def test_login_refused_and_unreachable(tmp_path: Path) -> None:
+    opts = ["--token-file", str(tmp_path / "tokens.json"), "--headless", "--redirect-uri", REDIRECT]
+    async with protected_servers() as servers:
+        refused = await run_cli(["auth", "login", servers.url, *opts], tmp_path, answer=False)
+        assert refused.rc == 3, refused.err
+        assert refused.prompted >= 1  # (the transport may ask again, up to max_attempts)
+    down = await run_cli(["auth", "login", f"http://127.0.0.1:{_closed_port()}/mcp", *opts,
+                          "--timeout", "5"], tmp_path)
+    assert down.rc == 4, down.err
+
+
+async def test_auth_rejects_a_non_http_url(tmp_path: Path) -> None:
+    run = await run_cli(["auth", "status", "ws://127.0.0.1:1/mcp", "--token-file", str(tmp_path / "t.json")],
+                        tmp_path)
+    assert run.rc == 1 and "http" in run.err
