@@ -21,7 +21,9 @@ Authorization scenarios (``auth/*``) run the same ordinary client with a
 ``trimcp.oauth.OAuthProvider``: its headless ``authorize`` callback fetches
 the authorization URL without following redirects and returns the
 ``Location`` the mock authorization server answers with; pre-registered
-credentials come from the scenario context.
+credentials come from the scenario context.  The client-credentials
+scenarios (an extension) use ``OAuthProvider(grant="client_credentials")``
+with the context's secret or private key instead.
 """
 
 from __future__ import annotations
@@ -189,6 +191,27 @@ def oauth_provider(context: dict[str, Any], revision: str | None) -> Any:
     )
 
 
+def client_credentials_provider(context: dict[str, Any], revision: str | None) -> Any:
+    """Machine-to-machine OAuth (SEP-1046): a secret or a private key from the scenario context."""
+    from trimcp.oauth import OAuthProvider
+
+    return OAuthProvider(
+        grant="client_credentials",
+        client_id=context.get("client_id"),
+        client_secret=context.get("client_secret"),
+        private_key_pem=context.get("private_key_pem"),
+        signing_algorithm=context.get("signing_algorithm"),
+        revision=revision,
+    )
+
+
+async def with_client_credentials(url: str, context: dict[str, Any], revision: str | None) -> None:
+    """An ordinary client session, authorized with the client-credentials grant."""
+    async with connect(url, revision, auth=client_credentials_provider(context, revision)) as session:
+        for tool in await session.list_tools():
+            await session.call_tool(tool.name, example_arguments(tool))
+
+
 async def with_oauth(url: str, context: dict[str, Any], revision: str | None) -> None:
     """An ordinary client session, authorized with OAuth when the server asks."""
     async with connect(url, revision, auth=oauth_provider(context, revision)) as session:
@@ -214,11 +237,13 @@ SCENARIOS: dict[str, Handler] = {
     "http-invalid-tool-headers": exercise,
     "json-schema-ref-no-deref": list_tools_only,
     "json-schema-2020-12-preservation": echo_schema,
+    "auth/client-credentials-basic": with_client_credentials,
+    "auth/client-credentials-jwt": with_client_credentials,
 }
 
 
 def handler_for(scenario: str) -> Handler:
-    if scenario.startswith("auth/"):
+    if scenario.startswith("auth/") and scenario not in SCENARIOS:
         return with_oauth
     return SCENARIOS.get(scenario, exercise)
 

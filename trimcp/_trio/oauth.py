@@ -20,6 +20,11 @@ authorization URL, returns the redirect URL it ended at), the callback
 checks (``state``, RFC 9207 ``iss``) and the token exchange.  The transport
 allows at most ``max_attempts`` authorization rounds per request.
 
+With ``grant="client_credentials"`` the whole flow is instead
+``oauth_flow.client_credentials``: the same discovery, then one token
+request authenticated by the client's secret or by a ``private_key_jwt``
+assertion (signed by ``jwt_signer``, which alone imports ``cryptography``).
+
 Tokens and client secrets live in a ``TokenStore`` (``auth_store``; in memory by default),
 keyed by the canonical server URI (tokens) and by issuer (client
 identities).  No token or secret is ever logged or put into an exception
@@ -39,7 +44,7 @@ import trio
 
 from .._sansio import auth as sa
 from .auth_store import MemoryStore, TokenStore
-from .oauth_flow import FlowContext, authorize, refresh
+from .oauth_flow import FlowContext, authorize, client_credentials, refresh
 
 __all__ = ["AuthorizeCallback", "OAuthProvider", "TokenStore"]
 
@@ -52,7 +57,13 @@ AuthorizeCallback = Callable[[str], Awaitable[str]]
 class OAuthProvider:
     """Authorization for one MCP server URL (bound by the transport).
 
-    ``authorize``: the headless user agent (see ``AuthorizeCallback``).
+    ``authorize``: the headless user agent (see ``AuthorizeCallback``); not
+    needed with ``grant="client_credentials"`` (machine to machine: no user,
+    no browser), which needs ``client_id`` and either ``client_secret``
+    (``client_secret_basic``/``_post``) or ``private_key_pem`` (``private_key_jwt``:
+    an RFC 7523 assertion signed with ``signing_algorithm``, inferred from the
+    key type, via the optional ``cryptography`` package).  ``scope``: what the
+    client-credentials grant asks for when neither challenge nor PRM names one.
     ``client_id`` / ``client_secret`` / ``token_endpoint_auth_method``:
     pre-registered credentials (optionally only for ``client_issuer``).
     ``client_metadata_url``: an https Client ID Metadata Document URL, used
@@ -64,12 +75,17 @@ class OAuthProvider:
     def __init__(
         self,
         *,
-        authorize: AuthorizeCallback,
+        authorize: AuthorizeCallback | None = None,
+        grant: str = "authorization_code",
         redirect_uri: str = "http://127.0.0.1:33418/callback",
         client_id: str | None = None,
         client_secret: str | None = None,
         token_endpoint_auth_method: str | None = None,
         client_issuer: str | None = None,
+        private_key_pem: str | bytes | None = None,
+        signing_algorithm: str | None = None,
+        assertion_lifetime: int = 60,
+        scope: str | None = None,
         client_metadata_url: str | None = None,
         client_name: str = "trimcp",
         revision: str | None = None,
@@ -79,11 +95,29 @@ class OAuthProvider:
         random: Callable[[int], bytes] = secrets.token_bytes,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        if grant not in ("authorization_code", "client_credentials"):
+            raise ValueError(f"unsupported grant {grant!r}")
+        if grant == "authorization_code" and authorize is None:
+            raise ValueError("the authorization-code grant needs an authorize callback")
+        if grant == "client_credentials" and not (client_id and (client_secret or private_key_pem)):
+            raise ValueError("the client-credentials grant needs client_id and client_secret or private_key_pem")
         self.authorize_callback = authorize
+        self.grant = grant
         self.redirect_uri = redirect_uri
+        if private_key_pem is not None and token_endpoint_auth_method in (None, "private_key_jwt"):
+            token_endpoint_auth_method = "private_key_jwt"
+            client_secret = None  # the key authenticates the client; a secret is not sent as well
         self.pre_registered = (
             sa.ClientIdentity(client_id, client_secret, token_endpoint_auth_method) if client_id else None
         )
+        self._signer: tuple[str, sa.Signer] | None = None
+        if private_key_pem is not None:
+            from .jwt_signer import pem_signer  # imports 'cryptography' only now
+
+            self._signer = pem_signer(private_key_pem, signing_algorithm)
+        self.assertion_lifetime = assertion_lifetime
+        #: Requested by the client-credentials grant when neither the challenge nor the PRM names a scope.
+        self.default_scope = scope
         self.client_issuer = client_issuer
         self.client_metadata_url = client_metadata_url
         self.client_name = client_name
@@ -101,6 +135,15 @@ class OAuthProvider:
         self._scope: str | None = None
         self._token_endpoint: dict[str, Any] | None = None
         self._lock = trio.Lock()
+
+    def client_assertion(self, audience: str) -> str:
+        """A fresh signed RFC 7523 client assertion for ``audience`` (``private_key_jwt``)."""
+        if self._signer is None or self.pre_registered is None:
+            raise sa.OAuthError("invalid_client", "private_key_jwt needs a configured private key")
+        alg, sign = self._signer
+        claims = sa.assertion_claims(client_id=self.pre_registered.client_id, audience=audience,
+                                     now=self.clock(), jti=self.random(16), lifetime=self.assertion_lifetime)
+        return sa.sign_assertion(claims, alg=alg, sign=sign)
 
     def __repr__(self) -> str:
         return f"<OAuthProvider for {self.server_url!r}, generation {self.generation}>"
@@ -183,7 +226,10 @@ class OAuthProvider:
                 scope = _union(self._scope, challenge.scope)
             log.info("authorizing with %s (HTTP %d from the MCP server)", self.server_url, status)
             try:
-                tokens, endpoint = await self._run(lambda ctx: authorize(ctx, challenge, scope, status))
+                if self.grant == "client_credentials":
+                    tokens, endpoint = await self._run(lambda ctx: client_credentials(ctx, challenge, scope))
+                else:
+                    tokens, endpoint = await self._run(lambda ctx: authorize(ctx, challenge, scope, status))
             except httpx.HTTPError as exc:
                 raise sa.OAuthError("server_error", f"{type(exc).__name__} talking to the authorization server") from None
             await self._set_tokens(tokens, endpoint)

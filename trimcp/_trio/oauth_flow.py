@@ -18,6 +18,13 @@ decision delegated to ``trimcp._sansio.auth``:
    exchanged (PKCE verifier, ``resource``, ``redirect_uri``) at the token
    endpoint with the client's auth method.
 
+``client_credentials`` is the machine-to-machine alternative to steps 2-3:
+discovery (PKCE and an authorization endpoint are not required), then one
+``grant_type=client_credentials`` request with ``resource`` and the scope,
+authenticated by the pre-registered secret (``client_secret_basic`` /
+``client_secret_post``) or by a ``private_key_jwt`` assertion whose audience
+is the issuer.
+
 ``refresh`` runs the refresh-token grant against the remembered token
 endpoint.  Error messages carry URLs and OAuth error codes, never tokens.
 """
@@ -36,7 +43,7 @@ from .._sansio import auth as sa
 if TYPE_CHECKING:
     from .oauth import OAuthProvider
 
-__all__ = ["FlowContext", "authorize", "refresh"]
+__all__ = ["FlowContext", "authorize", "client_credentials", "refresh"]
 
 log = logging.getLogger("trimcp.oauth")
 
@@ -70,7 +77,7 @@ class Discovered:
     metadata: dict[str, Any]
 
 
-async def discover(ctx: FlowContext, challenge: sa.Challenge) -> Discovered:
+async def discover(ctx: FlowContext, challenge: sa.Challenge, *, interactive: bool = True) -> Discovered:
     server = ctx.provider.server_url or ""
     prm: dict[str, Any] | None = None
     for url in sa.prm_urls(server, challenge.resource_metadata):
@@ -99,8 +106,9 @@ async def discover(ctx: FlowContext, challenge: sa.Challenge) -> Discovered:
             raise sa.DiscoveryError(f"no authorization server metadata for {issuer}")
         metadata = sa.legacy_metadata(server)
     sa.check_issuer(metadata, issuer)
-    sa.check_pkce(metadata)
-    for name in ("authorization_endpoint", "token_endpoint"):
+    if interactive:  # the client-credentials grant has no front channel, hence no PKCE
+        sa.check_pkce(metadata)
+    for name in ("authorization_endpoint", "token_endpoint") if interactive else ("token_endpoint",):
         if not isinstance(metadata.get(name), str):
             raise sa.DiscoveryError(f"the authorization server metadata has no {name}")
     return Discovered(prm, issuer, metadata)
@@ -148,7 +156,11 @@ async def _token_call(
 ) -> sa.Tokens:
     ident = sa.ClientIdentity.from_dict(endpoint["client"])
     method = sa.choose_auth_method(endpoint.get("metadata") or {}, ident.client_secret is not None, ident.auth_method)
-    form, headers = sa.token_request(form, ident, method)
+    assertion = None
+    if method == "private_key_jwt":
+        audience = str(endpoint.get("issuer") or endpoint["url"])
+        assertion = ctx.provider.client_assertion(audience)
+    form, headers = sa.token_request(form, ident, method, assertion=assertion)
     response = await ctx.client.post(str(endpoint["url"]), data=form, headers=headers)
     return sa.parse_token_response(response.status_code, response.content, now=ctx.provider.clock())
 
@@ -182,6 +194,8 @@ async def authorize(
         str(found.metadata["authorization_endpoint"]), client_id=ident.client_id,
         redirect_uri=p.redirect_uri, pkce=pkce, state=state, resource=resource, scope=scope,
     )
+    if p.authorize_callback is None:
+        raise sa.OAuthError("access_denied", "no authorize callback was given for the authorization-code grant")
     try:
         redirect = await p.authorize_callback(url)
     except sa.OAuthError:
@@ -197,6 +211,7 @@ async def authorize(
         "client": ident.to_dict(),
         "metadata": {k: found.metadata.get(k) for k in ("token_endpoint_auth_methods_supported",)},
         "resource": resource,
+        "issuer": found.issuer,
     }
     form = {
         "grant_type": "authorization_code", "code": code, "redirect_uri": p.redirect_uri,
@@ -206,6 +221,34 @@ async def authorize(
     if tokens.scope is None:
         tokens.scope = scope
     log.info("obtained an access token from %s", found.issuer)
+    return tokens, endpoint
+
+
+async def client_credentials(
+    ctx: FlowContext, challenge: sa.Challenge, scope: str | None,
+) -> tuple[sa.Tokens, dict[str, Any]]:
+    """The client-credentials grant: discovery, then one token request (no user, no redirect)."""
+    p = ctx.provider
+    found = await discover(ctx, challenge, interactive=False)
+    if scope is None:
+        scope = sa.select_scope(None, found.prm) or p.default_scope
+    p.remember_scope(scope)
+    ident = p.pre_registered if p.client_issuer in (None, found.issuer) else None
+    if ident is None:
+        raise sa.OAuthError("no_client_identity", f"no client credentials are configured for {found.issuer}")
+    published = (found.prm or {}).get("resource")
+    resource = published if isinstance(published, str) and published else p.resource
+    endpoint = {
+        "url": str(found.metadata["token_endpoint"]),
+        "client": ident.to_dict(),
+        "metadata": {k: found.metadata.get(k) for k in ("token_endpoint_auth_methods_supported",)},
+        "resource": resource,
+        "issuer": found.issuer,
+    }
+    tokens = await _token_call(ctx, endpoint, sa.client_credentials_form(resource=resource, scope=scope))
+    if tokens.scope is None:
+        tokens.scope = scope
+    log.info("obtained an access token from %s (client credentials)", found.issuer)
     return tokens, endpoint
 
 

@@ -20,7 +20,7 @@ clock as a number, so every function here is deterministic and testable.
   ``authorization_response_iss_parameter_supported``.
 * ``token_request`` builds the form and headers of a token request for the
   client's auth method (``client_secret_basic``, ``client_secret_post``,
-  ``none``); ``parse_token_response`` turns the answer into ``Tokens`` or an
+  ``private_key_jwt`` with a signed assertion, ``none``); ``parse_token_response`` turns the answer into ``Tokens`` or an
   ``OAuthError`` (non-standard refresh-failure codes become ``invalid_grant``;
   a 200 carrying ``error`` is a failure).
 
@@ -38,6 +38,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
+
+from .assertion import JWT_BEARER_ASSERTION
 
 __all__ = [
     "ClientIdentity",
@@ -249,12 +251,21 @@ def parse_callback(redirect: str, *, state: str, issuer: str, iss_required: bool
 
 
 def token_request(
-    form: dict[str, str], identity: ClientIdentity, method: str,
+    form: dict[str, str], identity: ClientIdentity, method: str, *, assertion: str | None = None,
 ) -> tuple[dict[str, str], dict[str, str]]:
-    """``(form, headers)`` of a token request authenticated by ``method``."""
+    """``(form, headers)`` of a token request authenticated by ``method``.
+
+    ``private_key_jwt`` needs the signed ``assertion`` (see ``assertion.sign_assertion``).
+    """
     form = dict(form)
     headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
-    if method == "client_secret_basic" and identity.client_secret is not None:
+    if method == "private_key_jwt":
+        if assertion is None:
+            raise OAuthError("invalid_client", "private_key_jwt needs a signed client assertion")
+        form["client_id"] = identity.client_id
+        form["client_assertion_type"] = JWT_BEARER_ASSERTION
+        form["client_assertion"] = assertion
+    elif method == "client_secret_basic" and identity.client_secret is not None:
         raw = f"{quote(identity.client_id, safe='')}:{quote(identity.client_secret, safe='')}"
         headers["Authorization"] = "Basic " + base64.b64encode(raw.encode()).decode("ascii")
     elif method == "client_secret_post" and identity.client_secret is not None:
