@@ -14,11 +14,12 @@ import pytest
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent / "trimcp"
 
-#: Modules that do I/O, concurrency or read clocks: never in trimcp/_sansio.
+#: Modules that do I/O, concurrency, read clocks or draw randomness: never in trimcp/_sansio
+#: (randomness, like clocks, is passed in so the core stays deterministic).
 IMPURE = frozenset({
     "trio", "trio_websocket", "httpx", "httpcore", "socket", "ssl", "subprocess", "asyncio",
     "anyio", "threading", "time", "keyring", "webbrowser", "os", "selectors", "multiprocessing",
-    "http.client", "urllib.request", "shutil", "signal",
+    "http.client", "urllib.request", "shutil", "signal", "secrets", "random",
 })
 
 #: package prefix -> our packages it must not import

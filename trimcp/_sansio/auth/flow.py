@@ -33,12 +33,12 @@ import base64
 import hashlib
 import json
 import math
-import secrets as _secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
+from ..._errors import AuthError
 from .assertion import JWT_BEARER_ASSERTION
 
 __all__ = [
@@ -60,7 +60,7 @@ __all__ = [
 _REFRESH_FAILURES = frozenset({"invalid_refresh_token", "expired_refresh_token", "token_expired"})
 
 
-class OAuthError(Exception):
+class OAuthError(AuthError):
     """An OAuth step failed; ``error`` is the (normalised) OAuth error code."""
 
     def __init__(self, error: str, description: str | None = None) -> None:
@@ -88,10 +88,6 @@ class Pkce:
             raise ValueError("PKCE needs at least 32 random bytes")
         verifier = _b64url(random)[:128]
         return cls(verifier, _b64url(hashlib.sha256(verifier.encode("ascii")).digest()))
-
-    @classmethod
-    def generate(cls) -> Pkce:
-        return cls.from_random(_secrets.token_bytes(32))
 
 
 def make_state(random: bytes) -> str:
