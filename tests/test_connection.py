@@ -1300,3 +1300,20 @@ def test_discover_retries_once_with_the_same_version_after_32022() -> None:
             assert any(isinstance(e, HandshakeFailed) for e in events)
             assert "2026-07-28" in next(e for e in events if isinstance(e, HandshakeFailed)).reason
             break
+
+
+def test_a_notification_the_revision_lacks_is_refused_locally() -> None:
+    """notifications/elicitation/complete exists from 2025-11-25 only."""
+    for version, allowed in (("2025-06-18", False), ("2025-11-25", True)):
+        c = client(versions=[version], caps={"elicitation": {}})
+        s = server(versions=[version])
+        c.initialize()
+        pump(c, s)
+        pump(s, c)
+        pump(c, s)
+        if allowed:
+            s.send_notification("notifications/elicitation/complete", {"elicitationId": "e1"})
+            assert s.has_output
+        else:
+            with pytest.raises(LocalProtocolError, match="can't send 'notifications/elicitation/complete'"):
+                s.send_notification("notifications/elicitation/complete", {"elicitationId": "e1"})

@@ -58,6 +58,9 @@ LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", 
 _ALL_REQUESTS: Final = frozenset().union(
     *(r.client_requests | r.server_requests for r in REVISIONS.values())
 )
+_ALL_NOTIFICATIONS: Final = frozenset().union(
+    *(r.client_notifications | r.server_notifications for r in REVISIONS.values())
+)
 #: How many cancelled request ids are remembered to recognise late answers.
 _CANCELLED_MEMORY: Final = 4096
 
@@ -355,6 +358,16 @@ class Connection(Negotiation):
             raise LocalProtocolError(
                 f"can't send {method!r} when role={self.role.value} and state={self.state!r}"
             )
+        if method in _ALL_NOTIFICATIONS:
+            # The revision(s) in play: the negotiated one (or, before that, any we speak),
+            # plus the stateless ones when this server also answers enveloped requests.
+            names = [self.protocol_version] if self.protocol_version else list(self.supported_versions)
+            if self._serves_stateless:
+                names += self._versions_of(Era.STATELESS)
+            if not any(method in get_revision(v).notifications_from(self._side) for v in names):
+                raise LocalProtocolError(
+                    f"a {self.role.value} can't send {method!r} in revision {self.revision.name}"
+                )
         gate = own_gate(method)
         if gate is not None and not has_capability(self.capabilities, gate):
             raise LocalProtocolError(
