@@ -22,10 +22,13 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import pytest
 import httpx
 import trio
 from helpers.h11_fake import serve
 from test_oauth_flow import REDIRECT, AuthServer, ProtectedMcp
+
+from trimcp._sansio.auth import DiscoveryError, OAuthError
 
 _AUTH_URL = re.compile(r"https?://\S+/authorize\?\S+")
 _MAIN = "import sys; from trimcp.cli import main; sys.exit(main())"
@@ -170,3 +173,23 @@ async def test_auth_rejects_a_non_http_url(tmp_path: Path) -> None:
     run = await run_cli(["auth", "status", "ws://127.0.0.1:1/mcp", "--token-file", str(tmp_path / "t.json")],
                         tmp_path)
     assert run.rc == 1 and "http" in run.err
+
+
+@pytest.mark.parametrize(
+    ("error", "words"),
+    [
+        (OAuthError("invalid_grant", "the code was refused"), "authorization failed: invalid_grant"),
+        (DiscoveryError("resource does not match"), "authorization needed: resource does not match"),
+    ],
+)
+def test_auth_errors_exit_3_with_their_own_words(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], error: Exception, words: str
+) -> None:
+    import trimcp.cli as cli
+
+    async def fail(*_args: object) -> int:
+        raise error
+
+    monkeypatch.setattr(cli, "_inspect", fail)
+    assert cli.main(["tools", "list", "--", "unused"]) == cli.EXIT_AUTH
+    assert words in capsys.readouterr().err

@@ -237,8 +237,6 @@ async def _headless_authorize(url: str) -> str:
     sys.stderr.flush()
     line = str(await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True))
     if not line.strip():
-        from ._sansio.auth import OAuthError
-
         raise OAuthError("access_denied", "no redirect URL was entered")
     return line.strip()
 
@@ -392,15 +390,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         sys.stderr.write(f"trimcp: {exc}\n")
         return EXIT_USAGE
+    except OAuthError as exc:  # an AuthError: catch it first for its own words
+        sys.stderr.write(f"trimcp: authorization failed: {exc}\n")
+        return EXIT_AUTH
     except AuthError as exc:
         sys.stderr.write(f"trimcp: authorization needed: {exc}\n")
         return EXIT_AUTH
     except StoreUnavailable as exc:
         sys.stderr.write(f"trimcp: cannot use the token store: {exc}\n")
         return EXIT_USAGE
-    except OAuthError as exc:
-        sys.stderr.write(f"trimcp: authorization failed: {exc}\n")
-        return EXIT_AUTH
     except ConnectError as exc:
         sys.stderr.write(f"trimcp: cannot reach the server: {exc}\n")
         return EXIT_UNREACHABLE

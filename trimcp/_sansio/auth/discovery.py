@@ -33,6 +33,8 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from ..._errors import AuthError
+
 __all__ = [
     "DiscoveryError", "as_metadata_urls", "canonical_resource", "check_issuer", "check_pkce",
     "legacy_issuer", "legacy_metadata", "origin", "prm_urls", "resource_matches",
@@ -41,7 +43,7 @@ __all__ = [
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-class DiscoveryError(Exception):
+class DiscoveryError(AuthError):
     """Discovery found something the client must not go on with."""
 
 
