@@ -16,8 +16,8 @@ from typing import Any
 from trimcp import Connection, RemoteProtocolError, Role
 from trimcp import schema as s
 from trimcp._sansio import jsonrpc as rpc
-from trimcp._sansio.lifecycle import OPERATING
-from trimcp._sansio.stdio import LineDecoder, frame
+from trimcp._sansio.connection.lifecycle import OPERATING
+from trimcp._sansio.framing.lines import LineDecoder, frame
 
 #: Small limits, so the oversize paths are reachable from short inputs.
 MAX_SIZE = 2048

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from trimcp._trio.auth_cache import AuthNeededCache, default_cache_path
+from trimcp._trio.oauth.auth_cache import AuthNeededCache, default_cache_path
 
 
 class Clock:
@@ -100,7 +100,7 @@ async def test_cache_file_private(tmp_path: Path) -> None:
 _CHILD = """
 import sys, trio
 from pathlib import Path
-from trimcp._trio.auth_cache import AuthNeededCache
+from trimcp._trio.oauth.auth_cache import AuthNeededCache
 
 async def main(path, tag, n):
     cache = AuthNeededCache(Path(path))

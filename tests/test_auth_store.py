@@ -15,20 +15,9 @@ import pytest
 from keyring.backends import fail, null
 from keyring.errors import KeyringError, PasswordDeleteError
 
-from trimcp._trio.auth_store import (
-    FallbackStore,
-    FileStore,
-    InsecureFileError,
-    KeyringStore,
-    MemoryStore,
-    Secret,
-    StoreUnavailable,
-    TokenStore,
-    default_store,
-    is_expired,
-    redact,
-    stamp_expiry,
-    token_key,
+from trimcp._trio.oauth.store import (
+    FallbackStore, FileStore, InsecureFileError, KeyringStore, MemoryStore, Secret,
+    StoreUnavailable, TokenStore, default_store, is_expired, redact, stamp_expiry, token_key,
 )
 
 TOKEN = "sekrit-access-token-6f1d2c"

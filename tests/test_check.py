@@ -31,10 +31,10 @@ from trimcp._trio.stream import MessageStream
 from trimcp.conformance import run_checks
 from trimcp.conformance.catalog import CATALOG, HANDSHAKE, STATELESS
 from trimcp.conformance.model import Level, Report, Status
-from trimcp.conformance.probes import tamper
+from trimcp.conformance.checks.probes import tamper
 from trimcp.conformance.validate import validate_conversation
 from trimcp.conformance.values import example_arguments
-from trimcp.server.reference import build_server
+from trimcp.reference.server import build_server
 from trimcp.server.serve import serve_stream
 
 REPO = Path(__file__).resolve().parent.parent
@@ -207,7 +207,7 @@ def test_cli_check_reference_json() -> None:
     doc = json.loads(proc.stdout)
     _check_json_shape(doc)
     assert (doc["era"], doc["revision"]) == ("stateless", "2026-07-28")
-    assert "trimcp.server.reference" in doc["target"]
+    assert "-m trimcp.reference" in doc["target"]
     statuses = {c["id"]: c["status"] for c in doc["checks"]}
     assert "fail" not in statuses.values() and "warn" not in statuses.values()
     # Over stdio the transport checks run too.

@@ -19,9 +19,9 @@ from helpers.h11_fake import Reply, Req, serve
 from test_cli_auth import protected_servers, run_cli
 from test_oauth_flow import REDIRECT, AuthServer
 
-from trimcp._trio.auth_cache import AuthNeededCache
+from trimcp._trio.oauth.auth_cache import AuthNeededCache
 from trimcp.conformance.catalog import CATALOG
-from trimcp.conformance.checks_auth import AUTH_CHECKS, check_auth, probe_unauthenticated
+from trimcp.conformance.checks.auth import AUTH_CHECKS, check_auth, probe_unauthenticated
 from trimcp.conformance.model import Status
 from trimcp.conformance.results import Results
 

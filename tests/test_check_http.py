@@ -15,11 +15,11 @@ import trio
 
 from trimcp.conformance import run_checks
 from trimcp.conformance.catalog import CATALOG
-from trimcp.conformance.checks_http import HTTP_CHECKS
+from trimcp.conformance.checks.http import HTTP_CHECKS
 from trimcp.conformance.connectors import connector_for, is_url
 from trimcp.conformance.model import Report, Status
-from trimcp.server.http import BoundHttpServer, serve_http
-from trimcp.server.reference import build_server
+from trimcp.server.transports.http.app import BoundHttpServer, serve_http
+from trimcp.reference.server import build_server
 
 from helpers.h11_fake import McpFake, Reply, Req, serve
 
@@ -78,7 +78,7 @@ async def test_stdio_target_skips_http_checks() -> None:
 
 
 async def _check_stdio() -> Report:
-    command = [sys.executable, "-m", "trimcp.server.reference"]
+    command = [sys.executable, "-m", "trimcp.reference"]
     with trio.fail_after(120):
         return await run_checks(connector_for(command), target=" ".join(command), revision="2025-11-25")
 

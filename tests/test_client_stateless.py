@@ -37,9 +37,9 @@ from trimcp import (
 from trimcp import schema as s
 from trimcp._sansio import events as ev
 from trimcp._sansio import revisions
-from trimcp._sansio import stateless as sl
-from trimcp._trio.client import CLIENT_INFO, ClientSession
-from trimcp._trio.session import SessionDriver
+from trimcp._sansio.connection import stateless as sl
+from trimcp._trio.client.client_session import CLIENT_INFO, ClientSession
+from trimcp._trio.driver import SessionDriver
 
 V26 = "2026-07-28"
 SERVER_INFO = {"name": "fake-2026", "version": "1.0"}

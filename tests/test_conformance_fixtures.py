@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from trimcp.server.reference import JSON_SCHEMA_2020_12_INPUT, build_server
+from trimcp.reference.server import JSON_SCHEMA_2020_12_INPUT, build_server
 
 FIXTURE_TOOLS = [
     "test_elicitation_sep1034_defaults",

@@ -1,4 +1,4 @@
-"""The MCP Connection state machine (trimcp._sansio.session), client and server roles."""
+"""The MCP Connection state machine (trimcp._sansio.connection.core), client and server roles."""
 
 from __future__ import annotations
 
@@ -24,18 +24,9 @@ from trimcp._sansio.events import (
     RequestReceived,
     ResponseReceived,
 )
-from trimcp._sansio.lifecycle import (
-    ANY,
-    CLOSED,
-    IDLE,
-    INITIALIZING,
-    OPERATING,
-    RECEIVE_ALLOWED,
-    SEND_ALLOWED,
-    TRANSITIONS,
-    LifecycleEvent,
-    Role,
-    transition,
+from trimcp._sansio.connection.lifecycle import (
+    ANY, CLOSED, IDLE, INITIALIZING, OPERATING, RECEIVE_ALLOWED, SEND_ALLOWED, TRANSITIONS,
+    LifecycleEvent, Role, transition,
 )
 from trimcp._sansio.revisions import (
     ALL_VERSIONS,
@@ -49,7 +40,7 @@ from trimcp._sansio.revisions import (
     own_gate,
     peer_gate,
 )
-from trimcp._sansio.session import LOG_LEVELS, Connection
+from trimcp._sansio.connection.core import LOG_LEVELS, Connection
 
 CLIENT_INFO = {"name": "test-client", "version": "1"}
 SERVER_INFO = {"name": "test-server", "version": "2"}
@@ -1261,7 +1252,7 @@ def test_receive_message_objects_directly() -> None:
 
 
 def test_malformed_answer_to_discover_fails_the_probe() -> None:
-    from trimcp._sansio.lifecycle import CLOSED as _CLOSED
+    from trimcp._sansio.connection.lifecycle import CLOSED as _CLOSED
 
     c = client(versions=["2026-07-28", "2025-11-25"])
     c.discover()

@@ -37,9 +37,11 @@ from trimcp._sansio.events import (
     RequestReceived,
     ResponseReceived,
 )
-from trimcp._sansio.lifecycle import CLOSED, IDLE, INITIALIZING, OPERATING, TRANSITIONS, Role
+from trimcp._sansio.connection.lifecycle import (
+    CLOSED, IDLE, INITIALIZING, OPERATING, TRANSITIONS, Role,
+)
 from trimcp._sansio.revisions import HANDSHAKE_VERSIONS
-from trimcp._sansio.session import LOG_LEVELS, Connection
+from trimcp._sansio.connection.core import LOG_LEVELS, Connection
 
 # ---------------------------------------------------------------- the test's own model of MCP
 

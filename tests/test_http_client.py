@@ -26,9 +26,9 @@ import trimcp
 from trimcp import McpError, RequestTimeout
 from trimcp._errors import ConnectError
 from trimcp._sansio import schema as s
-from trimcp._sansio.http import Mode, ReconnectPolicy
-from trimcp._trio.http import open_http_stream
-from trimcp._trio.http_h11 import H11Executor
+from trimcp._sansio.http.plan import Mode, ReconnectPolicy
+from trimcp._trio.transports.http.client import open_http_stream
+from trimcp._trio.transports.http.h11_pool import H11Executor
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from helpers.h11_fake import McpFake, Reply, Req, decode_header, result, serve

@@ -10,28 +10,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trimcp._errors import LocalProtocolError, RemoteProtocolError
-from trimcp._sansio import http_response as hr
+from trimcp._sansio.http import response as hr
 from trimcp._sansio import jsonrpc as rpc
-from trimcp._sansio.http import (
-    HttpPlanner,
-    MessageKind,
-    Mode,
-    ReconnectPolicy,
-    parse_url,
-    resolve_endpoint,
+from trimcp._sansio.http.plan import (
+    HttpPlanner, MessageKind, Mode, ReconnectPolicy, parse_url, resolve_endpoint,
 )
-from trimcp._sansio.http_headers import (
-    HeaderParam,
-    InvalidToolHeaders,
-    decode_header_value,
-    encode_header_value,
-    filter_tools,
-    header_params,
-    header_text,
-    is_header_safe,
-    param_headers,
+from trimcp._sansio.http.headers import (
+    HeaderParam, InvalidToolHeaders, decode_header_value, encode_header_value, filter_tools,
+    header_params, header_text, is_header_safe, param_headers,
 )
-from trimcp._sansio.sse import SSEDecoder
+from trimcp._sansio.framing.sse import SSEDecoder
 
 URL = "http://127.0.0.1:8000/mcp"
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}

@@ -3,7 +3,7 @@
 The server runs in the test's nursery on 127.0.0.1 (an ephemeral port) and is
 driven with plain ``httpx`` requests, so every check sees the wire: status
 codes, headers, JSON bodies and SSE events.  The sans-IO rules it applies
-(``trimcp._sansio.http_server*``) are tested directly at the end.
+(``trimcp._sansio.http.routing*``) are tested directly at the end.
 """
 
 from __future__ import annotations
@@ -19,30 +19,20 @@ import pytest
 import trio
 
 from trimcp._sansio import jsonrpc as rpc
-from trimcp._sansio import stateless as sl
-from trimcp._sansio.http_server import (
-    HttpError,
-    OriginPolicy,
-    RequestHead,
-    accepts,
-    default_policy,
-    is_loopback,
-    parse_post,
-    route,
+from trimcp._sansio.connection import stateless as sl
+from trimcp._sansio.http.routing import (
+    HttpError, OriginPolicy, RequestHead, accepts, default_policy, is_loopback, parse_post, route,
 )
-from trimcp._sansio.http_server_headers import (
-    InvalidHeaderValue,
-    check_stateless_request,
-    decode_header_value,
-    encode_header_value,
+from trimcp._sansio.http.server_headers import (
+    InvalidHeaderValue, check_stateless_request, decode_header_value, encode_header_value,
     header_annotations,
 )
-from trimcp._sansio.http_server_streams import ReplayBuffer, format_event_id, parse_event_id
-from trimcp._sansio.sse import ServerSentEvent, SSEDecoder
+from trimcp._sansio.http.replay import ReplayBuffer, format_event_id, parse_event_id
+from trimcp._sansio.framing.sse import ServerSentEvent, SSEDecoder
 from trimcp.server import Context, Server
-from trimcp.server.http import BoundHttpServer, close_sse_stream, serve_http
-from trimcp.server.http_cli import parse_listen, run_serve
-from trimcp.server.reference import build_server
+from trimcp.server.transports.http.app import BoundHttpServer, close_sse_stream, serve_http
+from trimcp.cli.serve import parse_listen, run_serve
+from trimcp.reference.server import build_server
 
 MODERN = "2026-07-28"
 LATEST = "2025-11-25"
@@ -1126,7 +1116,7 @@ def test_cli_listen_address(capsys: pytest.CaptureFixture[str]) -> None:
     for bad in ("::1:80", "host:x", "1:70000"):
         with pytest.raises(ValueError):
             parse_listen(bad)
-    from trimcp.cli import _build_parser
+    from trimcp.cli.app import _build_parser
 
     ns = _build_parser().parse_args(["serve", "--http", "0.0.0.0:0"])
     assert run_serve(ns) == 1

@@ -47,7 +47,7 @@ from trimcp import (
     open_client,
 )
 from trimcp._trio.memory import memory_stream_pair
-from trimcp.server.reference import build_server
+from trimcp.reference.server import build_server
 from trimcp.server.serve import serve_stream
 
 HELPER = str(Path(__file__).resolve().parent / "helpers" / "pinned_reference.py")

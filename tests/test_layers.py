@@ -26,7 +26,9 @@ IMPURE = frozenset({
 FORBIDDEN_ARROWS: dict[str, tuple[str, ...]] = {
     "trimcp._sansio": ("trimcp._trio", "trimcp.server", "trimcp.conformance", "trimcp.cli"),
     "trimcp._trio": ("trimcp.server", "trimcp.conformance", "trimcp.cli"),
-    "trimcp.server": ("trimcp.conformance", "trimcp.cli"),
+    "trimcp.server": ("trimcp.conformance", "trimcp.cli", "trimcp.reference"),
+    "trimcp.reference": ("trimcp.conformance", "trimcp.cli"),
+    "trimcp.conformance": ("trimcp.cli",),
 }
 
 
@@ -115,13 +117,13 @@ ALL_MODULES = sorted(PACKAGE_DIR.rglob("*.py"))
 
 def test_the_walk_finds_the_core() -> None:
     names = {module_name(p, PACKAGE_DIR) for p in ALL_MODULES}
-    for expected in ("trimcp._sansio.session", "trimcp._sansio.jsonrpc", "trimcp._sansio.stdio",
-                     "trimcp._sansio.lifecycle", "trimcp._sansio.revisions", "trimcp._errors"):
+    for expected in ("trimcp._sansio.connection.core", "trimcp._sansio.jsonrpc", "trimcp._sansio.framing.lines",
+                     "trimcp._sansio.connection.lifecycle", "trimcp._sansio.revisions", "trimcp._errors"):
         assert expected in names
     # relative imports are resolved to our absolute names
-    session = PACKAGE_DIR / "_sansio" / "session.py"
-    imported = {m for _, m in imports_of(session)}
-    assert {"trimcp._errors", "trimcp._sansio.jsonrpc", "trimcp._sansio.lifecycle"} <= imported
+    core = PACKAGE_DIR / "_sansio" / "connection" / "core.py"
+    imported = {m for _, m in imports_of(core)}
+    assert {"trimcp._errors", "trimcp._sansio.jsonrpc", "trimcp._sansio.connection.lifecycle"} <= imported
 
 
 @pytest.mark.parametrize(
@@ -189,5 +191,8 @@ def test_checker_reports_wrong_arrows_between_upper_layers(tmp_path: Path) -> No
     assert violations(root / "server" / "y.py", root) == [
         "trimcp/server/y.py:1: trimcp.server must not import trimcp.cli",
     ]
-    assert violations(root / "conformance" / "z.py", root) == []  # conformance may use anything below
+    # conformance may use anything below it, never the CLI above
+    assert violations(root / "conformance" / "z.py", root) == [
+        "trimcp/conformance/z.py:2: trimcp.conformance must not import trimcp.cli",
+    ]
     assert violations(root / "_sansio" / "jsonrpc.py", root) == []

@@ -122,7 +122,7 @@ def test_provider_argument_checks() -> None:
 def test_pem_signer_output_verifies_with_pyjwt(kind: str) -> None:
     import jwt
 
-    from trimcp._trio.jwt_signer import pem_signer
+    from trimcp._trio.oauth.jwt import pem_signer
 
     pem, public = _rsa_pem() if kind == "RS256" else _ec_pem("P-384" if kind == "ES384" else "P-256")
     alg, sign = pem_signer(pem.decode())
@@ -138,7 +138,7 @@ def test_pem_signer_output_verifies_with_pyjwt(kind: str) -> None:
 
 @needs_jwt
 def test_pem_signer_rejects_mismatch_and_garbage() -> None:
-    from trimcp._trio.jwt_signer import pem_signer
+    from trimcp._trio.oauth.jwt import pem_signer
 
     pem, _ = _ec_pem()
     with pytest.raises(ValueError):

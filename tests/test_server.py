@@ -20,10 +20,10 @@ import trio
 from trimcp._errors import LocalProtocolError, McpError, RequestTimeout
 from trimcp._sansio import schema as s
 from trimcp._trio._groups import collapse
-from trimcp._trio.client import ClientSession, open_client
+from trimcp._trio.client.client_session import ClientSession, open_client
 from trimcp._trio.memory import memory_stream_pair
 from trimcp.server import Context, ResourceNotFound, Server, ServerSession, serve_stream
-from trimcp.server.reference import COUNTER_URI, INSTRUCTIONS, PNG, build_server
+from trimcp.reference.server import COUNTER_URI, INSTRUCTIONS, PNG, build_server
 
 
 @asynccontextmanager
@@ -510,7 +510,7 @@ async def test_typed_results_and_plain_functions() -> None:
 
 async def test_reference_server_over_stdio() -> None:
     with trio.fail_after(30):
-        async with open_client([sys.executable, "-m", "trimcp.server.reference"]) as client:
+        async with open_client([sys.executable, "-m", "trimcp.reference"]) as client:
             assert client.server_info["name"] == "trimcp-reference"
             assert len(await client.list_tools()) > 10
             assert texts(await client.call_tool("echo", {"message": "över stdio"})) == ["över stdio"]

@@ -20,18 +20,18 @@ import trio
 
 from trimcp._errors import McpError
 from trimcp._sansio import jsonrpc as rpc
-from trimcp._sansio import stateless as sl
+from trimcp._sansio.connection import stateless as sl
 from trimcp._sansio.events import Discovered, ResponseReceived
-from trimcp._sansio.lifecycle import Role
+from trimcp._sansio.connection.lifecycle import Role
 from trimcp._sansio.revisions import ALL_VERSIONS
-from trimcp._sansio.session import Connection
+from trimcp._sansio.connection.core import Connection
 from trimcp._trio._groups import collapse
-from trimcp._trio.client import open_client
+from trimcp._trio.client.client_session import open_client
 from trimcp._trio.memory import MemoryMessageStream, memory_stream_pair
 from trimcp.server import Context, Server, inputs, serve_stream
 from trimcp.server import _compat as compat
 from trimcp.server._state import InvalidRequestState, StateSealer, request_digest
-from trimcp.server.reference import COUNTER_URI, build_server
+from trimcp.reference.server import COUNTER_URI, build_server
 
 MODERN = "2026-07-28"
 CLIENT_INFO = {"name": "raw-stateless", "version": "1"}

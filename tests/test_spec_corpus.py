@@ -23,7 +23,7 @@ from trimcp import Connection, Role
 from trimcp import schema as s
 from trimcp._sansio import events as ev
 from trimcp._sansio import jsonrpc as rpc
-from trimcp._sansio.lifecycle import OPERATING
+from trimcp._sansio.connection.lifecycle import OPERATING
 
 SPEC = Path(__file__).resolve().parents[1] / "spec"
 FILES = sorted(SPEC.glob("*/*.jsonl"))

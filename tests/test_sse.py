@@ -1,4 +1,4 @@
-"""Server-Sent Events decoder and encoder (trimcp._sansio.sse)."""
+"""Server-Sent Events decoder and encoder (trimcp._sansio.framing.sse)."""
 
 from __future__ import annotations
 
@@ -11,12 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trimcp._errors import LocalProtocolError, RemoteProtocolError
-from trimcp._sansio.sse import (
-    DEFAULT_MAX_EVENT_SIZE,
-    ServerSentEvent,
-    SSEDecoder,
-    encode_comment,
-    encode_event,
+from trimcp._sansio.framing.sse import (
+    DEFAULT_MAX_EVENT_SIZE, ServerSentEvent, SSEDecoder, encode_comment, encode_event,
 )
 
 E = ServerSentEvent

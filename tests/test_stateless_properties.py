@@ -40,7 +40,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from trimcp._errors import LocalProtocolError
 from trimcp._sansio import jsonrpc as rpc
-from trimcp._sansio import stateless as sl
+from trimcp._sansio.connection import stateless as sl
 from trimcp._sansio.events import (
     Discovered,
     ErrorReceived,
@@ -50,9 +50,9 @@ from trimcp._sansio.events import (
     RequestReceived,
     ResponseReceived,
 )
-from trimcp._sansio.lifecycle import OPERATING, Role
+from trimcp._sansio.connection.lifecycle import OPERATING, Role
 from trimcp._sansio.revisions import ALL_VERSIONS, REV_2026_07_28
-from trimcp._sansio.session import Connection
+from trimcp._sansio.connection.core import Connection
 
 REV = "2026-07-28"
 PV = "io.modelcontextprotocol/protocolVersion"

@@ -1,4 +1,4 @@
-"""Newline-delimited stdio framing (trimcp._sansio.stdio)."""
+"""Newline-delimited stdio framing (trimcp._sansio.framing.lines)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trimcp._errors import LocalProtocolError, RemoteProtocolError
-from trimcp._sansio.stdio import DEFAULT_MAX_LINE, LineDecoder, frame
+from trimcp._sansio.framing.lines import DEFAULT_MAX_LINE, LineDecoder, frame
 
 STREAM = b'{"a":1}\n{"b":"\xc3\xa9"}\r\n\n   \n{"c":[1,2]}\n'
 LINES = [b'{"a":1}', b'{"b":"\xc3\xa9"}', b'{"c":[1,2]}']

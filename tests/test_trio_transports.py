@@ -26,13 +26,11 @@ from hypothesis import strategies as st
 
 from trimcp._errors import ConnectError, RemoteProtocolError, TransportClosed
 from trimcp._sansio import jsonrpc
-from trimcp._trio import stdio as stdio_mod
-from trimcp._trio._pipes import LineWriter, StderrTail
+from trimcp._trio.transports import stdio as stdio_mod
+from trimcp._trio.transports._pipes import LineWriter, StderrTail
 from trimcp._trio.memory import memory_stream_pair
-from trimcp._trio.stdio import (
-    open_stdio_process,
-    open_stdio_server_stream,
-    terminate_process,
+from trimcp._trio.transports.stdio import (
+    open_stdio_process, open_stdio_server_stream, terminate_process,
 )
 from trimcp._trio.stream import MessageStream
 

@@ -8,8 +8,10 @@ protocol core (``Connection``); ``trimcp._trio`` the transports and sessions;
 from ._errors import (
     AuthError as AuthError,
     ConnectError as ConnectError,
+    InputRoundsExceeded as InputRoundsExceeded,
     LocalProtocolError as LocalProtocolError,
     McpError as McpError,
+    PaginationError as PaginationError,
     ProtocolError as ProtocolError,
     RemoteProtocolError as RemoteProtocolError,
     RequestTimeout as RequestTimeout,
@@ -19,25 +21,26 @@ from ._errors import (
     TrimcpError as TrimcpError,
 )
 from ._sansio import schema as schema
-from ._sansio.lifecycle import Role as Role
+from ._sansio.connection.lifecycle import Role as Role
 from ._sansio.revisions import ALL_VERSIONS as ALL_VERSIONS
 from ._sansio.revisions import HANDSHAKE_VERSIONS as HANDSHAKE_VERSIONS
 from ._sansio.schema import SchemaError as SchemaError
 from ._sansio.schema import from_wire as from_wire
 from ._sansio.schema import to_wire as to_wire
-from ._sansio.session import Connection as Connection
-from ._trio.client import ClientSession as ClientSession
-from ._trio.client import open_client as open_client
+from ._sansio.connection.core import Connection as Connection
+from ._trio.client.client_session import ClientSession as ClientSession
+from ._trio.client.client_session import open_client as open_client
 from ._trio.memory import memory_stream_pair as memory_stream_pair
-from ._trio.session import RequestContext as RequestContext
-from ._trio.stdio import open_stdio_process as open_stdio_process
+from ._trio.driver import RequestContext as RequestContext
+from ._trio.transports.stdio import open_stdio_process as open_stdio_process
 from ._trio.stream import MessageStream as MessageStream
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ALL_VERSIONS", "AuthError", "ClientSession", "ConnectError", "Connection",
-    "HANDSHAKE_VERSIONS", "LocalProtocolError", "McpError", "MessageStream", "ProtocolError",
+    "HANDSHAKE_VERSIONS", "InputRoundsExceeded", "LocalProtocolError", "McpError", "MessageStream",
+    "PaginationError", "ProtocolError",
     "RemoteProtocolError", "RequestContext", "RequestTimeout", "Role", "SchemaError",
     "SessionExpired", "TransportClosed", "TransportError", "TrimcpError", "from_wire",
     "memory_stream_pair", "open_client", "open_stdio_process", "schema", "to_wire",

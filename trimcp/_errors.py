@@ -37,6 +37,24 @@ class RemoteProtocolError(ProtocolError):
         self.reply_hint = reply_hint
 
 
+class PaginationError(RemoteProtocolError):
+    """A ``*/list`` pagination went wrong on the peer's side: a cursor repeated, or more
+    pages than the page cap (``method`` is the list method)."""
+
+    def __init__(self, method: str, message: str) -> None:
+        super().__init__(message)
+        self.method = method
+
+
+class InputRoundsExceeded(RemoteProtocolError):
+    """2026-07-28: the server kept answering ``input_required`` past the round limit."""
+
+    def __init__(self, method: str, rounds: int) -> None:
+        super().__init__(f"{method}: the server kept asking for input after {rounds} rounds")
+        self.method = method
+        self.rounds = rounds
+
+
 class McpError(TrimcpError):
     """The peer answered a request with a JSON-RPC error."""
 

@@ -8,12 +8,9 @@ The pure building blocks are in ``trimcp._sansio.auth``.  Interactive use:
 """
 
 from ._sansio.auth import ClientIdentity, DiscoveryError, OAuthError, Tokens
-from ._trio.oauth import AuthorizeCallback, OAuthProvider, TokenStore
-from ._trio.oauth_callback import (
-    CallbackTimeout,
-    LoopbackCallback,
-    interactive_authorizer,
-    open_loopback_callback,
+from ._trio.oauth.provider import AuthorizeCallback, OAuthProvider, TokenStore
+from ._trio.oauth.callback import (
+    CallbackTimeout, LoopbackCallback, interactive_authorizer, open_loopback_callback,
 )
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 Usage: python pinned_reference.py all | REVISION [REVISION ...]
 
-``python -m trimcp.server.reference`` always speaks every revision; the
+``python -m trimcp.reference`` always speaks every revision; the
 interoperability matrix (tests/test_interop_matrix.py) needs one pinned to a
 single revision, so this builds the same server with ``supported_versions``
 narrowed and serves it on stdin/stdout.
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from trimcp.server.reference import build_server
+from trimcp.reference.server import build_server
 from trimcp.server.serve import run_stdio
 
 

@@ -72,7 +72,7 @@ def server() -> None:
 
     from trimcp._errors import TransportClosed
     from trimcp._sansio import jsonrpc
-    from trimcp._trio.stdio import open_stdio_server_stream
+    from trimcp._trio.transports.stdio import open_stdio_server_stream
 
     async def main() -> None:
         async with open_stdio_server_stream() as stream:

@@ -17,7 +17,7 @@ from typing import Any, TypeAlias, Union
 import attrs
 
 from .jsonrpc import ErrorObject, RequestId
-from .stateless import Envelope
+from .connection.stateless import Envelope
 
 
 @attrs.frozen

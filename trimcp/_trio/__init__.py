@@ -1,5 +1,10 @@
-"""The Trio drivers of trimcp: the only package that imports trio.
+"""The Trio drivers of trimcp.
 
-Each transport is a thin driver behind one seam, ``stream.MessageStream``; the
-protocol logic lives in the pure ``trimcp._sansio`` layer below.
+Every transport is a thin driver behind one seam, ``stream.MessageStream``
+(``transports/``: stdio, WebSocket, Streamable HTTP and HTTP+SSE; ``memory.py``
+in process); ``driver.py`` runs one sans-IO ``Connection`` over a stream;
+``client/`` is the client built on it and ``oauth/`` its authorization.  The
+protocol logic lives in the pure ``trimcp._sansio`` layer below, which never
+imports trio; the layers above (``server``, ``conformance``, ``cli``) use trio
+too, through these drivers.
 """

@@ -30,7 +30,7 @@ import trio
 
 from .._errors import TransportClosed
 from .._sansio import jsonrpc
-from .._sansio.stdio import frame
+from .._sansio.framing.lines import frame
 
 _pair_ids = itertools.count(1)
 

@@ -18,7 +18,7 @@ from .._trio.stream import MessageStream
 from .results import Connector
 
 if TYPE_CHECKING:
-    from .._trio.oauth import OAuthProvider
+    from .._trio.oauth.provider import OAuthProvider
 
 __all__ = ["connector_for", "is_url"]
 
@@ -44,7 +44,7 @@ def connector_for(
 
     @asynccontextmanager
     async def connect() -> AsyncIterator[MessageStream]:
-        from .._trio.stdio import open_stdio_process
+        from .._trio.transports.stdio import open_stdio_process
 
         async with open_stdio_process(command) as stream:
             yield stream
@@ -55,7 +55,7 @@ def connector_for(
 def _http(url: str, connect_timeout: float, auth: OAuthProvider | None = None) -> Connector:
     @asynccontextmanager
     async def connect() -> AsyncIterator[MessageStream]:
-        from .._trio.http import open_http_stream
+        from .._trio.transports.http.client import open_http_stream
 
         async with open_http_stream(url, connect_timeout=connect_timeout, auth=auth) as stream:
             yield stream
@@ -65,7 +65,7 @@ def _http(url: str, connect_timeout: float, auth: OAuthProvider | None = None) -
 
 def _websocket(url: str, connect_timeout: float) -> Connector:
     try:
-        from .._trio import websocket
+        from .._trio.transports import websocket
     except ImportError as exc:
         raise ValueError(f"WebSocket targets need the websocket transport: {exc}") from None
     opener = getattr(websocket, "open_websocket_stream", None)

@@ -1,6 +1,6 @@
 """One raw HTTP/1.1 exchange per call, for the transport checks.
 
-The HTTP transport checks (``checks_http.py``) must send what a correct
+The HTTP transport checks (``checks/http.py``) must send what a correct
 client never sends (a foreign ``Origin``, a session id nobody issued, a wrong
 ``MCP-Protocol-Version``), so they cannot go through the trimcp client.
 ``request`` opens a TCP (or TLS) connection, writes one request with h11 and
@@ -24,7 +24,7 @@ import attrs
 import h11
 import trio
 
-from .._sansio.sse import SSEDecoder
+from .._sansio.framing.sse import SSEDecoder
 
 #: The most of a body a probe reads.
 MAX_BODY = 1 << 20

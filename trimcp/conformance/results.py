@@ -21,7 +21,7 @@ from contextlib import AbstractAsyncContextManager
 import attrs
 
 from .._sansio import schema as s
-from .._trio.client import ClientSession
+from .._trio.client.client_session import ClientSession
 from .._trio.stream import MessageStream
 from .catalog import CATALOG
 from .model import CheckResult, Status

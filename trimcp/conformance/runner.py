@@ -14,9 +14,9 @@ alone (a stateless one: discover with no fallback; a handshake one:
 
 The tour then depends on the era:
 
-* handshake (``checks_handshake.py``): the InitializeResult, ``ping``,
+* handshake (``checks/handshake.py``): the InitializeResult, ``ping``,
   ``logging/setLevel``;
-* stateless (``checks_stateless.py``): the DiscoverResult, a logging call
+* stateless (``checks/stateless.py``): the DiscoverResult, a logging call
   with a ``logLevel``, a ``subscriptions/listen`` stream;
 
 and in both the feature tour (``features.py``): every list, read and prompt,
@@ -26,10 +26,10 @@ stateless rules that are properties of every message (``resultType``, cache
 hints, the fate of every InputRequiredResult, stray log messages) are read
 off it, and the raw probes (``probes.py``: unknown revision, missing
 envelope, tampered ``requestState``) run on fresh connections.  For an
-``http(s)://`` target, last come the transport checks (``checks_http.py``:
+``http(s)://`` target, last come the transport checks (``checks/http.py``:
 status codes, headers, sessions, Origin) as raw HTTP exchanges, carrying the
 OAuth ``Authorization`` when the run was authorized, and for every
-``http(s)://`` target the authorization checks (``checks_auth.py``: what the
+``http(s)://`` target the authorization checks (``checks/auth.py``: what the
 server shows a client without credentials).
 
 Every catalog check ends up in the report: a check the negotiated revision
@@ -52,23 +52,17 @@ from .._sansio.revisions import (
     has_capability,
     own_gate,
 )
-from .._trio.client import open_client
-from .checks_auth import check_auth, probe_unauthenticated, skip_auth
-from .checks_handshake import check_handshake, handshake_tour, offered_revision
-from .checks_http import check_http_transport, is_http_target, skip_http
-from .checks_stateless import (
-    check_discover,
-    check_stateless_conversation,
-    input_target,
-    stateless_tour,
+from .._trio.client.client_session import open_client
+from .checks.auth import check_auth, probe_unauthenticated, skip_auth
+from .checks.handshake import check_handshake, handshake_tour, offered_revision
+from .checks.http import check_http_transport, is_http_target, skip_http
+from .checks.stateless import (
+    check_discover, check_stateless_conversation, input_target, stateless_tour,
 )
-from .features import feature_tour
+from .checks.features import feature_tour
 from .model import Report
-from .probes import (
-    CANNED_INPUT,
-    probe_handshake_version,
-    probe_input_requests,
-    probe_missing_envelope,
+from .checks.probes import (
+    CANNED_INPUT, probe_handshake_version, probe_input_requests, probe_missing_envelope,
     probe_stateless_version,
 )
 from .rawhttp import EXTRA_HEADERS, ProbeError, RawResponse
@@ -77,7 +71,7 @@ from .results import Connector, Results, Tour
 from .validate import ValidationOutcome, validate_conversation
 
 if TYPE_CHECKING:
-    from .._trio.oauth import OAuthProvider
+    from .._trio.oauth.provider import OAuthProvider
 
 __all__ = ["Connector", "run_checks"]
 
@@ -103,8 +97,8 @@ async def run_checks(
     """Test the server ``connect`` reaches; ``revision=None`` lets the client negotiate.
 
     A ``target`` that is an ``http(s)://`` URL also gets the Streamable HTTP
-    transport checks (``checks_http.py``), sent straight to that URL, and the
-    authorization checks (``checks_auth.py``) on ``unauthorized``, the answer
+    transport checks (``checks/http.py``), sent straight to that URL, and the
+    authorization checks (``checks/auth.py``) on ``unauthorized``, the answer
     to a request without credentials (probed here when not given).  ``auth``
     is the ``OAuthProvider`` the connector uses: its ``Authorization`` goes on
     the raw transport requests too."""

@@ -7,7 +7,7 @@ templates, prompts, completions), then run it with ``serve_stream`` (any
 2026-07-28 revision.  Handlers receive a ``Context`` to log, report progress,
 and ask the client for sampling, elicitation or its roots (``inputs``: real
 requests in the handshake era, multi-round-trip input in the stateless one).
-``trimcp.server.reference`` is a server exercising every feature of both eras.
+``trimcp.reference.server`` is a server exercising every feature of both eras.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from .inputs import InputRequest as InputRequest
 from .serve import run_stdio as run_stdio
 from .serve import serve_stdio as serve_stdio
 from .serve import serve_stream as serve_stream
-from .session import ServerSession as ServerSession
+from .server_session import ServerSession as ServerSession
 from .subscriptions import Subscription as Subscription
 
 __all__ = [

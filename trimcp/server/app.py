@@ -51,9 +51,9 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import trio
 
-from .._sansio.lifecycle import Role
+from .._sansio.connection.lifecycle import Role
 from .._sansio.revisions import ALL_VERSIONS
-from .._sansio.session import Connection
+from .._sansio.connection.core import Connection
 from ._registry import (
     Handler,
     PromptEntry,
@@ -66,7 +66,7 @@ from ._registry import (
     make_tool,
 )
 from ._state import StateSealer
-from .session import ServerSession
+from .server_session import ServerSession
 from .subscriptions import Subscription
 
 if TYPE_CHECKING:

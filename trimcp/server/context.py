@@ -43,15 +43,15 @@ from typing import TYPE_CHECKING, Any
 from .._errors import LocalProtocolError
 from .._sansio import jsonrpc as rpc
 from .._sansio.revisions import get_revision, has_capability, peer_gate
-from .._sansio.stateless import Envelope
-from .._trio.session import USE_DEFAULT, RequestContext, UseDefault
+from .._sansio.connection.stateless import Envelope
+from .._trio.driver import USE_DEFAULT, RequestContext, UseDefault
 from . import inputs
 from ._errors import ClientCapabilityError
 from .inputs import InputLedger, InputRequest, SamplingMessages
 
 if TYPE_CHECKING:
     from .app import Server
-    from .session import ServerSession
+    from .server_session import ServerSession
 
 Timeout = float | None | UseDefault
 

@@ -42,9 +42,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from .._errors import McpError
 from .._sansio import jsonrpc as rpc
-from .._sansio import stateless as sl
+from .._sansio.connection import stateless as sl
 from .._sansio.revisions import Era, get_revision
-from .._trio.session import RequestContext
+from .._trio.driver import RequestContext
 from . import _compat as compat
 from . import content
 from ._errors import ResourceNotFound
@@ -57,7 +57,7 @@ from .subscriptions import listen
 
 if TYPE_CHECKING:
     from .app import Server
-    from .session import ServerSession
+    from .server_session import ServerSession
 
 logger = logging.getLogger("trimcp.server")
 

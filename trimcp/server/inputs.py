@@ -49,9 +49,9 @@ import attrs
 from .._errors import McpError
 from .._sansio import jsonrpc as rpc
 from .._sansio import schema as s
-from .._sansio import stateless as sl
+from .._sansio.connection import stateless as sl
 from .._sansio.revisions import has_capability
-from .._trio.session import NeedInput
+from .._trio.driver import NeedInput
 from ._state import InvalidRequestState, StateSealer, request_digest
 
 SamplingMessages = str | Sequence[str | Mapping[str, Any]]

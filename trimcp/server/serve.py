@@ -25,13 +25,13 @@ from typing import Any
 import trio
 
 from .._trio._groups import collapse
-from .._trio.session import NotificationHandler, SessionDriver
-from .._trio.stdio import open_stdio_server_stream
+from .._trio.driver import NotificationHandler, SessionDriver
+from .._trio.transports.stdio import open_stdio_server_stream
 from .._trio.stream import MessageStream
 from ._registry import call
 from .app import Server
 from .handlers import request_handlers
-from .session import ServerSession
+from .server_session import ServerSession
 
 logger = logging.getLogger("trimcp.server")
 

@@ -37,12 +37,12 @@ import trio
 from .._errors import McpError, TrimcpError
 from .._sansio import jsonrpc as rpc
 from .._sansio.revisions import has_capability
-from .._sansio.stateless import SUBSCRIPTION_ID_KEY
+from .._sansio.connection.stateless import SUBSCRIPTION_ID_KEY
 
 if TYPE_CHECKING:
     from .app import Server
     from .context import Context
-    from .session import ServerSession
+    from .server_session import ServerSession
 
 logger = logging.getLogger("trimcp.server")
 

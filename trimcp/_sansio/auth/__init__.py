@@ -5,7 +5,7 @@ URLs to try and validates what they return; ``flow`` holds PKCE, state,
 scope selection, client identity, the authorization URL and callback, and
 token request / response handling; ``assertion`` builds RFC 7523 client
 assertions (signed by a callable) and the client-credentials grant form.
-The Trio driver is ``trimcp._trio.oauth``.
+The Trio driver is ``trimcp._trio.oauth.provider``.
 """
 
 from .assertion import (

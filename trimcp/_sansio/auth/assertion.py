@@ -14,7 +14,7 @@ profile).  Everything but the signature itself is computed here:
 * ``signing_input`` is ``base64url(header) "." base64url(claims)``;
   ``sign_assertion`` hands it to a *signer* callable (bytes in, the raw JWS
   signature out) and assembles the compact serialization.  The signer lives
-  in the I/O layer (``trimcp._trio.jwt_signer``), so this module needs no
+  in the I/O layer (``trimcp._trio.oauth.jwt``), so this module needs no
   cryptography library, no clock and no randomness of its own.
 * ``client_credentials_form`` is the form of the ``client_credentials``
   grant (OAuth 2.1 section 4.2): no user and no redirect, just ``resource``

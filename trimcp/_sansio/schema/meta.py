@@ -33,7 +33,7 @@ from typing import Any, Final
 
 import attrs
 
-from .. import stateless as _sl
+from ..connection import stateless as _sl
 from ._converter import WIRE_NAME, SchemaError, converter, json_type
 from .base import ProgressToken, RequestId
 from .lifecycle import ClientCapabilities, Implementation

@@ -40,7 +40,7 @@ from typing import Any, Final, Literal, TypeAlias, TypeVar
 
 import attrs
 
-from .. import stateless as _sl
+from ..connection import stateless as _sl
 from ._converter import (
     WIRE_REQUIRED,
     SchemaError,

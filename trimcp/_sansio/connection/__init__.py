@@ -1,0 +1,1 @@
+"""The MCP connection state machine: one Connection, both roles, both eras."""

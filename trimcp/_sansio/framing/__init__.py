@@ -1,0 +1,1 @@
+"""Byte framing without I/O: newline-delimited JSON (stdio) and Server-Sent Events."""

@@ -1,0 +1,1 @@
+"""Streamable HTTP and HTTP+SSE without I/O: client plans and policy, response reading, server routing."""

@@ -1,0 +1,1 @@
+"""The Trio MCP client: open_client, ClientSession and their helpers."""

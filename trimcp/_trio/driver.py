@@ -1,0 +1,481 @@
+"""The Trio driver shared by client and server sessions.
+
+Theory of operation
+-------------------
+``SessionDriver`` owns one sans-IO ``Connection`` and one ``MessageStream``.
+A single reader task (``run``) receives JSON texts, feeds them to the
+Connection and acts on the events; every other task only *queues* work on the
+Connection and then ``flush``es its outbox.  Writes are serialised by a
+``trio.StrictFIFOLock`` so messages leave in the order the Connection queued
+them.
+
+Requests we send wait on a ``_Waiter``.  Three things can end a wait: the
+answer, the request's deadline (we then tell the peer with
+``notifications/cancelled`` and raise ``RequestTimeout``), or the caller's own
+cancellation (same notification, then the ``Cancelled`` propagates).  The
+notification is sent under a shielded, bounded cancel scope so it goes out even
+while the caller is being cancelled, but can never hang.  When the transport
+dies, ``_fail_all`` hands the same error to every waiter at once: nothing waits
+forever.
+
+Requests the peer sends us run as tasks in the driver's nursery, each in its
+own cancel scope so that ``notifications/cancelled`` can stop it.
+
+Client, 2026-07-28 stateless era.  ``discover`` sends the ``server/discover``
+probe and returns how it ended: ``Discovered`` (a stateless session, which sets
+``initialized`` like a handshake would), ``LegacyServer`` (the Connection is
+IDLE again and ``initialize`` may follow; a probe that got no answer in time is
+abandoned and reported the same way), or ``HandshakeFailed``.  The server
+never sends requests in that era: a result with ``resultType: input_required``
+asks for elicitation, sampling or roots instead.  ``request`` answers those with
+the very handlers that serve handshake-era server requests (``mrtr.py``), then
+re-sends the original request, with a new id, carrying ``inputResponses`` and
+the echoed ``requestState``; after ``max_input_rounds`` such rounds it gives up
+with ``RemoteProtocolError``.  One deadline covers the whole exchange, every
+attempt and the time the handlers take (as in the handshake era, where the
+handlers run while the original request is pending); each attempt gets its own
+progress token, and a timeout cancels the attempt in flight on the wire.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import math
+from collections import deque
+from typing import Any, Awaitable, Callable, Mapping
+
+import attrs
+import trio
+
+from .._errors import (
+    InputRoundsExceeded, LocalProtocolError, McpError, RemoteProtocolError, RequestTimeout,
+    TransportClosed,
+)
+from .._sansio import events as ev
+from .._sansio import jsonrpc as rpc
+from .._sansio.connection import stateless as sl
+from .._sansio.connection.lifecycle import CLOSED, DISCOVERING
+from .._sansio.connection.core import Connection
+from .._sansio.connection.stateless import Envelope
+from .client.mrtr import answer_input_requests
+from ._locks import held
+from .stream import MessageStream
+
+logger = logging.getLogger("trimcp")
+
+#: How long the courtesy ``notifications/cancelled`` may take to send.
+CANCEL_SEND_TIMEOUT = 1.0
+
+class UseDefault(enum.Enum):
+    """Sentinel type: use the driver's default request timeout."""
+
+    USE_DEFAULT = "use-default"
+
+
+USE_DEFAULT = UseDefault.USE_DEFAULT
+
+ProgressCallback = Callable[[ev.ProgressReceived], Awaitable[None] | None]
+NotificationHandler = Callable[[str, dict[str, Any]], Awaitable[None] | None]
+
+
+class NeedInput(Exception):
+    """Raised by a request handler (server, stateless era) to answer with an
+    InputRequiredResult: the client must fulfil ``input_requests`` and retry,
+    echoing ``request_state`` (spec: basic/patterns/mrtr)."""
+
+    def __init__(self, input_requests: dict[str, Any] | None, request_state: str | None = None) -> None:
+        super().__init__("input required")
+        self.input_requests = input_requests
+        self.request_state = request_state
+
+
+@attrs.define
+class RequestContext:
+    """What a handler of a peer request gets besides its params."""
+
+    driver: SessionDriver
+    request_id: rpc.RequestId
+    method: str
+    params: dict[str, Any]
+    #: Stateless era: the request's own protocol version, client capabilities, ...
+    envelope: Envelope | None = None
+
+    @property
+    def progress_token(self) -> str | int | None:
+        meta = self.params.get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        return token if rpc.is_valid_id(token) else None
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Send progress if the peer asked for it (no-op otherwise)."""
+        token = self.progress_token
+        if token is not None:
+            self.driver.connection.send_progress(token, progress, total, message)
+            await self.driver.flush()
+
+
+RequestHandler = Callable[[RequestContext], Awaitable[dict[str, Any]]]
+#: How a ``server/discover`` probe ended.
+ProbeOutcome = ev.Discovered | ev.LegacyServer | ev.HandshakeFailed
+#: Called with the JSON-RPC id of each attempt of a request, before it is sent.
+SentCallback = Callable[[rpc.RequestId], None]
+
+
+@attrs.define
+class _Waiter:
+    method: str
+    event: trio.Event = attrs.field(factory=trio.Event)
+    result: dict[str, Any] | None = None
+    error: BaseException | None = None
+    on_progress: ProgressCallback | None = None
+    #: Stateless era: the server wants input first (spec: mrtr).
+    input_required: ev.InputRequired | None = None
+
+
+async def _maybe_await(value: Awaitable[None] | None) -> None:
+    if value is not None:
+        await value
+
+
+class SessionDriver:
+    def __init__(
+        self,
+        connection: Connection,
+        stream: MessageStream,
+        *,
+        request_handlers: Mapping[str, RequestHandler] | None = None,
+        notification_handler: NotificationHandler | None = None,
+        request_timeout: float | None = 60.0,
+        issue_log_size: int = 200,
+        max_input_rounds: int = 8,
+    ) -> None:
+        self.connection = connection
+        self.stream = stream
+        self.request_handlers: dict[str, RequestHandler] = dict(request_handlers or {})
+        self.notification_handler = notification_handler
+        self.request_timeout = request_timeout
+        #: Peer mistakes seen (and handled), newest last.
+        self.issues: deque[ev.ProtocolIssue] = deque(maxlen=issue_log_size)
+        #: Called with every event after the driver's own handling (the harness listens here).
+        self.event_observers: list[Callable[[ev.Event], None]] = []
+        #: Client, stateless era: how many InputRequiredResults one request may get.
+        self.max_input_rounds = max_input_rounds
+        #: Set when the session is operating (handshake or discover done) or has failed.
+        self.initialized = trio.Event()
+        self.handshake: ev.Initialized | ev.Discovered | ev.HandshakeFailed | None = None
+        self._probe_done: trio.Event | None = None
+        self._probe_outcome: ProbeOutcome | None = None
+        self.closed_error: BaseException | None = None
+        self._waiters: dict[rpc.RequestId, _Waiter] = {}
+        self._handler_scopes: dict[rpc.RequestId, trio.CancelScope] = {}
+        self._write_lock = trio.StrictFIFOLock()
+        self._nursery: trio.Nursery | None = None
+        self._closed = trio.Event()
+        self._progress_seq = 0
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """The reader task; returns when the transport ends (never raises for that)."""
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            task_status.started()
+            try:
+                while True:
+                    data = await self.stream.receive()
+                    if self.is_closed:
+                        continue  # draining while the transport shuts down: the session is over
+                    for event in self.connection.receive_bytes(data):
+                        await self._dispatch(event)
+                    if self.connection.has_output:  # e.g. an automatic answer to a ping
+                        await self.flush()
+            except (TransportClosed, RemoteProtocolError) as exc:
+                self._fail_all(exc)
+                # The session is dead: let the peer see it too (e.g. after an oversize message).
+                with trio.CancelScope(shield=True):
+                    await self.stream.aclose()
+            except trio.Cancelled:
+                self._fail_all(TransportClosed("session closed"))
+                raise
+            finally:
+                nursery.cancel_scope.cancel()
+
+    async def aclose(self) -> None:
+        self._fail_all(TransportClosed("session closed"))
+        with trio.CancelScope(shield=True):
+            await self.stream.aclose()
+
+    @property
+    def is_closed(self) -> bool:
+        return self._closed.is_set()
+
+    def _fail_all(self, exc: BaseException) -> None:
+        if self._closed.is_set():
+            return
+        self.closed_error = exc
+        self._closed.set()
+        if self.connection.state is not CLOSED:
+            self.connection.close()
+        waiters, self._waiters = self._waiters, {}
+        for waiter in waiters.values():
+            waiter.error = exc
+            waiter.event.set()
+        for scope in self._handler_scopes.values():
+            scope.cancel()
+        if not self.initialized.is_set():
+            self.initialized.set()
+        if self._probe_done is not None:
+            self._probe_done.set()
+
+    # ------------------------------------------------------------ sending
+
+    async def flush(self) -> None:
+        async with held(self._write_lock):
+            for message in self.connection.outgoing():
+                try:
+                    await self.stream.send(message)
+                except TransportClosed as exc:
+                    self._fail_all(exc)
+                    raise
+
+    def _check_open(self) -> None:
+        if self.closed_error is not None:
+            raise TransportClosed(f"the session is closed: {self.closed_error}") from self.closed_error
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        self._check_open()
+        self.connection.send_notification(method, params)
+        await self.flush()
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None | UseDefault = USE_DEFAULT,
+        on_progress: ProgressCallback | None = None,
+        on_sent: SentCallback | None = None,
+    ) -> dict[str, Any]:
+        """Send a request and wait for its result; raise ``McpError`` for an error
+        answer, ``RequestTimeout`` past the deadline (default: ``request_timeout``;
+        ``None`` waits forever), ``TransportClosed`` if the peer goes away.
+
+        Stateless era: an InputRequiredResult is answered with the request
+        handlers and the request re-sent (see the module docstring); the deadline
+        covers all the rounds.  ``on_sent`` learns each attempt's id."""
+        self._check_open()
+        limit = self.request_timeout if isinstance(timeout, UseDefault) else timeout
+        deadline = math.inf if limit is None else trio.current_time() + limit
+        attempt_params = params
+        rounds = 0
+        while True:
+            outcome = await self._attempt(method, attempt_params, deadline, limit, on_progress, on_sent)
+            if not isinstance(outcome, ev.InputRequired):
+                return outcome
+            rounds += 1
+            if rounds > self.max_input_rounds:
+                raise InputRoundsExceeded(method, self.max_input_rounds)
+            with trio.move_on_at(deadline):
+                responses = await answer_input_requests(self, outcome)
+                attempt_params = sl.retry_params(params, responses, outcome.request_state)
+                continue
+            raise RequestTimeout(f"{method} did not complete within {limit} s (while answering input requests)")
+
+    async def _attempt(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        deadline: float,
+        limit: float | None,
+        on_progress: ProgressCallback | None,
+        on_sent: SentCallback | None,
+    ) -> dict[str, Any] | ev.InputRequired:
+        """One request on the wire: its result, or the server's request for input."""
+        self._check_open()
+        token: str | None = None
+        if on_progress is not None:
+            self._progress_seq += 1
+            token = f"trimcp-{self._progress_seq}"
+        request_id = self.connection.send_request(method, params, progress_token=token)
+        waiter = self._waiters[request_id] = _Waiter(method, on_progress=on_progress)
+        if on_sent is not None:
+            on_sent(request_id)
+        try:
+            await self.flush()
+            with trio.move_on_at(deadline):
+                await waiter.event.wait()
+        except BaseException:
+            await self._abandon(request_id, "request cancelled by the caller")
+            raise
+        if not waiter.event.is_set():
+            await self._abandon(request_id, f"timed out after {limit} s")
+            raise RequestTimeout(f"{method} got no answer within {limit} s (the peer was told to cancel it)")
+        if waiter.error is not None:
+            raise waiter.error
+        if waiter.input_required is not None:
+            return waiter.input_required
+        assert waiter.result is not None
+        return waiter.result
+
+    async def discover(
+        self, *, protocol_version: str | None = None, timeout: float | None = None
+    ) -> ProbeOutcome:
+        """Client: probe with ``server/discover`` and return how it ended.
+
+        ``Discovered`` means a stateless session is operating (``initialized`` is
+        set).  A -32022 naming another stateless revision is retried by the
+        Connection itself.  Past ``timeout`` the probe is abandoned (a late answer
+        is dropped) and reported as ``LegacyServer``: ``initialize`` may follow."""
+        self._check_open()
+        self._probe_done, self._probe_outcome = trio.Event(), None
+        self.connection.discover(protocol_version=protocol_version)
+        await self.flush()
+        with trio.move_on_after(math.inf if timeout is None else timeout):
+            await self._probe_done.wait()
+        outcome = self._probe_outcome
+        if outcome is not None:
+            return outcome
+        self._check_open()  # the session died while probing
+        self.connection.abandon_probe()
+        return ev.LegacyServer(f"no answer to server/discover within {timeout} s")
+
+    async def initialize(self, *, protocol_version: str | None = None) -> ev.Initialized:
+        """Client: run the handshake (the caller bounds it with a deadline)."""
+        self._check_open()
+        self.connection.initialize(protocol_version=protocol_version)
+        await self.flush()
+        await self.initialized.wait()
+        if isinstance(self.handshake, ev.Initialized):
+            return self.handshake
+        if isinstance(self.handshake, ev.HandshakeFailed):
+            if self.handshake.error is not None:
+                err = self.handshake.error
+                detail = sl.versions_named(err.data, self.connection.supported_versions)
+                raise McpError(err.code, f"initialize refused: {err.message}{detail}", err.data)
+            raise RemoteProtocolError(self.handshake.reason)
+        self._check_open()
+        raise TransportClosed("the session closed during initialize")
+
+    async def _abandon(self, request_id: rpc.RequestId, reason: str) -> None:
+        waiter = self._waiters.pop(request_id, None)
+        if waiter is None or waiter.event.is_set() or self.is_closed:
+            return
+        if request_id not in self.connection.pending:
+            return
+        self.connection.cancel(request_id, reason)
+        with trio.CancelScope(shield=True), trio.move_on_after(CANCEL_SEND_TIMEOUT):
+            try:
+                await self.flush()
+            except TransportClosed:
+                pass
+
+    # ------------------------------------------------------------ receiving
+
+    async def _dispatch(self, event: ev.Event) -> None:
+        if isinstance(event, ev.ResponseReceived):
+            waiter = self._waiters.pop(event.id, None)
+            if waiter is not None:
+                waiter.result = event.result
+                waiter.event.set()
+        elif isinstance(event, ev.ErrorReceived):
+            waiter = self._waiters.pop(event.id, None)
+            if waiter is not None:
+                waiter.error = McpError(event.error.code, event.error.message, event.error.data)
+                waiter.event.set()
+            elif event.method == "server/discover" and self.connection.state is DISCOVERING:
+                # A malformed answer to the probe (the Connection decides every well-formed one).
+                self._probe_finished(ev.HandshakeFailed(
+                    f"invalid answer to server/discover: {event.error.message}", event.error
+                ))
+        elif isinstance(event, ev.InputRequired):
+            waiter = self._waiters.pop(event.id, None)
+            if waiter is not None:
+                waiter.input_required = event
+                waiter.event.set()
+        elif isinstance(event, ev.InvalidAnswer):
+            waiter = self._waiters.pop(event.id, None)
+            if waiter is not None:
+                waiter.error = RemoteProtocolError(f"invalid answer to {event.method}: {event.reason}")
+                waiter.event.set()
+        elif isinstance(event, ev.RequestReceived):
+            assert self._nursery is not None
+            self._nursery.start_soon(self._serve_request, event)
+        elif isinstance(event, ev.CancelRequested):
+            scope = self._handler_scopes.get(event.request_id)
+            if scope is not None:
+                scope.cancel()
+        elif isinstance(event, ev.ProgressReceived):
+            waiter = self._waiters.get(event.request_id)
+            if waiter is not None and waiter.on_progress is not None:
+                await self._guard("progress callback", waiter.on_progress(event))
+        elif isinstance(event, ev.NotificationReceived):
+            if self.notification_handler is not None:
+                await self._guard(event.method, self.notification_handler(event.method, event.params))
+        elif isinstance(event, (ev.Initialized, ev.Discovered, ev.HandshakeFailed)):
+            self.handshake = event
+            self.initialized.set()
+            if not isinstance(event, ev.Initialized):
+                self._probe_finished(event)
+        elif isinstance(event, ev.LegacyServer):
+            self._probe_finished(event)
+        elif isinstance(event, ev.ProtocolIssue):
+            self.issues.append(event)
+            logger.warning("MCP peer protocol issue (%s): %s", event.kind, event.detail)
+        for observer in self.event_observers:
+            observer(event)
+
+    def _probe_finished(self, outcome: ProbeOutcome) -> None:
+        if self._probe_done is not None and not self._probe_done.is_set():
+            self._probe_outcome = outcome
+            self._probe_done.set()
+
+    async def _guard(self, what: str, value: Awaitable[None] | None) -> None:
+        # A faulty user callback must not kill the reader task (and with it the session).
+        try:
+            await _maybe_await(value)
+        except Exception:
+            logger.exception("handler for %s raised", what)
+
+    async def _serve_request(self, event: ev.RequestReceived) -> None:
+        handler = self.request_handlers.get(event.method)
+        conn = self.connection
+        if handler is None:
+            conn.send_error(event.id, rpc.METHOD_NOT_FOUND, f"method not found: {event.method}")
+            await self._flush_quietly()
+            return
+        ctx = RequestContext(self, event.id, event.method, event.params, event.envelope)
+        with trio.CancelScope() as scope:
+            self._handler_scopes[event.id] = scope
+            try:
+                result = await handler(ctx)
+            except NeedInput as need:
+                if not self.is_closed:
+                    conn.send_input_required(event.id, need.input_requests, need.request_state)
+            except McpError as exc:
+                self._answer_error(event.id, exc.code, exc.message, exc.data)
+            except LocalProtocolError as exc:
+                self._answer_error(event.id, rpc.INVALID_REQUEST, str(exc))
+            except Exception as exc:
+                logger.exception("handler for %s failed", event.method)
+                self._answer_error(event.id, rpc.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
+            else:
+                if not self.is_closed:
+                    conn.send_response(event.id, result)
+            finally:
+                del self._handler_scopes[event.id]
+        if scope.cancelled_caught and not self.is_closed and conn.awaiting_answer(event.id):
+            # Cancelled by the peer: the Connection suppresses the answer and counts it.
+            conn.send_error(event.id, rpc.INTERNAL_ERROR, "request cancelled")
+        await self._flush_quietly()
+
+    def _answer_error(self, request_id: rpc.RequestId, code: int, message: str, data: Any = None) -> None:
+        if not self.is_closed:
+            self.connection.send_error(request_id, code, message, data)
+
+    async def _flush_quietly(self) -> None:
+        try:
+            await self.flush()
+        except TransportClosed:
+            pass
+

@@ -1,0 +1,263 @@
+"""The HTTP steps of the OAuth flow (discovery, registration, code, token).
+
+Theory of operation
+-------------------
+``authorize`` runs one full authorization for an ``OAuthProvider``, each
+decision delegated to ``trimcp._sansio.auth``:
+
+1. ``discover``: protected-resource metadata (challenge URL, path-aware
+   well-known, root well-known), whose ``resource`` must match the server;
+   then authorization-server metadata along the RFC 8414 / OIDC URL order,
+   whose ``issuer`` must match.  No PRM: a 2025-03-26 server, whose origin is
+   its authorization server (with default endpoints when it publishes no
+   metadata).  PKCE S256 must be advertised.
+2. ``identity``: stored per issuer; else pre-registered, a Client ID
+   Metadata Document URL, or Dynamic Client Registration (then stored).
+3. The authorization URL goes to the provider's ``authorize`` callback; the
+   redirect it returns is checked (``state``, ``iss``) and the code is
+   exchanged (PKCE verifier, ``resource``, ``redirect_uri``) at the token
+   endpoint with the client's auth method.
+
+``client_credentials`` is the machine-to-machine alternative to steps 2-3:
+discovery (PKCE and an authorization endpoint are not required), then one
+``grant_type=client_credentials`` request with ``resource`` and the scope,
+authenticated by the pre-registered secret (``client_secret_basic`` /
+``client_secret_post``) or by a ``private_key_jwt`` assertion whose audience
+is the issuer.
+
+``refresh`` runs the refresh-token grant against the remembered token
+endpoint.  Error messages carry URLs and OAuth error codes, never tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from ..._sansio import auth as sa
+
+if TYPE_CHECKING:
+    from .provider import OAuthProvider
+
+__all__ = ["FlowContext", "authorize", "client_credentials", "refresh"]
+
+log = logging.getLogger("trimcp.oauth")
+
+
+@dataclass
+class FlowContext:
+    provider: OAuthProvider
+    client: httpx.AsyncClient
+
+
+async def _get_json(ctx: FlowContext, url: str) -> dict[str, Any] | None:
+    try:
+        response = await ctx.client.get(url, headers={"Accept": "application/json"}, follow_redirects=False)
+    except httpx.HTTPError as exc:
+        log.debug("GET %s failed: %s", url, type(exc).__name__)
+        return None
+    log.debug("GET %s -> %d", url, response.status_code)
+    if response.status_code != 200:
+        return None
+    try:
+        data = json.loads(response.content)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+@dataclass
+class Discovered:
+    prm: dict[str, Any] | None
+    issuer: str
+    metadata: dict[str, Any]
+
+
+async def discover(ctx: FlowContext, challenge: sa.Challenge, *, interactive: bool = True) -> Discovered:
+    server = ctx.provider.server_url or ""
+    prm: dict[str, Any] | None = None
+    for url in sa.prm_urls(server, challenge.resource_metadata):
+        prm = await _get_json(ctx, url)
+        if prm is not None:
+            break
+    if prm is not None:
+        resource = prm.get("resource")
+        if isinstance(resource, str) and not sa.resource_matches(resource, server):
+            raise sa.DiscoveryError(
+                f"the protected-resource metadata is for {resource!r}, not for {server!r}; aborting"
+            )
+        servers = prm.get("authorization_servers")
+        if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
+            raise sa.DiscoveryError("the protected-resource metadata names no authorization server")
+        issuer = servers[0]
+    else:
+        issuer = sa.legacy_issuer(server)
+    metadata: dict[str, Any] | None = None
+    for url in sa.as_metadata_urls(issuer):
+        metadata = await _get_json(ctx, url)
+        if metadata is not None:
+            break
+    if metadata is None:
+        if prm is not None:
+            raise sa.DiscoveryError(f"no authorization server metadata for {issuer}")
+        metadata = sa.legacy_metadata(server)
+    sa.check_issuer(metadata, issuer)
+    if interactive:  # the client-credentials grant has no front channel, hence no PKCE
+        sa.check_pkce(metadata)
+    for name in ("authorization_endpoint", "token_endpoint") if interactive else ("token_endpoint",):
+        if not isinstance(metadata.get(name), str):
+            raise sa.DiscoveryError(f"the authorization server metadata has no {name}")
+    return Discovered(prm, issuer, metadata)
+
+
+async def identity(ctx: FlowContext, found: Discovered, scope: str | None) -> sa.ClientIdentity:
+    p = ctx.provider
+    key = f"client:{found.issuer}"
+    stored = await p.store.load(key)
+    if stored:
+        return sa.ClientIdentity.from_dict(stored)
+    pre = p.pre_registered if p.client_issuer in (None, found.issuer) else None
+    how = sa.choose_identity(found.metadata, pre_registered=pre, metadata_url=p.client_metadata_url)
+    if how == "pre-registered" and pre is not None:
+        return pre
+    if how == "cimd" and p.client_metadata_url:
+        return sa.ClientIdentity(p.client_metadata_url, None, "none", "cimd")
+    body = sa.registration_body(
+        client_name=p.client_name, redirect_uri=p.redirect_uri, scope=scope, revision=p.revision,
+        as_metadata=found.metadata,
+    )
+    endpoint = str(found.metadata["registration_endpoint"])
+    response = await ctx.client.post(endpoint, json=body, headers={"Accept": "application/json"})
+    try:
+        data = json.loads(response.content)
+    except ValueError:
+        data = None
+    if response.status_code not in (200, 201) or not isinstance(data, dict) or not data.get("client_id"):
+        error = data.get("error") if isinstance(data, dict) else None
+        raise sa.OAuthError(str(error or "registration_failed"), f"{endpoint} answered {response.status_code}")
+    secret = data.get("client_secret")
+    ident = sa.ClientIdentity(
+        str(data["client_id"]), secret if isinstance(secret, str) else None,
+        data.get("token_endpoint_auth_method") or body["token_endpoint_auth_method"], "dcr",
+    )
+    if ident.client_secret is None:
+        ident.auth_method = "none"
+    log.info("registered client with %s", found.issuer)
+    await p.store.save(key, ident.to_dict())
+    return ident
+
+
+async def _token_call(
+    ctx: FlowContext, endpoint: dict[str, Any], form: dict[str, str],
+) -> sa.Tokens:
+    ident = sa.ClientIdentity.from_dict(endpoint["client"])
+    method = sa.choose_auth_method(endpoint.get("metadata") or {}, ident.client_secret is not None, ident.auth_method)
+    assertion = None
+    if method == "private_key_jwt":
+        audience = str(endpoint.get("issuer") or endpoint["url"])
+        assertion = ctx.provider.client_assertion(audience)
+    form, headers = sa.token_request(form, ident, method, assertion=assertion)
+    response = await ctx.client.post(str(endpoint["url"]), data=form, headers=headers)
+    return sa.parse_token_response(response.status_code, response.content, now=ctx.provider.clock())
+
+
+def _with_offline(scope: str | None, metadata: dict[str, Any]) -> str | None:
+    supported = metadata.get("scopes_supported")
+    if isinstance(supported, list) and "offline_access" in supported:
+        parts = (scope or "").split()
+        if "offline_access" not in parts:
+            return " ".join([*parts, "offline_access"])
+    return scope
+
+
+async def authorize(
+    ctx: FlowContext, challenge: sa.Challenge, scope: str | None, status: int,
+) -> tuple[sa.Tokens, dict[str, Any]]:
+    """One full authorization; returns the tokens and how to reach the token endpoint."""
+    p = ctx.provider
+    found = await discover(ctx, challenge)
+    if scope is None:
+        scope = sa.select_scope(None, found.prm)
+    scope = _with_offline(scope, found.metadata)
+    p.remember_scope(scope)
+    ident = await identity(ctx, found, scope)
+    pkce = sa.Pkce.from_random(p.random(32))
+    state = sa.make_state(p.random(16))
+    # The PRM's resource exactly as published (it was checked to cover the server).
+    published = (found.prm or {}).get("resource")
+    resource = published if isinstance(published, str) and published else p.resource
+    url = sa.authorization_url(
+        str(found.metadata["authorization_endpoint"]), client_id=ident.client_id,
+        redirect_uri=p.redirect_uri, pkce=pkce, state=state, resource=resource, scope=scope,
+    )
+    if p.authorize_callback is None:
+        raise sa.OAuthError("access_denied", "no authorize callback was given for the authorization-code grant")
+    try:
+        redirect = await p.authorize_callback(url)
+    except sa.OAuthError:
+        raise  # already an OAuth outcome (e.g. the loopback callback timed out): keep its words
+    except Exception as exc:
+        raise sa.OAuthError("access_denied", f"the authorize callback failed: {type(exc).__name__}") from exc
+    code = sa.parse_callback(
+        redirect, state=state, issuer=found.issuer,
+        iss_required=found.metadata.get("authorization_response_iss_parameter_supported") is True,
+    )
+    endpoint = {
+        "url": str(found.metadata["token_endpoint"]),
+        "client": ident.to_dict(),
+        "metadata": {k: found.metadata.get(k) for k in ("token_endpoint_auth_methods_supported",)},
+        "resource": resource,
+        "issuer": found.issuer,
+    }
+    form = {
+        "grant_type": "authorization_code", "code": code, "redirect_uri": p.redirect_uri,
+        "code_verifier": pkce.verifier, "resource": resource,
+    }
+    tokens = await _token_call(ctx, endpoint, form)
+    if tokens.scope is None:
+        tokens.scope = scope
+    log.info("obtained an access token from %s", found.issuer)
+    return tokens, endpoint
+
+
+async def client_credentials(
+    ctx: FlowContext, challenge: sa.Challenge, scope: str | None,
+) -> tuple[sa.Tokens, dict[str, Any]]:
+    """The client-credentials grant: discovery, then one token request (no user, no redirect)."""
+    p = ctx.provider
+    found = await discover(ctx, challenge, interactive=False)
+    if scope is None:
+        scope = sa.select_scope(None, found.prm) or p.default_scope
+    p.remember_scope(scope)
+    ident = p.pre_registered if p.client_issuer in (None, found.issuer) else None
+    if ident is None:
+        raise sa.OAuthError("no_client_identity", f"no client credentials are configured for {found.issuer}")
+    published = (found.prm or {}).get("resource")
+    resource = published if isinstance(published, str) and published else p.resource
+    endpoint = {
+        "url": str(found.metadata["token_endpoint"]),
+        "client": ident.to_dict(),
+        "metadata": {k: found.metadata.get(k) for k in ("token_endpoint_auth_methods_supported",)},
+        "resource": resource,
+        "issuer": found.issuer,
+    }
+    tokens = await _token_call(ctx, endpoint, sa.client_credentials_form(resource=resource, scope=scope))
+    if tokens.scope is None:
+        tokens.scope = scope
+    log.info("obtained an access token from %s (client credentials)", found.issuer)
+    return tokens, endpoint
+
+
+async def refresh(ctx: FlowContext, tokens: sa.Tokens, endpoint: dict[str, Any]) -> sa.Tokens:
+    """The refresh-token grant (the new refresh token, if any, replaces the old)."""
+    form = {"grant_type": "refresh_token", "refresh_token": tokens.refresh_token or "",
+            "resource": str(endpoint.get("resource") or ctx.provider.resource)}
+    new = await _token_call(ctx, endpoint, form)
+    if new.scope is None:
+        new.scope = tokens.scope
+    log.info("refreshed the access token")
+    return new

@@ -1,0 +1,269 @@
+"""OAuth 2.1 for the Streamable HTTP client: the Trio driver of ``trimcp._sansio.auth``.
+
+Theory of operation
+-------------------
+An ``OAuthProvider`` is handed to ``open_client(url, auth=provider)`` (or
+``open_http_stream``).  The transport asks it for headers before each POST
+(``headers``: ``Authorization: Bearer ...`` once there is a token, refreshed
+first when it is about to expire) and tells it about every 401 and every 403
+(``handle_challenge``); a ``True`` answer means "send the request again".
+
+On a 401 the provider first tries the refresh token, if it has one and the
+failed request used the current access token; otherwise, and on a 403 with
+``error="insufficient_scope"`` (step-up, the scope widened with the
+challenge's), it runs the whole flow (``oauth_flow.authorize``):
+protected-resource metadata, authorization-server metadata (with the
+2025-03-26 fallbacks), a client identity (stored per issuer, so a change of
+authorization server means a fresh registration), PKCE + ``state`` +
+``resource``, the headless ``authorize`` callback (receives the
+authorization URL, returns the redirect URL it ended at), the callback
+checks (``state``, RFC 9207 ``iss``) and the token exchange.  The transport
+allows at most ``max_attempts`` authorization rounds per request.
+
+With ``grant="client_credentials"`` the whole flow is instead
+``oauth_flow.client_credentials``: the same discovery, then one token
+request authenticated by the client's secret or by a ``private_key_jwt``
+assertion (signed by ``jwt_signer``, which alone imports ``cryptography``).
+
+Tokens and client secrets live in a ``TokenStore`` (``auth_store``; in memory by default),
+keyed by the canonical server URI (tokens) and by issuer (client
+identities).  No token or secret is ever logged or put into an exception
+message: only OAuth error codes, URLs and descriptions are.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+import httpx
+import trio
+
+from ..._sansio import auth as sa
+from .store import MemoryStore, TokenStore
+from .flow import FlowContext, authorize, client_credentials, refresh
+
+__all__ = ["AuthorizeCallback", "OAuthProvider", "TokenStore"]
+
+log = logging.getLogger("trimcp.oauth")
+
+#: Receives the authorization URL; returns the redirect URL the user agent ended at.
+AuthorizeCallback = Callable[[str], Awaitable[str]]
+
+
+class OAuthProvider:
+    """Authorization for one MCP server URL (bound by the transport).
+
+    ``authorize``: the headless user agent (see ``AuthorizeCallback``); not
+    needed with ``grant="client_credentials"`` (machine to machine: no user,
+    no browser), which needs ``client_id`` and either ``client_secret``
+    (``client_secret_basic``/``_post``) or ``private_key_pem`` (``private_key_jwt``:
+    an RFC 7523 assertion signed with ``signing_algorithm``, inferred from the
+    key type, via the optional ``cryptography`` package).  ``scope``: what the
+    client-credentials grant asks for when neither challenge nor PRM names one.
+    ``client_id`` / ``client_secret`` / ``token_endpoint_auth_method``:
+    pre-registered credentials (optionally only for ``client_issuer``).
+    ``client_metadata_url``: an https Client ID Metadata Document URL, used
+    when the authorization server supports them.  ``revision``: the protocol
+    revision the client speaks (2026-07-28 registration wants
+    ``application_type``).  ``random`` and ``clock`` are injectable for tests.
+    """
+
+    def __init__(
+        self,
+        *,
+        authorize: AuthorizeCallback | None = None,
+        grant: str = "authorization_code",
+        redirect_uri: str = "http://127.0.0.1:33418/callback",
+        client_id: str | None = None,
+        client_secret: str | None = None,
+        token_endpoint_auth_method: str | None = None,
+        client_issuer: str | None = None,
+        private_key_pem: str | bytes | None = None,
+        signing_algorithm: str | None = None,
+        assertion_lifetime: int = 60,
+        scope: str | None = None,
+        client_metadata_url: str | None = None,
+        client_name: str = "trimcp",
+        revision: str | None = None,
+        store: TokenStore | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        max_attempts: int = 3,
+        random: Callable[[int], bytes] = secrets.token_bytes,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if grant not in ("authorization_code", "client_credentials"):
+            raise ValueError(f"unsupported grant {grant!r}")
+        if grant == "authorization_code" and authorize is None:
+            raise ValueError("the authorization-code grant needs an authorize callback")
+        if grant == "client_credentials" and not (client_id and (client_secret or private_key_pem)):
+            raise ValueError("the client-credentials grant needs client_id and client_secret or private_key_pem")
+        self.authorize_callback = authorize
+        self.grant = grant
+        self.redirect_uri = redirect_uri
+        if private_key_pem is not None and token_endpoint_auth_method in (None, "private_key_jwt"):
+            token_endpoint_auth_method = "private_key_jwt"
+            client_secret = None  # the key authenticates the client; a secret is not sent as well
+        self.pre_registered = (
+            sa.ClientIdentity(client_id, client_secret, token_endpoint_auth_method) if client_id else None
+        )
+        self._signer: tuple[str, sa.Signer] | None = None
+        if private_key_pem is not None:
+            from .jwt import pem_signer  # imports 'cryptography' only now
+
+            self._signer = pem_signer(private_key_pem, signing_algorithm)
+        self.assertion_lifetime = assertion_lifetime
+        #: Requested by the client-credentials grant when neither the challenge nor the PRM names a scope.
+        self.default_scope = scope
+        self.client_issuer = client_issuer
+        self.client_metadata_url = client_metadata_url
+        self.client_name = client_name
+        self.revision = revision
+        self.store: TokenStore = store if store is not None else MemoryStore()
+        self.http_client = http_client
+        self.max_attempts = max_attempts
+        self.random = random
+        self.clock = clock
+        self.server_url: str | None = None
+        #: Bumped whenever the access token changes (the transport compares it).
+        self.generation = 0
+        self._tokens: sa.Tokens | None = None
+        self._loaded = False
+        self._scope: str | None = None
+        self._token_endpoint: dict[str, Any] | None = None
+        self._lock = trio.Lock()
+
+    def client_assertion(self, audience: str) -> str:
+        """A fresh signed RFC 7523 client assertion for ``audience`` (``private_key_jwt``)."""
+        if self._signer is None or self.pre_registered is None:
+            raise sa.OAuthError("invalid_client", "private_key_jwt needs a configured private key")
+        alg, sign = self._signer
+        claims = sa.assertion_claims(client_id=self.pre_registered.client_id, audience=audience,
+                                     now=self.clock(), jti=self.random(16), lifetime=self.assertion_lifetime)
+        return sa.sign_assertion(claims, alg=alg, sign=sign)
+
+    def __repr__(self) -> str:
+        return f"<OAuthProvider for {self.server_url!r}, generation {self.generation}>"
+
+    def bind(self, server_url: str) -> None:
+        """The MCP server URL this provider authorizes for (set by the transport)."""
+        self.server_url = server_url
+
+    @property
+    def resource(self) -> str:
+        if self.server_url is None:
+            raise RuntimeError("OAuthProvider is not bound to a server URL")
+        return sa.canonical_resource(self.server_url)
+
+    async def _load(self) -> None:
+        if not self._loaded:
+            self._loaded = True
+            stored = await self.store.load(f"tokens:{self.resource}")
+            if stored:
+                self._tokens = sa.Tokens.from_dict(stored)
+                self._scope = self._tokens.scope
+                self._token_endpoint = stored.get("_endpoint")
+                self.generation += 1
+
+    async def _set_tokens(self, tokens: sa.Tokens | None, endpoint: dict[str, Any] | None) -> None:
+        self._tokens = tokens
+        self._token_endpoint = endpoint
+        self.generation += 1
+        key = f"tokens:{self.resource}"
+        if tokens is None:
+            await self.store.delete(key)
+        else:
+            await self.store.save(key, {**tokens.to_dict(), "_endpoint": endpoint})
+
+    async def stored_tokens(self) -> sa.Tokens | None:
+        """The tokens the store holds for the bound server (``None``: not authorized yet)."""
+        async with self._lock:
+            await self._load()
+            return self._tokens
+
+    async def forget(self) -> bool:
+        """Delete the bound server's tokens from the store; whether there were any."""
+        async with self._lock:
+            await self._load()
+            had = self._tokens is not None
+            await self._set_tokens(None, None)
+            return had
+
+    async def headers(self) -> list[tuple[str, str]]:
+        """``Authorization`` for the next request (refreshing an expiring token first)."""
+        async with self._lock:
+            await self._load()
+            tokens = self._tokens
+            if tokens is not None and tokens.expired(self.clock()) and tokens.refresh_token:
+                await self._try_refresh()
+            tokens = self._tokens
+        return [("Authorization", f"Bearer {tokens.access_token}")] if tokens else []
+
+    def wants(self, www_authenticate: Iterable[str], status: int) -> bool:
+        """Is this 401/403 one to authorize for (a 403 only with ``insufficient_scope``)?"""
+        if status == 401:
+            return True
+        challenge = sa.bearer_challenge(www_authenticate)
+        return status == 403 and challenge is not None and challenge.error == "insufficient_scope"
+
+    async def handle_challenge(self, status: int, www_authenticate: Iterable[str], generation: int) -> bool:
+        """React to a 401/403; ``True``: retry the request (with fresh ``headers()``)."""
+        challenge = sa.bearer_challenge(www_authenticate) or sa.Challenge("Bearer")
+        if status == 403 and challenge.error != "insufficient_scope":
+            return False
+        async with self._lock:
+            await self._load()
+            if generation != self.generation:
+                return True  # someone else already got a new token meanwhile
+            refreshable = status == 401 and self._tokens is not None and self._tokens.refresh_token
+            if refreshable and await self._try_refresh():
+                return True
+            scope = challenge.scope
+            if status == 403:
+                scope = _union(self._scope, challenge.scope)
+            log.info("authorizing with %s (HTTP %d from the MCP server)", self.server_url, status)
+            try:
+                if self.grant == "client_credentials":
+                    tokens, endpoint = await self._run(lambda ctx: client_credentials(ctx, challenge, scope))
+                else:
+                    tokens, endpoint = await self._run(lambda ctx: authorize(ctx, challenge, scope, status))
+            except httpx.HTTPError as exc:
+                raise sa.OAuthError("server_error", f"{type(exc).__name__} talking to the authorization server") from None
+            await self._set_tokens(tokens, endpoint)
+            return True
+
+    async def _try_refresh(self) -> bool:
+        tokens, endpoint = self._tokens, self._token_endpoint
+        if tokens is None or not tokens.refresh_token or endpoint is None:
+            return False
+        try:
+            new = await self._run(lambda ctx: refresh(ctx, tokens, endpoint))
+        except (sa.OAuthError, httpx.HTTPError) as exc:
+            log.info("refreshing the access token failed (%s); authorizing afresh", type(exc).__name__
+                     if not isinstance(exc, sa.OAuthError) else exc.error)
+            await self._set_tokens(None, None)
+            return False
+        if new.refresh_token is None:
+            new.refresh_token = tokens.refresh_token
+        await self._set_tokens(new, endpoint)
+        return True
+
+    async def _run(self, step: Callable[[FlowContext], Awaitable[Any]]) -> Any:
+        if self.http_client is not None:
+            return await step(FlowContext(self, self.http_client))
+        async with httpx.AsyncClient(timeout=30.0) as client:
+            return await step(FlowContext(self, client))
+
+    def remember_scope(self, scope: str | None) -> None:
+        self._scope = scope
+
+
+def _union(a: str | None, b: str | None) -> str | None:
+    out: list[str] = []
+    for part in f"{a or ''} {b or ''}".split():
+        if part not in out:
+            out.append(part)
+    return " ".join(out) or None

@@ -1,0 +1,1 @@
+"""The client and server transports behind the MessageStream seam."""

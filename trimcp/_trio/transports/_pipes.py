@@ -1,0 +1,207 @@
+"""Pipe plumbing shared by the stdio transport's client and server sides.
+
+Theory of operation
+-------------------
+``LineReader`` turns a Trio receive stream into stdio message lines with the
+sans-IO ``LineDecoder`` (which enforces the size cap).  ``LineWriter`` frames
+and writes lines to a non-blocking pipe fd, one writer at a time
+(``trio.StrictFIFOLock``).  It runs its own ``os.write`` loop instead of
+``send_all`` so it knows how many bytes of a line reached the pipe: a write
+cancelled part-way leaves a torn line the peer cannot re-synchronise from, so
+the writer then refuses every later send (``WriteAborted``) rather than
+silently corrupting the next message.  A write cancelled before any byte went
+out leaves the stream intact.
+
+``StderrTail`` drains a child's stderr into bounded memory (last N lines within
+a byte budget), forwarding lines to an optional callback; draining matters
+because a child blocked on a full stderr pipe stops answering.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+from collections import deque
+from collections.abc import Callable
+from typing import Final
+
+import trio
+
+from ..._errors import RemoteProtocolError
+from .._locks import held
+from ..._sansio.framing.lines import LineDecoder, frame
+
+_log = logging.getLogger("trimcp.stdio")
+
+CHUNK: Final = 64 * 1024
+
+
+class WriteAborted(Exception):
+    """An earlier write was cancelled after part of a line reached the pipe."""
+
+
+class LineWriter:
+    """Writes framed lines to a non-blocking pipe, one writer at a time."""
+
+    def __init__(self, stream: trio.lowlevel.FdStream) -> None:
+        self._stream = stream
+        self._lock = trio.StrictFIFOLock()
+        self.torn = False
+
+    async def send(self, payload: bytes) -> None:
+        """Raises ``trio.ClosedResourceError`` (closed on our side), ``trio.BrokenResourceError``
+        (the reader is gone) or ``WriteAborted``."""
+        data = memoryview(frame(payload))
+        async with held(self._lock):
+            if self.torn:
+                raise WriteAborted
+            sent = 0
+            while sent < len(data):
+                # Re-read the fd every time: it becomes -1 (EBADF) once the stream is closed.
+                fd = self._stream.fileno()
+                try:
+                    sent += os.write(fd, data[sent:])
+                except BlockingIOError:
+                    try:
+                        await trio.lowlevel.wait_writable(fd)
+                    except BaseException:
+                        self.torn = sent > 0
+                        raise
+                except OSError as exc:
+                    if exc.errno == errno.EBADF:
+                        raise trio.ClosedResourceError("stream was closed") from None
+                    raise trio.BrokenResourceError(str(exc)) from exc
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+
+class LineReader:
+    """Reads complete lines from a pipe with the sans-IO ``LineDecoder``."""
+
+    def __init__(self, stream: trio.abc.ReceiveStream, max_line: int) -> None:
+        self._stream = stream
+        self._decoder = LineDecoder(max_line)
+        self._lines: deque[bytes] = deque()
+        self.eof = False
+        #: Size of an unterminated line found at EOF (a message cut short), else 0.
+        self.torn_bytes = 0
+
+    async def receive(self) -> bytes | None:
+        """Next line, or ``None`` at EOF.  Raises ``RemoteProtocolError`` (oversize line)
+        or ``trio.ClosedResourceError`` (closed on our side)."""
+        while not self._lines:
+            if self.eof:
+                await trio.lowlevel.checkpoint()
+                return None
+            try:
+                # bytes() is free for FdStream, which already returns bytes.
+                data = bytes(await self._stream.receive_some(CHUNK))
+            except trio.BrokenResourceError:
+                data = b""
+            if not data:
+                self.eof = True
+                pending = self._decoder.buffered
+                try:
+                    self._decoder.receive_data(b"")
+                except RemoteProtocolError:
+                    self.torn_bytes = pending
+                return None
+            self._lines.extend(self._decoder.receive_data(data))
+        return self._lines.popleft()
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+
+def torn_note(reader: LineReader) -> str:
+    if reader.torn_bytes:
+        return f" in the middle of a message ({reader.torn_bytes} bytes unterminated)"
+    return ""
+
+
+TORN_WRITE: Final = (
+    "an earlier send was cancelled after part of a message was written; "
+    "the stdio stream cannot be framed any more"
+)
+
+
+class StderrTail:
+    """Bounded memory of a child's stderr: the last lines, within a byte budget."""
+
+    def __init__(
+        self, max_lines: int, max_bytes: int, on_line: Callable[[str], None] | None
+    ) -> None:
+        self._max_lines = max(0, max_lines)
+        self._max_bytes = max(1, max_bytes)
+        self._on_line = on_line
+        self._lines: deque[tuple[str, int]] = deque()  # (text, size in bytes)
+        self._size = 0
+        self._partial = bytearray()
+        self._dropped_partial = False
+        self.done = trio.Event()
+        # Shielded: the reader must keep draining while the body is being cancelled
+        # (the child may still be writing during shutdown); ``stop()`` ends it instead.
+        self._scope = trio.CancelScope(shield=True)
+
+    def text(self, max_lines: int | None = None) -> str:
+        lines = [text for text, _ in self._lines]
+        if self._partial:
+            lines.append(self._decode(bytes(self._partial)))
+        if max_lines is not None:
+            lines = lines[-max_lines:]
+        return "\n".join(lines)
+
+    def stop(self) -> None:
+        self._scope.cancel()
+
+    async def run(self, stream: trio.abc.ReceiveStream) -> None:
+        try:
+            with self._scope:
+                while True:
+                    try:
+                        data = await stream.receive_some(CHUNK)
+                    except (trio.BrokenResourceError, trio.ClosedResourceError):
+                        break
+                    if not data:
+                        break
+                    self.feed(bytes(data))
+                self.feed_eof()
+        finally:
+            self.done.set()
+
+    def feed_eof(self) -> None:
+        if self._partial:  # the last line had no newline
+            self._emit(bytes(self._partial))
+            self._partial.clear()
+
+    def feed(self, data: bytes) -> None:
+        *complete, rest = (bytes(self._partial) + data).split(b"\n")
+        for line in complete:
+            self._emit(line)
+        self._partial[:] = rest
+        if len(self._partial) > self._max_bytes:  # a huge line without newline: keep its end
+            del self._partial[: len(self._partial) - self._max_bytes]
+            self._dropped_partial = True
+
+    @staticmethod
+    def _decode(line: bytes) -> str:
+        return line.decode("utf-8", "replace").rstrip("\r")
+
+    def _emit(self, raw: bytes) -> None:
+        truncated = self._dropped_partial or len(raw) > self._max_bytes
+        self._dropped_partial = False
+        text = ("[...]" if truncated else "") + self._decode(raw[-self._max_bytes :])
+        size = min(len(raw), self._max_bytes)
+        self._lines.append((text, size))
+        self._size += size
+        while self._lines and (len(self._lines) > self._max_lines or self._size > self._max_bytes):
+            self._size -= self._lines.popleft()[1]
+        if self._on_line is not None:
+            try:
+                self._on_line(text)
+            except Exception:  # noqa: BLE001 - any callback bug is contained, not fatal
+                # A broken callback must not stop the draining (that would block the child).
+                _log.exception("on_stderr callback failed; no more stderr lines will be forwarded")
+                self._on_line = None

@@ -1,0 +1,1 @@
+"""The HTTP client transports: Streamable HTTP (both eras) and HTTP+SSE."""

@@ -1,0 +1,259 @@
+"""The default HTTP executor: h11 over Trio streams, with a keep-alive pool per origin.
+
+Theory of operation
+-------------------
+See ``executor.py`` for the seam.  Idle connections wait in a per-origin
+list (newest reused first, at most ``max_idle_per_origin`` kept, each for at
+most ``keepalive_expiry`` seconds).  A request takes an idle connection or
+opens a new one (``trio.open_tcp_stream``, then TLS with a lazily created
+default ``ssl`` context for ``https``), writes the whole request in one
+``send_all``, and reads until the response head; the body is then read through
+the returned response.  When that response was read to its end and both sides
+of h11 are DONE the connection goes back to the pool, otherwise it is closed.
+An idle connection that became readable was closed by the server (or sent
+garbage) and is dropped before use; a request on a reused connection that
+fails before a single response byte arrived is retried once on a new one.
+"""
+
+from __future__ import annotations
+
+import functools
+import select
+import ssl
+from collections.abc import Callable
+from typing import Any, Final
+
+import h11
+import trio
+
+from ...._errors import ConnectError
+from ...._sansio.http.plan import HttpRequest, Origin, ParsedUrl, parse_url
+from .executor import ConnectionLost, HttpResponse, noop
+
+__all__ = ["H11Executor"]
+
+READ_SIZE: Final = 64 * 1024
+#: Longest response head (status line plus headers) accepted.
+MAX_HEAD_SIZE: Final = 64 * 1024
+
+
+@functools.lru_cache(maxsize=64)
+def _parse(url: str) -> ParsedUrl:
+    return parse_url(url)
+
+
+@functools.lru_cache(maxsize=64)
+def _host_header(origin: Origin) -> str:
+    return str(origin).split("://", 1)[1]
+
+
+class _H11Connection:
+    def __init__(self, stream: trio.abc.Stream, origin: Origin, sock: Any) -> None:
+        self.stream = stream
+        self.origin = origin
+        self.sock = sock
+        self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD_SIZE)
+        self.idle_since = 0.0
+        self.requests = 0
+        #: Bytes received since the current request was sent.
+        self.received = 0
+
+    def looks_dead(self) -> bool:
+        """An idle keep-alive connection that became readable was closed by the server."""
+        try:
+            readable, _, _ = select.select([self.sock], [], [], 0)
+        except (OSError, ValueError):
+            return True
+        return bool(readable)
+
+    async def next_event(self) -> Any:
+        while True:
+            try:
+                event = self.h11.next_event()
+            except h11.RemoteProtocolError as exc:
+                raise ConnectionLost(
+                    f"invalid HTTP from {self.origin}: {exc}", before_response=not self.received
+                ) from None
+            if event is not h11.NEED_DATA:
+                return event
+            try:
+                data = await self.stream.receive_some(READ_SIZE)
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+                raise ConnectionLost(
+                    f"connection to {self.origin} failed: {exc}", before_response=not self.received
+                ) from None
+            self.received += len(data)
+            try:
+                self.h11.receive_data(bytes(data))
+            except h11.RemoteProtocolError as exc:
+                raise ConnectionLost(
+                    f"invalid HTTP from {self.origin}: {exc}", before_response=not self.received
+                ) from None
+
+    async def close(self) -> None:
+        await trio.aclose_forcefully(self.stream)
+
+
+class _H11Response:
+    def __init__(self, pool: H11Executor, conn: _H11Connection, head: Any) -> None:
+        self._pool = pool
+        self._conn: _H11Connection | None = conn
+        self.status: int = head.status_code
+        self.headers = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in head.headers]
+        self._done = False
+
+    async def read(self) -> bytes:
+        conn = self._conn
+        if conn is None or self._done:
+            return b""
+        while True:
+            event = await conn.next_event()
+            if isinstance(event, h11.Data):
+                if event.data:
+                    return bytes(event.data)
+            elif isinstance(event, h11.EndOfMessage):
+                self._done = True
+                return b""
+            elif isinstance(event, h11.ConnectionClosed):
+                raise ConnectionLost(f"{conn.origin} closed the connection mid-body")
+
+    async def aclose(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is None:
+            return
+        h = conn.h11
+        if self._done and h.our_state is h11.DONE and h.their_state is h11.DONE:
+            h.start_next_cycle()
+            await self._pool._release(conn)
+        else:
+            await conn.close()
+
+
+class H11Executor:
+    """h11 over Trio streams with a keep-alive pool per origin (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        connect_timeout: float = 10.0,
+        max_idle_per_origin: int = 8,
+        keepalive_expiry: float = 30.0,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        self.connect_timeout = connect_timeout
+        self.max_idle_per_origin = max_idle_per_origin
+        self.keepalive_expiry = keepalive_expiry
+        self._ssl_context = ssl_context
+        self._idle: dict[Origin, list[_H11Connection]] = {}
+        self._closed = False
+        #: How many TCP connections this executor opened (for tests and benchmarks).
+        self.connections_opened = 0
+
+    def _ssl(self) -> ssl.SSLContext:
+        if self._ssl_context is None:
+            self._ssl_context = ssl.create_default_context()
+        return self._ssl_context
+
+    async def _connect(self, origin: Origin) -> _H11Connection:
+        try:
+            with trio.fail_after(self.connect_timeout):
+                tcp = await trio.open_tcp_stream(origin.host, origin.port)
+                stream: trio.abc.Stream = tcp
+                if origin.scheme == "https":
+                    tls = trio.SSLStream(tcp, self._ssl(), server_hostname=origin.host, https_compatible=True)
+                    try:
+                        await tls.do_handshake()
+                    except BaseException:
+                        await trio.aclose_forcefully(tcp)
+                        raise
+                    stream = tls
+        except trio.TooSlowError:
+            raise ConnectError(f"connecting to {origin} timed out after {self.connect_timeout} s") from None
+        except (OSError, trio.BrokenResourceError, ssl.SSLError) as exc:
+            raise ConnectError(f"cannot connect to {origin}: {exc}") from None
+        self.connections_opened += 1
+        return _H11Connection(stream, origin, tcp.socket)
+
+    async def _take_idle(self, origin: Origin) -> _H11Connection | None:
+        idle = self._idle.get(origin)
+        now = trio.current_time()
+        while idle:
+            conn = idle.pop()
+            if now - conn.idle_since <= self.keepalive_expiry and not conn.looks_dead():
+                return conn
+            await conn.close()
+        return None
+
+    async def _release(self, conn: _H11Connection) -> None:
+        idle = self._idle.setdefault(conn.origin, [])
+        if self._closed or len(idle) >= self.max_idle_per_origin:
+            await conn.close()
+            return
+        conn.idle_since = trio.current_time()
+        idle.append(conn)
+
+    async def open(self, request: HttpRequest, *, sent: Callable[[], None] | None = None) -> HttpResponse:
+        if self._closed:
+            raise ConnectError("the HTTP executor is closed")
+        parsed = _parse(request.url)
+        origin = parsed.origin
+        headers = [("Host", _host_header(origin)), *request.headers]
+        for attempt in range(2):
+            conn = await self._take_idle(origin) if attempt == 0 else None
+            reused = conn is not None
+            if conn is None:
+                conn = await self._connect(origin)
+            try:
+                return await self._exchange(conn, request, parsed.target, headers, sent or noop)
+            except ConnectionLost as exc:
+                await conn.close()
+                if reused and exc.before_response:
+                    continue  # the server had closed this idle connection: try a fresh one
+                raise
+            except BaseException:
+                await conn.close()
+                raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _exchange(
+        self,
+        conn: _H11Connection,
+        request: HttpRequest,
+        target: str,
+        headers: list[tuple[str, str]],
+        sent: Callable[[], None],
+    ) -> HttpResponse:
+        h = conn.h11
+        try:
+            wire = h.send(h11.Request(method=request.method, target=target, headers=headers))
+            if request.body:
+                wire += h.send(h11.Data(data=request.body))
+            wire += h.send(h11.EndOfMessage())
+        except h11.LocalProtocolError as exc:
+            raise ConnectionLost(f"cannot send this request: {exc}") from None
+        conn.requests += 1
+        conn.received = 0
+        try:
+            await conn.stream.send_all(wire)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            raise ConnectionLost(
+                f"connection to {conn.origin} failed while sending: {exc}", before_response=True
+            ) from None
+        sent()
+        while True:
+            event = await conn.next_event()
+            if isinstance(event, h11.Response):
+                return _H11Response(self, conn, event)
+            if isinstance(event, h11.ConnectionClosed):
+                raise ConnectionLost(
+                    f"{conn.origin} closed the connection without answering",
+                    before_response=not conn.received,
+                )
+            # h11.InformationalResponse (1xx): keep reading.
+
+    async def aclose(self) -> None:
+        self._closed = True
+        idle, self._idle = self._idle, {}
+        for conns in idle.values():
+            for conn in conns:
+                await conn.close()

@@ -1,0 +1,7 @@
+"""``python -m trimcp.cli``: the ``trimcp`` command."""
+
+import sys
+
+from .app import main
+
+sys.exit(main())

@@ -1,0 +1,414 @@
+"""The ``trimcp`` command.
+
+``trimcp check [--format json] [--revision auto|REV] [URL | -- COMMAND...]``
+tests a stdio server (the bundled reference server when no command is given)
+or the server at an ``http(s)://`` URL (Streamable HTTP, plus the HTTP
+transport checks; ``ws(s)://`` when trimcp has the WebSocket transport) and
+prints the era and revision it negotiated, then one row per check; it exits 0
+when no MUST check failed, else 1.  ``--revision`` takes any of the five
+revisions (2024-11-05 .. 2026-07-28) or ``auto``, the default, which lets the
+client negotiate as a dual-era client would.
+``trimcp tools|resources|prompts ...`` are Inspector-style one-shot calls.
+``trimcp serve [--http|--sse|--ws HOST:PORT]`` runs the reference server (stdio by default).
+``trimcp auth login|status|logout URL`` runs the OAuth flow for the server at
+URL and stores its tokens, shows what is stored (scope, expiry - never a
+token), or deletes them.
+
+Authorization: when an ``http(s)://`` server answers 401, ``check`` (and
+``auth login``) run the OAuth 2.1 flow - in the browser with a loopback
+redirect when trimcp has one, else (and with ``--headless``) by printing the
+authorization URL and reading the URL the browser was redirected to from
+stdin.  ``check --no-auth`` instead reports "authorization required" and
+exits 3.  Tokens go to the system keyring when it is usable, else stay in
+memory (with a warning); ``--token-file PATH`` opts in to a private 0600 file.
+A 401 is remembered in the auth-needed cache for 15 minutes.
+
+Exit codes: 0 ok, 1 usage error or failed MUST check, 3 authorization needed,
+4 server unreachable, 5 the tool reported an error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import sys
+import time
+from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import trio
+
+from .. import AuthError, ConnectError, McpError, TrimcpError, open_client, to_wire
+from .._sansio.auth import OAuthError
+from .._sansio.revisions import ALL_VERSIONS
+from .._trio.oauth.store import StoreUnavailable
+from ..conformance import run_checks
+from ..conformance.connectors import connector_for, is_url
+from ..conformance.console import print_json, print_table
+
+if TYPE_CHECKING:
+    from .._trio.oauth.store import TokenStore
+    from .._trio.oauth.provider import AuthorizeCallback, OAuthProvider
+
+EXIT_OK, EXIT_USAGE, EXIT_AUTH, EXIT_UNREACHABLE, EXIT_TOOL_ERROR = 0, 1, 3, 4, 5
+DEFAULT_REDIRECT_URI = "http://127.0.0.1:33418/callback"
+REFERENCE_SERVER = [sys.executable, "-m", "trimcp.reference"]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="trimcp", description="Trio-native Model Context Protocol toolkit")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def target_opts(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--format", choices=("text", "json"), default="text")
+        p.add_argument(
+            "--revision", choices=("auto", *ALL_VERSIONS), default="auto",
+            help="the protocol revision to speak; auto (default) negotiates: server/discover, "
+                 "then initialize for a handshake-era server",
+        )
+        p.add_argument("--timeout", type=float, default=30.0, help="per-request timeout, seconds")
+        p.add_argument("target", nargs="*",
+                       help="server URL (http://, https://, ws://, wss://) or command line (after --); "
+                            "default: the reference server")
+
+    def auth_opts(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--token-file", metavar="PATH",
+                       help="keep OAuth tokens in this private (0600) JSON file instead of the keyring")
+        p.add_argument("--headless", action="store_true",
+                       help="print the authorization URL and read the redirect URL from stdin")
+        p.add_argument("--redirect-uri", default=DEFAULT_REDIRECT_URI,
+                       help=f"the redirect URI registered in headless mode (default {DEFAULT_REDIRECT_URI})")
+
+    check = sub.add_parser("check", help="test a server against the MCP specification")
+    target_opts(check)
+    auth_opts(check)
+    check.add_argument("--no-auth", action="store_true",
+                       help="do not authorize: a server answering 401 is reported as needing authorization (exit 3)")
+
+    auth = sub.add_parser("auth", help="log in to, inspect or log out of an OAuth-protected server")
+    auth.add_argument("action", choices=("login", "status", "logout"))
+    auth.add_argument("url", help="the MCP server URL (http:// or https://)")
+    auth.add_argument("--revision", choices=("auto", *ALL_VERSIONS), default="auto")
+    auth.add_argument("--timeout", type=float, default=30.0, help="per-request timeout, seconds")
+    auth_opts(auth)
+
+    tools = sub.add_parser("tools", help="list or call tools")
+    tools.add_argument("action", choices=("list", "call"))
+    tools.add_argument("name", nargs="?")
+    tools.add_argument("--tool-arg", action="append", default=[], metavar="K=V",
+                       help="a tool argument; V is parsed as JSON when it can be")
+    target_opts(tools)
+
+    resources = sub.add_parser("resources", help="list or read resources")
+    resources.add_argument("action", choices=("list", "templates", "read"))
+    resources.add_argument("uri", nargs="?")
+    target_opts(resources)
+
+    prompts = sub.add_parser("prompts", help="list or get prompts")
+    prompts.add_argument("action", choices=("list", "get"))
+    prompts.add_argument("name", nargs="?")
+    prompts.add_argument("--prompt-arg", action="append", default=[], metavar="K=V")
+    target_opts(prompts)
+
+    from .serve import add_serve_arguments
+
+    add_serve_arguments(sub.add_parser(
+        "serve", help="run the bundled reference server (stdio, or --http/--sse/--ws HOST:PORT)"
+    ))
+    return parser
+
+
+def _split_argv(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Everything after the first ``--`` is the server command, verbatim."""
+    argv = list(argv)
+    if "--" in argv:
+        i = argv.index("--")
+        return argv[:i], argv[i + 1:]
+    return argv, []
+
+
+def _command(ns: argparse.Namespace, trailing: list[str]) -> list[str]:
+    return trailing or list(ns.target) or REFERENCE_SERVER
+
+
+def _kv(pairs: Sequence[str], *, as_json: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise ValueError(f"expected K=V, got {pair!r}")
+        if as_json:
+            try:
+                out[key] = json.loads(value)
+                continue
+            except ValueError:
+                pass
+        out[key] = value
+    return out
+
+
+def _emit(ns: argparse.Namespace, value: Any) -> None:
+    if ns.format == "json":
+        json.dump(value, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return
+    if isinstance(value, list):
+        for item in value:
+            title = item.get("name") or item.get("uri") or item.get("uriTemplate")
+            desc = (item.get("description") or "").splitlines()[0:1]
+            sys.stdout.write(f"{title}{'  - ' + desc[0] if desc else ''}\n")
+        return
+    for block in value.get("content", []) + value.get("contents", []) + value.get("messages", []):
+        block = block.get("content", block)
+        sys.stdout.write((block.get("text") if isinstance(block.get("text"), str) else json.dumps(block)) + "\n")
+    if "structuredContent" in value:
+        sys.stdout.write(json.dumps(value["structuredContent"], indent=2) + "\n")
+
+
+async def _check(ns: argparse.Namespace, command: list[str]) -> int:
+    # The report names every protocol issue; the client's own warnings would only repeat them.
+    logging.getLogger("trimcp").setLevel(logging.ERROR)
+
+    unauthorized = None
+    needs_auth = False
+    if is_url(command) and command[0].startswith(("http://", "https://")):
+        from ..conformance.checks.auth import probe_unauthenticated
+        from ..conformance.rawhttp import ProbeError
+
+        url = command[0]
+        try:
+            unauthorized = await probe_unauthenticated(url, ns.timeout)
+        except ProbeError:
+            unauthorized = None  # the run reports the server unreachable
+        needs_auth = unauthorized is not None and unauthorized.status == 401
+        if needs_auth:
+            await _mark_auth_needed(url)
+            if ns.no_auth:
+                sys.stderr.write(f"trimcp: authorization required by {url} "
+                                 f"(run without --no-auth, or `trimcp auth login {url}` first)\n")
+                return EXIT_AUTH
+    async with contextlib.AsyncExitStack() as stack:
+        provider = await stack.enter_async_context(_provider(ns, command[0])) if needs_auth else None
+        connect = connector_for(command, auth=provider)
+        report = await run_checks(connect, target=" ".join(command), revision=_revision(ns),
+                                  request_timeout=ns.timeout, auth=provider, unauthorized=unauthorized)
+    (print_json if ns.format == "json" else print_table)(report, sys.stdout)
+    if needs_auth and report.revision is None:
+        sys.stderr.write("trimcp: authorization failed; see the auth.* checks\n")
+        return EXIT_AUTH
+    return EXIT_OK if report.ok else 1
+
+
+# --------------------------------------------------------------------------- OAuth
+
+
+async def _mark_auth_needed(url: str) -> None:
+    from .._trio.oauth.auth_cache import AuthNeededCache
+
+    with contextlib.suppress(OSError):
+        await AuthNeededCache().mark(url)
+
+
+def _store(ns: argparse.Namespace) -> TokenStore:
+    from .._trio.oauth.store import FileStore, MemoryStore, default_store
+
+    if ns.token_file:
+        return FileStore(ns.token_file)
+    # default_store warns through logging, which the CLI may have silenced: say it here.
+    store = default_store()
+    if isinstance(store, MemoryStore):
+        sys.stderr.write("trimcp: no usable system keyring; OAuth tokens are kept in memory only "
+                         "(pass --token-file PATH to keep them)\n")
+    return store
+
+
+async def _headless_authorize(url: str) -> str:
+    """Print the authorization URL; read the URL the browser was redirected to from stdin."""
+    sys.stderr.write(f"Open this URL in a browser and authorize trimcp:\n\n    {url}\n\n"
+                     "then paste the full URL the browser was redirected to:\n")
+    sys.stderr.flush()
+    line = str(await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True))
+    if not line.strip():
+        raise OAuthError("access_denied", "no redirect URL was entered")
+    return line.strip()
+
+
+@contextlib.asynccontextmanager
+async def _authorizer(ns: argparse.Namespace) -> AsyncIterator[tuple[AuthorizeCallback, str]]:
+    """The user agent: the loopback redirect in a browser if trimcp has it, else the headless prompt."""
+    if not ns.headless:
+        try:
+            from .._trio.oauth import callback as oauth_callback
+        except ImportError:
+            pass
+        else:
+            async with oauth_callback.open_loopback_callback() as callback:
+                yield oauth_callback.interactive_authorizer(callback), str(callback.redirect_uri)
+            return
+    yield _headless_authorize, str(ns.redirect_uri)
+
+
+@contextlib.asynccontextmanager
+async def _provider(ns: argparse.Namespace, url: str) -> AsyncIterator[OAuthProvider]:
+    from .._trio.oauth.provider import OAuthProvider
+
+    store = _store(ns)
+    async with _authorizer(ns) as (authorize, redirect_uri):
+        provider = OAuthProvider(authorize=authorize, redirect_uri=redirect_uri, store=store,
+                                 revision=_revision(ns))
+        provider.bind(url)
+        yield provider
+
+
+def _describe(url: str, tokens: Any) -> str:
+    parts = [f"{url}: logged in"]
+    parts.append(f"scope: {tokens.scope}" if tokens.scope else "scope: (none granted explicitly)")
+    if tokens.expires_at is None:
+        parts.append("expiry: not stated")
+    else:
+        left = tokens.expires_at - time.time()
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(tokens.expires_at))
+        parts.append(f"expires {stamp} ({f'in {int(left // 60)} min' if left > 0 else 'expired'})")
+    parts.append("refresh token: " + ("yes" if tokens.refresh_token else "no"))
+    return "; ".join(parts)
+
+
+async def _auth(ns: argparse.Namespace) -> int:
+    url = str(ns.url)
+    if not url.startswith(("http://", "https://")):
+        raise ValueError(f"auth needs an http:// or https:// URL, not {url!r}")
+    if ns.action == "status":
+        from .._trio.oauth.provider import OAuthProvider
+
+        provider = OAuthProvider(authorize=_headless_authorize, store=_store(ns))
+        provider.bind(url)
+        tokens = await provider.stored_tokens()
+        if tokens is None:
+            sys.stdout.write(f"{url}: not logged in\n")
+            return EXIT_AUTH
+        sys.stdout.write(_describe(url, tokens) + "\n")
+        return EXIT_OK
+    if ns.action == "logout":
+        from .._trio.oauth.provider import OAuthProvider
+
+        provider = OAuthProvider(authorize=_headless_authorize, store=_store(ns))
+        provider.bind(url)
+        had = await provider.forget()
+        sys.stdout.write(f"{url}: {'logged out' if had else 'was not logged in'}\n")
+        return EXIT_OK
+    from ..conformance.checks.auth import probe_unauthenticated
+    from ..conformance.rawhttp import ProbeError
+
+    try:
+        probe = await probe_unauthenticated(url, ns.timeout)
+    except ProbeError as exc:
+        raise ConnectError(str(exc)) from None
+    if probe.status == 401:
+        await _mark_auth_needed(url)
+    async with _provider(ns, url) as provider:
+        try:
+            async with open_client(url, revision=_revision(ns), request_timeout=ns.timeout, auth=provider):
+                pass
+        except TrimcpError as exc:
+            if probe.status != 401 or await provider.stored_tokens() is not None:
+                raise
+            sys.stderr.write(f"trimcp: authorization failed: {exc}\n")
+            return EXIT_AUTH
+        tokens = await provider.stored_tokens()
+    if tokens is None:
+        sys.stdout.write(f"{url}: the server did not ask for authorization; nothing stored\n")
+        return EXIT_OK
+    from .._trio.oauth.auth_cache import AuthNeededCache
+
+    with contextlib.suppress(OSError):
+        await AuthNeededCache().clear(url)
+    sys.stdout.write(_describe(url, tokens) + "\n")
+    return EXIT_OK
+
+
+def _revision(ns: argparse.Namespace) -> str | None:
+    return None if ns.revision == "auto" else str(ns.revision)
+
+
+async def _inspect(ns: argparse.Namespace, command: list[str]) -> int:
+    target: str | list[str] = command[0] if is_url(command) else command
+    async with open_client(target, revision=_revision(ns), request_timeout=ns.timeout) as client:
+        if ns.command == "tools":
+            if ns.action == "list":
+                _emit(ns, [to_wire(t) for t in await client.list_tools()])
+                return EXIT_OK
+            if not ns.name:
+                raise ValueError("tools call needs a tool NAME")
+            result = await client.call_tool(ns.name, _kv(ns.tool_arg, as_json=True))
+            _emit(ns, to_wire(result))
+            return EXIT_TOOL_ERROR if result.is_error else EXIT_OK
+        if ns.command == "resources":
+            if ns.action == "list":
+                _emit(ns, [to_wire(r) for r in await client.list_resources()])
+            elif ns.action == "templates":
+                _emit(ns, [to_wire(r) for r in await client.list_resource_templates()])
+            else:
+                if not ns.uri:
+                    raise ValueError("resources read needs a URI")
+                _emit(ns, to_wire(await client.read_resource(ns.uri)))
+            return EXIT_OK
+        if ns.action == "list":
+            _emit(ns, [to_wire(p) for p in await client.list_prompts()])
+        else:
+            if not ns.name:
+                raise ValueError("prompts get needs a prompt NAME")
+            _emit(ns, to_wire(await client.get_prompt(ns.name, _kv(ns.prompt_arg, as_json=False))))
+        return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    own, trailing = _split_argv(sys.argv[1:] if argv is None else argv)
+    ns = _build_parser().parse_args(own)
+    if ns.command == "serve":
+        from .serve import run_serve
+
+        return run_serve(ns)
+    command = _command(ns, trailing) if ns.command != "auth" else []
+    try:
+        if ns.command == "auth":
+            return trio.run(_auth, ns)
+        if ns.command == "check":
+            return trio.run(_check, ns, command)
+        return trio.run(_inspect, ns, command)
+    except BrokenPipeError:
+        # The reader of our output went away (``| head``): not an error of ours.
+        sys.stderr.close()
+        return EXIT_OK
+    except ValueError as exc:
+        sys.stderr.write(f"trimcp: {exc}\n")
+        return EXIT_USAGE
+    except OAuthError as exc:  # an AuthError: catch it first for its own words
+        sys.stderr.write(f"trimcp: authorization failed: {exc}\n")
+        return EXIT_AUTH
+    except AuthError as exc:
+        sys.stderr.write(f"trimcp: authorization needed: {exc}\n")
+        return EXIT_AUTH
+    except StoreUnavailable as exc:
+        sys.stderr.write(f"trimcp: cannot use the token store: {exc}\n")
+        return EXIT_USAGE
+    except ConnectError as exc:
+        sys.stderr.write(f"trimcp: cannot reach the server: {exc}\n")
+        return EXIT_UNREACHABLE
+    except McpError as exc:
+        sys.stderr.write(f"trimcp: the server answered with an error: {exc}\n")
+        return EXIT_TOOL_ERROR
+    except TrimcpError as exc:
+        sys.stderr.write(f"trimcp: {type(exc).__name__}: {exc}\n")
+        return EXIT_UNREACHABLE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

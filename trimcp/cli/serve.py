@@ -1,0 +1,137 @@
+"""``trimcp serve``: run the reference server on stdio, Streamable HTTP, HTTP+SSE or WebSocket.
+
+Theory of operation
+-------------------
+``add_serve_arguments`` declares the options of the ``serve`` subcommand and
+``run_serve`` carries them out; ``trimcp.cli.app`` only wires the two in.  Without
+a listen address the reference server speaks stdio (a client launched us).
+With ``--http HOST:PORT`` it serves Streamable HTTP (both eras) at
+``http://HOST:PORT/mcp``, with ``--sse`` the 2024-11-05 transport at
+``/sse`` (POSTs to ``/messages``), with ``--ws`` WebSocket.  Port 0 picks a
+free port; the bound URL is printed on stderr either way, so a script (or the
+conformance suite's launcher) can read it.
+
+The spec advises local servers to bind to 127.0.0.1 only; a host that is not
+a loopback address is refused unless ``--allow-remote`` is given (then the
+``Host`` header check is off, the ``Origin`` check keeps allowing only local
+origins).  Nothing here imports h11 or trio-websocket until a server starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from functools import partial
+
+import trio
+
+from .._sansio.http.routing import is_loopback
+
+EXIT_OK, EXIT_USAGE = 0, 1
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        help="serve Streamable HTTP (both eras) at http://HOST:PORT/mcp",
+    )
+    where.add_argument(
+        "--sse",
+        metavar="HOST:PORT",
+        help="serve the legacy HTTP+SSE transport (2024-11-05) at http://HOST:PORT/sse",
+    )
+    where.add_argument("--ws", metavar="HOST:PORT", help="serve WebSocket at ws://HOST:PORT")
+    parser.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow a HOST that is not a loopback address (the spec advises against it)",
+    )
+    parser.add_argument(
+        "--json-response",
+        action="store_true",
+        help="answer Streamable HTTP requests with one JSON body instead of an SSE stream",
+    )
+    parser.add_argument(
+        "--page-size", type=int, default=5, help="items per */list page (0: no pagination)"
+    )
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """``HOST:PORT``, ``[::1]:PORT``, ``:PORT`` or ``PORT`` -> ``(host, port)``; host defaults to 127.0.0.1."""
+    host, sep, port_text = text.rpartition(":")
+    if not sep:
+        host, port_text = "", text
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    elif ":" in host:
+        raise ValueError(f"put an IPv6 address in brackets: [{host}]:{port_text}")
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise ValueError(f"expected HOST:PORT, got {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise ValueError(f"port {port} is out of range")
+    return host or "127.0.0.1", port
+
+
+def _announce(kind: str, url: str) -> None:
+    sys.stderr.write(f"trimcp: serving the reference server ({kind}) at {url}\n")
+    sys.stderr.flush()
+
+
+async def _serve(ns: argparse.Namespace, host: str, port: int) -> None:
+    from ..reference.server import build_server
+
+    server = build_server(page_size=ns.page_size or None)
+    async with trio.open_nursery() as nursery:
+        if ns.ws:
+            from ..server.transports.websocket import serve_websocket
+
+            listener = await nursery.start(partial(serve_websocket, server, host, port))
+            _announce("WebSocket", listener.url)
+            return
+        from ..server.transports.http.app import serve_http
+
+        if ns.http:
+            bound = await nursery.start(
+                partial(serve_http, server, host, port, json_response=ns.json_response)
+            )
+            _announce("Streamable HTTP", bound.url)
+        else:
+            bound = await nursery.start(
+                partial(serve_http, server, host, port, path=None, sse_path="/sse")
+            )
+            _announce("HTTP+SSE, POST to /messages", bound.url)
+
+
+def run_serve(ns: argparse.Namespace) -> int:
+    address = ns.http or ns.sse or ns.ws
+    if address is None:
+        from ..reference.server import main as serve_stdio_reference
+
+        serve_stdio_reference(["--page-size", str(ns.page_size)])
+        return EXIT_OK
+    try:
+        host, port = parse_listen(address)
+    except ValueError as exc:
+        sys.stderr.write(f"trimcp: {exc}\n")
+        return EXIT_USAGE
+    if not is_loopback(host) and not ns.allow_remote:
+        sys.stderr.write(
+            f"trimcp: refusing to listen on {host}, which is not a loopback address; "
+            "pass --allow-remote if you mean it\n"
+        )
+        return EXIT_USAGE
+    try:
+        trio.run(_serve, ns, host, port)
+    except KeyboardInterrupt:
+        pass
+    except OSError as exc:
+        sys.stderr.write(f"trimcp: cannot listen on {address}: {exc}\n")
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+__all__ = ["add_serve_arguments", "parse_listen", "run_serve"]

@@ -1,0 +1,1 @@
+"""The checks of trimcp check, one module per area."""

@@ -1,0 +1,149 @@
+"""Authorization checks: what a protected MCP server shows a client that has no token yet.
+
+Theory of operation
+-------------------
+For an ``http(s)://`` target the harness first POSTs an ``initialize``
+without credentials (``probe_unauthenticated``).  A server that answers
+anything but 401 does not ask for authorization, and every ``auth.*`` check
+is ``skip``.  For a 401 the checks walk discovery as a client would
+(``trimcp._sansio.auth`` supplies the URL orders and the consistency rules),
+with plain GETs that carry no credentials:
+
+* ``auth.www-authenticate``: the 401 carries a ``Bearer`` challenge with
+  ``resource_metadata`` - or, without it, the well-known protected-resource
+  URL (path-aware first, then the root) answers;
+* ``auth.protected-resource-metadata``: the metadata is reachable, its
+  ``resource`` covers the server URL, ``authorization_servers`` is non-empty;
+* ``auth.authorization-server-metadata``: the first authorization server's
+  metadata is reachable through the RFC 8414 / OIDC URL order and names the
+  same ``issuer``;
+* ``auth.pkce``: ``code_challenge_methods_supported`` holds ``S256``.
+
+A check whose input the previous one could not provide is ``skip``.  Only
+URLs, status codes and metadata fields appear in the details, never a token.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from ..._sansio import auth as sa
+from .probes import CLIENT_INFO
+from ..rawhttp import ProbeError, RawResponse, request
+from ..results import Results
+
+__all__ = ["AUTH_CHECKS", "check_auth", "probe_unauthenticated", "skip_auth"]
+
+AUTH_CHECKS: Final = (
+    "auth.www-authenticate", "auth.protected-resource-metadata", "auth.authorization-server-metadata", "auth.pkce",
+)
+_PROBE_HEADERS: Final = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def skip_auth(rec: Results, reason: str) -> None:
+    for check in AUTH_CHECKS:
+        rec.skip(check, reason)
+
+
+async def probe_unauthenticated(url: str, timeout: float) -> RawResponse:
+    """POST an ``initialize`` without credentials (``ProbeError`` when unreachable)."""
+    body = {
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": CLIENT_INFO},
+    }
+    return await request(url, "POST", _PROBE_HEADERS, body, timeout=timeout, read_body=False)
+
+
+async def _get_json(url: str, timeout: float) -> tuple[dict[str, Any] | None, str]:
+    """The JSON object at ``url``, else ``None`` and why."""
+    try:
+        resp = await request(url, "GET", {"Accept": "application/json"}, timeout=timeout)
+    except ProbeError as exc:
+        return None, str(exc)
+    if resp.status != 200:
+        return None, f"GET {url}: HTTP {resp.status}"
+    try:
+        data = json.loads(resp.body)
+    except ValueError:
+        return None, f"GET {url}: not JSON"
+    if not isinstance(data, dict):
+        return None, f"GET {url}: not a JSON object"
+    return data, url
+
+
+async def _first(urls: list[str], timeout: float) -> tuple[dict[str, Any] | None, str]:
+    """The first of ``urls`` that serves a JSON object (and its URL), else the reasons."""
+    reasons: list[str] = []
+    for url in urls:
+        data, where = await _get_json(url, timeout)
+        if data is not None:
+            return data, where
+        reasons.append(where)
+    return None, "; ".join(reasons)
+
+
+async def check_auth(rec: Results, url: str, unauthorized: RawResponse | None, timeout: float) -> None:
+    """Run the ``auth.*`` checks; ``unauthorized`` is the answer to a credential-less request."""
+    if unauthorized is None:
+        skip_auth(rec, "the server could not be probed without credentials")
+        return
+    if unauthorized.status != 401:
+        skip_auth(rec, f"the server did not ask for authorization (HTTP {unauthorized.status} without a token)")
+        return
+    header = unauthorized.header("www-authenticate")
+    challenge = sa.bearer_challenge([header]) if header else None
+    hinted = challenge.resource_metadata if challenge is not None else None
+    prm, where = await _first(sa.prm_urls(url, hinted), timeout)
+    if challenge is None:
+        rec.fail("auth.www-authenticate", "the 401 carries no Bearer WWW-Authenticate challenge"
+                 if header else "the 401 carries no WWW-Authenticate header")
+    elif hinted:
+        rec.ok("auth.www-authenticate", f"Bearer, resource_metadata={hinted}")
+    elif prm is not None:
+        rec.ok("auth.www-authenticate", f"Bearer without resource_metadata; the well-known fallback {where} works")
+    else:
+        rec.fail("auth.www-authenticate", f"Bearer without resource_metadata and no well-known fallback: {where}")
+
+    if prm is None:
+        rec.fail("auth.protected-resource-metadata", f"unreachable: {where}")
+        for check in AUTH_CHECKS[2:]:
+            rec.skip(check, "no protected-resource metadata")
+        return
+    resource = prm.get("resource")
+    servers = prm.get("authorization_servers")
+    problems = []
+    if not isinstance(resource, str):
+        problems.append("no resource")
+    elif not sa.resource_matches(resource, url):
+        problems.append(f"resource {resource!r} does not cover {url!r}")
+    if not isinstance(servers, list) or not servers or not all(isinstance(s, str) for s in servers):
+        problems.append("authorization_servers is missing or empty")
+    if problems:
+        rec.fail("auth.protected-resource-metadata", f"{where}: {'; '.join(problems)}")
+    else:
+        rec.ok("auth.protected-resource-metadata", where)
+    if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
+        for check in AUTH_CHECKS[2:]:
+            rec.skip(check, "no authorization server named")
+        return
+
+    issuer = servers[0]
+    metadata, where = await _first(sa.as_metadata_urls(issuer), timeout)
+    if metadata is None:
+        rec.fail("auth.authorization-server-metadata", f"unreachable for issuer {issuer}: {where}")
+        rec.skip("auth.pkce", "no authorization server metadata")
+        return
+    try:
+        sa.check_issuer(metadata, issuer)
+    except sa.DiscoveryError as exc:
+        rec.fail("auth.authorization-server-metadata", f"{where}: {exc}")
+    else:
+        rec.ok("auth.authorization-server-metadata", where)
+    try:
+        sa.check_pkce(metadata)
+    except sa.DiscoveryError:
+        got = metadata.get("code_challenge_methods_supported")
+        rec.fail("auth.pkce", f"code_challenge_methods_supported is {got!r}, without S256")
+    else:
+        rec.ok("auth.pkce", "S256")

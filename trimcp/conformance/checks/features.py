@@ -1,0 +1,300 @@
+"""The server-feature tour, the same in both eras: tools, resources, prompts, completion.
+
+Theory of operation
+-------------------
+``feature_tour`` walks what the server advertises with the typed client
+helpers (which add the stateless era's envelope and answer its input requests
+themselves): every list (all pages), every resource read, every prompt
+fetched, every tool marked read-only called, plus the negative probes (unknown
+method, unknown tool, unknown resource, a capability the server did not
+advertise).  Where a rule changed between revisions the check follows the
+negotiated one: a missing resource is -32002 (or -32602) up to 2025-11-25 and
+must be -32602, never -32002, in 2026-07-28; ``completion/complete`` is not
+capability-gated in 2024-11-05.  Tools are only *called* when annotated
+read-only, since the harness must not change the server's world.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..._errors import (
+    InputRoundsExceeded, McpError, PaginationError, RemoteProtocolError, RequestTimeout, TrimcpError,
+)
+from ..._sansio import jsonrpc as rpc
+from ..._sansio import schema as s
+from ..._sansio.revisions import Era, get_revision
+from ..._trio.client.client_session import ClientSession
+from ..results import Results, Tour
+from ..values import example_arguments
+
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+UNKNOWN_URI = "trimcp-check://no/such/resource"
+
+
+async def feature_tour(tour: Tour) -> None:
+    rec, client = tour.rec, tour.client
+    caps = client.server_capabilities
+    await _probe_unknown_method(rec, client)
+    await _probe_gating(rec, client, caps)
+    for feature, run in (("tools", _tools), ("resources", _resources), ("prompts", _prompts)):
+        if feature in caps:
+            await run(tour)
+        else:
+            for check_id in _FEATURE_CHECKS[feature]:
+                rec.skip(check_id, f"the server does not advertise {feature}")
+
+
+_FEATURE_CHECKS = {
+    "tools": ("tools.list", "tools.input-schema", "tools.unique-names", "tools.name-format",
+              "tools.call-read-only", "tools.structured-output", "tools.unknown-tool"),
+    "resources": ("resources.list", "resources.templates", "resources.read", "resources.unknown"),
+    "prompts": ("prompts.list", "prompts.get", "completion.complete"),
+}
+
+
+async def _probe_unknown_method(rec: Results, client: ClientSession) -> None:
+    try:
+        await client.request("trimcp/no-such-method", {})
+        rec.fail("jsonrpc.unknown-method", "an unknown method got a result")
+    except McpError as exc:
+        if exc.code == rpc.METHOD_NOT_FOUND:
+            rec.ok("jsonrpc.unknown-method")
+        else:
+            rec.fail("jsonrpc.unknown-method", f"answered with code {exc.code}, not -32601")
+    except RequestTimeout:
+        rec.fail("jsonrpc.unknown-method", "no answer")
+
+
+async def _probe_gating(rec: Results, client: ClientSession, caps: dict[str, Any]) -> None:
+    absent = next((f for f in ("prompts", "resources", "tools") if f not in caps), None)
+    if absent is None:
+        rec.skip("capabilities.gating", "the server advertises tools, resources and prompts")
+        return
+    method = {"prompts": "prompts/list", "resources": "resources/list", "tools": "tools/list"}[absent]
+    # Bypass the local gate on purpose: we are testing the server's side of it.
+    conn = client.connection
+    saved = conn.peer_capabilities
+    conn.peer_capabilities = {**(saved or {}), absent: {}}
+    try:
+        await client.request(method, {})
+        rec.warn("capabilities.gating", f"{method} answered although {absent} was not advertised")
+    except McpError as exc:
+        rec.ok("capabilities.gating", f"{method} refused with {exc.code}")
+    except RequestTimeout:
+        rec.fail("capabilities.gating", f"{method} got no answer")
+    finally:
+        conn.peer_capabilities = saved
+
+
+async def _tools(tour: Tour) -> None:
+    rec, client = tour.rec, tour.client
+    try:
+        tools = await client.list_tools()
+    except PaginationError as exc:
+        rec.fail("pagination.cursors", str(exc))
+        return
+    except RemoteProtocolError as exc:
+        rec.fail("tools.list", str(exc))
+        return
+    except TrimcpError as exc:
+        rec.fail("tools.list", str(exc))
+        return
+    tour.tools = tools
+    rec.ok("tools.list", f"{len(tools)} tools")
+    rec.ok("pagination.cursors")
+    names = [t.name for t in tools]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    (rec.warn("tools.unique-names", f"duplicates: {', '.join(dupes)}") if dupes else rec.ok("tools.unique-names"))
+    bad_names = [n for n in names if not _TOOL_NAME.match(n)]
+    if bad_names:
+        rec.warn("tools.name-format", ", ".join(bad_names[:5]))
+    else:
+        rec.ok("tools.name-format")
+    bad_schema = [t.name for t in tools if not (isinstance(t.input_schema, dict) and t.input_schema.get("type") == "object")]
+    if bad_schema:
+        rec.fail("tools.input-schema", f"not type object: {', '.join(bad_schema[:5])}")
+    else:
+        rec.ok("tools.input-schema")
+    read_only = [t for t in tools if t.annotations is not None and t.annotations.read_only_hint]
+    for tool in read_only:
+        await _call_read_only(tour, tool)
+    if not read_only:
+        rec.skip("tools.call-read-only", "no tool is annotated readOnlyHint, so none is called")
+    rec.skip("tools.structured-output", "no read-only tool with an outputSchema was called")
+    try:
+        result = await client.call_tool("trimcp-no-such-tool-7d1f", {})
+        if result.is_error:
+            rec.ok("tools.unknown-tool", "isError result")
+        else:
+            rec.warn("tools.unknown-tool", "unknown tool returned a normal result")
+    except McpError as exc:
+        rec.ok("tools.unknown-tool", f"error {exc.code}")
+
+
+async def _call_read_only(tour: Tour, tool: s.Tool) -> None:
+    rec = tour.rec
+    args = example_arguments(tool.input_schema)
+    if args is None:
+        rec.skip("tools.call-read-only", f"{tool.name}: cannot invent arguments for its schema")
+        return
+    tour.called_tools.append(tool.name)
+    try:
+        result = await tour.client.call_tool(tool.name, args)
+    except McpError as exc:
+        rec.fail("tools.call-read-only", f"{tool.name}: error {exc.code} {exc.message}")
+        return
+    except InputRoundsExceeded as exc:
+        # The harness declines every elicitation; a server may keep asking (spec: mrtr).
+        rec.warn("tools.call-read-only", f"{tool.name}: {exc}")
+        return
+    except RemoteProtocolError as exc:
+        rec.fail("tools.call-read-only", f"{tool.name}: {exc}")
+        return
+    except TrimcpError as exc:
+        rec.fail("tools.call-read-only", f"{tool.name}: {exc}")
+        return
+    rec.ok("tools.call-read-only", f"called {len(tour.called_tools)} read-only tools")
+    if tool.output_schema is not None and not result.is_error:
+        problem = _structured_problem(tool.output_schema, result.structured_content)
+        if problem:
+            rec.fail("tools.structured-output", f"{tool.name}: {problem}")
+        else:
+            rec.ok("tools.structured-output", tool.name)
+
+
+def _structured_problem(schema: dict[str, Any], content: Any) -> str | None:
+    if content is None:
+        return "no structuredContent although an outputSchema is declared"
+    try:
+        import jsonschema
+    except ImportError:  # pragma: no cover - jsonschema is a dependency
+        return None
+    try:
+        jsonschema.validate(content, schema)
+    except jsonschema.ValidationError as exc:
+        return f"structuredContent does not match outputSchema: {exc.message}"
+    except jsonschema.SchemaError as exc:
+        return f"outputSchema is not a valid JSON Schema: {exc.message}"
+    return None
+
+
+async def _resources(tour: Tour) -> None:
+    rec, client, revision = tour.rec, tour.client, tour.revision
+    try:
+        resources = await client.list_resources()
+        tour.resource_uris = [r.uri for r in resources]
+        rec.ok("resources.list", f"{len(resources)} resources")
+    except TrimcpError as exc:
+        rec.fail("resources.list", str(exc))
+        resources = []
+    try:
+        templates = await client.list_resource_templates()
+        rec.ok("resources.templates", f"{len(templates)} templates")
+    except McpError as exc:
+        if exc.code == rpc.METHOD_NOT_FOUND:
+            rec.warn("resources.templates", "templates/list not implemented (-32601)")
+        else:
+            rec.fail("resources.templates", str(exc))
+    except TrimcpError as exc:
+        rec.fail("resources.templates", str(exc))
+    if not resources:
+        rec.skip("resources.read", "the server lists no resources")
+    for resource in resources[:50]:
+        try:
+            result = await client.read_resource(resource.uri)
+        except TrimcpError as exc:
+            rec.fail("resources.read", f"{resource.uri}: {exc}")
+            continue
+        if not result.contents:
+            rec.warn("resources.read", f"{resource.uri}: no contents")
+        else:
+            rec.ok("resources.read", f"read {min(len(resources), 50)} resources")
+    await _unknown_resource(rec, client, revision)
+
+
+async def _unknown_resource(rec: Results, client: ClientSession, revision: str) -> None:
+    stateless = get_revision(revision).era is Era.STATELESS
+    try:
+        await client.read_resource(UNKNOWN_URI)
+        rec.fail("resources.unknown", "an unknown URI was read successfully")
+    except McpError as exc:
+        if stateless:
+            if exc.code == rpc.INVALID_PARAMS:
+                rec.ok("resources.unknown", f"error {exc.code}")
+            elif exc.code == rpc.RESOURCE_NOT_FOUND_LEGACY:
+                rec.fail("resources.unknown", f"error -32002, which {revision} servers must not emit (use -32602)")
+            else:
+                rec.fail("resources.unknown", f"error {exc.code}, {revision} requires -32602")
+        elif exc.code in (rpc.RESOURCE_NOT_FOUND_LEGACY, rpc.INVALID_PARAMS):
+            rec.ok("resources.unknown", f"error {exc.code}")
+        else:
+            rec.warn("resources.unknown", f"error {exc.code}, the spec names -32002")
+    except RemoteProtocolError as exc:
+        rec.fail("resources.unknown", f"an unknown URI got an invalid answer: {exc}")
+
+
+async def _prompts(tour: Tour) -> None:
+    rec, client, revision = tour.rec, tour.client, tour.revision
+    caps = client.server_capabilities
+    try:
+        prompts = await client.list_prompts()
+        rec.ok("prompts.list", f"{len(prompts)} prompts")
+    except TrimcpError as exc:
+        rec.fail("prompts.list", str(exc))
+        return
+    if not prompts:
+        rec.skip("prompts.get", "the server lists no prompts")
+    # 2024-11-05 has no completions capability: completion/complete is simply there or not.
+    can_complete = "completions" in caps or not get_revision(revision).completions_capability
+    for prompt in prompts[:50]:
+        required = [a.name for a in (prompt.arguments or []) if a.required]
+        args = {name: await _suggest(client, can_complete, prompt.name, name) for name in required}
+        try:
+            result = await client.get_prompt(prompt.name, args or None)
+            rec.ok("prompts.get", f"fetched {min(len(prompts), 50)} prompts")
+            if not result.messages:
+                rec.warn("prompts.get", f"{prompt.name}: no messages")
+        except McpError as exc:
+            # With invented arguments an error may be the server's right answer: -32602 is
+            # exactly that; any other code is worth a look.
+            if args and exc.code == rpc.INVALID_PARAMS:
+                rec.skip("prompts.get", f"{prompt.name}: invented arguments {args} refused with -32602")
+            else:
+                (rec.warn if args else rec.fail)("prompts.get", f"{prompt.name} {args or ''}: {exc}")
+        except TrimcpError as exc:
+            rec.fail("prompts.get", f"{prompt.name}: {exc}")
+    if can_complete:
+        await _complete(rec, client, prompts, "completions" in caps)
+    else:
+        rec.skip("completion.complete", "the server does not advertise completions")
+
+
+async def _complete(rec: Results, client: ClientSession, prompts: list[s.Prompt], advertised: bool) -> None:
+    target = next((p for p in prompts if p.arguments), None)
+    if target is None or not target.arguments:
+        rec.skip("completion.complete", "no prompt with arguments to complete")
+        return
+    try:
+        done = await client.complete({"type": "ref/prompt", "name": target.name}, target.arguments[0].name, "")
+        rec.ok("completion.complete", f"{len(done.completion.values)} values")
+    except McpError as exc:
+        if not advertised and exc.code == rpc.METHOD_NOT_FOUND:
+            rec.skip("completion.complete", "the server does not implement completion/complete")
+        else:
+            rec.fail("completion.complete", str(exc))
+    except TrimcpError as exc:
+        rec.fail("completion.complete", str(exc))
+
+
+async def _suggest(client: ClientSession, can_complete: bool, prompt: str, argument: str) -> str:
+    """A plausible argument value: the server's own first completion, else "test"."""
+    if can_complete:
+        try:
+            done = await client.complete({"type": "ref/prompt", "name": prompt}, argument, "")
+            if done.completion.values:
+                return done.completion.values[0]
+        except TrimcpError:
+            pass
+    return "test"

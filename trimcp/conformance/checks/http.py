@@ -1,0 +1,206 @@
+"""Streamable HTTP transport checks: raw exchanges against the target URL.
+
+Theory of operation
+-------------------
+These run after the tour, for ``http://``/``https://`` targets only (for
+every other target each ``http.*`` check is ``skip`` "not an HTTP target").
+Each sends hand-made requests (``rawhttp.request``, one TCP connection each,
+bounded by the run's timeout) to the endpoint, in the era the tour
+negotiated:
+
+* handshake era (2025-03-26 .. 2025-11-25; spec ``basic/transports``): a
+  fresh ``initialize`` (``http.content-type`` for its answer,
+  ``http.session-id`` for the id it hands out), ``notifications/initialized``
+  (``http.notification-202``), ``ping`` with MCP-Protocol-Version 1999-01-01
+  (``http.protocol-version``, 2025-06-18 on), ``ping`` naming a session
+  nobody issued (``http.unknown-session``), GET (``http.get-stream``: an
+  event stream or 405; only the head is read), DELETE (``http.delete``: 405,
+  or 2xx and then 404 for the ended session);
+* stateless era (2026-07-28; ``basic/transports/streamable-http``):
+  ``server/discover`` with the mirrored headers (``http.content-type``),
+  without ``Mcp-Method`` and with a wrong one (``http.method-header``: 400 and
+  -32020), with MCP-Protocol-Version 1999-01-01 (``http.protocol-version``:
+  400), GET and DELETE (``http.no-get``: 405);
+* both: an ``initialize``/``server/discover`` carrying
+  ``Origin: http://trimcp-check.invalid`` (``http.origin``: 403).
+
+The spec puts no rule on the *server* for a POST lacking the
+``Accept: application/json, text/event-stream`` header (the MUST is the
+client's), so there is no check for it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from ..._sansio import jsonrpc as rpc
+from ..._sansio.revisions import Era, get_revision
+from .probes import BOGUS_REVISION, CLIENT_INFO, envelope
+from ..rawhttp import ProbeError, RawResponse, request
+from ..results import Results
+
+__all__ = ["HTTP_CHECKS", "check_http_transport", "is_http_target", "skip_http"]
+
+HTTP_CHECKS: Final = (
+    "http.origin", "http.content-type", "http.notification-202", "http.session-id", "http.unknown-session",
+    "http.delete", "http.get-stream", "http.protocol-version", "http.method-header", "http.no-get",
+)
+FOREIGN_ORIGIN: Final = "http://trimcp-check.invalid"
+UNKNOWN_SESSION: Final = "trimcp-check-no-such-session"
+_ACCEPT: Final = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+_ANSWER_TYPES: Final = ("application/json", "text/event-stream")
+
+
+def is_http_target(target: str) -> bool:
+    return target.startswith(("http://", "https://"))
+
+
+def skip_http(rec: Results, reason: str = "not an HTTP target") -> None:
+    for check in HTTP_CHECKS:
+        rec.skip(check, reason)
+
+
+async def check_http_transport(rec: Results, url: str, revision: str, timeout: float) -> None:
+    """Run the ``http.*`` checks that apply to ``revision`` against ``url``."""
+    if get_revision(revision).era is Era.STATELESS:
+        await _stateless(rec, url, revision, timeout)
+    elif revision >= "2025-03-26":
+        await _handshake(rec, url, revision, timeout)
+
+
+def _visible_ascii(value: str) -> bool:
+    return bool(value) and all("\x21" <= c <= "\x7e" for c in value)
+
+
+def _content_type(rec: Results, what: str, resp: RawResponse) -> None:
+    if resp.status != 200:
+        rec.fail("http.content-type", f"{what}: HTTP {resp.status}")
+    elif resp.content_type in _ANSWER_TYPES:
+        rec.ok("http.content-type", f"{what}: {resp.content_type}")
+    else:
+        rec.fail("http.content-type", f"{what}: Content-Type {resp.header('content-type')!r}")
+
+
+def _expect(rec: Results, check: str, what: str, resp: RawResponse, *wanted: int) -> bool:
+    if resp.status in wanted:
+        rec.ok(check, f"{what}: {resp.status}")
+        return True
+    rec.fail(check, f"{what}: HTTP {resp.status}, expected {' or '.join(map(str, wanted))}")
+    return False
+
+
+# --------------------------------------------------------------------------- handshake era
+
+
+async def _handshake(rec: Results, url: str, revision: str, timeout: float) -> None:
+    init = rpc.message_to_obj(rpc.Request(1, "initialize", {
+        "protocolVersion": revision, "capabilities": {}, "clientInfo": CLIENT_INFO,
+    }))
+    try:
+        first = await request(url, "POST", _ACCEPT, init, timeout=timeout)
+    except ProbeError as exc:
+        rec.fail("http.content-type", f"initialize: {exc}")
+        await _origin(rec, url, init, {}, timeout)
+        return
+    _content_type(rec, "initialize", first)
+    sid = first.header("mcp-session-id")
+    base = {**_ACCEPT}
+    if revision >= "2025-06-18":
+        base["MCP-Protocol-Version"] = revision
+    if sid is None:
+        rec.skip("http.session-id", "the server issues no session id")
+        rec.skip("http.unknown-session", "the server issues no session id")
+        rec.skip("http.delete", "the server issues no session id")
+    elif _visible_ascii(sid):
+        rec.ok("http.session-id", f"{len(sid)} characters")
+        base["Mcp-Session-Id"] = sid
+    else:
+        rec.fail("http.session-id", f"Mcp-Session-Id {sid!r}")
+        base["Mcp-Session-Id"] = sid
+    try:
+        await _handshake_steps(rec, url, revision, base, sid, timeout)
+    except ProbeError as exc:
+        rec.fail("http.content-type", f"the session broke: {exc}")
+    await _origin(rec, url, init, {}, timeout)
+
+
+async def _handshake_steps(
+    rec: Results, url: str, revision: str, base: dict[str, str], sid: str | None, timeout: float
+) -> None:
+    note = rpc.message_to_obj(rpc.Notification("notifications/initialized", None))
+    resp = await request(url, "POST", base, note, timeout=timeout)
+    if _expect(rec, "http.notification-202", "notifications/initialized", resp, 202) and resp.body.strip():
+        rec.fail("http.notification-202", f"202 with a body of {len(resp.body)} bytes")
+    ping = rpc.message_to_obj(rpc.Request(2, "ping", None))
+    if revision >= "2025-06-18":
+        resp = await request(url, "POST", {**base, "MCP-Protocol-Version": BOGUS_REVISION}, ping, timeout=timeout)
+        _expect(rec, "http.protocol-version", f"ping with MCP-Protocol-Version {BOGUS_REVISION}", resp, 400)
+    if sid is not None:
+        resp = await request(url, "POST", {**base, "Mcp-Session-Id": UNKNOWN_SESSION}, ping, timeout=timeout)
+        _expect(rec, "http.unknown-session", "ping naming an unknown session", resp, 404)
+    get_headers = {k: v for k, v in base.items() if k != "Content-Type"} | {"Accept": "text/event-stream"}
+    resp = await request(url, "GET", get_headers, timeout=timeout, read_body=False)
+    if resp.status == 405:
+        rec.ok("http.get-stream", "405: no standalone stream")
+    elif resp.status == 200 and resp.content_type == "text/event-stream":
+        rec.ok("http.get-stream", "text/event-stream")
+    else:
+        rec.fail("http.get-stream", f"HTTP {resp.status} {resp.header('content-type') or ''}".strip())
+    if sid is None:
+        return
+    resp = await request(url, "DELETE", get_headers, timeout=timeout)
+    if resp.status == 405:
+        rec.ok("http.delete", "405: the client may not end sessions")
+    elif 200 <= resp.status < 300:
+        after = await request(url, "POST", base, rpc.message_to_obj(rpc.Request(3, "ping", None)), timeout=timeout)
+        _expect(rec, "http.delete", f"DELETE answered {resp.status}, then ping in the ended session", after, 404)
+    else:
+        rec.fail("http.delete", f"DELETE answered HTTP {resp.status}, expected 2xx or 405")
+
+
+async def _origin(rec: Results, url: str, body: dict[str, Any], extra: dict[str, str], timeout: float) -> None:
+    try:
+        resp = await request(url, "POST", {**_ACCEPT, **extra, "Origin": FOREIGN_ORIGIN}, body, timeout=timeout)
+    except ProbeError as exc:
+        rec.fail("http.origin", str(exc))
+        return
+    _expect(rec, "http.origin", f"Origin {FOREIGN_ORIGIN}", resp, 403)
+    sid = resp.header("mcp-session-id")
+    if resp.status == 200 and sid:
+        # The server opened a session for the foreign page: end it again (best effort).
+        try:
+            await request(url, "DELETE", {"Mcp-Session-Id": sid}, timeout=timeout)
+        except ProbeError:
+            pass
+
+
+# --------------------------------------------------------------------------- stateless era
+
+
+async def _stateless(rec: Results, url: str, revision: str, timeout: float) -> None:
+    body = rpc.message_to_obj(rpc.Request(1, "server/discover", {"_meta": envelope(revision)}))
+    base = {**_ACCEPT, "MCP-Protocol-Version": revision, "Mcp-Method": "server/discover"}
+    try:
+        _content_type(rec, "server/discover", await request(url, "POST", base, body, timeout=timeout))
+        for what, headers in (
+            ("without Mcp-Method", {k: v for k, v in base.items() if k != "Mcp-Method"}),
+            ("with Mcp-Method tools/list", {**base, "Mcp-Method": "tools/list"}),
+        ):
+            resp = await request(url, "POST", headers, body, timeout=timeout)
+            code = resp.error_code()
+            if resp.status == 400 and code == rpc.HEADER_MISMATCH:
+                rec.ok("http.method-header", f"server/discover {what}: 400, -32020")
+            else:
+                rec.fail("http.method-header", f"server/discover {what}: HTTP {resp.status}, error {code}")
+        resp = await request(url, "POST", {**base, "MCP-Protocol-Version": BOGUS_REVISION}, body, timeout=timeout)
+        _expect(rec, "http.protocol-version", f"MCP-Protocol-Version {BOGUS_REVISION}", resp, 400)
+        plain = {"Accept": "text/event-stream", "MCP-Protocol-Version": revision}
+        for method in ("GET", "DELETE"):
+            resp = await request(url, method, plain, timeout=timeout, read_body=False)
+            if resp.status == 405:
+                rec.ok("http.no-get", "GET and DELETE: 405")
+            else:
+                rec.warn("http.no-get", f"{method}: HTTP {resp.status}, the spec advises 405")
+    except ProbeError as exc:
+        rec.fail("http.content-type", str(exc))
+    await _origin(rec, url, body, {"MCP-Protocol-Version": revision, "Mcp-Method": "server/discover"}, timeout)

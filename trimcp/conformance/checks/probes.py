@@ -1,0 +1,265 @@
+"""Probes that need a pristine connection and raw JSON-RPC.
+
+Theory of operation
+-------------------
+Some checks ask the server something a correct client never says: a revision
+that does not exist (``1999-01-01``), a stateless-era request without its
+``_meta`` envelope, an InputRequiredResult retry whose ``requestState`` was
+altered, a request declaring no client capabilities.  The trimcp client
+rightly refuses to send these, so each probe opens a *new* connection through
+the run's ``Connector`` (another server process on stdio), writes the
+messages itself and reads the answers by id, skipping whatever else the
+server sends meanwhile.  One connection per probe: a server that drops the
+connection after a malformed request must not fail the next probe too.
+
+* ``lifecycle.unsupported-version`` (handshake era): ``initialize`` offering
+  1999-01-01 must be answered with a revision the server supports.
+* ``stateless.unsupported-version``: ``server/discover`` and a list request
+  declaring 1999-01-01 must get -32022 whose ``data`` names the supported
+  revisions (the one in use among them) and echoes the requested one.
+* ``stateless.missing-envelope``: after a proper ``server/discover`` (so a
+  dual-era server knows it is spoken to in the stateless era), a list request
+  without ``_meta`` must get -32602.
+* ``mrtr.input-required`` / ``mrtr.tampered-state``: the request that asked
+  for input during the tour is re-sent declaring no capabilities (it must not
+  ask for what was not declared), then with them, its input answered, and
+  the retry carrying a ``requestState`` with one character changed (it should
+  be refused).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import trio
+
+from ..._errors import TrimcpError
+from ..._sansio import jsonrpc as rpc
+from ..._sansio import schema as s
+from ..._sansio.connection import stateless as sl
+from ..._sansio.revisions import ALL_VERSIONS
+from ..._trio.stream import MessageStream
+from ..results import Connector, Results
+
+BOGUS_REVISION = "1999-01-01"
+CLIENT_INFO = {"name": "trimcp-check", "version": "0"}
+#: Canned answers to the input requests of an InputRequiredResult.
+CANNED_INPUT: dict[str, dict[str, Any]] = {
+    "elicitation/create": {"action": "decline"},
+    "sampling/createMessage": {
+        "role": "assistant", "content": {"type": "text", "text": "trimcp check"}, "model": "trimcp-check",
+    },
+    "roots/list": {"roots": []},
+}
+
+Answer = rpc.Response | rpc.ErrorResponse
+Ask = Callable[[rpc.Request], Awaitable[Answer]]
+
+
+class ProbeFailed(Exception):
+    """The probe connection broke or went silent."""
+
+
+async def exchange(connect: Connector, requests: Sequence[rpc.Request], timeout: float) -> list[Answer]:
+    """Open a connection, send each request after the previous one is answered, return the answers."""
+    async with probe_connection(connect, timeout) as ask:
+        return [await ask(request) for request in requests]
+
+
+@asynccontextmanager
+async def probe_connection(connect: Connector, timeout: float) -> AsyncIterator[Ask]:
+    """A fresh connection and ``ask(request) -> answer``; the whole block runs under ``timeout``.
+
+    A broken or silent connection raises ``ProbeFailed``."""
+    try:
+        with trio.fail_after(timeout):
+            async with connect() as stream:
+
+                async def ask(request: rpc.Request) -> Answer:
+                    await stream.send(request)
+                    return await _answer_to(stream, request.id)
+
+                yield ask
+    except (TrimcpError, trio.TooSlowError) as exc:
+        raise ProbeFailed(f"{type(exc).__name__} {exc}".strip()) from exc
+
+
+async def _answer_to(stream: MessageStream, request_id: rpc.RequestId) -> Answer:
+    while True:
+        parsed = rpc.parse_payload(await stream.receive())
+        for msg in parsed.messages:
+            if isinstance(msg, (rpc.Response, rpc.ErrorResponse)) and msg.id == request_id:
+                return msg
+
+
+def envelope(revision: str, capabilities: dict[str, Any] | None = None, version: str | None = None) -> dict[str, Any]:
+    return sl.build_envelope(version or revision, capabilities or {}, CLIENT_INFO, None)
+
+
+def list_method(capabilities: dict[str, Any]) -> str | None:
+    """A harmless request the server advertised, to probe with."""
+    for feature in ("tools", "prompts", "resources"):
+        if feature in capabilities:
+            return f"{feature}/list"
+    return None
+
+
+# --------------------------------------------------------------------------- handshake era
+
+
+async def probe_handshake_version(rec: Results, connect: Connector, timeout: float) -> None:
+    request = rpc.Request(0, "initialize", {
+        "protocolVersion": BOGUS_REVISION, "capabilities": {}, "clientInfo": CLIENT_INFO,
+    })
+    try:
+        [answer] = await exchange(connect, [request], timeout)
+    except ProbeFailed as exc:
+        rec.fail("lifecycle.unsupported-version", f"no answer: {exc}")
+        return
+    if isinstance(answer, rpc.Response):
+        chosen = answer.result.get("protocolVersion")
+        if chosen in ALL_VERSIONS:
+            rec.ok("lifecycle.unsupported-version", f"offered {BOGUS_REVISION}, got {chosen}")
+        else:
+            rec.fail("lifecycle.unsupported-version", f"offered {BOGUS_REVISION}, got {chosen!r}")
+    else:
+        rec.fail("lifecycle.unsupported-version", f"answered with an error: {answer.error.message}")
+
+
+# --------------------------------------------------------------------------- stateless era
+
+
+async def probe_stateless_version(
+    rec: Results, connect: Connector, revision: str, capabilities: dict[str, Any], timeout: float
+) -> None:
+    check = "stateless.unsupported-version"
+    meta = {"_meta": envelope(revision, version=BOGUS_REVISION)}
+    requests = [rpc.Request(0, "server/discover", meta)]
+    method = list_method(capabilities)
+    if method is not None:
+        requests.append(rpc.Request(1, method, meta))
+    try:
+        answers = await exchange(connect, requests, timeout)
+    except ProbeFailed as exc:
+        rec.fail(check, f"no answer: {exc}")
+        return
+    for request, answer in zip(requests, answers, strict=True):
+        problem = _unsupported_version_problem(answer, revision)
+        if problem:
+            rec.fail(check, f"{request.method} declaring {BOGUS_REVISION}: {problem}")
+            return
+    rec.ok(check, f"-32022 to {' and '.join(r.method for r in requests)}")
+
+
+def _unsupported_version_problem(answer: Answer, revision: str) -> str | None:
+    if isinstance(answer, rpc.Response):
+        return "answered with a result"
+    err = answer.error
+    if err.code != rpc.UNSUPPORTED_PROTOCOL_VERSION:
+        return f"error {err.code} ({err.message}), not -32022"
+    try:
+        data = s.parse_error_data(err.code, err.data)
+    except s.SchemaError as exc:
+        return f"error data: {exc}"
+    assert isinstance(data, s.UnsupportedProtocolVersionErrorData)
+    if data.requested != BOGUS_REVISION:
+        return f"data.requested is {data.requested!r}"
+    if revision not in data.supported:
+        return f"data.supported {data.supported} lacks {revision}, the revision in use"
+    return None
+
+
+async def probe_missing_envelope(
+    rec: Results, connect: Connector, revision: str, capabilities: dict[str, Any], timeout: float,
+    dual_era: bool,
+) -> None:
+    check = "stateless.missing-envelope"
+    method = list_method(capabilities) or "server/discover"
+    requests = [
+        rpc.Request(0, "server/discover", {"_meta": envelope(revision)}),
+        rpc.Request(1, method, {}),
+    ]
+    try:
+        answers = await exchange(connect, requests, timeout)
+    except ProbeFailed as exc:
+        rec.fail(check, f"no answer: {exc}")
+        return
+    answer = answers[1]
+    if isinstance(answer, rpc.Response):
+        rec.fail(check, f"{method} without _meta was answered with a result")
+    elif answer.error.code == rpc.INVALID_PARAMS:
+        rec.ok(check, f"{method} without _meta: -32602")
+    elif dual_era:
+        # A dual-era server may take an envelope-less request for a legacy one.
+        rec.warn(check, f"{method} without _meta: error {answer.error.code}, the spec names -32602")
+    else:
+        rec.fail(check, f"{method} without _meta: error {answer.error.code}, not -32602")
+
+
+async def probe_input_requests(
+    rec: Results,
+    connect: Connector,
+    revision: str,
+    capabilities: dict[str, Any],
+    original: rpc.Request,
+    timeout: float,
+) -> None:
+    """Re-send ``original`` (a request that asked for input) without, then with, capabilities."""
+    params = {k: v for k, v in (original.params or {}).items() if k not in ("_meta", "inputResponses", "requestState")}
+    bare = rpc.Request(0, original.method, {**params, "_meta": envelope(revision, {})})
+    full = rpc.Request(1, original.method, {**params, "_meta": envelope(revision, capabilities)})
+    stage = "mrtr.input-required"
+    try:
+        async with probe_connection(connect, timeout) as ask:
+            _judge_undeclared(rec, original, await ask(bare))
+            first = await ask(full)
+            stage = "mrtr.tampered-state"
+            await _tampered_state(rec, ask, original, full, first)
+    except ProbeFailed as exc:
+        rec.fail(stage, f"re-sending {_describe(original)}: {exc}")
+
+
+def _judge_undeclared(rec: Results, original: rpc.Request, answer: Answer) -> None:
+    # An error (-32021) or a result without input are both fine; the retries were judged already.
+    if isinstance(answer, rpc.Response) and answer.result.get("resultType") == sl.RESULT_INPUT_REQUIRED:
+        problem = sl.input_required_problem(answer.result, {})
+        if problem:
+            rec.fail("mrtr.input-required", f"{_describe(original)} declaring no capabilities: {problem}")
+
+
+async def _tampered_state(rec: Results, ask: Ask, original: rpc.Request, full: rpc.Request, first: Answer) -> None:
+    check = "mrtr.tampered-state"
+    if not (isinstance(first, rpc.Response) and first.result.get("resultType") == sl.RESULT_INPUT_REQUIRED):
+        rec.skip(check, f"{_describe(original)} did not ask for input again")
+        return
+    state = first.result.get("requestState")
+    if not isinstance(state, str) or not state:
+        rec.skip(check, f"{_describe(original)}: the InputRequiredResult has no requestState")
+        return
+    requests = first.result.get("inputRequests") or {}
+    responses = {
+        key: CANNED_INPUT.get(str(req.get("method")), {}) for key, req in requests.items() if isinstance(req, dict)
+    }
+    retry = rpc.Request(2, full.method, sl.retry_params(full.params, responses, tamper(state)))
+    answer = await ask(retry)
+    if isinstance(answer, rpc.ErrorResponse):
+        rec.ok(check, f"modified requestState refused with {answer.error.code}")
+    elif answer.result.get("resultType") == sl.RESULT_INPUT_REQUIRED:
+        rec.ok(check, "modified requestState not trusted: the server asked for input again")
+    else:
+        rec.warn(check, f"{_describe(original)} completed with a modified requestState")
+
+
+def tamper(state: str) -> str:
+    """``state`` with the character in the middle replaced by another."""
+    pos = len(state) // 2
+    swap = "A" if state[pos] != "A" else "B"
+    return state[:pos] + swap + state[pos + 1:]
+
+
+def _describe(request: rpc.Request) -> str:
+    params = request.params or {}
+    target = params.get("name") or params.get("uri")
+    return f"{request.method} {target}" if target else request.method

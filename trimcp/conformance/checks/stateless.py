@@ -1,0 +1,317 @@
+"""Checks of the stateless era (2026-07-28): discovery, envelopes, results, input, caching.
+
+Theory of operation
+-------------------
+The client negotiated with ``server/discover``; ``check_discover`` judges
+the DiscoverResult it kept.  ``stateless_tour`` runs what only this era has:
+the logging tool called once *with* a ``logLevel`` (every other request of
+the run carries none, so any other ``notifications/message`` breaks the
+logging rule) and a ``subscriptions/listen`` stream opened and acknowledged.
+
+Most checks are read off the recorded conversation afterwards
+(``check_stateless_conversation``), since the trimcp client is lenient where
+a server must be strict (an absent ``resultType`` is read as ``"complete"``):
+every result must carry ``resultType`` and, by SHOULD, the server's identity;
+cacheable complete results carry ``ttlMs``/``cacheScope``; every
+InputRequiredResult the read-only calls met must be well-formed, ask only
+for capabilities the client declared, and be followed by a retry (same
+method and target, ``requestState`` echoed) that the server answers with a
+result.  ``input_target`` picks, from those, the request the raw probes in
+``probes.py`` re-send.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import trio
+
+from ..._errors import McpError, RequestTimeout, TrimcpError
+from ..._sansio import jsonrpc as rpc
+from ..._sansio import schema as s
+from ..._sansio.connection import stateless as sl
+from ..._trio.client.client_session import ClientSession
+from ..recorder import RecordingStream
+from ..results import Results, Tour
+from ..values import example_arguments
+
+CACHE_SCOPES = ("public", "private")
+LOG_MESSAGE = "notifications/message"
+
+
+# --------------------------------------------------------------------------- discovery
+
+
+def check_discover(rec: Results, client: ClientSession) -> None:
+    result = client.discover_result or {}
+    problems: list[str] = []
+    supported = result.get("supportedVersions")
+    if not isinstance(supported, list) or client.protocol_version not in supported:
+        problems.append(f"supportedVersions {supported!r} lacks {client.protocol_version}")
+    if not isinstance(result.get("capabilities"), dict):
+        problems.append("no capabilities object")
+    hint = _cache_hint_problem(result)
+    if hint:
+        problems.append(hint)
+    if problems:
+        rec.fail("discover.result", "; ".join(problems))
+    else:
+        rec.ok("discover.result", f"supportedVersions {', '.join(supported or [])}; ttlMs {result['ttlMs']}")
+    info = _server_info(result)
+    if info is None:
+        rec.warn("discover.server-info", "no _meta io.modelcontextprotocol/serverInfo with name and version")
+    else:
+        rec.ok("discover.server-info", f"{info['name']} {info['version']}")
+
+
+def _server_info(result: dict[str, Any]) -> dict[str, Any] | None:
+    meta = result.get("_meta")
+    info = meta.get(sl.SERVER_INFO_KEY) if isinstance(meta, dict) else None
+    if isinstance(info, dict) and isinstance(info.get("name"), str) and isinstance(info.get("version"), str):
+        return info
+    return None
+
+
+def _cache_hint_problem(result: dict[str, Any]) -> str | None:
+    ttl = result.get("ttlMs")
+    if not isinstance(ttl, int) or isinstance(ttl, bool) or ttl < 0:
+        return "no ttlMs" if ttl is None else f"ttlMs {ttl!r} is not an integer >= 0"
+    scope = result.get("cacheScope")
+    if scope not in CACHE_SCOPES:
+        return "no cacheScope" if scope is None else f"cacheScope {scope!r} is not public or private"
+    return None
+
+
+# --------------------------------------------------------------------------- the live part
+
+
+async def stateless_tour(tour: Tour) -> None:
+    await _log_with_level(tour)
+    await _listen(tour)
+
+
+def _logging_tool(tour: Tour) -> s.Tool | None:
+    called = set(tour.called_tools)
+    return next((t for t in tour.tools if t.name in called and "log" in t.name.lower()), None)
+
+
+async def _log_with_level(tour: Tour) -> None:
+    """Call the logging tool once with logLevel debug (the messages it sends are allowed)."""
+    tool = _logging_tool(tour)
+    if tool is None:
+        return
+    args = example_arguments(tool.input_schema) or {}
+    start = len(tour.recording.received)
+    tour.client.log_level = "debug"
+    try:
+        await tour.client.call_tool(tool.name, args)
+    except TrimcpError:
+        pass  # tools.call-read-only judged this tool already
+    finally:
+        tour.client.log_level = None
+        tour.log_windows.append((start, len(tour.recording.received)))
+
+
+async def _listen(tour: Tour) -> None:
+    check = "subscriptions.listen"
+    client, caps = tour.client, tour.client.server_capabilities
+    flags = {
+        "tools_list_changed": _flag(caps, "tools", "listChanged"),
+        "prompts_list_changed": _flag(caps, "prompts", "listChanged"),
+        "resources_list_changed": _flag(caps, "resources", "listChanged"),
+    }
+    uris = tour.resource_uris[:1] if _flag(caps, "resources", "subscribe") else []
+    if not any(flags.values()) and not uris:
+        rec_detail = "the server advertises no listChanged or resources.subscribe capability"
+        tour.rec.skip(check, rec_detail)
+        return
+    ack_timeout = min(tour.request_timeout, 10.0)
+    try:
+        with trio.fail_after(ack_timeout + 5):
+            async with client.listen(**flags, resource_uris=uris, ack_timeout=ack_timeout) as sub:
+                requested, acknowledged, sub_id = sub.requested, sub.acknowledged, sub.id
+    except McpError as exc:
+        tour.rec.warn(check, f"subscriptions/listen refused: {exc.code} {exc.message}")
+        return
+    except (RequestTimeout, trio.TooSlowError):
+        tour.rec.warn(check, f"subscriptions/listen was not acknowledged within {ack_timeout} s")
+        return
+    except TrimcpError as exc:
+        tour.rec.warn(check, f"subscriptions/listen failed: {exc}")
+        return
+    if acknowledged is None:
+        tour.rec.warn(check, "the listen request was answered without an acknowledgment")
+        return
+    extra = _beyond(requested, acknowledged)
+    first = _first_on_subscription(tour.recording, sub_id)
+    if extra:
+        tour.rec.warn(check, f"acknowledged more than was requested: {', '.join(extra)}")
+    elif first is not None and first != "notifications/subscriptions/acknowledged":
+        tour.rec.warn(check, f"{first} came before the acknowledgment")
+    else:
+        granted = sorted(k for k, v in acknowledged.items() if v)
+        tour.rec.ok(check, f"acknowledged {', '.join(granted) or 'nothing'}")
+
+
+def _flag(caps: dict[str, Any], feature: str, flag: str) -> bool:
+    node = caps.get(feature)
+    return isinstance(node, dict) and node.get(flag) is True
+
+
+def _beyond(requested: dict[str, Any], acknowledged: dict[str, Any]) -> list[str]:
+    out = [k for k, v in acknowledged.items() if v is True and requested.get(k) is not True
+           and k != "resourceSubscriptions"]
+    asked = set(requested.get("resourceSubscriptions") or [])
+    granted = acknowledged.get("resourceSubscriptions")
+    if isinstance(granted, list):
+        out.extend(str(u) for u in granted if u not in asked)
+    return out
+
+
+def _first_on_subscription(recording: RecordingStream, sub_id: rpc.RequestId | None) -> str | None:
+    for _, msg in recording.messages():
+        if isinstance(msg, rpc.Notification) and isinstance(msg.params, dict):
+            meta = msg.params.get("_meta")
+            if isinstance(meta, dict) and sub_id is not None and meta.get(sl.SUBSCRIPTION_ID_KEY) == sub_id:
+                return msg.method
+    return None
+
+
+# --------------------------------------------------------------------------- the recording
+
+
+def check_stateless_conversation(tour: Tour, server_requests: list[str]) -> None:
+    recording, rec = tour.recording, tour.rec
+    missing_type: list[str] = []
+    bad_type: list[str] = []
+    no_info: set[str] = set()
+    hint_problems: list[str] = []
+    cacheable = total = 0
+    for request_id, (_, answer) in recording.answers().items():
+        method = recording.sent_methods.get(request_id)
+        if method is None or not isinstance(answer, rpc.Response):
+            continue
+        total += 1
+        result = answer.result
+        kind = result.get("resultType")
+        if "resultType" not in result:
+            missing_type.append(method)
+        elif kind not in (sl.RESULT_COMPLETE, sl.RESULT_INPUT_REQUIRED):
+            bad_type.append(f"{method}: resultType {kind!r}")
+        elif kind == sl.RESULT_INPUT_REQUIRED and method not in sl.MRTR_METHODS:
+            bad_type.append(f"{method}: input_required is not allowed there")
+        if _server_info(result) is None:
+            no_info.add(method)
+        if kind in (None, sl.RESULT_COMPLETE) and method in s.CACHEABLE_METHODS:
+            cacheable += 1
+            problem = _cache_hint_problem(result)
+            if problem:
+                hint_problems.append(f"{method}: {problem}")
+    if missing_type or bad_type:
+        shown = [f"{m}: no resultType" for m in sorted(set(missing_type))] + bad_type
+        count = len(missing_type) + len(bad_type)
+        rec.fail("stateless.result-type", f"{count} results without a valid resultType: " + "; ".join(shown[:4]))
+    elif total:
+        rec.ok("stateless.result-type", f"{total} results")
+    if no_info:
+        rec.warn("stateless.server-info", f"no serverInfo in results of {', '.join(sorted(no_info)[:6])}")
+    elif total:
+        rec.ok("stateless.server-info", f"{total} results")
+    if hint_problems:
+        rec.fail("caching.hints", "; ".join(hint_problems[:4]))
+    elif cacheable:
+        rec.ok("caching.hints", f"{cacheable} cacheable results")
+    _check_input_chains(tour, server_requests)
+    _check_log_messages(tour)
+
+
+def _target(request: rpc.Request) -> Any:
+    params = request.params or {}
+    return params.get("name", params.get("uri"))
+
+
+def _is_retry(request: rpc.Request) -> bool:
+    params = request.params or {}
+    return "inputResponses" in params or "requestState" in params
+
+
+def input_required_answers(recording: RecordingStream) -> list[tuple[int, rpc.Request, rpc.Response]]:
+    out = []
+    for request_id, (index, answer) in recording.answers().items():
+        request = recording.requests.get(request_id)
+        if (
+            request is not None and isinstance(answer, rpc.Response)
+            and answer.result.get("resultType") == sl.RESULT_INPUT_REQUIRED
+        ):
+            out.append((index, request, answer))
+    return sorted(out, key=lambda item: item[0])
+
+
+def _check_input_chains(tour: Tour, server_requests: list[str]) -> None:
+    check, rec, recording = "mrtr.input-required", tour.rec, tour.recording
+    if server_requests:
+        rec.fail(check, f"the server sent requests ({', '.join(sorted(set(server_requests)))}) "
+                        "instead of InputRequiredResults")
+    declared = tour.client.connection.capabilities
+    found = input_required_answers(recording)
+    ordered = sorted(recording.requests.values(), key=lambda r: recording.sent_at[r.id])
+    answers = recording.answers()
+    for index, request, answer in found:
+        what = f"{request.method} {_target(request)}"
+        problem = sl.input_required_problem(answer.result, declared)
+        if problem:
+            rec.fail(check, f"{what}: {problem}")
+            continue
+        state = answer.result.get("requestState")
+        retry = next((
+            r for r in ordered
+            if recording.sent_at[r.id] > index and r.method == request.method and _target(r) == _target(request)
+            and _is_retry(r) and (r.params or {}).get("requestState") == state
+        ), None)
+        if retry is None:
+            if _is_retry(request):
+                # Allowed (a server may ask again until it has what it needs); the client gave up.
+                rec.warn(check, f"{what}: still asking for input after the harness's last retry")
+            else:
+                rec.fail(check, f"{what}: no retry followed the InputRequiredResult")
+            continue
+        retry_answer = answers.get(retry.id)
+        if retry_answer is None:
+            rec.fail(check, f"{what}: the retry got no answer")
+        elif isinstance(retry_answer[1], rpc.ErrorResponse):
+            err = retry_answer[1].error
+            rec.fail(check, f"{what}: the retry with inputResponses was refused: {err.code} {err.message}")
+    if found:
+        rec.ok(check, f"{len(found)} InputRequiredResults answered and retried")
+
+
+def input_target(recording: RecordingStream) -> rpc.Request | None:
+    """A first-round request that asked for input: elicitation only and a requestState preferred."""
+    first_rounds = [(req, ans) for _, req, ans in input_required_answers(recording) if not _is_retry(req)]
+
+    def rank(item: tuple[rpc.Request, rpc.Response]) -> int:
+        result = item[1].result
+        asks = result.get("inputRequests")
+        methods = {r.get("method") for r in asks.values() if isinstance(r, dict)} if isinstance(asks, dict) else set()
+        return (0 if isinstance(result.get("requestState"), str) else 2) + (0 if methods == {"elicitation/create"} else 1)
+
+    return min(first_rounds, key=rank)[0] if first_rounds else None
+
+
+def _check_log_messages(tour: Tour) -> None:
+    check = "stateless.log-level"
+    stray = allowed = 0
+    for index, msg in tour.recording.messages():
+        if isinstance(msg, rpc.Notification) and msg.method == LOG_MESSAGE:
+            if any(start <= index < end for start, end in tour.log_windows):
+                allowed += 1
+            else:
+                stray += 1
+    tool = _logging_tool(tour)
+    if stray:
+        rec_detail = f"{stray} notifications/message for requests without a logLevel"
+        tour.rec.fail(check, rec_detail)
+    elif tool is not None:
+        tour.rec.ok(check, f"none while calling {tool.name} without a logLevel ({allowed} with logLevel debug)")
+    else:
+        tour.rec.skip(check, "no read-only logging tool to call")

@@ -1,0 +1,1 @@
+"""The bundled reference server: an application built on trimcp.server."""

@@ -1,0 +1,1 @@
+"""Serving a Server over HTTP and WebSocket."""

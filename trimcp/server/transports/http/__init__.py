@@ -1,0 +1,1 @@
+"""Serving a Server over Streamable HTTP (both eras) and HTTP+SSE."""

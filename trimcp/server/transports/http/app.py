@@ -1,0 +1,560 @@
+"""Serve a ``Server`` over Streamable HTTP (both eras) and the legacy HTTP+SSE transport.
+
+Theory of operation
+-------------------
+``serve_http`` listens with ``trio.serve_tcp`` (on 127.0.0.1 unless told
+otherwise, as the spec advises for local servers) and speaks HTTP/1.1 with
+h11, one task per TCP connection, keep-alive included.  Each request is
+first checked by the sans-IO rules of ``trimcp._sansio.http.routing``
+(DNS-rebinding defence on ``Origin``/``Host``, routing, content types, the
+body) and then served by era:
+
+* **Handshake era** (2025-03-26 .. 2025-11-25).  A POSTed ``initialize``
+  without a session id opens an ``HttpSession`` (id from ``secrets``, its own
+  server Connection and driver via ``serve_stream``); the answer carries
+  ``Mcp-Session-Id``.  Later requests must name the session (400 when they do
+  not, 404 once it is gone).  A POSTed notification or response is queued and
+  answered 202; a POSTed request is answered with an SSE stream carrying
+  what relates to it and then its answer (``json_response=True``: one JSON
+  body).  SSE streams start with a priming event (id, empty data, ``retry``)
+  for 2025-11-25 sessions and can be resumed: GET with ``Last-Event-ID``.
+  A GET without it opens the session's standalone stream (one at a time: 409
+  for a second; 405 when ``get_stream=False``); DELETE ends the session.
+* **Stateless era** (2026-07-28).  A POST whose body carries the ``_meta``
+  envelope, or whose ``MCP-Protocol-Version`` names that era, is checked
+  against the mirrored headers (``http_server_headers``) and served on a
+  Connection of its own (``RequestStream``): JSON when the answer is all
+  there is (JSON-RPC errors then map to 400/404 as the spec says), SSE when
+  notifications come first (``subscriptions/listen``, progress, logs).  The
+  client closing the connection cancels the request.  GET and DELETE are 405
+  for such clients, and for every client when the server speaks no
+  handshake-era revision.
+* **Legacy HTTP+SSE** (2024-11-05; ``sse_path``/``messages_path``), served
+  by ``legacy_sse``.
+
+``task_status.started`` hands back a ``BoundHttpServer`` (address, URLs, the
+live sessions).  Sessions idle longer than ``session_idle_timeout`` (no
+request in flight, no stream attached) are closed.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from typing import Any
+
+import attrs
+import h11
+import trio
+
+from ...._errors import TransportClosed
+from ...._sansio.http import routing as hs
+from ...._sansio import jsonrpc as rpc
+from ...._sansio.http.routing import HttpError, RequestHead
+from ...._sansio.http.server_headers import check_stateless_request
+from ...._sansio.http.replay import DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_EVENTS, parse_event_id
+from ...._sansio.revisions import Era, get_revision
+from ...app import Server
+from .h11_server import ClientGone, H11Stream
+from .sessions import HttpSession, RequestStream
+from .streams import Mode, Outcome, OutStream, write_response
+from .legacy_sse import LegacyEndpoints
+from ...serve import serve_stream
+from ...server_session import ServerSession
+
+logger = logging.getLogger("trimcp.server.transports.http.app")
+
+#: The first revision whose SSE streams start with a priming event (SEP-1699).
+_PRIMING_FROM = "2025-11-25"
+_SESSION_TERMINATED = HttpError(404, "Not Found: the session ended before the request was answered")
+#: The Connection answers initialize itself: this only guards against a wedged session.
+_INITIALIZE_TIMEOUT = 30.0
+
+
+@attrs.frozen
+class BoundHttpServer:
+    """What ``serve_http`` reports once it listens."""
+
+    host: str
+    port: int
+    mcp_path: str | None
+    sse_path: str | None
+    app: HttpApp
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{hs.authority(self.host, self.port)}"
+
+    @property
+    def url(self) -> str:
+        """The MCP endpoint (or, for a legacy-only server, the SSE endpoint)."""
+        return self.base_url + (self.mcp_path or self.sse_path or "/")
+
+    @property
+    def sse_url(self) -> str | None:
+        return self.base_url + self.sse_path if self.sse_path else None
+
+
+class HttpApp:
+    """The request handling of ``serve_http``; one per listening server."""
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        policy: hs.OriginPolicy,
+        mcp_path: str | None = "/mcp",
+        sse_path: str | None = None,
+        messages_path: str | None = "/messages",
+        json_response: bool = False,
+        get_stream: bool = True,
+        retry_ms: int = 1000,
+        keepalive: float | None = 15.0,
+        replay_events: int = DEFAULT_REPLAY_EVENTS,
+        replay_bytes: int = DEFAULT_REPLAY_BYTES,
+        max_body_size: int = 16 * 1024 * 1024,
+        idle_timeout: float | None = 120.0,
+        session_idle_timeout: float | None = 3600.0,
+    ) -> None:
+        self.server = server
+        self.policy = policy
+        self.mcp_path = mcp_path
+        self.sse_path = sse_path
+        self.messages_path = messages_path if sse_path else None
+        self.json_response = json_response
+        self.get_stream = get_stream
+        self.retry_ms = retry_ms
+        self.keepalive = keepalive
+        self.replay_events = replay_events
+        self.replay_bytes = replay_bytes
+        self.max_body_size = max_body_size
+        self.idle_timeout = idle_timeout
+        self.session_idle_timeout = session_idle_timeout
+        versions = server.supported_versions
+        self.handshake_versions = tuple(v for v in versions if get_revision(v).era is Era.HANDSHAKE)
+        #: Live handshake-era sessions by id.
+        self.sessions: dict[str, HttpSession] = {}
+        self.legacy = LegacyEndpoints(self, messages_path or "/messages")
+        self._nursery: trio.Nursery | None = None
+
+    # ------------------------------------------------------------ connections
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Own the sessions' tasks (and the idle reaper) until cancelled."""
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            if self.session_idle_timeout is not None:
+                nursery.start_soon(self._reap)
+            task_status.started()
+            await trio.sleep_forever()
+
+    @property
+    def nursery(self) -> trio.Nursery:
+        assert self._nursery is not None, "HttpApp.run is not running"
+        return self._nursery
+
+    async def handle_connection(self, stream: trio.abc.Stream) -> None:
+        """Serve every request of one TCP connection."""
+        http = H11Stream(stream, max_body=self.max_body_size)
+        try:
+            while True:
+                try:
+                    got = await http.read_request(self.idle_timeout)
+                except h11.RemoteProtocolError as exc:
+                    if http.can_respond:
+                        await http.respond_error(HttpError(400, f"Bad Request: {exc}", code=None))
+                    return
+                if got is None:
+                    return
+                if isinstance(got, HttpError):
+                    await http.respond_error(got, [("connection", "close")])
+                    return
+                head, body = got
+                try:
+                    await self.handle(http, head, body)
+                except TransportClosed:
+                    if http.can_respond:
+                        await http.respond_error(_SESSION_TERMINATED)
+                if not http.next_cycle():
+                    return
+        except ClientGone:
+            pass
+        except Exception:
+            # A bug must cost one connection, never the listener.
+            logger.exception("HTTP connection failed")
+            if http.can_respond:
+                with trio.move_on_after(1):
+                    await http.respond_error(HttpError(500, "Internal Server Error", code=None))
+        finally:
+            await http.aclose()
+
+    async def handle(self, http: H11Stream, head: RequestHead, body: bytes) -> None:
+        problem = self.policy.check(head)
+        if problem is not None:
+            await http.respond_error(problem)
+            return
+        endpoint = hs.route(
+            head, mcp_path=self.mcp_path, sse_path=self.sse_path, messages_path=self.messages_path
+        )
+        if isinstance(endpoint, HttpError):
+            await http.respond_error(endpoint)
+        elif endpoint is hs.Endpoint.LEGACY_SSE:
+            await self.legacy.get(http, head)
+        elif endpoint is hs.Endpoint.LEGACY_MESSAGES:
+            await self.legacy.post(http, head, body)
+        elif head.method == "POST":
+            await self._post(http, head, body)
+        elif head.method == "GET":
+            await self._get(http, head)
+        else:
+            await self._delete(http, head)
+
+    # ------------------------------------------------------------ POST
+
+    async def _post(self, http: H11Stream, head: RequestHead, body: bytes) -> None:
+        problem = hs.check_content_type(head)
+        message = problem or hs.parse_post(body, max_size=self.max_body_size)
+        if isinstance(message, HttpError):
+            await http.respond_error(message)
+            return
+        if not self.handshake_versions or hs.is_stateless_post(head, message):
+            await self._post_stateless(http, head, message, body)
+            return
+        rid = hs.request_id_of(message)
+        if not head.values(hs.SESSION_HEADER):
+            if isinstance(message, rpc.Request) and message.method == "initialize":
+                await self._initialize(http, head, message, body)
+            else:
+                await http.respond_error(hs.MISSING_SESSION.with_id(rid))
+            return
+        session = await self._session_of(http, head, rid)
+        if session is None:
+            return
+        if not isinstance(message, rpc.Request):
+            await session.submit(body)
+            if (
+                isinstance(message, rpc.Notification)
+                and message.method == "notifications/cancelled"
+            ):
+                session.cancelled((message.params or {}).get("requestId"))
+            await http.respond(202)
+            return
+        json_ok, sse_ok = hs.accepts(head)
+        if not (json_ok or sse_ok):
+            await http.respond_error(hs.NOT_ACCEPTABLE.with_id(rid))
+            return
+        if message.id in session.exchanges:
+            await http.respond_error(
+                HttpError(
+                    409, f"Conflict: request id {message.id!r} is already in flight", request_id=rid
+                )
+            )
+            return
+        sse = sse_ok and not (self.json_response and json_ok)
+        stream = session.open_exchange(message, sse=sse)
+        await session.submit(body, message.id)
+        await self._answer(
+            http, session, stream, mode=Mode.SSE if sse else Mode.JSON, json_ok=json_ok
+        )
+
+    async def _session_of(
+        self, http: H11Stream, head: RequestHead, rid: rpc.RequestId | None
+    ) -> HttpSession | None:
+        """The session a request names (answering 400/404 and returning None when there is none)."""
+        sid = hs.session_id_of(head)
+        if isinstance(sid, HttpError):
+            await http.respond_error(sid.with_id(rid))
+            return None
+        session = self.sessions.get(sid)
+        if session is None or session.closed:
+            await http.respond_error(hs.unknown_session(sid).with_id(rid))
+            return None
+        problem = hs.check_session_version(head, self.handshake_versions)
+        if problem is not None:
+            await http.respond_error(problem.with_id(rid))
+            return None
+        session.touch()
+        return session
+
+    def _priming(self, session: HttpSession) -> bool:
+        version = session.protocol_version
+        return version is not None and version >= _PRIMING_FROM
+
+    async def _answer(
+        self,
+        http: H11Stream,
+        session: HttpSession,
+        stream: OutStream,
+        *,
+        mode: Mode,
+        json_ok: bool,
+        cursor: int = 0,
+        headers: tuple[tuple[str, str], ...] = (),
+    ) -> None:
+        sse = mode is not Mode.JSON
+        outcome = await write_response(
+            http,
+            stream,
+            mode=mode,
+            cursor=cursor,
+            event_ids=sse,
+            priming=sse and self._priming(session),
+            retry_ms=self.retry_ms,
+            keepalive=self.keepalive,
+            headers=headers,
+            json_ok=json_ok,
+        )
+        if outcome is Outcome.COMPLETE:
+            session.stream_done(stream)
+        elif outcome is Outcome.ABORTED and http.can_respond:
+            if stream.cancelled:
+                # JSON mode has to answer something; the client stopped listening anyway.
+                cancelled = HttpError(
+                    200, "request cancelled", code=rpc.INTERNAL_ERROR, request_id=stream.final_id
+                )
+                await http.respond_error(cancelled)
+            else:
+                await http.respond_error(_SESSION_TERMINATED)
+
+    async def _initialize(
+        self, http: H11Stream, head: RequestHead, request: rpc.Request, body: bytes
+    ) -> None:
+        json_ok, sse_ok = hs.accepts(head)
+        if not (json_ok or sse_ok):
+            await http.respond_error(hs.NOT_ACCEPTABLE.with_id(request.id))
+            return
+        session = HttpSession(
+            secrets.token_urlsafe(32),
+            replay_events=self.replay_events,
+            replay_bytes=self.replay_bytes,
+        )
+        self.sessions[session.id] = session
+        session.server_session = await self.nursery.start(self._run_session, session)
+        stream = session.open_exchange(request, sse=False)
+        await session.submit(body, request.id)
+        with trio.move_on_after(_INITIALIZE_TIMEOUT):
+            while not stream.finished:
+                await stream.wait(stream.buffer.last_seq)
+        answer = stream.final_message
+        if not isinstance(answer, rpc.Response):
+            # Refused (or unanswered): no session comes of it.
+            self.sessions.pop(session.id, None)
+            await session.aclose()
+        if answer is None:
+            await http.respond_error(
+                HttpError(
+                    500, "initialize got no answer", code=rpc.INTERNAL_ERROR, request_id=request.id
+                )
+            )
+            return
+        headers = ((hs.SESSION_HEADER, session.id),) if isinstance(answer, rpc.Response) else ()
+        await write_response(
+            http, stream, mode=Mode.JSON if json_ok else Mode.SSE, headers=headers, json_ok=json_ok
+        )
+
+    async def _run_session(
+        self, session: HttpSession, *, task_status: trio.TaskStatus[ServerSession]
+    ) -> None:
+        try:
+            await serve_stream(self.server, session, task_status=task_status)
+        finally:
+            if self.sessions.get(session.id) is session:
+                del self.sessions[session.id]
+            await session.aclose()
+
+    async def _reap(self) -> None:
+        timeout = self.session_idle_timeout
+        assert timeout is not None
+        while True:
+            await trio.sleep(max(1.0, min(60.0, timeout / 4)))
+            now = trio.current_time()
+            for session in list(self.sessions.values()):
+                if not session.busy and now - session.last_active > timeout:
+                    logger.info("closing idle %s", session.describe())
+                    self.sessions.pop(session.id, None)
+                    await session.aclose()
+
+    # ------------------------------------------------------------ stateless POST
+
+    def _tool_schema(self, request: rpc.Request) -> dict[str, Any] | None:
+        if request.method != "tools/call":
+            return None
+        name = (request.params or {}).get("name")
+        entry = self.server.tools.get(name) if isinstance(name, str) else None
+        return entry.input_schema if entry is not None else None
+
+    async def _post_stateless(
+        self, http: H11Stream, head: RequestHead, message: rpc.Message, body: bytes
+    ) -> None:
+        if isinstance(message, rpc.Notification):
+            await http.respond(202)  # 2026-07-28 defines no client notifications over HTTP
+            return
+        if not isinstance(message, rpc.Request):
+            await http.respond_error(
+                HttpError(400, "Bad Request: clients send no responses in this revision")
+            )
+            return
+        problem = check_stateless_request(head, message, tool_schema=self._tool_schema(message))
+        if problem is not None:
+            await http.respond_error(problem)
+            return
+        json_ok, sse_ok = hs.accepts(head)
+        if not (json_ok or sse_ok):
+            await http.respond_error(hs.NOT_ACCEPTABLE.with_id(message.id))
+            return
+        one = RequestStream(body, message.id, max_events=self.replay_events)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(serve_stream, self.server, one)
+            try:
+                outcome = await write_response(
+                    http,
+                    one.out,
+                    mode=Mode.LAZY if sse_ok else Mode.JSON,
+                    json_ok=json_ok,
+                    keepalive=self.keepalive,
+                    status_of=hs.stateless_status,
+                )
+            finally:
+                # Done, or the client hung up (which cancels the request): end the Connection.
+                await one.aclose()
+        if outcome is Outcome.ABORTED and http.can_respond:
+            await http.respond_error(
+                HttpError(
+                    500,
+                    "the request ended without an answer",
+                    code=rpc.INTERNAL_ERROR,
+                    request_id=message.id,
+                )
+            )
+
+    # ------------------------------------------------------------ GET and DELETE
+
+    def _no_sessions(self, head: RequestHead) -> bool:
+        return not self.handshake_versions or hs.is_stateless_version(head.get(hs.VERSION_HEADER))
+
+    async def _get(self, http: H11Stream, head: RequestHead) -> None:
+        if self._no_sessions(head):
+            await http.respond_error(hs.method_not_allowed(head, "POST"))
+            return
+        if not self.get_stream:
+            await http.respond_error(hs.method_not_allowed(head, "POST, DELETE"))
+            return
+        _, sse_ok = hs.accepts(head)
+        if not sse_ok:
+            await http.respond_error(
+                HttpError(406, f"Not Acceptable: a GET must accept {hs.SSE_TYPE}")
+            )
+            return
+        session = await self._session_of(http, head, None)
+        if session is None:
+            return
+        last = head.get(hs.LAST_EVENT_ID_HEADER)
+        parsed = parse_event_id(last) if last else None
+        if parsed is None:
+            if session.standalone.attached:
+                await http.respond_error(
+                    HttpError(409, "Conflict: this session already has a GET stream open")
+                )
+                return
+            await self._answer(
+                http,
+                session,
+                session.standalone,
+                mode=Mode.SSE,
+                json_ok=False,
+                cursor=session.standalone.delivered,
+            )
+            return
+        key, seq = parsed
+        stream = session.streams.get(key)
+        if stream is None:
+            # Nothing left to replay on that stream: an empty stream that ends at once.
+            await http.respond(
+                200,
+                [("content-type", hs.SSE_TYPE), ("cache-control", "no-cache")],
+                b": nothing to resume\n\n",
+            )
+            return
+        if stream.buffer.has_gap(seq):
+            logger.warning(
+                "%s: events after %s were dropped before the client resumed",
+                session.describe(),
+                last,
+            )
+        await self._answer(http, session, stream, mode=Mode.SSE, json_ok=False, cursor=seq)
+
+    async def _delete(self, http: H11Stream, head: RequestHead) -> None:
+        if self._no_sessions(head):
+            await http.respond_error(hs.method_not_allowed(head, "POST"))
+            return
+        session = await self._session_of(http, head, None)
+        if session is None:
+            return
+        self.sessions.pop(session.id, None)
+        await session.aclose()
+        await http.respond(200)
+
+
+def close_sse_stream(session: ServerSession, request_id: rpc.RequestId) -> bool:
+    """Close the HTTP connection carrying request ``request_id``'s SSE stream,
+    without ending the stream: the client reconnects after ``retry`` ms with
+    ``Last-Event-ID`` and gets the rest (SSE polling, spec 2025-11-25).  A tool
+    calls it as ``close_sse_stream(ctx.session, ctx.request_id)``; False when the
+    request is not on a resumable HTTP stream."""
+    transport = session.driver.stream
+    return isinstance(transport, HttpSession) and transport.hang_up(request_id)
+
+
+async def serve_http(
+    server: Server,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    path: str | None = "/mcp",
+    sse_path: str | None = None,
+    messages_path: str = "/messages",
+    allowed_origins: list[str] | None = None,
+    allowed_hosts: list[str] | None = None,
+    json_response: bool = False,
+    get_stream: bool = True,
+    retry_ms: int = 1000,
+    keepalive: float | None = 15.0,
+    replay_events: int = DEFAULT_REPLAY_EVENTS,
+    max_body_size: int = 16 * 1024 * 1024,
+    session_idle_timeout: float | None = 3600.0,
+    task_status: trio.TaskStatus[BoundHttpServer] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve ``server`` over HTTP until cancelled (see the module docstring).
+
+    ``path`` is the Streamable HTTP endpoint (``None``: none); ``sse_path``
+    enables the legacy HTTP+SSE transport there, with ``messages_path`` for its
+    POSTs.  ``allowed_origins``/``allowed_hosts`` replace the loopback defaults
+    (``["*"]``: anything).  ``await nursery.start(serve_http, server)`` returns
+    a ``BoundHttpServer`` with the address and URLs.
+    """
+    if path is None and sse_path is None:
+        raise ValueError("serve_http needs path and/or sse_path")
+    listeners = await trio.open_tcp_listeners(port, host=host)
+    bound_port = int(listeners[0].socket.getsockname()[1])
+    app = HttpApp(
+        server,
+        policy=hs.default_policy(host, bound_port, allowed_origins, allowed_hosts),
+        mcp_path=path,
+        sse_path=sse_path,
+        messages_path=messages_path,
+        json_response=json_response,
+        get_stream=get_stream,
+        retry_ms=retry_ms,
+        keepalive=keepalive,
+        replay_events=replay_events,
+        max_body_size=max_body_size,
+        session_idle_timeout=session_idle_timeout,
+    )
+    async with trio.open_nursery() as nursery:
+        await nursery.start(app.run)
+        await nursery.start(trio.serve_listeners, app.handle_connection, listeners)
+        task_status.started(BoundHttpServer(host, bound_port, path, sse_path, app))
+        await trio.sleep_forever()
+
+
+__all__ = ["BoundHttpServer", "HttpApp", "close_sse_stream", "serve_http"]

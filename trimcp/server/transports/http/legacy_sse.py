@@ -1,0 +1,138 @@
+"""The deprecated HTTP+SSE transport of 2024-11-05, server side.
+
+Theory of operation
+-------------------
+Spec 2024-11-05, basic/transports, "HTTP with SSE": the client opens a
+long-lived GET on the SSE endpoint; the server's first event is ``endpoint``,
+whose data is the URI to POST messages to, and every later event is a
+``message`` holding one JSON-RPC message.  The client POSTs each of its
+messages to that URI; the server answers 202 and sends any reply on the SSE
+stream.  There is one session per SSE connection: ``LegacySession`` is its
+``MessageStream`` (POST bodies in, the SSE stream out), served by
+``serve_stream`` for exactly as long as the GET stays open.  The POST URI
+names the session in a ``session_id`` query parameter (a ``secrets`` token),
+so a POST for a session that is gone, or never was, is 404.
+
+The same DNS-rebinding checks as Streamable HTTP apply (``HttpApp.handle``
+runs them before either endpoint).  Events carry no ids: this transport has
+no resumption.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import TYPE_CHECKING
+
+import trio
+
+from ...._errors import TransportClosed
+from ...._sansio.http import routing as hs
+from ...._sansio import jsonrpc as rpc
+from ...._sansio.http.routing import HttpError, RequestHead
+from ...._sansio.http.replay import DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_EVENTS, ReplayBuffer
+from ...._sansio.framing.sse import encode_event
+from .h11_server import H11Stream
+from .streams import Mode, OutStream, write_response
+from ...serve import serve_stream
+
+if TYPE_CHECKING:
+    from .app import HttpApp
+
+
+class LegacySession:
+    """One HTTP+SSE session, as a MessageStream for ``serve_stream``."""
+
+    def __init__(self, session_id: str, *, inbox_size: int = 64) -> None:
+        self.id = session_id
+        self._inbox_send, self._inbox_recv = trio.open_memory_channel[bytes](inbox_size)
+        self.out = OutStream(
+            "L", ReplayBuffer(DEFAULT_REPLAY_EVENTS, DEFAULT_REPLAY_BYTES), event_type="message"
+        )
+        self.closed = False
+
+    def describe(self) -> str:
+        return f"HTTP+SSE session {self.id[:8]}..."
+
+    async def receive(self) -> bytes:
+        try:
+            return await self._inbox_recv.receive()
+        except (trio.EndOfChannel, trio.ClosedResourceError):
+            raise TransportClosed(f"{self.describe()} ended") from None
+
+    async def send(self, message: rpc.Message) -> None:
+        if self.closed:
+            raise TransportClosed(f"{self.describe()} ended")
+        self.out.push(message)
+
+    async def submit(self, body: bytes) -> None:
+        try:
+            await self._inbox_send.send(body)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            raise TransportClosed(f"{self.describe()} ended") from None
+
+    async def aclose(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self._inbox_send.close()
+            self._inbox_recv.close()
+            self.out.finish()
+        await trio.lowlevel.checkpoint()
+
+
+class LegacyEndpoints:
+    """GET on the SSE endpoint, POST on the message endpoint."""
+
+    def __init__(self, app: HttpApp, messages_path: str) -> None:
+        self.app = app
+        self.messages_path = messages_path
+        self.sessions: dict[str, LegacySession] = {}
+
+    async def get(self, http: H11Stream, head: RequestHead) -> None:
+        _, sse_ok = hs.accepts(head)
+        if not sse_ok:
+            await http.respond_error(
+                HttpError(406, f"Not Acceptable: the SSE endpoint answers {hs.SSE_TYPE}")
+            )
+            return
+        session = LegacySession(secrets.token_urlsafe(32))
+        self.sessions[session.id] = session
+        endpoint = encode_event(
+            hs.legacy_endpoint_url(self.messages_path, session.id), event="endpoint"
+        )
+        try:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(serve_stream, self.app.server, session)
+                try:
+                    await write_response(
+                        http,
+                        session.out,
+                        mode=Mode.SSE,
+                        preamble=endpoint,
+                        keepalive=self.app.keepalive,
+                    )
+                finally:
+                    await (
+                        session.aclose()
+                    )  # the client left (or the server stops): the session ends
+        finally:
+            self.sessions.pop(session.id, None)
+
+    async def post(self, http: H11Stream, head: RequestHead, body: bytes) -> None:
+        sid = hs.legacy_session_of(head)
+        if isinstance(sid, HttpError):
+            await http.respond_error(sid)
+            return
+        session = self.sessions.get(sid)
+        if session is None or session.closed:
+            await http.respond_error(hs.unknown_session(sid))
+            return
+        problem = hs.check_content_type(head)
+        message = problem or hs.parse_post(body, max_size=self.app.max_body_size)
+        if isinstance(message, HttpError):
+            await http.respond_error(message)
+            return
+        await session.submit(body)
+        await http.respond(202, [("content-type", "text/plain; charset=utf-8")], b"Accepted")
+
+
+__all__ = ["LegacyEndpoints", "LegacySession"]

@@ -1,0 +1,309 @@
+"""The MessageStreams behind Streamable HTTP: one per session, one per stateless request.
+
+Theory of operation
+-------------------
+The server framework serves any ``MessageStream`` with ``serve_stream``: one
+server ``Connection`` and ``SessionDriver`` per stream.  HTTP has no single
+stream, so this module makes one.
+
+``HttpSession`` is a handshake-era session (spec 2025-11-25, transports,
+"Session Management"), created by a POSTed ``initialize``.  Every later POST
+body is queued to the driver's reader through a bounded channel
+(``submit``); everything the driver sends comes back through ``send`` and is
+*routed* to the right ``OutStream``:
+
+* an answer to request *N* goes to the stream of the POST that carried *N*;
+* ``notifications/progress`` goes to the stream of the request that owns its
+  progress token;
+* change notifications (``list_changed``, ``resources/updated``) concern the
+  session, not a request: they go to the standalone (GET) stream;
+* anything else - server requests (sampling, elicitation, roots), log
+  messages, cancellations - goes to the stream of the client request whose
+  handler sent it, and to the standalone stream when there is none (or the
+  request is answered as plain JSON, which cannot carry them).
+
+"Whose handler sent it" is known without touching the driver: ``receive``
+sets a context variable to the request id of the body it hands over, in the
+driver's reader task; Trio copies a task's context into the tasks it
+spawns, so each request handler runs with its own request id in it, and so
+do the nurseries it opens.  ``send`` never blocks (it only appends to a
+buffer), so the driver's ``flush`` sends a task's messages from that task.
+
+The standalone stream is always there; messages for it wait in its bounded
+buffer until a GET attaches, and a GET with ``Last-Event-ID`` re-attaches to
+whichever stream the id names and replays what followed.  Finished POST
+streams are kept (a bounded number) until their answer was written, so that
+a client that lost the connection can still fetch it.
+
+``RequestStream`` serves one 2026-07-28 stateless request: ``receive``
+hands over the POST body once and then waits for the end; every message the
+driver sends belongs to that request.  Each stateless request gets its own
+Connection (the ``_meta`` envelope carries all it needs), so request ids
+and progress tokens of different clients never meet.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Final
+
+import trio
+
+from ...._errors import TransportClosed
+from ...._sansio import jsonrpc as rpc
+from ...._sansio.http.replay import (
+    DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_EVENTS, STANDALONE_KEY, ReplayBuffer,
+)
+from .streams import OutStream
+
+if TYPE_CHECKING:
+    from ...server_session import ServerSession
+
+logger = logging.getLogger("trimcp.server.transports.http.app")
+
+#: (session, client request id) of the request whose handler is running.
+_related: contextvars.ContextVar[tuple[object, rpc.RequestId] | None] = contextvars.ContextVar(
+    "trimcp_http_related_request", default=None
+)
+
+SESSION_WIDE: Final = frozenset(
+    {
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+        "notifications/resources/updated",
+    }
+)
+#: Finished-but-unwritten POST streams a session keeps for resumption.
+RETAINED_STREAMS: Final = 64
+
+
+def _progress_token(message: rpc.Message) -> str | int | None:
+    params = message.params if isinstance(message, (rpc.Request, rpc.Notification)) else None
+    if isinstance(message, rpc.Notification):
+        token = (params or {}).get("progressToken")
+    else:
+        meta = (params or {}).get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+    return token if rpc.is_valid_id(token) else None
+
+
+class HttpSession:
+    """A handshake-era Streamable HTTP session, as a MessageStream for ``serve_stream``."""
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        replay_events: int = DEFAULT_REPLAY_EVENTS,
+        replay_bytes: int = DEFAULT_REPLAY_BYTES,
+        inbox_size: int = 64,
+    ) -> None:
+        self.id = session_id
+        self.replay_events = replay_events
+        self.replay_bytes = replay_bytes
+        self._inbox_send, self._inbox_recv = trio.open_memory_channel[
+            tuple[bytes, rpc.RequestId | None]
+        ](inbox_size)
+        #: Client requests awaiting their answer -> their stream.
+        self.exchanges: dict[rpc.RequestId, OutStream] = {}
+        #: Streams a GET with ``Last-Event-ID`` may resume, by key.
+        self.streams: OrderedDict[str, OutStream] = OrderedDict()
+        self.standalone = OutStream(STANDALONE_KEY, self._buffer(), resumable=True)
+        self.streams[STANDALONE_KEY] = self.standalone
+        self._progress: dict[str | int, rpc.RequestId] = {}
+        self._next_key = 1
+        self.closed = False
+        #: Set by the HTTP server once ``serve_stream`` runs.
+        self.server_session: ServerSession | None = None
+        self.last_active = trio.current_time()
+
+    def __repr__(self) -> str:
+        return f"<HttpSession {self.id[:8]}... exchanges={len(self.exchanges)}>"
+
+    def describe(self) -> str:
+        return f"Streamable HTTP session {self.id[:8]}..."
+
+    def _buffer(self) -> ReplayBuffer:
+        return ReplayBuffer(self.replay_events, self.replay_bytes)
+
+    @property
+    def protocol_version(self) -> str | None:
+        return self.server_session.connection.protocol_version if self.server_session else None
+
+    def touch(self) -> None:
+        self.last_active = trio.current_time()
+
+    @property
+    def busy(self) -> bool:
+        """Whether a request is in flight or a connection is attached."""
+        return bool(self.exchanges) or any(s.attached for s in self.streams.values())
+
+    # ------------------------------------------------------------ MessageStream
+
+    async def receive(self) -> bytes:
+        try:
+            body, related = await self._inbox_recv.receive()
+        except (trio.EndOfChannel, trio.ClosedResourceError):
+            raise TransportClosed(f"{self.describe()} ended") from None
+        _related.set((self, related) if related is not None else None)
+        return body
+
+    async def send(self, message: rpc.Message) -> None:
+        # Never blocks (see the module docstring): routing must happen in the sender's task.
+        if self.closed:
+            raise TransportClosed(f"{self.describe()} ended")
+        self._route(message)
+
+    async def aclose(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self._inbox_send.close()
+            self._inbox_recv.close()
+            for stream in self.streams.values():
+                stream.finish()
+            for stream in self.exchanges.values():
+                stream.finish()
+            self.exchanges.clear()
+        await trio.lowlevel.checkpoint()
+
+    # ------------------------------------------------------------ HTTP side
+
+    def open_exchange(self, request: rpc.Request, *, sse: bool) -> OutStream:
+        """The stream that will carry the answer to ``request`` (register before submitting it)."""
+        key = str(self._next_key)
+        self._next_key += 1
+        stream = OutStream(
+            key, self._buffer(), final_id=request.id, resumable=sse, accepts_related=sse
+        )
+        self.exchanges[request.id] = stream
+        token = _progress_token(request)
+        if token is not None:
+            self._progress[token] = request.id
+        if sse:
+            self.streams[key] = stream
+            self._trim()
+        return stream
+
+    async def submit(self, body: bytes, related: rpc.RequestId | None = None) -> None:
+        """Queue a POST body for the session's reader (``related``: its request id)."""
+        self.touch()
+        try:
+            await self._inbox_send.send((body, related))
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            raise TransportClosed(f"{self.describe()} ended") from None
+
+    def stream_done(self, stream: OutStream) -> None:
+        """Its final answer was written: nobody will resume it."""
+        if stream.key != STANDALONE_KEY:
+            self.streams.pop(stream.key, None)
+
+    def cancelled(self, request_id: object) -> None:
+        """The client cancelled its request ``request_id`` (``notifications/cancelled``).
+
+        The Connection will suppress the answer (spec: Cancellation), so the
+        request's stream ends here, unanswered, and is not kept for resumption.
+        """
+        if not isinstance(request_id, (int, str)) or not rpc.is_valid_id(request_id):
+            return
+        stream = self.exchanges.pop(request_id, None)
+        if stream is None:
+            return
+        for token in [t for t, rid in self._progress.items() if rid == request_id]:
+            del self._progress[token]
+        self.streams.pop(stream.key, None)
+        stream.cancelled = True
+        stream.finish()
+
+    def hang_up(self, request_id: rpc.RequestId) -> bool:
+        """Close the connection carrying request ``request_id``'s stream; the client
+        resumes with ``Last-Event-ID`` (SSE polling, 2025-11-25)."""
+        stream = self.exchanges.get(request_id)
+        return stream is not None and stream.hang_up()
+
+    def _trim(self) -> None:
+        extra = len(self.streams) - RETAINED_STREAMS - 1
+        if extra <= 0:
+            return
+        for key, stream in list(self.streams.items()):
+            if extra <= 0:
+                break
+            if key != STANDALONE_KEY and stream.finished and not stream.attached:
+                del self.streams[key]
+                extra -= 1
+
+    # ------------------------------------------------------------ routing
+
+    def _route(self, message: rpc.Message) -> None:
+        target = self._target(message)
+        if target is None:
+            logger.debug("%s: no stream for %r; dropped", self.describe(), message)
+            return
+        target.push(message)
+        if isinstance(message, (rpc.Response, rpc.ErrorResponse)) and message.id is not None:
+            self.exchanges.pop(message.id, None)
+            for token in [t for t, rid in self._progress.items() if rid == message.id]:
+                del self._progress[token]
+
+    def _target(self, message: rpc.Message) -> OutStream | None:
+        if isinstance(message, (rpc.Response, rpc.ErrorResponse)):
+            if message.id is not None and message.id in self.exchanges:
+                return self.exchanges[message.id]
+            # An answer nobody waits for (e.g. to unparsable input) may not go on
+            # the standalone stream (spec: it never carries responses).
+            return None
+        if isinstance(message, rpc.Notification):
+            if message.method in SESSION_WIDE:
+                return self.standalone
+            if message.method == "notifications/progress":
+                token = _progress_token(message)
+                owner = (
+                    self.exchanges.get(self._progress[token]) if token in self._progress else None
+                )
+                if owner is not None and owner.accepts_related:
+                    return owner
+        related = _related.get()
+        if related is not None and related[0] is self:
+            owner = self.exchanges.get(related[1])
+            if owner is not None and owner.accepts_related:
+                return owner
+        return self.standalone
+
+
+class RequestStream:
+    """One stateless-era request, as a MessageStream for ``serve_stream``."""
+
+    def __init__(
+        self, body: bytes, request_id: rpc.RequestId, *, max_events: int = DEFAULT_REPLAY_EVENTS
+    ) -> None:
+        self._body: bytes | None = body
+        self.out = OutStream(
+            "r", ReplayBuffer(max_events, DEFAULT_REPLAY_BYTES), final_id=request_id
+        )
+        self._closed = trio.Event()
+
+    def describe(self) -> str:
+        return f"stateless HTTP request {self.out.final_id!r}"
+
+    async def receive(self) -> bytes:
+        if self._body is not None and not self._closed.is_set():
+            body, self._body = self._body, None
+            await trio.lowlevel.checkpoint()
+            return body
+        await self._closed.wait()
+        raise TransportClosed(f"{self.describe()} ended")
+
+    async def send(self, message: rpc.Message) -> None:
+        if self._closed.is_set():
+            raise TransportClosed(f"{self.describe()} ended")
+        self.out.push(message)
+
+    async def aclose(self) -> None:
+        self._closed.set()
+        self.out.finish()
+        await trio.lowlevel.checkpoint()
+
+
+__all__ = ["SESSION_WIDE", "HttpSession", "RequestStream"]

@@ -1,0 +1,326 @@
+"""Server-side Streamable HTTP streams: queued messages and how they leave as HTTP.
+
+Theory of operation
+-------------------
+An ``OutStream`` is one logical stream of JSON-RPC messages from the server:
+the answer stream of one POSTed request (it finishes with the answer to
+``final_id``), the standalone stream of a session (GET; it never finishes
+while the session lives), or the stream of a legacy HTTP+SSE session.
+Messages are serialized once, when pushed, into a ``ReplayBuffer`` and
+numbered; what happens to them next is the business of whichever HTTP
+connection is *attached* to the stream, which may come and go (a client
+resuming with ``Last-Event-ID`` attaches a new connection to the same
+stream; a newer attachment makes the older one stop).
+
+``write_response`` answers one HTTP request from a stream, in one of three
+modes:
+
+* ``SSE``: ``text/event-stream`` at once - a priming event (an id and empty
+  data, with ``retry``) when asked, then every event, each with its id when
+  the stream is resumable, until the stream finishes;
+* ``JSON``: wait for the final answer and send it as ``application/json``
+  (anything else on the stream is dropped: the caller routes it elsewhere);
+* ``LAZY``: wait for the first message; if that is already the final answer,
+  send it as JSON (with the status ``status_of`` gives it: the stateless era
+  maps some JSON-RPC errors to 400/404), otherwise switch to SSE.
+
+Meanwhile ``H11Stream.watch_eof`` runs next to the writer: when the client
+closes the connection the writer stops and ``write_response`` reports
+``Outcome.CLIENT_GONE`` (the caller decides whether that cancels the request:
+in the stateless era it does, in the handshake era it only detaches).
+Idle streams send an SSE comment every ``keepalive`` seconds.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from collections.abc import Callable, Sequence
+
+import trio
+
+from ...._sansio import jsonrpc as rpc
+from ...._sansio.http.routing import JSON_TYPE, SSE_TYPE
+from ...._sansio.http.replay import PRIMING_SEQ, ReplayBuffer, format_event_id
+from ...._sansio.framing.sse import encode_comment, encode_event
+from .h11_server import ClientGone, H11Stream
+
+logger = logging.getLogger("trimcp.server.transports.http.app")
+
+SSE_HEADERS: tuple[tuple[str, str], ...] = (
+    ("content-type", SSE_TYPE),
+    ("cache-control", "no-cache, no-transform"),
+    ("x-accel-buffering", "no"),
+)
+JSON_HEADERS: tuple[tuple[str, str], ...] = (("content-type", JSON_TYPE),)
+
+
+class Mode(enum.Enum):
+    SSE = "sse"
+    JSON = "json"
+    LAZY = "lazy"
+
+
+class Outcome(enum.Enum):
+    #: The stream finished and everything was written.
+    COMPLETE = "complete"
+    #: The client went away first.
+    CLIENT_GONE = "client-gone"
+    #: The server hung up (polling), or a newer connection took the stream over.
+    DETACHED = "detached"
+    #: The stream ended without its final answer (the session closed).
+    ABORTED = "aborted"
+
+
+class OutStream:
+    """One logical stream of server messages (see the module docstring)."""
+
+    def __init__(
+        self,
+        key: str,
+        buffer: ReplayBuffer,
+        *,
+        final_id: rpc.RequestId | None = None,
+        resumable: bool = False,
+        accepts_related: bool = True,
+        event_type: str | None = None,
+    ) -> None:
+        self.key = key
+        self.buffer = buffer
+        self.final_id = final_id
+        self.resumable = resumable
+        #: Whether messages other than the final answer may go here.
+        self.accepts_related = accepts_related
+        #: SSE ``event:`` field (the legacy transport names its events ``message``).
+        self.event_type = event_type
+        self.finished = False
+        #: The client cancelled the request: it ends without an answer.
+        self.cancelled = False
+        self.final: bytes | None = None
+        self.final_message: rpc.Message | None = None
+        self.final_seq = PRIMING_SEQ
+        #: Highest event number written to some connection.
+        self.delivered = PRIMING_SEQ
+        self._generation = 0
+        self._attached = 0  # generation of the attached writer; 0: none
+        self._hangup_generation = -1
+        self._hangup_next = False
+        self._changed = trio.Event()
+
+    def __repr__(self) -> str:
+        return f"<OutStream {self.key} final_id={self.final_id!r} finished={self.finished}>"
+
+    # ------------------------------------------------------------ producing
+
+    def push(self, message: rpc.Message) -> None:
+        payload = rpc.serialize(message)
+        seq = self.buffer.append(payload)
+        if (
+            self.final_id is not None
+            and isinstance(message, (rpc.Response, rpc.ErrorResponse))
+            and message.id == self.final_id
+        ):
+            self.finished = True
+            self.final = payload
+            self.final_message = message
+            self.final_seq = seq
+        self._wake()
+
+    def finish(self) -> None:
+        """No more messages will come (the session ended)."""
+        self.finished = True
+        self._wake()
+
+    def _wake(self) -> None:
+        self._changed.set()
+        self._changed = trio.Event()
+
+    # ------------------------------------------------------------ consuming
+
+    @property
+    def attached(self) -> bool:
+        return self._attached != 0
+
+    def attach(self) -> int:
+        """Register a new writer; an older one stops at its next wake-up."""
+        self._generation += 1
+        self._attached = self._generation
+        if self._hangup_next:
+            self._hangup_next = False
+            self._hangup_generation = self._generation
+        self._wake()
+        return self._generation
+
+    def detach(self, generation: int) -> None:
+        if self._attached == generation:
+            self._attached = 0
+
+    def hang_up(self) -> bool:
+        """Close the attached connection without ending the stream (the client resumes);
+        with none attached yet, the next one to attach is closed once it has caught up."""
+        if self.finished:
+            return False
+        if self._attached:
+            self._hangup_generation = self._attached
+        else:
+            self._hangup_next = True
+        self._wake()
+        return True
+
+    def superseded(self, generation: int) -> bool:
+        return self._attached != generation or self._hangup_generation == generation
+
+    async def wait(self, cursor: int, generation: int | None = None) -> None:
+        """Until there is an event after ``cursor``, the stream finishes, or the writer must stop."""
+        while (
+            self.buffer.last_seq <= cursor
+            and not self.finished
+            and not (generation is not None and self.superseded(generation))
+        ):
+            await self._changed.wait()
+
+    def written(self, seq: int) -> None:
+        self.delivered = max(self.delivered, seq)
+        if not self.resumable:
+            self.buffer.discard_through(seq)
+
+
+def _sse(stream: OutStream, seq: int, payload: bytes, event_ids: bool) -> bytes:
+    event_id = format_event_id(stream.key, seq) if event_ids else None
+    return encode_event(payload.decode("utf-8"), event=stream.event_type, id=event_id)
+
+
+async def pump(
+    http: H11Stream,
+    stream: OutStream,
+    cursor: int,
+    generation: int,
+    *,
+    event_ids: bool,
+    keepalive: float | None,
+    retry_ms: int | None = None,
+) -> Outcome:
+    """Write the stream's events after ``cursor`` until it finishes or the writer must stop."""
+    while True:
+        for seq, payload in stream.buffer.since(cursor):
+            await http.write(_sse(stream, seq, payload, event_ids))
+            cursor = seq
+            stream.written(seq)
+        if stream.finished and cursor >= stream.buffer.last_seq:
+            return Outcome.COMPLETE
+        if stream.superseded(generation):
+            if retry_ms is not None:
+                await http.write(f"retry: {retry_ms}\n\n".encode("ascii"))
+            return Outcome.DETACHED
+        with trio.move_on_after(keepalive if keepalive is not None else float("inf")) as idle:
+            await stream.wait(cursor, generation)
+        if idle.cancelled_caught:
+            await http.write(encode_comment())
+
+
+async def write_response(
+    http: H11Stream,
+    stream: OutStream,
+    *,
+    mode: Mode,
+    cursor: int = PRIMING_SEQ,
+    event_ids: bool = False,
+    priming: bool = False,
+    retry_ms: int | None = None,
+    keepalive: float | None = None,
+    headers: Sequence[tuple[str, str]] = (),
+    status_of: Callable[[rpc.Message], int] = lambda _m: 200,
+    json_ok: bool = True,
+    preamble: bytes = b"",
+) -> Outcome:
+    """Answer one HTTP request from ``stream`` (see the module docstring).
+
+    ``preamble`` is written first on an SSE response (the legacy ``endpoint`` event).
+    """
+    generation = stream.attach()
+    outcome = Outcome.CLIENT_GONE
+    try:
+        async with trio.open_nursery() as nursery:
+
+            async def watch() -> None:
+                await http.watch_eof()
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(watch)
+            try:
+                outcome = await _write(
+                    http,
+                    stream,
+                    mode,
+                    cursor,
+                    generation,
+                    event_ids,
+                    priming,
+                    retry_ms,
+                    keepalive,
+                    headers,
+                    status_of,
+                    json_ok,
+                    preamble,
+                )
+            except ClientGone:
+                outcome = Outcome.CLIENT_GONE
+            nursery.cancel_scope.cancel()
+    finally:
+        stream.detach(generation)
+    return outcome
+
+
+async def _write(
+    http: H11Stream,
+    stream: OutStream,
+    mode: Mode,
+    cursor: int,
+    generation: int,
+    event_ids: bool,
+    priming: bool,
+    retry_ms: int | None,
+    keepalive: float | None,
+    headers: Sequence[tuple[str, str]],
+    status_of: Callable[[rpc.Message], int],
+    json_ok: bool,
+    preamble: bytes,
+) -> Outcome:
+    if mode is Mode.LAZY:
+        await stream.wait(cursor)
+        pending = stream.buffer.since(cursor)
+        only_final = stream.finished and len(pending) == 1 and pending[0][0] == stream.final_seq
+        if (only_final or not pending) and json_ok:
+            mode = Mode.JSON
+        else:
+            mode = Mode.SSE
+    if mode is Mode.JSON:
+        while not stream.finished:
+            await stream.wait(stream.buffer.last_seq)
+        if stream.final is None or stream.final_message is None:
+            return Outcome.ABORTED
+        await http.respond(status_of(stream.final_message), [*JSON_HEADERS, *headers], stream.final)
+        stream.written(stream.buffer.last_seq)
+        return Outcome.COMPLETE
+    await http.start(200, [*SSE_HEADERS, *headers])
+    if preamble:
+        await http.write(preamble)
+    if priming:
+        prime_id = format_event_id(stream.key, cursor)
+        await http.write(encode_event("", id=prime_id, retry=retry_ms))
+    outcome = await pump(
+        http,
+        stream,
+        cursor,
+        generation,
+        event_ids=event_ids,
+        keepalive=keepalive,
+        retry_ms=retry_ms if priming else None,
+    )
+    await http.end()
+    if outcome is Outcome.COMPLETE and stream.final_id is not None and stream.final is None:
+        return Outcome.ABORTED
+    return outcome
+
+
+__all__ = ["JSON_HEADERS", "SSE_HEADERS", "Mode", "OutStream", "Outcome", "pump", "write_response"]
