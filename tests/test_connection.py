@@ -24,9 +24,9 @@ from trimcp._sansio.events import (
     RequestReceived,
     ResponseReceived,
 )
+from trimcp._sansio.connection.admission import ANY, RECEIVE_ALLOWED, SEND_ALLOWED
 from trimcp._sansio.connection.lifecycle import (
-    ANY, CLOSED, IDLE, INITIALIZING, OPERATING, RECEIVE_ALLOWED, SEND_ALLOWED, TRANSITIONS,
-    LifecycleEvent, Role, transition,
+    CLOSED, IDLE, INITIALIZING, OPERATING, TRANSITIONS, LifecycleEvent, Role, transition,
 )
 from trimcp._sansio.revisions import (
     ALL_VERSIONS,
@@ -34,7 +34,6 @@ from trimcp._sansio.revisions import (
     LATEST_HANDSHAKE,
     REVISIONS,
     Era,
-    Side,
     get_revision,
     has_capability,
     own_gate,
@@ -721,10 +720,10 @@ def test_revision_tables() -> None:
     with pytest.raises(ValueError, match="known: 2024-11-05"):
         get_revision("2025-01-01")
     r = get_revision("2025-11-25")
-    assert r.requests_from(Side.CLIENT) == r.client_requests and "tasks/get" in r.client_requests
-    assert r.requests_from(Side.SERVER) == r.server_requests
-    assert r.notifications_from(Side.CLIENT) == r.client_notifications
-    assert "notifications/elicitation/complete" in r.notifications_from(Side.SERVER)
+    assert r.requests_from(Role.CLIENT) == r.client_requests and "tasks/get" in r.client_requests
+    assert r.requests_from(Role.SERVER) == r.server_requests
+    assert r.notifications_from(Role.CLIENT) == r.client_notifications
+    assert "notifications/elicitation/complete" in r.notifications_from(Role.SERVER)
     assert peer_gate("completion/complete", get_revision("2024-11-05")) is None
     assert peer_gate("completion/complete", r) == ("completions",)
     assert peer_gate("tasks/list", r) == ("tasks", "list")

@@ -10,8 +10,13 @@ version strings, so adding a revision means adding a row here.
 
 Capability gates are paths into a capabilities object: ``("tools",)`` means the
 peer must advertise ``tools``; ``("resources", "subscribe")`` means
-``resources.subscribe`` must be truthy.  ``gate_for`` answers: to *send* method
-M, whose capabilities must contain which path?
+``resources.subscribe`` must be truthy.  ``peer_gate`` answers: to *send*
+method M, whose capabilities must contain which path?  ``own_gate``: which of
+the sender's own capabilities must it have advertised?
+
+The two sides are ``Role.CLIENT`` and ``Role.SERVER`` (``connection/lifecycle.py``,
+public as ``trimcp.Role``): one enum for "who sends this" here and "whose state
+machine this is" there.
 """
 
 from __future__ import annotations
@@ -21,15 +26,12 @@ from typing import Any, Final, Mapping
 
 import attrs
 
+from .connection.lifecycle import Role
+
 
 class Era(enum.Enum):
     HANDSHAKE = "handshake"
     STATELESS = "stateless"
-
-
-class Side(enum.Enum):
-    CLIENT = "client"
-    SERVER = "server"
 
 
 _BASE_CLIENT_REQUESTS = frozenset({
@@ -66,11 +68,11 @@ class Revision:
     #: The HTTP transport sends ``MCP-Protocol-Version`` on every request.
     protocol_version_header: bool = True
 
-    def requests_from(self, side: Side) -> frozenset[str]:
-        return self.client_requests if side is Side.CLIENT else self.server_requests
+    def requests_from(self, role: Role) -> frozenset[str]:
+        return self.client_requests if role is Role.CLIENT else self.server_requests
 
-    def notifications_from(self, side: Side) -> frozenset[str]:
-        return self.client_notifications if side is Side.CLIENT else self.server_notifications
+    def notifications_from(self, role: Role) -> frozenset[str]:
+        return self.client_notifications if role is Role.CLIENT else self.server_notifications
 
 
 REV_2024_11_05: Final = Revision(

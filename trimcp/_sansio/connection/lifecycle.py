@@ -1,27 +1,32 @@
-"""The MCP handshake-era lifecycle as data (h11 style).
+"""The MCP lifecycle as data (h11 style): the states and the moves between them.
 
 Theory of operation
 -------------------
-A Connection's lifecycle state moves only through ``TRANSITIONS``:
-``{role: {state: {lifecycle_event: new_state}}}``.  A move absent from the
-table is a protocol error; ``transition`` turns the KeyError into a
-``LocalProtocolError`` naming role, state and event.
+Spec: basic/lifecycle (handshake era) and basic/versioning, server/discover
+(2026-07-28).  A Connection's lifecycle state moves only through
+``TRANSITIONS``: ``{role: {state: {lifecycle_event: new_state}}}``.  A move
+absent from the table is a protocol error; ``transition`` turns the KeyError
+into a ``LocalProtocolError`` naming role, state and event.  States are
+sentinels (classes whose repr is their name).
 
+Handshake era: a client goes IDLE -> INITIALIZING (initialize sent) ->
+OPERATING (a usable InitializeResult); a server IDLE -> INITIALIZING
+(initialize answered) -> OPERATING (``notifications/initialized`` received).
 The client's 2026-07-28 probe (``server/discover``) has its own state,
 DISCOVERING, whose answer leads to OPERATING (stateless era), back to IDLE
-(a handshake-era server: ``initialize`` follows) or to CLOSED.
+(a handshake-era server: ``initialize`` follows) or to CLOSED.  A stateless-era
+*server* has no state of its own: it takes each enveloped request as it comes,
+in any state but CLOSED (``admission.py``), and so never leaves IDLE for them.
 
-Separately, ``SEND_ALLOWED`` and ``RECEIVE_ALLOWED`` say which *requests*
-each side may send or accept in a state before the session is operating
-(spec, Lifecycle: only ``ping`` may precede the initialize exchange; the
-server sends only pings and logging before ``notifications/initialized``).
-``ANY`` means every method the revision has.
+What each side may send or accept in each state, in both eras, is the other
+half of the lifecycle: ``admission.py``.
 """
 
 from __future__ import annotations
 
 import enum
-from typing import Final, Mapping
+from collections.abc import Mapping
+from typing import Final
 
 from ..._errors import LocalProtocolError
 
@@ -104,39 +109,3 @@ def transition(role: Role, state: type[State], event: LifecycleEvent) -> type[St
         raise LocalProtocolError(
             f"can't handle event {event.value!r} when role={role.value} and state={state!r}"
         ) from None
-
-
-class _Any:
-    def __contains__(self, item: object) -> bool:
-        return True
-
-    def __repr__(self) -> str:
-        return "ANY"
-
-
-ANY: Final = _Any()
-_Allowed = frozenset[str] | _Any
-
-#: Requests this side may *send* in each state.
-SEND_ALLOWED: Final[Mapping[Role, Mapping[type[State], _Allowed]]] = {
-    Role.CLIENT: {IDLE: frozenset({"initialize", "ping", "server/discover"}),
-                  DISCOVERING: frozenset({"server/discover"}), INITIALIZING: frozenset({"ping"}),
-                  OPERATING: ANY, CLOSED: frozenset()},
-    Role.SERVER: {IDLE: frozenset({"ping"}), INITIALIZING: frozenset({"ping"}),
-                  OPERATING: ANY, CLOSED: frozenset()},
-}
-#: Notifications this side may send before OPERATING (afterwards: any).
-NOTIFY_EARLY: Final[Mapping[Role, frozenset[str]]] = {
-    Role.CLIENT: frozenset({"notifications/cancelled", "notifications/progress"}),
-    Role.SERVER: frozenset({"notifications/cancelled", "notifications/progress", "notifications/message"}),
-}
-#: Requests this side *accepts* in each state.  A server accepts any request
-#: once it has answered initialize: clients pipeline right after the result.
-RECEIVE_ALLOWED: Final[Mapping[Role, Mapping[type[State], _Allowed]]] = {
-    Role.CLIENT: {IDLE: frozenset({"ping"}), DISCOVERING: frozenset({"ping"}),
-                  INITIALIZING: frozenset({"ping"}), OPERATING: ANY, CLOSED: frozenset()},
-    # Stateless-era requests (with the _meta envelope) are accepted in every state
-    # but CLOSED; this table governs handshake-era requests only.
-    Role.SERVER: {IDLE: frozenset({"initialize", "ping"}), INITIALIZING: ANY,
-                  OPERATING: ANY, CLOSED: frozenset()},
-}

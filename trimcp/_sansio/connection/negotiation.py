@@ -11,229 +11,232 @@ Stateless era (spec: basic/versioning, server/discover, transports/stdio
 "Backward Compatibility"): a dual-era client probes with ``server/discover``.
 A DiscoverResult picks the newest shared stateless revision and the session
 operates at once; ``UnsupportedProtocolVersion`` (-32022) names what the server
-speaks, so the client retries the probe with a shared stateless revision (never
-falling back to ``initialize`` unless the server names a shared handshake one);
-any other error, or no answer at all (``abandon_probe``), marks a handshake-era
-server and the client returns to IDLE to send ``initialize``.  A server answers
-``server/discover`` by itself, and refuses ``initialize`` with -32022 naming its
-versions when it speaks no handshake revision.
+speaks, so the client retries the probe with a shared stateless revision (the
+probe rule is ``admission.may_probe_again``; it never falls back to
+``initialize`` unless the server names a shared handshake one); any other
+error, or no answer at all (``Connection.abandon_probe``), marks a
+handshake-era server and the client returns to IDLE to send ``initialize``.
+A server answers ``server/discover`` by itself, and refuses ``initialize`` with
+-32022 naming its versions when it speaks no handshake revision.
 
-``Negotiation`` is a mixin of ``Connection``: it only moves the lifecycle state
-through the table and records what was agreed.
+The ``Negotiator`` is a part the Connection owns.  It reads and writes the
+shared ``ConnectionState`` (lifecycle moves, the agreed revision, the peer's
+identity), keeps the probe bookkeeping, and is told everything else - our own
+identity and capabilities - as arguments.  It queues nothing: what it wants
+sent comes back in an ``Outcome`` for the Connection to queue.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import attrs
 
 from ..._errors import LocalProtocolError
 from .. import jsonrpc as rpc
-from . import stateless as sl
-from ..events import Discovered, Event, HandshakeFailed, Initialized, LegacyServer
-from .lifecycle import IDLE, LifecycleEvent, Role, State, transition
+from ..events import Discovered, Event, HandshakeFailed, Initialized, LegacyServer, ProtocolIssue
 from ..revisions import Era
-
-if TYPE_CHECKING:
-    from .core import PendingRequest
-
-
-#: How many server/discover probes one negotiation may send.
-_MAX_PROBES = 3
+from . import stateless as sl
+from .admission import may_probe_again
+from .lifecycle import LifecycleEvent, Role
+from .state import ConnectionState
 
 
-class Negotiation:
-    # Provided by Connection.
-    role: Role
-    info: dict[str, Any]
-    capabilities: dict[str, Any]
-    instructions: str | None
-    supported_versions: tuple[str, ...]
-    state: type[State]
-    protocol_version: str | None
-    peer_info: dict[str, Any] | None
-    peer_capabilities: dict[str, Any] | None
-    peer_instructions: str | None
-    discover_ttl_ms: int
-    _probe_version: str | None
-    _probe_attempts: int
-    _outbox: list[rpc.Message]
-    _pending: dict[rpc.RequestId, PendingRequest]
-    _cancelled: dict[rpc.RequestId, None]
+@attrs.frozen
+class Outcome:
+    """What a negotiation step decided, for the Connection to carry out."""
 
-    if TYPE_CHECKING:
-        def _versions_of(self, era: Era) -> tuple[str, ...]: ...
-        def _check_send_request(self, method: str) -> None: ...
-        def _queue_request(
-            self, method: str, params: dict[str, Any] | None, token: str | int | None
-        ) -> rpc.RequestId: ...
-        def _retire(self, request_id: rpc.RequestId) -> PendingRequest | None: ...
-        def _reject(
-            self, req: rpc.Request, code: int, message: str, kind: str | None = None
-        ) -> list[Event]: ...
+    events: list[Event] = attrs.Factory(list)
+    #: Messages to transmit as they are (answers, ``notifications/initialized``).
+    send: list[rpc.Message] = attrs.Factory(list)
+    #: Client: probe again with ``server/discover`` at this revision.
+    probe_again: str | None = None
 
-    def initialize(self, *, protocol_version: str | None = None) -> rpc.RequestId:
-        """Client: queue the ``initialize`` request."""
-        if self.role is not Role.CLIENT:
+
+class Negotiator:
+    def __init__(self, cstate: ConnectionState) -> None:
+        self._cs = cstate
+        #: The revision the last ``server/discover`` offered, and how many were sent.
+        self.probe_version: str | None = None
+        self.probe_attempts = 0
+
+    # ------------------------------------------------------------ client: sending
+
+    def initialize_params(
+        self, protocol_version: str | None, capabilities: dict[str, Any], info: dict[str, Any]
+    ) -> dict[str, Any]:
+        """The params of our ``initialize``; ``LocalProtocolError`` for a server or an
+        unsupported revision."""
+        if self._cs.role is not Role.CLIENT:
             raise LocalProtocolError("only a client sends initialize")
-        handshake = self._versions_of(Era.HANDSHAKE)
+        handshake = self._cs.versions_of(Era.HANDSHAKE)
         version = protocol_version or (handshake[0] if handshake else None)
         if version not in handshake:
             raise LocalProtocolError(f"revision {version} is not among supported_versions (handshake era)")
-        params = {"protocolVersion": version, "capabilities": self.capabilities, "clientInfo": self.info}
-        self._check_send_request("initialize")
-        self.state = transition(self.role, self.state, LifecycleEvent.SEND_INITIALIZE)
-        return self._queue_request("initialize", params, None)
+        return {"protocolVersion": version, "capabilities": capabilities, "clientInfo": info}
 
-    def discover(self, *, protocol_version: str | None = None) -> rpc.RequestId:
-        """Client: queue ``server/discover`` (the 2026-07-28 era probe)."""
-        if self.role is not Role.CLIENT:
+    def probe_version_for(self, protocol_version: str | None) -> str:
+        """The revision a ``server/discover`` offers; ``LocalProtocolError`` for a server
+        or an unsupported revision."""
+        if self._cs.role is not Role.CLIENT:
             raise LocalProtocolError("only a client sends server/discover")
-        stateless = self._versions_of(Era.STATELESS)
+        stateless = self._cs.versions_of(Era.STATELESS)
         version = protocol_version or (stateless[0] if stateless else None)
         if version not in stateless:
             raise LocalProtocolError(f"revision {version} is not among supported_versions (stateless era)")
-        self._check_send_request("server/discover")
-        self.state = transition(self.role, self.state, LifecycleEvent.SEND_DISCOVER)
-        self._probe_version = version
-        self._probe_attempts += 1
-        envelope = sl.build_envelope(version, self.capabilities, self.info, None)
-        return self._queue_request("server/discover", sl.with_envelope(None, envelope), None)
+        return version
 
-    def abandon_probe(self) -> None:
-        """Client: the discover probe got no answer in time: take the server for
-        handshake-era (spec: stdio, Backward Compatibility) and drop a late answer."""
-        for request_id, pending in list(self._pending.items()):
-            if pending.method == "server/discover":
-                self._retire(request_id)
-                self._cancelled[request_id] = None
-        self.state = transition(self.role, self.state, LifecycleEvent.RECV_LEGACY_ANSWER)
+    def probe_sent(self, version: str) -> None:
+        self._cs.advance(LifecycleEvent.SEND_DISCOVER)
+        self.probe_version = version
+        self.probe_attempts += 1
 
-    def _receive_initialize(self, req: rpc.Request, params: dict[str, Any]) -> list[Event]:
-        if self.role is not Role.SERVER or self.state is not IDLE:
-            return self._reject(
-                req, rpc.INVALID_REQUEST, f"unexpected initialize (role={self.role.value}, state={self.state!r})",
-                "unexpected-initialize",
-            )
+    # ------------------------------------------------------------ server
+
+    def receive_initialize(
+        self,
+        req: rpc.Request,
+        capabilities: dict[str, Any],
+        info: dict[str, Any],
+        instructions: str | None,
+    ) -> Outcome:
+        """Server: answer ``initialize`` (admission has checked that one may arrive now)."""
+        params = req.params or {}
         offered = params.get("protocolVersion")
         if not isinstance(offered, str) or not isinstance(params.get("capabilities"), dict):
-            return self._reject(
-                req, rpc.INVALID_PARAMS, "initialize needs protocolVersion and capabilities",
-                "invalid-initialize",
+            message = "initialize needs protocolVersion and capabilities"
+            return Outcome(
+                [ProtocolIssue("invalid-initialize", message, req)],
+                [rpc.ErrorResponse(req.id, rpc.ErrorObject(rpc.INVALID_PARAMS, message))],
             )
-        handshake = self._versions_of(Era.HANDSHAKE)
+        cs = self._cs
+        handshake = cs.versions_of(Era.HANDSHAKE)
         if not handshake:
             # Spec (versioning): name the versions we do speak; a legacy client has nothing else to go on.
-            err = sl.unsupported_version_error(offered, self.supported_versions)
-            self._outbox.append(rpc.ErrorResponse(req.id, err))
-            return []
+            err = sl.unsupported_version_error(offered, cs.supported_versions)
+            return Outcome(send=[rpc.ErrorResponse(req.id, err)])
         chosen = offered if offered in handshake else handshake[0]
-        self.state = transition(self.role, self.state, LifecycleEvent.RECV_INITIALIZE)
-        self.protocol_version = chosen
-        self.peer_capabilities = params["capabilities"]
-        info = params.get("clientInfo")
-        self.peer_info = info if isinstance(info, dict) else {}
-        result: dict[str, Any] = {
-            "protocolVersion": chosen, "capabilities": self.capabilities, "serverInfo": self.info,
-        }
-        if self.instructions:
-            result["instructions"] = self.instructions
-        self._outbox.append(rpc.Response(req.id, result))
-        return []
+        cs.advance(LifecycleEvent.RECV_INITIALIZE)
+        cs.protocol_version = chosen
+        cs.peer_capabilities = params["capabilities"]
+        client_info = params.get("clientInfo")
+        cs.peer_info = client_info if isinstance(client_info, dict) else {}
+        result: dict[str, Any] = {"protocolVersion": chosen, "capabilities": capabilities, "serverInfo": info}
+        if instructions:
+            result["instructions"] = instructions
+        return Outcome(send=[rpc.Response(req.id, result)])
 
-    def _discover_result(self) -> dict[str, Any]:
+    def discover_result(
+        self, capabilities: dict[str, Any], info: dict[str, Any], instructions: str | None, ttl_ms: int
+    ) -> dict[str, Any]:
+        """Server: the DiscoverResult (spec: server/discover)."""
         result: dict[str, Any] = {
             "resultType": sl.RESULT_COMPLETE,
-            "supportedVersions": list(self.supported_versions),
-            "capabilities": self.capabilities,
-            "ttlMs": self.discover_ttl_ms,
+            "supportedVersions": list(self._cs.supported_versions),
+            "capabilities": capabilities,
+            "ttlMs": ttl_ms,
             "cacheScope": "public",
-            "_meta": {sl.SERVER_INFO_KEY: self.info},
+            "_meta": {sl.SERVER_INFO_KEY: info},
         }
-        if self.instructions:
-            result["instructions"] = self.instructions
+        if instructions:
+            result["instructions"] = instructions
         return result
 
-    def _receive_discover_answer(self, msg: rpc.Response | rpc.ErrorResponse) -> list[Event]:
-        stateless, handshake = self._versions_of(Era.STATELESS), self._versions_of(Era.HANDSHAKE)
+    # ------------------------------------------------------------ client: answers
+
+    def receive_initialize_answer(self, msg: rpc.Response | rpc.ErrorResponse) -> Outcome:
+        cs = self._cs
         if isinstance(msg, rpc.ErrorResponse):
-            err = msg.error
-            if err.code not in sl.MODERN_ERROR_CODES:
-                # Any other error means a handshake-era server (spec: stdio, Backward Compatibility).
-                self.state = transition(self.role, self.state, LifecycleEvent.RECV_LEGACY_ANSWER)
-                return [LegacyServer(f"server/discover answered error {err.code}: {err.message}")]
-            named = err.data.get("supported") if isinstance(err.data, dict) else None
-            retry = sl.newest_common(stateless, named)
-            # Retry with a revision the server names; the same one once more is allowed
-            # (the server may have refused for a passing reason), never a loop.
-            if (
-                err.code == rpc.UNSUPPORTED_PROTOCOL_VERSION and retry
-                and (retry != self._probe_version or self._probe_attempts < 2)
-                and self._probe_attempts < _MAX_PROBES
-            ):
-                self.discover(protocol_version=retry)
-                return []
-            fallback = sl.newest_common(handshake, named)
-            if fallback:
-                # A modern server that also speaks a handshake revision we share.
-                self.state = transition(self.role, self.state, LifecycleEvent.RECV_LEGACY_ANSWER)
-                return [LegacyServer(f"no common stateless revision; the server names {fallback}", fallback)]
-            self.state = transition(self.role, self.state, LifecycleEvent.RECV_DISCOVER_FAILURE)
-            detail = sl.versions_named(err.data, self.supported_versions)
-            return [HandshakeFailed(f"server/discover refused: [{err.code}] {err.message}{detail}", err)]
+            cs.advance(LifecycleEvent.RECV_INIT_FAILURE)
+            return Outcome([HandshakeFailed(f"server refused initialize: {msg.error.message}", msg.error)])
+        result = msg.result
+        version = result.get("protocolVersion")
+        problem = _initialize_result_problem(result)
+        if problem is None and version not in cs.supported_versions:
+            problem = (
+                f"server chose protocol revision {version!r}, which this client does not support "
+                f"(supported: {', '.join(cs.supported_versions)})"
+            )
+        if problem is not None:
+            cs.advance(LifecycleEvent.RECV_INIT_FAILURE)
+            return Outcome([HandshakeFailed(problem)])
+        assert isinstance(version, str)
+        cs.advance(LifecycleEvent.RECV_INIT_RESULT)
+        cs.protocol_version = version
+        cs.peer_capabilities = result["capabilities"]
+        cs.peer_info = result["serverInfo"]
+        instructions = result.get("instructions")
+        cs.peer_instructions = instructions if isinstance(instructions, str) else None
+        return Outcome(
+            [Initialized(version, cs.peer_info, cs.peer_capabilities, cs.peer_instructions)],
+            [rpc.Notification("notifications/initialized")],
+        )
+
+    def receive_discover_answer(self, msg: rpc.Response | rpc.ErrorResponse) -> Outcome:
+        if isinstance(msg, rpc.ErrorResponse):
+            return self._discover_refused(msg.error)
+        cs = self._cs
+        stateless, handshake = cs.versions_of(Era.STATELESS), cs.versions_of(Era.HANDSHAKE)
         result = msg.result
         supported, caps = result.get("supportedVersions"), result.get("capabilities")
         kind = result.get("resultType", sl.RESULT_COMPLETE)
         if not isinstance(supported, list) or not isinstance(caps, dict) or kind != sl.RESULT_COMPLETE:
-            self.state = transition(self.role, self.state, LifecycleEvent.RECV_DISCOVER_FAILURE)
-            return [HandshakeFailed(f"invalid DiscoverResult: {_clip(result)}")]
+            cs.advance(LifecycleEvent.RECV_DISCOVER_FAILURE)
+            return Outcome([HandshakeFailed(f"invalid DiscoverResult: {_clip(result)}")])
         chosen = sl.newest_common(stateless, supported)
         if chosen is None:
             fallback = sl.newest_common(handshake, supported)
             if fallback:
-                self.state = transition(self.role, self.state, LifecycleEvent.RECV_LEGACY_ANSWER)
-                return [LegacyServer(f"the server's stateless revisions are {supported}", fallback)]
-            self.state = transition(self.role, self.state, LifecycleEvent.RECV_DISCOVER_FAILURE)
-            return [HandshakeFailed(
+                cs.advance(LifecycleEvent.RECV_LEGACY_ANSWER)
+                return Outcome([LegacyServer(f"the server's stateless revisions are {supported}", fallback)])
+            cs.advance(LifecycleEvent.RECV_DISCOVER_FAILURE)
+            return Outcome([HandshakeFailed(
                 f"no common protocol revision: the server supports {supported}, "
-                f"this client {list(self.supported_versions)}"
-            )]
-        self.state = transition(self.role, self.state, LifecycleEvent.RECV_DISCOVER_RESULT)
-        self.protocol_version = chosen
+                f"this client {list(cs.supported_versions)}"
+            )])
+        cs.advance(LifecycleEvent.RECV_DISCOVER_RESULT)
+        cs.protocol_version = chosen
         meta = result.get("_meta")
         info = meta.get(sl.SERVER_INFO_KEY) if isinstance(meta, dict) else None
         instructions = result.get("instructions")
-        self.peer_info = info if isinstance(info, dict) else {}
-        self.peer_capabilities = caps
-        self.peer_instructions = instructions if isinstance(instructions, str) else None
-        return [Discovered(
-            chosen, [v for v in supported if isinstance(v, str)], self.peer_info, caps,
-            self.peer_instructions, result,
-        )]
+        cs.peer_info = info if isinstance(info, dict) else {}
+        cs.peer_capabilities = caps
+        cs.peer_instructions = instructions if isinstance(instructions, str) else None
+        return Outcome([Discovered(
+            chosen, [v for v in supported if isinstance(v, str)], cs.peer_info, caps,
+            cs.peer_instructions, result,
+        )])
 
-    def _receive_initialize_answer(self, msg: rpc.Response | rpc.ErrorResponse) -> list[Event]:
-        if isinstance(msg, rpc.ErrorResponse):
-            self.state = transition(self.role, self.state, LifecycleEvent.RECV_INIT_FAILURE)
-            return [HandshakeFailed(f"server refused initialize: {msg.error.message}", msg.error)]
-        result = msg.result
-        version = result.get("protocolVersion")
-        problem = _initialize_result_problem(result)
-        if problem is None and version not in self.supported_versions:
-            problem = (
-                f"server chose protocol revision {version!r}, which this client does not support "
-                f"(supported: {', '.join(self.supported_versions)})"
-            )
-        if problem is not None:
-            self.state = transition(self.role, self.state, LifecycleEvent.RECV_INIT_FAILURE)
-            return [HandshakeFailed(problem)]
-        assert isinstance(version, str)
-        self.state = transition(self.role, self.state, LifecycleEvent.RECV_INIT_RESULT)
-        self.protocol_version = version
-        self.peer_capabilities = result["capabilities"]
-        self.peer_info = result["serverInfo"]
-        instructions = result.get("instructions")
-        self.peer_instructions = instructions if isinstance(instructions, str) else None
-        self._outbox.append(rpc.Notification("notifications/initialized"))
-        return [Initialized(version, self.peer_info, self.peer_capabilities, self.peer_instructions)]
+    def _discover_refused(self, err: rpc.ErrorObject) -> Outcome:
+        cs = self._cs
+        if err.code not in sl.MODERN_ERROR_CODES:
+            # Any other error means a handshake-era server (spec: stdio, Backward Compatibility).
+            cs.advance(LifecycleEvent.RECV_LEGACY_ANSWER)
+            return Outcome([LegacyServer(f"server/discover answered error {err.code}: {err.message}")])
+        named = err.data.get("supported") if isinstance(err.data, dict) else None
+        retry = sl.newest_common(cs.versions_of(Era.STATELESS), named)
+        if err.code == rpc.UNSUPPORTED_PROTOCOL_VERSION and may_probe_again(
+            self.probe_attempts, self.probe_version, retry
+        ):
+            return Outcome(probe_again=retry)
+        fallback = sl.newest_common(cs.versions_of(Era.HANDSHAKE), named)
+        if fallback:
+            # A modern server that also speaks a handshake revision we share.
+            cs.advance(LifecycleEvent.RECV_LEGACY_ANSWER)
+            return Outcome([LegacyServer(f"no common stateless revision; the server names {fallback}", fallback)])
+        cs.advance(LifecycleEvent.RECV_DISCOVER_FAILURE)
+        detail = sl.versions_named(err.data, cs.supported_versions)
+        return Outcome([HandshakeFailed(f"server/discover refused: [{err.code}] {err.message}{detail}", err)])
+
+    def answer_unusable(self, method: str, reason: str) -> Outcome:
+        """Client: the answer to our ``initialize`` / ``server/discover`` could not be
+        read at all: negotiation cannot go on, so fail it rather than wait forever."""
+        failure = (
+            LifecycleEvent.RECV_INIT_FAILURE if method == "initialize" else LifecycleEvent.RECV_DISCOVER_FAILURE
+        )
+        self._cs.advance(failure)
+        err = rpc.ErrorObject(rpc.INVALID_REQUEST, f"malformed response: {reason}")
+        return Outcome([HandshakeFailed(f"invalid answer to {method}: {reason}", err)])
 
 
 def _clip(value: Any, limit: int = 200) -> str:

@@ -12,12 +12,15 @@ itself and re-sends the original request, with a new id, carrying
 ``inputResponses`` and the opaque ``requestState`` echoed byte for byte.
 
 These functions are pure: they build and check the dicts; the Connection
-decides what to do with the verdicts.
+decides what to do with the verdicts.  Which requests must carry the envelope,
+and what a missing, invalid or unsupported one earns, are admission rules
+(``admission.py``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Final, Mapping
+from collections.abc import Mapping
+from typing import Any, Final
 
 import attrs
 
@@ -149,6 +152,40 @@ def input_required_problem(result: Mapping[str, Any], client_capabilities: Mappi
         if params is not None and not isinstance(params, dict):
             return f"inputRequests[{key!r}].params must be an object"
     return None
+
+
+def stateless_result(result: dict[str, Any], server_info: dict[str, Any]) -> dict[str, Any]:
+    """Server: a complete result as the stateless era sends it: it says what it is
+    (``resultType``) and (SHOULD) who answered, unless the caller already said so."""
+    out = {"resultType": RESULT_COMPLETE, **result}
+    meta = out.get("_meta")
+    if not isinstance(meta, dict) or SERVER_INFO_KEY not in meta:
+        out["_meta"] = {**(meta if isinstance(meta, dict) else {}), SERVER_INFO_KEY: server_info}
+    return out
+
+
+def input_required_result(input_requests: dict[str, Any] | None, request_state: str | None) -> dict[str, Any]:
+    """Server: an InputRequiredResult (spec: mrtr); ``input_required_problem`` checks it."""
+    result: dict[str, Any] = {"resultType": RESULT_INPUT_REQUIRED}
+    if input_requests is not None:
+        result["inputRequests"] = input_requests
+    if request_state is not None:
+        result["requestState"] = request_state
+    return result
+
+
+def result_problem(method: str, result: Mapping[str, Any], client_capabilities: Mapping[str, Any]) -> str | None:
+    """Client: why a stateless-era result is unusable, or None.  Usable means complete
+    (an absent ``resultType`` reads as complete: spec basic, ResultType) or a valid
+    InputRequiredResult to a request that may receive one (spec: mrtr)."""
+    kind = result.get("resultType")
+    if kind is None or kind == RESULT_COMPLETE:
+        return None
+    if kind == RESULT_INPUT_REQUIRED:
+        if method not in MRTR_METHODS:
+            return f"{method} may not be answered with an InputRequiredResult"
+        return input_required_problem(result, client_capabilities)
+    return f"unknown resultType {kind!r}"
 
 
 def retry_params(
