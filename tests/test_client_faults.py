@@ -26,7 +26,6 @@ from trimcp import (
     ConnectError,
     Connection,
     LocalProtocolError,
-    McpError,
     RemoteProtocolError,
     RequestTimeout,
     Role,
@@ -257,16 +256,21 @@ async def test_malformed_json_is_reported_and_the_session_goes_on(autojump_clock
             assert client.connection.stats.invalid_messages == 4
 
 
-async def test_malformed_answer_fails_its_request_instead_of_hanging(autojump_clock: Any) -> None:
+@pytest.mark.parametrize("answer", [
+    b'{"jsonrpc":"2.0","id":ID,"result":"not an object"}',
+    b'{"jsonrpc":"2.0","id":ID,"result":{"content":[],"x":NaN}}',  # JSON only a lenient reader reads
+    b'{"jsonrpc":"2.0","id":ID,"result":{"content":[{"type":"text","text":"\xff"}]}}',  # not UTF-8
+])
+async def test_malformed_answer_fails_its_request_instead_of_hanging(answer: bytes, autojump_clock: Any) -> None:
     with trio.fail_after(10):
         async with connected(raw=True) as (client, peer):
             async with trio.open_nursery() as nursery:
                 call = spawn(nursery, client.call_tool, "echo")
                 req = await peer.expect("tools/call")
-                await peer.send({"id": req["id"], "result": "not an object"})
-                with pytest.raises(McpError, match="malformed response") as info:
+                await peer.send_raw(answer.replace(b"ID", jsonrpc.dumps(req["id"])))
+                # A protocol failure of the answer, not an error the server reported.
+                with pytest.raises(RemoteProtocolError, match="invalid answer to tools/call: malformed response"):
                     await call.result()
-            assert info.value.code == jsonrpc.INVALID_REQUEST
             await round_trip(client, peer)
 
 

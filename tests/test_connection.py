@@ -11,12 +11,14 @@ import pytest
 
 from trimcp._errors import LocalProtocolError, RemoteProtocolError
 from trimcp._sansio import jsonrpc as rpc
+from trimcp._sansio.framing.lines import LineDecoder
 from trimcp._sansio.events import (
     CancelRequested,
     ErrorReceived,
     Event,
     HandshakeFailed,
     Initialized,
+    InvalidAnswer,
     LogLevelChanged,
     NotificationReceived,
     ProgressReceived,
@@ -1171,15 +1173,16 @@ def test_malformed_response_fails_the_waiter() -> None:
     c.outgoing()
     events = c.receive_bytes(json.dumps({"jsonrpc": "2.0", "id": rid, "result": "not an object"}).encode())
     assert issues(events) == ["invalid-message"]
-    [failed] = [e for e in events if isinstance(e, ErrorReceived)]
+    [failed] = [e for e in events if isinstance(e, InvalidAnswer)]
     assert failed.id == rid and failed.method == "tools/list"
-    assert failed.error.code == rpc.INVALID_REQUEST and "malformed response" in failed.error.message
+    assert "malformed response" in failed.reason and "must be an object" in failed.reason
+    assert not any(isinstance(e, ErrorReceived) for e in events)  # no error came from the peer
     assert rid not in c.pending and other in c.pending
     assert c.stats.invalid_messages == 1
     assert c.outgoing() == []
     # malformed error object too
     events = c.receive_bytes(json.dumps({"jsonrpc": "2.0", "id": other, "error": {"code": "x"}}).encode())
-    assert [e.id for e in events if isinstance(e, ErrorReceived)] == [other]
+    assert [e.id for e in events if isinstance(e, InvalidAnswer)] == [other]
 
 
 def test_malformed_response_with_unknown_id() -> None:
@@ -1188,6 +1191,102 @@ def test_malformed_response_with_unknown_id() -> None:
     assert issues(events) == ["invalid-message"]
     assert not any(isinstance(e, ErrorReceived) for e in events)
     assert c.outgoing() == []
+
+
+# ---- answers only a lenient reader reads (JSON-RPC id recovered by parse_payload)
+
+
+def stdio_line(text: bytes) -> bytes:
+    """The line a stdio transport hands over: framed by the peer, split by LineDecoder."""
+    [line] = LineDecoder().receive_data(text + b"\n")
+    return line
+
+
+UNREADABLE_ANSWERS = {
+    "bad-utf8": b'{"jsonrpc":"2.0","id":ID,"result":{"tools":[{"name":"caf\xe9","inputSchema":{}}]}}',
+    "nan": b'{"jsonrpc":"2.0","id":ID,"result":{"tools":[],"score":NaN}}',
+    "1e400": b'{"jsonrpc":"2.0","id":ID,"result":{"tools":[],"score":1e400}}',
+}
+
+
+def answer_to(rid: rpc.RequestId, template: bytes) -> bytes:
+    return template.replace(b"ID", rpc.dumps(rid))
+
+
+@pytest.mark.parametrize("template", UNREADABLE_ANSWERS.values(), ids=UNREADABLE_ANSWERS.keys())
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
+def test_unreadable_answer_fails_its_waiter_at_once(template: bytes, era: str) -> None:
+    if era == "handshake":
+        c, _ = pair()
+    else:
+        c = client(versions=["2026-07-28"])
+        s = server(versions=["2026-07-28"], caps=ALL_SERVER_CAPS)
+        c.discover()
+        pump(c, s)
+        pump(s, c)
+    assert c.state is OPERATING
+    rid = c.send_request("tools/list")
+    other = c.send_request("prompts/list")
+    c.outgoing()
+    events = c.receive_bytes(stdio_line(answer_to(rid, template)))
+    assert issues(events) == ["parse-error"]
+    [failed] = [e for e in events if not isinstance(e, ProtocolIssue)]
+    assert isinstance(failed, InvalidAnswer) and failed.id == rid and failed.method == "tools/list"
+    assert failed.reason.startswith("malformed response: parse error")
+    assert rid not in c.pending and other in c.pending
+    assert c.outgoing() == [] and c.stats.invalid_messages == 1
+
+
+def test_unreadable_answer_to_initialize_fails_the_handshake() -> None:
+    c = client()
+    rid = c.initialize()
+    c.outgoing()
+    events = c.receive_bytes(answer_to(rid, b'{"jsonrpc":"2.0","id":ID,"result":{"protocolVersion":NaN}}'))
+    assert issues(events) == ["parse-error"]
+    [failed] = [e for e in events if isinstance(e, HandshakeFailed)]
+    assert "invalid answer to initialize" in failed.reason
+    assert c.state is CLOSED and c.pending == {}
+
+
+def test_unreadable_answer_to_the_probe_fails_it() -> None:
+    c = client(versions=["2026-07-28", "2025-11-25"])
+    rid = c.discover()
+    c.outgoing()
+    events = c.receive_bytes(answer_to(rid, b'{"jsonrpc":"2.0","id":ID,"result":{"ttlMs":1e400}}'))
+    assert any(isinstance(e, HandshakeFailed) for e in events)
+    assert c.state is CLOSED
+
+
+def test_unreadable_answers_in_a_batch_fail_each_waiter() -> None:
+    c, _ = pair()
+    a, b = c.send_request("tools/list"), c.send_request("prompts/list")
+    c.outgoing()
+    clean = b'{"jsonrpc":"2.0","id":ID,"result":{}}'
+    batch = b"[" + answer_to(a, UNREADABLE_ANSWERS["nan"]) + b"," + answer_to(b, clean) + b"]"
+    events = c.receive_bytes(batch)
+    assert sorted(e.id for e in events if isinstance(e, InvalidAnswer)) == [a, b]  # type: ignore[type-var]
+    assert c.pending == {}
+
+
+def test_unreadable_late_answer_to_a_cancelled_request_is_only_reported() -> None:
+    c, _ = pair()
+    rid = c.send_request("tools/list")
+    c.cancel(rid)
+    c.outgoing()
+    events = c.receive_bytes(answer_to(rid, UNREADABLE_ANSWERS["nan"]))
+    assert issues(events) == ["parse-error"] and len(events) == 1
+    assert c.outgoing() == []
+
+
+@pytest.mark.parametrize("role", [Role.CLIENT, Role.SERVER])
+def test_unreadable_request_is_answered_with_its_id(role: Role) -> None:
+    conn = pair()[0 if role is Role.CLIENT else 1]
+    method = "roots/list" if role is Role.CLIENT else "tools/list"
+    events = conn.receive_bytes(b'{"jsonrpc":"2.0","id":"q7","method":"' + method.encode() + b'","params":{"n":NaN}}')
+    assert issues(events) == ["parse-error"]
+    err = only_error(conn)
+    assert err.id == "q7" and err.error.code == rpc.PARSE_ERROR
+    assert not conn.awaiting_answer("q7")
 
 
 def test_parse_error_answered_with_null_id_in_server_role_only() -> None:

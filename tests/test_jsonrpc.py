@@ -378,3 +378,76 @@ def test_number_overflowing_a_double_is_a_parse_error() -> None:
     assert parsed.messages == []
     assert parsed.invalid[0].error.code == rpc.PARSE_ERROR
     assert "out of range" in parsed.invalid[0].error.message
+
+
+# ---------------------------------------------------------------- -32700 with the id recovered
+
+
+@pytest.mark.parametrize(
+    ("data", "expected_id", "member"),
+    [
+        (b'{"jsonrpc":"2.0","id":7,"result":{"text":"caf\xe9"}}', 7, "result"),  # Latin-1, not UTF-8
+        (b'{"jsonrpc":"2.0","id":7,"result":{"n":NaN}}', 7, "result"),
+        (b'{"jsonrpc":"2.0","id":"r","result":{"n":1e400}}', "r", "result"),
+        (b'{"jsonrpc":"2.0","id":8,"error":{"code":-1,"message":"m","data":-Infinity}}', 8, "error"),
+        (b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"s":"tab\there"}}', 9, "method"),
+        ('{"jsonrpc":"2.0","id":10,"method":"x","params":{"n":Infinity}}', 10, "method"),  # str input
+    ],
+)
+def test_parse_error_recovers_the_id(data: bytes | str, expected_id: rpc.RequestId, member: str) -> None:
+    """A text the strict reader refuses still names its id, and whether it answers or asks."""
+    parsed = rpc.parse_payload(data)
+    assert parsed.messages == [] and not parsed.is_batch
+    [bad] = parsed.invalid
+    assert bad.error.code == rpc.PARSE_ERROR and bad.error.message.startswith("parse error")
+    assert bad.id == expected_id and type(bad.id) is type(expected_id)
+    assert isinstance(bad.raw, dict) and member in bad.raw
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"jsonrpc":"2.0","id":true,"result":{"n":NaN}}',
+        b'{"jsonrpc":"2.0","id":1.5,"result":{"n":NaN}}',
+        b'{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"\xff"}}',
+        b'{"jsonrpc":"2.0","method":"x","params":{"n":NaN}}',
+        b'[1, NaN]',
+        b'{"jsonrpc":"2.0","id":1,"result":{}} trailing NaN',  # no lenient reading either
+    ],
+)
+def test_parse_error_without_a_usable_id(data: bytes) -> None:
+    [bad] = rpc.parse_payload(data).invalid
+    assert bad.id is None and bad.error.code == rpc.PARSE_ERROR
+    assert bad.raw == data
+
+
+def test_parse_error_in_a_batch_recovers_each_id() -> None:
+    data = b'[{"jsonrpc":"2.0","id":1,"result":{"n":NaN}},{"jsonrpc":"2.0","id":"b","result":{}},17]'
+    parsed = rpc.parse_payload(data)
+    # Nothing of a text the strict reader refused is used, not even its clean members.
+    assert parsed.is_batch and parsed.messages == []
+    assert [(bad.id, bad.error.code) for bad in parsed.invalid] == [
+        (1, rpc.PARSE_ERROR), ("b", rpc.PARSE_ERROR), (None, rpc.PARSE_ERROR),
+    ]
+    assert parsed.invalid[-1].raw == data  # what shows no id is reported once, as received
+    every_id = rpc.parse_payload(b'[{"jsonrpc":"2.0","id":1,"result":{"n":NaN}}]')
+    assert [bad.id for bad in every_id.invalid] == [1]
+
+
+#: Any bytes that stay inside a JSON string (no quote or backslash to leave it).
+string_bytes = st.binary(max_size=64).map(lambda b: b.replace(b'"', b"").replace(b"\\", b""))
+
+
+@settings(max_examples=200, deadline=None)
+@given(string_bytes, st.integers(0, 2**31) | st.text(max_size=5))
+def test_any_bytes_in_an_answer_string_keep_its_id(garbage: bytes, id_: rpc.RequestId) -> None:
+    """Whatever sits in a string (invalid UTF-8, control characters), the answer is
+    either a valid message or a -32700 that still names its id."""
+    data = b'{"jsonrpc":"2.0","id":' + rpc.dumps(id_) + b',"result":{"g":"' + garbage + b'"}}'
+    parsed = rpc.parse_payload(data)
+    if parsed.messages:
+        [msg] = parsed.messages
+        assert isinstance(msg, Response) and msg.id == id_
+    else:
+        [bad] = parsed.invalid
+        assert bad.error.code == rpc.PARSE_ERROR and bad.id == id_

@@ -10,8 +10,7 @@
 (b) Any result body - ``resultType`` complete / input_required / junk / missing,
     valid and invalid ``InputRequiredResult`` bodies - fed to a client ends each
     pending request in exactly one of ``ResponseReceived`` / ``InputRequired`` /
-    ``InvalidAnswer`` (``ErrorReceived`` for a result that is not an object),
-    never raises, never leaves a waiter behind; ``InputRequired`` exactly when
+    ``InvalidAnswer`` (also for a result that is not an object), never raises, never leaves a waiter behind; ``InputRequired`` exactly when
     ``input_required_ok`` - the test's own reading of the spec - says the body is
     valid.
 (c) A client and a server Connection pumped together through N rounds of
@@ -141,7 +140,7 @@ def input_required_ok(method: str, body: dict[str, Any], client_caps: dict[str, 
 
 def expected_kind(method: str, body: Any, client_caps: dict[str, Any]) -> type:
     if not isinstance(body, dict):
-        return ErrorReceived  # "result" must be an object (JSON-RPC as MCP uses it)
+        return InvalidAnswer  # "result" must be an object (JSON-RPC as MCP uses it)
     kind = body.get("resultType")
     if kind is None or kind == "complete":
         return ResponseReceived  # absent reads as "complete" (spec: Result.resultType)

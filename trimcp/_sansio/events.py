@@ -117,8 +117,10 @@ class InputRequired:
 
 @attrs.frozen
 class InvalidAnswer:
-    """Client: the answer to request ``id`` broke the protocol (e.g. an unknown
-    ``resultType``); the request failed locally, no error came from the peer."""
+    """The answer to our request ``id`` arrived but cannot be used: it is malformed
+    (not JSON-RPC, or JSON only a lenient reader reads: invalid UTF-8, NaN, 1e400)
+    or breaks the protocol (e.g. an unknown ``resultType``).  The request failed
+    locally; no error came from the peer."""
 
     id: RequestId
     method: str

@@ -12,9 +12,19 @@ revisions removed them, but a robust receiver still accepts them.
 ``parse_payload`` turns one complete JSON text (a stdio line, an HTTP body, an
 SSE ``data`` field) into messages plus a list of ``InvalidMessage`` records, one
 per thing that could not be understood, each carrying the JSON-RPC error to
-answer with (-32700 for unparsable JSON, -32600 for a malformed message, with
-the id when it can be recovered).  ``serialize`` writes compact UTF-8.
-Nothing in this module raises on bad peer input except an oversize payload.
+answer with (-32700 for unparsable JSON, -32600 for a malformed message) and the
+id when it can be recovered, so that a broken answer fails its waiter at once
+and a broken request still gets its error answer.
+
+Parsing is strict: UTF-8 only, no NaN or Infinity, no number that overflows a
+double, no raw control character inside a string.  When the strict reader
+refuses a text, a lenient one (invalid UTF-8 read as U+FFFD, Python's json
+extensions allowed) reads it again *only to find the id* of the object, or of
+each object in a batch, and what it was (``raw``: "result"/"error" for an
+answer, "method" for a request).  Nothing read leniently is ever used as data:
+the text stays a -32700 and yields no message.  ``serialize`` writes compact
+UTF-8.  Nothing in this module raises on bad peer input except an oversize
+payload.
 """
 
 from __future__ import annotations
@@ -181,6 +191,8 @@ def _parse_float(literal: str) -> float:
 # Built once: json.loads/json.dumps with keyword arguments construct a new decoder/encoder
 # (and its C scanner) on every call.
 _decode: Final = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_parse_float).decode
+#: Used only to recover ids from a text the strict reader refused (see parse_payload).
+_decode_lenient: Final = json.JSONDecoder(strict=False).decode
 _encode: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
@@ -202,7 +214,7 @@ def parse_payload(data: bytes | str, *, max_size: int = DEFAULT_MAX_MESSAGE_SIZE
         text = data.decode("utf-8") if isinstance(data, bytes) else data
         obj = _decode(text)
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
-        return ParsedPayload([], [InvalidMessage(None, ErrorObject(PARSE_ERROR, f"parse error: {exc}"), data)])
+        return _unparsable(data, ErrorObject(PARSE_ERROR, f"parse error: {exc}"))
     if isinstance(obj, list):
         if not obj:
             return ParsedPayload([], [_invalid(None, "empty batch", obj)], is_batch=True)
@@ -216,6 +228,27 @@ def parse_payload(data: bytes | str, *, max_size: int = DEFAULT_MAX_MESSAGE_SIZE
     if isinstance(m, InvalidMessage):
         return ParsedPayload([], [m])
     return ParsedPayload([m], [])
+
+
+def _unparsable(data: bytes | str, error: ErrorObject) -> ParsedPayload:
+    """The -32700 records of a text the strict reader refused, with every id a lenient
+    reading shows (``raw`` is then that object, for what it was meant to be)."""
+    try:
+        text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+        obj = _decode_lenient(text)
+    except (ValueError, RecursionError):
+        return ParsedPayload([], [InvalidMessage(None, error, data)])
+    items = obj if isinstance(obj, list) else [obj]
+    found = [InvalidMessage(_id_of(item), error, item) for item in items if _id_of(item) is not None]
+    if not found or len(found) < len(items):
+        # What shows no id is reported once, as the text it came in.
+        found.append(InvalidMessage(None, error, data))
+    return ParsedPayload([], found, is_batch=isinstance(obj, list))
+
+
+def _id_of(obj: Any) -> RequestId | None:
+    value = obj.get("id") if isinstance(obj, dict) else None
+    return value if is_valid_id(value) else None
 
 
 def message_to_obj(msg: Message) -> dict[str, Any]:

@@ -4,8 +4,8 @@ Theory of operation
 -------------------
 A ``Connection`` holds everything one side knows about an MCP session and does
 no I/O.  Its driver feeds it what arrived - ``receive_bytes`` for one JSON
-text, or ``receive_message`` - and gets back a list of events (``trimcp._sansio.events``).  Everything the Connection wants
-transmitted - the caller's requests, its own automatic answers (ping, errors
+text, or ``receive_message`` - and gets back a list of events
+(``trimcp._sansio.events``).  Everything the Connection wants transmitted - the caller's requests, its own automatic answers (ping, errors
 for refused requests), ``notifications/initialized`` - goes to an outbox that
 the driver drains with ``outgoing()`` after every call.
 
@@ -28,6 +28,13 @@ on every result: an ``input_required`` result becomes an ``InputRequired``
 event, and the driver answers those requests and re-sends (spec: mrtr).  A
 server takes each enveloped request on its own terms, whatever the lifecycle
 state, and answers with ``resultType`` and its ``serverInfo``.
+
+An answer that arrives but cannot be used fails its waiter at once: one that
+is malformed - even one only a lenient JSON reader could read, whose id
+``parse_payload`` recovered - and one that breaks the stateless result rules
+both become ``InvalidAnswer``; one to ``initialize`` or to the discover probe
+fails the negotiation (``HandshakeFailed``).  A malformed request whose id
+shows still gets its JSON-RPC error answer.
 """
 
 from __future__ import annotations
@@ -376,8 +383,8 @@ class Connection:
             if self._negotiating(pending.method):
                 events += self._negotiator.answer_unusable(pending.method, bad.error.message).events
             else:
-                err = rpc.ErrorObject(rpc.INVALID_REQUEST, f"malformed response: {bad.error.message}")
-                events.append(ev.ErrorReceived(bad.id, pending.method, err))
+                reason = f"malformed response: {bad.error.message}"
+                events.append(ev.InvalidAnswer(bad.id, pending.method, reason))
         elif self.state is CLOSED:
             pass  # nothing is sent on a closed connection
         elif bad.id is not None and "method" in raw:
