@@ -1289,6 +1289,41 @@ def test_unreadable_request_is_answered_with_its_id(role: Role) -> None:
     assert not conn.awaiting_answer("q7")
 
 
+# ---- parse once: a payload parsed by the transport
+
+
+def test_receive_payload_takes_what_the_transport_parsed() -> None:
+    c, s = pair()
+    rid = c.send_request("tools/list")
+    c.outgoing()
+    batch = rpc.serialize([rpc.Request(41, "ping"), rpc.Request(42, "tools/list")])[:-1] + b',{"x":1}]'
+    parsed = rpc.parse_payload(batch)
+    events = s.receive_payload(parsed)
+    assert issues(events) == ["invalid-message"] and RequestReceived(42, "tools/list", {}) in events
+    assert rpc.Response(41, {}) in s.outgoing()
+    answer = rpc.parse_payload(rpc.serialize(rpc.Response(rid, {"tools": []})))
+    assert c.receive_payload(answer) == [ResponseReceived(rid, "tools/list", {"tools": []})]
+    assert c.receive_payload(rpc.parse_payload(answer_to(999, UNREADABLE_ANSWERS["nan"]))) != []
+
+
+def test_receive_bytes_is_parse_then_receive_payload() -> None:
+    texts = [req(1, "tools/list"), b"{oops", answer_to(5, UNREADABLE_ANSWERS["nan"]), b"[]",
+             rpc.serialize([rpc.Request(2, "ping"), rpc.Notification("vendor/x")])]
+    one, two = pair()[1], pair()[1]
+    for text in texts:
+        assert one.receive_bytes(text) == two.receive_payload(rpc.parse_payload(text))
+        assert one.outgoing() == two.outgoing()
+    assert one.stats == two.stats
+
+
+def test_receive_payload_leaves_the_size_cap_to_the_transport() -> None:
+    s = Connection(Role.SERVER, info=SERVER_INFO, max_message_size=16)
+    with pytest.raises(RemoteProtocolError):
+        s.receive_bytes(req(1, "ping"))
+    assert s.receive_payload(rpc.parse_payload(req(1, "ping"))) == []
+    assert s.outgoing() == [rpc.Response(1, {})]
+
+
 def test_parse_error_answered_with_null_id_in_server_role_only() -> None:
     _, s = pair()
     events = s.receive_bytes(b"{oops")

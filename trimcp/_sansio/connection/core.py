@@ -4,10 +4,12 @@ Theory of operation
 -------------------
 A ``Connection`` holds everything one side knows about an MCP session and does
 no I/O.  Its driver feeds it what arrived - ``receive_bytes`` for one JSON
-text, or ``receive_message`` - and gets back a list of events
-(``trimcp._sansio.events``).  Everything the Connection wants transmitted - the caller's requests, its own automatic answers (ping, errors
-for refused requests), ``notifications/initialized`` - goes to an outbox that
-the driver drains with ``outgoing()`` after every call.
+text, ``receive_payload`` for a text the transport already parsed with
+``jsonrpc.parse_payload`` (a text is parsed once), or ``receive_message`` -
+and gets back a list of events (``trimcp._sansio.events``).  Everything the
+Connection wants transmitted - the caller's requests, its own automatic
+answers (ping, errors for refused requests), ``notifications/initialized`` -
+goes to an outbox that the driver drains with ``outgoing()`` after every call.
 
 The Connection is composed of parts it owns (as h11's Connection holds a
 ``ConnectionState``), and does little more than route between them:
@@ -352,7 +354,12 @@ class Connection:
     def receive_bytes(self, data: bytes | str) -> list[ev.Event]:
         """Feed one complete JSON text.  Raises ``RemoteProtocolError`` only for a
         payload over ``max_message_size`` (treat the stream as broken)."""
-        parsed = rpc.parse_payload(data, max_size=self.max_message_size)
+        return self.receive_payload(rpc.parse_payload(data, max_size=self.max_message_size))
+
+    def receive_payload(self, parsed: rpc.ParsedPayload) -> list[ev.Event]:
+        """Feed one JSON text that the transport already parsed with
+        ``rpc.parse_payload`` (so it is parsed once; the transport applied its own
+        size cap).  Returns the events of its invalid parts, then of its messages."""
         events: list[ev.Event] = []
         for bad in parsed.invalid:
             events.extend(self._receive_invalid(bad))
