@@ -11,6 +11,7 @@ import pytest
 
 from trimcp._errors import LocalProtocolError, RemoteProtocolError
 from trimcp._sansio import jsonrpc as rpc
+from trimcp._sansio.connection.requests import PendingTable
 from trimcp._sansio.framing.lines import LineDecoder
 from trimcp._sansio.events import (
     CancelRequested,
@@ -1322,6 +1323,94 @@ def test_receive_payload_leaves_the_size_cap_to_the_transport() -> None:
         s.receive_bytes(req(1, "ping"))
     assert s.receive_payload(rpc.parse_payload(req(1, "ping"))) == []
     assert s.outgoing() == [rpc.Response(1, {})]
+
+
+# ---- re-issue (2026-07-28 Streamable HTTP: a broken stream is answered by re-sending)
+
+
+def stateless_pair() -> tuple[Connection, Connection]:
+    c = client(versions=["2026-07-28"], caps={"elicitation": {}})
+    s = server(versions=["2026-07-28"], caps=ALL_SERVER_CAPS)
+    c.discover()
+    pump(c, s)
+    pump(s, c)
+    assert c.state is OPERATING
+    return c, s
+
+
+def test_reissue_sends_the_same_request_under_a_fresh_id() -> None:
+    c, s = stateless_pair()
+    old = c.send_request("tools/call", {"name": "slow", "arguments": {"n": 1}}, progress_token="tok")
+    [first] = c.outgoing()
+    new = c.reissue(old)
+    [again] = c.outgoing()
+    assert isinstance(first, rpc.Request) and isinstance(again, rpc.Request)
+    assert new != old and again.id == new
+    assert (again.method, again.params) == (first.method, first.params)  # envelope and token kept
+    assert set(c.pending) == {new} and c.pending[new].progress_token == "tok"
+    # The server sees a new request; its progress reaches the new waiter.
+    [received] = s.receive_bytes(rpc.serialize(again))
+    assert isinstance(received, RequestReceived) and received.id == new
+    s.send_progress("tok", 1)
+    [progress] = pump(s, c)
+    assert isinstance(progress, ProgressReceived) and progress.request_id == new
+    # The answer to the old id, should it still come, is dropped and counted.
+    assert c.receive_bytes(rpc.serialize(rpc.Response(old, {"resultType": "complete", "content": []}))) == []
+    assert c.stats.late_responses_dropped == 1 and c.stats.unknown_responses == 0
+    s.send_response(new, {"content": []})
+    [done] = pump(s, c)
+    assert isinstance(done, ResponseReceived) and done.id == new and c.pending == {}
+
+
+def test_reissue_in_the_handshake_era_and_twice() -> None:
+    c, s = pair()
+    first = c.send_request("tools/list")
+    second = c.reissue(first)
+    third = c.reissue(second)
+    assert len({first, second, third}) == 3 and set(c.pending) == {third}
+    assert [m.id for m in c.outgoing()] == [first, second, third]  # type: ignore[union-attr]
+    for late in (first, second):
+        assert c.receive_bytes(rpc.serialize(rpc.Response(late, {"tools": []}))) == []
+    assert c.stats.late_responses_dropped == 2
+    # a second late answer to the same old id is unknown again
+    assert issues(c.receive_bytes(rpc.serialize(rpc.Response(first, {})))) == ["unknown-response-id"]
+
+
+def test_reissue_refuses_unknown_ids_and_initialize() -> None:
+    c = client()
+    rid = c.initialize()
+    c.outgoing()
+    with pytest.raises(LocalProtocolError, match="initialize can't be re-issued"):
+        c.reissue(rid)
+    with pytest.raises(LocalProtocolError, match="no pending request"):
+        c.reissue(12345)
+    assert set(c.pending) == {rid} and c.outgoing() == []
+    c, s = pair()
+    answered = c.send_request("tools/list")
+    pump(c, s)
+    s.send_response(answered, {"tools": []})
+    pump(s, c)
+    cancelled = c.send_request("tools/list")
+    c.cancel(cancelled)
+    open_one = c.send_request("tools/list")
+    c.outgoing()
+    for gone in (answered, cancelled):
+        with pytest.raises(LocalProtocolError, match="no pending request"):
+            c.reissue(gone)
+    c.close()
+    with pytest.raises(LocalProtocolError, match="no pending request"):
+        c.reissue(open_one)  # close() failed it already
+    assert c.outgoing() == []
+
+
+def test_retired_id_memory_is_bounded() -> None:
+    table = PendingTable(cancelled_memory=2)
+    ids = [table.add("tools/list", None, None) for _ in range(3)]
+    fresh = [table.reissue(i) for i in ids]
+    assert set(table.requests) == set(fresh)
+    # the oldest retired id is forgotten first
+    assert [table.take_late_answer(i) for i in ids] == [False, True, True]
+    assert not table.take_late_answer(ids[1])
 
 
 def test_parse_error_answered_with_null_id_in_server_role_only() -> None:

@@ -18,7 +18,7 @@
     echoes ``requestState`` exactly, answers exactly the keys asked, keeps the
     original params and envelope, and the exchange ends with the final result.
 (d) A state machine interleaves sends, answers of every kind (in any order),
-    cancellations with late answers, and unknown ids.
+    cancellations and re-issues with late answers, and unknown ids.
 
 The rules below (method gates, which input requests need which capability, what
 makes an InputRequiredResult valid) are written from the spec
@@ -567,7 +567,7 @@ def test_multi_round_trip_exchange(
 
 
 class StatelessClientMachine(RuleBasedStateMachine):
-    """A discovered client under any mix of sends, answers, cancels and stray ids."""
+    """A discovered client under any mix of sends, answers, cancels, re-issues and stray ids."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -609,6 +609,20 @@ class StatelessClientMachine(RuleBasedStateMachine):
         [note] = self.conn.outgoing()
         assert isinstance(note, rpc.Notification) and note.method == "notifications/cancelled"
         self.cancelled.add(request_id)
+
+    @precondition(lambda self: self.waiting)
+    @rule(data=st.data())
+    def reissue(self, data: st.DataObject) -> None:
+        """The transport lost the stream: the same request goes out under a fresh id."""
+        old = data.draw(st.sampled_from(sorted(self.waiting, key=str)))
+        before = self.conn.pending[old]
+        new = self.conn.reissue(old)
+        assert new not in self.used_ids
+        self.used_ids.add(new)
+        [msg] = self.conn.outgoing()
+        assert isinstance(msg, rpc.Request) and (msg.id, msg.method, msg.params) == (new, before.method, before.params)
+        self.waiting[new] = self.waiting.pop(old)
+        self.cancelled.add(old)  # its late answer is dropped like a cancelled one's
 
     @precondition(lambda self: self.cancelled)
     @rule(data=st.data(), body=result_bodies())

@@ -251,6 +251,26 @@ class Connection:
             params = sl.with_envelope(params, envelope)
         return self._queue_request(method, params, progress_token)
 
+    def reissue(self, request_id: rpc.RequestId) -> rpc.RequestId:
+        """Re-send pending request ``request_id`` under a fresh id and return that id.
+
+        For transports that must re-issue a request rather than wait on it (2026-07-28
+        Streamable HTTP: a broken response stream is answered by re-sending with a new
+        id).  Method, params (envelope included) and progress token stay (progress
+        starts afresh: the peer sees a new request); the old id is retired like a
+        cancelled one, so a late answer to it is dropped and counted.
+        Nothing is sent for the old id: on that transport closing its stream was the
+        cancellation.  Raises ``LocalProtocolError`` for an id that is not pending and
+        for ``initialize``, which is never repeated within a session."""
+        pending = self._requests.get(request_id)
+        if pending is None:
+            raise LocalProtocolError(f"no pending request with id {request_id!r}")
+        if pending.method == "initialize":
+            raise LocalProtocolError("initialize can't be re-issued: start a new session instead")
+        new_id = self._requests.reissue(request_id)
+        self._outbox.append(rpc.Request(new_id, pending.method, pending.params))
+        return new_id
+
     def send_notification(self, method: str, params: dict[str, Any] | None = None) -> None:
         if method in ("notifications/cancelled", "notifications/progress"):
             raise LocalProtocolError(f"use cancel() / send_progress() for {method}")

@@ -8,8 +8,10 @@ ids are strings or integers, never reused within a session while pending).
 ``PendingTable`` holds *our* requests: it allocates ids, maps each pending id
 to its method, params and progress token, and knows which id owns which
 progress token (spec: utilities/progress).  A request we give up on - cancelled
-(spec: utilities/cancellation: "the sender MUST ignore a late response") or an
-abandoned probe - is *retired into the cancelled memory*: its late answer is recognised, dropped and counted instead
+(spec: utilities/cancellation: "the sender MUST ignore a late response"), an
+abandoned probe, or re-issued under a new id (2026-07-28 Streamable HTTP: a
+broken stream is answered by re-sending with a new id) - is *retired into the
+cancelled memory*: its late answer is recognised, dropped and counted instead
 of being reported as unknown.  That memory is bounded: the oldest ids are
 forgotten first.
 
@@ -44,7 +46,7 @@ class PendingRequest:
     method: str
     progress_token: str | int | None = None
     last_progress: float | None = None
-    #: Kept for a stateless-era retry (multi-round-trip input).
+    #: Kept for a stateless-era retry (multi-round-trip input) and for a re-issue.
     params: dict[str, Any] | None = None
 
 
@@ -100,6 +102,14 @@ class PendingTable:
             while len(self._cancelled) > self._memory:
                 self._cancelled.popitem(last=False)
         return pending
+
+    def reissue(self, request_id: rpc.RequestId) -> rpc.RequestId:
+        """Move pending ``request_id`` to a fresh id (same method, params and progress
+        token) and retire the old id; KeyError if it is not pending."""
+        old = self.requests[request_id]
+        self.retire_unanswered(request_id)
+        # The peer sees a new request, whose progress starts afresh.
+        return self.add(old.method, old.params, old.progress_token)
 
     def receive_progress(self, note: rpc.Notification) -> list[Event]:
         """The peer reports progress on one of our requests (spec: utilities/progress)."""
