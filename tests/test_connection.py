@@ -20,6 +20,7 @@ from trimcp._sansio.events import (
     HandshakeFailed,
     Initialized,
     InvalidAnswer,
+    LegacyServer,
     LogLevelChanged,
     NotificationReceived,
     ProgressReceived,
@@ -1530,3 +1531,132 @@ def test_a_notification_the_revision_lacks_is_refused_locally() -> None:
         else:
             with pytest.raises(LocalProtocolError, match="can't send 'notifications/elicitation/complete'"):
                 s.send_notification("notifications/elicitation/complete", {"elicitationId": "e1"})
+
+
+# ================================================================= admission, both eras
+
+
+META_2026 = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def test_envelope_rules_at_a_dual_era_server() -> None:
+    """Each stateless envelope rule: which code answers it and which issue reports it."""
+    s = server(versions=["2026-07-28", "2025-11-25"], caps=ALL_SERVER_CAPS)
+    # no envelope while there is no handshake session: -32602 missing-envelope
+    assert issues(s.receive_bytes(req(1, "tools/list"))) == ["missing-envelope"]
+    assert only_error(s).error.code == rpc.INVALID_PARAMS
+    # ... except what a handshake-era client starts with
+    assert s.receive_bytes(req(2, "ping")) == [] and s.outgoing() == [rpc.Response(2, {})]
+    # an envelope that is not one: -32602 invalid-envelope
+    bad = {"_meta": {**META_2026, "io.modelcontextprotocol/clientCapabilities": []}}
+    assert issues(s.receive_bytes(req(3, "tools/list", bad))) == ["invalid-envelope"]
+    assert only_error(s).error.code == rpc.INVALID_PARAMS
+    # a revision the server does not speak: -32022 naming its own, and no issue (it is negotiation)
+    other = {"_meta": {**META_2026, "io.modelcontextprotocol/protocolVersion": "2030-01-01"}}
+    assert s.receive_bytes(req(4, "tools/list", other)) == []
+    err = only_error(s).error
+    assert err.code == rpc.UNSUPPORTED_PROTOCOL_VERSION
+    assert err.data == {"supported": ["2026-07-28", "2025-11-25"], "requested": "2030-01-01"}
+    # a valid envelope is taken whatever the handshake state
+    [got] = s.receive_bytes(req(5, "tools/list", {"_meta": META_2026}))
+    assert isinstance(got, RequestReceived) and got.envelope is not None
+    assert s.state is IDLE
+    # a method the envelope's revision lacks
+    assert issues(s.receive_bytes(req(6, "ping", {"_meta": META_2026}))) == ["method-not-in-revision"]
+    assert only_error(s).error.code == rpc.METHOD_NOT_FOUND
+
+
+def test_rules_name_their_code_and_issue_kind() -> None:
+    from trimcp._sansio.connection import admission as adm
+
+    table = {rule.kind: rule.code for rule in (
+        adm.MISSING_ENVELOPE, adm.INVALID_ENVELOPE, adm.UNSUPPORTED_VERSION, adm.NOT_NOW,
+        adm.UNEXPECTED_INITIALIZE, adm.NOT_IN_REVISION, adm.NOT_ADVERTISED, adm.UNEXPECTED_INITIALIZED,
+    )}
+    assert table == {
+        "missing-envelope": rpc.INVALID_PARAMS, "invalid-envelope": rpc.INVALID_PARAMS,
+        "unsupported-version": rpc.UNSUPPORTED_PROTOCOL_VERSION,
+        "request-before-initialize": rpc.INVALID_REQUEST, "unexpected-initialize": rpc.INVALID_REQUEST,
+        "method-not-in-revision": rpc.METHOD_NOT_FOUND, "capability-not-advertised": rpc.METHOD_NOT_FOUND,
+        "unexpected-initialized": None,
+    }
+    assert not adm.UNSUPPORTED_VERSION.reported
+    # the probe rule: at most MAX_PROBES, the same revision at most twice
+    assert adm.may_probe_again(1, "2026-07-28", "2026-07-28")
+    assert not adm.may_probe_again(2, "2026-07-28", "2026-07-28")
+    assert adm.may_probe_again(2, "2026-07-28", "2027-01-01")
+    assert not adm.may_probe_again(adm.MAX_PROBES, "2026-07-28", "2027-01-01")
+    assert not adm.may_probe_again(1, "2026-07-28", None)
+
+
+def test_abandoned_probe_drops_its_late_answer() -> None:
+    c = client(versions=["2026-07-28", "2025-11-25"])
+    rid = c.discover()
+    c.outgoing()
+    c.abandon_probe()
+    assert c.state is IDLE and c.pending == {}
+    assert c.receive_bytes(rpc.serialize(rpc.Response(rid, {"supportedVersions": []}))) == []
+    assert c.stats.late_responses_dropped == 1
+
+
+def test_input_required_only_answers_a_stateless_request_that_may_take_it() -> None:
+    s = server(versions=["2026-07-28", "2025-11-25"], caps=ALL_SERVER_CAPS)
+    s.receive_bytes(req(1, "tools/list", {"_meta": META_2026}))
+    with pytest.raises(LocalProtocolError, match="tools/list can't be answered"):
+        s.send_input_required(1, request_state="x")
+    with pytest.raises(LocalProtocolError, match="only answers a pending stateless-era request"):
+        s.send_input_required(99, request_state="x")
+
+
+def test_negotiated_attributes_are_writable() -> None:
+    """A harness may pretend the peer said otherwise (conformance: absent capabilities)."""
+    c, _ = pair()
+    c.peer_capabilities = {}
+    with pytest.raises(LocalProtocolError, match="did not advertise"):
+        c.send_request("tools/list")
+    c.peer_info, c.peer_instructions, c.protocol_version = {"name": "x"}, "be nice", "2025-06-18"
+    assert (c.peer_info, c.peer_instructions, c.revision.name) == ({"name": "x"}, "be nice", "2025-06-18")
+
+
+def probe_answer(answer: dict[str, Any]) -> tuple[Connection, list[Event]]:
+    c = client(versions=["2026-07-28", "2025-11-25"])
+    rid = c.discover()
+    c.outgoing()
+    return c, c.receive_bytes(rpc.dumps({"jsonrpc": "2.0", "id": rid, **answer}))
+
+
+@pytest.mark.parametrize(
+    ("answer", "state", "outcome", "detail"),
+    [
+        ({"result": {"capabilities": {}}}, CLOSED, HandshakeFailed, "invalid DiscoverResult"),
+        ({"result": {"supportedVersions": ["2025-11-25"], "capabilities": {}}}, IDLE, LegacyServer,
+         "2025-11-25"),
+        ({"result": {"supportedVersions": ["2099-01-01"], "capabilities": {}}}, CLOSED, HandshakeFailed,
+         "no common protocol revision"),
+        ({"error": {"code": -32601, "message": "no such method"}}, IDLE, LegacyServer, "-32601"),
+        ({"error": {"code": -32022, "message": "Unsupported protocol version",
+                    "data": {"supported": ["2025-11-25"]}}}, IDLE, LegacyServer, "2025-11-25"),
+    ],
+)
+def test_what_each_probe_answer_decides(answer: dict[str, Any], state: type, outcome: type, detail: str) -> None:
+    c, events = probe_answer(answer)
+    [decided] = events
+    assert isinstance(decided, outcome) and detail in repr(decided)
+    assert c.state is state and c.pending == {}
+
+
+def test_only_a_client_with_a_stateless_revision_probes() -> None:
+    with pytest.raises(LocalProtocolError, match="only a client sends server/discover"):
+        server(versions=["2026-07-28"]).discover()
+    with pytest.raises(LocalProtocolError, match="not among supported_versions"):
+        client().discover()
+
+
+def test_discover_result_carries_the_instructions() -> None:
+    s = server(versions=["2026-07-28"], instructions="read the docs")
+    s.receive_bytes(req(1, "server/discover", {"_meta": META_2026}))
+    [answer] = s.outgoing()
+    assert isinstance(answer, rpc.Response) and answer.result["instructions"] == "read the docs"

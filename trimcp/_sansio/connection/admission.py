@@ -2,32 +2,40 @@
 
 Theory of operation
 -------------------
-Every rule that decides whether a message may go out or comes in is here, as
-tables where it can be; the Connection asks and acts on the verdict.
+Every rule on which requests and notifications a side may send or take - given
+its role, the lifecycle state, the era and the revision - is here, as tables
+where it can be; the Connection asks and acts on the verdict.  Bookkeeping
+checks (unknown or duplicate ids, progress tokens) live with the request tables
+(requests.py); the stateless result rules with the envelope (stateless.py).
+Nothing at all is taken once CLOSED: the Connection reports ``after-close``.
 
 Handshake era (spec: basic/lifecycle).  ``SEND_ALLOWED`` and
 ``RECEIVE_ALLOWED`` say which *requests* each role may send or accept in each
 lifecycle state: only ``ping`` may precede the initialize exchange, a server
 accepts anything once it has answered ``initialize`` (clients pipeline right
 after the result), and ``ANY`` means every method the revision has.
-``NOTIFY_EARLY`` lists the notifications a side may send before it operates;
-``NOTIFY_RECEIVE_STATES`` the notifications a side accepts in some states only
-(``notifications/initialized`` ends a server's INITIALIZING and means nothing
-elsewhere).  Past the lifecycle, a method must exist in the revision for the
-sender's role (revisions.py) and, when a capability gates it, the receiver must
-have advertised that capability.
+``initialize`` itself is taken only where ``INITIALIZE_ACCEPTED`` says, and the
+``LIFECYCLE_REQUESTS`` are judged by these tables alone.  Any other request
+that some revision defines must exist in the one in play for its sender's role
+(revisions.py; a method no revision knows, ``vendor/x``, is the application's
+business) and, when a capability gates it, the receiver must have advertised
+that capability.
+``NOTIFY_EARLY`` lists the notifications a side may send before it operates; a
+notification some revision defines must exist in the one in play and, when gated, the sender
+must have advertised the capability (``own_gate``).  Notifications are taken
+in any state, except those ``NOTIFY_RECEIVE_STATES`` restricts
+(``notifications/initialized`` ends a server's INITIALIZING, nothing more).
 
 Stateless era (spec: 2026-07-28 basic/versioning, server/discover).  A request
-whose ``_meta`` names a protocol version is enveloped: a server accepts it in
-any state but CLOSED, whatever its handshake state, and judges it by the
-revision the envelope names (an invalid envelope: ``INVALID_ENVELOPE``, -32602;
-a revision the server does not speak: ``UNSUPPORTED_VERSION``, -32022 naming
-the ones it does).  A
-server that speaks a stateless revision and has no handshake session (IDLE)
-refuses a request without an envelope (``MISSING_ENVELOPE``, -32602) in
-``ENVELOPE_REQUIRED_STATES``, except the requests by which
-a handshake-era client starts (``ENVELOPE_EXEMPT``).  While a server answers
-enveloped requests it may notify as if operating.
+whose ``_meta`` names a protocol version is enveloped: a server takes it
+whatever its handshake state and judges it by the revision the envelope names.
+An invalid envelope is ``INVALID_ENVELOPE`` (-32602); a revision the server
+does not speak is ``UNSUPPORTED_VERSION`` (-32022, naming the ones it does).
+A server that speaks a stateless revision refuses a request without an
+envelope in ``ENVELOPE_REQUIRED_STATES`` (IDLE: no handshake session exists)
+with ``MISSING_ENVELOPE`` (-32602), except the requests a handshake-era client
+starts with (``ENVELOPE_EXEMPT``).  While a server answers enveloped requests
+it may notify as if operating, in any revision it speaks of that era.
 
 A refusal names its ``Rule``: the ``ProtocolIssue`` kind the Connection reports
 and the JSON-RPC error code it answers with.  Sending problems are
@@ -35,7 +43,8 @@ and the JSON-RPC error code it answers with.  Sending problems are
 
 The probe rule (spec: server/discover, -32022 names the server's revisions): a
 client sends at most ``MAX_PROBES`` ``server/discover`` probes per negotiation,
-and the same revision at most ``SAME_VERSION_PROBES`` times.
+and the same revision at most ``SAME_VERSION_PROBES`` times.  The logging rule
+(spec: utilities/logging): ``may_log``.
 """
 
 from __future__ import annotations

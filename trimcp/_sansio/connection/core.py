@@ -15,11 +15,12 @@ The Connection is composed of parts it owns (as h11's Connection holds a
 ``ConnectionState``), and does little more than route between them:
 
 - ``ConnectionState`` (state.py): role, lifecycle state (lifecycle.py), the
-  agreed revision and what we know of the peer - the one object the parts share;
+  agreed revision and what we know of the peer - what the parts are given;
 - the ``Negotiator`` (negotiation.py): ``initialize`` in the handshake era,
   ``server/discover`` and its probe bookkeeping in the 2026-07-28 stateless era;
 - ``PendingTable`` / ``IncomingTable`` (requests.py): request ids, progress
-  tokens, the bounded memory of ids whose late answer is dropped;
+  both ways, cancellation, re-issue (``reissue``), and the bounded memory of
+  ids whose late answer is dropped;
 - the admission rules (admission.py): what each side may send and accept in
   each state, in both eras; the Connection asks and acts on the verdict.
 

@@ -2,8 +2,9 @@
 
 Theory of operation
 -------------------
-JSON-RPC pairs an answer with its request by id (spec: basic, Requests; MCP
-ids are strings or integers, never reused within a session while pending).
+JSON-RPC pairs an answer with its request by id (spec: basic, Requests: a
+string or an integer the requestor never used before in the session; ours come
+from a counter, and a peer's id already awaiting our answer is refused).
 
 ``PendingTable`` holds *our* requests: it allocates ids, maps each pending id
 to its method, params and progress token, and knows which id owns which
@@ -19,9 +20,9 @@ Progress travels on these tables both ways: the peer's progress notifications
 are matched to our pending request by token (a value that does not grow is
 reported), and ours are sent only for a live token of the peer's, growing.
 
-``IncomingTable`` holds the *peer's* requests until we answer them, so that a
-cancellation can suppress the answer (the receiver SHOULD NOT answer a
-cancelled request) and progress can be sent only for a live token.
+``IncomingTable`` holds the *peer's* requests until we answer them, so that
+the peer's cancellation suppresses our answer (the receiver SHOULD NOT answer
+a cancelled request) and our progress goes only to a live token.
 """
 
 from __future__ import annotations
@@ -71,10 +72,6 @@ class PendingTable:
 
     def token_in_use(self, token: str | int) -> bool:
         return token in self._token_owner
-
-    def owner_of(self, token: str | int) -> rpc.RequestId | None:
-        """The pending request that carried progress token ``token``."""
-        return self._token_owner.get(token)
 
     def add(
         self, method: str, params: dict[str, Any] | None, token: str | int | None

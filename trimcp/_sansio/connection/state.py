@@ -3,15 +3,17 @@
 Theory of operation
 -------------------
 A ``Connection`` is composed of parts (h11's Connection holds a
-``ConnectionState`` the same way): the ``Negotiator`` (negotiation.py), the
-request tables (requests.py) and the admission rules (admission.py).  The one
-thing they share is this object: our role, the revisions we speak, the
-lifecycle state (lifecycle.py), and what negotiation agreed - the protocol
-revision and the peer's identity, capabilities and instructions (spec:
-basic/lifecycle for the handshake era, server/discover for 2026-07-28).
+``ConnectionState`` the same way).  This object is what the Negotiator
+(negotiation.py) and the admission rules (admission.py) are given of it: our
+role, the revisions we speak, the lifecycle state (lifecycle.py), what
+negotiation agreed - the protocol revision and the peer's identity,
+capabilities and instructions (spec: basic/lifecycle for the handshake era,
+server/discover for 2026-07-28) - and whether a server is answering
+stateless-era requests.  The request tables (requests.py) need none of it.
 
-Only the Connection and the Negotiator write it, and the lifecycle state only
-moves through ``advance`` (one move of the transitions table).
+Only the Connection and the Negotiator write it (a harness may overwrite the
+peer's fields through the Connection's properties), and the lifecycle state
+only moves through ``advance``: one move of the transitions table.
 """
 
 from __future__ import annotations
