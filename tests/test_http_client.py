@@ -27,7 +27,7 @@ from trimcp import McpError, RequestTimeout
 from trimcp._errors import ConnectError
 from trimcp._sansio import schema as s
 from trimcp._sansio.http.plan import Mode, ReconnectPolicy
-from trimcp._trio.transports.http.client import open_http_stream
+from trimcp._trio.transports.http.connect import open_http_stream
 from trimcp._trio.transports.http.h11_pool import H11Executor
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

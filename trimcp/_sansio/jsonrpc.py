@@ -239,7 +239,7 @@ def _unparsable(data: bytes | str, error: ErrorObject) -> ParsedPayload:
     except (ValueError, RecursionError):
         return ParsedPayload([], [InvalidMessage(None, error, data)])
     items = obj if isinstance(obj, list) else [obj]
-    found = [InvalidMessage(_id_of(item), error, item) for item in items if _id_of(item) is not None]
+    found = [InvalidMessage(rid, error, item) for item in items if (rid := _id_of(item)) is not None]
     if not found or len(found) < len(items):
         # What shows no id is reported once, as the text it came in.
         found.append(InvalidMessage(None, error, data))

@@ -55,7 +55,7 @@ def connector_for(
 def _http(url: str, connect_timeout: float, auth: OAuthProvider | None = None) -> Connector:
     @asynccontextmanager
     async def connect() -> AsyncIterator[MessageStream]:
-        from .._trio.transports.http.client import open_http_stream
+        from .._trio.transports.http.connect import open_http_stream
 
         async with open_http_stream(url, connect_timeout=connect_timeout, auth=auth) as stream:
             yield stream

@@ -46,6 +46,7 @@ from typing import Any, Final
 import attrs
 
 __all__ = [
+    "NAME_SOURCES",
     "SENTINEL_PREFIX",
     "InvalidHeaderValue",
     "SENTINEL_SUFFIX",
@@ -60,6 +61,14 @@ __all__ = [
     "is_token",
     "param_headers",
 ]
+
+#: Methods whose ``Mcp-Name`` header mirrors a params key, and which key
+#: (client and server read the same table).
+NAME_SOURCES: Final[Mapping[str, str]] = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+}
 
 SENTINEL_PREFIX: Final = "=?base64?"
 SENTINEL_SUFFIX: Final = "?="

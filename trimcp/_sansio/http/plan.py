@@ -47,7 +47,7 @@ import attrs
 
 from ..._errors import LocalProtocolError, RemoteProtocolError
 from .. import jsonrpc as rpc
-from .headers import HeaderParam, encode_header_value, is_token, param_headers
+from .headers import NAME_SOURCES, HeaderParam, encode_header_value, is_token, param_headers
 from ..connection.stateless import PROTOCOL_VERSION_KEY
 
 __all__ = [
@@ -71,12 +71,6 @@ NAME_HEADER: Final = "Mcp-Name"
 LAST_EVENT_ID_HEADER: Final = "Last-Event-ID"
 USER_AGENT: Final = "trimcp/0.1.0"
 
-#: Methods whose ``Mcp-Name`` comes from ``params.name`` / ``params.uri``.
-_NAME_SOURCE: Final[Mapping[str, str]] = {
-    "tools/call": "name",
-    "prompts/get": "name",
-    "resources/read": "uri",
-}
 #: Headers the planner owns; static user headers may not override them.
 _RESERVED: Final = frozenset({
     "accept", "content-type", "content-length", "host", "transfer-encoding", "connection",
@@ -305,7 +299,7 @@ class HttpPlanner:
     def metadata_headers(self, method: str, params: Mapping[str, Any] | None) -> list[tuple[str, str]]:
         """``Mcp-Method``, ``Mcp-Name`` and ``Mcp-Param-*`` for one message."""
         headers = [(METHOD_HEADER, encode_header_value(method))]
-        source = _NAME_SOURCE.get(method)
+        source = NAME_SOURCES.get(method)
         if source is not None and params is not None:
             name = params.get(source)
             if isinstance(name, str):

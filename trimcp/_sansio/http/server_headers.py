@@ -44,7 +44,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
 from .. import jsonrpc as rpc
-from .headers import InvalidHeaderValue, encode_header_value
+from .headers import NAME_SOURCES, InvalidHeaderValue, encode_header_value
 from .headers import decode_header_value as _decode
 from .routing import VERSION_HEADER, HttpError, RequestHead
 from ..connection.core import LOG_LEVELS
@@ -53,12 +53,6 @@ from ..connection.stateless import read_envelope
 METHOD_HEADER: Final = "mcp-method"
 NAME_HEADER: Final = "mcp-name"
 PARAM_HEADER_PREFIX: Final = "mcp-param-"
-#: method -> the params key mirrored into ``Mcp-Name``
-NAME_SOURCES: Final[Mapping[str, str]] = {
-    "tools/call": "name",
-    "prompts/get": "name",
-    "resources/read": "uri",
-}
 
 _TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _MAX_SAFE_INT: Final = 2**53 - 1

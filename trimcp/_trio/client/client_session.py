@@ -447,7 +447,7 @@ async def open_client(
                     connect_timeout=connect_timeout,
                 ))
             elif isinstance(target, str) and target.startswith(("http://", "https://")):
-                from ..transports.http.client import open_http_stream  # h11 is imported only when HTTP is used
+                from ..transports.http.connect import open_http_stream  # h11 is imported only when HTTP is used
 
                 stream = await stack.enter_async_context(open_http_stream(
                     target, headers=headers, headers_helper=headers_helper,

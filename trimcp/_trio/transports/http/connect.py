@@ -1,0 +1,86 @@
+"""Opening an HTTP client transport: ``open_http_stream``.
+
+Picks the executor (h11 with a keep-alive pool by default, or a caller's
+``httpx.AsyncClient``), builds the sans-IO planner, and runs an
+``HttpClientStream`` (``client.py``) with its background tasks for as long as
+the ``async with`` block lasts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+import trio
+
+from ...._sansio import jsonrpc as rpc
+from ...._sansio.http.plan import HttpPlanner, ReconnectPolicy
+from ..._groups import collapse
+from .client import HttpClientStream
+from .executor import Executor
+from .headers_helper import HeadersHelper
+
+if TYPE_CHECKING:
+    import httpx
+
+    from ...oauth.provider import OAuthProvider
+
+__all__ = ["open_http_stream"]
+
+
+@asynccontextmanager
+async def open_http_stream(
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    headers_helper: HeadersHelper | None = None,
+    http_client: httpx.AsyncClient | None = None,
+    executor: Executor | None = None,
+    post_timeout: float | None = 60.0,
+    connect_timeout: float = 10.0,
+    max_message_size: int = rpc.DEFAULT_MAX_MESSAGE_SIZE,
+    legacy_fallback: bool = True,
+    standalone_stream: bool = True,
+    reconnect: ReconnectPolicy | None = None,
+    auth: OAuthProvider | None = None,
+) -> AsyncIterator[HttpClientStream]:
+    """A ``MessageStream`` to the MCP server at ``url`` (``http://`` or ``https://``).
+
+    ``headers`` go on every request; ``headers_helper`` (a callable, or a
+    command printing JSON or ``Name: value`` lines) adds headers computed when
+    the stream opens and refreshed for each new session and after a 401.
+    ``http_client`` runs the requests through a caller's ``httpx.AsyncClient``
+    (which the caller closes); by default h11 runs them over a keep-alive pool
+    (``connect_timeout`` bounds each TCP/TLS connect).  ``post_timeout`` bounds
+    each POST exchange (``None``: no bound); ``legacy_fallback`` enables the
+    2024-11-05 fallback; ``standalone_stream`` the handshake-era GET stream.
+    ``auth`` (an ``OAuthProvider``) authorizes with OAuth 2.1 on a 401, steps
+    up the scope on a 403 ``insufficient_scope`` and refreshes tokens.
+    """
+    if auth is not None:
+        auth.bind(url)
+    planner = HttpPlanner(url, headers=list((headers or {}).items()))
+    if executor is None:
+        if http_client is not None:
+            from .httpx_executor import HttpxExecutor
+
+            executor = HttpxExecutor(http_client)
+        else:
+            from .h11_pool import H11Executor
+
+            executor = H11Executor(connect_timeout=connect_timeout)
+    with collapse():
+        async with trio.open_nursery() as nursery:
+            stream = HttpClientStream(
+                planner, executor, nursery,
+                post_timeout=post_timeout, max_message_size=max_message_size,
+                legacy_fallback=legacy_fallback, standalone_stream=standalone_stream,
+                reconnect=reconnect or ReconnectPolicy(), headers_helper=headers_helper, auth=auth,
+            )
+            try:
+                await nursery.start(stream.host_tasks)
+                await stream.refresh_headers()
+                yield stream
+            finally:
+                await stream.aclose()
