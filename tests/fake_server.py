@@ -24,7 +24,7 @@ import trio.lowlevel
 
 from trimcp import ClientSession, TransportClosed, memory_stream_pair, open_client
 from trimcp._sansio import jsonrpc
-from trimcp._trio.stream import MessageStream
+from trimcp._trio.stream import NO_META, MessageStream, Received, SendMeta, parse_received
 
 Json = dict[str, Any]
 
@@ -44,7 +44,8 @@ class Peer:
         self.probe: Json | None = None
 
     async def recv(self) -> Json:
-        msg = json.loads(await self._receive())
+        item: Any = await self._receive()
+        msg = json.loads(item.data if isinstance(item, Received) else item)
         assert isinstance(msg, dict)
         return msg
 
@@ -83,15 +84,15 @@ class RawWire:
         self._in_send, self._in_recv = trio.open_memory_channel[bytes](64)
         self._out_send, self._out_recv = trio.open_memory_channel[bytes](64)
 
-    async def send(self, message: jsonrpc.Message) -> None:
+    async def send(self, message: jsonrpc.Message, meta: SendMeta = NO_META) -> None:
         try:
             await self._out_send.send(jsonrpc.serialize(message))
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             raise TransportClosed("raw wire closed") from None
 
-    async def receive(self) -> bytes:
+    async def receive(self) -> Received:
         try:
-            return await self._in_recv.receive()
+            return parse_received(await self._in_recv.receive())
         except (trio.ClosedResourceError, trio.EndOfChannel):
             raise TransportClosed("raw wire closed") from None
 

@@ -59,7 +59,7 @@ class Raw:
     async def response(self, request_id: rpc.RequestId) -> dict[str, Any]:
         """Read until the answer to ``request_id``; notifications on the way go to ``notes``."""
         while True:
-            msg = json.loads(await self.stream.receive())
+            msg = json.loads((await self.stream.receive()).data)
             if "method" in msg:
                 self.notes.append(msg)
             elif msg.get("id") == request_id:
@@ -68,7 +68,7 @@ class Raw:
     async def note(self) -> dict[str, Any]:
         """The next notification."""
         while True:
-            msg = json.loads(await self.stream.receive())
+            msg = json.loads((await self.stream.receive()).data)
             if "method" in msg and "id" not in msg:
                 return msg
 
@@ -132,7 +132,7 @@ async def test_discover_and_a_call_through_the_sansio_client() -> None:
     async def exchange() -> list[Any]:
         for msg in conn.outgoing():
             await client_end.send(msg)
-        return conn.receive_bytes(await client_end.receive())
+        return conn.receive_payload((await client_end.receive()).payload)
 
     with trio.fail_after(5), collapse():
         async with trio.open_nursery() as nursery:

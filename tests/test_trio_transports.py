@@ -75,12 +75,12 @@ async def test_memory_round_trip_is_wire_format() -> None:
         assert isinstance(a, MessageStream)
         for msg in MESSAGES:
             await a.send(msg)
-            data = await b.receive()
+            data = (await b.receive()).data
             assert isinstance(data, bytes)
             assert data == jsonrpc.serialize(msg)
             assert jsonrpc.parse_payload(data).messages == [msg]
         await b.send(MESSAGES[0])
-        assert jsonrpc.parse_payload(await a.receive()).messages == [MESSAGES[0]]
+        assert (await a.receive()).payload.messages == [MESSAGES[0]]
         await a.aclose()
         await b.aclose()
 
@@ -92,8 +92,8 @@ async def test_memory_close_drains_then_closed() -> None:
         await a.send(MESSAGES[2])
         await a.aclose()
         await a.aclose()  # idempotent
-        assert await b.receive() == jsonrpc.serialize(MESSAGES[1])
-        assert await b.receive() == jsonrpc.serialize(MESSAGES[2])
+        assert (await b.receive()).data == jsonrpc.serialize(MESSAGES[1])
+        assert (await b.receive()).data == jsonrpc.serialize(MESSAGES[2])
         with pytest.raises(TransportClosed):
             await b.receive()
         with pytest.raises(TransportClosed):  # peer gone
@@ -147,11 +147,11 @@ async def test_stdio_echo_round_trip_and_clean_exit() -> None:
             assert stream.returncode is None
             for msg in MESSAGES:
                 await stream.send(msg)
-                assert await stream.receive() == jsonrpc.serialize(msg)
+                assert (await stream.receive()).data == jsonrpc.serialize(msg)
             # Bigger than a pipe buffer: exercises partial writes and split reads.
             big = jsonrpc.Request(7, "big", {"blob": "y" * 1_000_000})
             await stream.send(big)
-            assert await stream.receive() == jsonrpc.serialize(big)
+            assert (await stream.receive()).data == jsonrpc.serialize(big)
             pid = stream.pid
         # Closing stdin was enough: no signal was needed (SIGINT would give status 1).
         assert stream.returncode == 0
@@ -169,7 +169,7 @@ async def test_stdio_concurrent_sends_do_not_interleave() -> None:
             async with trio.open_nursery() as nursery:
                 for msg in sent:
                     nursery.start_soon(stream.send, msg)
-                got = [await stream.receive() for _ in sent]
+                got = [(await stream.receive()).data for _ in sent]
             assert sorted(got) == sorted(jsonrpc.serialize(m) for m in sent)
 
 
@@ -256,7 +256,7 @@ async def test_stdio_stderr_flood_does_not_block_and_is_bounded() -> None:
             # The child writes 4 MiB to stderr before it reads stdin: this only
             # answers if stderr is being drained concurrently.
             await stream.send(MESSAGES[1])
-            assert await stream.receive() == jsonrpc.serialize(MESSAGES[1])
+            assert (await stream.receive()).data == jsonrpc.serialize(MESSAGES[1])
         tail = stream.stderr_tail()
         assert len(tail.encode()) <= 4096 + 50
         assert len(tail.splitlines()) <= 50
@@ -283,8 +283,8 @@ async def test_stdio_shutdown_escalation_order(tmp_path: Path) -> None:
     log = tmp_path / "signals.log"
     with trio.fail_after(10):
         async with open_stdio_process(child("trap", str(log)), shutdown_grace=0.2) as stream:
-            grandchild = int(await stream.receive())
-            assert await stream.receive() == b"ready"  # handlers are installed
+            grandchild = int((await stream.receive()).data)
+            assert (await stream.receive()).data == b"ready"  # handlers are installed
             start = time.monotonic()
         elapsed = time.monotonic() - start
     assert log.read_text().splitlines() == ["SIGINT", "SIGTERM"]
@@ -304,7 +304,7 @@ async def test_stdio_shutdown_survives_cancellation(tmp_path: Path) -> None:
                 child("trap", str(tmp_path / "log"), "ignore"), shutdown_grace=0.1
             ) as stream:
                 await stream.receive()
-                assert await stream.receive() == b"ready"  # SIGINT/SIGTERM now ignored
+                assert (await stream.receive()).data == b"ready"  # SIGINT/SIGTERM now ignored
                 scope.cancel()
                 await trio.sleep_forever()
         assert scope.cancelled_caught
@@ -348,7 +348,7 @@ async def test_stdio_cancelled_partial_write_poisons_sends(tmp_path: Path) -> No
             child("trap", str(tmp_path / "log"), "ignore"), shutdown_grace=0.1
         ) as stream:
             await stream.receive()
-            assert await stream.receive() == b"ready"
+            assert (await stream.receive()).data == b"ready"
             # The child never reads stdin: a 1 MB line fills the pipe and blocks part-way.
             with trio.move_on_after(0.3) as scope:
                 await stream.send(jsonrpc.Request(1, "big", {"blob": "z" * 1_000_000}))
@@ -508,9 +508,9 @@ async def test_server_stream_over_pipes() -> None:
                 stdin_fd=in_r, stdout_fd=out_w, max_line=100
             ) as stream:
                 os.write(in_w, b'{"jsonrpc":"2.0","method":"a"}\r\n\n  \n{"jsonrpc":')
-                assert await stream.receive() == b'{"jsonrpc":"2.0","method":"a"}'
+                assert (await stream.receive()).data == b'{"jsonrpc":"2.0","method":"a"}'
                 os.write(in_w, b'"2.0","method":"b"}\n')
-                assert await stream.receive() == b'{"jsonrpc":"2.0","method":"b"}'
+                assert (await stream.receive()).data == b'{"jsonrpc":"2.0","method":"b"}'
                 await stream.send(MESSAGES[2])
                 assert os.read(out_r, 1000) == jsonrpc.serialize(MESSAGES[2]) + b"\n"
                 os.close(in_w)
@@ -563,7 +563,7 @@ async def test_client_to_trimcp_stdio_server_end_to_end() -> None:
     with trio.fail_after(20):
         async with open_stdio_process(child("server")) as stream:
             await stream.send(jsonrpc.Request(5, "ping", {"x": [1, "é"]}))
-            parsed = jsonrpc.parse_payload(await stream.receive())
+            parsed = (await stream.receive()).payload
             assert parsed.messages == [jsonrpc.Response(5, {"echo": {"x": [1, "é"]}})]
         assert stream.returncode == 0
         assert "server: stdin closed" in stream.stderr_tail()

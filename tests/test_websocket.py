@@ -558,7 +558,7 @@ async def test_a_failing_handler_does_not_stop_the_server(caplog: pytest.LogCapt
                 with pytest.raises(WebSocketClosed):
                     await stream.receive()
             async with open_websocket_stream(listener.url) as stream:
-                assert await stream.receive() == b'{"jsonrpc":"2.0","method":"hello"}'
+                assert (await stream.receive()).data == b'{"jsonrpc":"2.0","method":"hello"}'
             nursery.cancel_scope.cancel()
     assert "boom" in caplog.text
 

@@ -78,11 +78,11 @@ def server() -> None:
         async with open_stdio_server_stream() as stream:
             while True:
                 try:
-                    data = await stream.receive()
+                    item = await stream.receive()
                 except TransportClosed:
                     print("server: stdin closed", file=sys.stderr, flush=True)
                     return
-                parsed = jsonrpc.parse_payload(data)
+                parsed = item.payload
                 for msg in parsed.messages:
                     if isinstance(msg, jsonrpc.Request):
                         await stream.send(jsonrpc.Response(msg.id, {"echo": msg.params}))

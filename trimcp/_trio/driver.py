@@ -60,7 +60,7 @@ from .._sansio.connection.core import Connection
 from .._sansio.connection.stateless import Envelope
 from .client.mrtr import answer_input_requests
 from ._locks import held
-from .stream import MessageStream
+from .stream import MessageStream, RequestFailed, SendMeta
 
 logger = logging.getLogger("trimcp")
 
@@ -112,6 +112,7 @@ class RequestContext:
         token = self.progress_token
         if token is not None:
             self.driver.connection.send_progress(token, progress, total, message)
+            self.driver._take_output(self.request_id)
             await self.driver.flush()
 
 
@@ -170,6 +171,8 @@ class SessionDriver:
         self._waiters: dict[rpc.RequestId, _Waiter] = {}
         self._handler_scopes: dict[rpc.RequestId, trio.CancelScope] = {}
         self._write_lock = trio.StrictFIFOLock()
+        #: Messages taken from the Connection, with their metadata, not yet written.
+        self._outbox: deque[tuple[rpc.Message, SendMeta]] = deque()
         self._nursery: trio.Nursery | None = None
         self._closed = trio.Event()
         self._progress_seq = 0
@@ -183,10 +186,13 @@ class SessionDriver:
             task_status.started()
             try:
                 while True:
-                    data = await self.stream.receive()
+                    item = await self.stream.receive()
                     if self.is_closed:
                         continue  # draining while the transport shuts down: the session is over
-                    for event in self.connection.receive_bytes(data):
+                    if isinstance(item, RequestFailed):
+                        self._request_failed(item)
+                        continue
+                    for event in self.connection.receive_payload(item.payload):
                         await self._dispatch(event)
                     if self.connection.has_output:  # e.g. an automatic answer to a ping
                         await self.flush()
@@ -230,11 +236,31 @@ class SessionDriver:
 
     # ------------------------------------------------------------ sending
 
+    def _take_output(self, related: rpc.RequestId | None = None) -> None:
+        """Move the Connection's outbox to ours, each message with its ``SendMeta``.
+
+        Called right after every call that queues on the Connection, so that
+        ``related`` (the peer request a handler is serving) labels exactly the
+        messages that call produced."""
+        for message in self.connection.outgoing():
+            self._outbox.append((message, self._meta_for(message, related)))
+
+    def _meta_for(self, message: rpc.Message, related: rpc.RequestId | None) -> SendMeta:
+        version = self.connection.protocol_version
+        if isinstance(message, rpc.Request):
+            # A stateless-era request names its own revision (the discover probe too).
+            version = sl.envelope_version(message.params) or version
+        elif isinstance(message, (rpc.Response, rpc.ErrorResponse)):
+            related = message.id
+        return SendMeta(version, related)
+
     async def flush(self) -> None:
+        self._take_output()
         async with held(self._write_lock):
-            for message in self.connection.outgoing():
+            while self._outbox:
+                message, meta = self._outbox.popleft()
                 try:
-                    await self.stream.send(message)
+                    await self.stream.send(message, meta)
                 except TransportClosed as exc:
                     self._fail_all(exc)
                     raise
@@ -243,9 +269,18 @@ class SessionDriver:
         if self.closed_error is not None:
             raise TransportClosed(f"the session is closed: {self.closed_error}") from self.closed_error
 
-    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+    async def notify(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        related_request: rpc.RequestId | None = None,
+    ) -> None:
+        """Send a notification; ``related_request``: the peer request it was sent while
+        handling (the transport may route it with that request's answer)."""
         self._check_open()
         self.connection.send_notification(method, params)
+        self._take_output(related_request)
         await self.flush()
 
     async def request(
@@ -256,6 +291,7 @@ class SessionDriver:
         timeout: float | None | UseDefault = USE_DEFAULT,
         on_progress: ProgressCallback | None = None,
         on_sent: SentCallback | None = None,
+        related_request: rpc.RequestId | None = None,
     ) -> dict[str, Any]:
         """Send a request and wait for its result; raise ``McpError`` for an error
         answer, ``RequestTimeout`` past the deadline (default: ``request_timeout``;
@@ -263,14 +299,17 @@ class SessionDriver:
 
         Stateless era: an InputRequiredResult is answered with the request
         handlers and the request re-sent (see the module docstring); the deadline
-        covers all the rounds.  ``on_sent`` learns each attempt's id."""
+        covers all the rounds.  ``on_sent`` learns each attempt's id.
+        ``related_request``: the peer request this one is made while handling."""
         self._check_open()
         limit = self.request_timeout if isinstance(timeout, UseDefault) else timeout
         deadline = math.inf if limit is None else trio.current_time() + limit
         attempt_params = params
         rounds = 0
         while True:
-            outcome = await self._attempt(method, attempt_params, deadline, limit, on_progress, on_sent)
+            outcome = await self._attempt(
+                method, attempt_params, deadline, limit, on_progress, on_sent, related_request
+            )
             if not isinstance(outcome, ev.InputRequired):
                 return outcome
             rounds += 1
@@ -290,6 +329,7 @@ class SessionDriver:
         limit: float | None,
         on_progress: ProgressCallback | None,
         on_sent: SentCallback | None,
+        related: rpc.RequestId | None = None,
     ) -> dict[str, Any] | ev.InputRequired:
         """One request on the wire: its result, or the server's request for input."""
         self._check_open()
@@ -298,6 +338,7 @@ class SessionDriver:
             self._progress_seq += 1
             token = f"trimcp-{self._progress_seq}"
         request_id = self.connection.send_request(method, params, progress_token=token)
+        self._take_output(related)
         waiter = self._waiters[request_id] = _Waiter(method, on_progress=on_progress)
         if on_sent is not None:
             on_sent(request_id)
@@ -424,6 +465,17 @@ class SessionDriver:
             logger.warning("MCP peer protocol issue (%s): %s", event.kind, event.detail)
         for observer in self.event_observers:
             observer(event)
+
+    def _request_failed(self, lost: RequestFailed) -> None:
+        """The transport knows this answer is lost: fail its waiter now, not at its deadline."""
+        waiter = self._waiters.pop(lost.request_id, None)
+        if lost.request_id in self.connection.pending:
+            self.connection.forget(lost.request_id)
+        if waiter is not None:
+            waiter.error = lost.error
+            waiter.event.set()
+        elif self._probe_done is not None and self.connection.state is DISCOVERING:
+            self._probe_finished(ev.HandshakeFailed(f"server/discover failed: {lost.error}"))
 
     def _probe_finished(self, outcome: ProbeOutcome) -> None:
         if self._probe_done is not None and not self._probe_done.is_set():

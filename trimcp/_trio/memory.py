@@ -31,6 +31,7 @@ import trio
 from .._errors import TransportClosed
 from .._sansio import jsonrpc
 from .._sansio.framing.lines import frame
+from .stream import NO_META, Received, SendMeta, parse_received
 
 _pair_ids = itertools.count(1)
 
@@ -56,7 +57,7 @@ class MemoryMessageStream:
         state = "closed" if self._closed else "open"
         return f"<MemoryMessageStream {self.name} {state}>"
 
-    async def send(self, message: jsonrpc.Message) -> None:
+    async def send(self, message: jsonrpc.Message, meta: SendMeta = NO_META) -> None:
         payload = jsonrpc.serialize(message)
         frame(payload)  # validation only: the same rule as stdio (no raw newline)
         try:
@@ -66,9 +67,9 @@ class MemoryMessageStream:
         except trio.BrokenResourceError:
             raise TransportClosed(f"peer of {self.describe()} closed") from None
 
-    async def receive(self) -> bytes:
+    async def receive(self) -> Received:
         try:
-            return await self._incoming.receive()
+            return parse_received(await self._incoming.receive())
         except trio.ClosedResourceError:
             raise TransportClosed(f"{self.describe()} is closed") from None
         except trio.EndOfChannel:

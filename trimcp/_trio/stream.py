@@ -4,15 +4,24 @@ Theory of operation
 -------------------
 A ``MessageStream`` moves whole JSON-RPC messages between this process and one
 peer, whatever the transport (stdio, Streamable HTTP, WebSocket, in-memory).
+Messages cross the seam *with their metadata*, so that no layer has to read or
+rewrite another layer's payload:
 
-* ``send`` takes a parsed ``jsonrpc.Message`` rather than bytes because some
-  transports need to look at it (Streamable HTTP puts the method and id into
-  headers and picks the request shape from the message kind); the transport
-  serializes it with ``jsonrpc.serialize`` and frames it.
-* ``receive`` hands back one complete JSON text as bytes (one stdio line without
-  its newline, one HTTP body, one SSE ``data`` field).  Parsing is left to the
-  sans-IO ``Connection`` so that it can answer a malformed payload with a
-  precise JSON-RPC error instead of the transport guessing.
+* ``send(message, meta)`` takes a parsed ``jsonrpc.Message`` (a transport may
+  need its kind, method and id: Streamable HTTP puts them into headers and
+  picks the request shape from them) and a ``SendMeta``: the protocol revision
+  the message is sent under (for the ``MCP-Protocol-Version`` header) and the
+  request it belongs to (a server's progress, log or nested request sent while
+  it handles a client request travels on that request's HTTP stream).  The
+  transport serializes the message with ``jsonrpc.serialize`` and frames it.
+* ``receive()`` returns an ``Inbound`` item: ``Received`` is one complete JSON
+  text (a stdio line, an HTTP body, an SSE ``data`` field, a WebSocket frame),
+  parsed exactly once, by the transport, with the one strict parser
+  (``parse_received`` = ``jsonrpc.parse_payload``); the session hands the
+  ``ParsedPayload`` to its Connection as it is.  ``RequestFailed`` is the
+  transport's own word that the answer to one request is lost (its HTTP
+  exchange failed for good, say): the session fails that waiter at once with
+  the ``TransportError`` it carries instead of letting it wait for its deadline.
 * When the peer is gone ``receive`` (and ``send``) raise ``TransportClosed``,
   carrying the exit status and stderr tail for a process.  A framing violation
   (e.g. an oversize stdio line) raises ``RemoteProtocolError`` and closes the
@@ -26,19 +35,68 @@ task); ``send`` may be called concurrently, writes are serialised.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Final, Protocol, TypeAlias, runtime_checkable
 
+import attrs
+
+from .._errors import TransportError
 from .._sansio import jsonrpc
+
+
+@attrs.frozen
+class SendMeta:
+    """What a transport may need to know about a message besides its content."""
+
+    #: The protocol revision the message is sent under (``None`` before one is known).
+    protocol_version: str | None = None
+    #: The peer's request this message answers or was sent while handling.
+    related_request: jsonrpc.RequestId | None = None
+
+
+#: Metadata for a message that relates to nothing and precedes negotiation.
+NO_META: Final = SendMeta()
+
+
+@attrs.frozen
+class Received:
+    """One JSON text from the peer, parsed once (by the transport)."""
+
+    data: bytes
+    payload: jsonrpc.ParsedPayload
+    #: The request on whose stream this arrived, when the transport knows (HTTP).
+    related_request: jsonrpc.RequestId | None = None
+
+
+@attrs.frozen
+class RequestFailed:
+    """The transport knows the answer to ``request_id`` will never arrive."""
+
+    request_id: jsonrpc.RequestId
+    error: TransportError
+
+
+Inbound: TypeAlias = Received | RequestFailed
+
+
+def parse_received(
+    data: bytes,
+    *,
+    max_size: int = jsonrpc.DEFAULT_MAX_MESSAGE_SIZE,
+    related_request: jsonrpc.RequestId | None = None,
+) -> Received:
+    """Parse one JSON text with the strict parser (raises ``RemoteProtocolError``
+    only when it is larger than ``max_size``)."""
+    return Received(data, jsonrpc.parse_payload(data, max_size=max_size), related_request)
 
 
 @runtime_checkable
 class MessageStream(Protocol):
-    async def send(self, message: jsonrpc.Message) -> None:
+    async def send(self, message: jsonrpc.Message, meta: SendMeta = NO_META) -> None:
         """Serialize, frame and write one message (or raise ``TransportClosed``)."""
         ...
 
-    async def receive(self) -> bytes:
-        """Return one complete JSON text from the peer.
+    async def receive(self) -> Inbound:
+        """Return the next item from the peer: one parsed JSON text, or a lost answer.
 
         Raises ``TransportClosed`` when the peer is gone and ``RemoteProtocolError``
         for a framing violation (after which the stream is closed).

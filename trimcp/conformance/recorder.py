@@ -17,7 +17,7 @@ from typing import Any
 
 from .._errors import RemoteProtocolError
 from .._sansio import jsonrpc as rpc
-from .._trio.stream import MessageStream
+from .._trio.stream import NO_META, Inbound, MessageStream, Received, SendMeta
 
 
 class RecordingStream:
@@ -35,18 +35,19 @@ class RecordingStream:
         self._parsed: list[tuple[int, rpc.Message]] = []
         self._parsed_upto = 0
 
-    async def send(self, message: rpc.Message) -> None:
+    async def send(self, message: rpc.Message, meta: SendMeta = NO_META) -> None:
         if isinstance(message, rpc.Request):
             self.sent_methods[message.id] = message.method
             self.requests[message.id] = message
             self.sent_at[message.id] = len(self.received)
         self.sent.append(message)
-        await self.inner.send(message)
+        await self.inner.send(message, meta)
 
-    async def receive(self) -> bytes:
-        data = await self.inner.receive()
-        self.received.append(data)
-        return data
+    async def receive(self) -> Inbound:
+        item = await self.inner.receive()
+        if isinstance(item, Received):
+            self.received.append(item.data)
+        return item
 
     async def aclose(self) -> None:
         await self.inner.aclose()

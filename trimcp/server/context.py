@@ -173,7 +173,10 @@ class Context:
             answers: dict[str, dict[str, Any]] = {}
             for key, request in requests.items():
                 self._check_client_can(request.method, f"asking the client ({key})")
-                answers[key] = await self.session.driver.request(request.method, request.params or None, timeout=timeout)
+                answers[key] = await self.session.driver.request(
+                    request.method, request.params or None, timeout=timeout,
+                    related_request=self.request_id,
+                )
             return answers
         ledger = self._ledger
         if ledger is None:

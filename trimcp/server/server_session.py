@@ -68,9 +68,16 @@ class ServerSession:
     def is_operating(self) -> bool:
         return self.connection.state is OPERATING and not self.driver.is_closed
 
-    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        """Send a notification to this client (raises if the session can't carry it)."""
-        await self.driver.notify(method, params)
+    async def notify(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        related_request: RequestId | None = None,
+    ) -> None:
+        """Send a notification to this client (raises if the session can't carry it);
+        ``related_request``: the client request it belongs to, if any."""
+        await self.driver.notify(method, params, related_request=related_request)
 
     async def notify_quietly(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Broadcast helper: a session that went away meanwhile is not an error."""
@@ -104,4 +111,4 @@ class ServerSession:
         params: dict[str, Any] = {"level": level, "data": data}
         if logger_name is not None:
             params["logger"] = logger_name
-        await self.driver.notify("notifications/message", params)
+        await self.driver.notify("notifications/message", params, related_request=request_id)

@@ -113,7 +113,7 @@ class Subscription:
         if self.session.driver.is_closed or self._ended.is_set():
             return
         try:
-            await self.session.driver.notify(method, self.tagged(params))
+            await self.session.driver.notify(method, self.tagged(params), related_request=self.id)
         except TrimcpError as exc:
             logger.debug("not sent to %r: %s: %s", self, method, exc)
 
@@ -132,7 +132,9 @@ async def listen(server: Server, ctx: Context, params: dict[str, Any]) -> dict[s
     server.listeners.add(sub)
     try:
         # The acknowledgement is the subscription's first message: deliveries wait for it.
-        await ctx.session.notify(ACKNOWLEDGED, sub.tagged({"notifications": agreed}))
+        await ctx.session.notify(
+            ACKNOWLEDGED, sub.tagged({"notifications": agreed}), related_request=ctx.request_id
+        )
         sub._acknowledged.set()
         await sub.wait_ended()
     finally:

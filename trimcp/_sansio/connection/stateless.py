@@ -95,6 +95,13 @@ def with_envelope(params: dict[str, Any] | None, envelope: dict[str, Any]) -> di
     return out
 
 
+def envelope_version(params: Mapping[str, Any] | None) -> str | None:
+    """The protocol version a request's envelope names, if it has one."""
+    meta = params.get("_meta") if params is not None else None
+    version = meta.get(PROTOCOL_VERSION_KEY) if isinstance(meta, dict) else None
+    return version if isinstance(version, str) else None
+
+
 def has_envelope(params: Mapping[str, Any] | None) -> bool:
     meta = (params or {}).get("_meta")
     return isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta

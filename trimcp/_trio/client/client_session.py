@@ -475,9 +475,6 @@ async def open_client(
                 # The stream is ours to close on every way out, a failed handshake included.
                 try:
                     handshake = await _negotiate(driver, revision, connect_timeout, probe_timeout)
-                    negotiated = getattr(stream, "negotiated", None)  # optional transport hook
-                    if callable(negotiated):
-                        negotiated(handshake.protocol_version)
                     yield ClientSession(driver, handshake, max_pages, router)
                 finally:
                     await driver.aclose()

@@ -50,6 +50,7 @@ from ..._errors import ConnectError, RemoteProtocolError, TransportClosed
 from ..._sansio import jsonrpc
 from ..._sansio.framing.lines import DEFAULT_MAX_LINE
 from .._groups import raise_single
+from ..stream import NO_META, Received, SendMeta, parse_received
 from ._pipes import TORN_WRITE, LineReader, LineWriter, StderrTail, WriteAborted, torn_note
 
 __all__ = [
@@ -196,7 +197,7 @@ class StdioProcessStream:
             return self._error(f"{self.describe()} exited{what}")
         return self._error(f"{self.describe()} closed its stdout{what}")
 
-    async def send(self, message: jsonrpc.Message) -> None:
+    async def send(self, message: jsonrpc.Message, meta: SendMeta = NO_META) -> None:
         payload = jsonrpc.serialize(message)
         try:
             await self._writer.send(payload)
@@ -207,7 +208,7 @@ class StdioProcessStream:
         except WriteAborted:
             raise self._error(f"{self.describe()}: {TORN_WRITE}") from None
 
-    async def receive(self) -> bytes:
+    async def receive(self) -> Received:
         if self._closing:
             await trio.lowlevel.checkpoint()
             raise self._error(f"{self.describe()}: transport is closed")
@@ -220,7 +221,7 @@ class StdioProcessStream:
             raise
         if line is None:
             raise await self._gone(torn_note(self._reader))
-        return line
+        return parse_received(line, max_size=len(line))  # the line framing capped it
 
     async def aclose(self) -> None:
         """Close stdin, let the child exit (escalating to signals), reap it; idempotent."""
@@ -352,7 +353,7 @@ class StdioServerStream:
     def describe(self) -> str:
         return "stdio (server side)"
 
-    async def send(self, message: jsonrpc.Message) -> None:
+    async def send(self, message: jsonrpc.Message, meta: SendMeta = NO_META) -> None:
         payload = jsonrpc.serialize(message)
         try:
             await self._writer.send(payload)
@@ -363,7 +364,7 @@ class StdioServerStream:
         except WriteAborted:
             raise TransportClosed(TORN_WRITE) from None
 
-    async def receive(self) -> bytes:
+    async def receive(self) -> Received:
         if self._closed:
             await trio.lowlevel.checkpoint()
             raise TransportClosed("stdio server stream is closed")
@@ -376,7 +377,7 @@ class StdioServerStream:
             raise
         if line is None:
             raise TransportClosed("the client closed our stdin" + torn_note(self._reader))
-        return line
+        return parse_received(line, max_size=len(line))  # the line framing capped it
 
     async def aclose(self) -> None:
         # Closing the dup'd fds leaves fds 0/1 open and restores their blocking mode.

@@ -74,6 +74,7 @@ from ..._sansio import jsonrpc
 from ..._sansio.jsonrpc import DEFAULT_MAX_MESSAGE_SIZE
 from .._groups import collapse
 from .._locks import held
+from ..stream import NO_META, Received, SendMeta, parse_received
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
@@ -174,7 +175,7 @@ class WebSocketStream:
 
     # ------------------------------------------------------------ MessageStream
 
-    async def send(self, message: jsonrpc.Message) -> None:
+    async def send(self, message: jsonrpc.Message, meta: SendMeta = NO_META) -> None:
         text = jsonrpc.serialize(message).decode("utf-8")
         async with held(self._write_lock):
             if self._failure is not None:
@@ -195,7 +196,7 @@ class WebSocketStream:
                     await self._abort()
                 raise
 
-    async def receive(self) -> bytes:
+    async def receive(self) -> Received:
         if self._failure is not None:
             await trio.lowlevel.checkpoint()
             raise self._dead()
@@ -213,7 +214,7 @@ class WebSocketStream:
         data = message.encode("utf-8")
         if len(data) > self.max_message_size:
             raise await self._fail(self._oversize(len(data)), MESSAGE_TOO_BIG, "message too big")
-        return data
+        return parse_received(data, max_size=len(data))  # capped just above
 
     async def aclose(self) -> None:
         """Run the closing handshake (1000), bounded by ``disconnect_timeout``; idempotent."""

@@ -40,7 +40,7 @@ from ..._sansio import jsonrpc as rpc
 from ..._sansio import schema as s
 from ..._sansio.connection import stateless as sl
 from ..._sansio.revisions import ALL_VERSIONS
-from ..._trio.stream import MessageStream
+from ..._trio.stream import MessageStream, RequestFailed
 from ..results import Connector, Results
 
 BOGUS_REVISION = "1999-01-01"
@@ -88,8 +88,12 @@ async def probe_connection(connect: Connector, timeout: float) -> AsyncIterator[
 
 async def _answer_to(stream: MessageStream, request_id: rpc.RequestId) -> Answer:
     while True:
-        parsed = rpc.parse_payload(await stream.receive())
-        for msg in parsed.messages:
+        item = await stream.receive()
+        if isinstance(item, RequestFailed):
+            if item.request_id == request_id:
+                raise item.error
+            continue
+        for msg in item.payload.messages:
             if isinstance(msg, (rpc.Response, rpc.ErrorResponse)) and msg.id == request_id:
                 return msg
 

@@ -66,6 +66,7 @@ from .executor import ConnectionLost, Executor, HttpResponse
 from .headers_helper import HeadersHelper, run_headers_helper
 from .tasks import Exchange, PumpResult, StreamTasks, rename_subscription
 from ...oauth.hook import AuthTasks
+from ...stream import NO_META, Inbound, SendMeta, parse_received
 
 if TYPE_CHECKING:
 
@@ -117,7 +118,7 @@ class HttpClientStream(StreamTasks, AuthTasks):
         #: (and never the caller's code, which runs in the enclosing nursery's body).
         self._nursery = nursery
         self._tasks_scope = trio.CancelScope()
-        self._to_session, self._from_server = trio.open_memory_channel[bytes](64)
+        self._to_session, self._from_server = trio.open_memory_channel[Inbound](64)
         self._by_wire: dict[rpc.RequestId, Exchange] = {}
         self._by_session_id: dict[rpc.RequestId, Exchange] = {}
         self._private: dict[rpc.RequestId, list[Any]] = {}
@@ -148,21 +149,25 @@ class HttpClientStream(StreamTasks, AuthTasks):
     def mode(self) -> Mode:
         return self.planner.mode
 
-    def negotiated(self, protocol_version: str) -> None:
-        """The session agreed on ``protocol_version`` (``open_client`` calls this)."""
+    def _learn_version(self, protocol_version: str | None) -> None:
+        """The session sends under ``protocol_version`` (from the message's ``SendMeta``)."""
+        if protocol_version is None:
+            return
         try:
             era = get_revision(protocol_version).era
         except ValueError:
             return
         if era is Era.STATELESS:
             self.planner.stateless_version = protocol_version
-        elif self.planner.mode is Mode.STREAMABLE:
+        elif self.planner.mode is Mode.STREAMABLE and self.planner.protocol_version != protocol_version:
             self.planner.initialized(protocol_version)
 
-    async def send(self, message: rpc.Message) -> None:
+    async def send(self, message: rpc.Message, meta: SendMeta = NO_META) -> None:
         if self._closing or self._fatal is not None:
             await trio.lowlevel.checkpoint()
             raise TransportClosed(f"{self.describe()}: {self._fatal or 'transport is closed'}")
+        if not isinstance(message, rpc.Request) or message.method != "initialize":
+            self._learn_version(meta.protocol_version)
         target: Exchange | None = None
         if isinstance(message, rpc.Notification) and message.method == "notifications/cancelled":
             params = message.params or {}
@@ -178,7 +183,7 @@ class HttpClientStream(StreamTasks, AuthTasks):
         # free the connection that was waiting for it.
         self._close_exchange(target)
 
-    async def receive(self) -> bytes:
+    async def receive(self) -> Inbound:
         try:
             return await self._from_server.receive()
         except (trio.EndOfChannel, trio.ClosedResourceError):
@@ -231,7 +236,7 @@ class HttpClientStream(StreamTasks, AuthTasks):
 
     async def _to_session_send(self, data: bytes) -> None:
         try:
-            await self._to_session.send(data)
+            await self._to_session.send(parse_received(data, max_size=self.max_message_size))
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             pass
 

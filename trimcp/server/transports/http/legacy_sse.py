@@ -31,6 +31,7 @@ from ...._sansio import jsonrpc as rpc
 from ...._sansio.http.routing import HttpError, RequestHead
 from ...._sansio.http.replay import DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_EVENTS, ReplayBuffer
 from ...._sansio.framing.sse import encode_event
+from ...._trio.stream import NO_META, Received, SendMeta, parse_received
 from .h11_server import H11Stream
 from .streams import Mode, OutStream, write_response
 from ...serve import serve_stream
@@ -53,13 +54,14 @@ class LegacySession:
     def describe(self) -> str:
         return f"HTTP+SSE session {self.id[:8]}..."
 
-    async def receive(self) -> bytes:
+    async def receive(self) -> Received:
         try:
-            return await self._inbox_recv.receive()
+            body = await self._inbox_recv.receive()
+            return parse_received(body, max_size=len(body))
         except (trio.EndOfChannel, trio.ClosedResourceError):
             raise TransportClosed(f"{self.describe()} ended") from None
 
-    async def send(self, message: rpc.Message) -> None:
+    async def send(self, message: rpc.Message, meta: SendMeta = NO_META) -> None:
         if self.closed:
             raise TransportClosed(f"{self.describe()} ended")
         self.out.push(message)

@@ -22,12 +22,10 @@ body is queued to the driver's reader through a bounded channel
   handler sent it, and to the standalone stream when there is none (or the
   request is answered as plain JSON, which cannot carry them).
 
-"Whose handler sent it" is known without touching the driver: ``receive``
-sets a context variable to the request id of the body it hands over, in the
-driver's reader task; Trio copies a task's context into the tasks it
-spawns, so each request handler runs with its own request id in it, and so
-do the nurseries it opens.  ``send`` never blocks (it only appends to a
-buffer), so the driver's ``flush`` sends a task's messages from that task.
+"Whose handler sent it" comes with the message: the driver hands every
+message over with its ``SendMeta``, whose ``related_request`` names the
+client request being handled (a handler's progress, logs and nested requests
+carry it).  ``send`` never blocks (it only appends to a buffer).
 
 The standalone stream is always there; messages for it wait in its bounded
 buffer until a GET attaches, and a GET with ``Last-Event-ID`` re-attaches to
@@ -44,7 +42,6 @@ and progress tokens of different clients never meet.
 
 from __future__ import annotations
 
-import contextvars
 import logging
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Final
@@ -56,17 +53,13 @@ from ...._sansio import jsonrpc as rpc
 from ...._sansio.http.replay import (
     DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_EVENTS, STANDALONE_KEY, ReplayBuffer,
 )
+from ...._trio.stream import NO_META, Received, SendMeta, parse_received
 from .streams import OutStream
 
 if TYPE_CHECKING:
     from ...server_session import ServerSession
 
 logger = logging.getLogger("trimcp.server.transports.http.app")
-
-#: (session, client request id) of the request whose handler is running.
-_related: contextvars.ContextVar[tuple[object, rpc.RequestId] | None] = contextvars.ContextVar(
-    "trimcp_http_related_request", default=None
-)
 
 SESSION_WIDE: Final = frozenset(
     {
@@ -143,19 +136,18 @@ class HttpSession:
 
     # ------------------------------------------------------------ MessageStream
 
-    async def receive(self) -> bytes:
+    async def receive(self) -> Received:
         try:
             body, related = await self._inbox_recv.receive()
         except (trio.EndOfChannel, trio.ClosedResourceError):
             raise TransportClosed(f"{self.describe()} ended") from None
-        _related.set((self, related) if related is not None else None)
-        return body
+        return parse_received(body, max_size=len(body), related_request=related)
 
-    async def send(self, message: rpc.Message) -> None:
-        # Never blocks (see the module docstring): routing must happen in the sender's task.
+    async def send(self, message: rpc.Message, meta: SendMeta = NO_META) -> None:
+        # Never blocks (see the module docstring).
         if self.closed:
             raise TransportClosed(f"{self.describe()} ended")
-        self._route(message)
+        self._route(message, meta.related_request)
 
     async def aclose(self) -> None:
         if not self.closed:
@@ -236,8 +228,8 @@ class HttpSession:
 
     # ------------------------------------------------------------ routing
 
-    def _route(self, message: rpc.Message) -> None:
-        target = self._target(message)
+    def _route(self, message: rpc.Message, related: rpc.RequestId | None) -> None:
+        target = self._target(message, related)
         if target is None:
             logger.debug("%s: no stream for %r; dropped", self.describe(), message)
             return
@@ -247,7 +239,7 @@ class HttpSession:
             for token in [t for t, rid in self._progress.items() if rid == message.id]:
                 del self._progress[token]
 
-    def _target(self, message: rpc.Message) -> OutStream | None:
+    def _target(self, message: rpc.Message, related: rpc.RequestId | None) -> OutStream | None:
         if isinstance(message, (rpc.Response, rpc.ErrorResponse)):
             if message.id is not None and message.id in self.exchanges:
                 return self.exchanges[message.id]
@@ -264,9 +256,8 @@ class HttpSession:
                 )
                 if owner is not None and owner.accepts_related:
                     return owner
-        related = _related.get()
-        if related is not None and related[0] is self:
-            owner = self.exchanges.get(related[1])
+        if related is not None:
+            owner = self.exchanges.get(related)
             if owner is not None and owner.accepts_related:
                 return owner
         return self.standalone
@@ -287,15 +278,15 @@ class RequestStream:
     def describe(self) -> str:
         return f"stateless HTTP request {self.out.final_id!r}"
 
-    async def receive(self) -> bytes:
+    async def receive(self) -> Received:
         if self._body is not None and not self._closed.is_set():
             body, self._body = self._body, None
             await trio.lowlevel.checkpoint()
-            return body
+            return parse_received(body, max_size=len(body), related_request=self.out.final_id)
         await self._closed.wait()
         raise TransportClosed(f"{self.describe()} ended")
 
-    async def send(self, message: rpc.Message) -> None:
+    async def send(self, message: rpc.Message, meta: SendMeta = NO_META) -> None:
         if self._closed.is_set():
             raise TransportClosed(f"{self.describe()} ended")
         self.out.push(message)
