@@ -192,6 +192,11 @@ class SessionDriver:
                     if isinstance(item, RequestFailed):
                         self._request_failed(item)
                         continue
+                    if len(item.data) > self.connection.max_message_size:
+                        raise RemoteProtocolError(
+                            f"message of {len(item.data)} bytes exceeds the "
+                            f"{self.connection.max_message_size}-byte limit"
+                        )
                     for event in self.connection.receive_payload(item.payload):
                         await self._dispatch(event)
                     if self.connection.has_output:  # e.g. an automatic answer to a ping
