@@ -150,6 +150,36 @@ async def test_redirect_uri_names_the_bound_port_and_other_requests() -> None:
         assert fixed.redirect_uri == f"http://127.0.0.1:{free}/cb"
 
 
+async def _raw_exchange(port: int, wire: bytes) -> bytes:
+    """Send ``wire`` on a fresh connection and read until the server closes it."""
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    async with stream:
+        await stream.send_all(wire)
+        answer = b""
+        with trio.fail_after(10):
+            while chunk := await stream.receive_some(65536):
+                answer += chunk
+    return answer
+
+
+async def test_malformed_and_oversize_requests_are_answered_and_closed() -> None:
+    async with open_loopback_callback() as callback:
+        bad = await _raw_exchange(callback.port, b"NOT HTTP AT ALL\r\n\r\n")
+        assert bad.startswith(b"HTTP/1.1 400 ")
+        assert b"content-type: text/plain" in bad.lower()
+        big = b"x" * (64 * 1024 + 1)
+        head = f"POST /callback HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(big)}\r\n\r\n"
+        oversize = await _raw_exchange(callback.port, head.encode() + big)
+        assert oversize.startswith(b"HTTP/1.1 413 ")
+        assert b"content-type: text/plain" in oversize.lower()  # plain text, not JSON-RPC
+        # Each answer ends its connection, and the round is still armed.
+        ok = await _raw_exchange(
+            callback.port, b"GET /callback?code=c HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        )
+        assert ok.startswith(b"HTTP/1.1 200 ") and b"connection: close" in ok.lower()
+        assert await callback.wait() == callback.redirect_uri + "?code=c"
+
+
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "localhost", "192.0.2.10", "example.com"])
 async def test_non_loopback_bind_is_refused(host: str) -> None:
     with pytest.raises(ValueError, match="loopback"):

@@ -10,9 +10,11 @@ the authorization response from the browser's request to the callback path.
 
 ``open_loopback_callback`` binds the listener (port 0: the kernel picks a free
 one, and ``redirect_uri`` names the port actually bound) and serves it with
-h11 on Trio until the ``async with`` block ends.  Each connection carries one
-request and is then closed (``Connection: close``), with a short deadline so a
-stalled peer cannot hold a task.  Answers:
+the HTTP server loop of ``trimcp._trio.h11_server`` until the ``async with``
+block ends.  Each connection carries one request and is then closed
+(``Connection: close``), with a short deadline so a stalled peer cannot hold a
+task; malformed HTTP is 400 and a body over 64 KiB 413, as the loop answers
+them.  Answers:
 
 * ``GET`` on the callback path while a response is expected: the small
   "you can close this window" page (200, ``no-store``, ``no-referrer``, no
@@ -49,10 +51,11 @@ from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-import h11
 import trio
 
 from ..._sansio.auth import OAuthError
+from ..._sansio.http.routing import RequestHead
+from ..h11_server import H11Stream, serve_connection
 from .provider import AuthorizeCallback
 
 __all__ = [
@@ -66,6 +69,10 @@ _PAGE = b"""<!doctype html>
 <body><h1>Authorization response received</h1>
 <p>You can close this window and return to the application.</p></body></html>
 """
+_TEXTS = {
+    400: b"Unexpected authorization response\n", 404: b"Not Found\n",
+    405: b"Method Not Allowed\n", 410: b"This authorization response was already received\n",
+}
 _CONNECTION_TIMEOUT = 10.0
 _MAX_BODY = 64 * 1024
 
@@ -150,58 +157,23 @@ class LoopbackCallback:
         return 200
 
     async def _serve(self, stream: trio.SocketStream) -> None:
-        conn = h11.Connection(h11.SERVER, max_incomplete_event_size=_MAX_BODY)
-        try:
-            with trio.move_on_after(_CONNECTION_TIMEOUT):
-                request: h11.Request | None = None
-                size = 0
-                while True:
-                    event = conn.next_event()
-                    if event is h11.NEED_DATA:
-                        conn.receive_data(bytes(await stream.receive_some(65536)))
-                    elif isinstance(event, h11.Request):
-                        request = event
-                    elif isinstance(event, h11.Data):
-                        size += len(event.data)
-                        if size > _MAX_BODY:
-                            await self._respond(stream, conn, 413, b"Payload Too Large\n")
-                            return
-                    elif isinstance(event, h11.EndOfMessage) and request is not None:
-                        break
-                    else:
-                        return
-                assert request is not None
-                status = self._route(request.method.decode("ascii", "replace"),
-                                     request.target.decode("ascii", "replace"))
-                await self._respond(stream, conn, status)
-        except h11.RemoteProtocolError:
-            try:
-                await self._respond(stream, conn, 400, b"Bad Request\n")
-            except (h11.LocalProtocolError, trio.BrokenResourceError, trio.ClosedResourceError):
-                pass
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass
-        finally:
-            await trio.aclose_forcefully(stream)
+        # One request per connection (every answer says ``Connection: close``), and a
+        # deadline for all of it, so a stalled peer cannot hold a task.
+        with trio.move_on_after(_CONNECTION_TIMEOUT):
+            await serve_connection(
+                stream, self._answer, max_body=_MAX_BODY, max_head=_MAX_BODY,
+                idle_timeout=_CONNECTION_TIMEOUT, body_timeout=_CONNECTION_TIMEOUT, error_code=None,
+            )
 
-    @staticmethod
-    async def _respond(stream: trio.SocketStream, conn: h11.Connection, status: int,
-                       body: bytes | None = None) -> None:
-        if body is None:
-            body = _PAGE if status == 200 else {
-                400: b"Unexpected authorization response\n", 404: b"Not Found\n",
-                405: b"Method Not Allowed\n", 410: b"This authorization response was already received\n",
-            }.get(status, b"")
+    async def _answer(self, http: H11Stream, head: RequestHead, body: bytes) -> None:
+        status = self._route(head.method, head.target)
+        page = _PAGE if status == 200 else _TEXTS.get(status, b"")
         content_type = "text/html; charset=utf-8" if status == 200 else "text/plain; charset=utf-8"
-        headers = [("Content-Type", content_type), ("Content-Length", str(len(body))),
-                   ("Cache-Control", "no-store"), ("Referrer-Policy", "no-referrer"),
-                   ("Connection", "close"), ("Server", "trimcp")]
+        headers = [("Content-Type", content_type), ("Cache-Control", "no-store"),
+                   ("Referrer-Policy", "no-referrer"), ("Connection", "close")]
         if status == 405:
             headers.append(("Allow", "GET"))
-        data = conn.send(h11.Response(status_code=status, headers=headers))
-        data = (data or b"") + (conn.send(h11.Data(data=body)) or b"")
-        data += conn.send(h11.EndOfMessage()) or b""
-        await stream.send_all(data)
+        await http.respond(status, headers, page)
 
 
 @asynccontextmanager

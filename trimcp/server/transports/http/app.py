@@ -44,7 +44,6 @@ import secrets
 from typing import Any
 
 import attrs
-import h11
 import trio
 
 from ...._errors import TransportClosed
@@ -55,7 +54,7 @@ from ...._sansio.http.server_headers import check_stateless_request
 from ...._sansio.http.replay import DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_EVENTS, parse_event_id
 from ...._sansio.revisions import Era, get_revision
 from ...app import Server
-from .h11_server import ClientGone, H11Stream
+from ...._trio.h11_server import H11Stream, serve_connection
 from .sessions import HttpSession, RequestStream
 from .streams import Mode, Outcome, OutStream, write_response
 from .legacy_sse import LegacyEndpoints
@@ -155,38 +154,16 @@ class HttpApp:
 
     async def handle_connection(self, stream: trio.abc.Stream) -> None:
         """Serve every request of one TCP connection."""
-        http = H11Stream(stream, max_body=self.max_body_size)
+        await serve_connection(
+            stream, self._serve_request, max_body=self.max_body_size, idle_timeout=self.idle_timeout
+        )
+
+    async def _serve_request(self, http: H11Stream, head: RequestHead, body: bytes) -> None:
         try:
-            while True:
-                try:
-                    got = await http.read_request(self.idle_timeout)
-                except h11.RemoteProtocolError as exc:
-                    if http.can_respond:
-                        await http.respond_error(HttpError(400, f"Bad Request: {exc}", code=None))
-                    return
-                if got is None:
-                    return
-                if isinstance(got, HttpError):
-                    await http.respond_error(got, [("connection", "close")])
-                    return
-                head, body = got
-                try:
-                    await self.handle(http, head, body)
-                except TransportClosed:
-                    if http.can_respond:
-                        await http.respond_error(_SESSION_TERMINATED)
-                if not http.next_cycle():
-                    return
-        except ClientGone:
-            pass
-        except Exception:
-            # A bug must cost one connection, never the listener.
-            logger.exception("HTTP connection failed")
+            await self.handle(http, head, body)
+        except TransportClosed:
             if http.can_respond:
-                with trio.move_on_after(1):
-                    await http.respond_error(HttpError(500, "Internal Server Error", code=None))
-        finally:
-            await http.aclose()
+                await http.respond_error(_SESSION_TERMINATED)
 
     async def handle(self, http: H11Stream, head: RequestHead, body: bytes) -> None:
         problem = self.policy.check(head)

@@ -32,7 +32,7 @@ from ...._sansio.http.routing import HttpError, RequestHead
 from ...._sansio.http.replay import DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_EVENTS, ReplayBuffer
 from ...._sansio.framing.sse import encode_event
 from ...._trio.stream import NO_META, Received, SendMeta, parse_received
-from .h11_server import H11Stream
+from ...._trio.h11_server import H11Stream
 from .streams import Mode, OutStream, write_response
 from ...serve import serve_stream
 

@@ -1,43 +1,65 @@
-"""One HTTP/1.1 server connection: h11 over a Trio stream.
+"""One HTTP/1.1 server connection: h11 over a Trio stream, and the loop that serves it.
 
 Theory of operation
 -------------------
-``H11Stream`` drives an ``h11.Connection`` in the server role over one
-accepted ``trio.abc.Stream``: ``read_request`` returns the next request head
-and its whole body (bounded by ``max_body``, with a deadline for the body),
-``respond`` sends a complete response with a ``Content-Length``, and
-``start``/``write``/``end`` send a streamed one (h11 picks chunked encoding
-for HTTP/1.1 and close-delimited for HTTP/1.0).  After each exchange
-``next_cycle`` says whether the connection can carry another request
-(keep-alive); pipelining is not served, but bytes a client sends early are
-kept by h11 and read in order.
+Every HTTP server in trimcp - Streamable HTTP and the legacy HTTP+SSE
+endpoints (``trimcp.server.transports.http``) and the OAuth loopback redirect
+(``trimcp._trio.oauth.callback``) - serves its TCP connections with
+``serve_connection(stream, handler)``.  RFC 9112 is h11's business; this module
+only moves its events over Trio:
+
+* ``H11Stream`` drives an ``h11.Connection`` in the server role over one
+  accepted ``trio.abc.Stream``.  ``read_request`` returns the next request
+  head and its whole body (bounded by ``max_body``, with a deadline for the
+  body), ``respond`` sends a complete response with a ``Content-Length``,
+  and ``start``/``write``/``end`` send a streamed one (h11 picks chunked
+  encoding for HTTP/1.1 and close-delimited for HTTP/1.0).  After each
+  exchange ``next_cycle`` says whether the connection can carry another
+  request (keep-alive); pipelining is not served, but bytes a client sends
+  early are kept by h11 and read in order.  A handler that answers with
+  ``Connection: close`` ends the connection after that response.
+* ``serve_connection`` is the loop: read a request, hand it to
+  ``handler(http, head, body)``, repeat while keep-alive allows.  What the
+  loop answers itself is HTTP-level: 400 for malformed HTTP, 408 for a body
+  that takes too long, 413 for one over ``max_body`` (then it closes), and
+  500 when the handler raises (logged: a bug costs one connection, never the
+  listener).  ``error_code`` is the JSON-RPC code those answers carry in a
+  JSON-RPC error body (an MCP endpoint), ``None`` for a plain-text body.
 
 While a response is being produced the server does not read requests, yet it
-must notice a client that hung up: on a stateless-era request that is the
+must notice a client that hung up: on a stateless-era MCP request that is the
 cancellation signal, and a standalone SSE stream may otherwise wait forever.
 ``watch_eof`` reads in the background and returns when the peer closes (what
 it reads meanwhile goes to h11's buffer, up to a cap).  Trio allows one task
 to receive while another sends on the same stream.
 
 Every network failure surfaces as ``ClientGone``; an h11 protocol violation
-by the peer as ``h11.RemoteProtocolError`` (the caller answers 400 and
-closes).  This module is imported only by the server's HTTP modules, so
-``import trimcp`` does not load h11.
+by the peer as ``h11.RemoteProtocolError`` (the loop answers 400 and
+closes).  Only the HTTP servers import this module, so ``import trimcp`` does
+not load h11.
 """
 
 from __future__ import annotations
 
 import http
-from collections.abc import Iterable
+import logging
+from collections.abc import Awaitable, Callable, Iterable
 
 import h11
 import trio
 
-from ...._sansio.http.routing import HttpError, RequestHead
+from .._sansio import jsonrpc as rpc
+from .._sansio.http.routing import HttpError, RequestHead
+
+__all__ = ["ClientGone", "H11Stream", "RequestHandler", "serve_connection"]
+
+logger = logging.getLogger("trimcp.http.server")
 
 _RECV_SIZE = 65536
 #: How much a client may send while its response is produced (then we stop reading).
 _EARLY_DATA_CAP = 256 * 1024
+#: Longest request head (request line and headers) accepted: h11's default.
+MAX_HEAD = 16 * 1024
 SERVER_HEADER = ("server", "trimcp")
 
 
@@ -53,13 +75,23 @@ def _reason(status: int) -> bytes:
 
 
 class H11Stream:
+    """One server-side HTTP/1.1 connection (see the module docstring)."""
+
     def __init__(
-        self, stream: trio.abc.Stream, *, max_body: int, body_timeout: float = 30.0
+        self,
+        stream: trio.abc.Stream,
+        *,
+        max_body: int,
+        body_timeout: float = 30.0,
+        max_head: int = MAX_HEAD,
+        error_code: int | None = rpc.INVALID_REQUEST,
     ) -> None:
         self.stream = stream
-        self.conn = h11.Connection(h11.SERVER)
+        self.conn = h11.Connection(h11.SERVER, max_incomplete_event_size=max_head)
         self.max_body = max_body
         self.body_timeout = body_timeout
+        #: The JSON-RPC code of the errors this layer answers by itself (None: plain text).
+        self.error_code = error_code
         self.peer_closed = False
 
     # ------------------------------------------------------------ reading
@@ -109,15 +141,19 @@ class H11Stream:
                     if isinstance(part, h11.Data):
                         body += part.data
                         if len(body) > self.max_body:
-                            return HttpError(
+                            return self.error(
                                 413, f"Payload Too Large: more than {self.max_body} bytes"
                             )
                     elif isinstance(part, h11.EndOfMessage):
                         return head, bytes(body)
                     else:
                         return None
-            return HttpError(408, "Request Timeout: the body took too long")
+            return self.error(408, "Request Timeout: the body took too long")
         return None
+
+    def error(self, status: int, message: str) -> HttpError:
+        """An answer of this layer's own, in the body format the server speaks."""
+        return HttpError(status, message, code=self.error_code)
 
     async def watch_eof(self) -> None:
         """Return when the client closes the connection (run next to a response)."""
@@ -194,4 +230,52 @@ class H11Stream:
             await trio.aclose_forcefully(self.stream)
 
 
-__all__ = ["ClientGone", "H11Stream"]
+#: What serves one request: it must answer it (``respond``/``start``...) before returning.
+RequestHandler = Callable[[H11Stream, RequestHead, bytes], Awaitable[None]]
+
+
+async def serve_connection(
+    stream: trio.abc.Stream,
+    handler: RequestHandler,
+    *,
+    max_body: int,
+    idle_timeout: float | None,
+    body_timeout: float = 30.0,
+    max_head: int = MAX_HEAD,
+    error_code: int | None = rpc.INVALID_REQUEST,
+) -> None:
+    """Serve every request of one connection with ``handler``, then close it.
+
+    ``idle_timeout`` bounds the wait for a request (the first one and each
+    keep-alive one), ``body_timeout`` the reading of its body.
+    """
+    http = H11Stream(
+        stream, max_body=max_body, body_timeout=body_timeout, max_head=max_head, error_code=error_code
+    )
+    try:
+        while True:
+            try:
+                got = await http.read_request(idle_timeout)
+            except h11.RemoteProtocolError as exc:
+                if http.can_respond:
+                    await http.respond_error(HttpError(400, f"Bad Request: {exc}", code=None))
+                return
+            if got is None:
+                return
+            if isinstance(got, HttpError):
+                await http.respond_error(got, [("connection", "close")])
+                return
+            head, body = got
+            await handler(http, head, body)
+            if not http.next_cycle():
+                return
+    except ClientGone:
+        pass
+    except Exception:
+        # A bug must cost one connection, never the listener.
+        logger.exception("HTTP connection failed")
+        if http.can_respond:
+            with trio.move_on_after(1):
+                await http.respond_error(HttpError(500, "Internal Server Error", code=None))
+    finally:
+        await http.aclose()
