@@ -3,8 +3,9 @@
 The HTTP transport checks (``checks/http.py``) must send what a correct
 client never sends (a foreign ``Origin``, a session id nobody issued, a wrong
 ``MCP-Protocol-Version``), so they cannot go through the trimcp client.
-``request`` opens a TCP (or TLS) connection, writes one request with h11 and
-reads the answer's status and headers; the body is read only as far as the
+``request`` opens a TCP (or TLS) connection, writes one request on an
+``H11ClientConnection`` (the h11 exchange the client pool uses too) and reads
+the answer's status and headers; the body is read only as far as the
 caller needs it: all of a JSON answer, or the events of an event stream up to
 the first JSON-RPC response (``read_body=True``), or nothing at all
 (``read_body=False``, for the GET stream that would never end).  The whole
@@ -21,10 +22,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import attrs
-import h11
 import trio
 
+from .._errors import ConnectError
 from .._sansio.framing.sse import SSEDecoder
+from .._trio.h11_client import H11ClientConnection, open_connection
+from .._trio.transports.http.executor import ConnectionLost
 
 #: The most of a body a probe reads.
 MAX_BODY = 1 << 20
@@ -86,66 +89,40 @@ async def request(
         hdrs.append(("Content-Length", str(len(data))))
     try:
         with trio.fail_after(timeout):
-            stream: trio.abc.Stream
-            if tls:
-                stream = await trio.open_ssl_over_tcp_stream(host, port, ssl_context=ssl.create_default_context())
-            else:
-                stream = await trio.open_tcp_stream(host, port)
-            async with stream:
-                return await _exchange(stream, method, target, hdrs, data, read_body)
+            context = ssl.create_default_context() if tls else None
+            stream, _ = await open_connection(host, port, ssl_context=context)
+            conn = H11ClientConnection(stream, f"{host}:{port}")
+            try:
+                return await _exchange(conn, method, target, hdrs, data, read_body)
+            finally:
+                await conn.aclose()
     except trio.TooSlowError:
         raise ProbeError(f"{method} {target}: no answer within {timeout:g}s") from None
-    except (OSError, trio.BrokenResourceError, h11.ProtocolError) as exc:
+    except (ConnectError, ConnectionLost) as exc:
         raise ProbeError(f"{method} {target}: {type(exc).__name__}: {exc}") from None
 
 
 async def _exchange(
-    stream: trio.abc.Stream, method: str, target: str, hdrs: list[tuple[str, str]], data: bytes, read_body: bool
+    conn: H11ClientConnection, method: str, target: str, hdrs: list[tuple[str, str]], data: bytes, read_body: bool
 ) -> RawResponse:
-    conn = h11.Connection(h11.CLIENT)
-    out = conn.send(h11.Request(method=method, target=target, headers=hdrs))
-    out += conn.send(h11.Data(data=data)) if data else b""
-    out += conn.send(h11.EndOfMessage())
-    await stream.send_all(out)
-    response: h11.Response | None = None
+    await conn.send_request(method, target, hdrs, data)
+    response = await conn.read_head()
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in response.headers}
+    if not read_body or method == "HEAD":
+        return RawResponse(response.status_code, headers)
+    sse = SSEDecoder() if _content_type(headers) == "text/event-stream" else None
     body = bytearray()
-    sse: SSEDecoder | None = None
     messages: list[Any] = []
-    while True:
-        event = conn.next_event()
-        if event is h11.NEED_DATA:
-            chunk = await stream.receive_some(65536)
-            if not chunk:
-                if response is None:
-                    raise ProbeError(f"{method} {target}: connection closed before an answer")
-                break
-            conn.receive_data(bytes(chunk))
-            continue
-        if isinstance(event, h11.Response):
-            response = event
-            if not read_body or method == "HEAD":
-                break
-            if _content_type(event) == "text/event-stream":
-                sse = SSEDecoder()
-        elif isinstance(event, h11.Data):
+    try:
+        while chunk := await conn.read_some():
             if sse is None:
-                body += event.data
+                body += chunk
                 if len(body) > MAX_BODY:
                     break
-                continue
-            for ev in sse.feed(bytes(event.data)):
-                msg = _json(ev.data)
-                if msg is not None:
-                    messages.append(msg)
-                if isinstance(msg, dict) and ("result" in msg or "error" in msg):
-                    break
-            else:
-                continue
-            break
-        elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
-            break
-    assert response is not None
-    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in response.headers}
+            elif _read_events(sse, chunk, messages):
+                break
+    except ConnectionLost:
+        pass  # a body cut short: the checks judge what did arrive
     if sse is None and body:
         msg = _json(body.decode("utf-8", "replace"))
         if msg is not None:
@@ -153,11 +130,19 @@ async def _exchange(
     return RawResponse(response.status_code, headers, bytes(body), tuple(messages))
 
 
-def _content_type(response: h11.Response) -> str:
-    for k, v in response.headers:
-        if k.lower() == b"content-type":
-            return v.decode("latin-1").split(";")[0].strip().lower()
-    return ""
+def _read_events(sse: SSEDecoder, chunk: bytes, messages: list[Any]) -> bool:
+    """Add the JSON data of the events in ``chunk``; True once a JSON-RPC response came."""
+    for event in sse.feed(chunk):
+        msg = _json(event.data)
+        if msg is not None:
+            messages.append(msg)
+        if isinstance(msg, dict) and ("result" in msg or "error" in msg):
+            return True
+    return False
+
+
+def _content_type(headers: Mapping[str, str]) -> str:
+    return headers.get("content-type", "").split(";")[0].strip().lower()
 
 
 def _json(text: str) -> Any:

@@ -21,20 +21,16 @@ import functools
 import select
 import ssl
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any
 
-import h11
 import trio
 
 from ...._errors import ConnectError
 from ...._sansio.http.plan import HttpRequest, Origin, ParsedUrl, parse_url
+from ...h11_client import H11ClientConnection, open_connection
 from .executor import ConnectionLost, HttpResponse, noop
 
 __all__ = ["H11Executor"]
-
-READ_SIZE: Final = 64 * 1024
-#: Longest response head (status line plus headers) accepted.
-MAX_HEAD_SIZE: Final = 64 * 1024
 
 
 @functools.lru_cache(maxsize=64)
@@ -48,15 +44,14 @@ def _host_header(origin: Origin) -> str:
 
 
 class _H11Connection:
-    def __init__(self, stream: trio.abc.Stream, origin: Origin, sock: Any) -> None:
-        self.stream = stream
+    """A pooled connection: the h11 exchange itself is ``H11ClientConnection``'s."""
+
+    def __init__(self, wire: H11ClientConnection, origin: Origin, sock: Any) -> None:
+        self.wire = wire
         self.origin = origin
         self.sock = sock
-        self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD_SIZE)
         self.idle_since = 0.0
         self.requests = 0
-        #: Bytes received since the current request was sent.
-        self.received = 0
 
     def looks_dead(self) -> bool:
         """An idle keep-alive connection that became readable was closed by the server."""
@@ -66,32 +61,8 @@ class _H11Connection:
             return True
         return bool(readable)
 
-    async def next_event(self) -> Any:
-        while True:
-            try:
-                event = self.h11.next_event()
-            except h11.RemoteProtocolError as exc:
-                raise ConnectionLost(
-                    f"invalid HTTP from {self.origin}: {exc}", before_response=not self.received
-                ) from None
-            if event is not h11.NEED_DATA:
-                return event
-            try:
-                data = await self.stream.receive_some(READ_SIZE)
-            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
-                raise ConnectionLost(
-                    f"connection to {self.origin} failed: {exc}", before_response=not self.received
-                ) from None
-            self.received += len(data)
-            try:
-                self.h11.receive_data(bytes(data))
-            except h11.RemoteProtocolError as exc:
-                raise ConnectionLost(
-                    f"invalid HTTP from {self.origin}: {exc}", before_response=not self.received
-                ) from None
-
     async def close(self) -> None:
-        await trio.aclose_forcefully(self.stream)
+        await self.wire.aclose()
 
 
 class _H11Response:
@@ -106,24 +77,16 @@ class _H11Response:
         conn = self._conn
         if conn is None or self._done:
             return b""
-        while True:
-            event = await conn.next_event()
-            if isinstance(event, h11.Data):
-                if event.data:
-                    return bytes(event.data)
-            elif isinstance(event, h11.EndOfMessage):
-                self._done = True
-                return b""
-            elif isinstance(event, h11.ConnectionClosed):
-                raise ConnectionLost(f"{conn.origin} closed the connection mid-body")
+        data = await conn.wire.read_some()
+        if not data:
+            self._done = True
+        return data
 
     async def aclose(self) -> None:
         conn, self._conn = self._conn, None
         if conn is None:
             return
-        h = conn.h11
-        if self._done and h.our_state is h11.DONE and h.their_state is h11.DONE:
-            h.start_next_cycle()
+        if self._done and conn.wire.next_cycle():
             await self._pool._release(conn)
         else:
             await conn.close()
@@ -155,24 +118,16 @@ class H11Executor:
         return self._ssl_context
 
     async def _connect(self, origin: Origin) -> _H11Connection:
+        context = self._ssl() if origin.scheme == "https" else None
         try:
             with trio.fail_after(self.connect_timeout):
-                tcp = await trio.open_tcp_stream(origin.host, origin.port)
-                stream: trio.abc.Stream = tcp
-                if origin.scheme == "https":
-                    tls = trio.SSLStream(tcp, self._ssl(), server_hostname=origin.host, https_compatible=True)
-                    try:
-                        await tls.do_handshake()
-                    except BaseException:
-                        await trio.aclose_forcefully(tcp)
-                        raise
-                    stream = tls
+                stream, sock = await open_connection(
+                    origin.host, origin.port, ssl_context=context, name=str(origin)
+                )
         except trio.TooSlowError:
             raise ConnectError(f"connecting to {origin} timed out after {self.connect_timeout} s") from None
-        except (OSError, trio.BrokenResourceError, ssl.SSLError) as exc:
-            raise ConnectError(f"cannot connect to {origin}: {exc}") from None
         self.connections_opened += 1
-        return _H11Connection(stream, origin, tcp.socket)
+        return _H11Connection(H11ClientConnection(stream, str(origin)), origin, sock)
 
     async def _take_idle(self, origin: Origin) -> _H11Connection | None:
         idle = self._idle.get(origin)
@@ -223,33 +178,10 @@ class H11Executor:
         headers: list[tuple[str, str]],
         sent: Callable[[], None],
     ) -> HttpResponse:
-        h = conn.h11
-        try:
-            wire = h.send(h11.Request(method=request.method, target=target, headers=headers))
-            if request.body:
-                wire += h.send(h11.Data(data=request.body))
-            wire += h.send(h11.EndOfMessage())
-        except h11.LocalProtocolError as exc:
-            raise ConnectionLost(f"cannot send this request: {exc}") from None
         conn.requests += 1
-        conn.received = 0
-        try:
-            await conn.stream.send_all(wire)
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
-            raise ConnectionLost(
-                f"connection to {conn.origin} failed while sending: {exc}", before_response=True
-            ) from None
+        await conn.wire.send_request(request.method, target, headers, request.body)
         sent()
-        while True:
-            event = await conn.next_event()
-            if isinstance(event, h11.Response):
-                return _H11Response(self, conn, event)
-            if isinstance(event, h11.ConnectionClosed):
-                raise ConnectionLost(
-                    f"{conn.origin} closed the connection without answering",
-                    before_response=not conn.received,
-                )
-            # h11.InformationalResponse (1xx): keep reading.
+        return _H11Response(self, conn, await conn.wire.read_head())
 
     async def aclose(self) -> None:
         self._closed = True
