@@ -18,6 +18,7 @@ from trimcp.conformance.catalog import CATALOG
 from trimcp.conformance.checks.http import HTTP_CHECKS
 from trimcp.conformance.connectors import connector_for, is_url
 from trimcp.conformance.model import Report, Status
+from trimcp.conformance.rawhttp import ProbeError, RawClient
 from trimcp.server.transports.http.app import BoundHttpServer, serve_http
 from trimcp.reference.server import build_server
 
@@ -124,6 +125,42 @@ async def test_good_fake_passes_the_session_checks() -> None:
     for check_id in ("http.notification-202", "http.unknown-session", "http.session-id", "http.delete",
                      "http.get-stream", "http.content-type"):
         assert results[check_id].status is Status.PASS, results[check_id]
+
+
+async def test_raw_client_headers_and_bodies() -> None:
+    """The run's headers go on every raw request that does not set them; an event stream is
+    read up to its first JSON-RPC answer; a body cut short is judged by what arrived."""
+
+    async def handler(req: Req, reply: Reply) -> None:
+        if req.target == "/sse":
+            await reply.sse_start()
+            await reply.event({"jsonrpc": "2.0", "method": "notifications/message", "params": {}})
+            await reply.event({"jsonrpc": "2.0", "id": 1, "result": {}})
+            await trio.sleep_forever()  # the probe stops reading after the answer
+        elif req.target == "/cut":
+            await reply.head(200, [("Content-Type", "application/json"), ("Content-Length", "100")])
+            await reply.body(b'{"jsonrpc"')
+            await reply.cut()
+        else:
+            await reply.json({"jsonrpc": "2.0", "id": 1, "result": {}})
+
+    raw = RawClient(10, extra_headers=(("Authorization", "Bearer run-token"), ("X-Run", "1")))
+    async with serve(handler) as fake:
+        base = f"http://127.0.0.1:{fake.port}"
+        plain = await raw.request(base + "/json", "POST", {"Content-Type": "application/json"}, {"x": 1})
+        own = await raw.request(base + "/json", "GET", {"authorization": "Bearer mine"})
+        sse = await raw.request(base + "/sse", "GET", {})
+        cut = await raw.request(base + "/cut", "GET", {})
+    first, second = fake.requests[0], fake.requests[1]
+    assert first.header("authorization") == "Bearer run-token" and first.header("x-run") == "1"
+    assert second.header("authorization") == "Bearer mine" and second.header("x-run") == "1"
+    assert plain.status == 200 and plain.messages == ({"jsonrpc": "2.0", "id": 1, "result": {}},)
+    assert own.status == 200
+    assert sse.content_type == "text/event-stream" and len(sse.messages) == 2
+    assert sse.messages[1]["id"] == 1
+    assert cut.status == 200 and cut.body == b'{"jsonrpc"' and cut.messages == ()
+    with pytest.raises(ProbeError, match="GET /"):
+        await raw.request(base + "/", "GET", {})  # the server is gone
 
 
 def _free_port() -> int:

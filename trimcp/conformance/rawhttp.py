@@ -10,14 +10,16 @@ caller needs it: all of a JSON answer, or the events of an event stream up to
 the first JSON-RPC response (``read_body=True``), or nothing at all
 (``read_body=False``, for the GET stream that would never end).  The whole
 exchange runs under the caller's deadline; ``ProbeError`` says what broke.
+A ``RawClient`` carries what a run's requests share (the deadline, and the
+headers it adds to each, such as the OAuth ``Authorization``), explicitly:
+the runner builds it and hands it to the checks.
 """
 
 from __future__ import annotations
 
 import json
 import ssl
-from collections.abc import Mapping
-from contextvars import ContextVar
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -31,11 +33,6 @@ from .._trio.transports.http.executor import ConnectionLost
 
 #: The most of a body a probe reads.
 MAX_BODY = 1 << 20
-
-
-#: Headers added to every request that does not set them itself: once the harness holds an
-#: OAuth token it puts ``Authorization`` here, so the raw transport checks get past the 401.
-EXTRA_HEADERS: ContextVar[tuple[tuple[str, str], ...]] = ContextVar("trimcp_check_extra_headers", default=())
 
 
 class ProbeError(Exception):
@@ -66,6 +63,24 @@ class RawResponse:
         return None
 
 
+@attrs.frozen
+class RawClient:
+    """What every raw request of one check run shares: the deadline of each exchange, and
+    headers added to every request that does not set them itself (once the harness holds
+    an OAuth token, its ``Authorization``, so the transport checks get past the 401)."""
+
+    timeout: float
+    extra_headers: tuple[tuple[str, str], ...] = ()
+
+    async def request(
+        self, url: str, method: str, headers: Mapping[str, str], body: Any = None, *, read_body: bool = True
+    ) -> RawResponse:
+        return await request(
+            url, method, headers, body,
+            timeout=self.timeout, read_body=read_body, extra_headers=self.extra_headers,
+        )
+
+
 async def request(
     url: str,
     method: str,
@@ -74,8 +89,11 @@ async def request(
     *,
     timeout: float,
     read_body: bool = True,
+    extra_headers: Sequence[tuple[str, str]] = (),
 ) -> RawResponse:
-    """Send one request to ``url`` (``body``: a JSON value, or None) and return the answer."""
+    """Send one request to ``url`` (``body``: a JSON value, or None) and return the answer.
+
+    ``extra_headers`` are added where ``headers`` does not set the same name."""
     parts = urlsplit(url)
     tls = parts.scheme == "https"
     host = parts.hostname or "localhost"
@@ -84,7 +102,7 @@ async def request(
     data = b"" if body is None else json.dumps(body).encode()
     hdrs = [("Host", parts.netloc), ("Connection", "close"), *headers.items()]
     given = {k.lower() for k in headers}
-    hdrs += [(k, v) for k, v in EXTRA_HEADERS.get() if k.lower() not in given]
+    hdrs += [(k, v) for k, v in extra_headers if k.lower() not in given]
     if body is not None:
         hdrs.append(("Content-Length", str(len(data))))
     try:

@@ -65,7 +65,7 @@ from .checks.probes import (
     CANNED_INPUT, probe_handshake_version, probe_input_requests, probe_missing_envelope,
     probe_stateless_version,
 )
-from .rawhttp import EXTRA_HEADERS, ProbeError, RawResponse
+from .rawhttp import ProbeError, RawClient, RawResponse
 from .recorder import RecordingStream
 from .results import Connector, Results, Tour
 from .validate import ValidationOutcome, validate_conversation
@@ -145,12 +145,10 @@ async def run_checks(
     elif report.revision is not None:
         skip_auth(rec, "not an HTTP target")
     if report.revision is not None:  # (nothing negotiated: every other check is "not reached")
-        token = EXTRA_HEADERS.set(tuple(await auth.headers())) if auth is not None else None
-        try:
-            await _transport_checks(rec, target, report.revision, min(connect_timeout, request_timeout))
-        finally:
-            if token is not None:
-                EXTRA_HEADERS.reset(token)
+        # The raw transport checks carry the run's credentials, or they would only see 401s.
+        credentials = tuple(await auth.headers()) if auth is not None else ()
+        probes = RawClient(min(connect_timeout, request_timeout), extra_headers=credentials)
+        await _transport_checks(rec, target, report.revision, probes)
     report.results = rec.finish("not reached" if report.revision is None else "not applicable to this server")
     return report
 
@@ -164,13 +162,13 @@ async def _auth_checks(rec: Results, target: str, unauthorized: RawResponse | No
     await check_auth(rec, target, unauthorized, timeout)
 
 
-async def _transport_checks(rec: Results, target: str, revision: str, timeout: float) -> None:
+async def _transport_checks(rec: Results, target: str, revision: str, raw: RawClient) -> None:
     if not is_http_target(target):
         skip_http(rec)
         return
     rec.skip("stdio.clean-stdout", "not a stdio target")
     rec.skip("stdio.shutdown", "not a stdio target")
-    await check_http_transport(rec, target, revision, timeout)
+    await check_http_transport(rec, target, revision, raw)
 
 
 async def _tour(tour: Tour, pinned: str | None) -> None:

@@ -36,7 +36,7 @@ from typing import Any, Final
 from ..._sansio import jsonrpc as rpc
 from ..._sansio.revisions import Era, get_revision
 from .probes import BOGUS_REVISION, CLIENT_INFO, envelope
-from ..rawhttp import ProbeError, RawResponse, request
+from ..rawhttp import ProbeError, RawClient, RawResponse
 from ..results import Results
 
 __all__ = ["HTTP_CHECKS", "check_http_transport", "is_http_target", "skip_http"]
@@ -60,12 +60,12 @@ def skip_http(rec: Results, reason: str = "not an HTTP target") -> None:
         rec.skip(check, reason)
 
 
-async def check_http_transport(rec: Results, url: str, revision: str, timeout: float) -> None:
+async def check_http_transport(rec: Results, url: str, revision: str, raw: RawClient) -> None:
     """Run the ``http.*`` checks that apply to ``revision`` against ``url``."""
     if get_revision(revision).era is Era.STATELESS:
-        await _stateless(rec, url, revision, timeout)
+        await _stateless(rec, url, revision, raw)
     elif revision >= "2025-03-26":
-        await _handshake(rec, url, revision, timeout)
+        await _handshake(rec, url, revision, raw)
 
 
 def _visible_ascii(value: str) -> bool:
@@ -92,15 +92,15 @@ def _expect(rec: Results, check: str, what: str, resp: RawResponse, *wanted: int
 # --------------------------------------------------------------------------- handshake era
 
 
-async def _handshake(rec: Results, url: str, revision: str, timeout: float) -> None:
+async def _handshake(rec: Results, url: str, revision: str, raw: RawClient) -> None:
     init = rpc.message_to_obj(rpc.Request(1, "initialize", {
         "protocolVersion": revision, "capabilities": {}, "clientInfo": CLIENT_INFO,
     }))
     try:
-        first = await request(url, "POST", _ACCEPT, init, timeout=timeout)
+        first = await raw.request(url, "POST", _ACCEPT, init)
     except ProbeError as exc:
         rec.fail("http.content-type", f"initialize: {exc}")
-        await _origin(rec, url, init, {}, timeout)
+        await _origin(rec, url, init, {}, raw)
         return
     _content_type(rec, "initialize", first)
     sid = first.header("mcp-session-id")
@@ -118,28 +118,28 @@ async def _handshake(rec: Results, url: str, revision: str, timeout: float) -> N
         rec.fail("http.session-id", f"Mcp-Session-Id {sid!r}")
         base["Mcp-Session-Id"] = sid
     try:
-        await _handshake_steps(rec, url, revision, base, sid, timeout)
+        await _handshake_steps(rec, url, revision, base, sid, raw)
     except ProbeError as exc:
         rec.fail("http.content-type", f"the session broke: {exc}")
-    await _origin(rec, url, init, {}, timeout)
+    await _origin(rec, url, init, {}, raw)
 
 
 async def _handshake_steps(
-    rec: Results, url: str, revision: str, base: dict[str, str], sid: str | None, timeout: float
+    rec: Results, url: str, revision: str, base: dict[str, str], sid: str | None, raw: RawClient
 ) -> None:
     note = rpc.message_to_obj(rpc.Notification("notifications/initialized", None))
-    resp = await request(url, "POST", base, note, timeout=timeout)
+    resp = await raw.request(url, "POST", base, note)
     if _expect(rec, "http.notification-202", "notifications/initialized", resp, 202) and resp.body.strip():
         rec.fail("http.notification-202", f"202 with a body of {len(resp.body)} bytes")
     ping = rpc.message_to_obj(rpc.Request(2, "ping", None))
     if revision >= "2025-06-18":
-        resp = await request(url, "POST", {**base, "MCP-Protocol-Version": BOGUS_REVISION}, ping, timeout=timeout)
+        resp = await raw.request(url, "POST", {**base, "MCP-Protocol-Version": BOGUS_REVISION}, ping)
         _expect(rec, "http.protocol-version", f"ping with MCP-Protocol-Version {BOGUS_REVISION}", resp, 400)
     if sid is not None:
-        resp = await request(url, "POST", {**base, "Mcp-Session-Id": UNKNOWN_SESSION}, ping, timeout=timeout)
+        resp = await raw.request(url, "POST", {**base, "Mcp-Session-Id": UNKNOWN_SESSION}, ping)
         _expect(rec, "http.unknown-session", "ping naming an unknown session", resp, 404)
     get_headers = {k: v for k, v in base.items() if k != "Content-Type"} | {"Accept": "text/event-stream"}
-    resp = await request(url, "GET", get_headers, timeout=timeout, read_body=False)
+    resp = await raw.request(url, "GET", get_headers, read_body=False)
     if resp.status == 405:
         rec.ok("http.get-stream", "405: no standalone stream")
     elif resp.status == 200 and resp.content_type == "text/event-stream":
@@ -148,19 +148,19 @@ async def _handshake_steps(
         rec.fail("http.get-stream", f"HTTP {resp.status} {resp.header('content-type') or ''}".strip())
     if sid is None:
         return
-    resp = await request(url, "DELETE", get_headers, timeout=timeout)
+    resp = await raw.request(url, "DELETE", get_headers)
     if resp.status == 405:
         rec.ok("http.delete", "405: the client may not end sessions")
     elif 200 <= resp.status < 300:
-        after = await request(url, "POST", base, rpc.message_to_obj(rpc.Request(3, "ping", None)), timeout=timeout)
+        after = await raw.request(url, "POST", base, rpc.message_to_obj(rpc.Request(3, "ping", None)))
         _expect(rec, "http.delete", f"DELETE answered {resp.status}, then ping in the ended session", after, 404)
     else:
         rec.fail("http.delete", f"DELETE answered HTTP {resp.status}, expected 2xx or 405")
 
 
-async def _origin(rec: Results, url: str, body: dict[str, Any], extra: dict[str, str], timeout: float) -> None:
+async def _origin(rec: Results, url: str, body: dict[str, Any], extra: dict[str, str], raw: RawClient) -> None:
     try:
-        resp = await request(url, "POST", {**_ACCEPT, **extra, "Origin": FOREIGN_ORIGIN}, body, timeout=timeout)
+        resp = await raw.request(url, "POST", {**_ACCEPT, **extra, "Origin": FOREIGN_ORIGIN}, body)
     except ProbeError as exc:
         rec.fail("http.origin", str(exc))
         return
@@ -169,7 +169,7 @@ async def _origin(rec: Results, url: str, body: dict[str, Any], extra: dict[str,
     if resp.status == 200 and sid:
         # The server opened a session for the foreign page: end it again (best effort).
         try:
-            await request(url, "DELETE", {"Mcp-Session-Id": sid}, timeout=timeout)
+            await raw.request(url, "DELETE", {"Mcp-Session-Id": sid})
         except ProbeError:
             pass
 
@@ -177,30 +177,30 @@ async def _origin(rec: Results, url: str, body: dict[str, Any], extra: dict[str,
 # --------------------------------------------------------------------------- stateless era
 
 
-async def _stateless(rec: Results, url: str, revision: str, timeout: float) -> None:
+async def _stateless(rec: Results, url: str, revision: str, raw: RawClient) -> None:
     body = rpc.message_to_obj(rpc.Request(1, "server/discover", {"_meta": envelope(revision)}))
     base = {**_ACCEPT, "MCP-Protocol-Version": revision, "Mcp-Method": "server/discover"}
     try:
-        _content_type(rec, "server/discover", await request(url, "POST", base, body, timeout=timeout))
+        _content_type(rec, "server/discover", await raw.request(url, "POST", base, body))
         for what, headers in (
             ("without Mcp-Method", {k: v for k, v in base.items() if k != "Mcp-Method"}),
             ("with Mcp-Method tools/list", {**base, "Mcp-Method": "tools/list"}),
         ):
-            resp = await request(url, "POST", headers, body, timeout=timeout)
+            resp = await raw.request(url, "POST", headers, body)
             code = resp.error_code()
             if resp.status == 400 and code == rpc.HEADER_MISMATCH:
                 rec.ok("http.method-header", f"server/discover {what}: 400, -32020")
             else:
                 rec.fail("http.method-header", f"server/discover {what}: HTTP {resp.status}, error {code}")
-        resp = await request(url, "POST", {**base, "MCP-Protocol-Version": BOGUS_REVISION}, body, timeout=timeout)
+        resp = await raw.request(url, "POST", {**base, "MCP-Protocol-Version": BOGUS_REVISION}, body)
         _expect(rec, "http.protocol-version", f"MCP-Protocol-Version {BOGUS_REVISION}", resp, 400)
         plain = {"Accept": "text/event-stream", "MCP-Protocol-Version": revision}
         for method in ("GET", "DELETE"):
-            resp = await request(url, method, plain, timeout=timeout, read_body=False)
+            resp = await raw.request(url, method, plain, read_body=False)
             if resp.status == 405:
                 rec.ok("http.no-get", "GET and DELETE: 405")
             else:
                 rec.warn("http.no-get", f"{method}: HTTP {resp.status}, the spec advises 405")
     except ProbeError as exc:
         rec.fail("http.content-type", str(exc))
-    await _origin(rec, url, body, {"MCP-Protocol-Version": revision, "Mcp-Method": "server/discover"}, timeout)
+    await _origin(rec, url, body, {"MCP-Protocol-Version": revision, "Mcp-Method": "server/discover"}, raw)
