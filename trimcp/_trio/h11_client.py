@@ -72,7 +72,9 @@ async def open_connection(
 class H11ClientConnection:
     """One client-side HTTP/1.1 connection (see the module docstring)."""
 
-    def __init__(self, stream: trio.abc.Stream, name: str, *, max_head: int = MAX_HEAD_SIZE) -> None:
+    def __init__(
+        self, stream: trio.abc.Stream, name: str, *, max_head: int = MAX_HEAD_SIZE
+    ) -> None:
         self.stream = stream
         #: Who is at the other end, for error messages (an origin, ``host:port``).
         self.name = name
@@ -83,7 +85,7 @@ class H11ClientConnection:
     async def send_request(
         self, method: str, target: str, headers: list[tuple[str, str]], body: bytes = b""
     ) -> None:
-        """Write one whole request (``headers`` must include ``Host`` and, with a body, its length)."""
+        """Write one whole request (``headers`` must name ``Host``, and a body's length)."""
         h = self.h11
         try:
             wire = h.send(h11.Request(method=method, target=target, headers=headers))

@@ -250,7 +250,11 @@ async def serve_connection(
     keep-alive one), ``body_timeout`` the reading of its body.
     """
     http = H11Stream(
-        stream, max_body=max_body, body_timeout=body_timeout, max_head=max_head, error_code=error_code
+        stream,
+        max_body=max_body,
+        body_timeout=body_timeout,
+        max_head=max_head,
+        error_code=error_code,
     )
     try:
         while True:

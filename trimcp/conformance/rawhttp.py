@@ -73,7 +73,13 @@ class RawClient:
     extra_headers: tuple[tuple[str, str], ...] = ()
 
     async def request(
-        self, url: str, method: str, headers: Mapping[str, str], body: Any = None, *, read_body: bool = True
+        self,
+        url: str,
+        method: str,
+        headers: Mapping[str, str],
+        body: Any = None,
+        *,
+        read_body: bool = True,
     ) -> RawResponse:
         return await request(
             url, method, headers, body,
@@ -121,7 +127,12 @@ async def request(
 
 
 async def _exchange(
-    conn: H11ClientConnection, method: str, target: str, hdrs: list[tuple[str, str]], data: bytes, read_body: bool
+    conn: H11ClientConnection,
+    method: str,
+    target: str,
+    hdrs: list[tuple[str, str]],
+    data: bytes,
+    read_body: bool,
 ) -> RawResponse:
     await conn.send_request(method, target, hdrs, data)
     response = await conn.read_head()
