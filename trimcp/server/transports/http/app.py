@@ -56,7 +56,7 @@ from ...._sansio.revisions import Era, get_revision
 from ...app import Server
 from ...._trio.h11_server import H11Stream, serve_connection
 from .sessions import HttpSession, RequestStream
-from .streams import Mode, Outcome, OutStream, write_response
+from .streams import Outcome, OutStream, ResponseMode, write_response
 from .legacy_sse import LegacyEndpoints
 from ...serve import serve_stream
 from ...server_session import ServerSession
@@ -133,7 +133,9 @@ class HttpApp:
         self.handshake_versions = tuple(v for v in versions if get_revision(v).era is Era.HANDSHAKE)
         #: Live handshake-era sessions by id.
         self.sessions: dict[str, HttpSession] = {}
-        self.legacy = LegacyEndpoints(self, messages_path or "/messages")
+        self.legacy = LegacyEndpoints(
+            server, messages_path or "/messages", keepalive=keepalive, max_body_size=max_body_size
+        )
         self._nursery: trio.Nursery | None = None
 
     # ------------------------------------------------------------ connections
@@ -230,9 +232,8 @@ class HttpApp:
         sse = sse_ok and not (self.json_response and json_ok)
         stream = session.open_exchange(message, sse=sse)
         await session.submit(body, message.id)
-        await self._answer(
-            http, session, stream, mode=Mode.SSE if sse else Mode.JSON, json_ok=json_ok
-        )
+        mode = ResponseMode.SSE if sse else ResponseMode.JSON
+        await self._answer(http, session, stream, mode=mode, json_ok=json_ok)
 
     async def _session_of(
         self, http: H11Stream, head: RequestHead, rid: rpc.RequestId | None
@@ -263,12 +264,12 @@ class HttpApp:
         session: HttpSession,
         stream: OutStream,
         *,
-        mode: Mode,
+        mode: ResponseMode,
         json_ok: bool,
         cursor: int = 0,
         headers: tuple[tuple[str, str], ...] = (),
     ) -> None:
-        sse = mode is not Mode.JSON
+        sse = mode is not ResponseMode.JSON
         outcome = await write_response(
             http,
             stream,
@@ -326,7 +327,11 @@ class HttpApp:
             return
         headers = ((hs.SESSION_HEADER, session.id),) if isinstance(answer, rpc.Response) else ()
         await write_response(
-            http, stream, mode=Mode.JSON if json_ok else Mode.SSE, headers=headers, json_ok=json_ok
+            http,
+            stream,
+            mode=ResponseMode.JSON if json_ok else ResponseMode.SSE,
+            headers=headers,
+            json_ok=json_ok,
         )
 
     async def _run_session(
@@ -386,7 +391,7 @@ class HttpApp:
                 outcome = await write_response(
                     http,
                     one.out,
-                    mode=Mode.LAZY if sse_ok else Mode.JSON,
+                    mode=ResponseMode.LAZY if sse_ok else ResponseMode.JSON,
                     json_ok=json_ok,
                     keepalive=self.keepalive,
                     status_of=hs.stateless_status,
@@ -437,7 +442,7 @@ class HttpApp:
                 http,
                 session,
                 session.standalone,
-                mode=Mode.SSE,
+                mode=ResponseMode.SSE,
                 json_ok=False,
                 cursor=session.standalone.delivered,
             )
@@ -458,7 +463,7 @@ class HttpApp:
                 session.describe(),
                 last,
             )
-        await self._answer(http, session, stream, mode=Mode.SSE, json_ok=False, cursor=seq)
+        await self._answer(http, session, stream, mode=ResponseMode.SSE, json_ok=False, cursor=seq)
 
     async def _delete(self, http: H11Stream, head: RequestHead) -> None:
         if self._no_sessions(head):

@@ -14,14 +14,14 @@ names the session in a ``session_id`` query parameter (a ``secrets`` token),
 so a POST for a session that is gone, or never was, is 404.
 
 The same DNS-rebinding checks as Streamable HTTP apply (``HttpApp.handle``
-runs them before either endpoint).  Events carry no ids: this transport has
-no resumption.
+runs them before routing to either endpoint; ``LegacyEndpoints`` gets the
+server and the options it needs from ``HttpApp`` and knows nothing else of
+it).  Events carry no ids: this transport has no resumption.
 """
 
 from __future__ import annotations
 
 import secrets
-from typing import TYPE_CHECKING
 
 import trio
 
@@ -33,11 +33,9 @@ from ...._sansio.http.replay import DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_EVENTS,
 from ...._sansio.framing.sse import encode_event
 from ...._trio.stream import NO_META, Received, SendMeta, parse_received
 from ...._trio.h11_server import H11Stream
-from .streams import Mode, OutStream, write_response
+from .streams import ResponseMode, OutStream, write_response
+from ...app import Server
 from ...serve import serve_stream
-
-if TYPE_CHECKING:
-    from .app import HttpApp
 
 
 class LegacySession:
@@ -82,11 +80,15 @@ class LegacySession:
 
 
 class LegacyEndpoints:
-    """GET on the SSE endpoint, POST on the message endpoint."""
+    """GET on the SSE endpoint, POST on the message endpoint (``HttpApp`` routes to them)."""
 
-    def __init__(self, app: HttpApp, messages_path: str) -> None:
-        self.app = app
+    def __init__(
+        self, server: Server, messages_path: str, *, keepalive: float | None, max_body_size: int
+    ) -> None:
+        self.server = server
         self.messages_path = messages_path
+        self.keepalive = keepalive
+        self.max_body_size = max_body_size
         self.sessions: dict[str, LegacySession] = {}
 
     async def get(self, http: H11Stream, head: RequestHead) -> None:
@@ -103,14 +105,14 @@ class LegacyEndpoints:
         )
         try:
             async with trio.open_nursery() as nursery:
-                await nursery.start(serve_stream, self.app.server, session)
+                await nursery.start(serve_stream, self.server, session)
                 try:
                     await write_response(
                         http,
                         session.out,
-                        mode=Mode.SSE,
+                        mode=ResponseMode.SSE,
                         preamble=endpoint,
-                        keepalive=self.app.keepalive,
+                        keepalive=self.keepalive,
                     )
                 finally:
                     await (
@@ -129,7 +131,7 @@ class LegacyEndpoints:
             await http.respond_error(hs.unknown_session(sid))
             return
         problem = hs.check_content_type(head)
-        message = problem or hs.parse_post(body, max_size=self.app.max_body_size)
+        message = problem or hs.parse_post(body, max_size=self.max_body_size)
         if isinstance(message, HttpError):
             await http.respond_error(message)
             return

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import trio
 
@@ -54,10 +54,8 @@ from ...._sansio.http.replay import (
     DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_EVENTS, STANDALONE_KEY, ReplayBuffer,
 )
 from ...._trio.stream import NO_META, Received, SendMeta, parse_received
+from ...server_session import ServerSession
 from .streams import OutStream
-
-if TYPE_CHECKING:
-    from ...server_session import ServerSession
 
 logger = logging.getLogger("trimcp.server.transports.http.app")
 

@@ -55,7 +55,11 @@ SSE_HEADERS: tuple[tuple[str, str], ...] = (
 JSON_HEADERS: tuple[tuple[str, str], ...] = (("content-type", JSON_TYPE),)
 
 
-class Mode(enum.Enum):
+class ResponseMode(enum.Enum):
+    """How ``write_response`` answers one HTTP request (see the module docstring).
+
+    (The HTTP *client* has its own ``plan.Mode``: which transport it speaks.)"""
+
     SSE = "sse"
     JSON = "json"
     LAZY = "lazy"
@@ -222,7 +226,7 @@ async def write_response(
     http: H11Stream,
     stream: OutStream,
     *,
-    mode: Mode,
+    mode: ResponseMode,
     cursor: int = PRIMING_SEQ,
     event_ids: bool = False,
     priming: bool = False,
@@ -274,7 +278,7 @@ async def write_response(
 async def _write(
     http: H11Stream,
     stream: OutStream,
-    mode: Mode,
+    mode: ResponseMode,
     cursor: int,
     generation: int,
     event_ids: bool,
@@ -286,15 +290,15 @@ async def _write(
     json_ok: bool,
     preamble: bytes,
 ) -> Outcome:
-    if mode is Mode.LAZY:
+    if mode is ResponseMode.LAZY:
         await stream.wait(cursor)
         pending = stream.buffer.since(cursor)
         only_final = stream.finished and len(pending) == 1 and pending[0][0] == stream.final_seq
         if (only_final or not pending) and json_ok:
-            mode = Mode.JSON
+            mode = ResponseMode.JSON
         else:
-            mode = Mode.SSE
-    if mode is Mode.JSON:
+            mode = ResponseMode.SSE
+    if mode is ResponseMode.JSON:
         while not stream.finished:
             await stream.wait(stream.buffer.last_seq)
         if stream.final is None or stream.final_message is None:
@@ -323,4 +327,6 @@ async def _write(
     return outcome
 
 
-__all__ = ["JSON_HEADERS", "SSE_HEADERS", "Mode", "OutStream", "Outcome", "pump", "write_response"]
+__all__ = [
+    "JSON_HEADERS", "SSE_HEADERS", "OutStream", "Outcome", "ResponseMode", "pump", "write_response",
+]
