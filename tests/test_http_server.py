@@ -21,7 +21,8 @@ import trio
 from trimcp._sansio import jsonrpc as rpc
 from trimcp._sansio.connection import stateless as sl
 from trimcp._sansio.http.routing import (
-    HttpError, OriginPolicy, RequestHead, accepts, default_policy, is_loopback, parse_post, route,
+    HttpError, OriginPolicy, PostBody, RequestHead, accepts, default_policy, is_loopback, parse_post,
+    route,
 )
 from trimcp._sansio.http.server_headers import (
     InvalidHeaderValue, check_stateless_request, decode_header_value, encode_header_value,
@@ -295,6 +296,31 @@ async def test_initialize_then_call_over_sse(
             "id": 2,
             "result": {"content": [{"type": "text", "text": "hi"}]},
         }
+
+
+async def test_every_post_body_is_parsed_once(
+    nursery: trio.Nursery, client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server checks a POST body with the strict parser and hands that parse to the
+    session (a ``Received``): no body is parsed twice, in either era."""
+    parsed: list[bytes] = []
+    real = rpc.parse_payload
+
+    def counting(data: bytes | str, **options: Any) -> rpc.ParsedPayload:
+        parsed.append(data.encode() if isinstance(data, str) else bytes(data))
+        return real(data, **options)
+
+    monkeypatch.setattr(rpc, "parse_payload", counting)
+    with trio.fail_after(TIMEOUT):
+        bound = await start(nursery, json_response=True)
+        headers = await open_session(client, bound.url)  # initialize, notifications/initialized
+        r = await client.post(bound.url, json=call(2, "add", {"a": 1, "b": 2}), headers=headers)
+        assert r.json()["result"]["structuredContent"] == {"sum": 3}
+        r = await client.post(
+            bound.url, json=modern(5, "tools/list"), headers=modern_headers("tools/list")
+        )
+        assert r.json()["result"]["tools"]
+    assert len(parsed) == 4 and len(set(parsed)) == 4, parsed
 
 
 async def test_older_revision_gets_no_priming_event(
@@ -1026,8 +1052,10 @@ def test_routing_and_negotiation() -> None:
     assert accepts(head(accept="application/json;q=0.9, text/event-stream;q=0")) == (True, False)
     assert accepts(head(accept="*/*")) == (True, True)
     assert accepts(head(accept="text/*")) == (False, True)
-    parsed = parse_post(b'{"jsonrpc":"2.0","id":3,"method":"x"}')
-    assert isinstance(parsed, rpc.Request)
+    data = b'{"jsonrpc":"2.0","id":3,"method":"x"}'
+    parsed = parse_post(data)
+    assert isinstance(parsed, PostBody) and parsed.data == data and not parsed.is_batch
+    assert parsed.message == rpc.Request(3, "x") and parsed.error_id == 3
     bad = parse_post(b'{"jsonrpc":"2.0","id":3}')
     assert isinstance(bad, HttpError) and bad.status == 400 and bad.request_id == 3
 

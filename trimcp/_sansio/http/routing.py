@@ -27,9 +27,12 @@ The checks, in the order the server applies them:
 3. **Content negotiation**: ``accepts`` reads ``Accept`` (a missing header
    or ``*/*`` accepts everything); a POST body must be ``application/json``
    when a ``Content-Type`` is given (else 415).
-4. **The body** (``parse_post``): exactly one JSON-RPC message.  Unparsable
-   JSON is 400 with -32700; anything else malformed, or a batch, 400 with
-   -32600 (batches existed only in 2025-03-26 and are not served here).
+4. **The body** (``parse_post``), parsed once into a ``PostBody`` that the
+   server hands on to the session: one JSON-RPC message, or a batch.
+   Unparsable JSON is 400 with -32700, anything else malformed 400 with
+   -32600.  A batch is served only in a session whose revision has batches
+   (``check_batch``, reading ``Revision.batches``: 2025-03-26); elsewhere it
+   is 400 with -32600.
 5. **Which era** (``is_stateless_post``): a request whose ``params._meta``
    carries ``io.modelcontextprotocol/protocolVersion``, or any POST whose
    ``MCP-Protocol-Version`` header names a stateless-era revision, is served
@@ -325,35 +328,89 @@ NOT_ACCEPTABLE: Final = HttpError(
 # ---------------------------------------------------------------- the body
 
 
-def parse_post(
-    body: bytes, *, max_size: int = rpc.DEFAULT_MAX_MESSAGE_SIZE
-) -> rpc.Message | HttpError:
-    """The one JSON-RPC message of a POST body, or the 400 to answer."""
+@attrs.frozen
+class PostBody:
+    """A POST body, parsed once: what the server checks, and what it hands the session
+    (as a ``Received`` of the same bytes and payload, never parsed again)."""
+
+    data: bytes
+    payload: rpc.ParsedPayload
+
+    @property
+    def is_batch(self) -> bool:
+        return self.payload.is_batch
+
+    @property
+    def messages(self) -> list[rpc.Message]:
+        return self.payload.messages
+
+    @property
+    def message(self) -> rpc.Message:
+        """The one message of a body that is not a batch (a batch: its first)."""
+        return self.payload.messages[0]
+
+    @property
+    def requests(self) -> list[rpc.Request]:
+        return [m for m in self.payload.messages if isinstance(m, rpc.Request)]
+
+    @property
+    def error_id(self) -> rpc.RequestId | None:
+        """The id an error answer to the whole POST carries: its (first) request's."""
+        requests = self.requests
+        return requests[0].id if requests else None
+
+    def is_request(self, method: str) -> bool:
+        """Whether the body is one request (not a batch) for ``method``."""
+        message = self.message
+        return not self.is_batch and isinstance(message, rpc.Request) and message.method == method
+
+
+def parse_post(body: bytes, *, max_size: int = rpc.DEFAULT_MAX_MESSAGE_SIZE) -> PostBody | HttpError:
+    """The JSON-RPC message (or batch) of a POST body, or the 4xx to answer.
+
+    Whether a batch may be served depends on the session's revision: see ``check_batch``.
+    """
     if len(body) > max_size:
         return HttpError(413, f"Payload Too Large: more than {max_size} bytes")
     parsed = rpc.parse_payload(body, max_size=max_size)
-    if parsed.is_batch:
-        first = parsed.messages[0] if parsed.messages else None
-        rid = first.id if isinstance(first, rpc.Request) else None
-        return HttpError(400, "Bad Request: JSON-RPC batches are not supported", request_id=rid)
     if parsed.invalid:
+        # (A batch with a bad member is refused whole: the spec lets a server refuse input.)
         bad = parsed.invalid[0]
         return HttpError(
             400, f"Bad Request: {bad.error.message}", code=bad.error.code, request_id=bad.id
         )
-    return parsed.messages[0]
+    return PostBody(body, parsed)
 
 
-def request_id_of(message: rpc.Message) -> rpc.RequestId | None:
-    return message.id if isinstance(message, rpc.Request) else None
+def check_batch(post: PostBody, version: str | None) -> HttpError | None:
+    """A batch served under revision ``version`` (``None``: none yet): 400 and -32600 unless
+    the revision has batches (``Revision.batches``: 2025-03-26, whose implementations MUST
+    accept them), and also for ``initialize`` inside one (2025-03-26 lifecycle: it MUST
+    NOT be batched) or two requests with one id."""
+    if not post.is_batch:
+        return None
+    rid = post.error_id
+    revision = REVISIONS.get(version) if version is not None else None
+    if revision is None or not revision.batches:
+        where = f"revision {version}" if version is not None else "a request outside a session"
+        return HttpError(
+            400, f"Bad Request: JSON-RPC batches are not part of {where}", request_id=rid
+        )
+    requests = post.requests
+    if any(r.method == "initialize" for r in requests):
+        return HttpError(
+            400, "Bad Request: initialize must not be part of a JSON-RPC batch", request_id=rid
+        )
+    if len({r.id for r in requests}) < len(requests):
+        return HttpError(400, "Bad Request: two requests of the batch share an id", request_id=rid)
+    return None
 
 
-def is_stateless_post(head: RequestHead, message: rpc.Message) -> bool:
+def is_stateless_post(head: RequestHead, post: PostBody) -> bool:
     """Whether a POST belongs to the stateless era (see the module docstring, step 5)."""
-    if isinstance(message, rpc.Request) and has_envelope(message.params):
+    if any(has_envelope(r.params) for r in post.requests):
         return True
-    version = head.get(VERSION_HEADER)
-    return version is not None and version.strip() in _STATELESS_VERSIONS
+    return is_stateless_version(head.get(VERSION_HEADER))
 
 
 def is_stateless_version(version: str | None) -> bool:
@@ -444,9 +501,11 @@ __all__ = [
     "Endpoint",
     "HttpError",
     "OriginPolicy",
+    "PostBody",
     "RequestHead",
     "accepts",
     "authority",
+    "check_batch",
     "check_content_type",
     "check_session_version",
     "default_policy",
@@ -457,7 +516,6 @@ __all__ = [
     "legacy_session_of",
     "method_not_allowed",
     "parse_post",
-    "request_id_of",
     "route",
     "session_id_of",
     "stateless_status",

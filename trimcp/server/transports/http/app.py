@@ -55,6 +55,7 @@ from ...._sansio.http.replay import DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_EVENTS,
 from ...._sansio.revisions import Era, get_revision
 from ...app import Server
 from ...._trio.h11_server import H11Stream, serve_connection
+from ...._trio.stream import Received
 from .sessions import HttpSession, RequestStream
 from .streams import Outcome, OutStream, ResponseMode, write_response
 from .legacy_sse import LegacyEndpoints
@@ -192,17 +193,19 @@ class HttpApp:
 
     async def _post(self, http: H11Stream, head: RequestHead, body: bytes) -> None:
         problem = hs.check_content_type(head)
-        message = problem or hs.parse_post(body, max_size=self.max_body_size)
-        if isinstance(message, HttpError):
-            await http.respond_error(message)
+        post = problem or hs.parse_post(body, max_size=self.max_body_size)
+        if not isinstance(post, HttpError) and post.is_batch:
+            post = hs.check_batch(post, None) or post
+        if isinstance(post, HttpError):
+            await http.respond_error(post)
             return
-        if not self.handshake_versions or hs.is_stateless_post(head, message):
-            await self._post_stateless(http, head, message, body)
+        if not self.handshake_versions or hs.is_stateless_post(head, post):
+            await self._post_stateless(http, head, post)
             return
-        rid = hs.request_id_of(message)
+        message, rid = post.message, post.error_id
         if not head.values(hs.SESSION_HEADER):
             if isinstance(message, rpc.Request) and message.method == "initialize":
-                await self._initialize(http, head, message, body)
+                await self._initialize(http, head, message, post)
             else:
                 await http.respond_error(hs.MISSING_SESSION.with_id(rid))
             return
@@ -210,7 +213,7 @@ class HttpApp:
         if session is None:
             return
         if not isinstance(message, rpc.Request):
-            await session.submit(body)
+            await session.submit(Received(post.data, post.payload))
             if (
                 isinstance(message, rpc.Notification)
                 and message.method == "notifications/cancelled"
@@ -231,7 +234,7 @@ class HttpApp:
             return
         sse = sse_ok and not (self.json_response and json_ok)
         stream = session.open_exchange(message, sse=sse)
-        await session.submit(body, message.id)
+        await session.submit(Received(post.data, post.payload, related_request=message.id))
         mode = ResponseMode.SSE if sse else ResponseMode.JSON
         await self._answer(http, session, stream, mode=mode, json_ok=json_ok)
 
@@ -295,7 +298,7 @@ class HttpApp:
                 await http.respond_error(_SESSION_TERMINATED)
 
     async def _initialize(
-        self, http: H11Stream, head: RequestHead, request: rpc.Request, body: bytes
+        self, http: H11Stream, head: RequestHead, request: rpc.Request, post: hs.PostBody
     ) -> None:
         json_ok, sse_ok = hs.accepts(head)
         if not (json_ok or sse_ok):
@@ -309,7 +312,7 @@ class HttpApp:
         self.sessions[session.id] = session
         session.server_session = await self.nursery.start(self._run_session, session)
         stream = session.open_exchange(request, sse=False)
-        await session.submit(body, request.id)
+        await session.submit(Received(post.data, post.payload, related_request=request.id))
         with trio.move_on_after(_INITIALIZE_TIMEOUT):
             while not stream.finished:
                 await stream.wait(stream.buffer.last_seq)
@@ -365,9 +368,8 @@ class HttpApp:
         entry = self.server.tools.get(name) if isinstance(name, str) else None
         return entry.input_schema if entry is not None else None
 
-    async def _post_stateless(
-        self, http: H11Stream, head: RequestHead, message: rpc.Message, body: bytes
-    ) -> None:
+    async def _post_stateless(self, http: H11Stream, head: RequestHead, post: hs.PostBody) -> None:
+        message = post.message
         if isinstance(message, rpc.Notification):
             await http.respond(202)  # 2026-07-28 defines no client notifications over HTTP
             return
@@ -384,7 +386,8 @@ class HttpApp:
         if not (json_ok or sse_ok):
             await http.respond_error(hs.NOT_ACCEPTABLE.with_id(message.id))
             return
-        one = RequestStream(body, message.id, max_events=self.replay_events)
+        received = Received(post.data, post.payload, related_request=message.id)
+        one = RequestStream(received, message.id, max_events=self.replay_events)
         async with trio.open_nursery() as nursery:
             await nursery.start(serve_stream, self.server, one)
             try:

@@ -31,7 +31,7 @@ from ...._sansio import jsonrpc as rpc
 from ...._sansio.http.routing import HttpError, RequestHead
 from ...._sansio.http.replay import DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_EVENTS, ReplayBuffer
 from ...._sansio.framing.sse import encode_event
-from ...._trio.stream import NO_META, Received, SendMeta, parse_received
+from ...._trio.stream import NO_META, Received, SendMeta
 from ...._trio.h11_server import H11Stream
 from .streams import ResponseMode, OutStream, write_response
 from ...app import Server
@@ -43,7 +43,7 @@ class LegacySession:
 
     def __init__(self, session_id: str, *, inbox_size: int = 64) -> None:
         self.id = session_id
-        self._inbox_send, self._inbox_recv = trio.open_memory_channel[bytes](inbox_size)
+        self._inbox_send, self._inbox_recv = trio.open_memory_channel[Received](inbox_size)
         self.out = OutStream(
             "L", ReplayBuffer(DEFAULT_REPLAY_EVENTS, DEFAULT_REPLAY_BYTES), event_type="message"
         )
@@ -54,8 +54,7 @@ class LegacySession:
 
     async def receive(self) -> Received:
         try:
-            body = await self._inbox_recv.receive()
-            return parse_received(body, max_size=len(body))
+            return await self._inbox_recv.receive()
         except (trio.EndOfChannel, trio.ClosedResourceError):
             raise TransportClosed(f"{self.describe()} ended") from None
 
@@ -64,9 +63,9 @@ class LegacySession:
             raise TransportClosed(f"{self.describe()} ended")
         self.out.push(message)
 
-    async def submit(self, body: bytes) -> None:
+    async def submit(self, received: Received) -> None:
         try:
-            await self._inbox_send.send(body)
+            await self._inbox_send.send(received)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             raise TransportClosed(f"{self.describe()} ended") from None
 
@@ -131,11 +130,13 @@ class LegacyEndpoints:
             await http.respond_error(hs.unknown_session(sid))
             return
         problem = hs.check_content_type(head)
-        message = problem or hs.parse_post(body, max_size=self.max_body_size)
-        if isinstance(message, HttpError):
-            await http.respond_error(message)
+        post = problem or hs.parse_post(body, max_size=self.max_body_size)
+        if not isinstance(post, HttpError) and post.is_batch:
+            post = hs.check_batch(post, None) or post
+        if isinstance(post, HttpError):
+            await http.respond_error(post)
             return
-        await session.submit(body)
+        await session.submit(Received(post.data, post.payload))
         await http.respond(202, [("content-type", "text/plain; charset=utf-8")], b"Accepted")
 
 

@@ -9,7 +9,8 @@ stream, so this module makes one.
 ``HttpSession`` is a handshake-era session (spec 2025-11-25, transports,
 "Session Management"), created by a POSTed ``initialize``.  Every later POST
 body is queued to the driver's reader through a bounded channel
-(``submit``); everything the driver sends comes back through ``send`` and is
+(``submit``), as the ``Received`` the HTTP side made of it (the body is
+parsed once, by ``routing.parse_post``); everything the driver sends comes back through ``send`` and is
 *routed* to the right ``OutStream``:
 
 * an answer to request *N* goes to the stream of the POST that carried *N*;
@@ -34,7 +35,7 @@ streams are kept (a bounded number) until their answer was written, so that
 a client that lost the connection can still fetch it.
 
 ``RequestStream`` serves one 2026-07-28 stateless request: ``receive``
-hands over the POST body once and then waits for the end; every message the
+hands over the parsed POST body once and then waits for the end; every message the
 driver sends belongs to that request.  Each stateless request gets its own
 Connection (the ``_meta`` envelope carries all it needs), so request ids
 and progress tokens of different clients never meet.
@@ -53,7 +54,7 @@ from ...._sansio import jsonrpc as rpc
 from ...._sansio.http.replay import (
     DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_EVENTS, STANDALONE_KEY, ReplayBuffer,
 )
-from ...._trio.stream import NO_META, Received, SendMeta, parse_received
+from ...._trio.stream import NO_META, Received, SendMeta
 from ...server_session import ServerSession
 from .streams import OutStream
 
@@ -95,9 +96,7 @@ class HttpSession:
         self.id = session_id
         self.replay_events = replay_events
         self.replay_bytes = replay_bytes
-        self._inbox_send, self._inbox_recv = trio.open_memory_channel[
-            tuple[bytes, rpc.RequestId | None]
-        ](inbox_size)
+        self._inbox_send, self._inbox_recv = trio.open_memory_channel[Received](inbox_size)
         #: Client requests awaiting their answer -> their stream.
         self.exchanges: dict[rpc.RequestId, OutStream] = {}
         #: Streams a GET with ``Last-Event-ID`` may resume, by key.
@@ -136,10 +135,9 @@ class HttpSession:
 
     async def receive(self) -> Received:
         try:
-            body, related = await self._inbox_recv.receive()
+            return await self._inbox_recv.receive()
         except (trio.EndOfChannel, trio.ClosedResourceError):
             raise TransportClosed(f"{self.describe()} ended") from None
-        return parse_received(body, max_size=len(body), related_request=related)
 
     async def send(self, message: rpc.Message, meta: SendMeta = NO_META) -> None:
         # Never blocks (see the module docstring).
@@ -177,11 +175,11 @@ class HttpSession:
             self._trim()
         return stream
 
-    async def submit(self, body: bytes, related: rpc.RequestId | None = None) -> None:
-        """Queue a POST body for the session's reader (``related``: its request id)."""
+    async def submit(self, received: Received) -> None:
+        """Queue a POST body, as the HTTP side parsed it, for the session's reader."""
         self.touch()
         try:
-            await self._inbox_send.send((body, related))
+            await self._inbox_send.send(received)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             raise TransportClosed(f"{self.describe()} ended") from None
 
@@ -265,9 +263,9 @@ class RequestStream:
     """One stateless-era request, as a MessageStream for ``serve_stream``."""
 
     def __init__(
-        self, body: bytes, request_id: rpc.RequestId, *, max_events: int = DEFAULT_REPLAY_EVENTS
+        self, received: Received, request_id: rpc.RequestId, *, max_events: int = DEFAULT_REPLAY_EVENTS
     ) -> None:
-        self._body: bytes | None = body
+        self._received: Received | None = received
         self.out = OutStream(
             "r", ReplayBuffer(max_events, DEFAULT_REPLAY_BYTES), final_id=request_id
         )
@@ -277,10 +275,10 @@ class RequestStream:
         return f"stateless HTTP request {self.out.final_id!r}"
 
     async def receive(self) -> Received:
-        if self._body is not None and not self._closed.is_set():
-            body, self._body = self._body, None
+        if self._received is not None and not self._closed.is_set():
+            received, self._received = self._received, None
             await trio.lowlevel.checkpoint()
-            return parse_received(body, max_size=len(body), related_request=self.out.final_id)
+            return received
         await self._closed.wait()
         raise TransportClosed(f"{self.describe()} ended")
 
