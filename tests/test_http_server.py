@@ -21,8 +21,8 @@ import trio
 from trimcp._sansio import jsonrpc as rpc
 from trimcp._sansio.connection import stateless as sl
 from trimcp._sansio.http.routing import (
-    HttpError, OriginPolicy, PostBody, RequestHead, accepts, default_policy, is_loopback, parse_post,
-    route,
+    HttpError, OriginPolicy, PostBody, RequestHead, accepts, check_batch, default_policy,
+    is_loopback, parse_post, route,
 )
 from trimcp._sansio.http.server_headers import (
     InvalidHeaderValue, check_stateless_request, decode_header_value, encode_header_value,
@@ -703,6 +703,122 @@ async def test_custom_origin_list(nursery: trio.Nursery, client: httpx.AsyncClie
         assert r.status_code == 403
 
 
+# ---------------------------------------------------------------- JSON-RPC batches
+#
+# 2025-03-26 (basic/index, "Batching"): implementations MUST accept batches they
+# receive; the Streamable HTTP POST may carry one (transports, "Sending Messages to the
+# Server").  Later revisions removed them: there a batch is 400 with -32600.
+
+BATCHES = "2025-03-26"
+NOTE = {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}
+
+
+def _cancel(rid: int) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": rid}}
+
+
+async def test_batch_json_mode_answers_with_an_array(
+    nursery: trio.Nursery, client: httpx.AsyncClient
+) -> None:
+    with trio.fail_after(TIMEOUT):
+        bound = await start(nursery, json_response=True)
+        headers = await open_session(client, bound.url, version=BATCHES)
+        batch = [call(2, "echo", {"message": "one"}), NOTE, request(3, "ping")]
+        r = await client.post(bound.url, json=batch, headers=headers)
+        assert r.status_code == 200 and r.headers["content-type"] == "application/json"
+        first, second = r.json()  # one answer per request, in the order of the requests
+        assert first["id"] == 2 and text_of(first["result"]) == "one"
+        assert second == {"jsonrpc": "2.0", "id": 3, "result": {}}
+        # A batch of one request is still answered with a batch.
+        r = await client.post(bound.url, json=[request(4, "ping")], headers=headers)
+        assert r.json() == [{"jsonrpc": "2.0", "id": 4, "result": {}}]
+        (session,) = bound.app.sessions.values()
+        assert not session.exchanges
+
+
+async def test_batch_sse_mode_streams_every_answer(
+    nursery: trio.Nursery, client: httpx.AsyncClient
+) -> None:
+    with trio.fail_after(TIMEOUT):
+        bound = await start(nursery)
+        headers = await open_session(client, bound.url, version=BATCHES)
+        batch = [request(2, "tools/list"), call(3, "echo", {"message": "both"})]
+        async with client.stream("POST", bound.url, json=batch, headers=headers) as r:
+            assert r.status_code == 200 and r.headers["content-type"] == "text/event-stream"
+            answers_ = messages(await read_events(r))  # to the end: it closes after both
+        by_id = {m["id"]: m for m in answers_}
+        assert sorted(by_id) == [2, 3] and len(answers_) == 2
+        assert by_id[2]["result"]["tools"] and text_of(by_id[3]["result"]) == "both"
+
+
+async def test_batch_of_notifications_is_202_and_reaches_the_session(
+    nursery: trio.Nursery, client: httpx.AsyncClient
+) -> None:
+    server = build_server()
+    changed: list[str] = []
+
+    @server.on_roots_changed
+    async def roots_changed(session: Any) -> None:
+        changed.append("roots")
+
+    with trio.fail_after(TIMEOUT):
+        bound = await start(nursery, server)
+        headers = await open_session(client, bound.url, version=BATCHES, capabilities={"roots": {}})
+        r = await client.post(bound.url, json=[NOTE, _cancel(99), NOTE], headers=headers)
+        assert r.status_code == 202 and r.content == b""
+        while len(changed) < 2:
+            await trio.sleep(0.01)
+        assert changed == ["roots", "roots"]
+
+
+async def test_batch_cancelling_one_request_ends_with_the_others_answers(
+    nursery: trio.Nursery, client: httpx.AsyncClient
+) -> None:
+    with trio.fail_after(TIMEOUT):
+        bound = await start(nursery)
+        headers = await open_session(client, bound.url, version=BATCHES)
+        slow = call(2, "slow", {"seconds": 5, "steps": 50}, _meta={"progressToken": "b"})
+        async with raw_request(bound.url, "POST", headers, [slow, request(3, "ping")]) as r:
+            assert r.status_code == 200 and r.headers["content-type"] == "text/event-stream"
+            seen = await r.until(answers(3))
+            assert messages(seen)[-1] == {"jsonrpc": "2.0", "id": 3, "result": {}}
+            cancelled = await client.post(bound.url, json=_cancel(2), headers=headers)
+            assert cancelled.status_code == 202
+            rest = messages(await r.until())  # the stream ends without an answer to 2
+        assert all(m.get("id") != 2 for m in messages(seen) + rest)
+        (session,) = bound.app.sessions.values()
+        assert not session.exchanges
+
+
+async def test_batches_refused_where_the_revision_has_none(
+    nursery: trio.Nursery, client: httpx.AsyncClient
+) -> None:
+    with trio.fail_after(TIMEOUT):
+        bound = await start(nursery)
+        headers = await open_session(client, bound.url, version="2025-06-18")
+        for batch in ([request(2, "ping"), request(3, "tools/list")], [NOTE, NOTE]):
+            r = await client.post(bound.url, json=batch, headers=headers)
+            assert r.status_code == 400, batch
+            error = r.json()
+            assert error["error"]["code"] == rpc.INVALID_REQUEST
+            assert "2025-06-18" in error["error"]["message"]
+            assert error["id"] == (2 if batch[0].get("id") == 2 else None)
+        # The stateless era has none either.
+        r = await client.post(
+            bound.url, json=[modern(4, "tools/list")], headers=modern_headers("tools/list")
+        )
+        assert r.status_code == 400 and r.json()["error"]["code"] == rpc.INVALID_REQUEST
+        # initialize may never be batched (2025-03-26 lifecycle), nor share an id.
+        r = await client.post(bound.url, json=[init_body(BATCHES)], headers=ACCEPT)
+        assert r.status_code == 400 and "initialize" in r.json()["error"]["message"]
+        modern_session = await open_session(client, bound.url, version=BATCHES)
+        r = await client.post(bound.url, json=[init_body(BATCHES)], headers=modern_session)
+        assert r.status_code == 400 and "initialize" in r.json()["error"]["message"]
+        twins = [request(5, "ping"), request(5, "tools/list")]
+        r = await client.post(bound.url, json=twins, headers=modern_session)
+        assert r.status_code == 400 and r.json()["error"]["code"] == rpc.INVALID_REQUEST
+
+
 # ---------------------------------------------------------------- stateless era
 
 
@@ -1017,6 +1133,28 @@ async def test_legacy_sse_transport(nursery: trio.Nursery, client: httpx.AsyncCl
         assert r.status_code == 400
 
 
+async def test_legacy_sse_batches_by_revision(
+    nursery: trio.Nursery, client: httpx.AsyncClient
+) -> None:
+    with trio.fail_after(TIMEOUT):
+        bound = await start(nursery, path=None, sse_path="/sse")
+        for version, accepted in ((BATCHES, True), ("2024-11-05", False)):
+            async with raw_request(bound.url, "GET", {"accept": "text/event-stream"}) as events:
+                (endpoint,) = await events.until(lambda e: True)
+                post_url = bound.base_url + endpoint.data
+                assert (await client.post(post_url, json=init_body(version))).status_code == 202
+                await events.until(lambda e: True)  # the InitializeResult
+                initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+                await client.post(post_url, json=initialized)
+                r = await client.post(post_url, json=[request(2, "ping"), request(3, "ping")])
+                if not accepted:
+                    assert r.status_code == 400 and r.json()["error"]["code"] == rpc.INVALID_REQUEST
+                    continue
+                assert r.status_code == 202
+                got = [json.loads(e.data) for e in await events.until(answers(3))]
+                assert {m["id"] for m in got} == {2, 3} and all(m["result"] == {} for m in got)
+
+
 # ---------------------------------------------------------------- the sans-IO rules
 
 
@@ -1058,6 +1196,37 @@ def test_routing_and_negotiation() -> None:
     assert parsed.message == rpc.Request(3, "x") and parsed.error_id == 3
     bad = parse_post(b'{"jsonrpc":"2.0","id":3}')
     assert isinstance(bad, HttpError) and bad.status == 400 and bad.request_id == 3
+
+
+def test_check_batch_reads_the_revision_table() -> None:
+    def post(*items: dict[str, Any]) -> PostBody:
+        parsed = parse_post(json.dumps(list(items) if len(items) != 1 else items[0]).encode())
+        assert isinstance(parsed, PostBody)
+        return parsed
+
+    single = post(request(1, "ping"))
+    assert check_batch(single, None) is None and check_batch(single, "2025-06-18") is None
+    batch = post(request(1, "ping"), NOTE)
+    assert batch.is_batch and batch.error_id == 1 and [m.id for m in batch.requests] == [1]
+    assert check_batch(batch, BATCHES) is None
+    for version in (None, "2024-11-05", "2025-06-18", LATEST, MODERN, "1999-01-01"):
+        refused = check_batch(batch, version)
+        assert refused is not None and refused.status == 400, version
+        assert refused.code == rpc.INVALID_REQUEST and refused.request_id == 1
+    only_notes = post(NOTE, NOTE)
+    assert check_batch(only_notes, BATCHES) is None
+    refused = check_batch(only_notes, "2025-06-18")
+    assert refused is not None and refused.request_id is None
+    for bad, rid, says in (
+        (post(init_body(BATCHES), NOTE), 1, "initialize"),
+        (post(request(7, "ping"), request(7, "tools/list")), 7, "share an id"),
+    ):
+        refused = check_batch(bad, BATCHES)
+        assert refused is not None and refused.status == 400 and refused.request_id == rid
+        assert says in refused.message
+    # A batch with a malformed member is refused whole, by the parser.
+    broken = parse_post(b'[{"jsonrpc":"2.0","id":1,"method":"ping"},{"id":2}]')
+    assert isinstance(broken, HttpError) and broken.status == 400 and broken.request_id == 2
 
 
 def test_header_value_encoding() -> None:

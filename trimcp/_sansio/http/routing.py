@@ -365,7 +365,9 @@ class PostBody:
         return not self.is_batch and isinstance(message, rpc.Request) and message.method == method
 
 
-def parse_post(body: bytes, *, max_size: int = rpc.DEFAULT_MAX_MESSAGE_SIZE) -> PostBody | HttpError:
+def parse_post(
+    body: bytes, *, max_size: int = rpc.DEFAULT_MAX_MESSAGE_SIZE
+) -> PostBody | HttpError:
     """The JSON-RPC message (or batch) of a POST body, or the 4xx to answer.
 
     Whether a batch may be served depends on the session's revision: see ``check_batch``.
@@ -390,16 +392,16 @@ def check_batch(post: PostBody, version: str | None) -> HttpError | None:
     if not post.is_batch:
         return None
     rid = post.error_id
+    requests = post.requests
+    if any(r.method == "initialize" for r in requests):
+        return HttpError(
+            400, "Bad Request: initialize must not be part of a JSON-RPC batch", request_id=rid
+        )
     revision = REVISIONS.get(version) if version is not None else None
     if revision is None or not revision.batches:
         where = f"revision {version}" if version is not None else "a request outside a session"
         return HttpError(
             400, f"Bad Request: JSON-RPC batches are not part of {where}", request_id=rid
-        )
-    requests = post.requests
-    if any(r.method == "initialize" for r in requests):
-        return HttpError(
-            400, "Bad Request: initialize must not be part of a JSON-RPC batch", request_id=rid
         )
     if len({r.id for r in requests}) < len(requests):
         return HttpError(400, "Bad Request: two requests of the batch share an id", request_id=rid)

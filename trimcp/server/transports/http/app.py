@@ -16,7 +16,12 @@ body) and then served by era:
   not, 404 once it is gone).  A POSTed notification or response is queued and
   answered 202; a POSTed request is answered with an SSE stream carrying
   what relates to it and then its answer (``json_response=True``: one JSON
-  body).  SSE streams start with a priming event (id, empty data, ``retry``)
+  body).  The body is parsed once (``routing.parse_post``) and the session
+  gets that parse.  A JSON-RPC batch is served where the session's revision
+  has batches (``Revision.batches``: 2025-03-26, whose receivers MUST accept
+  them): notifications and responses only is 202, with requests the answers
+  come as one JSON array (JSON mode) or as events of one SSE stream that
+  ends after the last; elsewhere a batch is 400 with -32600.  SSE streams start with a priming event (id, empty data, ``retry``)
   for 2025-11-25 sessions and can be resumed: GET with ``Last-Event-ID``.
   A GET without it opens the session's standalone stream (one at a time: 409
   for a second; 405 when ``get_stream=False``); DELETE ends the session.
@@ -194,49 +199,63 @@ class HttpApp:
     async def _post(self, http: H11Stream, head: RequestHead, body: bytes) -> None:
         problem = hs.check_content_type(head)
         post = problem or hs.parse_post(body, max_size=self.max_body_size)
-        if not isinstance(post, HttpError) and post.is_batch:
-            post = hs.check_batch(post, None) or post
         if isinstance(post, HttpError):
             await http.respond_error(post)
             return
         if not self.handshake_versions or hs.is_stateless_post(head, post):
             await self._post_stateless(http, head, post)
             return
-        message, rid = post.message, post.error_id
+        rid = post.error_id
         if not head.values(hs.SESSION_HEADER):
-            if isinstance(message, rpc.Request) and message.method == "initialize":
-                await self._initialize(http, head, message, post)
+            if post.is_request("initialize"):
+                assert isinstance(post.message, rpc.Request)
+                await self._initialize(http, head, post.message, post)
             else:
-                await http.respond_error(hs.MISSING_SESSION.with_id(rid))
+                problem = hs.check_batch(post, None) or hs.MISSING_SESSION
+                await http.respond_error(problem.with_id(rid))
             return
         session = await self._session_of(http, head, rid)
         if session is None:
             return
-        if not isinstance(message, rpc.Request):
+        problem = hs.check_batch(post, session.protocol_version)
+        if problem is not None:
+            await http.respond_error(problem)
+            return
+        requests = post.requests
+        if not requests:
+            # Notifications and responses only (one, or a batch of them): 202, no body.
             await session.submit(Received(post.data, post.payload))
-            if (
-                isinstance(message, rpc.Notification)
-                and message.method == "notifications/cancelled"
-            ):
-                session.cancelled((message.params or {}).get("requestId"))
+            self._note_cancellations(session, post)
             await http.respond(202)
             return
         json_ok, sse_ok = hs.accepts(head)
         if not (json_ok or sse_ok):
             await http.respond_error(hs.NOT_ACCEPTABLE.with_id(rid))
             return
-        if message.id in session.exchanges:
+        busy = [r.id for r in requests if r.id in session.exchanges]
+        if busy:
             await http.respond_error(
                 HttpError(
-                    409, f"Conflict: request id {message.id!r} is already in flight", request_id=rid
+                    409, f"Conflict: request id {busy[0]!r} is already in flight", request_id=rid
                 )
             )
             return
         sse = sse_ok and not (self.json_response and json_ok)
-        stream = session.open_exchange(message, sse=sse)
-        await session.submit(Received(post.data, post.payload, related_request=message.id))
+        stream = session.open_exchange(requests, sse=sse, batch=post.is_batch)
+        related = None if post.is_batch else requests[0].id
+        await session.submit(Received(post.data, post.payload, related_request=related))
+        self._note_cancellations(session, post)
         mode = ResponseMode.SSE if sse else ResponseMode.JSON
         await self._answer(http, session, stream, mode=mode, json_ok=json_ok)
+
+    @staticmethod
+    def _note_cancellations(session: HttpSession, post: hs.PostBody) -> None:
+        for message in post.messages:
+            if (
+                isinstance(message, rpc.Notification)
+                and message.method == "notifications/cancelled"
+            ):
+                session.cancelled((message.params or {}).get("requestId"))
 
     async def _session_of(
         self, http: H11Stream, head: RequestHead, rid: rpc.RequestId | None
@@ -311,7 +330,7 @@ class HttpApp:
         )
         self.sessions[session.id] = session
         session.server_session = await self.nursery.start(self._run_session, session)
-        stream = session.open_exchange(request, sse=False)
+        stream = session.open_exchange([request], sse=False)
         await session.submit(Received(post.data, post.payload, related_request=request.id))
         with trio.move_on_after(_INITIALIZE_TIMEOUT):
             while not stream.finished:
@@ -369,6 +388,12 @@ class HttpApp:
         return entry.input_schema if entry is not None else None
 
     async def _post_stateless(self, http: H11Stream, head: RequestHead, post: hs.PostBody) -> None:
+        # No stateless-era revision has batches; a batch is refused in the revision it names.
+        version = head.get(hs.VERSION_HEADER)
+        problem = hs.check_batch(post, version if hs.is_stateless_version(version) else None)
+        if problem is not None:
+            await http.respond_error(problem)
+            return
         message = post.message
         if isinstance(message, rpc.Notification):
             await http.respond(202)  # 2026-07-28 defines no client notifications over HTTP

@@ -9,7 +9,10 @@ whose data is the URI to POST messages to, and every later event is a
 messages to that URI; the server answers 202 and sends any reply on the SSE
 stream.  There is one session per SSE connection: ``LegacySession`` is its
 ``MessageStream`` (POST bodies in, the SSE stream out), served by
-``serve_stream`` for exactly as long as the GET stays open.  The POST URI
+``serve_stream`` for exactly as long as the GET stays open.  A POSTed
+JSON-RPC batch is accepted when the session negotiated a revision that has
+batches (2025-03-26; ``routing.check_batch``), and its answers arrive as
+separate ``message`` events.  The POST URI
 names the session in a ``session_id`` query parameter (a ``secrets`` token),
 so a POST for a session that is gone, or never was, is 404.
 
@@ -36,6 +39,7 @@ from ...._trio.h11_server import H11Stream
 from .streams import ResponseMode, OutStream, write_response
 from ...app import Server
 from ...serve import serve_stream
+from ...server_session import ServerSession
 
 
 class LegacySession:
@@ -48,9 +52,15 @@ class LegacySession:
             "L", ReplayBuffer(DEFAULT_REPLAY_EVENTS, DEFAULT_REPLAY_BYTES), event_type="message"
         )
         self.closed = False
+        #: Set once ``serve_stream`` runs.
+        self.server_session: ServerSession | None = None
 
     def describe(self) -> str:
         return f"HTTP+SSE session {self.id[:8]}..."
+
+    @property
+    def protocol_version(self) -> str | None:
+        return self.server_session.connection.protocol_version if self.server_session else None
 
     async def receive(self) -> Received:
         try:
@@ -104,7 +114,7 @@ class LegacyEndpoints:
         )
         try:
             async with trio.open_nursery() as nursery:
-                await nursery.start(serve_stream, self.server, session)
+                session.server_session = await nursery.start(serve_stream, self.server, session)
                 try:
                     await write_response(
                         http,
@@ -131,8 +141,9 @@ class LegacyEndpoints:
             return
         problem = hs.check_content_type(head)
         post = problem or hs.parse_post(body, max_size=self.max_body_size)
-        if not isinstance(post, HttpError) and post.is_batch:
-            post = hs.check_batch(post, None) or post
+        if not isinstance(post, HttpError):
+            # A batch only where the negotiated revision has them; each answer is an event.
+            post = hs.check_batch(post, session.protocol_version) or post
         if isinstance(post, HttpError):
             await http.respond_error(post)
             return

@@ -10,10 +10,11 @@ stream, so this module makes one.
 "Session Management"), created by a POSTed ``initialize``.  Every later POST
 body is queued to the driver's reader through a bounded channel
 (``submit``), as the ``Received`` the HTTP side made of it (the body is
-parsed once, by ``routing.parse_post``); everything the driver sends comes back through ``send`` and is
-*routed* to the right ``OutStream``:
+parsed once, by ``routing.parse_post``); everything the driver sends comes
+back through ``send`` and is *routed* to the right ``OutStream``:
 
-* an answer to request *N* goes to the stream of the POST that carried *N*;
+* an answer to request *N* goes to the stream of the POST that carried *N*
+  (a 2025-03-26 batch: one stream for all of its requests);
 * ``notifications/progress`` goes to the stream of the request that owns its
   progress token;
 * change notifications (``list_changed``, ``resources/updated``) concern the
@@ -45,6 +46,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Final
 
 import trio
@@ -159,17 +161,26 @@ class HttpSession:
 
     # ------------------------------------------------------------ HTTP side
 
-    def open_exchange(self, request: rpc.Request, *, sse: bool) -> OutStream:
-        """The stream that will carry the answer to ``request`` (register before submitting it)."""
+    def open_exchange(
+        self, requests: Sequence[rpc.Request], *, sse: bool, batch: bool = False
+    ) -> OutStream:
+        """The stream that will carry the answers to the ``requests`` of one POST (one, or
+        those of a batch); register it before submitting them."""
         key = str(self._next_key)
         self._next_key += 1
         stream = OutStream(
-            key, self._buffer(), final_id=request.id, resumable=sse, accepts_related=sse
+            key,
+            self._buffer(),
+            final_ids=[r.id for r in requests],
+            batch=batch,
+            resumable=sse,
+            accepts_related=sse,
         )
-        self.exchanges[request.id] = stream
-        token = _progress_token(request)
-        if token is not None:
-            self._progress[token] = request.id
+        for request in requests:
+            self.exchanges[request.id] = stream
+            token = _progress_token(request)
+            if token is not None:
+                self._progress[token] = request.id
         if sse:
             self.streams[key] = stream
             self._trim()
@@ -192,7 +203,8 @@ class HttpSession:
         """The client cancelled its request ``request_id`` (``notifications/cancelled``).
 
         The Connection will suppress the answer (spec: Cancellation), so the
-        request's stream ends here, unanswered, and is not kept for resumption.
+        request's stream ends here, unanswered, and is not kept for resumption
+        (the stream of a batch ends once its other requests are answered).
         """
         if not isinstance(request_id, (int, str)) or not rpc.is_valid_id(request_id):
             return
@@ -201,9 +213,9 @@ class HttpSession:
             return
         for token in [t for t, rid in self._progress.items() if rid == request_id]:
             del self._progress[token]
-        self.streams.pop(stream.key, None)
-        stream.cancelled = True
-        stream.finish()
+        stream.drop_final(request_id)
+        if stream.cancelled:
+            self.streams.pop(stream.key, None)
 
     def hang_up(self, request_id: rpc.RequestId) -> bool:
         """Close the connection carrying request ``request_id``'s stream; the client
@@ -263,11 +275,15 @@ class RequestStream:
     """One stateless-era request, as a MessageStream for ``serve_stream``."""
 
     def __init__(
-        self, received: Received, request_id: rpc.RequestId, *, max_events: int = DEFAULT_REPLAY_EVENTS
+        self,
+        received: Received,
+        request_id: rpc.RequestId,
+        *,
+        max_events: int = DEFAULT_REPLAY_EVENTS,
     ) -> None:
         self._received: Received | None = received
         self.out = OutStream(
-            "r", ReplayBuffer(max_events, DEFAULT_REPLAY_BYTES), final_id=request_id
+            "r", ReplayBuffer(max_events, DEFAULT_REPLAY_BYTES), final_ids=[request_id]
         )
         self._closed = trio.Event()
 

@@ -3,9 +3,10 @@
 Theory of operation
 -------------------
 An ``OutStream`` is one logical stream of JSON-RPC messages from the server:
-the answer stream of one POSTed request (it finishes with the answer to
-``final_id``), the standalone stream of a session (GET; it never finishes
-while the session lives), or the stream of a legacy HTTP+SSE session.
+the answer stream of one POST (it finishes with the answer to each request
+in ``final_ids``: one, or every request of a 2025-03-26 batch), the
+standalone stream of a session (GET; it never finishes while the session
+lives), or the stream of a legacy HTTP+SSE session.
 Messages are serialized once, when pushed, into a ``ReplayBuffer`` and
 numbered; what happens to them next is the business of whichever HTTP
 connection is *attached* to the stream, which may come and go (a client
@@ -20,6 +21,8 @@ modes:
   the stream is resumable, until the stream finishes;
 * ``JSON``: wait for the final answer and send it as ``application/json``
   (anything else on the stream is dropped: the caller routes it elsewhere);
+  the answers to a batch go as one JSON array, in the order of the requests
+  (JSON-RPC answers a batch with a batch);
 * ``LAZY``: wait for the first message; if that is already the final answer,
   send it as JSON (with the status ``status_of`` gives it: the stateless era
   maps some JSON-RPC errors to 400/404), otherwise switch to SSE.
@@ -84,14 +87,18 @@ class OutStream:
         key: str,
         buffer: ReplayBuffer,
         *,
-        final_id: rpc.RequestId | None = None,
+        final_ids: Sequence[rpc.RequestId] = (),
+        batch: bool = False,
         resumable: bool = False,
         accepts_related: bool = True,
         event_type: str | None = None,
     ) -> None:
         self.key = key
         self.buffer = buffer
-        self.final_id = final_id
+        #: The requests whose answers end this stream, in the order they were sent.
+        self.final_ids = tuple(final_ids)
+        #: The answers form a JSON-RPC batch (the POST was one).
+        self.batch = batch
         self.resumable = resumable
         #: Whether messages other than the final answer may go here.
         self.accepts_related = accepts_related
@@ -100,7 +107,12 @@ class OutStream:
         self.finished = False
         #: The client cancelled the request: it ends without an answer.
         self.cancelled = False
+        #: The answers (all there are once ``finished``) by request id: (seq, payload).
+        self._answers: dict[rpc.RequestId, tuple[int, bytes]] = {}
+        self._unanswered = set(self.final_ids)
+        #: The answer body for JSON mode once every answer is in (a batch: their array).
         self.final: bytes | None = None
+        #: The last answer pushed.
         self.final_message: rpc.Message | None = None
         self.final_seq = PRIMING_SEQ
         #: Highest event number written to some connection.
@@ -112,7 +124,16 @@ class OutStream:
         self._changed = trio.Event()
 
     def __repr__(self) -> str:
-        return f"<OutStream {self.key} final_id={self.final_id!r} finished={self.finished}>"
+        return f"<OutStream {self.key} final_ids={self.final_ids!r} finished={self.finished}>"
+
+    @property
+    def final_id(self) -> rpc.RequestId | None:
+        """The (first) request this stream answers; ``None`` for a stream of no request."""
+        return self.final_ids[0] if self.final_ids else None
+
+    def answers(self, seq: int) -> bool:
+        """Whether event ``seq`` is one of the answers."""
+        return any(s == seq for s, _ in self._answers.values())
 
     # ------------------------------------------------------------ producing
 
@@ -120,15 +141,36 @@ class OutStream:
         payload = rpc.serialize(message)
         seq = self.buffer.append(payload)
         if (
-            self.final_id is not None
-            and isinstance(message, (rpc.Response, rpc.ErrorResponse))
-            and message.id == self.final_id
+            isinstance(message, (rpc.Response, rpc.ErrorResponse))
+            and message.id is not None
+            and message.id in self._unanswered
         ):
-            self.finished = True
-            self.final = payload
+            self._unanswered.discard(message.id)
+            self._answers[message.id] = (seq, payload)
             self.final_message = message
             self.final_seq = seq
+            if not self._unanswered:
+                self._complete()
         self._wake()
+
+    def drop_final(self, request_id: rpc.RequestId) -> None:
+        """Request ``request_id`` will not be answered (the client cancelled it); with
+        nothing else left to answer the stream ends, ``cancelled`` when it answered nothing."""
+        if request_id not in self._unanswered:
+            return
+        self._unanswered.discard(request_id)
+        if not self._unanswered:
+            if self._answers:
+                self._complete()
+            else:
+                self.cancelled = True
+                self.finished = True
+        self._wake()
+
+    def _complete(self) -> None:
+        self.finished = True
+        payloads = [self._answers[rid][1] for rid in self.final_ids if rid in self._answers]
+        self.final = b"[" + b",".join(payloads) + b"]" if self.batch else payloads[0]
 
     def finish(self) -> None:
         """No more messages will come (the session ended)."""
@@ -175,7 +217,7 @@ class OutStream:
         return self._attached != generation or self._hangup_generation == generation
 
     async def wait(self, cursor: int, generation: int | None = None) -> None:
-        """Until there is an event after ``cursor``, the stream finishes, or the writer must stop."""
+        """Until an event after ``cursor`` comes, the stream finishes, or the writer must stop."""
         while (
             self.buffer.last_seq <= cursor
             and not self.finished
@@ -293,8 +335,8 @@ async def _write(
     if mode is ResponseMode.LAZY:
         await stream.wait(cursor)
         pending = stream.buffer.since(cursor)
-        only_final = stream.finished and len(pending) == 1 and pending[0][0] == stream.final_seq
-        if (only_final or not pending) and json_ok:
+        only_final = stream.finished and all(stream.answers(seq) for seq, _ in pending)
+        if only_final and json_ok:
             mode = ResponseMode.JSON
         else:
             mode = ResponseMode.SSE
@@ -322,7 +364,7 @@ async def _write(
         retry_ms=retry_ms if priming else None,
     )
     await http.end()
-    if outcome is Outcome.COMPLETE and stream.final_id is not None and stream.final is None:
+    if outcome is Outcome.COMPLETE and stream.final_ids and stream.final is None:
         return Outcome.ABORTED
     return outcome
 
