@@ -1295,7 +1295,7 @@ def test_unreadable_request_is_answered_with_its_id(role: Role) -> None:
 
 
 def test_receive_payload_takes_what_the_transport_parsed() -> None:
-    c, s = pair()
+    c, s = pair(version="2025-03-26")  # the revision with batches
     rid = c.send_request("tools/list")
     c.outgoing()
     batch = rpc.serialize([rpc.Request(41, "ping"), rpc.Request(42, "tools/list")])[:-1] + b',{"x":1}]'
@@ -1445,7 +1445,7 @@ def test_invalid_message_without_id() -> None:
 
 
 def test_batch_is_handled_message_by_message() -> None:
-    _, s = pair()
+    _, s = pair(version="2025-03-26")
     batch = json.dumps([
         {"jsonrpc": "2.0", "id": 101, "method": "ping"},
         {"jsonrpc": "2.0", "id": 102, "method": "tools/list"},
@@ -1459,6 +1459,40 @@ def test_batch_is_handled_message_by_message() -> None:
     assert [m.id for m in out if isinstance(m, rpc.ErrorResponse)] == [103]
     assert issues(s.receive_bytes(b"[]")) == ["invalid-message"]
     assert only_error(s).id is None
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
+def test_batch_refused_where_the_revision_has_none(version: str) -> None:
+    c, s = pair(version=version)
+    rid = c.send_request("tools/list")
+    c.outgoing()
+    batch = rpc.serialize([rpc.Request(7, "tools/list"), rpc.Notification("vendor/x"), rpc.Request(8, "ping")])
+    events = s.receive_bytes(batch)
+    assert issues(events) == ["batch-not-in-revision"] and len(events) == 1
+    out = s.outgoing()
+    assert [(m.id, m.error.code) for m in out if isinstance(m, rpc.ErrorResponse)] == [
+        (7, rpc.INVALID_REQUEST), (8, rpc.INVALID_REQUEST)]
+    assert len(out) == 2 and version in out[0].error.message
+    # Answers inside a refused batch still reach their waiter: refusing them would only lose them.
+    events = c.receive_bytes(rpc.serialize([rpc.Response(rid, {"tools": []})]))
+    assert issues(events) == ["batch-not-in-revision"]
+    assert ResponseReceived(rid, "tools/list", {"tools": []}) in events and c.pending == {}
+
+
+def test_batch_refused_before_negotiation_and_with_initialize() -> None:
+    s = server()
+    s.receive_bytes(rpc.serialize([rpc.Request(1, "ping")]))
+    assert only_error(s).error.code == rpc.INVALID_REQUEST
+    c = client(versions=["2025-03-26"])
+    c.initialize()
+    (init,) = c.outgoing()
+    s = server()
+    events = s.receive_bytes(rpc.serialize([init]))
+    assert issues(events) == ["batch-not-in-revision"] and s.state is IDLE
+    assert "initialize" in only_error(s).error.message
+    _, s = pair(version="2025-03-26")
+    s.receive_bytes(rpc.serialize([rpc.Request(5, "initialize", {})]))
+    assert "initialize" in only_error(s).error.message
 
 
 def test_oversize_payload_raises() -> None:

@@ -41,6 +41,13 @@ A refusal names its ``Rule``: the ``ProtocolIssue`` kind the Connection reports
 and the JSON-RPC error code it answers with.  Sending problems are
 ``LocalProtocolError`` sentences (the application misused the API).
 
+Batches (spec: 2025-03-26 basic, "MUST support receiving JSON-RPC batches";
+later revisions removed them): ``refuse_batch`` takes a batch only once a
+revision with ``Revision.batches`` is negotiated, and never one holding
+``initialize``.  A refused batch's requests are answered with -32600 each; its
+answers still reach their waiters (refusing them would only lose them) and
+its notifications are dropped, both reported.
+
 The probe rule (spec: server/discover, -32022 names the server's revisions): a
 client sends at most ``MAX_PROBES`` ``server/discover`` probes per negotiation,
 and the same revision at most ``SAME_VERSION_PROBES`` times.  The logging rule
@@ -148,6 +155,7 @@ UNEXPECTED_INITIALIZE: Final = Rule("unexpected-initialize", rpc.INVALID_REQUEST
 NOT_IN_REVISION: Final = Rule("method-not-in-revision", rpc.METHOD_NOT_FOUND)
 NOT_ADVERTISED: Final = Rule("capability-not-advertised", rpc.METHOD_NOT_FOUND)
 UNEXPECTED_INITIALIZED: Final = Rule("unexpected-initialized", None)
+BATCH_NOT_IN_REVISION: Final = Rule("batch-not-in-revision", rpc.INVALID_REQUEST)
 
 @attrs.frozen
 class Refused:
@@ -211,6 +219,17 @@ def refuse_in_revision(
         return Refused(
             NOT_ADVERTISED, f"method not found: {method} (capability {'.'.join(gate)} not advertised)"
         )
+    return None
+
+
+def refuse_batch(cs: ConnectionState, messages: list[rpc.Message]) -> Refused | None:
+    """Why a JSON-RPC batch of ``messages`` may not be taken, or None to take it."""
+    if any(isinstance(m, rpc.Request) and m.method == "initialize" for m in messages):
+        return Refused(BATCH_NOT_IN_REVISION, "initialize must not be part of a JSON-RPC batch")
+    version = cs.protocol_version
+    if version is None or not get_revision(version).batches:
+        where = f"revision {version}" if version else "a session before negotiation"
+        return Refused(BATCH_NOT_IN_REVISION, f"JSON-RPC batches are not part of {where}")
     return None
 
 

@@ -384,8 +384,20 @@ class Connection:
         events: list[ev.Event] = []
         for bad in parsed.invalid:
             events.extend(self._receive_invalid(bad))
+        refused = admission.refuse_batch(self._cs, parsed.messages) if parsed.is_batch else None
+        if refused is not None and self.state is not CLOSED:
+            return events + self._refuse_batch(parsed.messages, refused)
         for msg in parsed.messages:
             events.extend(self.receive_message(msg))
+        return events
+
+    def _refuse_batch(self, messages: list[rpc.Message], refused: Refused) -> list[ev.Event]:
+        events: list[ev.Event] = [ev.ProtocolIssue(refused.rule.kind, refused.message, messages)]
+        for msg in messages:
+            if isinstance(msg, rpc.Request):
+                self._outbox.append(rpc.ErrorResponse(msg.id, refused.error()))
+            elif not isinstance(msg, rpc.Notification):
+                events.extend(self._receive_answer(msg))
         return events
 
     def receive_message(self, msg: rpc.Message) -> list[ev.Event]:
