@@ -39,6 +39,7 @@ from trimcp._sansio import events as ev
 from trimcp._sansio import revisions
 from trimcp._sansio.connection import stateless as sl
 from trimcp._trio.client.client_session import CLIENT_INFO, ClientSession
+from trimcp._trio.client.mrtr import answer_input_requests
 from trimcp._trio.driver import SessionDriver
 
 V26 = "2026-07-28"
@@ -552,7 +553,7 @@ async def test_an_input_request_without_a_handler_names_the_method(autojump_cloc
     with trio.fail_after(10):
         stream, peer = memory_peer()
         conn = Connection(Role.CLIENT, info=CLIENT_INFO, capabilities={"sampling": {}}, supported_versions=(V26,))
-        driver = SessionDriver(conn, stream)
+        driver = SessionDriver(conn, stream, answer_input=answer_input_requests)
         async with trio.open_nursery() as nursery:
             await nursery.start(driver.run)
             probe = spawn(nursery, driver.discover)

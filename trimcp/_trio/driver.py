@@ -18,8 +18,30 @@ while the caller is being cancelled, but can never hang.  When the transport
 dies, ``_fail_all`` hands the same error to every waiter at once: nothing waits
 forever.
 
-Requests the peer sends us run as tasks in the driver's nursery, each in its
-own cancel scope so that ``notifications/cancelled`` can stop it.
+User code never runs in the reader task; the reader resolves waiters itself
+(no task hop on the request path) and hands everything else on:
+
+* notifications, progress and logging (``notification_handler``,
+  ``on_progress``) go in arrival order through a bounded ``CallbackQueue``
+  (``callbacks.py``) drained by one task.  A full queue makes the reader wait
+  (back-pressure on the peer), except while the running callback itself waits
+  for the peer (a ``list_changed`` handler calling ``list_tools()``): only the
+  reader can deliver that answer, so a notification finding the queue full is
+  then dropped, counted and logged.  A request returns once the callbacks for
+  what arrived before its answer have run (within its deadline; not when made
+  from a callback).  A callback that raises is logged.  ``notification_taps``
+  (the client's cache and subscription routing: ours, synchronous, never
+  blocking) run in the reader before the handler is queued;
+* the peer's requests run as tasks in the driver's nursery, each in its own
+  cancel scope for ``notifications/cancelled``, at most
+  ``max_concurrent_requests`` at once (``request_slots.py``; at the limit the
+  reader waits).  A handler waiting for the peer's answer (sampling asked from
+  a ``tools/call`` handler) lends its slot back meanwhile, so that answer can
+  always be read.
+
+The task a request comes from (a callback, a handler) is found by walking up
+the Trio task tree.  When the transport ends, waiters fail, handlers are
+cancelled and the queued callbacks still run; then ``run`` returns.
 
 Client, 2026-07-28 stateless era.  ``discover`` sends the ``server/discover``
 probe and returns how it ended: ``Discovered`` (a stateless session, which sets
@@ -28,7 +50,8 @@ IDLE again and ``initialize`` may follow; a probe that got no answer in time is
 abandoned and reported the same way), or ``HandshakeFailed``.  The server
 never sends requests in that era: a result with ``resultType: input_required``
 asks for elicitation, sampling or roots instead.  ``request`` answers those with
-the very handlers that serve handshake-era server requests (``mrtr.py``), then
+``answer_input``, given by the client that builds the driver (the very
+handlers that serve handshake-era server requests, ``client/mrtr.py``), then
 re-sends the original request, with a new id, carrying ``inputResponses`` and
 the echoed ``requestState``; after ``max_input_rounds`` such rounds it gives up
 with ``RemoteProtocolError``.  One deadline covers the whole exchange, every
@@ -39,11 +62,11 @@ progress token, and a timeout cancels the attempt in flight on the wire.
 
 from __future__ import annotations
 
-import enum
 import logging
 import math
 from collections import deque
-from typing import Any, Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 import attrs
 import trio
@@ -55,39 +78,26 @@ from .._errors import (
 from .._sansio import events as ev
 from .._sansio import jsonrpc as rpc
 from .._sansio.connection import stateless as sl
-from .._sansio.connection.lifecycle import CLOSED, DISCOVERING
 from .._sansio.connection.core import Connection
+from .._sansio.connection.lifecycle import CLOSED, DISCOVERING
 from .._sansio.connection.stateless import Envelope
-from .client.mrtr import answer_input_requests
 from ._locks import held
+from .callbacks import DEFAULT_MAX_PENDING_CALLBACKS, CallbackQueue
+from .driver_types import USE_DEFAULT as USE_DEFAULT
+from .driver_types import NeedInput as NeedInput
+from .driver_types import NotificationHandler as NotificationHandler
+from .driver_types import NotificationTap as NotificationTap
+from .driver_types import ProbeOutcome as ProbeOutcome
+from .driver_types import ProgressCallback as ProgressCallback
+from .driver_types import SentCallback as SentCallback
+from .driver_types import UseDefault as UseDefault
+from .request_slots import DEFAULT_MAX_CONCURRENT_REQUESTS, RequestSlots, Serving, enclosing
 from .stream import MessageStream, RequestFailed, SendMeta
 
 logger = logging.getLogger("trimcp")
 
 #: How long the courtesy ``notifications/cancelled`` may take to send.
 CANCEL_SEND_TIMEOUT = 1.0
-
-class UseDefault(enum.Enum):
-    """Sentinel type: use the driver's default request timeout."""
-
-    USE_DEFAULT = "use-default"
-
-
-USE_DEFAULT = UseDefault.USE_DEFAULT
-
-ProgressCallback = Callable[[ev.ProgressReceived], Awaitable[None] | None]
-NotificationHandler = Callable[[str, dict[str, Any]], Awaitable[None] | None]
-
-
-class NeedInput(Exception):
-    """Raised by a request handler (server, stateless era) to answer with an
-    InputRequiredResult: the client must fulfil ``input_requests`` and retry,
-    echoing ``request_state`` (spec: basic/patterns/mrtr)."""
-
-    def __init__(self, input_requests: dict[str, Any] | None, request_state: str | None = None) -> None:
-        super().__init__("input required")
-        self.input_requests = input_requests
-        self.request_state = request_state
 
 
 @attrs.define
@@ -117,10 +127,8 @@ class RequestContext:
 
 
 RequestHandler = Callable[[RequestContext], Awaitable[dict[str, Any]]]
-#: How a ``server/discover`` probe ended.
-ProbeOutcome = ev.Discovered | ev.LegacyServer | ev.HandshakeFailed
-#: Called with the JSON-RPC id of each attempt of a request, before it is sent.
-SentCallback = Callable[[rpc.RequestId], None]
+#: Client, stateless era: the ``inputResponses`` for one InputRequiredResult.
+InputAnswerer = Callable[["SessionDriver", ev.InputRequired], Awaitable[dict[str, Any]]]
 
 
 @attrs.define
@@ -132,11 +140,8 @@ class _Waiter:
     on_progress: ProgressCallback | None = None
     #: Stateless era: the server wants input first (spec: mrtr).
     input_required: ev.InputRequired | None = None
-
-
-async def _maybe_await(value: Awaitable[None] | None) -> None:
-    if value is not None:
-        await value
+    #: ``CallbackQueue.accepted`` when the answer was read: the callbacks to run first.
+    callbacks_before: int = 0
 
 
 class SessionDriver:
@@ -150,11 +155,21 @@ class SessionDriver:
         request_timeout: float | None = 60.0,
         issue_log_size: int = 200,
         max_input_rounds: int = 8,
+        answer_input: InputAnswerer | None = None,
+        max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
+        max_pending_callbacks: int = DEFAULT_MAX_PENDING_CALLBACKS,
     ) -> None:
         self.connection = connection
         self.stream = stream
         self.request_handlers: dict[str, RequestHandler] = dict(request_handlers or {})
+        #: User code for every notification; runs in the callback task (see the module docstring).
         self.notification_handler = notification_handler
+        #: Synchronous observers run in the reader before the handler is queued; never block.
+        self.notification_taps: list[NotificationTap] = []
+        #: Notification, progress and logging callbacks waiting for (or run by) the callback task.
+        self.callbacks = CallbackQueue(max_pending_callbacks)
+        #: The limit on the peer's requests served at once.
+        self.request_slots = RequestSlots(max_concurrent_requests)
         self.request_timeout = request_timeout
         #: Peer mistakes seen (and handled), newest last.
         self.issues: deque[ev.ProtocolIssue] = deque(maxlen=issue_log_size)
@@ -162,6 +177,8 @@ class SessionDriver:
         self.event_observers: list[Callable[[ev.Event], None]] = []
         #: Client, stateless era: how many InputRequiredResults one request may get.
         self.max_input_rounds = max_input_rounds
+        #: Client, stateless era: answers the server's ``inputRequests`` (None: refuse them).
+        self.answer_input = answer_input
         #: Set when the session is operating (handshake or discover done) or has failed.
         self.initialized = trio.Event()
         self.handshake: ev.Initialized | ev.Discovered | ev.HandshakeFailed | None = None
@@ -183,7 +200,9 @@ class SessionDriver:
         """The reader task; returns when the transport ends (never raises for that)."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
+            await nursery.start(self.callbacks.run)
             task_status.started()
+            ended = False
             try:
                 while True:
                     item = await self.stream.receive()
@@ -206,11 +225,16 @@ class SessionDriver:
                 # The session is dead: let the peer see it too (e.g. after an oversize message).
                 with trio.CancelScope(shield=True):
                     await self.stream.aclose()
+                ended = True
             except trio.Cancelled:
                 self._fail_all(TransportClosed("session closed"))
                 raise
             finally:
-                nursery.cancel_scope.cancel()
+                # The peer's requests were cancelled by _fail_all; what the peer sent before
+                # it went is still handled (the queued callbacks run), unless we are cancelled.
+                self.callbacks.close()
+                if not ended:
+                    nursery.cancel_scope.cancel()
 
     async def aclose(self) -> None:
         self._fail_all(TransportClosed("session closed"))
@@ -320,8 +344,10 @@ class SessionDriver:
             rounds += 1
             if rounds > self.max_input_rounds:
                 raise InputRoundsExceeded(method, self.max_input_rounds)
+            if self.answer_input is None:
+                raise RemoteProtocolError(f"{method}: the peer asked for input, which this session cannot give")
             with trio.move_on_at(deadline):
-                responses = await answer_input_requests(self, outcome)
+                responses = await self.answer_input(self, outcome)
                 attempt_params = sl.retry_params(params, responses, outcome.request_state)
                 continue
             raise RequestTimeout(f"{method} did not complete within {limit} s (while answering input requests)")
@@ -347,6 +373,10 @@ class SessionDriver:
         waiter = self._waiters[request_id] = _Waiter(method, on_progress=on_progress)
         if on_sent is not None:
             on_sent(request_id)
+        owner = self._owner()  # while we wait for the peer, the reader must not wait for us
+        lent = isinstance(owner, Serving) and self.request_slots.lend(owner)
+        if owner is self.callbacks:
+            self.callbacks.enter_peer_wait()
         try:
             await self.flush()
             with trio.move_on_at(deadline):
@@ -354,15 +384,36 @@ class SessionDriver:
         except BaseException:
             await self._abandon(request_id, "request cancelled by the caller")
             raise
+        finally:
+            if owner is self.callbacks:
+                self.callbacks.exit_peer_wait()
+        if lent and isinstance(owner, Serving):  # the handler runs user code again: under the limit
+            await self.request_slots.take_back(owner)
         if not waiter.event.is_set():
             await self._abandon(request_id, f"timed out after {limit} s")
             raise RequestTimeout(f"{method} got no answer within {limit} s (the peer was told to cancel it)")
+        if waiter.callbacks_before > self.callbacks.finished and owner is not self.callbacks:
+            # What the peer sent before this answer is handled before the caller goes on.
+            with trio.move_on_at(deadline):
+                await self.callbacks.wait_finished(waiter.callbacks_before)
         if waiter.error is not None:
             raise waiter.error
         if waiter.input_required is not None:
             return waiter.input_required
         assert waiter.result is not None
         return waiter.result
+
+    def _owner(self) -> CallbackQueue | Serving | None:
+        """The callback task or the peer-request handler the current task belongs to."""
+        slots, callbacks = self.request_slots, self.callbacks
+        if not callbacks.busy and not slots.serving:
+            return None  # the plain request path: nothing to look up
+        callback_task = callbacks.task if callbacks.busy else None
+
+        def owner_of(task: trio.lowlevel.Task) -> CallbackQueue | Serving | None:
+            return callbacks if task is callback_task else slots.serving.get(task)
+
+        return enclosing(trio.lowlevel.current_task(), owner_of)
 
     async def discover(
         self, *, protocol_version: str | None = None, timeout: float | None = None
@@ -423,12 +474,12 @@ class SessionDriver:
             waiter = self._waiters.pop(event.id, None)
             if waiter is not None:
                 waiter.result = event.result
-                waiter.event.set()
+                self._wake(waiter)
         elif isinstance(event, ev.ErrorReceived):
             waiter = self._waiters.pop(event.id, None)
             if waiter is not None:
                 waiter.error = McpError(event.error.code, event.error.message, event.error.data)
-                waiter.event.set()
+                self._wake(waiter)
             elif event.method == "server/discover" and self.connection.state is DISCOVERING:
                 # A malformed answer to the probe (the Connection decides every well-formed one).
                 self._probe_finished(ev.HandshakeFailed(
@@ -438,14 +489,15 @@ class SessionDriver:
             waiter = self._waiters.pop(event.id, None)
             if waiter is not None:
                 waiter.input_required = event
-                waiter.event.set()
+                self._wake(waiter)
         elif isinstance(event, ev.InvalidAnswer):
             waiter = self._waiters.pop(event.id, None)
             if waiter is not None:
                 waiter.error = RemoteProtocolError(f"invalid answer to {event.method}: {event.reason}")
-                waiter.event.set()
+                self._wake(waiter)
         elif isinstance(event, ev.RequestReceived):
             assert self._nursery is not None
+            await self.request_slots.acquire()  # back-pressure at the limit (the handler releases it)
             self._nursery.start_soon(self._serve_request, event)
         elif isinstance(event, ev.CancelRequested):
             scope = self._handler_scopes.get(event.request_id)
@@ -454,10 +506,12 @@ class SessionDriver:
         elif isinstance(event, ev.ProgressReceived):
             waiter = self._waiters.get(event.request_id)
             if waiter is not None and waiter.on_progress is not None:
-                await self._guard("progress callback", waiter.on_progress(event))
+                await self.callbacks.put("progress callback", waiter.on_progress, event)
         elif isinstance(event, ev.NotificationReceived):
+            for tap in self.notification_taps:
+                tap(event.method, event.params)
             if self.notification_handler is not None:
-                await self._guard(event.method, self.notification_handler(event.method, event.params))
+                await self.callbacks.put(event.method, self.notification_handler, event.method, event.params)
         elif isinstance(event, (ev.Initialized, ev.Discovered, ev.HandshakeFailed)):
             self.handshake = event
             self.initialized.set()
@@ -487,14 +541,20 @@ class SessionDriver:
             self._probe_outcome = outcome
             self._probe_done.set()
 
-    async def _guard(self, what: str, value: Awaitable[None] | None) -> None:
-        # A faulty user callback must not kill the reader task (and with it the session).
-        try:
-            await _maybe_await(value)
-        except Exception:
-            logger.exception("handler for %s raised", what)
+    def _wake(self, waiter: _Waiter) -> None:
+        waiter.callbacks_before = self.callbacks.accepted
+        waiter.event.set()
 
     async def _serve_request(self, event: ev.RequestReceived) -> None:
+        """Serve one peer request in the slot of ``request_slots`` the reader took for it."""
+        serving = self.request_slots.enter()
+        try:
+            if not self.is_closed:  # (it may have closed before this task first ran)
+                await self._serve(event)
+        finally:
+            self.request_slots.leave(serving)
+
+    async def _serve(self, event: ev.RequestReceived) -> None:
         handler = self.request_handlers.get(event.method)
         conn = self.connection
         if handler is None:

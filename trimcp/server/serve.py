@@ -5,8 +5,13 @@ Theory of operation
 ``serve_stream`` runs one session over one ``MessageStream`` until the
 transport closes: it builds a fresh server-role ``Connection`` (capabilities
 derived from the registry at that moment), a ``SessionDriver`` whose reader
-task dispatches each client request to ``handlers`` as its own task, and a
-``ServerSession`` registered with the server for broadcasts.  It follows the
+task dispatches each client request to ``handlers`` as its own task (at most
+``max_concurrent_requests`` at once; a handler waiting for the client's answer
+to sampling, elicitation or roots does not count meanwhile), and a
+``ServerSession`` registered with the server for broadcasts.  The
+roots-changed hooks run in the session's callback task, never in the reader,
+so a hook may ask the client for its roots (``max_pending_callbacks``
+notifications may wait for it; see ``_trio/driver.py``).  It follows the
 Trio ``serve_*`` convention: ``await nursery.start(serve_stream, server,
 stream)`` returns the ``ServerSession`` once the reader runs.  When the
 client goes away every handler still running is cancelled, the session is
@@ -25,9 +30,11 @@ from typing import Any
 import trio
 
 from .._trio._groups import collapse
+from .._trio.callbacks import DEFAULT_MAX_PENDING_CALLBACKS
 from .._trio.driver import NotificationHandler, SessionDriver
-from .._trio.transports.stdio import open_stdio_server_stream
+from .._trio.request_slots import DEFAULT_MAX_CONCURRENT_REQUESTS
 from .._trio.stream import MessageStream
+from .._trio.transports.stdio import open_stdio_server_stream
 from ._registry import call
 from .app import Server
 from .handlers import request_handlers
@@ -49,10 +56,19 @@ async def serve_stream(
     server: Server,
     stream: MessageStream,
     *,
+    max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
+    max_pending_callbacks: int = DEFAULT_MAX_PENDING_CALLBACKS,
     task_status: trio.TaskStatus[ServerSession] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve one client over ``stream`` until it closes."""
-    driver = SessionDriver(server.make_connection(), stream, request_timeout=server.request_timeout)
+    """Serve one client over ``stream`` until it closes.
+
+    ``max_concurrent_requests``: the client requests handled at once (more wait,
+    in order); ``max_pending_callbacks``: the client notifications that may wait
+    for the roots-changed hooks."""
+    driver = SessionDriver(
+        server.make_connection(), stream, request_timeout=server.request_timeout,
+        max_concurrent_requests=max_concurrent_requests, max_pending_callbacks=max_pending_callbacks,
+    )
     session = ServerSession(server, driver)
     driver.request_handlers.update(request_handlers(session))
     driver.notification_handler = _notification_handler(session)

@@ -11,8 +11,10 @@ list helpers follow ``nextCursor`` with a page cap and refuse a cursor the
 server already gave (a server that loops would otherwise hang us).
 
 Server-to-client requests (sampling, elicitation, roots) are answered by the
-handlers given to ``open_client``; the client advertises exactly the
-capabilities for which it has a handler.
+handlers given to ``open_client``, at most ``max_concurrent_requests`` at once;
+the client advertises exactly the capabilities for which it has a handler.
+The logging and notification handlers run in the session's callback task, in
+order, at most ``max_pending_callbacks`` queued (see ``driver.py``).
 
 Eras.  With ``revision=None`` the client is dual-era (spec: basic/versioning,
 transports/stdio "Backward Compatibility"): it probes with ``server/discover``
@@ -22,9 +24,11 @@ follows, offering the revision the server named if it named one), and a
 modern refusal with no revision in common fails the connect.  Pinning a
 stateless revision probes with no fallback; pinning a handshake revision only
 runs ``initialize``.  In the stateless era the same handlers answer the
-server's ``inputRequests`` (``mrtr.py``), list results are cached as their
+server's ``inputRequests`` (``mrtr.py``, handed to the driver as its
+``answer_input``), list results are cached as their
 ``ttlMs`` allows (``cache.py``), notifications are subscribed to with
-``listen`` (``listen.py``), and the handshake-only methods (ping,
+``listen`` (``listen.py``; the session's ``NotificationRouter`` is one of the
+driver's notification taps), and the handshake-only methods (ping,
 ``logging/setLevel``, resource subscriptions) are refused locally with a
 pointer to what replaced them.
 """
@@ -52,12 +56,16 @@ from ..._sansio.revisions import ALL_VERSIONS, Era, get_revision
 from ..._sansio.connection.core import LOG_LEVELS, Connection
 from .._groups import collapse
 from .cache import ListCache
+from ..callbacks import DEFAULT_MAX_PENDING_CALLBACKS
 from ..driver import (
-    USE_DEFAULT, NotificationHandler, ProgressCallback, RequestContext, SessionDriver, UseDefault,
+    USE_DEFAULT, NotificationHandler, ProgressCallback, RequestContext, RequestHandler, SessionDriver,
+    UseDefault,
 )
+from ..request_slots import DEFAULT_MAX_CONCURRENT_REQUESTS
 from ..transports.stdio import StdioProcessStream, open_stdio_process
 from ..stream import MessageStream
 from .listen import NotificationRouter, Subscription, open_subscription
+from .mrtr import answer_input_requests
 
 logger = logging.getLogger("trimcp")
 
@@ -129,7 +137,10 @@ class ClientSession:
         self.max_pages = max_pages
         #: The transport, e.g. a ``StdioProcessStream`` with ``stderr_tail()``.
         self.stream = driver.stream
-        self.router = router or NotificationRouter(None)
+        #: Routes notifications to the cache and to open ``listen`` streams (in the reader task).
+        self.router = router or NotificationRouter()
+        if self.router not in driver.notification_taps:
+            driver.notification_taps.append(self.router)
         #: List pages kept as their ``ttlMs`` allows, dropped by ``list_changed``.
         self.cache: ListCache[Any] = ListCache()
         self.router.taps.append(self.cache.on_notification)
@@ -328,8 +339,8 @@ def _request_handlers(
     sampling: SamplingHandler | None,
     elicitation: ElicitationHandler | None,
     roots: RootsProvider | None,
-) -> dict[str, Callable[[RequestContext], Awaitable[dict[str, Any]]]]:
-    handlers: dict[str, Callable[[RequestContext], Awaitable[dict[str, Any]]]] = {}
+) -> dict[str, RequestHandler]:
+    handlers: dict[str, RequestHandler] = {}
     if sampling is not None:
         sample = sampling
 
@@ -357,7 +368,11 @@ def _request_handlers(
 
 def _notification_handler(
     logging_handler: LoggingHandler | None, notification_handler: NotificationHandler | None
-) -> NotificationHandler:
+) -> NotificationHandler | None:
+    """The application's handlers as one; runs in the session's callback task."""
+    if logging_handler is None and notification_handler is None:
+        return None  # nothing to queue
+
     async def handle(method: str, params: dict[str, Any]) -> None:
         if method == "notifications/message" and logging_handler is not None:
             try:
@@ -402,6 +417,8 @@ async def open_client(
     headers_helper: Any = None,
     http_client: Any = None,
     auth: Any = None,
+    max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
+    max_pending_callbacks: int = DEFAULT_MAX_PENDING_CALLBACKS,
 ) -> AsyncIterator[ClientSession]:
     """Connect to an MCP server and yield an operating ``ClientSession``.
 
@@ -420,6 +437,10 @@ async def open_client(
     ``max_input_rounds`` bounds the InputRequiredResults one request may get.
     ``max_message_size`` caps one incoming message in bytes (the stdio line cap
     too); a bigger one breaks the connection and fails every pending request.
+    ``max_concurrent_requests`` bounds the server's requests (sampling, ...)
+    handled at once; ``max_pending_callbacks`` the notifications waiting for the
+    logging and notification handlers (which never run in the reader task: see
+    the module docstring).
     """
     versions: tuple[str, ...] = ALL_VERSIONS
     if revision is not None:
@@ -433,7 +454,6 @@ async def open_client(
         supported_versions=versions,
         max_message_size=max_message_size,
     )
-    router = NotificationRouter(_notification_handler(logging_handler, notification_handler))
     with collapse():
         async with AsyncExitStack() as stack:
             stream: MessageStream
@@ -466,16 +486,19 @@ async def open_client(
                 connection,
                 stream,
                 request_handlers=_request_handlers(sampling_handler, elicitation_handler, roots),
-                notification_handler=router,
+                notification_handler=_notification_handler(logging_handler, notification_handler),
                 request_timeout=request_timeout,
                 max_input_rounds=max_input_rounds,
+                answer_input=answer_input_requests,
+                max_concurrent_requests=max_concurrent_requests,
+                max_pending_callbacks=max_pending_callbacks,
             )
             async with trio.open_nursery() as nursery:
                 await nursery.start(driver.run)
                 # The stream is ours to close on every way out, a failed handshake included.
                 try:
                     handshake = await _negotiate(driver, revision, connect_timeout, probe_timeout)
-                    yield ClientSession(driver, handshake, max_pages, router)
+                    yield ClientSession(driver, handshake, max_pages)
                 finally:
                     await driver.aclose()
                     nursery.cancel_scope.cancel()

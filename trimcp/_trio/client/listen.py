@@ -2,12 +2,14 @@
 
 Theory of operation
 -------------------
-Every notification the server sends reaches ``NotificationRouter`` (the
-driver's notification handler).  It first runs the *taps* - synchronous
+Every notification the server sends reaches ``NotificationRouter`` (one of
+the driver's ``notification_taps``, run in the reader task before the
+application's handler is queued).  It first runs its own *taps* - synchronous
 observers such as the list cache, which must see ``list_changed`` before
 anything else - then hands the notification to the ``Subscription`` named by
-``_meta["io.modelcontextprotocol/subscriptionId"]``, if one is open, and
-finally to the application's own handler, which sees every notification.
+``_meta["io.modelcontextprotocol/subscriptionId"]``, if one is open.  The
+application's own handler, which sees every notification, is the driver's
+``notification_handler`` and runs in the session's callback task.
 
 2026-07-28 (spec: basic/patterns/subscriptions): the client opens a stream
 with a long-lived ``subscriptions/listen`` request whose ``notifications``
@@ -23,14 +25,15 @@ answers the request, which ends the iteration.
 
 The router runs in the driver's reader task, so it must never block: a
 subscription buffers up to ``max_buffer`` notifications and counts (and logs)
-the ones it had to drop when its reader falls behind.
+the ones it had to drop when its reader falls behind (the iteration is the
+application's own back-pressure, a buffer per subscription).
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -40,14 +43,13 @@ from ..._errors import RequestTimeout
 from ..._sansio import jsonrpc as rpc
 from ..._sansio.connection import stateless as sl
 from .._groups import collapse
-from ..driver import USE_DEFAULT, NotificationHandler, SessionDriver, UseDefault, _maybe_await
+from ..driver import USE_DEFAULT, NotificationTap, SessionDriver, UseDefault
 
 logger = logging.getLogger("trimcp")
 
 ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 #: A notification on a stream: its method and params (``_meta`` included).
 Notification = tuple[str, dict[str, Any]]
-NotificationTap = Callable[[str, dict[str, Any]], None]
 
 
 def subscription_id(params: dict[str, Any]) -> rpc.RequestId | None:
@@ -113,22 +115,19 @@ class Subscription:
 
 
 class NotificationRouter:
-    """The driver's notification handler: taps, then subscriptions, then the application."""
+    """A driver notification tap: its own taps, then the subscription a notification names."""
 
-    def __init__(self, handler: NotificationHandler | None) -> None:
-        self.handler = handler
+    def __init__(self) -> None:
         self.taps: list[NotificationTap] = []
         self.subscriptions: dict[rpc.RequestId, Subscription] = {}
 
-    async def __call__(self, method: str, params: dict[str, Any]) -> None:
+    def __call__(self, method: str, params: dict[str, Any]) -> None:
         for tap in self.taps:
             tap(method, params)
         sub_id = subscription_id(params)
         sub = self.subscriptions.get(sub_id) if sub_id is not None else None
         if sub is not None:
             sub._deliver(method, params)
-        if self.handler is not None:
-            await _maybe_await(self.handler(method, params))
 
 
 @asynccontextmanager

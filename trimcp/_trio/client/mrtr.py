@@ -10,7 +10,8 @@ one with the same ``SessionDriver.request_handlers`` that answer those methods
 in the handshake era, so an application writes its handlers once for both
 eras; the handler sees a ``RequestContext`` whose ``request_id`` is the
 ``inputRequests`` key.  The answers form the ``inputResponses`` map of the
-retry, which ``SessionDriver.request`` sends.
+retry, which ``SessionDriver.request`` sends: ``open_client`` gives the driver
+this function as its ``answer_input`` (the driver does not import the client).
 
 The requests are answered one after another, in the order the server listed
 them (an elicitation is a question to a person: asking two at once would be
@@ -23,19 +24,15 @@ already refused requests for capabilities the client never declared.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..._errors import McpError, RemoteProtocolError
 from ..._sansio import events as ev
-
-if TYPE_CHECKING:
-    from ..driver import SessionDriver
+from ..driver import RequestContext, SessionDriver
 
 
 async def answer_input_requests(driver: SessionDriver, event: ev.InputRequired) -> dict[str, Any]:
     """The ``inputResponses`` for one InputRequiredResult: ``{key: result}``."""
-    from ..driver import RequestContext  # session imports this module
-
     responses: dict[str, Any] = {}
     for key, request in event.input_requests.items():
         method = request["method"]
