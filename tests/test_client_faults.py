@@ -34,7 +34,7 @@ from trimcp import (
 )
 from trimcp import schema as s
 from trimcp._sansio import jsonrpc
-from trimcp._trio.client.client_session import CLIENT_INFO
+from trimcp._trio.client.connect import CLIENT_INFO
 from trimcp._trio.driver import CANCEL_SEND_TIMEOUT, SessionDriver
 
 HELPER = str(Path(__file__).parent / "helpers" / "fault_server.py")

@@ -38,7 +38,8 @@ from trimcp import schema as s
 from trimcp._sansio import events as ev
 from trimcp._sansio import revisions
 from trimcp._sansio.connection import stateless as sl
-from trimcp._trio.client.client_session import CLIENT_INFO, ClientSession
+from trimcp._trio.client import ClientSession
+from trimcp._trio.client.connect import CLIENT_INFO
 from trimcp._trio.client.mrtr import answer_input_requests
 from trimcp._trio.driver import SessionDriver
 

@@ -20,7 +20,7 @@ import trio
 from trimcp._errors import LocalProtocolError, McpError, RequestTimeout
 from trimcp._sansio import schema as s
 from trimcp._trio._groups import collapse
-from trimcp._trio.client.client_session import ClientSession, open_client
+from trimcp._trio.client import ClientSession, open_client
 from trimcp._trio.memory import memory_stream_pair
 from trimcp.server import Context, ResourceNotFound, Server, ServerSession, serve_stream
 from trimcp.reference.server import COUNTER_URI, INSTRUCTIONS, PNG, build_server

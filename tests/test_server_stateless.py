@@ -26,7 +26,7 @@ from trimcp._sansio.connection.lifecycle import Role
 from trimcp._sansio.revisions import ALL_VERSIONS
 from trimcp._sansio.connection.core import Connection
 from trimcp._trio._groups import collapse
-from trimcp._trio.client.client_session import open_client
+from trimcp._trio.client import open_client
 from trimcp._trio.memory import MemoryMessageStream, memory_stream_pair
 from trimcp.server import Context, Server, inputs, serve_stream
 from trimcp.server import _compat as compat

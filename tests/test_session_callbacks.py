@@ -22,7 +22,7 @@ from fake_server import TEXT_OK, Json, connected, round_trip, spawn
 from trimcp import schema as s
 from trimcp._sansio.events import ProgressReceived
 from trimcp._trio._groups import collapse
-from trimcp._trio.client.client_session import ClientSession, open_client
+from trimcp._trio.client import ClientSession, open_client
 from trimcp._trio.memory import memory_stream_pair
 from trimcp.server import Context, Server, ServerSession, serve_stream
 

@@ -28,7 +28,7 @@ from trimcp._errors import ConnectError, RemoteProtocolError, TransportClosed
 from trimcp._sansio import jsonrpc
 from trimcp._sansio.revisions import LATEST_HANDSHAKE
 from trimcp._trio._groups import collapse
-from trimcp._trio.client.client_session import open_client
+from trimcp._trio.client import open_client
 from trimcp._trio.stream import MessageStream
 from trimcp._trio.transports.websocket import (
     SUBPROTOCOL, WebSocketClosed, WebSocketStream, _parse_url, open_websocket_stream,
@@ -593,7 +593,7 @@ async def test_reserved_headers_and_ssl_for_ws_are_refused() -> None:
 
 def test_importing_trimcp_does_not_import_trio_websocket() -> None:
     code = (
-        "import sys, trimcp, trimcp.server, trimcp.reference.server, trimcp._trio.client.client_session\n"
+        "import sys, trimcp, trimcp.server, trimcp.reference.server, trimcp._trio.client.connect\n"
         "assert 'trio_websocket' not in sys.modules, 'imported eagerly'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

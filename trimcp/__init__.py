@@ -28,8 +28,8 @@ from ._sansio.schema import SchemaError as SchemaError
 from ._sansio.schema import from_wire as from_wire
 from ._sansio.schema import to_wire as to_wire
 from ._sansio.connection.core import Connection as Connection
-from ._trio.client.client_session import ClientSession as ClientSession
-from ._trio.client.client_session import open_client as open_client
+from ._trio.client import ClientSession as ClientSession
+from ._trio.client import open_client as open_client
 from ._trio.memory import memory_stream_pair as memory_stream_pair
 from ._trio.driver import RequestContext as RequestContext
 from ._trio.transports.stdio import open_stdio_process as open_stdio_process

@@ -52,7 +52,7 @@ from .._sansio.revisions import (
     has_capability,
     own_gate,
 )
-from .._trio.client.client_session import open_client
+from .._trio.client import open_client
 from .checks.auth import check_auth, probe_unauthenticated, skip_auth
 from .checks.handshake import check_handshake, handshake_tour, offered_revision
 from .checks.http import check_http_transport, is_http_target, skip_http

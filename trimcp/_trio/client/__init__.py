@@ -1,1 +1,6 @@
-"""The Trio MCP client: open_client, ClientSession and their helpers."""
+"""The Trio MCP client: ``open_client`` (``connect.py``), ``ClientSession`` and their helpers."""
+
+from .client_session import ClientSession as ClientSession
+from .connect import open_client as open_client
+
+__all__ = ["ClientSession", "open_client"]
