@@ -7,6 +7,9 @@ from pathlib import Path
 
 from test_layers import PACKAGE_DIR, imports_of, module_name
 
+import trimcp
+from trimcp._sansio.revisions import Era
+
 TRIO = PACKAGE_DIR / "_trio"
 #: The driver and what it is made of, then the client built on it.
 SESSION_MODULES = sorted(
@@ -50,3 +53,8 @@ def test_no_import_cycle_between_the_driver_and_the_client() -> None:
 def test_no_session_module_is_over_600_lines() -> None:
     for path in SESSION_MODULES:
         assert len(Path(path).read_text(encoding="utf-8").splitlines()) <= 600, path
+
+
+def test_era_is_public_and_typed() -> None:
+    assert trimcp.Era is Era
+    assert {e.value for e in trimcp.Era} == {"handshake", "stateless"}

@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from trimcp import (
     ConnectError,
     Connection,
+    Era,
     LocalProtocolError,
     McpError,
     RemoteProtocolError,
@@ -159,7 +160,7 @@ async def test_probe_discovers_a_stateless_server_and_requests_carry_the_envelop
                 sl.CLIENT_CAPABILITIES_KEY: {"roots": {"listChanged": True}},
                 sl.CLIENT_INFO_KEY: CLIENT_INFO,
             }
-            assert client.era == "stateless" and client.protocol_version == V26
+            assert client.era is Era.STATELESS and client.protocol_version == V26
             assert client.server_info == SERVER_INFO
             assert client.server_capabilities == CAPABILITIES
             assert client.instructions == "be kind"
@@ -216,7 +217,7 @@ async def test_a_probe_error_means_a_handshake_era_server(autojump_clock: Any, c
             nursery.start_soon(serve)
             async with open_client(stream) as client:
                 await served.wait()
-                assert client.era == "handshake"
+                assert client.era is Era.HANDSHAKE
                 assert client.protocol_version == revisions.LATEST_HANDSHAKE
                 assert peer.initialize["params"]["protocolVersion"] == revisions.LATEST_HANDSHAKE
                 assert client.supported_versions is None and client.discover_result is None
@@ -241,7 +242,7 @@ async def test_a_silent_probe_is_abandoned_then_initialize_and_the_late_answer_i
 
             nursery.start_soon(serve)
             async with open_client(stream, probe_timeout=2) as client:
-                assert client.era == "handshake"
+                assert client.era is Era.HANDSHAKE
                 assert peer.probe is not None
                 # The answer finally comes: too late, dropped and counted, not an issue.
                 await peer.reply(peer.probe, DISCOVER_RESULT)
@@ -249,7 +250,7 @@ async def test_a_silent_probe_is_abandoned_then_initialize_and_the_late_answer_i
                     ping = spawn(inner, client.ping)
                     await peer.reply(await peer.expect("ping"), {})
                     await ping.result()
-                assert client.era == "handshake"
+                assert client.era is Era.HANDSHAKE
                 assert client.connection.stats.late_responses_dropped == 1
                 assert list(client.driver.issues) == []
 
@@ -302,7 +303,7 @@ async def test_unsupported_version_naming_a_handshake_revision_initializes_with_
             async with open_client(stream) as client:
                 await served.wait()
                 assert peer.initialize["params"]["protocolVersion"] == "2025-06-18"
-                assert client.era == "handshake" and client.protocol_version == "2025-06-18"
+                assert client.era is Era.HANDSHAKE and client.protocol_version == "2025-06-18"
 
 
 async def test_unsupported_version_with_nothing_in_common_fails_the_connect(autojump_clock: Any) -> None:
@@ -411,7 +412,7 @@ async def test_pinned_stateless_revision_waits_the_whole_connect_timeout(autojum
 async def test_pinned_stateless_revision_against_a_stateless_server(autojump_clock: Any) -> None:
     with trio.fail_after(10):
         async with stateless(revision=V26) as (client, peer):
-            assert client.era == "stateless"
+            assert client.era is Era.STATELESS
             assert peer.probe is not None and meta(peer.probe)[sl.PROTOCOL_VERSION_KEY] == V26
 
 
@@ -428,7 +429,7 @@ async def test_pinned_handshake_revision_never_probes(autojump_clock: Any) -> No
 
             nursery.start_soon(serve)
             async with open_client(stream, revision="2025-06-18") as client:
-                assert client.era == "handshake"
+                assert client.era is Era.HANDSHAKE
                 assert client.connection.supported_versions == ("2025-06-18",)
 
 

@@ -23,7 +23,7 @@ import pytest
 import trio
 
 import trimcp
-from trimcp import McpError, RequestTimeout
+from trimcp import Era, McpError, RequestTimeout
 from trimcp._errors import ConnectError
 from trimcp._sansio import schema as s
 from trimcp._sansio.http.plan import Mode, ReconnectPolicy
@@ -97,7 +97,7 @@ async def test_dual_era_probe_falls_back_to_initialize(kind: str) -> None:
     fake = McpFake()
     with trio.fail_after(LIMIT):
         async with serve(fake) as server, connect(server.url, kind) as session:
-            assert session.era == "handshake"
+            assert session.era is Era.HANDSHAKE
             await session.ping()
         probe = posts(server, "server/discover")[0]
         assert probe.header("mcp-protocol-version") == "2026-07-28"
@@ -622,7 +622,7 @@ async def test_stateless_request_metadata_headers(kind: str) -> None:
     fake = StatelessFake()
     with trio.fail_after(LIMIT):
         async with serve(fake) as server, connect(server.url, kind) as session:
-            assert session.era == "stateless"
+            assert session.era is Era.STATELESS
             tools = await session.list_tools()
             assert [t.name for t in tools] == ["wetter-☀"]  # the invalid one is left out
             args = {"region": "us-west1", "greeting": "Hello, 世界", "count": 42, "flag": True,
@@ -800,7 +800,7 @@ async def test_official_sdk_server_streamable_http(kind: str, revision: str | No
         async with running(argv, port):
             url = f"http://127.0.0.1:{port}/mcp"
             async with connect(url, kind, revision=revision, elicitation_handler=_elicit) as session:
-                assert session.era == ("stateless" if revision is None else "handshake")
+                assert session.era is (Era.STATELESS if revision is None else Era.HANDSHAKE)
                 assert (await session.call_tool("echo", {"text": "hi"})).content[0].text == "hi"  # type: ignore[union-attr]
                 asked = await session.call_tool("ask_name", {})
                 assert asked.content[0].text == "hello Ada"  # type: ignore[union-attr]

@@ -21,7 +21,7 @@ import peers
 import pytest
 import trio
 
-from trimcp import ClientSession, McpError, RequestTimeout, open_client
+from trimcp import ClientSession, Era, McpError, RequestTimeout, open_client
 from trimcp import schema as s
 from trimcp._sansio.events import ProgressReceived
 
@@ -119,7 +119,7 @@ BOTH_ERAS = pytest.mark.parametrize("revision", [None, "2025-11-25"], ids=["stat
 async def test_sdk_server_tools_resources_prompts() -> None:
     with trio.fail_after(60):
         async with sdk_client() as client:
-            assert client.era == "stateless" and client.protocol_version == "2026-07-28"
+            assert client.era is Era.STATELESS and client.protocol_version == "2026-07-28"
             assert client.supported_versions is not None and "2026-07-28" in client.supported_versions
             assert client.server_info["name"] == "trimcp-test-sdk-server"
             tools = {t.name: t for t in await client.list_tools()}
@@ -180,7 +180,7 @@ async def test_sdk_server_asks_our_handlers(revision: str | None) -> None:
     handlers = Handlers()
     with trio.fail_after(60):
         async with sdk_client(handlers, revision=revision) as client:
-            assert client.era == ("stateless" if revision is None else "handshake")
+            assert client.era is (Era.STATELESS if revision is None else Era.HANDSHAKE)
             sampled = await client.call_tool("sample", {"prompt": "what is 6 * 7?"})
             assert text_of(sampled) == "the model says 42"
             (params,) = handlers.sampling
@@ -206,7 +206,7 @@ async def test_sdk_server_progress_and_logging(revision: str | None) -> None:
     events: list[ProgressReceived] = []
     with trio.fail_after(60):
         async with sdk_client(handlers, revision=revision) as client:
-            if client.era == "stateless":
+            if client.era is Era.STATELESS:
                 client.log_level = "info"  # 2026-07-28: no logLevel in _meta, no log messages
             result = await client.call_tool("progress", {"steps": 4, "delay": 0.01}, on_progress=events.append)
             assert text_of(result) == "done 4"

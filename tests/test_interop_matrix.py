@@ -187,7 +187,7 @@ async def _exchange(target: Any, client: str, message: str) -> Observed:
             texts = [getattr(block, "text", None) for block in result.content]
             assert not result.is_error, result
             return Observed(
-                version=session.protocol_version, era=session.era,
+                version=session.protocol_version, era=session.era.value,
                 tools=tuple(t.name for t in tools), echoed=texts[0] if len(texts) == 1 else repr(texts),
             )
     except TrimcpError as exc:

@@ -26,7 +26,7 @@ import trio_websocket
 
 from trimcp._errors import ConnectError, RemoteProtocolError, TransportClosed
 from trimcp._sansio import jsonrpc
-from trimcp._sansio.revisions import LATEST_HANDSHAKE
+from trimcp._sansio.revisions import LATEST_HANDSHAKE, Era
 from trimcp._trio._groups import collapse
 from trimcp._trio.client import open_client
 from trimcp._trio.stream import MessageStream
@@ -155,7 +155,7 @@ async def test_handshake_list_and_call_through_the_reference_server(revision: st
 async def test_open_client_takes_a_ws_url() -> None:
     with trio.fail_after(10):
         async with mcp_server() as listener, open_client(listener.url) as client:
-            assert client.era == "stateless"
+            assert client.era is Era.STATELESS
             echoed = await client.call_tool("echo", {"message": "by url"})
             assert echoed.content[0].text == "by url"
 

@@ -24,6 +24,7 @@ from ._sansio import schema as schema
 from ._sansio.connection.lifecycle import Role as Role
 from ._sansio.revisions import ALL_VERSIONS as ALL_VERSIONS
 from ._sansio.revisions import HANDSHAKE_VERSIONS as HANDSHAKE_VERSIONS
+from ._sansio.revisions import Era as Era
 from ._sansio.schema import SchemaError as SchemaError
 from ._sansio.schema import from_wire as from_wire
 from ._sansio.schema import to_wire as to_wire
@@ -38,7 +39,7 @@ from ._trio.stream import MessageStream as MessageStream
 __version__ = "0.1.0"
 
 __all__ = [
-    "ALL_VERSIONS", "AuthError", "ClientSession", "ConnectError", "Connection",
+    "ALL_VERSIONS", "AuthError", "ClientSession", "ConnectError", "Connection", "Era",
     "HANDSHAKE_VERSIONS", "InputRoundsExceeded", "LocalProtocolError", "McpError", "MessageStream",
     "PaginationError", "ProtocolError",
     "RemoteProtocolError", "RequestContext", "RequestTimeout", "Role", "SchemaError",

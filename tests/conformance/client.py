@@ -159,7 +159,7 @@ async def echo_schema(url: str, context: dict[str, Any], revision: str | None) -
 async def initialize_only(url: str, context: dict[str, Any], revision: str | None) -> None:
     """Connect (initialize or server/discover) and disconnect."""
     async with connect(url, revision) as session:
-        log(f"connected: {session.era} era, revision {session.protocol_version}")
+        log(f"connected: {session.era.value} era, revision {session.protocol_version}")
 
 
 CIMD_URL = "https://conformance-test.local/client-metadata.json"

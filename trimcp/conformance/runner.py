@@ -121,7 +121,7 @@ async def run_checks(
                 roots=[],
             ) as client:
                 report.revision = rec.revision = client.protocol_version
-                report.era = client.era
+                report.era = client.era.value
                 report.server_info = client.server_info
                 tour = Tour(rec, client, recording, connect, client.protocol_version, request_timeout)
                 await _tour(tour, revision)
@@ -173,19 +173,19 @@ async def _transport_checks(rec: Results, target: str, revision: str, raw: RawCl
 
 async def _tour(tour: Tour, pinned: str | None) -> None:
     client = tour.client
-    if client.era == Era.STATELESS.value:
+    if client.era is Era.STATELESS:
         check_discover(tour.rec, client)
     else:
         check_handshake(tour.rec, client, pinned)
         await handshake_tour(tour)
     await feature_tour(tour)
-    if client.era == Era.STATELESS.value:
+    if client.era is Era.STATELESS:
         await stateless_tour(tour)
 
 
 async def _probes(tour: Tour, timeout: float) -> None:
     rec, client, revision = tour.rec, tour.client, tour.revision
-    if client.era != Era.STATELESS.value:
+    if client.era is not Era.STATELESS:
         await probe_handshake_version(rec, tour.connect, timeout)
         return
     caps = client.server_capabilities

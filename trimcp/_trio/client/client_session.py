@@ -6,8 +6,8 @@ Theory of operation
 each helper sends one method through the driver and converts the result with
 the schema converter; list helpers follow ``nextCursor`` with a page cap and
 refuse a cursor the server already gave (a server that loops would otherwise
-hang us).  ``era`` says how the session was negotiated: ``"handshake"``
-(``initialize``) or ``"stateless"`` (2026-07-28, ``server/discover``).
+hang us).  ``era`` says how the session was negotiated: ``Era.HANDSHAKE``
+(``initialize``) or ``Era.STATELESS`` (2026-07-28, ``server/discover``).
 
 In the stateless era list results are cached as their ``ttlMs`` allows
 (``cache.py``), notifications are subscribed to with ``listen``
@@ -27,6 +27,7 @@ from ..._errors import LocalProtocolError, PaginationError, RemoteProtocolError
 from ..._sansio import events as ev
 from ..._sansio import schema as s
 from ..._sansio.connection.core import LOG_LEVELS
+from ..._sansio.revisions import Era
 from ..driver import USE_DEFAULT, ProgressCallback, SessionDriver, UseDefault
 from .cache import ListCache
 from .listen import NotificationRouter, Subscription, open_subscription
@@ -63,8 +64,8 @@ class ClientSession:
     ) -> None:
         self.driver = driver
         self.connection = driver.connection
-        #: ``"handshake"`` (initialize was run) or ``"stateless"`` (2026-07-28, server/discover).
-        self.era = "stateless" if isinstance(handshake, ev.Discovered) else "handshake"
+        #: ``Era.HANDSHAKE`` (initialize was run) or ``Era.STATELESS`` (2026-07-28, server/discover).
+        self.era: Era = Era.STATELESS if isinstance(handshake, ev.Discovered) else Era.HANDSHAKE
         self.protocol_version = handshake.protocol_version
         self.server_info = handshake.peer_info
         self.server_capabilities = handshake.peer_capabilities
@@ -94,7 +95,7 @@ class ClientSession:
 
     @log_level.setter
     def log_level(self, level: str | None) -> None:
-        if self.era != "stateless":
+        if self.era is not Era.STATELESS:
             raise LocalProtocolError(
                 "log_level travels in the requests of the stateless era; in the handshake era "
                 "call set_logging_level()"
@@ -116,7 +117,7 @@ class ClientSession:
         """Send any request and return the raw result object (stateless era: the
         complete one, after any rounds of input the server asked for)."""
         hint = _GONE_IN_STATELESS_ERA.get(method)
-        if hint is not None and self.era == "stateless":
+        if hint is not None and self.era is Era.STATELESS:
             raise LocalProtocolError(
                 f"{method} does not exist in the stateless era (revision {self.protocol_version}): {hint}"
             )
@@ -165,7 +166,7 @@ class ClientSession:
         resources.  The block starts once the server acknowledged (within
         ``ack_timeout``, default the request timeout); ``Subscription.acknowledged``
         says which of the requested kinds it will send."""
-        if self.era != "stateless":
+        if self.era is not Era.STATELESS:
             raise LocalProtocolError(
                 "subscriptions/listen belongs to the stateless era; in the handshake era use "
                 "subscribe_resource() and the notification_handler"
