@@ -384,7 +384,8 @@ class Connection:
         events: list[ev.Event] = []
         for bad in parsed.invalid:
             events.extend(self._receive_invalid(bad))
-        refused = admission.refuse_batch(self._cs, parsed.messages) if parsed.is_batch else None
+        batch = parsed.is_batch and parsed.messages  # (an empty batch is only invalid)
+        refused = admission.refuse_batch(self._cs, parsed.messages) if batch else None
         if refused is not None and self.state is not CLOSED:
             return events + self._refuse_batch(parsed.messages, refused)
         for msg in parsed.messages:
