@@ -20,9 +20,10 @@ members are kept in ``extra`` and ``_meta`` in ``meta``, so
 Modules: the machinery is ``_converter`` (the one cattrs converter), ``_rules``
 (wire names, JSON types, ``SchemaError``), ``_hooks`` (primitives, arrays, maps,
 unions) and ``_classes`` (generated per-class functions); the types are in
-``base``, ``content``, ``lifecycle``, ``tools``, ``resources``, ``prompts`` (and
-completion), ``sampling``, ``elicitation``, ``tasks`` and ``misc`` (logging,
-progress, cancellation, roots); the 2026-07-28 additions in ``meta`` (reserved
+``base``, ``content``, ``lifecycle``, ``tools`` (the definition, ``tools/list``),
+``tool_calls`` (``tools/call``), ``resources``, ``prompts`` (and completion),
+``sampling``, ``elicitation``, ``tasks`` and ``misc`` (logging, progress,
+cancellation, roots); the 2026-07-28 additions in ``meta`` (reserved
 ``_meta`` keys, the request envelope), ``modern`` (discovery, subscriptions,
 error data) and ``mrtr`` (multi round-trip requests); ``methods`` holds the
 method tables, overall and per revision.
@@ -198,9 +199,9 @@ from .tasks import Task as Task
 from .tasks import TaskMetadata as TaskMetadata
 from .tasks import TaskStatus as TaskStatus
 from .tasks import TaskStatusNotificationParams as TaskStatusNotificationParams
+from .tool_calls import CallToolRequestParams as CallToolRequestParams
+from .tool_calls import CallToolResult as CallToolResult
 from .tools import X_MCP_HEADER as X_MCP_HEADER
-from .tools import CallToolRequestParams as CallToolRequestParams
-from .tools import CallToolResult as CallToolResult
 from .tools import ListToolsRequestParams as ListToolsRequestParams
 from .tools import ListToolsResult as ListToolsResult
 from .tools import Tool as Tool

@@ -115,7 +115,8 @@ from .tasks import (
     ListTasksResult,
     TaskStatusNotificationParams,
 )
-from .tools import CallToolRequestParams, CallToolResult, ListToolsResult
+from .tool_calls import CallToolRequestParams, CallToolResult
+from .tools import ListToolsResult
 
 __all__ = [
     "CACHEABLE_METHODS",

@@ -18,10 +18,10 @@ one of
 
 The client fulfils the requests and re-sends the original request, with a new
 id, adding ``inputResponses`` (same keys -> the results) and the
-``requestState``.  Those two members are declared on ``CallToolRequestParams``,
-``GetPromptRequestParams`` and ``ReadResourceRequestParams``; their modules
-cannot import this one (``sampling`` imports ``tools``), so the forward
-reference ``InputResponses`` is resolved here, at import.
+``requestState``.  Those two members are declared on ``CallToolRequestParams``
+(``tool_calls``), ``GetPromptRequestParams`` (``prompts``) and
+``ReadResourceRequestParams`` (``resources``), which import ``InputResponses``
+from here; this module imports none of them.
 
 An input response carries no ``method``.  ``InputResponse`` is told apart by a
 member only one class requires: ``action`` -> ``ElicitResult``, ``roots`` ->
@@ -53,10 +53,7 @@ from ._converter import (
 from .base import RESULT_TYPE_INPUT_REQUIRED, RequestParams, Result
 from .elicitation import ElicitRequestParams, ElicitResult
 from .misc import ListRootsResult
-from .prompts import GetPromptRequestParams
-from .resources import ReadResourceRequestParams
 from .sampling import CreateMessageRequestParams, CreateMessageResult
-from .tools import CallToolRequestParams
 
 __all__ = [
     "INPUT_REQUEST_TYPES",
@@ -198,7 +195,3 @@ def _check_input_required(obj: InputRequiredResult) -> None:
 
 
 register_checked(InputRequiredResult, _check_input_required)
-
-# The params classes of MRTR_METHODS name ``InputResponses`` without importing it.
-for _cls in (CallToolRequestParams, GetPromptRequestParams, ReadResourceRequestParams):
-    attrs.resolve_types(_cls, localns={"InputResponses": InputResponses})

@@ -19,17 +19,14 @@ answered with an ``InputRequiredResult`` and retried with ``inputResponses`` /
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import attrs
 
 from ._converter import WIRE_REQUIRED, register_tagged_union
 from .base import Icon, PaginatedRequestParams, PaginatedResult, RequestParams, Result, Role
 from .content import ContentBlock
-
-if TYPE_CHECKING:
-    # Resolved by ``mrtr`` (which imports this module).
-    from .mrtr import InputResponses
+from .mrtr import InputResponses
 
 __all__ = [
     "CompleteRequestParams",

@@ -24,7 +24,7 @@ retried with ``inputResponses`` / ``requestState`` (see ``mrtr``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
@@ -38,10 +38,7 @@ from .base import (
     RequestParams,
 )
 from .content import ResourceContents
-
-if TYPE_CHECKING:
-    # Resolved by ``mrtr`` (which imports this module).
-    from .mrtr import InputResponses
+from .mrtr import InputResponses
 
 __all__ = [
     "ListResourceTemplatesRequestParams",

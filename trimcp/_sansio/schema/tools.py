@@ -1,4 +1,4 @@
-"""Tools: ``tools/list`` and ``tools/call``.
+"""Tools: what a tool is, and ``tools/list``.
 
 Theory of operation
 -------------------
@@ -7,23 +7,16 @@ A ``Tool`` has a ``name`` and an ``inputSchema`` (a JSON Schema object, kept as
 a plain dict; 2025-11-25 makes JSON Schema 2020-12 the default dialect).
 Later revisions add ``annotations`` (``ToolAnnotations``, 2025-03-26: untrusted
 hints such as ``readOnlyHint``), ``title`` and ``outputSchema`` (2025-06-18),
-``icons`` and ``execution.taskSupport`` (2025-11-25).
+``icons`` and ``execution.taskSupport`` (2025-11-25).  ``tools/list`` pages
+through them.
 
-``tools/call`` takes ``CallToolRequestParams`` (``name``, ``arguments``, and in
-2025-11-25 an optional ``task`` asking for task-augmented execution, answered
-by a ``CreateTaskResult`` instead) and returns ``CallToolResult``: ``content``
-blocks, optional ``structuredContent`` (2025-06-18, must match
-``outputSchema`` when the tool declares one) and ``isError`` — a tool failure
-is a successful JSON-RPC response with ``isError: true``, not a JSON-RPC error.
+The call, ``tools/call``, is in ``tool_calls``: ``sampling`` needs the ``Tool``
+definition (sampling with tools, 2025-11-25) while a 2026-07-28 call carries
+input responses, one kind of which is a sampling result, so the call sits
+downstream of both and this module imports neither.
 
 2026-07-28 changes:
 
-* ``structuredContent`` may be any JSON value (an array, say), not only an
-  object, so ``structured_content`` is typed ``Any``; the per-revision
-  ``parse_result`` still insists on an object for the handshake revisions.
-  (A JSON ``null`` there reads as absent.)
-* ``tools/call`` may be answered with an ``InputRequiredResult`` and retried
-  with ``inputResponses`` and ``requestState`` (see ``mrtr``).
 * A property of ``inputSchema`` may carry ``x-mcp-header`` (``X_MCP_HEADER``):
   the Streamable HTTP client mirrors that argument into an ``Mcp-Param-{name}``
   header.  ``inputSchema`` stays a plain dict; the annotation round-trips
@@ -33,22 +26,14 @@ is a successful JSON-RPC response with ``isError: true``, not a JSON-RPC error.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import Any, Final, Literal
 
 import attrs
 
-from .base import Icon, PaginatedRequestParams, PaginatedResult, RequestParams, Result
-from .content import ContentBlock
-from .tasks import TaskMetadata
-
-if TYPE_CHECKING:
-    # Resolved by ``mrtr`` (which imports this module through ``sampling``).
-    from .mrtr import InputResponses
+from .base import Icon, PaginatedRequestParams, PaginatedResult
 
 __all__ = [
     "X_MCP_HEADER",
-    "CallToolRequestParams",
-    "CallToolResult",
     "ListToolsRequestParams",
     "ListToolsResult",
     "Tool",
@@ -115,23 +100,3 @@ ListToolsRequestParams = PaginatedRequestParams
 @attrs.frozen(kw_only=True)
 class ListToolsResult(PaginatedResult):
     tools: list[Tool]
-
-
-@attrs.frozen(kw_only=True)
-class CallToolRequestParams(RequestParams):
-    name: str
-    arguments: dict[str, Any] | None = None
-    #: 2025-11-25: ask for task-augmented execution (the answer is a ``CreateTaskResult``).
-    task: TaskMetadata | None = None
-    #: 2026-07-28 retry after an ``InputRequiredResult``: the answers, by input request key.
-    input_responses: InputResponses | None = None
-    #: 2026-07-28 retry: the server's opaque ``requestState``, echoed unchanged.
-    request_state: str | None = None
-
-
-@attrs.frozen(kw_only=True)
-class CallToolResult(Result):
-    content: list[ContentBlock]
-    #: An object up to 2025-11-25; any JSON value from 2026-07-28.
-    structured_content: Any = None
-    is_error: bool | None = None
