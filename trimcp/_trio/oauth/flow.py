@@ -33,24 +33,66 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import httpx
 
 from ..._sansio import auth as sa
+from .store import TokenStore
 
-if TYPE_CHECKING:
-    from .provider import OAuthProvider
-
-__all__ = ["FlowContext", "authorize", "client_credentials", "refresh"]
+__all__ = ["FlowContext", "FlowSettings", "authorize", "client_credentials", "refresh"]
 
 log = logging.getLogger("trimcp.oauth")
 
 
+class FlowSettings(Protocol):
+    """What the flow reads from its caller (``provider.OAuthProvider`` is one).
+
+    The flow does not import the provider: it gets this view of it, so the
+    provider can import the flow and not the other way round.
+    """
+
+    @property
+    def server_url(self) -> str | None: ...
+    @property
+    def resource(self) -> str: ...  # the canonical URI of server_url
+    @property
+    def store(self) -> TokenStore: ...
+    @property
+    def pre_registered(self) -> sa.ClientIdentity | None: ...
+    @property
+    def client_issuer(self) -> str | None: ...
+    @property
+    def client_metadata_url(self) -> str | None: ...
+    @property
+    def client_name(self) -> str: ...
+    @property
+    def redirect_uri(self) -> str: ...
+    @property
+    def revision(self) -> str | None: ...
+    @property
+    def default_scope(self) -> str | None: ...
+    @property
+    def authorize_callback(self) -> Callable[[str], Awaitable[str]] | None: ...
+    @property
+    def clock(self) -> Callable[[], float]: ...
+    @property
+    def random(self) -> Callable[[int], bytes]: ...
+
+    def client_assertion(self, audience: str) -> str:
+        """A signed ``private_key_jwt`` assertion for ``audience``."""
+        ...
+
+    def remember_scope(self, scope: str | None) -> None:
+        """The scope this authorization asked for (a later step-up widens it)."""
+        ...
+
+
 @dataclass
 class FlowContext:
-    provider: OAuthProvider
+    provider: FlowSettings
     client: httpx.AsyncClient
 
 

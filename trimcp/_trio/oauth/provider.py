@@ -11,7 +11,7 @@ first when it is about to expire) and tells it about every 401 and every 403
 On a 401 the provider first tries the refresh token, if it has one and the
 failed request used the current access token; otherwise, and on a 403 with
 ``error="insufficient_scope"`` (step-up, the scope widened with the
-challenge's), it runs the whole flow (``oauth_flow.authorize``):
+challenge's), it runs the whole flow (``flow.authorize``):
 protected-resource metadata, authorization-server metadata (with the
 2025-03-26 fallbacks), a client identity (stored per issuer, so a change of
 authorization server means a fresh registration), PKCE + ``state`` +
@@ -21,12 +21,15 @@ checks (``state``, RFC 9207 ``iss``) and the token exchange.  The transport
 allows at most ``max_attempts`` authorization rounds per request.
 
 With ``grant="client_credentials"`` the whole flow is instead
-``oauth_flow.client_credentials``: the same discovery, then one token
-request authenticated by the client's secret or by a ``private_key_jwt``
-assertion (signed by ``jwt_signer``, which alone imports ``cryptography``).
+``flow.client_credentials``: the same discovery, then one token request
+authenticated by the client's secret or by a ``private_key_jwt`` assertion
+(signed by ``jwt.pem_signer``, the one place that imports ``cryptography``).
 
-Tokens and client secrets live in a ``TokenStore`` (``auth_store``; in memory by default),
-keyed by the canonical server URI (tokens) and by issuer (client
+The flow sees the provider only as ``flow.FlowSettings`` (what it reads and
+the two calls it makes back), so ``flow`` does not import this module.
+
+Tokens and client secrets live in a ``TokenStore`` (``store``; in memory by
+default), keyed by the canonical server URI (tokens) and by issuer (client
 identities).  No token or secret is ever logged or put into an exception
 message: only OAuth error codes, URLs and descriptions are.
 """
