@@ -28,11 +28,11 @@ from .serve import run_stdio as run_stdio
 from .serve import serve_stdio as serve_stdio
 from .serve import serve_stream as serve_stream
 from .server_session import ServerSession as ServerSession
-from .subscriptions import Subscription as Subscription
+from .subscriptions import ListenStream as ListenStream
 
 __all__ = [
-    "ClientCapabilityError", "Context", "InputRequest", "ResourceNotFound", "Server", "ServerSession",
-    "Subscription",
+    "ClientCapabilityError", "Context", "InputRequest", "ListenStream", "ResourceNotFound", "Server",
+    "ServerSession",
     "audio", "embedded_blob", "embedded_text", "error_result", "image", "resource_link",
     "run_stdio", "serve_stdio", "serve_stream", "text",
 ]

@@ -26,10 +26,17 @@ capability was not advertised.
 
 ``notify_*`` deliver concurrently to every operating handshake session and to
 every open ``subscriptions/listen`` request whose filter asks for it
-(``subscriptions.py``): ``list_changed`` after the registry changed,
-``resources/updated`` to the sessions and subscriptions watching that URI.
+(``subscriptions.ListenStream``): ``list_changed`` after the registry changed,
+``resources/updated`` to the sessions and listen streams watching that URI.
 Changing the registry does not notify by itself, so a batch of changes can be
 announced once.
+
+The server is what the per-connection objects refer back to
+(``ServerSession.server``, ``Context.server``), so this module imports none
+of them: ``serve_stream`` registers each ``ServerSession`` in ``sessions``,
+which this module knows only as a ``BroadcastSession`` (the two members a
+broadcast uses), and ``request_state_principal`` is typed without naming
+``Context``.
 
 Stateless-era settings: ``state_secret`` keys the HMAC of MRTR
 ``requestState`` tokens (random per ``Server`` by default: pass the same
@@ -47,7 +54,7 @@ is cacheable for ``discover_ttl_ms`` (5 minutes).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+from typing import Any, Literal, Protocol, TypeVar, overload
 
 import trio
 
@@ -66,14 +73,24 @@ from ._registry import (
     make_tool,
 )
 from ._state import StateSealer
-from .server_session import ServerSession
-from .subscriptions import Subscription
-
-if TYPE_CHECKING:
-    from .context import Context
+from .subscriptions import ListenStream
 
 F = TypeVar("F", bound=Callable[..., Any])
 CacheScope = Literal["public", "private"]
+#: Called with a stateless request's ``Context``; names the principal its ``requestState`` is
+#: bound to.  (``Any``: ``context`` imports this module, so this one cannot name ``Context``.)
+PrincipalHook = Callable[[Any], str | None]
+
+
+class BroadcastSession(Protocol):
+    """A connected session as a broadcast sees it (``server_session.ServerSession`` is one)."""
+
+    #: Resource URIs the client subscribed to (``resources/subscribe``).
+    subscriptions: set[str]
+
+    async def notify_quietly(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send a notification if the session is operating; a vanished client is not an error."""
+        ...
 
 #: ``ref.type`` values of ``completion/complete`` (a short form is accepted when registering).
 _REF_TYPES = {"prompt": "ref/prompt", "resource": "ref/resource", "ref/prompt": "ref/prompt",
@@ -96,7 +113,7 @@ class Server:
         request_timeout: float | None = 60.0,
         state_secret: bytes | None = None,
         request_state_ttl: float = 600.0,
-        request_state_principal: Callable[[Context], str | None] | None = None,
+        request_state_principal: PrincipalHook | None = None,
         list_ttl_ms: int = 0,
         list_cache_scope: CacheScope = "public",
         read_ttl_ms: int = 0,
@@ -125,13 +142,13 @@ class Server:
         self.prompts: dict[str, PromptEntry] = {}
         self.completions: dict[tuple[str, str, str], Handler] = {}
         self.roots_changed_handlers: list[Handler] = []
-        #: The sessions currently connected.
-        self.sessions: set[ServerSession] = set()
+        #: The sessions currently connected (``serve_stream`` adds and removes them).
+        self.sessions: set[BroadcastSession] = set()
         #: Open ``subscriptions/listen`` requests (stateless era).
-        self.listeners: set[Subscription] = set()
+        self.listeners: set[ListenStream] = set()
         #: Mints and verifies MRTR ``requestState`` tokens.
         self.request_state = StateSealer(state_secret, ttl=request_state_ttl)
-        self.request_state_principal = request_state_principal
+        self.request_state_principal: PrincipalHook | None = request_state_principal
         self.list_ttl_ms = list_ttl_ms
         self.list_cache_scope: CacheScope = list_cache_scope
         self.read_ttl_ms = read_ttl_ms
@@ -395,7 +412,7 @@ class Server:
         return connection
 
     async def _broadcast(
-        self, method: str, params: dict[str, Any] | None, sessions: Iterable[ServerSession]
+        self, method: str, params: dict[str, Any] | None, sessions: Iterable[BroadcastSession]
     ) -> None:
         listeners = [sub for sub in list(self.listeners) if sub.wants(method, params)]
         async with trio.open_nursery() as nursery:

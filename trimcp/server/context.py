@@ -38,7 +38,7 @@ Results of questions to the client are returned as plain wire dicts.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._errors import LocalProtocolError
 from .._sansio import jsonrpc as rpc
@@ -47,11 +47,9 @@ from .._sansio.connection.stateless import Envelope
 from .._trio.driver import USE_DEFAULT, RequestContext, UseDefault
 from . import inputs
 from ._errors import ClientCapabilityError
+from .app import Server
 from .inputs import InputLedger, InputRequest, SamplingMessages
-
-if TYPE_CHECKING:
-    from .app import Server
-    from .server_session import ServerSession
+from .server_session import ServerSession
 
 Timeout = float | None | UseDefault
 

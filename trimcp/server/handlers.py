@@ -38,7 +38,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from .._errors import McpError
 from .._sansio import jsonrpc as rpc
@@ -51,20 +51,18 @@ from ._errors import ResourceNotFound
 from ._pagination import paginate
 from ._registry import Handler, call
 from ._validate import validate
+from .app import Server
 from .context import Context
 from .inputs import InputLedger, find_suspension
+from .server_session import ServerSession
 from .subscriptions import listen
-
-if TYPE_CHECKING:
-    from .app import Server
-    from .server_session import ServerSession
 
 logger = logging.getLogger("trimcp.server")
 
 #: Spec: a CompleteResult carries at most 100 values.
 MAX_COMPLETION_VALUES: Final = 100
 
-Method = Callable[["Server", Context, dict[str, Any]], Awaitable[dict[str, Any]]]
+Method = Callable[[Server, Context, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
 def _invalid(message: str, data: Any = None) -> McpError:
@@ -265,6 +263,11 @@ async def complete(server: Server, ctx: Context, params: dict[str, Any]) -> dict
 
 # ---------------------------------------------------------------- wiring
 
+async def subscriptions_listen(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+    """``subscriptions/listen``: held open by ``subscriptions.listen`` in the server's ``listeners``."""
+    return await listen(server.listeners, ctx.session.driver, ctx.request_id, params)
+
+
 METHODS: Final[dict[str, Method]] = {
     "tools/list": list_tools,
     "tools/call": call_tool,
@@ -276,7 +279,7 @@ METHODS: Final[dict[str, Method]] = {
     "prompts/list": list_prompts,
     "prompts/get": get_prompt,
     "completion/complete": complete,
-    "subscriptions/listen": listen,
+    "subscriptions/listen": subscriptions_listen,
 }
 _CACHEABLE_LISTS: Final = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list"})
 

@@ -22,7 +22,7 @@ from the handler's ``Context``), its notifications go to open
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._errors import TrimcpError
 from .._sansio.jsonrpc import RequestId
@@ -30,9 +30,7 @@ from .._sansio.connection.lifecycle import OPERATING
 from .._sansio.revisions import LATEST_HANDSHAKE
 from .._sansio.connection.stateless import Envelope
 from .._trio.driver import SessionDriver
-
-if TYPE_CHECKING:
-    from .app import Server
+from .app import Server
 
 logger = logging.getLogger("trimcp.server")
 

@@ -11,8 +11,8 @@ basic/patterns/subscriptions): ``toolsListChanged``, ``promptsListChanged``,
    (``listChanged`` per list, ``resources.subscribe`` for URIs) - and says so
    in ``notifications/subscriptions/acknowledged``, the first message of the
    subscription;
-2. registers a ``Subscription`` with the ``Server``, whose ``notify_*``
-   methods deliver each matching notification to it, tagged with
+2. registers a ``ListenStream`` with the ``Server`` (``Server.listeners``),
+   whose ``notify_*`` methods deliver each matching notification to it, tagged with
    ``_meta["io.modelcontextprotocol/subscriptionId"]`` = the listen
    request's JSON-RPC id;
 3. holds the request open until the client cancels it
@@ -23,26 +23,27 @@ basic/patterns/subscriptions): ``toolsListChanged``, ``promptsListChanged``,
    closure).
 
 A subscription is state of the request, not of the connection: one
-connection may hold several, and nothing outlives the request.
+connection may hold several, and nothing outlives the request.  So a
+``ListenStream`` holds the connection's ``SessionDriver`` and the request id,
+nothing of the session or the server: ``listen`` is handed the set to
+register in, and this module imports nothing else of ``trimcp.server``.
+(The client side of the same method is ``trimcp._trio.client.listen``, whose
+``Subscription`` is what ``ClientSession.listen()`` yields.)
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import trio
 
 from .._errors import McpError, TrimcpError
 from .._sansio import jsonrpc as rpc
-from .._sansio.revisions import has_capability
 from .._sansio.connection.stateless import SUBSCRIPTION_ID_KEY
-
-if TYPE_CHECKING:
-    from .app import Server
-    from .context import Context
-    from .server_session import ServerSession
+from .._sansio.revisions import has_capability
+from .._trio.driver import SessionDriver
 
 logger = logging.getLogger("trimcp.server")
 
@@ -81,11 +82,11 @@ def agree(wanted: Any, capabilities: Mapping[str, Any]) -> dict[str, Any]:
     return agreed
 
 
-class Subscription:
-    """One open ``subscriptions/listen`` request."""
+class ListenStream:
+    """One open ``subscriptions/listen`` request: the notifications it agreed to, and where they go."""
 
-    def __init__(self, session: ServerSession, request_id: rpc.RequestId, notifications: dict[str, Any]) -> None:
-        self.session = session
+    def __init__(self, driver: SessionDriver, request_id: rpc.RequestId, notifications: dict[str, Any]) -> None:
+        self.driver = driver
         self.id = request_id
         #: The agreed filter (as acknowledged).
         self.notifications = notifications
@@ -93,7 +94,7 @@ class Subscription:
         self._ended = trio.Event()
 
     def __repr__(self) -> str:
-        return f"<Subscription {self.id!r} {self.notifications}>"
+        return f"<ListenStream {self.id!r} {self.notifications}>"
 
     def wants(self, method: str, params: Mapping[str, Any] | None) -> bool:
         if method == "notifications/resources/updated":
@@ -110,10 +111,10 @@ class Subscription:
     async def deliver(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send one notification on this subscription; a vanished client is not an error."""
         await self._acknowledged.wait()  # nothing goes out before the acknowledgement
-        if self.session.driver.is_closed or self._ended.is_set():
+        if self.driver.is_closed or self._ended.is_set():
             return
         try:
-            await self.session.driver.notify(method, self.tagged(params), related_request=self.id)
+            await self.driver.notify(method, self.tagged(params), related_request=self.id)
         except TrimcpError as exc:
             logger.debug("not sent to %r: %s: %s", self, method, exc)
 
@@ -125,20 +126,21 @@ class Subscription:
         await self._ended.wait()
 
 
-async def listen(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-    """The ``subscriptions/listen`` handler: acknowledge, deliver, hold until the end."""
-    agreed = agree(params.get("notifications"), ctx.session.connection.capabilities)
-    sub = Subscription(ctx.session, ctx.request_id, agreed)
-    server.listeners.add(sub)
+async def listen(
+    listeners: set[ListenStream], driver: SessionDriver, request_id: rpc.RequestId, params: dict[str, Any]
+) -> dict[str, Any]:
+    """Serve the ``subscriptions/listen`` request ``request_id`` arriving on ``driver``:
+    acknowledge, stay in ``listeners`` (where the server's broadcasts find it), hold until the end."""
+    agreed = agree(params.get("notifications"), driver.connection.capabilities)
+    sub = ListenStream(driver, request_id, agreed)
+    listeners.add(sub)
     try:
         # The acknowledgement is the subscription's first message: deliveries wait for it.
-        await ctx.session.notify(
-            ACKNOWLEDGED, sub.tagged({"notifications": agreed}), related_request=ctx.request_id
-        )
+        await driver.notify(ACKNOWLEDGED, sub.tagged({"notifications": agreed}), related_request=request_id)
         sub._acknowledged.set()
         await sub.wait_ended()
     finally:
-        server.listeners.discard(sub)
+        listeners.discard(sub)
         sub._ended.set()
         sub._acknowledged.set()  # release deliveries still waiting: they see the end
     return {"_meta": {SUBSCRIPTION_ID_KEY: sub.id}}
