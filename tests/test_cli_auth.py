@@ -185,7 +185,7 @@ async def test_auth_rejects_a_non_http_url(tmp_path: Path) -> None:
 def test_auth_errors_exit_3_with_their_own_words(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], error: Exception, words: str
 ) -> None:
-    import trimcp.cli.app as cli
+    import trimcp.cli.commands as cli
 
     async def fail(*_args: object) -> int:
         raise error

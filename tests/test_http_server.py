@@ -1313,7 +1313,7 @@ def test_cli_listen_address(capsys: pytest.CaptureFixture[str]) -> None:
     for bad in ("::1:80", "host:x", "1:70000"):
         with pytest.raises(ValueError):
             parse_listen(bad)
-    from trimcp.cli.app import _build_parser
+    from trimcp.cli.commands import _build_parser
 
     ns = _build_parser().parse_args(["serve", "--http", "0.0.0.0:0"])
     assert run_serve(ns) == 1

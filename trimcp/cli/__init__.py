@@ -1,5 +1,5 @@
 """The ``trimcp`` command line."""
 
-from .app import main as main
+from .commands import main as main
 
 __all__ = ["main"]

@@ -3,7 +3,7 @@
 Theory of operation
 -------------------
 ``add_serve_arguments`` declares the options of the ``serve`` subcommand and
-``run_serve`` carries them out; ``trimcp.cli.app`` only wires the two in.  Without
+``run_serve`` carries them out; ``trimcp.cli.commands`` only wires the two in.  Without
 a listen address the reference server speaks stdio (a client launched us).
 With ``--http HOST:PORT`` it serves Streamable HTTP (both eras) at
 ``http://HOST:PORT/mcp``, with ``--sse`` the 2024-11-05 transport at

@@ -46,7 +46,7 @@ from typing import Any
 import trio
 
 from . import stateless as _reference_stateless
-from ..server.app import Server
+from ..server.definition import Server
 from ..server.content import audio, embedded_text, error_result, image, resource_link, text
 from ..server.context import Context
 from ..server.serve import run_stdio

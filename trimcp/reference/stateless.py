@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 from ..server import inputs
-from ..server.app import Server
+from ..server.definition import Server
 from ..server.context import Context
 
 READ_ONLY = {"readOnlyHint": True}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ._errors import ClientCapabilityError as ClientCapabilityError
 from ._errors import ResourceNotFound as ResourceNotFound
-from .app import Server as Server
+from .definition import Server as Server
 from .content import audio as audio
 from .content import embedded_blob as embedded_blob
 from .content import embedded_text as embedded_text

@@ -47,7 +47,7 @@ from .._sansio.connection.stateless import Envelope
 from .._trio.driver import USE_DEFAULT, RequestContext, UseDefault
 from . import inputs
 from ._errors import ClientCapabilityError
-from .app import Server
+from .definition import Server
 from .inputs import InputLedger, InputRequest, SamplingMessages
 from .server_session import ServerSession
 

@@ -51,7 +51,7 @@ from ._errors import ResourceNotFound
 from ._pagination import paginate
 from ._registry import Handler, call
 from ._validate import validate
-from .app import Server
+from .definition import Server
 from .context import Context
 from .inputs import InputLedger, find_suspension
 from .server_session import ServerSession

@@ -36,7 +36,7 @@ from .._trio.request_slots import DEFAULT_MAX_CONCURRENT_REQUESTS
 from .._trio.stream import MessageStream
 from .._trio.transports.stdio import open_stdio_server_stream
 from ._registry import call
-from .app import Server
+from .definition import Server
 from .handlers import request_handlers
 from .server_session import ServerSession
 

@@ -30,7 +30,7 @@ from .._sansio.connection.lifecycle import OPERATING
 from .._sansio.revisions import LATEST_HANDSHAKE
 from .._sansio.connection.stateless import Envelope
 from .._trio.driver import SessionDriver
-from .app import Server
+from .definition import Server
 
 logger = logging.getLogger("trimcp.server")
 

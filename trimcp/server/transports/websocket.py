@@ -55,7 +55,7 @@ from ..._errors import ConnectError
 from ..._trio.transports.websocket import (
     DEFAULT_MAX_MESSAGE_SIZE, GOING_AWAY, SUBPROTOCOL, WebSocketStream, map_websocket_errors,
 )
-from ..app import Server
+from ..definition import Server
 from ..serve import serve_stream
 
 __all__ = [

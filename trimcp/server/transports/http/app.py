@@ -58,7 +58,7 @@ from ...._sansio.http.routing import HttpError, RequestHead
 from ...._sansio.http.server_headers import check_stateless_request
 from ...._sansio.http.replay import DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_EVENTS, parse_event_id
 from ...._sansio.revisions import Era, get_revision
-from ...app import Server
+from ...definition import Server
 from ...._trio.h11_server import H11Stream, serve_connection
 from ...._trio.stream import Received
 from .sessions import HttpSession, RequestStream
