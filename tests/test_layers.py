@@ -2,7 +2,8 @@
 
 ``cli -> conformance -> _trio -> _sansio``, with ``server`` built on ``_trio``/``_sansio``.
 ``trimcp/_sansio`` is pure: it imports no I/O, concurrency, clock or OS module, and
-nothing of ours above it.  No two of our modules import each other, directly or round
+nothing of ours above it.  The CLI is written against the public API only (``PUBLIC_API``),
+as a user's program would be.  No two of our modules import each other, directly or round
 a circle, not even under ``TYPE_CHECKING`` or inside a function: a reader must be able
 to read the package bottom up.
 """
@@ -32,7 +33,12 @@ FORBIDDEN_ARROWS: dict[str, tuple[str, ...]] = {
     "trimcp.server": ("trimcp.conformance", "trimcp.cli", "trimcp.reference"),
     "trimcp.reference": ("trimcp.conformance", "trimcp.cli"),
     "trimcp.conformance": ("trimcp.cli",),
+    "trimcp.cli": ("trimcp._sansio", "trimcp._trio"),
 }
+
+#: What the CLI may import of ours besides itself: the public packages, never one of their
+#: modules (``from trimcp.conformance import is_url``, not ``from trimcp.conformance.connectors``).
+PUBLIC_API = frozenset({"trimcp", "trimcp.server", "trimcp.conformance", "trimcp.oauth", "trimcp.reference"})
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -105,6 +111,10 @@ def violations(path: Path, root: Path = PACKAGE_DIR) -> list[str]:
                 problems.append(f"{where}: the sans-IO core imports {imported}")
             if imported == root.name:
                 problems.append(f"{where}: the sans-IO core imports the public package root")
+        if _within(name, f"{root.name}.cli") and _within(imported, root.name):
+            public = {m.replace("trimcp", root.name, 1) for m in PUBLIC_API}
+            if imported not in public and not _within(imported, f"{root.name}.cli"):
+                problems.append(f"{where}: the CLI uses the public API only, not {imported}")
         for layer, forbidden in FORBIDDEN_ARROWS.items():
             layer = layer.replace("trimcp", root.name, 1)
             if _within(name, layer):
@@ -158,11 +168,13 @@ if False:
 
 def _fake_tree(tmp_path: Path) -> Path:
     root = tmp_path / "trimcp"
-    for pkg in ("", "_sansio", "_trio", "server", "conformance"):
+    for pkg in ("", "_sansio", "_trio", "server", "conformance", "cli", "reference"):
         (root / pkg).mkdir(parents=True, exist_ok=True)
         (root / pkg / "__init__.py").write_text("")
     (root / "_errors.py").write_text("")
-    (root / "cli.py").write_text("")
+    (root / "oauth.py").write_text("")
+    (root / "conformance" / "runner.py").write_text("")
+    (root / "_trio" / "driver.py").write_text("")
     (root / "_sansio" / "jsonrpc.py").write_text("")
     (root / "server" / "app.py").write_text("")
     return root
@@ -199,6 +211,33 @@ def test_checker_reports_wrong_arrows_between_upper_layers(tmp_path: Path) -> No
         "trimcp/conformance/z.py:2: trimcp.conformance must not import trimcp.cli",
     ]
     assert violations(root / "_sansio" / "jsonrpc.py", root) == []
+
+
+def test_checker_keeps_the_cli_on_the_public_api(tmp_path: Path) -> None:
+    root = _fake_tree(tmp_path)
+    (root / "cli" / "serve.py").write_text("")
+    (root / "cli" / "main.py").write_text(
+        "from .. import open_client\n"                     # trimcp: public
+        "from ..conformance import run_checks\n"          # a public package's export
+        "from ..oauth import OAuthProvider\n"
+        "from ..reference import build_server\n"
+        "from ..server import Server\n"
+        "from . import serve\n"                           # the CLI's own module
+        "import json, trio\n"
+        "from ..conformance.runner import run_checks\n"   # 8: a module of a public package
+        "from .._trio.driver import SessionDriver\n"      # 9: private
+        "def f():\n"
+        "    from .._sansio import jsonrpc\n"             # 11: private, even lazily
+        "    import trimcp._errors\n"                      # 12: private module of the root
+    )
+    assert sorted(violations(root / "cli" / "main.py", root)) == [
+        "trimcp/cli/main.py:11: the CLI uses the public API only, not trimcp._sansio.jsonrpc",
+        "trimcp/cli/main.py:11: trimcp.cli must not import trimcp._sansio.jsonrpc",
+        "trimcp/cli/main.py:12: the CLI uses the public API only, not trimcp._errors",
+        "trimcp/cli/main.py:8: the CLI uses the public API only, not trimcp.conformance.runner",
+        "trimcp/cli/main.py:9: the CLI uses the public API only, not trimcp._trio.driver",
+        "trimcp/cli/main.py:9: trimcp.cli must not import trimcp._trio.driver",
+    ]
 
 
 # ---------------------------------------------------------------- no import cycles

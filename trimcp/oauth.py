@@ -1,19 +1,59 @@
 """OAuth 2.1 authorization for MCP clients over HTTP (public API).
 
-``OAuthProvider`` goes to ``trimcp.open_client(url, auth=...)``; it is kept
-out of ``trimcp`` itself so that httpx is imported only by those who use it.
-The pure building blocks are in ``trimcp._sansio.auth``.  Interactive use:
-``open_loopback_callback`` (the RFC 8252 loopback redirect server) and
-``interactive_authorizer`` (prints the URL, opens the system browser).
+``OAuthProvider`` goes to ``trimcp.open_client(url, auth=...)``.  Interactive
+use: ``open_loopback_callback`` (the RFC 8252 loopback redirect server) and
+``interactive_authorizer`` (prints the URL, opens the system browser).  Tokens
+and client registrations live in a ``TokenStore``: ``default_store()`` (the
+system keyring, else memory), ``FileStore`` or ``MemoryStore``; a store that
+cannot be used raises ``StoreUnavailable``.  ``AuthNeededCache`` remembers, for
+a while and across processes, which servers answered 401.  The pure building
+blocks are in ``trimcp._sansio.auth``.
+
+This module is kept out of ``trimcp`` itself, and the names that need httpx or
+h11 (the provider, the loopback callback) are imported on first use
+(``__getattr__``), so that the errors and stores cost no HTTP stack.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from ._sansio.auth import ClientIdentity, DiscoveryError, OAuthError, Tokens
-from ._trio.oauth.provider import AuthorizeCallback, OAuthProvider, TokenStore
-from ._trio.oauth.callback import (
-    CallbackTimeout, LoopbackCallback, interactive_authorizer, open_loopback_callback,
-)
+from ._trio.oauth.auth_cache import AuthNeededCache
+from ._trio.oauth.store import FileStore, MemoryStore, StoreUnavailable, TokenStore, default_store
+
+if TYPE_CHECKING:
+    from ._trio.oauth.callback import (
+        CallbackTimeout,
+        LoopbackCallback,
+        interactive_authorizer,
+        open_loopback_callback,
+    )
+    from ._trio.oauth.provider import AuthorizeCallback, OAuthProvider
+
+_FROM_PROVIDER = frozenset({"AuthorizeCallback", "OAuthProvider"})
+_FROM_CALLBACK = frozenset({"CallbackTimeout", "LoopbackCallback", "interactive_authorizer",
+                            "open_loopback_callback"})
+
+
+def __getattr__(name: str) -> Any:
+    """The names that import httpx (the provider) or h11 (the callback), on first use."""
+    if name in _FROM_PROVIDER:
+        from ._trio.oauth import provider
+
+        value = getattr(provider, name)
+    elif name in _FROM_CALLBACK:
+        from ._trio.oauth import callback
+
+        value = getattr(callback, name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
 
 __all__ = [
-    "AuthorizeCallback", "CallbackTimeout", "ClientIdentity", "DiscoveryError", "LoopbackCallback",
-    "OAuthError", "OAuthProvider", "TokenStore", "Tokens", "interactive_authorizer", "open_loopback_callback",
+    "AuthNeededCache", "AuthorizeCallback", "CallbackTimeout", "ClientIdentity", "DiscoveryError",
+    "FileStore", "LoopbackCallback", "MemoryStore", "OAuthError", "OAuthProvider", "StoreUnavailable",
+    "TokenStore", "Tokens", "default_store", "interactive_authorizer", "open_loopback_callback",
 ]

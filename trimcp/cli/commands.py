@@ -40,17 +40,12 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import trio
 
-from .. import AuthError, ConnectError, McpError, TrimcpError, open_client, to_wire
-from .._sansio.auth import OAuthError
-from .._sansio.revisions import ALL_VERSIONS
-from .._trio.oauth.store import StoreUnavailable
-from ..conformance import run_checks
-from ..conformance.connectors import connector_for, is_url
-from ..conformance.console import print_json, print_table
+from .. import ALL_VERSIONS, AuthError, ConnectError, McpError, TrimcpError, open_client, to_wire
+from ..conformance import connector_for, is_url, print_json, print_table, run_checks
+from ..oauth import OAuthError, StoreUnavailable, TokenStore
 
 if TYPE_CHECKING:
-    from .._trio.oauth.store import TokenStore
-    from .._trio.oauth.provider import AuthorizeCallback, OAuthProvider
+    from ..oauth import AuthorizeCallback, OAuthProvider
 
 EXIT_OK, EXIT_USAGE, EXIT_AUTH, EXIT_UNREACHABLE, EXIT_TOOL_ERROR = 0, 1, 3, 4, 5
 DEFAULT_REDIRECT_URI = "http://127.0.0.1:33418/callback"
@@ -180,8 +175,7 @@ async def _check(ns: argparse.Namespace, command: list[str]) -> int:
     unauthorized = None
     needs_auth = False
     if is_url(command) and command[0].startswith(("http://", "https://")):
-        from ..conformance.checks.auth import probe_unauthenticated
-        from ..conformance.rawhttp import ProbeError
+        from ..conformance import ProbeError, probe_unauthenticated
 
         url = command[0]
         try:
@@ -211,14 +205,14 @@ async def _check(ns: argparse.Namespace, command: list[str]) -> int:
 
 
 async def _mark_auth_needed(url: str) -> None:
-    from .._trio.oauth.auth_cache import AuthNeededCache
+    from ..oauth import AuthNeededCache
 
     with contextlib.suppress(OSError):
         await AuthNeededCache().mark(url)
 
 
 def _store(ns: argparse.Namespace) -> TokenStore:
-    from .._trio.oauth.store import FileStore, MemoryStore, default_store
+    from ..oauth import FileStore, MemoryStore, default_store
 
     if ns.token_file:
         return FileStore(ns.token_file)
@@ -243,22 +237,19 @@ async def _headless_authorize(url: str) -> str:
 
 @contextlib.asynccontextmanager
 async def _authorizer(ns: argparse.Namespace) -> AsyncIterator[tuple[AuthorizeCallback, str]]:
-    """The user agent: the loopback redirect in a browser if trimcp has it, else the headless prompt."""
-    if not ns.headless:
-        try:
-            from .._trio.oauth import callback as oauth_callback
-        except ImportError:
-            pass
-        else:
-            async with oauth_callback.open_loopback_callback() as callback:
-                yield oauth_callback.interactive_authorizer(callback), str(callback.redirect_uri)
-            return
-    yield _headless_authorize, str(ns.redirect_uri)
+    """The user agent: the loopback redirect in a browser, or (``--headless``) the prompt."""
+    if ns.headless:
+        yield _headless_authorize, str(ns.redirect_uri)
+        return
+    from ..oauth import interactive_authorizer, open_loopback_callback
+
+    async with open_loopback_callback() as callback:
+        yield interactive_authorizer(callback), str(callback.redirect_uri)
 
 
 @contextlib.asynccontextmanager
 async def _provider(ns: argparse.Namespace, url: str) -> AsyncIterator[OAuthProvider]:
-    from .._trio.oauth.provider import OAuthProvider
+    from ..oauth import OAuthProvider
 
     store = _store(ns)
     async with _authorizer(ns) as (authorize, redirect_uri):
@@ -286,7 +277,7 @@ async def _auth(ns: argparse.Namespace) -> int:
     if not url.startswith(("http://", "https://")):
         raise ValueError(f"auth needs an http:// or https:// URL, not {url!r}")
     if ns.action == "status":
-        from .._trio.oauth.provider import OAuthProvider
+        from ..oauth import OAuthProvider
 
         provider = OAuthProvider(authorize=_headless_authorize, store=_store(ns))
         provider.bind(url)
@@ -297,15 +288,14 @@ async def _auth(ns: argparse.Namespace) -> int:
         sys.stdout.write(_describe(url, tokens) + "\n")
         return EXIT_OK
     if ns.action == "logout":
-        from .._trio.oauth.provider import OAuthProvider
+        from ..oauth import OAuthProvider
 
         provider = OAuthProvider(authorize=_headless_authorize, store=_store(ns))
         provider.bind(url)
         had = await provider.forget()
         sys.stdout.write(f"{url}: {'logged out' if had else 'was not logged in'}\n")
         return EXIT_OK
-    from ..conformance.checks.auth import probe_unauthenticated
-    from ..conformance.rawhttp import ProbeError
+    from ..conformance import ProbeError, probe_unauthenticated
 
     try:
         probe = await probe_unauthenticated(url, ns.timeout)
@@ -326,7 +316,7 @@ async def _auth(ns: argparse.Namespace) -> int:
     if tokens is None:
         sys.stdout.write(f"{url}: the server did not ask for authorization; nothing stored\n")
         return EXIT_OK
-    from .._trio.oauth.auth_cache import AuthNeededCache
+    from ..oauth import AuthNeededCache
 
     with contextlib.suppress(OSError):
         await AuthNeededCache().clear(url)

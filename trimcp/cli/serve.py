@@ -25,7 +25,7 @@ from functools import partial
 
 import trio
 
-from .._sansio.http.routing import is_loopback
+from ..server import is_loopback
 
 EXIT_OK, EXIT_USAGE = 0, 1
 
@@ -82,17 +82,17 @@ def _announce(kind: str, url: str) -> None:
 
 
 async def _serve(ns: argparse.Namespace, host: str, port: int) -> None:
-    from ..reference.server import build_server
+    from ..reference import build_server
 
     server = build_server(page_size=ns.page_size or None)
     async with trio.open_nursery() as nursery:
         if ns.ws:
-            from ..server.transports.websocket import serve_websocket
+            from ..server import serve_websocket
 
             listener = await nursery.start(partial(serve_websocket, server, host, port))
             _announce("WebSocket", listener.url)
             return
-        from ..server.transports.http.app import serve_http
+        from ..server import serve_http
 
         if ns.http:
             bound = await nursery.start(
@@ -109,7 +109,7 @@ async def _serve(ns: argparse.Namespace, host: str, port: int) -> None:
 def run_serve(ns: argparse.Namespace) -> int:
     address = ns.http or ns.sse or ns.ws
     if address is None:
-        from ..reference.server import main as serve_stdio_reference
+        from ..reference import main as serve_stdio_reference
 
         serve_stdio_reference(["--page-size", str(ns.page_size)])
         return EXIT_OK

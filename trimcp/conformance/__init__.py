@@ -1,11 +1,28 @@
-"""``trimcp check``: test an MCP server against the specification, check by check."""
+"""``trimcp check``: test an MCP server against the specification, check by check.
+
+``run_checks(connect, ...)`` runs the catalogue (``CATALOG``) against a server
+reached by a ``Connector``; ``connector_for(target)`` makes one for a URL or a
+command line (``is_url`` tells which).  ``print_table`` / ``print_json``
+report the resulting ``Report``.  ``probe_unauthenticated(url, timeout)`` sends
+one bare ``initialize`` POST to see whether an HTTP server wants authorization
+first (``ProbeError``: it could not be reached).
+"""
 
 from .catalog import CATALOG as CATALOG
+from .checks.auth import probe_unauthenticated as probe_unauthenticated
+from .connectors import connector_for as connector_for
+from .connectors import is_url as is_url
+from .console import print_json as print_json
+from .console import print_table as print_table
 from .model import CheckResult as CheckResult
 from .model import Level as Level
 from .model import Report as Report
 from .model import Status as Status
+from .rawhttp import ProbeError as ProbeError
 from .runner import Connector as Connector
 from .runner import run_checks as run_checks
 
-__all__ = ["CATALOG", "CheckResult", "Connector", "Level", "Report", "Status", "run_checks"]
+__all__ = [
+    "CATALOG", "CheckResult", "Connector", "Level", "ProbeError", "Report", "Status", "connector_for",
+    "is_url", "print_json", "print_table", "probe_unauthenticated", "run_checks",
+]

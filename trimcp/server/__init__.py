@@ -8,9 +8,19 @@ templates, prompts, completions), then run it with ``serve_stream`` (any
 and ask the client for sampling, elicitation or its roots (``inputs``: real
 requests in the handshake era, multi-round-trip input in the stateless one).
 ``trimcp.reference.server`` is a server exercising every feature of both eras.
+
+Over the network: ``serve_http`` (Streamable HTTP, both eras, and HTTP+SSE)
+and ``serve_websocket``.  They import h11 / trio-websocket, so they are
+imported on first use (``__getattr__``), not with this package.
+``is_loopback`` tells whether a listen address is local only (the spec
+advises local servers to bind to 127.0.0.1).
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .._sansio.http.routing import is_loopback as is_loopback
 
 from ._errors import ClientCapabilityError as ClientCapabilityError
 from ._errors import ResourceNotFound as ResourceNotFound
@@ -30,9 +40,31 @@ from .serve import serve_stream as serve_stream
 from .server_session import ServerSession as ServerSession
 from .subscriptions import ListenStream as ListenStream
 
+if TYPE_CHECKING:
+    from .transports.http.app import serve_http as serve_http
+    from .transports.websocket import serve_websocket as serve_websocket
+
+
+def __getattr__(name: str) -> Any:
+    """``serve_http`` and ``serve_websocket``, imported (with h11 / trio-websocket) on first use."""
+    value: Any
+    if name == "serve_http":
+        from .transports.http import app
+
+        value = app.serve_http
+    elif name == "serve_websocket":
+        from .transports import websocket
+
+        value = websocket.serve_websocket
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
 __all__ = [
     "ClientCapabilityError", "Context", "InputRequest", "ListenStream", "ResourceNotFound", "Server",
     "ServerSession",
-    "audio", "embedded_blob", "embedded_text", "error_result", "image", "resource_link",
-    "run_stdio", "serve_stdio", "serve_stream", "text",
+    "audio", "embedded_blob", "embedded_text", "error_result", "image", "is_loopback", "resource_link",
+    "run_stdio", "serve_http", "serve_stdio", "serve_stream", "serve_websocket", "text",
 ]
