@@ -1,8 +1,11 @@
 """trimcp: a Trio-native Model Context Protocol library.
 
-The public API is what this module exports.  ``trimcp._sansio`` holds the pure
-protocol core (``Connection``); ``trimcp._trio`` the transports and sessions;
-``trimcp.server`` the server framework; ``trimcp.conformance`` the harness.
+The public API is what this module exports, and the public packages beside it:
+``trimcp.server`` (the server framework), ``trimcp.oauth`` (OAuth for HTTP
+clients), ``trimcp.conformance`` (the harness) and ``trimcp.reference`` (the
+reference server); ``trimcp.cli`` is the ``trimcp`` command, written against
+these alone.  Underneath, ``trimcp._sansio`` holds the pure protocol core
+(``Connection``) and ``trimcp._trio`` the transports and sessions.
 """
 
 from ._errors import (

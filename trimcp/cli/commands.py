@@ -3,7 +3,7 @@
 ``trimcp check [--format json] [--revision auto|REV] [URL | -- COMMAND...]``
 tests a stdio server (the bundled reference server when no command is given)
 or the server at an ``http(s)://`` URL (Streamable HTTP, plus the HTTP
-transport checks; ``ws(s)://`` when trimcp has the WebSocket transport) and
+transport checks) or a ``ws(s)://`` URL (WebSocket) and
 prints the era and revision it negotiated, then one row per check; it exits 0
 when no MUST check failed, else 1.  ``--revision`` takes any of the five
 revisions (2024-11-05 .. 2026-07-28) or ``auto``, the default, which lets the
@@ -16,12 +16,12 @@ token), or deletes them.
 
 Authorization: when an ``http(s)://`` server answers 401, ``check`` (and
 ``auth login``) run the OAuth 2.1 flow - in the browser with a loopback
-redirect when trimcp has one, else (and with ``--headless``) by printing the
-authorization URL and reading the URL the browser was redirected to from
-stdin.  ``check --no-auth`` instead reports "authorization required" and
+redirect, or with ``--headless`` by printing the authorization URL and reading
+the URL the browser was redirected to from stdin.  ``check --no-auth`` instead reports "authorization required" and
 exits 3.  Tokens go to the system keyring when it is usable, else stay in
 memory (with a warning); ``--token-file PATH`` opts in to a private 0600 file.
-A 401 is remembered in the auth-needed cache for 15 minutes.
+A 401 is remembered for 15 minutes in the auth-needed cache
+(``trimcp.oauth.AuthNeededCache``), which nothing reads yet.
 
 Exit codes: 0 ok, 1 usage error or failed MUST check, 3 authorization needed,
 4 server unreachable, 5 the tool reported an error.

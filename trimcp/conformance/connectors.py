@@ -3,9 +3,11 @@
 ``connector_for(target)`` returns the ``Connector`` (see ``results.py``) that
 opens one fresh connection per call: a subprocess for a command line, a
 Streamable HTTP stream (``open_http_stream``; legacy HTTP+SSE fallback
-included) for ``http://``/``https://``, a WebSocket stream for
-``ws://``/``wss://`` when trimcp has that transport.  Every probe opens its
-own connection, so for HTTP each one is a new MCP session.
+included) for ``http://``/``https://``, a WebSocket stream
+(``open_websocket_stream``) for ``ws://``/``wss://``.  Every probe opens its
+own connection, so for HTTP each one is a new MCP session.  Each transport is
+imported when its first connection opens, so a stdio run loads no HTTP or
+WebSocket stack.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ def is_url(target: Sequence[str]) -> bool:
 def connector_for(
     target: Sequence[str], *, connect_timeout: float = 30.0, auth: OAuthProvider | None = None
 ) -> Connector:
-    """The connector for a command line or a single URL (ValueError for an unsupported scheme).
+    """The connector for a single ``http(s)://`` or ``ws(s)://`` URL, else for a command line.
 
     ``auth`` authorizes the connections to an ``http(s)://`` URL (OAuth 2.1)."""
     if is_url(target):
@@ -64,17 +66,11 @@ def _http(url: str, connect_timeout: float, auth: OAuthProvider | None = None) -
 
 
 def _websocket(url: str, connect_timeout: float) -> Connector:
-    try:
-        from .._trio.transports import websocket
-    except ImportError as exc:
-        raise ValueError(f"WebSocket targets need the websocket transport: {exc}") from None
-    opener = getattr(websocket, "open_websocket_stream", None)
-    if opener is None:
-        raise ValueError("this trimcp has no WebSocket client transport")
-
     @asynccontextmanager
     async def connect() -> AsyncIterator[MessageStream]:
-        async with opener(url, connect_timeout=connect_timeout) as stream:
+        from .._trio.transports.websocket import open_websocket_stream
+
+        async with open_websocket_stream(url, connect_timeout=connect_timeout) as stream:
             yield stream
 
     return connect

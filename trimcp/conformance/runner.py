@@ -19,12 +19,12 @@ The tour then depends on the era:
 * stateless (``checks/stateless.py``): the DiscoverResult, a logging call
   with a ``logLevel``, a ``subscriptions/listen`` stream;
 
-and in both the feature tour (``features.py``): every list, read and prompt,
+and in both the feature tour (``checks/features.py``): every list, read and prompt,
 the read-only tools, the negative probes.  Afterwards the whole recorded
 conversation is validated with the negotiated revision's schema tables, the
 stateless rules that are properties of every message (``resultType``, cache
 hints, the fate of every InputRequiredResult, stray log messages) are read
-off it, and the raw probes (``probes.py``: unknown revision, missing
+off it, and the raw probes (``checks/probes.py``: unknown revision, missing
 envelope, tampered ``requestState``) run on fresh connections.  For an
 ``http(s)://`` target, last come the transport checks (``checks/http.py``:
 status codes, headers, sessions, Origin) as raw HTTP exchanges, carrying the

@@ -30,7 +30,7 @@ What it exercises:
   pages) and ``instructions``;
 * the fixture names the official conformance suite's server scenarios call
   (``test_simple_text``, ``test://static-text``, ``test_simple_prompt``, ...),
-  including the 2026-07-28 ones in ``_reference_stateless``
+  including the 2026-07-28 ones in ``stateless``
   (``test_input_required_result_*``, ``test_missing_capability``,
   ``test_trigger_tool_change``, ...).
 """

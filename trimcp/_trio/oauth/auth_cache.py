@@ -1,11 +1,14 @@
-"""Remembering which servers need authorization, so a pool does not re-probe them.
+"""Remembering, across processes, which servers answered 401.
 
 Theory of operation
 -------------------
-When a server answers 401, the client marks its (canonical) URL here; for the
-next ``ttl`` seconds (15 minutes by default) ``is_marked`` says so, and a pool
-can go straight to the OAuth flow (or skip the server) instead of probing it
-again.  The record is a small JSON file shared by every trimcp process of the
+When a server answers an unauthenticated probe with 401, ``trimcp check`` and
+``trimcp auth login`` mark its (canonical) URL here, and a successful
+``auth login`` clears it; for the next ``ttl`` seconds (15 minutes by default)
+``is_marked`` says so.  Nothing in trimcp reads the marks yet: they are kept
+for a caller that connects to many servers and would rather go straight to the
+OAuth flow (or skip the server) than probe it again - the connection pool of
+the planned ``host`` layer.  ``open_client`` neither marks nor reads.  The record is a small JSON file shared by every trimcp process of the
 user, by default ``$XDG_CACHE_HOME/trimcp/auth-needed.json`` (``~/.cache``
 when unset; ``%LOCALAPPDATA%`` on Windows):
 ``{"version": 1, "entries": {url: marked_at_epoch_seconds}}``.

@@ -2,14 +2,15 @@
 
 Theory of operation
 -------------------
-The OAuth flow keeps two kinds of record per (MCP server, authorization server)
-pair: the ``"tokens"`` it was issued and the ``"client"`` registration it
-obtained (dynamic client registration).  Both are plain JSON objects; the flow
-puts an absolute ``expires_at`` (see ``stamp_expiry``) *beside* the token in the
-same record, so expiry survives a restart without a second lookup.  Records are
-addressed by ``token_key(server_url, issuer, kind)``, a canonical string: the
-URLs are normalised (scheme and host lower-cased, default port, fragment and a
-trailing slash dropped) so spelling variants of one server share a record.
+A store maps string keys to plain JSON objects.  ``OAuthProvider`` keeps two
+kinds of record in it: ``"tokens:<canonical server URI>"`` (the tokens, with
+their absolute ``expires_at`` so expiry survives a restart, and how to reach
+the token endpoint) and ``"client:<issuer>"`` (the client registration for one
+authorization server).  ``token_key(server_url, issuer, kind)`` and
+``stamp_expiry`` are helpers for a caller keeping records per (MCP server,
+authorization server) pair, with URLs normalised (scheme and host lower-cased,
+default port, fragment and a trailing slash dropped) so spelling variants of
+one server share a record; the provider does not use them.
 
 Every store satisfies the small async ``TokenStore`` protocol (``load`` /
 ``save`` / ``delete``; ``load`` of a missing key is ``None``, ``delete`` of a
@@ -36,10 +37,11 @@ else memory with a logged warning.  If the keyring passes the construction
 check but fails on first use, the returned store switches to the same
 fallback (file or memory) and warns once.
 
-Secrets never leave in text: error messages and warnings name backends,
-exception *types* and keys, never values; ``Secret`` wraps a token so that its
-``str``/``repr``/``format`` are ``<redacted>``; ``redact`` scrubs known secrets
-out of any text before it is logged or reported.
+Secrets never leave in text: the stores' error messages and warnings name
+backends, exception *types* and keys, never values.  For callers handling
+tokens themselves, ``Secret`` wraps one so that its ``str``/``repr``/``format``
+are ``<redacted>``, and ``redact`` scrubs known secrets out of a text before it
+is logged or reported (nothing in trimcp calls either yet).
 """
 
 from __future__ import annotations
