@@ -32,9 +32,11 @@ from trimcp.conformance import run_checks
 from trimcp.conformance.catalog import CATALOG, HANDSHAKE, STATELESS
 from trimcp.conformance.model import Level, Report, Status
 from trimcp.conformance.checks.probes import tamper
+from trimcp.conformance.recorder import RecordingStream
 from trimcp.conformance.validate import validate_conversation
 from trimcp.conformance.values import example_arguments
 from trimcp.reference.server import build_server
+from trimcp.server import Context, Server
 from trimcp.server.serve import serve_stream
 
 REPO = Path(__file__).resolve().parent.parent
@@ -141,6 +143,51 @@ async def test_run_checks_reference_pinned(revision: str, autojump_clock: trio.a
     assert (results["tools.name-format"].status is Status.PASS) == (revision >= "2025-11-25")
     assert (results["tools.structured-output"].status is Status.PASS) == (revision >= "2025-06-18")
     assert (results["tools.call-read-only"].status is Status.PASS) == (revision >= "2025-03-26")
+
+
+def _tools_only_server() -> Server:
+    server = Server("tools-only", "0.0.1")
+
+    @server.tool(annotations={"readOnlyHint": True})
+    async def echo(ctx: Context, text: str = "") -> str:
+        return text
+
+    return server
+
+
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+async def test_gating_probe_runs_on_its_own_connection(revision: str) -> None:
+    """The client's session never sends a method the server did not advertise (the harness
+    once widened ``Connection.peer_capabilities`` to let it through): a fresh connection does."""
+    connections: list[RecordingStream] = []
+
+    @asynccontextmanager
+    async def connector() -> AsyncIterator[MessageStream]:
+        client_end, server_end = memory_stream_pair()
+        recording = RecordingStream(client_end)
+        connections.append(recording)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(serve_stream, _tools_only_server(), server_end)
+            try:
+                yield recording
+            finally:
+                nursery.cancel_scope.cancel()
+                await client_end.aclose()
+
+    with trio.fail_after(60):
+        report = await run_checks(connector, target="tools only", revision=revision)
+    gating = _by_id(report.results)["capabilities.gating"]
+    assert (gating.status, gating.detail) == (Status.PASS, "prompts/list refused with -32601")
+
+    def methods(recording: RecordingStream) -> list[str | None]:
+        return [getattr(m, "method", None) for m in recording.sent]
+
+    main, *probes = connections
+    assert "prompts/list" not in methods(main)
+    [gating_probe] = [c for c in probes if "prompts/list" in methods(c)]
+    opening = (["server/discover"] if revision == "2026-07-28"
+               else ["initialize", "notifications/initialized"])
+    assert methods(gating_probe) == [*opening, "prompts/list"]
 
 
 async def test_run_checks_rejects_unknown_revision() -> None:
@@ -312,8 +359,8 @@ BAD_MODES = {
 PINNED = {"unknown-method-wrong-code": "2025-11-25"}
 # Defects that, rightly, show in more than one check.
 ALSO_FLAGGED = {
-    # prompts/list without the prompts capability gets {}: not refused, and no ListPromptsResult.
-    "unknown-method-wrong-code": {"capabilities.gating", "schema.messages"},
+    # prompts/list without the prompts capability gets {}: not refused.
+    "unknown-method-wrong-code": {"capabilities.gating"},
 }
 
 

@@ -24,8 +24,9 @@ the read-only tools, the negative probes.  Afterwards the whole recorded
 conversation is validated with the negotiated revision's schema tables, the
 stateless rules that are properties of every message (``resultType``, cache
 hints, the fate of every InputRequiredResult, stray log messages) are read
-off it, and the raw probes (``checks/probes.py``: unknown revision, missing
-envelope, tampered ``requestState``) run on fresh connections.  For an
+off it, and the raw probes (``checks/probes.py``: a method of an unadvertised
+capability, unknown revision, missing envelope, tampered ``requestState``) run
+on fresh connections.  For an
 ``http(s)://`` target, last come the transport checks (``checks/http.py``:
 status codes, headers, sessions, Origin) as raw HTTP exchanges, carrying the
 OAuth ``Authorization`` when the run was authorized, and for every
@@ -62,7 +63,7 @@ from .checks.stateless import (
 from .checks.features import feature_tour
 from .model import Report
 from .checks.probes import (
-    CANNED_INPUT, probe_handshake_version, probe_input_requests, probe_missing_envelope,
+    CANNED_INPUT, probe_gating, probe_handshake_version, probe_input_requests, probe_missing_envelope,
     probe_stateless_version,
 )
 from .rawhttp import ProbeError, RawClient, RawResponse
@@ -185,6 +186,7 @@ async def _tour(tour: Tour, pinned: str | None) -> None:
 
 async def _probes(tour: Tour, timeout: float) -> None:
     rec, client, revision = tour.rec, tour.client, tour.revision
+    await probe_gating(rec, tour.connect, revision, client.server_capabilities, timeout)
     if client.era is not Era.STATELESS:
         await probe_handshake_version(rec, tour.connect, timeout)
         return

@@ -5,9 +5,10 @@ Theory of operation
 ``feature_tour`` walks what the server advertises with the typed client
 helpers (which add the stateless era's envelope and answer its input requests
 themselves): every list (all pages), every resource read, every prompt
-fetched, every tool marked read-only called, plus the negative probes (unknown
-method, unknown tool, unknown resource, a capability the server did not
-advertise).  Where a rule changed between revisions the check follows the
+fetched, every tool marked read-only called, plus the negative probes that
+a correct client may send too (unknown method, unknown tool, unknown
+resource; the unadvertised capability is asked on a connection of its own,
+``probes.probe_gating``).  Where a rule changed between revisions the check follows the
 negotiated one: a missing resource is -32002 (or -32602) up to 2025-11-25 and
 must be -32602, never -32002, in 2026-07-28; ``completion/complete`` is not
 capability-gated in 2024-11-05.  Tools are only *called* when annotated
@@ -37,7 +38,6 @@ async def feature_tour(tour: Tour) -> None:
     rec, client = tour.rec, tour.client
     caps = client.server_capabilities
     await _probe_unknown_method(rec, client)
-    await _probe_gating(rec, client, caps)
     for feature, run in (("tools", _tools), ("resources", _resources), ("prompts", _prompts)):
         if feature in caps:
             await run(tour)
@@ -65,27 +65,6 @@ async def _probe_unknown_method(rec: Results, client: ClientSession) -> None:
             rec.fail("jsonrpc.unknown-method", f"answered with code {exc.code}, not -32601")
     except RequestTimeout:
         rec.fail("jsonrpc.unknown-method", "no answer")
-
-
-async def _probe_gating(rec: Results, client: ClientSession, caps: dict[str, Any]) -> None:
-    absent = next((f for f in ("prompts", "resources", "tools") if f not in caps), None)
-    if absent is None:
-        rec.skip("capabilities.gating", "the server advertises tools, resources and prompts")
-        return
-    method = {"prompts": "prompts/list", "resources": "resources/list", "tools": "tools/list"}[absent]
-    # Bypass the local gate on purpose: we are testing the server's side of it.
-    conn = client.connection
-    saved = conn.peer_capabilities
-    conn.peer_capabilities = {**(saved or {}), absent: {}}
-    try:
-        await client.request(method, {})
-        rec.warn("capabilities.gating", f"{method} answered although {absent} was not advertised")
-    except McpError as exc:
-        rec.ok("capabilities.gating", f"{method} refused with {exc.code}")
-    except RequestTimeout:
-        rec.fail("capabilities.gating", f"{method} got no answer")
-    finally:
-        conn.peer_capabilities = saved
 
 
 async def _tools(tour: Tour) -> None:

@@ -5,12 +5,19 @@ Theory of operation
 Some checks ask the server something a correct client never says: a revision
 that does not exist (``1999-01-01``), a stateless-era request without its
 ``_meta`` envelope, an InputRequiredResult retry whose ``requestState`` was
-altered, a request declaring no client capabilities.  The trimcp client
-rightly refuses to send these, so each probe opens a *new* connection through
-the run's ``Connector`` (another server process on stdio), writes the
-messages itself and reads the answers by id, skipping whatever else the
-server sends meanwhile.  One connection per probe: a server that drops the
-connection after a malformed request must not fail the next probe too.
+altered, a request declaring no client capabilities, a method whose
+capability the server did not advertise.  The trimcp client rightly refuses
+to send these, so each probe opens a *new* connection through the run's
+``Connector`` (another server process on stdio), writes the messages itself
+and reads the answers by id, skipping whatever else the server sends
+meanwhile; the client's own ``Connection`` is never touched.  One connection
+per probe: a server that drops the connection after a malformed request must
+not fail the next probe too.
+
+* ``capabilities.gating`` (both eras): on a session of its own (handshake:
+  ``initialize`` and ``notifications/initialized`` first; stateless: a
+  ``server/discover`` first), the ``*/list`` of a feature the server did not
+  advertise should be refused.
 
 * ``lifecycle.unsupported-version`` (handshake era): ``initialize`` offering
   1999-01-01 must be answered with a revision the server supports.
@@ -33,14 +40,15 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
+import attrs
 import trio
 
 from ..._errors import TrimcpError
 from ..._sansio import jsonrpc as rpc
 from ..._sansio import schema as s
 from ..._sansio.connection import stateless as sl
-from ..._sansio.revisions import ALL_VERSIONS
-from ..._trio.stream import MessageStream, RequestFailed
+from ..._sansio.revisions import ALL_VERSIONS, Era, get_revision
+from ..._trio.stream import NO_META, MessageStream, RequestFailed, SendMeta
 from ..results import Connector, Results
 
 BOGUS_REVISION = "1999-01-01"
@@ -62,26 +70,41 @@ class ProbeFailed(Exception):
     """The probe connection broke or went silent."""
 
 
+@attrs.define
+class Probe:
+    """A raw connection: send requests and notifications as written, read answers by id."""
+
+    stream: MessageStream
+    #: The revision messages go out under once a probe negotiated one (the HTTP transport
+    #: sends it as ``MCP-Protocol-Version``); ``None``: nothing negotiated.
+    revision: str | None = None
+
+    def _meta(self) -> SendMeta:
+        return NO_META if self.revision is None else SendMeta(protocol_version=self.revision)
+
+    async def ask(self, request: rpc.Request) -> Answer:
+        await self.stream.send(request, self._meta())
+        return await _answer_to(self.stream, request.id)
+
+    async def tell(self, notification: rpc.Notification) -> None:
+        await self.stream.send(notification, self._meta())
+
+
 async def exchange(connect: Connector, requests: Sequence[rpc.Request], timeout: float) -> list[Answer]:
     """Open a connection, send each request after the previous one is answered, return the answers."""
-    async with probe_connection(connect, timeout) as ask:
-        return [await ask(request) for request in requests]
+    async with probe_connection(connect, timeout) as probe:
+        return [await probe.ask(request) for request in requests]
 
 
 @asynccontextmanager
-async def probe_connection(connect: Connector, timeout: float) -> AsyncIterator[Ask]:
-    """A fresh connection and ``ask(request) -> answer``; the whole block runs under ``timeout``.
+async def probe_connection(connect: Connector, timeout: float) -> AsyncIterator[Probe]:
+    """A fresh connection as a ``Probe``; the whole block runs under ``timeout``.
 
     A broken or silent connection raises ``ProbeFailed``."""
     try:
         with trio.fail_after(timeout):
             async with connect() as stream:
-
-                async def ask(request: rpc.Request) -> Answer:
-                    await stream.send(request)
-                    return await _answer_to(stream, request.id)
-
-                yield ask
+                yield Probe(stream)
     except (TrimcpError, trio.TooSlowError) as exc:
         raise ProbeFailed(f"{type(exc).__name__} {exc}".strip()) from exc
 
@@ -108,6 +131,49 @@ def list_method(capabilities: dict[str, Any]) -> str | None:
         if feature in capabilities:
             return f"{feature}/list"
     return None
+
+
+# --------------------------------------------------------------------------- both eras
+
+#: The feature whose capability gates each list method (spec: basic/lifecycle, capability negotiation).
+_LIST_OF = {"prompts": "prompts/list", "resources": "resources/list", "tools": "tools/list"}
+
+
+async def probe_gating(
+    rec: Results, connect: Connector, revision: str, capabilities: dict[str, Any], timeout: float
+) -> None:
+    """Ask for the list of a feature the server did not advertise, on a session of our own."""
+    check = "capabilities.gating"
+    absent = next((feature for feature in _LIST_OF if feature not in capabilities), None)
+    if absent is None:
+        rec.skip(check, "the server advertises tools, resources and prompts")
+        return
+    method = _LIST_OF[absent]
+    stateless = get_revision(revision).era is Era.STATELESS
+    try:
+        async with probe_connection(connect, timeout) as probe:
+            if stateless:
+                meta = {"_meta": envelope(revision)}
+                await probe.ask(rpc.Request(0, "server/discover", meta))
+                answer = await probe.ask(rpc.Request(1, method, meta))
+            else:
+                opened = await probe.ask(rpc.Request(0, "initialize", {
+                    "protocolVersion": revision, "capabilities": {}, "clientInfo": CLIENT_INFO,
+                }))
+                if isinstance(opened, rpc.ErrorResponse):
+                    rec.fail(check, f"initialize on a fresh connection failed: {opened.error.message}")
+                    return
+                chosen = opened.result.get("protocolVersion")
+                probe.revision = chosen if isinstance(chosen, str) else revision
+                await probe.tell(rpc.Notification("notifications/initialized"))
+                answer = await probe.ask(rpc.Request(1, method, {}))
+    except ProbeFailed as exc:
+        rec.fail(check, f"{method} got no answer: {exc}")
+        return
+    if isinstance(answer, rpc.Response):
+        rec.warn(check, f"{method} answered although {absent} was not advertised")
+    else:
+        rec.ok(check, f"{method} refused with {answer.error.code}")
 
 
 # --------------------------------------------------------------------------- handshake era
@@ -216,11 +282,11 @@ async def probe_input_requests(
     full = rpc.Request(1, original.method, {**params, "_meta": envelope(revision, capabilities)})
     stage = "mrtr.input-required"
     try:
-        async with probe_connection(connect, timeout) as ask:
-            _judge_undeclared(rec, original, await ask(bare))
-            first = await ask(full)
+        async with probe_connection(connect, timeout) as probe:
+            _judge_undeclared(rec, original, await probe.ask(bare))
+            first = await probe.ask(full)
             stage = "mrtr.tampered-state"
-            await _tampered_state(rec, ask, original, full, first)
+            await _tampered_state(rec, probe.ask, original, full, first)
     except ProbeFailed as exc:
         rec.fail(stage, f"re-sending {_describe(original)}: {exc}")
 
