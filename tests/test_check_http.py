@@ -21,6 +21,7 @@ from trimcp.conformance.model import Report, Status
 from trimcp.conformance.rawhttp import ProbeError, RawClient
 from trimcp.server.transports.http.app import BoundHttpServer, serve_http
 from trimcp.reference.server import build_server
+from trimcp.server import Context, Server
 
 from helpers.h11_fake import McpFake, Reply, Req, serve
 
@@ -68,6 +69,23 @@ async def test_reference_over_http(nursery: trio.Nursery, revision: str | None) 
     for check_id in set(HTTP_CHECKS) - passed:
         assert results[check_id].status is Status.SKIP
     assert results["stdio.shutdown"].detail == "not a stdio target"
+
+
+@pytest.mark.parametrize("revision", [None, "2025-11-25"])
+async def test_gating_probe_over_http(nursery: trio.Nursery, revision: str | None) -> None:
+    """The gating probe opens its own HTTP session (handshake era: initialize, initialized,
+    then the request under the negotiated MCP-Protocol-Version) and is refused."""
+    server = Server("tools-only", "0.0.1")
+
+    @server.tool(annotations={"readOnlyHint": True})
+    async def echo(ctx: Context, text: str = "") -> str:
+        return text
+
+    bound: BoundHttpServer = await nursery.start(serve_http, server)
+    report = await _check(bound.url, revision)
+    gating = _by_id(report)["capabilities.gating"]
+    assert (gating.status, gating.detail) == (Status.PASS, "prompts/list refused with -32601")
+    assert _bad(report) == []
 
 
 async def test_stdio_target_skips_http_checks() -> None:
