@@ -18,8 +18,8 @@ import json
 from typing import Any
 
 from ..server import inputs
-from ..server.definition import Server
 from ..server.context import Context
+from ..server.definition import Server
 
 READ_ONLY = {"readOnlyHint": True}
 

@@ -21,10 +21,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .._sansio.http.routing import is_loopback as is_loopback
-
 from ._errors import ClientCapabilityError as ClientCapabilityError
 from ._errors import ResourceNotFound as ResourceNotFound
-from .definition import Server as Server
 from .content import audio as audio
 from .content import embedded_blob as embedded_blob
 from .content import embedded_text as embedded_text
@@ -33,6 +31,7 @@ from .content import image as image
 from .content import resource_link as resource_link
 from .content import text as text
 from .context import Context as Context
+from .definition import Server as Server
 from .inputs import InputRequest as InputRequest
 from .serve import run_stdio as run_stdio
 from .serve import serve_stdio as serve_stdio

@@ -58,9 +58,9 @@ from typing import Any, Literal, Protocol, TypeVar, overload
 
 import trio
 
+from .._sansio.connection.core import Connection
 from .._sansio.connection.lifecycle import Role
 from .._sansio.revisions import ALL_VERSIONS
-from .._sansio.connection.core import Connection
 from ._registry import (
     Handler,
     PromptEntry,

@@ -51,8 +51,8 @@ from ._errors import ResourceNotFound
 from ._pagination import paginate
 from ._registry import Handler, call
 from ._validate import validate
-from .definition import Server
 from .context import Context
+from .definition import Server
 from .inputs import InputLedger, find_suspension
 from .server_session import ServerSession
 from .subscriptions import listen
