@@ -39,6 +39,10 @@ from .serve import serve_stream as serve_stream
 from .server_session import ServerSession as ServerSession
 from .subscriptions import ListenStream as ListenStream
 
+#: The name ``ListenStream`` had before it was told apart from the client's ``Subscription``;
+#: kept so that code written against it still imports.
+Subscription = ListenStream
+
 if TYPE_CHECKING:
     from .transports.http.app import serve_http as serve_http
     from .transports.websocket import serve_websocket as serve_websocket

@@ -37,7 +37,7 @@ from ...._sansio.framing.sse import encode_event
 from ...._trio.stream import NO_META, Received, SendMeta
 from ...._trio.h11_server import H11Stream
 from .streams import ResponseMode, OutStream, write_response
-from ...app import Server
+from ...definition import Server
 from ...serve import serve_stream
 from ...server_session import ServerSession
 
