@@ -436,9 +436,19 @@ def run_worker(job: dict[str, Any]) -> dict[str, Any]:
 # =========================================================================== parent side
 
 
-def spawn_worker(job: dict[str, Any], timeout: float) -> dict[str, Any]:
+#: The suffix of a client run from the ``--against`` checkout (the code before a change).
+BASE_SUFFIX = "@base"
+
+
+def worker_env(pythonpath: str | None) -> dict[str, str] | None:
+    """The environment of a worker that imports trimcp from another checkout (None: ours)."""
+    return None if pythonpath is None else {**os.environ, "PYTHONPATH": pythonpath}
+
+
+def spawn_worker(job: dict[str, Any], timeout: float, pythonpath: str | None = None) -> dict[str, Any]:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(job)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, text=True,
+                            env=worker_env(pythonpath))
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -461,11 +471,31 @@ ROWS = (
 )
 
 
+def median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The median of every number over a client's runs (a failed run counts as missing)."""
+    good = [r for r in runs if "fatal" not in r]
+    if not good:
+        return runs[0]
+    out: dict[str, Any] = {}
+    for key in good[0]:
+        values = [r[key] for r in good if isinstance(r.get(key), (int, float))]
+        out[key] = statistics.median(values) if values else good[0][key]
+    return out
+
+
 def render(results: dict[str, dict[str, Any]]) -> str:
-    lines = [f"{'':22}" + "".join(f"{c:>14}" for c in CLIENTS)]
+    clients = list(results)
+    width = max(14, *(len(c) + 2 for c in clients))
+    lines = [f"{'':22}" + "".join(f"{c:>{width}}" for c in clients)]
     for label, key, fmt in ROWS:
-        lines.append(f"{label:22}" + "".join(f"{_fmt(results[c].get(key), fmt):>14}" for c in CLIENTS))
-    for c in CLIENTS:
+        lines.append(f"{label:22}" + "".join(f"{_fmt(results[c].get(key), fmt):>{width}}" for c in clients))
+    for c in clients:
+        base = results.get(c + BASE_SUFFIX)
+        if base is None:
+            continue
+        for label, key, fmt in ROWS[2:5]:
+            lines.append(f"  {c} / {c}{BASE_SUFFIX} {label}: {_ratio(results[c].get(key), base.get(key))}")
+    for c in clients:
         if "fatal" in results[c]:
             lines.append(f"  {c}: {results[c]['fatal']}")
     return "\n".join(lines)
@@ -502,6 +532,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json")
     ap.add_argument("--clients", default=",".join(CLIENTS))
+    ap.add_argument("--repeat", type=int, default=1, help="run every client N times, interleaved; report medians")
+    ap.add_argument("--against", metavar="CHECKOUT",
+                    help="also run the trimcp clients with trimcp imported from CHECKOUT (e.g. a worktree at "
+                         "the commit before a change), as trimcp/h11@base and trimcp/httpx@base, interleaved "
+                         "with the others: before and after measured in one run")
     ap.add_argument("--worker")
     ap.add_argument("--server")
     ns = ap.parse_args(argv)
@@ -524,16 +559,27 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(0.02)
         url = f"http://127.0.0.1:{Path(port_file).read_text()}/mcp"
         wanted = ns.clients.split(",")
-        results: dict[str, dict[str, Any]] = {}
-        for c in CLIENTS:
-            results[c] = (spawn_worker({"client": c, "url": url, "params": p}, p["timeout"])
-                          if c in wanted else {"fatal": "skipped"})
-            print(f"  {c}: done", file=sys.stderr, flush=True)
+        clients = list(CLIENTS)
+        if ns.against:
+            clients += [c + BASE_SUFFIX for c in CLIENTS if c.startswith("trimcp")]
+        runs: dict[str, list[dict[str, Any]]] = {c: [] for c in clients}
+        for rep in range(max(1, ns.repeat)):  # interleaved: a noisy minute hits every client alike
+            for c in clients:
+                name = c.removesuffix(BASE_SUFFIX)
+                if name not in wanted:
+                    runs[c].append({"fatal": "skipped"})
+                    continue
+                tree = ns.against if c.endswith(BASE_SUFFIX) else None
+                runs[c].append(spawn_worker({"client": name, "url": url, "params": p}, p["timeout"], tree))
+                print(f"  [{rep + 1}] {c}: done", file=sys.stderr, flush=True)
+        results = {c: median_of(r) for c, r in runs.items()}
     finally:
         _kill_group(server)
         server.wait()
         Path(port_file).unlink(missing_ok=True)
-    print(f"bench_http ({mode}); python {sys.version.split()[0]}; loadavg {os.getloadavg()[0]:.2f}")
+    against = f"; @base = trimcp from {ns.against}" if ns.against else ""
+    print(f"bench_http ({mode}); python {sys.version.split()[0]}; loadavg {os.getloadavg()[0]:.2f}; "
+          f"medians of {max(1, ns.repeat)}{against}")
     print(render(results))
     print("targets:")
     print("\n".join(targets(results)))

@@ -87,7 +87,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from stdio_config import BIG, CLIENTS, CONCURRENCY, IMPORTS, PARAMS, SERVERS, server_argv
+from stdio_config import BASELINE, BIG, CLIENTS, CONCURRENCY, IMPORTS, PARAMS, SERVERS, server_argv
 from stdio_report import _fmt, _ratio, evaluate_targets, render, summarize_repeats
 from stdio_worker import run_worker
 
@@ -102,11 +102,14 @@ def _kill_group(proc: subprocess.Popen[Any]) -> None:
         pass
 
 
-def spawn_worker(job: dict[str, Any], timeout: float) -> dict[str, Any]:
-    """Run one worker in a fresh process (its own process group); kill it on timeout."""
+def spawn_worker(job: dict[str, Any], timeout: float, pythonpath: str | None = None) -> dict[str, Any]:
+    """Run one worker in a fresh process (its own process group); kill it on timeout.
+    ``pythonpath``: import trimcp from that checkout instead of ours."""
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(job)]
+    env = None if pythonpath is None else {**os.environ, "PYTHONPATH": pythonpath}
     proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, text=True
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, text=True,
+        env=env,
     )
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
@@ -205,6 +208,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="CPU",
         help="pin every worker and its server to this one CPU (stable CPU-cost numbers)",
     )
+    ap.add_argument(
+        "--against",
+        metavar="CHECKOUT",
+        help=f"also run the trimcp client with trimcp imported from CHECKOUT (e.g. a worktree at "
+        f"the commit before a change) as client {BASELINE}, interleaved with the others: "
+        "before and after measured in one run",
+    )
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ns = ap.parse_args(argv)
 
@@ -232,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
             "concurrency": CONCURRENCY,
             "repeat": max(1, ns.repeat),
             "pin": ns.pin,
+            "against": ns.against,
             "load_start": " ".join(f"{x:.2f}" for x in load_start),
         },
         "results": {},
@@ -244,12 +255,13 @@ def main(argv: list[str] | None = None) -> int:
             "raw": "benchmarks/raw_server.py",
             "sdk": "tests/servers/mcp_sdk_server.py (mcp MCPServer)",
         }[server]
-        block: dict[str, Any] = {"label": label, "raw": {c: [] for c in CLIENTS}, "summary": {}}
+        clients = CLIENTS + ((BASELINE,) if ns.against else ())
+        block: dict[str, Any] = {"label": label, "raw": {c: [] for c in clients}, "summary": {}}
         for rep_i in range(
             max(1, ns.repeat)
         ):  # interleaved: a noisy minute hits every client alike
-            for client in CLIENTS:
-                if client not in chosen_clients:
+            for client in clients:
+                if client.removesuffix("@base") not in chosen_clients:
                     res: dict[str, Any] = {"fatal": "not selected"}
                 elif argv_ is None:
                     res = {"fatal": "server not installed (pip install -e '.[bench]')"}
@@ -257,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
                     res = {"fatal": "the mcp package is not installed"}
                 else:
                     job = {
-                        "client": client,
+                        "client": client.removesuffix("@base"),
                         "server": server,
                         "phases": p["phases"][server],
                         "connect_runs": p["connect_runs"][server],
@@ -275,9 +287,10 @@ def main(argv: list[str] | None = None) -> int:
                         file=sys.stderr,
                         flush=True,
                     )
-                    res = spawn_worker(job, p["worker_timeout"])
+                    tree = ns.against if client == BASELINE else None
+                    res = spawn_worker(job, p["worker_timeout"], tree)
                 block["raw"][client].append(res)
-        for client in CLIENTS:
+        for client in clients:
             block["summary"][client] = summarize_repeats(block["raw"][client])
         report["results"][server] = block
     print("  measuring imports ...", file=sys.stderr, flush=True)

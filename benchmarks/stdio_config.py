@@ -14,6 +14,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
 CLIENTS = ("floor", "floor-mux", "trimcp", "mcp/asyncio", "mcp/trio")
+#: The trimcp client with trimcp imported from the ``--against`` checkout (the code before a change).
+BASELINE = "trimcp@base"
 SERVERS = ("raw", "sdk")
 BIG = 10_000_000
 CONCURRENCY = 64

@@ -10,7 +10,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from stdio_config import CLIENTS, CONCURRENCY, IMPORTS, SERVERS, TARGETS
+from stdio_config import CONCURRENCY, IMPORTS, SERVERS, TARGETS
 
 
 def summarize(res: dict[str, Any]) -> dict[str, float | None]:
@@ -96,6 +96,8 @@ def render(report: dict[str, Any]) -> str:
         + ("   ** machine busy: expect noisy numbers **" if meta.get("busy") else "")
     )
     w("ratios are trimcp / other (throughput: higher is better for trimcp; times: lower is better)")
+    if meta.get("against"):
+        w(f"trimcp@base = the trimcp client with trimcp imported from {meta['against']}")
     notes: list[str] = []
     for server in SERVERS:
         block = report["results"].get(server)
@@ -103,23 +105,24 @@ def render(report: dict[str, Any]) -> str:
             continue
         w("")
         w(f"== server: {block['label']}")
-        head = f"{'metric':34}" + "".join(f"{c:>13}" for c in CLIENTS)
-        head += "".join(f"{'vs ' + c:>16}" for c in CLIENTS if c != "trimcp")
+        clients = tuple(block["summary"])  # CLIENTS, and the --against baseline when run
+        head = f"{'metric':34}" + "".join(f"{c:>13}" for c in clients)
+        head += "".join(f"{'vs ' + c:>16}" for c in clients if c != "trimcp")
         w(head)
         w("-" * len(head))
-        sums = {c: block["summary"][c] for c in CLIENTS}
+        sums = {c: block["summary"][c] for c in clients}
         floor_connect = sums["floor"]["connect_ms"]
-        for c in CLIENTS:
+        for c in clients:
             v = sums[c]["connect_ms"]
             sums[c]["overhead_ms"] = (
                 None if v is None or floor_connect is None else v - floor_connect
             )
         for key, label, fmt, _ in ROWS:
-            line = f"{label:34}" + "".join(f"{_fmt(sums[c][key], fmt):>13}" for c in CLIENTS)
+            line = f"{label:34}" + "".join(f"{_fmt(sums[c][key], fmt):>13}" for c in clients)
             if key != "overhead_ms":
                 line += "".join(
                     f"{_ratio(sums['trimcp'][key], sums[c][key]):>16}"
-                    for c in CLIENTS
+                    for c in clients
                     if c != "trimcp"
                 )
             w(line)
@@ -128,7 +131,7 @@ def render(report: dict[str, Any]) -> str:
                 f"  server's own startup (spawn + start + 1 round trip, i.e. the floor's connect): "
                 f"{floor_connect:.1f} ms; a client's own connect cost is its overhead row"
             )
-        for c in CLIENTS:
+        for c in clients:
             for i, r in enumerate(block["raw"][c]):
                 tag = f"[{server}/{c}" + (f" #{i + 1}]" if len(block["raw"][c]) > 1 else "]")
                 if "fatal" in r and r["fatal"] != "not selected":
