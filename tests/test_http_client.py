@@ -24,9 +24,10 @@ import trio
 
 import trimcp
 from trimcp import Era, McpError, RequestTimeout
-from trimcp._errors import ConnectError
+from trimcp._errors import ConnectError, SessionExpired, TransportClosed, TransportError
 from trimcp._sansio import schema as s
-from trimcp._sansio.http.plan import Mode, ReconnectPolicy
+from trimcp._sansio.http.plan import Mode
+from trimcp._sansio.http.policy import ReconnectPolicy
 from trimcp._trio.transports.http.connect import open_http_stream
 from trimcp._trio.transports.http.h11_pool import H11Executor
 
@@ -265,10 +266,11 @@ async def test_http_500_is_a_clear_error_and_the_session_survives(kind: str) -> 
     fake.on_call = on_call  # type: ignore[method-assign]
     with trio.fail_after(LIMIT):
         async with serve(fake) as server, connect(server.url, kind, revision=HANDSHAKE) as session:
-            with pytest.raises(McpError) as info:
+            with pytest.raises(TransportError) as info:
                 await session.call_tool("echo", {})
-            assert "HTTP 500" in info.value.message and "database on fire" in info.value.message
-            assert info.value.data["status"] == 500
+            assert type(info.value) is TransportError
+            assert "HTTP 500" in str(info.value) and "database on fire" in str(info.value)
+            assert server.url in str(info.value)
             await session.call_tool("echo", {})
 
 
@@ -283,7 +285,7 @@ async def test_server_that_never_answers_hits_the_deadline(kind: str) -> None:
         async with serve(fake) as server:
             async with connect(server.url, kind, revision=HANDSHAKE, post_timeout=0.5) as session:
                 started = time.monotonic()
-                with pytest.raises(McpError, match="no answer to tools/call within 0.5 s"):
+                with pytest.raises(TransportError, match="no answer to tools/call within 0.5 s"):
                     await session.call_tool("echo", {})
                 assert 0.4 < time.monotonic() - started < 3
                 await session.ping()
@@ -357,7 +359,7 @@ async def test_malformed_sse_fails_the_request_not_the_session(kind: str) -> Non
     fake.on_call = on_call  # type: ignore[method-assign]
     with trio.fail_after(LIMIT):
         async with serve(fake) as server, connect(server.url, kind, revision=HANDSHAKE) as session:
-            with pytest.raises(McpError, match="ended before the answer"):
+            with pytest.raises(TransportClosed, match="ended before the answer"):
                 await session.call_tool("echo", {})
             await session.call_tool("echo", {})
             assert any(i.kind for i in session.driver.issues)
@@ -393,7 +395,7 @@ async def test_connection_cut_mid_event(kind: str, with_id: bool) -> None:
                 resume = [r for r in server.requests if r.header("last-event-id")]
                 assert resume[0].header("mcp-session-id") == "sess-1"
             else:
-                with pytest.raises(McpError, match="no way to resume"):
+                with pytest.raises(TransportClosed, match="no way to resume"):
                     await session.call_tool("echo", {})
             await session.ping()
 
@@ -496,7 +498,7 @@ async def test_server_restart_reinitializes_and_retries_once(kind: str) -> None:
                 await reply.json({"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": "Session not found"}}, 404)
 
             fake.on_call = refuse  # type: ignore[method-assign]
-            with pytest.raises(McpError, match="dropped the session again"):
+            with pytest.raises(SessionExpired, match="dropped the session again"):
                 await session.call_tool("echo", {"n": 3})
 
 
@@ -550,7 +552,7 @@ async def test_legacy_cross_origin_endpoint_is_refused() -> None:
     legacy = LegacyServer(endpoint="http://127.0.0.2:1/steal")
     with trio.fail_after(LIMIT):
         async with serve(legacy) as server:
-            with pytest.raises((McpError, ConnectError), match="405"):
+            with pytest.raises(ConnectError, match="405"):
                 async with connect(server.url, "h11", revision="2024-11-05"):
                     pass
 
@@ -563,6 +565,7 @@ class StatelessFake:
 
     def __init__(self) -> None:
         self.calls: list[Req] = []
+        self.listens: list[Req] = []
         self.cut_first = False
         self.hold = False
         self.stream_closed = trio.Event()
@@ -614,6 +617,16 @@ class StatelessFake:
                                "params": {"level": "info", "data": "hi"}})
             await reply.event(result(req, {"resultType": "complete", "content": [{"type": "text", "text": "ok"}]}))
             await reply.end()
+        elif method == "subscriptions/listen":
+            self.listens.append(req)
+            tag = {"_meta": {"io.modelcontextprotocol/subscriptionId": msg["id"]}}
+            await reply.sse_start()
+            await reply.event({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                               "params": {"notifications": msg["params"]["notifications"], **tag}})
+            if len(self.listens) == 1:
+                await reply.cut()
+            await reply.event({"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": tag})
+            await trio.sleep_forever()
         else:
             await reply.json({"jsonrpc": "2.0", "id": msg.get("id"), "error": {"code": -32601, "message": "nope"}}, 404)
 
@@ -651,11 +664,29 @@ async def test_stateless_broken_stream_reissues_with_a_new_id(kind: str) -> None
     fake.cut_first = True
     with trio.fail_after(LIMIT):
         async with serve(fake) as server, connect(server.url, kind) as session:
-            out = await session.call_tool("echo", {})
+            await session.list_tools()
+            out = await session.call_tool("wetter-☀", {"region": "eu"})
             assert out.content[0].text == "ok"  # type: ignore[union-attr]
             await session.call_tool("echo", {})
-    first, second = fake.calls[0].json["id"], fake.calls[1].json["id"]
-    assert first != second and str(second).startswith("trimcp-reissue-")
+    first, second = fake.calls[0], fake.calls[1]
+    # The session re-issued it: a new id, the very same request otherwise (its headers too).
+    assert first.json["id"] != second.json["id"]
+    assert {**first.json, "id": None} == {**second.json, "id": None}
+    assert first.header("mcp-param-region") == second.header("mcp-param-region") == "eu"
+
+
+async def test_stateless_listen_stream_broken_is_reissued_and_keeps_its_subscription(kind: str) -> None:
+    fake = StatelessFake()
+    with trio.fail_after(LIMIT):
+        async with serve(fake) as server, connect(
+            server.url, kind, reconnect=ReconnectPolicy(initial_delay=0.05)
+        ) as session:
+            async with session.listen(tools_list_changed=True) as sub:
+                method, params = await sub.__anext__()
+            assert method == "notifications/tools/list_changed"
+    first, second = (r.json for r in fake.listens)
+    assert first["id"] != second["id"] and sub.id == second["id"]
+    assert {**first, "id": None} == {**second, "id": None}
 
 
 async def test_stateless_cancel_closes_the_stream(kind: str) -> None:
@@ -738,7 +769,7 @@ async def test_post_deadline_in_virtual_time(autojump_clock: trio.abc.Clock) -> 
     ) as stream:
         async with trimcp.open_client(stream, revision=HANDSHAKE, request_timeout=None) as session:
             start = trio.current_time()
-            with pytest.raises(McpError, match="within 5.0 s"):
+            with pytest.raises(TransportError, match="within 5.0 s"):
                 await session.ping()
             assert trio.current_time() - start == pytest.approx(5.0)
 

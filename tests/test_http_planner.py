@@ -12,12 +12,11 @@ from hypothesis import strategies as st
 from trimcp._errors import LocalProtocolError, RemoteProtocolError
 from trimcp._sansio.http import response as hr
 from trimcp._sansio import jsonrpc as rpc
-from trimcp._sansio.http.plan import (
-    HttpPlanner, MessageKind, Mode, ReconnectPolicy, parse_url, resolve_endpoint,
-)
+from trimcp._sansio.http.plan import HttpPlanner, MessageKind, Mode, parse_url, resolve_endpoint
+from trimcp._sansio.http.policy import ReconnectPolicy
 from trimcp._sansio.http.headers import (
-    HeaderParam, InvalidToolHeaders, decode_header_value, encode_header_value, filter_tools,
-    header_params, header_text, is_header_safe, param_headers,
+    HeaderParam, InvalidToolHeaders, ToolHeaderBook, decode_header_value, encode_header_value,
+    filter_tools, header_params, header_text, is_header_safe, param_headers,
 )
 from trimcp._sansio.framing.sse import SSEDecoder
 
@@ -213,9 +212,45 @@ def test_stateless_requests_never_carry_a_session() -> None:
     h = headers_of(plan)
     assert h["mcp-protocol-version"] == "2026-07-28" and "mcp-session-id" not in h
     assert h["mcp-name"] == encode_header_value("file:///ü") and plan.stateless_version == "2026-07-28"
-    planner.learn_tools({"t": (HeaderParam(("a",), "A"),)})
-    call = planner.plan_post(rpc.Request(4, "tools/call", {"name": "t", "arguments": {"a": 1}, "_meta": META}))
+    params = {"name": "t", "arguments": {"a": 1}, "_meta": META}
+    call = planner.plan_post(rpc.Request(4, "tools/call", params), header_params=(HeaderParam(("a",), "A"),))
     assert headers_of(call)["mcp-param-a"] == "1"
+    # The planner learns nothing from results: without the parameters, no header.
+    assert "mcp-param-a" not in headers_of(planner.plan_post(rpc.Request(5, "tools/call", params)))
+
+
+def test_the_revision_comes_with_the_message() -> None:
+    planner = HttpPlanner(URL)
+    planner.sending_under("2026-07-28", stateless=True)  # e.g. the discover probe
+    note = planner.plan_post(rpc.Notification("notifications/x"))
+    assert headers_of(note)["mcp-protocol-version"] == "2026-07-28"
+    # The probe was refused: the session speaks the handshake era (and the server gave no session).
+    planner.sending_under("2025-11-25", stateless=False)
+    note = planner.plan_post(rpc.Notification("notifications/initialized"))
+    assert headers_of(note)["mcp-protocol-version"] == "2025-11-25"
+    assert planner.stateless_version is None
+
+
+class _Tool:
+    def __init__(self, name: str, input_schema: Any) -> None:
+        self.name, self.input_schema = name, input_schema
+
+
+@pytest.mark.parametrize("reject", [True, False])
+def test_tool_header_book(reject: bool) -> None:
+    good = _Tool("good", schema(r={"type": "string", "x-mcp-header": "R"}))
+    bad = _Tool("bad", schema(r={"type": "object", "x-mcp-header": "R"}))
+    plain = _Tool("plain", schema(q={"type": "string"}))
+    book = ToolHeaderBook(reject_invalid=reject)
+    kept = book.learn([good, bad, plain])
+    assert kept == ([good, plain] if reject else [good, bad, plain])
+    assert [name for name, _ in book.rejected] == (["bad"] if reject else [])
+    assert book.params_for("good") == (HeaderParam(("r",), "R"),)
+    assert book.params_for("bad") == () and book.params_for("plain") == () and book.params_for("nope") == ()
+    # A tool whose annotation went away (a new list) loses its parameters.
+    book.learn([_Tool("good", schema(r={"type": "string"}))])
+    assert book.params_for("good") == ()
+
 
 
 def test_legacy_mode_posts_to_the_endpoint() -> None:
@@ -263,7 +298,14 @@ def post_reader(**kwargs: Any) -> hr.ResponseReader:
 
 
 def messages(events: list[Any]) -> list[Any]:
-    return [e.obj for e in events if isinstance(e, hr.MessageReceived)]
+    """The well-formed messages the events carry, in their wire form."""
+    return [
+        rpc.message_to_obj(m) for e in events if isinstance(e, hr.MessageReceived) for m in e.payload.messages
+    ]
+
+
+def received(events: list[Any]) -> list[hr.MessageReceived]:
+    return [e for e in events if isinstance(e, hr.MessageReceived)]
 
 
 def answer(rid: Any = 1) -> dict[str, Any]:
@@ -283,11 +325,46 @@ def run(reader: hr.ResponseReader, status: int, headers: list[tuple[str, str]], 
 
 def test_json_answer() -> None:
     reader = post_reader(is_initialize=True)
-    events = run(reader, 200, JSON + [("Mcp-Session-Id", "s1")], json.dumps(answer()).encode())
+    body = json.dumps(answer()).encode()
+    events = run(reader, 200, JSON + [("Mcp-Session-Id", "s1")], body)
     assert hr.SessionAssigned("s1") in events and messages(events) == [answer()]
+    # Parsed once, here, by the one parser; the session gets that payload and the bytes.
+    (got,) = received(events)
+    assert got.data == body and got.payload == rpc.parse_payload(body) and got.answers == (1,)
     assert reader.answered and isinstance(events[-1], hr.StreamEnded)
-    bad = run(post_reader(is_initialize=True), 200, JSON + [("mcp-session-id", "a b")], json.dumps(answer()).encode())
+    bad = run(post_reader(is_initialize=True), 200, JSON + [("mcp-session-id", "a b")], body)
     assert any(isinstance(e, hr.TransportIssue) for e in bad)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"jsonrpc": "2.0", "id": 1, "result": {"x": NaN}}',
+        b'{"jsonrpc": "2.0", "id": 1, "result": {"x": 1e400}}',
+        b'{"jsonrpc": "2.0", "id": 1, "result": {"x": "\xff"}}',
+        b'{"jsonrpc": "2.0", "id": 1, "error": {"code": -32000, "message": "x", "data": -Infinity}}',
+    ],
+)
+def test_an_unusable_answer_still_answers_its_request(body: bytes) -> None:
+    """The strict parser refuses it, but the id shows through: the session fails that
+    waiter at once (with RemoteProtocolError) instead of letting it wait."""
+    reader = post_reader()
+    events = run(reader, 200, JSON, body)
+    (got,) = received(events)
+    assert got.answers == (1,) and not got.payload.messages
+    assert got.payload.invalid[0].id == 1 and got.payload.invalid[0].error.code == rpc.PARSE_ERROR
+    assert reader.answered and isinstance(events[-1], hr.StreamEnded)
+    reader, events = sse_run([b"data: " + body + b"\n\n"])
+    assert received(events)[0].answers == (1,) and reader.answered
+
+
+def test_answer_ids() -> None:
+    batch = rpc.parse_payload(
+        b'[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":"a","error":{"code":1,"message":"m"}},'
+        b'{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":3,"method":"ping"},{"id":4,"result":{}}]'
+    )
+    # Responses, and the unusable answer with id 4 (no "jsonrpc"); never a request's id.
+    assert hr.answer_ids(batch) == (1, "a", 4)
 
 
 @pytest.mark.parametrize(
@@ -297,15 +374,16 @@ def test_json_answer() -> None:
 def test_json_body_that_does_not_answer(body: bytes, needle: str) -> None:
     reader = post_reader()
     events = run(reader, 200, JSON, body)
-    synth = [e for e in events if isinstance(e, hr.MessageReceived) and e.synthesized]
-    assert len(synth) == 1 and needle in synth[0].obj["error"]["message"]
-    assert synth[0].obj["id"] == 1 and synth[0].obj["error"]["code"] == hr.TRANSPORT_ERROR_CODE
+    # What the server sent still reaches the session (which reports it); no answer is made up.
+    assert len(received(events)) == 1 and not reader.answered
+    last = events[-1]
+    assert isinstance(last, hr.StreamFailed) and needle in last.detail and last.status == 200
 
 
 def test_oversize_json_body() -> None:
     reader = post_reader(max_message_size=10)
     events = reader.head(200, JSON) + reader.data(b"x" * 11)
-    assert isinstance(events[-1], hr.StreamFailed) and reader.finished and messages(events)[0]["id"] == 1
+    assert isinstance(events[-1], hr.StreamFailed) and reader.finished and not received(events)
     assert reader.data(b"more") == [] and reader.end() == []
 
 
@@ -337,7 +415,7 @@ def test_sse_split_anywhere(cuts: list[int]) -> None:
     assert kinds == ["MessageReceived"] * 3 + ["StreamEnded"]
     assert [m.get("method") for m in messages(events)] == ["notifications/progress", "roots/list", None]
     assert [e.ms for e in events if isinstance(e, hr.RetryAfter)] == [300]
-    assert reader.answered and events[-1] == hr.StreamEnded("3", 300)
+    assert reader.answered and reader.messages == 3 and events[-1] == hr.StreamEnded("3", 300)
 
 
 @given(st.integers(min_value=1, max_value=len(STREAM) - 1))
@@ -361,14 +439,32 @@ def test_sse_truncated_mid_event_and_early_end() -> None:
 
 
 def test_sse_null_id_error_is_about_our_request() -> None:
-    reader, events = sse_run([b'data: {"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"x"}}\n\n'])
+    text = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"x"}}'
+    reader, events = sse_run([b"data: " + text + b"\n\n"])
     assert messages(events)[0]["id"] == 1 and reader.answered
+    # The bytes stay what the server sent; only the session's payload names our request.
+    assert received(events)[0].data == text
+
+
+def test_a_malformed_null_id_error_is_about_our_request_too() -> None:
+    text = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":7}}'
+    reader, events = sse_run([b"data: " + text + b"\n\n"])
+    (got,) = received(events)
+    assert got.answers == (1,) and got.payload.invalid[0].id == 1 and reader.answered
+    # Not so an OAuth-style error body, which is no JSON-RPC at all.
+    reader = post_reader()
+    run(reader, 400, JSON, b'{"error": "invalid_token"}')
+    assert not reader.answered
 
 
 def test_sse_oversize_event() -> None:
     reader = post_reader(max_message_size=10)
     events = reader.head(200, SSE) + reader.data(b"data: " + b"x" * 5000)
-    assert isinstance(events[-1], hr.StreamFailed) and messages(events)[0]["id"] == 1
+    assert isinstance(events[-1], hr.StreamFailed) and not received(events)
+    # An event within the SSE cap (message size + framing) but over the message cap.
+    reader = post_reader(max_message_size=100)
+    events = reader.head(200, SSE) + reader.data(b"data: " + b" " * 200 + b"{}\n\n")
+    assert isinstance(events[-1], hr.StreamFailed) and "exceeds" in events[-1].detail
 
 
 def test_sse_unknown_event_types_are_reported() -> None:
@@ -398,7 +494,7 @@ def test_unlabelled_bodies() -> None:
     events = run(post_reader(), 200, [("content-type", "text/plain")], json.dumps(answer()).encode())
     assert messages(events) == [answer()]
     events = run(post_reader(), 200, [("content-type", "text/html")], b"<html>")
-    assert "unexpected content type" in messages(events)[0]["error"]["message"]
+    assert isinstance(events[-1], hr.StreamFailed) and "unexpected content type" in events[-1].detail
     events = run(post_reader(), 200, [], b"")
     assert hr.AnswerElsewhere(200) in events
 
@@ -428,21 +524,25 @@ def test_session_expiry_recognition(status: int, body: bytes, expired: bool) -> 
 
 
 def test_200_json_error_meaning_session_gone() -> None:
-    events = run(post_reader(sent_session=True), 200, JSON, error_body(-32001, "Session not found", 1))
-    assert isinstance(events[-1], hr.SessionExpired)
+    reader = post_reader(sent_session=True)
+    events = run(reader, 200, JSON, error_body(-32001, "Session not found", 1))
+    assert isinstance(events[-1], hr.SessionExpired) and not received(events) and not reader.answered
 
 
 def test_error_status_answers() -> None:
     events = run(post_reader(), 400, JSON, error_body(-32602, "bad params"))
     assert messages(events)[-1] == {"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "bad params"}}
+    assert isinstance(events[-1], hr.StreamEnded)
     events = run(post_reader(), 500, [("content-type", "text/plain")], b"database on fire")
-    err = messages(events)[-1]["error"]
-    assert "HTTP 500" in err["message"] and "database on fire" in err["message"]
-    assert err["data"] == {"transport": "http", "status": 500, "body": "database on fire"}
+    assert not received(events)
+    assert events[-1] == hr.StreamFailed(f"HTTP 500 from {URL}: database on fire", 500)
     events = run(post_reader(), 503, [], b"x" * (hr.MAX_ERROR_BODY + 10))
-    assert "HTTP 503" in messages(events)[-1]["error"]["message"]
+    assert isinstance(events[-1], hr.StreamFailed) and events[-1].detail.startswith("HTTP 503")
     events = run(post_reader(answer_id=None, expects_answer=False), 500, [], b"no")
-    assert isinstance(events[0], hr.HttpFailed) and not messages(events)
+    assert events == [hr.StreamFailed(f"HTTP 500 from {URL}: no", 500)]
+    # An OAuth-style JSON error body is no JSON-RPC: nothing for the session.
+    events = run(post_reader(), 403, JSON, b'{"error": "forbidden"}')
+    assert not received(events) and isinstance(events[-1], hr.StreamFailed) and events[-1].status == 403
 
 
 @pytest.mark.parametrize(
@@ -494,23 +594,10 @@ def test_broken_bodies() -> None:
     assert events[-1] == hr.StreamBroken(None, None, "the connection broke mid-body (reset)")
     reader = post_reader()
     events = reader.head(500, []) + reader.broken("reset")
-    assert messages(events)[0]["id"] == 1
+    assert events == [hr.StreamFailed("the connection broke before the answer (reset)", 500)]
     reader = post_reader(answer_id=None, expects_answer=False)
     assert reader.head(202, []) + reader.broken("reset") == [hr.Accepted(202), hr.StreamEnded()]
     assert reader.broken("again") == [] and reader.end() == []
-
-
-def test_failure_answer_once() -> None:
-    reader = post_reader()
-    first = reader.failure_answer("gave up")
-    assert first is not None and first.obj["error"]["message"] == "gave up"
-    assert reader.failure_answer("again") is None
-
-
-def test_error_answer_shape() -> None:
-    data = hr.error_answer(5, "nope", {"transport": "http"})
-    parsed = rpc.parse_payload(data)
-    assert parsed.messages == [rpc.ErrorResponse(5, rpc.ErrorObject(hr.TRANSPORT_ERROR_CODE, "nope", {"transport": "http"}))]
 
 
 @given(st.lists(st.integers(min_value=0, max_value=200), max_size=8))

@@ -81,6 +81,7 @@ from .._sansio.connection import stateless as sl
 from .._sansio.connection.core import Connection
 from .._sansio.connection.lifecycle import CLOSED, DISCOVERING
 from .._sansio.connection.stateless import Envelope
+from .._sansio.http.headers import HeaderParam
 from ._locks import held
 from .callbacks import DEFAULT_MAX_PENDING_CALLBACKS, CallbackQueue
 from .driver_types import USE_DEFAULT as USE_DEFAULT
@@ -134,12 +135,17 @@ InputAnswerer = Callable[["SessionDriver", ev.InputRequired], Awaitable[dict[str
 @attrs.define
 class _Waiter:
     method: str
+    #: The id its request has now (a re-issue gives it a new one).
+    request_id: rpc.RequestId
     event: trio.Event = attrs.field(factory=trio.Event)
     result: dict[str, Any] | None = None
     error: BaseException | None = None
     on_progress: ProgressCallback | None = None
     #: Stateless era: the server wants input first (spec: mrtr).
     input_required: ev.InputRequired | None = None
+    on_sent: SentCallback | None = None
+    #: ``tools/call``: what the request's ``SendMeta`` carried, for a re-issue too.
+    header_params: tuple[HeaderParam, ...] = ()
     #: ``CallbackQueue.accepted`` when the answer was read: the callbacks to run first.
     callbacks_before: int = 0
 
@@ -209,7 +215,7 @@ class SessionDriver:
                     if self.is_closed:
                         continue  # draining while the transport shuts down: the session is over
                     if isinstance(item, RequestFailed):
-                        self._request_failed(item)
+                        self._request_failed(item, nursery)
                         continue
                     if len(item.data) > self.connection.max_message_size:
                         raise RemoteProtocolError(
@@ -265,14 +271,19 @@ class SessionDriver:
 
     # ------------------------------------------------------------ sending
 
-    def _take_output(self, related: rpc.RequestId | None = None) -> None:
+    def _take_output(
+        self, related: rpc.RequestId | None = None, header_params: tuple[HeaderParam, ...] = ()
+    ) -> None:
         """Move the Connection's outbox to ours, each message with its ``SendMeta``.
 
         Called right after every call that queues on the Connection, so that
         ``related`` (the peer request a handler is serving) labels exactly the
-        messages that call produced."""
+        messages that call produced (and ``header_params`` the request it sent)."""
         for message in self.connection.outgoing():
-            self._outbox.append((message, self._meta_for(message, related)))
+            meta = self._meta_for(message, related)
+            if header_params and isinstance(message, rpc.Request):
+                meta = attrs.evolve(meta, header_params=header_params)
+            self._outbox.append((message, meta))
 
     def _meta_for(self, message: rpc.Message, related: rpc.RequestId | None) -> SendMeta:
         version = self.connection.protocol_version
@@ -321,6 +332,7 @@ class SessionDriver:
         on_progress: ProgressCallback | None = None,
         on_sent: SentCallback | None = None,
         related_request: rpc.RequestId | None = None,
+        header_params: tuple[HeaderParam, ...] = (),
     ) -> dict[str, Any]:
         """Send a request and wait for its result; raise ``McpError`` for an error
         answer, ``RequestTimeout`` past the deadline (default: ``request_timeout``;
@@ -328,8 +340,9 @@ class SessionDriver:
 
         Stateless era: an InputRequiredResult is answered with the request
         handlers and the request re-sent (see the module docstring); the deadline
-        covers all the rounds.  ``on_sent`` learns each attempt's id.
-        ``related_request``: the peer request this one is made while handling."""
+        covers all the rounds.  ``on_sent`` learns each attempt's id (a re-issue's too).
+        ``related_request``: the peer request this one is made while handling;
+        ``header_params``: a ``tools/call``'s tool's ``x-mcp-header`` parameters."""
         self._check_open()
         limit = self.request_timeout if isinstance(timeout, UseDefault) else timeout
         deadline = math.inf if limit is None else trio.current_time() + limit
@@ -337,7 +350,8 @@ class SessionDriver:
         rounds = 0
         while True:
             outcome = await self._attempt(
-                method, attempt_params, deadline, limit, on_progress, on_sent, related_request
+                method, attempt_params, deadline, limit, on_progress, on_sent, related_request,
+                header_params,
             )
             if not isinstance(outcome, ev.InputRequired):
                 return outcome
@@ -361,6 +375,7 @@ class SessionDriver:
         on_progress: ProgressCallback | None,
         on_sent: SentCallback | None,
         related: rpc.RequestId | None = None,
+        header_params: tuple[HeaderParam, ...] = (),
     ) -> dict[str, Any] | ev.InputRequired:
         """One request on the wire: its result, or the server's request for input."""
         self._check_open()
@@ -369,8 +384,10 @@ class SessionDriver:
             self._progress_seq += 1
             token = f"trimcp-{self._progress_seq}"
         request_id = self.connection.send_request(method, params, progress_token=token)
-        self._take_output(related)
-        waiter = self._waiters[request_id] = _Waiter(method, on_progress=on_progress)
+        self._take_output(related, header_params)
+        waiter = self._waiters[request_id] = _Waiter(
+            method, request_id, on_progress=on_progress, on_sent=on_sent, header_params=header_params
+        )
         if on_sent is not None:
             on_sent(request_id)
         owner = self._owner()  # while we wait for the peer, the reader must not wait for us
@@ -382,7 +399,7 @@ class SessionDriver:
             with trio.move_on_at(deadline):
                 await waiter.event.wait()
         except BaseException:
-            await self._abandon(request_id, "request cancelled by the caller")
+            await self._abandon(waiter.request_id, "request cancelled by the caller")
             raise
         finally:
             if owner is self.callbacks:
@@ -390,7 +407,7 @@ class SessionDriver:
         if lent and isinstance(owner, Serving):  # the handler runs user code again: under the limit
             await self.request_slots.take_back(owner)
         if not waiter.event.is_set():
-            await self._abandon(request_id, f"timed out after {limit} s")
+            await self._abandon(waiter.request_id, f"timed out after {limit} s")
             raise RequestTimeout(f"{method} got no answer within {limit} s (the peer was told to cancel it)")
         if waiter.callbacks_before > self.callbacks.finished and owner is not self.callbacks:
             # What the peer sent before this answer is handled before the caller goes on.
@@ -525,16 +542,50 @@ class SessionDriver:
         for observer in self.event_observers:
             observer(event)
 
-    def _request_failed(self, lost: RequestFailed) -> None:
-        """The transport knows this answer is lost: fail its waiter now, not at its deadline."""
-        waiter = self._waiters.pop(lost.request_id, None)
-        if lost.request_id in self.connection.pending:
+    def _request_failed(self, lost: RequestFailed, nursery: trio.Nursery) -> None:
+        """The transport knows this answer is lost: fail its waiter now, not at its deadline,
+        or, when the transport allows it, send the request again under a new id."""
+        waiter = self._waiters.get(lost.request_id)
+        if lost.may_reissue and waiter is not None and lost.request_id in self.connection.pending:
+            try:
+                new_id = self.connection.reissue(lost.request_id)
+            except LocalProtocolError:
+                pass  # initialize is never re-issued: fail it below
+            else:
+                del self._waiters[lost.request_id]
+                waiter.request_id = new_id
+                self._waiters[new_id] = waiter
+                for message in self.connection.outgoing():
+                    meta = self._meta_for(message, None)
+                    if isinstance(message, rpc.Request) and message.id == new_id:
+                        meta = attrs.evolve(
+                            meta, reissue_of=lost.request_id, header_params=waiter.header_params
+                        )
+                    self._outbox.append((message, meta))
+                if waiter.on_sent is not None:
+                    waiter.on_sent(new_id)  # e.g. a listen subscription learns its new id
+                # Not in the reader task: a send may wait for the network.
+                nursery.start_soon(self._flush_quietly)
+                return
+        self._waiters.pop(lost.request_id, None)
+        pending = self.connection.pending.get(lost.request_id)
+        if pending is not None and pending.method == "server/discover" and self.connection.state is DISCOVERING:
+            # The probe's answer is lost (an HTTP 405 to it, say): as with silence, take the
+            # server for handshake-era; initialize follows unless a stateless revision was pinned.
+            self.connection.abandon_probe()
+            self._probe_finished(ev.LegacyServer(f"server/discover failed: {lost.error}"))
+            return
+        if pending is not None:
             self.connection.forget(lost.request_id)
         if waiter is not None:
             waiter.error = lost.error
             waiter.event.set()
-        elif self._probe_done is not None and self.connection.state is DISCOVERING:
-            self._probe_finished(ev.HandshakeFailed(f"server/discover failed: {lost.error}"))
+        elif pending is not None and pending.method == "initialize" and not self.initialized.is_set():
+            # The handshake cannot go on (e.g. no transport the server offers): say why.
+            self.handshake = failed = ev.HandshakeFailed(str(lost.error))
+            self.initialized.set()
+            for observer in self.event_observers:
+                observer(failed)
 
     def _probe_finished(self, outcome: ProbeOutcome) -> None:
         if self._probe_done is not None and not self._probe_done.is_set():

@@ -31,6 +31,14 @@ rewrite another layer's payload:
 
 Only one task should call ``receive`` at a time (the session's single reader
 task); ``send`` may be called concurrently, writes are serialised.
+
+A transport may declare what it does with a message's metadata as a class
+attribute: ``mirrors_tool_headers = True`` (Streamable HTTP) says it mirrors
+``SendMeta.header_params`` into ``Mcp-Param-*`` headers, so the client must
+leave tools with invalid ``x-mcp-header`` annotations out of its tool list
+(spec 2026-07-28 basic/transports/streamable-http, "Custom Headers from Tool
+Parameters"); ``mirrors_tool_headers(stream)`` reads it, through transparent
+wrappers too.
 """
 
 from __future__ import annotations
@@ -39,8 +47,9 @@ from typing import Final, Protocol, TypeAlias, runtime_checkable
 
 import attrs
 
-from .._errors import TransportError
+from .._errors import AuthError, TransportError
 from .._sansio import jsonrpc
+from .._sansio.http.headers import HeaderParam
 
 
 @attrs.frozen
@@ -51,6 +60,10 @@ class SendMeta:
     protocol_version: str | None = None
     #: The peer's request this message answers or was sent while handling.
     related_request: jsonrpc.RequestId | None = None
+    #: A request sent again under a new id: the id it had (see ``RequestFailed``).
+    reissue_of: jsonrpc.RequestId | None = None
+    #: ``tools/call``: the called tool's ``x-mcp-header`` parameters (from its ``inputSchema``).
+    header_params: tuple[HeaderParam, ...] = ()
 
 
 #: Metadata for a message that relates to nothing and precedes negotiation.
@@ -72,7 +85,10 @@ class RequestFailed:
     """The transport knows the answer to ``request_id`` will never arrive."""
 
     request_id: jsonrpc.RequestId
-    error: TransportError
+    #: What the waiter gets (``AuthError`` when authorization failed).
+    error: TransportError | AuthError
+    #: The session may send the request again under a new id instead of failing it.
+    may_reissue: bool = False
 
 
 Inbound: TypeAlias = Received | RequestFailed
@@ -87,6 +103,11 @@ def parse_received(
     """Parse one JSON text with the strict parser (raises ``RemoteProtocolError``
     only when it is larger than ``max_size``)."""
     return Received(data, jsonrpc.parse_payload(data, max_size=max_size), related_request)
+
+
+def mirrors_tool_headers(stream: object) -> bool:
+    """Whether ``stream`` mirrors ``SendMeta.header_params`` into request headers."""
+    return getattr(stream, "mirrors_tool_headers", False) is True
 
 
 @runtime_checkable

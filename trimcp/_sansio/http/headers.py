@@ -29,7 +29,10 @@ the rules of "Schema Extension": the name must be a non-empty HTTP token,
 unique ignoring case, on a primitive-typed property reachable from the root
 through ``properties`` keys alone (never through ``items``, ``oneOf``,
 ``$ref`` and the like).  A client must then leave the tool out of its
-``tools/list`` result; ``filter_tools`` does that for one result page.
+``tools/list`` result; ``filter_tools`` does that for one result page of
+raw tool objects, ``ToolHeaderBook`` for the typed tools a client session
+lists (it keeps each tool's parameters for the ``tools/call`` that follows:
+they travel to the transport with the message, in its ``SendMeta``).
 
 ``number``-typed parameters are refused, as the 2026-07-28 tools page says
 (only string, integer and boolean may be mirrored).  Pure functions only.
@@ -40,8 +43,8 @@ from __future__ import annotations
 import base64
 import binascii
 import math
-from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final, Protocol, TypeVar
 
 import attrs
 
@@ -51,6 +54,7 @@ __all__ = [
     "InvalidHeaderValue",
     "SENTINEL_SUFFIX",
     "HeaderParam",
+    "ToolHeaderBook",
     "InvalidToolHeaders",
     "decode_header_value",
     "encode_header_value",
@@ -299,3 +303,52 @@ def filter_tools(
         if isinstance(name, str):
             by_name[name] = params
     return kept, by_name, rejected
+
+
+class _Tool(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def input_schema(self) -> Any: ...
+
+
+ToolT = TypeVar("ToolT", bound=_Tool)
+
+
+class ToolHeaderBook:
+    """The ``x-mcp-header`` parameters of the tools a client listed, by tool name.
+
+    ``learn`` reads a tool list and returns it; with ``reject_invalid`` (the
+    Streamable HTTP transport, where the spec requires it) the tools whose
+    annotations break the rules are left out and named in ``rejected`` as
+    ``(tool name, reason)`` for the caller to log.  Without it they are kept,
+    with no header parameters (other transports may ignore annotations).
+    """
+
+    def __init__(self, *, reject_invalid: bool) -> None:
+        self.reject_invalid = reject_invalid
+        self._params: dict[str, tuple[HeaderParam, ...]] = {}
+        self.rejected: list[tuple[str, str]] = []
+
+    def learn(self, tools: Sequence[ToolT]) -> list[ToolT]:
+        kept: list[ToolT] = []
+        self.rejected = []
+        for tool in tools:
+            try:
+                params = header_params(tool.input_schema)
+            except InvalidToolHeaders as exc:
+                self._params.pop(tool.name, None)
+                if self.reject_invalid:
+                    self.rejected.append((tool.name, str(exc)))
+                    continue
+                params = ()
+            if params:
+                self._params[tool.name] = params
+            else:
+                self._params.pop(tool.name, None)
+            kept.append(tool)
+        return kept
+
+    def params_for(self, tool_name: str) -> tuple[HeaderParam, ...]:
+        """The parameters to mirror for a call of ``tool_name`` (empty when none or unknown)."""
+        return self._params.get(tool_name, ())

@@ -27,13 +27,17 @@ On every POST of a request or notification this client also sends the
 ignored by older servers, and the official conformance suite checks them on
 the handshake-era messages too.
 
-``HttpPlanner`` holds what the client has learnt (session id, negotiated
-revision, legacy POST URL, tool header annotations) and turns an outgoing
-JSON-RPC message into an ``HttpRequest`` description (method, URL, headers,
-body); ``http_response`` interprets what comes back.  The era of a request is
-read off the message itself: one whose ``_meta`` carries a protocol version is
-a 2026-07-28 request (no session id, that version in the header).  Nothing
-here does I/O, reads a clock, or draws randomness.
+``HttpPlanner`` holds what the client has learnt (session id, the revision
+the session sends under, legacy POST URL) and turns an outgoing JSON-RPC
+message into an ``HttpRequest`` description (method, URL, headers, body);
+``response.py`` interprets what comes back and ``policy.py`` decides what to
+do next.  The era of a request is read off the message itself: one whose
+``_meta`` carries a protocol version is a 2026-07-28 request (no session id,
+that version in the header).  The revision of everything else comes with the
+message (``sending_under``, from the session's ``SendMeta``), and so do the
+``x-mcp-header`` parameters of a called tool (``header_params``): the planner
+never reads a result.  Nothing here does I/O, reads a clock, or draws
+randomness.
 """
 
 from __future__ import annotations
@@ -239,8 +243,6 @@ class HttpPlanner:
         self.generation = 0
         #: The params of the client's ``initialize``, kept to re-initialize after a 404.
         self.initialize_params: dict[str, Any] | None = None
-        #: 2026-07-28: ``x-mcp-header`` parameters by tool name, from ``tools/list`` results.
-        self.tool_headers: dict[str, tuple[HeaderParam, ...]] = {}
         self._static = check_static_headers(headers)
         self._dynamic: list[tuple[str, str]] = []
 
@@ -276,8 +278,16 @@ class HttpPlanner:
         self.session_id = None
         self.generation += 1
 
-    def learn_tools(self, by_name: Mapping[str, tuple[HeaderParam, ...]]) -> None:
-        self.tool_headers.update(by_name)
+    def sending_under(self, protocol_version: str, stateless: bool) -> None:
+        """The session sends its next message under ``protocol_version`` (a
+        2026-07-28-era one when ``stateless``): the revision for the header of
+        messages that do not name their own."""
+        if stateless:
+            self.stateless_version = protocol_version
+        elif self.mode is Mode.STREAMABLE:
+            # A handshake-era session (e.g. after a discover probe the server refused).
+            self.stateless_version = None
+            self.protocol_version = protocol_version
 
     # -- requests ----------------------------------------------------------------
 
@@ -296,23 +306,31 @@ class HttpPlanner:
             headers.append((VERSION_HEADER, self.protocol_version))
         return headers
 
-    def metadata_headers(self, method: str, params: Mapping[str, Any] | None) -> list[tuple[str, str]]:
-        """``Mcp-Method``, ``Mcp-Name`` and ``Mcp-Param-*`` for one message."""
+    def metadata_headers(
+        self, method: str, params: Mapping[str, Any] | None, header_params: Iterable[HeaderParam] = ()
+    ) -> list[tuple[str, str]]:
+        """``Mcp-Method``, ``Mcp-Name`` and ``Mcp-Param-*`` for one message
+        (``header_params``: the called tool's ``x-mcp-header`` parameters)."""
         headers = [(METHOD_HEADER, encode_header_value(method))]
         source = NAME_SOURCES.get(method)
         if source is not None and params is not None:
             name = params.get(source)
             if isinstance(name, str):
                 headers.append((NAME_HEADER, encode_header_value(name)))
-        if method == "tools/call" and params is not None:
-            tool = params.get("name")
-            annotated = self.tool_headers.get(tool) if isinstance(tool, str) else None
-            if annotated:
-                headers += param_headers(annotated, params.get("arguments"))
+        if method == "tools/call" and params is not None and header_params:
+            headers += param_headers(header_params, params.get("arguments"))
         return headers
 
-    def plan_post(self, message: rpc.Message, body: bytes | None = None) -> PostPlan:
-        """The POST that carries ``message`` (``body`` is its serialization, if already made)."""
+    def plan_post(
+        self,
+        message: rpc.Message,
+        body: bytes | None = None,
+        *,
+        header_params: Iterable[HeaderParam] = (),
+    ) -> PostPlan:
+        """The POST that carries ``message`` (``body`` is its serialization, if already
+        made; ``header_params``: for a ``tools/call``, the tool's ``x-mcp-header``
+        parameters)."""
         if body is None:
             body = rpc.serialize(message)
         method: str | None = None
@@ -346,7 +364,7 @@ class HttpPlanner:
             sent_session = self.session_id is not None
             headers += self._session_headers()
         if method is not None:
-            headers += self.metadata_headers(method, params)
+            headers += self.metadata_headers(method, params, header_params)
         return PostPlan(
             HttpRequest("POST", url, tuple(headers), body),
             kind, method, wire_id, stateless, sent_session, self.generation, self.mode,
@@ -374,29 +392,3 @@ class HttpPlanner:
     def plan_legacy_get(self) -> HttpRequest:
         """The 2024-11-05 GET that opens the SSE stream and announces the POST endpoint."""
         return HttpRequest("GET", self.url, tuple(self._common() + [("Accept", ACCEPT_SSE)]))
-
-
-@attrs.frozen
-class ReconnectPolicy:
-    """When to reconnect an event stream (spec: "Resumability and Redelivery").
-
-    After a connection that made progress (an event, an id or a ``retry``
-    arrived) the client waits exactly the server's ``retry`` time (else
-    ``initial_delay``) and reconnects: a server may "poll" this way forever.
-    After ``max_failures`` consecutive attempts without progress it gives up;
-    each such failure doubles the wait, up to ``max_delay``.  A 2026-07-28
-    request whose stream broke is re-issued (with a new id) at most
-    ``max_reissues`` times.
-    """
-
-    max_failures: int = 5
-    initial_delay: float = 1.0
-    max_delay: float = 30.0
-    max_reissues: int = 2
-
-    def delay(self, failures: int, retry_ms: int | None) -> float:
-        """Seconds to wait before the next attempt, after ``failures`` fruitless ones."""
-        base = self.initial_delay if retry_ms is None else retry_ms / 1000
-        if failures <= 1:
-            return base
-        return float(min(max(base, self.initial_delay) * 2 ** (failures - 1), self.max_delay))

@@ -4,47 +4,51 @@ Theory of operation
 -------------------
 A ``ResponseReader`` interprets one HTTP response the client got: to a POST
 of a JSON-RPC message, to the standalone GET stream, to a GET that resumes a
-request's stream (``Last-Event-ID``), or to the 2024-11-05 SSE GET.  The
-driver feeds it the status and headers (``head``), the body bytes split
-anywhere (``data``), and how the body ended (``end`` for a clean end,
-``broken`` for a connection lost mid-body).  Each call returns *events*:
+request's stream (``Last-Event-ID``), or to the 2024-11-05 SSE GET (spec
+2025-11-25 basic/transports "Sending Messages to the Server", "Listening for
+Messages from the Server", "Resumability and Redelivery"; 2024-11-05
+basic/transports "HTTP with SSE").  The driver feeds it the status and
+headers (``head``), the body bytes split anywhere (``data``), and how the
+body ended (``end`` for a clean end, ``broken`` for a connection lost
+mid-body).  Each call returns *events*, facts for the driver and its policy
+(``policy.py``) to act on; the reader decides nothing beyond what the bytes say:
 
 * ``MessageReceived`` - one JSON text for the session (an ``application/json``
-  body, or the ``data`` of one SSE ``message`` event; an SSE event with empty
-  data, the "priming" event, is skipped).  ``answers`` lists the ids of the
-  JSON-RPC responses in it, so the driver can match them to waiting requests;
+  body, or the ``data`` of one SSE ``message`` event; the empty data of a
+  "priming" event is skipped), parsed here, once, by the one strict parser
+  (``jsonrpc.parse_payload``: no NaN, no 1e400, UTF-8 only); the driver hands
+  ``payload`` to the session as it is.  ``answers`` lists the ids it answers:
+  those of its responses, and those an unusable answer still shows (an
+  ``InvalidMessage`` whose id was recovered and which has ``result`` or
+  ``error``), since the session fails that waiter at once;
 * ``SessionAssigned`` (an ``Mcp-Session-Id`` on the InitializeResult's
-  response), ``SessionExpired`` (404 to a request that carried a session id,
-  or a JSON-RPC error meaning the same, see ``session_gone``),
-  ``FallBackToLegacy`` (``initialize`` refused with 400/404/405 and no modern
-  JSON-RPC error in the body: try the 2024-11-05 transport);
-* ``Accepted`` (a notification or response was taken), ``AnswerElsewhere`` (a
-  request got 202: its answer will arrive on another stream, as on the
-  2024-11-05 transport), ``RetryAfter`` (an SSE ``retry`` field),
-  ``EndpointAnnounced`` (2024-11-05);
-* how the body ended: ``StreamEnded``, ``StreamBroken`` (ended or cut before
-  the request's answer, or in the middle of an event: the driver may resume
-  with ``last_event_id`` or re-issue the request), ``StreamFailed`` (nothing
-  to resume: oversize event, bad endpoint), ``StreamRefused`` (a GET answered
-  with 405 or something that is not an event stream);
-* ``HttpFailed`` and ``TransportIssue`` - what went wrong, for logs and the
-  harness.
+  response), ``Accepted`` (a notification or response was taken),
+  ``AnswerElsewhere`` (a request got 202: its answer will come on another
+  stream, as on the 2024-11-05 transport), ``RetryAfter`` (an SSE ``retry``
+  field), ``EndpointAnnounced`` (2024-11-05), ``TransportIssue`` (for logs);
+* how the response ended (``Terminal``): ``StreamEnded``; ``StreamBroken``
+  (ended or cut before the request's answer, or mid-event: resumable with
+  ``last_event_id``, or re-issuable); ``StreamFailed`` (no answer will come
+  from this exchange: an error status without a JSON-RPC answer, a body that
+  answers nothing, an oversize message, a bad endpoint; ``status`` when HTTP
+  gave one); ``StreamRefused`` (a GET answered with an error status or
+  something that is not an event stream); ``SessionExpired`` (404 to a request
+  that carried a session id, or a JSON-RPC error meaning the same, see
+  ``session_gone``); ``FallBackToLegacy`` (``initialize`` refused with
+  400/404/405 and no modern JSON-RPC error in the body).
 
-A request must never be left without an answer: when the HTTP exchange
-fails for good (an error status, a body that is not JSON, a JSON body without
-the answer, an oversize message) the reader emits a *synthesized* JSON-RPC
-error answer for the request (``synthesized=True``, code -32603 with the HTTP
-status in ``data``), or the server's own JSON-RPC error with its id repaired.
-Resumable breaks are the driver's call: ``error_answer`` builds the error it
-delivers when it gives up.  Nothing here does I/O or reads a clock.
+The reader never makes up an answer.  It adds one thing to what the server
+said: a JSON-RPC error with a ``null`` id on our request's own response is
+about that request (the server could not tell its id), so its payload names
+our id (``data`` stays the bytes the server sent).  Nothing here does I/O or
+reads a clock.
 """
 
 from __future__ import annotations
 
 import enum
-import json
-from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Sequence
+from typing import Final, TypeAlias
 
 import attrs
 
@@ -55,14 +59,12 @@ from ..framing.sse import SSEDecoder
 from ..connection.stateless import MODERN_ERROR_CODES
 
 __all__ = [
-    "Accepted", "AnswerElsewhere", "EndpointAnnounced", "FallBackToLegacy", "HttpFailed",
-    "MessageReceived", "Purpose", "ResponseReader", "RetryAfter", "SessionAssigned",
-    "SessionExpired", "StreamBroken", "StreamEnded", "StreamFailed", "StreamRefused",
-    "TransportIssue", "error_answer", "session_gone",
+    "Accepted", "AnswerElsewhere", "EndpointAnnounced", "FallBackToLegacy", "MessageReceived",
+    "Purpose", "ResponseReader", "RetryAfter", "SessionAssigned", "SessionExpired", "StreamBroken",
+    "StreamEnded", "StreamFailed", "StreamRefused", "Terminal", "TransportIssue", "answer_ids",
+    "session_gone",
 ]
 
-#: The code of a synthesized error answer (the HTTP details are in its ``data``).
-TRANSPORT_ERROR_CODE: Final = rpc.INTERNAL_ERROR
 #: How much of an error body is kept (for the message and to look for JSON-RPC in it).
 MAX_ERROR_BODY: Final = 64 * 1024
 #: JSON-RPC error codes servers use for "no such session" (the TS SDK's -32001; the Python
@@ -79,11 +81,12 @@ class Purpose(enum.Enum):
 
 @attrs.frozen
 class MessageReceived:
+    #: The JSON text as it arrived (what a recorder keeps).
     data: bytes
-    #: The decoded JSON, or ``None`` when it is not JSON (the session reports that).
-    obj: Any
+    #: ``data`` parsed by ``jsonrpc.parse_payload``: what the session gets.
+    payload: rpc.ParsedPayload
+    #: The request ids this text answers (see the module docstring).
     answers: tuple[rpc.RequestId, ...] = ()
-    synthesized: bool = False
 
 
 @attrs.frozen
@@ -138,6 +141,8 @@ class StreamBroken:
 @attrs.frozen
 class StreamFailed:
     detail: str
+    #: The HTTP status, when an error status is why.
+    status: int | None = None
 
 
 @attrs.frozen
@@ -147,36 +152,53 @@ class StreamRefused:
 
 
 @attrs.frozen
-class HttpFailed:
-    status: int
-    detail: str
-
-
-@attrs.frozen
 class TransportIssue:
     detail: str
 
 
-HttpEvent = (
-    MessageReceived | SessionAssigned | SessionExpired | FallBackToLegacy | Accepted
-    | AnswerElsewhere | RetryAfter | EndpointAnnounced | StreamEnded | StreamBroken
-    | StreamFailed | StreamRefused | HttpFailed | TransportIssue
+#: How a response ended: the last event the reader gives for it.
+Terminal: TypeAlias = (
+    StreamEnded | StreamBroken | StreamFailed | StreamRefused | SessionExpired | FallBackToLegacy
 )
+HttpEvent: TypeAlias = (
+    MessageReceived | SessionAssigned | Accepted | AnswerElsewhere | RetryAfter | EndpointAnnounced
+    | TransportIssue | Terminal
+)
+TERMINAL: Final = (StreamEnded, StreamBroken, StreamFailed, StreamRefused, SessionExpired, FallBackToLegacy)
 
 
-def error_answer(request_id: rpc.RequestId | None, message: str, data: Any = None) -> bytes:
-    """A synthesized JSON-RPC error answer (code ``TRANSPORT_ERROR_CODE``)."""
-    err = rpc.ErrorObject(TRANSPORT_ERROR_CODE, message, data)
-    return rpc.serialize(rpc.ErrorResponse(request_id, err))
+def answer_ids(payload: rpc.ParsedPayload) -> tuple[rpc.RequestId, ...]:
+    """The ids ``payload`` answers: its responses', and those unusable answers still show."""
+    ids = [m.id for m in payload.messages if isinstance(m, (rpc.Response, rpc.ErrorResponse)) and m.id is not None]
+    ids += [
+        bad.id for bad in payload.invalid
+        if bad.id is not None and isinstance(bad.raw, dict) and ("result" in bad.raw or "error" in bad.raw)
+    ]
+    return tuple(ids)
 
 
-def session_gone(status: int, error: Mapping[str, Any] | None) -> bool:
+def _error_fields(payload: rpc.ParsedPayload | None) -> tuple[object, object] | None:
+    """``(code, message)`` of the one error a body holds (leniently: a malformed error
+    object counts too, as session-gone codes come from all sorts of servers)."""
+    if payload is None or payload.is_batch:
+        return None
+    for message in payload.messages:
+        if isinstance(message, rpc.ErrorResponse):
+            return message.error.code, message.error.message
+    for bad in payload.invalid:
+        error = bad.raw.get("error") if isinstance(bad.raw, dict) else None
+        if isinstance(error, dict):
+            return error.get("code"), error.get("message")
+    return None
+
+
+def session_gone(status: int, error: tuple[object, object] | None) -> bool:
     """Whether a failed answer to a request that carried a session id means the
     session is gone: HTTP 404 (unless the JSON-RPC error says "method not
-    found", as a 2026-07-28 server does), or a JSON-RPC error with a code from
-    ``SESSION_GONE_CODES`` (for -32600/32600, only when its message mentions a session)."""
-    code = error.get("code") if error is not None else None
-    message = error.get("message") if error is not None else None
+    found", as a 2026-07-28 server does), or a JSON-RPC error ``(code, message)``
+    with a code from ``SESSION_GONE_CODES`` (for -32600/32600, only when its
+    message mentions a session)."""
+    code, message = error if error is not None else (None, None)
     if status == 404:
         return code != rpc.METHOD_NOT_FOUND
     if code == -32001:
@@ -184,8 +206,8 @@ def session_gone(status: int, error: Mapping[str, Any] | None) -> bool:
     return code in SESSION_GONE_CODES and isinstance(message, str) and "session" in message.lower()
 
 
-def _is_modern(error: Mapping[str, Any] | None) -> bool:
-    code = error.get("code") if error is not None else None
+def _is_modern(error: tuple[object, object] | None) -> bool:
+    code = error[0] if error is not None else None
     return code in MODERN_ERROR_CODES or code == rpc.METHOD_NOT_FOUND
 
 
@@ -193,29 +215,21 @@ def _media_type(value: str | None) -> str:
     return (value or "").split(";", 1)[0].strip().lower()
 
 
-def _loads(data: bytes | str) -> Any:
-    try:
-        return json.loads(data)
-    except (ValueError, RecursionError):
-        return None
-
-
-def _answer_ids(obj: Any) -> tuple[rpc.RequestId, ...]:
-    items = obj if isinstance(obj, list) else [obj]
-    return tuple(
-        item["id"] for item in items
-        if isinstance(item, dict) and ("result" in item or "error" in item) and rpc.is_valid_id(item.get("id"))
-    )
-
-
-def _error_of(obj: Any) -> dict[str, Any] | None:
-    error = obj.get("error") if isinstance(obj, dict) else None
-    return error if isinstance(error, dict) else None
-
-
 def _clip(body: bytes, limit: int = 300) -> str:
     text = body[:limit].decode("utf-8", "replace").strip()
     return text + ("..." if len(body) > limit else "")
+
+
+def _null_id_error(raw: object) -> bool:
+    """A JSON-RPC error object naming a null id (however malformed otherwise)."""
+    return (
+        isinstance(raw, dict) and raw.get("jsonrpc") == rpc.JSONRPC_VERSION and "error" in raw
+        and "id" in raw and raw["id"] is None
+    )
+
+
+def _is_unparsable(payload: rpc.ParsedPayload) -> bool:
+    return not payload.messages and all(bad.error.code == rpc.PARSE_ERROR for bad in payload.invalid)
 
 
 class _Body(enum.Enum):
@@ -257,6 +271,8 @@ class ResponseReader:
         self.headers: dict[str, str] = {}
         #: Whether the answer to ``answer_id`` went out in a ``MessageReceived``.
         self.answered = False
+        #: How many ``MessageReceived`` went out.
+        self.messages = 0
         #: Whether the body ended (cleanly or not); no more input is accepted.
         self.finished = False
         self._body = _Body.DISCARD
@@ -290,15 +306,16 @@ class ResponseReader:
             if self.purpose is Purpose.POST:
                 self._body = _Body.ERROR
             elif status == 404 and self.sent_session:
-                out.append(SessionExpired(f"HTTP 404 on GET {self.url} with a session id"))
+                out.append(self._finish(SessionExpired(f"HTTP 404 on GET {self.url} with a session id")))
             else:
-                out.append(StreamRefused(status, f"HTTP {status} {self._reason()}"))
+                out.append(self._finish(StreamRefused(status, f"HTTP {status} {self._reason()}".strip())))
             return out
         if self.purpose is not Purpose.POST:
             if media == "text/event-stream":
                 self._body = _Body.SSE
             else:
-                out.append(StreamRefused(status, f"expected text/event-stream, got {media or 'no content type'!r}"))
+                refused = StreamRefused(status, f"expected text/event-stream, got {media or 'no content type'!r}")
+                out.append(self._finish(refused))
             return out
         if self.is_initialize and not self.legacy_mode:
             session = self.headers.get("mcp-session-id")
@@ -328,7 +345,7 @@ class ResponseReader:
             return self._feed_sse(chunk)
         if body is _Body.JSON:
             if len(self._buffer) + len(chunk) > self.max_message_size:
-                return self._fail(f"the JSON body exceeds {self.max_message_size} bytes")
+                return [self._finish(StreamFailed(f"the JSON body exceeds {self.max_message_size} bytes"))]
             self._buffer += chunk
         elif body is not _Body.DISCARD:
             room = MAX_ERROR_BODY - len(self._buffer)
@@ -346,11 +363,12 @@ class ResponseReader:
             self._decoder.close()
             if self._decoder.truncated:
                 return [self._broken("the event stream ended in the middle of an event")]
-            if self.expects_answer and not self.answered or self.purpose is Purpose.RESUME and not self.answered:
+            if (self.expects_answer or self.purpose is Purpose.RESUME) and not self.answered:
                 return [self._broken("the event stream ended before the answer")]
             return [StreamEnded(self.last_event_id, self.retry_ms)]
         if body is _Body.JSON:
-            return self._end_json()
+            raw = bytes(self._buffer)  # within the cap: data() saw to it
+            return self._end_json(raw, self._parse(raw))
         if body is _Body.ERROR:
             return self._end_error()
         if body is _Body.OTHER:
@@ -367,7 +385,7 @@ class ResponseReader:
         if self._body is _Body.JSON:
             return [StreamBroken(None, None, f"the connection broke mid-body ({detail})")]
         if self.expects_answer and self._body is not _Body.DISCARD:
-            return self._synth(None, f"the connection broke before the answer ({detail})")
+            return [StreamFailed(f"the connection broke before the answer ({detail})", self.status)]
         return [StreamEnded()]
 
     # -- internals -------------------------------------------------------------------
@@ -375,54 +393,52 @@ class ResponseReader:
     def _reason(self) -> str:
         return f"from {self.url}" if self.url else ""
 
+    def _finish(self, event: Terminal) -> Terminal:
+        self.finished = True
+        return event
+
     def _broken(self, detail: str) -> StreamBroken:
         return StreamBroken(self.last_event_id, self.retry_ms, detail)
 
-    def _message(self, data: bytes, obj: Any) -> MessageReceived:
-        answers = _answer_ids(obj)
-        if (
-            self.answer_id is not None and not self.answered and not answers
-            and isinstance(obj, dict) and _error_of(obj) is not None and obj.get("id") is None
-        ):
-            # An error with a null id on our request's own stream is about our request.
-            obj = {**obj, "id": self.answer_id}
-            data = rpc.dumps(obj)
-            answers = (self.answer_id,)
-        if self.answer_id is not None and self.answer_id in answers:
+    def _parse(self, data: bytes) -> rpc.ParsedPayload:
+        """The one parse of a JSON text (``RemoteProtocolError`` when over the size cap)."""
+        return rpc.parse_payload(data, max_size=self.max_message_size)
+
+    def _message(self, data: bytes, payload: rpc.ParsedPayload) -> MessageReceived:
+        answers = answer_ids(payload)
+        rid = self.answer_id
+        if rid is not None and not self.answered and not answers and not payload.is_batch:
+            # A null-id error on our request's own response is about our request (usable
+            # or not: an unusable one then fails its waiter at once).
+            only = payload.messages[0] if len(payload.messages) == 1 and not payload.invalid else None
+            bad = payload.invalid[0] if len(payload.invalid) == 1 and not payload.messages else None
+            if isinstance(only, rpc.ErrorResponse) and only.id is None:
+                payload = rpc.ParsedPayload([rpc.ErrorResponse(rid, only.error)], [])
+                answers = (rid,)
+            elif bad is not None and _null_id_error(bad.raw):
+                payload = rpc.ParsedPayload([], [attrs.evolve(bad, id=rid)])
+                answers = (rid,)
+        if rid is not None and rid in answers:
             self.answered = True
-        return MessageReceived(data, obj, answers)
-
-    def _synth(self, status: int | None, detail: str, extra: Any = None) -> list[HttpEvent]:
-        """Fail the request for good with a synthesized error answer."""
-        self.finished = True
-        out: list[HttpEvent] = []
-        if status is not None:
-            out.append(HttpFailed(status, detail))
-        else:
-            out.append(TransportIssue(detail))
-        answer = self.failure_answer(detail, extra)
-        if answer is not None:
-            out.append(answer)
-        out.append(StreamEnded())
-        return out
-
-    def _fail(self, detail: str) -> list[HttpEvent]:
-        out = self._synth(None, detail)
-        out[-1] = StreamFailed(detail)
-        return out
+        self.messages += 1
+        return MessageReceived(data, payload, answers)
 
     def _feed_sse(self, chunk: bytes) -> list[HttpEvent]:
         try:
             events = self._decoder.feed(chunk)
         except RemoteProtocolError as exc:
-            return self._fail(str(exc))
+            return [self._finish(StreamFailed(str(exc)))]
         out: list[HttpEvent] = []
         for event in events:
             if event.event == "endpoint":
                 out += self._endpoint(event.data)
             elif event.event == "message":
                 if event.data.strip():
-                    out.append(self._message(event.data.encode("utf-8"), _loads(event.data)))
+                    data = event.data.encode("utf-8")
+                    try:
+                        out.append(self._message(data, self._parse(data)))
+                    except RemoteProtocolError as exc:
+                        out.append(self._finish(StreamFailed(str(exc))))
             else:
                 out.append(TransportIssue(f"ignored an SSE event of type {event.event!r}"))
             if self.finished:
@@ -441,74 +457,56 @@ class ResponseReader:
         try:
             url = resolve_endpoint(self.url, data)
         except RemoteProtocolError as exc:
-            return self._fail(str(exc))
+            return [self._finish(StreamFailed(str(exc)))]
         self._endpoint_seen = True
         return [EndpointAnnounced(url)]
 
-    def _end_json(self) -> list[HttpEvent]:
-        raw = bytes(self._buffer)
-        obj = _loads(raw)
-        if obj is None:
-            return self._synth(self.status, f"the server's JSON body is not JSON: {_clip(raw)!r}")
-        error = _error_of(obj)
-        if self.sent_session and error is not None and self.status is not None and session_gone(self.status, error):
-            return [SessionExpired(f"the server answered {error.get('code')}: {error.get('message')}")]
-        out: list[HttpEvent] = [self._message(raw, obj)]
+    def _end_json(self, raw: bytes, payload: rpc.ParsedPayload) -> list[HttpEvent]:
+        if self.sent_session and self.status is not None:
+            error = _error_fields(payload)
+            if error is not None and session_gone(self.status, error):
+                return [SessionExpired(f"the server answered {error[0]}: {error[1]}")]
+        out: list[HttpEvent] = [self._message(raw, payload)]
         if self.expects_answer and not self.answered:
-            out += self._synth(None, f"the JSON body does not answer request {self.answer_id!r}")
+            if _is_unparsable(payload):
+                detail = f"the server's JSON body is not JSON: {_clip(raw)!r}"
+            else:
+                detail = f"the JSON body does not answer request {self.answer_id!r}"
+            out.append(StreamFailed(detail, self.status))
             return out
         out.append(StreamEnded())
         return out
 
     def _end_other(self) -> list[HttpEvent]:
         raw = bytes(self._buffer)
-        if not raw.strip():
-            return [TransportIssue(f"HTTP {self.status} with an empty body for a request"), AnswerElsewhere(self.status or 200)]
-        obj = _loads(raw)
         media = self.headers.get("content-type")
-        if obj is not None and not self._overflow:
-            issue = TransportIssue(f"a JSON body labelled {media!r}")
-            self._body = _Body.JSON
-            return [issue, *self._end_json()]
-        return self._synth(self.status, f"unexpected content type {media!r} from {self.url}: {_clip(raw)!r}")
+        if not raw.strip():
+            issue = TransportIssue(f"HTTP {self.status} with an empty body for a request")
+            return [issue, AnswerElsewhere(self.status or 200), StreamEnded()]
+        if not self._overflow:
+            payload = self._parse(raw)  # within the cap: MAX_ERROR_BODY is smaller
+            if not _is_unparsable(payload):
+                self._body = _Body.JSON
+                return [TransportIssue(f"a JSON body labelled {media!r}"), *self._end_json(raw, payload)]
+        return [StreamFailed(f"unexpected content type {media!r} from {self.url}: {_clip(raw)!r}", self.status)]
 
     def _end_error(self) -> list[HttpEvent]:
         status = self.status or 0
         raw = bytes(self._buffer)
-        obj = None if self._overflow else _loads(raw)
-        error = _error_of(obj)
+        payload = None if self._overflow or not raw.strip() else self._parse(raw)
+        error = _error_fields(payload)
         if self.sent_session and session_gone(status, error):
             return [SessionExpired(f"HTTP {status} on a request with a session id")]
         if self.is_initialize and self.legacy_fallback and status in (400, 404, 405) and not _is_modern(error):
             return [FallBackToLegacy(status, f"initialize got HTTP {status}")]
         reason = f"HTTP {status} {self._reason()}".strip()
-        if not self.expects_answer:
-            return [HttpFailed(status, f"{reason}: {_clip(raw)!r}"), StreamEnded()]
-        rid = self.answer_id
-        if (
-            rid is not None and isinstance(obj, dict) and error is not None
-            and isinstance(error.get("code"), int) and isinstance(error.get("message"), str)
-        ):
-            repaired = {**obj, "id": rid, "jsonrpc": "2.0"}
-            self.answered = True
-            return [
-                HttpFailed(status, f"{reason}: [{error['code']}] {error['message']}"),
-                MessageReceived(rpc.dumps(repaired), repaired, (rid,)),
-                StreamEnded(),
-            ]
         body = _clip(raw)
-        return self._synth(status, f"{reason}" + (f": {body}" if body else ""), body or None)
-
-    def failure_answer(self, detail: str, body: str | None = None) -> MessageReceived | None:
-        """The error answer that fails this request for good (``None`` if answered)."""
-        rid = self.answer_id
-        if not self.expects_answer or self.answered or rid is None:
-            return None
-        self.answered = True
-        data: dict[str, Any] = {"transport": "http"}
-        if self.status is not None:
-            data["status"] = self.status
-        if body:
-            data["body"] = body
-        answer = error_answer(rid, detail, data)
-        return MessageReceived(answer, json.loads(answer), (rid,), synthesized=True)
+        failed = StreamFailed(f"{reason}: {body}" if body else reason, status)
+        if not self.expects_answer or payload is None:
+            return [failed]
+        message = self._message(raw, payload)
+        if not self.answered:
+            # JSON-RPC, but not our answer: the server's words still reach the session.
+            return [message, failed] if message.payload.messages or message.answers else [failed]
+        code, text = error if error is not None else (None, None)
+        return [TransportIssue(f"{reason}: [{code}] {text}"), message, StreamEnded()]

@@ -19,6 +19,7 @@ pointer to what replaced them.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar, Union
@@ -27,10 +28,14 @@ from ..._errors import LocalProtocolError, PaginationError, RemoteProtocolError
 from ..._sansio import events as ev
 from ..._sansio import schema as s
 from ..._sansio.connection.core import LOG_LEVELS
+from ..._sansio.http.headers import ToolHeaderBook
 from ..._sansio.revisions import Era
 from ..driver import USE_DEFAULT, ProgressCallback, SessionDriver, UseDefault
+from ..stream import mirrors_tool_headers
 from .cache import ListCache
 from .listen import NotificationRouter, Subscription, open_subscription
+
+logger = logging.getLogger("trimcp")
 
 T = TypeVar("T")
 Timeout = Union[float, None, UseDefault]
@@ -87,6 +92,9 @@ class ClientSession:
         #: List pages kept as their ``ttlMs`` allows, dropped by ``list_changed``.
         self.cache: ListCache[Any] = ListCache()
         self.router.taps.append(self.cache.on_notification)
+        #: The listed tools' ``x-mcp-header`` parameters; a transport that mirrors them
+        #: (Streamable HTTP) needs tools with invalid annotations left out.
+        self.tool_headers = ToolHeaderBook(reject_invalid=mirrors_tool_headers(self.stream))
 
     @property
     def log_level(self) -> str | None:
@@ -193,8 +201,14 @@ class ClientSession:
         await self.request("ping", timeout=timeout)
 
     async def list_tools(self, *, refresh: bool = False) -> list[s.Tool]:
-        """Every page; pages still fresh per their ``ttlMs`` come from the cache unless ``refresh``."""
-        return await self._paginate("tools/list", s.ListToolsResult, "tools", refresh)
+        """Every page; pages still fresh per their ``ttlMs`` come from the cache unless ``refresh``.
+
+        Over Streamable HTTP, tools whose ``x-mcp-header`` annotations are invalid are
+        left out (spec 2026-07-28 basic/transports/streamable-http), with a warning."""
+        tools = self.tool_headers.learn(await self._paginate("tools/list", s.ListToolsResult, "tools", refresh))
+        for name, reason in self.tool_headers.rejected:
+            logger.warning("left tool %r out of tools/list: %s", name, reason)
+        return tools
 
     async def call_tool(
         self,
@@ -207,7 +221,10 @@ class ClientSession:
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        result = await self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
+        result = await self.driver.request(
+            "tools/call", params, timeout=timeout, on_progress=on_progress,
+            header_params=self.tool_headers.params_for(name),
+        )
         return _parse(s.CallToolResult, result, "tools/call")
 
     async def list_resources(self, *, refresh: bool = False) -> list[s.Resource]:

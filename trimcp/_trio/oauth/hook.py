@@ -1,67 +1,99 @@
-"""How the Streamable HTTP client stream consults an ``OAuthProvider``.
+"""How the Streamable HTTP client stream consults an OAuth provider.
 
 Theory of operation
 -------------------
-``HttpClientStream`` mixes ``AuthTasks`` in.  Before each POST,
-``_authorized`` puts the provider's current ``Authorization`` header on the
-planned request (and into the planner's dynamic headers, for the GET
-streams) and notes the provider's token generation.  When the answer is a
-401, or a 403 with ``insufficient_scope``, ``_auth_challenge`` hands the
-``WWW-Authenticate`` values and that generation to the provider, which
-refreshes or re-authorizes (or sees that another request already did); the
-POST is then sent again, at most ``max_attempts`` times.  A failed flow fails
-just that request, with a message that never carries a token.
+The transport owns one ``AuthHook`` when it was given a provider; the hook
+needs only what ``AuthProvider`` names (``OAuthProvider`` is one; so is any
+test double).  Before each POST, ``authorize`` puts the provider's current
+``Authorization`` header on the planned request and notes the provider's
+token generation; when the headers changed it also reports them
+(``on_headers``: the transport's dynamic headers, for the GET streams and
+every later plan).  On a 401, or a 403 with ``insufficient_scope``, the
+exchange policy (``_sansio/http/policy.py``) asks whether the provider
+``wants`` the challenge and, at most ``max_rounds`` times per request, lets
+``challenge`` hand the ``WWW-Authenticate`` values and that generation to the
+provider, which refreshes or re-authorizes (or sees that another request
+already did).  The outcome is a fact for the policy: ``Authorized(ok)``, or
+the provider's ``AuthError`` when its flow failed; its texts never carry a token.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Sequence
+from typing import Protocol
 
 import attrs
 
-from ..._sansio.auth import DiscoveryError, OAuthError
+from ..._errors import AuthError
+from ..._sansio.http.plan import HttpRequest
+from ..._sansio.http.policy import Authorized
 
-if TYPE_CHECKING:
-    from ..._sansio.http.plan import HttpPlanner, PostPlan
-    from ..transports.http.executor import HttpResponse
-    from ..transports.http.tasks import Exchange
-    from .provider import OAuthProvider
-
-__all__ = ["AuthTasks"]
+__all__ = ["AuthHook", "AuthProvider"]
 
 
-class AuthTasks:
-    if TYPE_CHECKING:
-        auth: OAuthProvider | None
-        planner: HttpPlanner
-        _helper_headers: list[tuple[str, str]]
-        _auth_headers: list[tuple[str, str]]
+class AuthProvider(Protocol):
+    """What the HTTP transport needs of an OAuth provider."""
 
-        async def fail_request(self, ex: Exchange, detail: str) -> None: ...
+    @property
+    def generation(self) -> int:
+        """Bumped whenever the tokens change."""
+        ...
 
-    async def _authorized(self, plan: PostPlan) -> tuple[PostPlan, int]:
-        """``plan`` with the OAuth provider's current ``Authorization`` (and its generation)."""
-        assert self.auth is not None
-        auth_headers = await self.auth.headers()
-        if auth_headers != self._auth_headers:
-            self._auth_headers = auth_headers
-            self.planner.set_dynamic_headers([*self._helper_headers, *auth_headers])
-        if auth_headers:
-            kept = tuple((n, v) for n, v in plan.request.headers if n.lower() != "authorization")
-            plan = attrs.evolve(plan, request=attrs.evolve(plan.request, headers=kept + tuple(auth_headers)))
-        return plan, self.auth.generation
+    @property
+    def max_attempts(self) -> int:
+        """Authorization rounds one request may trigger."""
+        ...
 
-    async def _auth_challenge(self, ex: Exchange, response: HttpResponse, generation: int) -> bool:
-        """Authorize after a 401/403: ``True`` retry, ``False`` the request failed."""
-        assert self.auth is not None
-        challenges = [v for n, v in response.headers if n == "www-authenticate"]
-        await response.aclose()
-        ex.auth_attempts += 1
+    async def headers(self) -> list[tuple[str, str]]:
+        """The headers to send now (``Authorization: Bearer ...`` once there is a token)."""
+        ...
+
+    def wants(self, www_authenticate: Iterable[str], status: int) -> bool:
+        """Whether a 401/403 with these challenges is the provider's to handle."""
+        ...
+
+    async def handle_challenge(self, status: int, www_authenticate: Iterable[str], generation: int) -> bool:
+        """Refresh or authorize; ``True``: send the request again."""
+        ...
+
+
+def challenges(headers: Sequence[tuple[str, str]]) -> list[str]:
+    """The ``WWW-Authenticate`` values of a response (names lowercased)."""
+    return [value for name, value in headers if name == "www-authenticate"]
+
+
+class AuthHook:
+    def __init__(self, provider: AuthProvider, on_headers: Callable[[list[tuple[str, str]]], None]) -> None:
+        self.provider = provider
+        self._on_headers = on_headers
+        self._current: list[tuple[str, str]] = []
+
+    @property
+    def max_rounds(self) -> int:
+        return self.provider.max_attempts
+
+    async def headers(self) -> list[tuple[str, str]]:
+        """The provider's headers now (reported through ``on_headers`` when they changed)."""
+        current = await self.provider.headers()
+        if current != self._current:
+            self._current = current
+            self._on_headers(current)
+        return current
+
+    async def authorize(self, request: HttpRequest) -> tuple[HttpRequest, int]:
+        """``request`` with the current ``Authorization``, and the token generation it used."""
+        auth = await self.headers()
+        if auth:
+            kept = tuple((n, v) for n, v in request.headers if n.lower() != "authorization")
+            request = attrs.evolve(request, headers=kept + tuple(auth))
+        return request, self.provider.generation
+
+    def wants(self, status: int, headers: Sequence[tuple[str, str]]) -> bool:
+        return status in (401, 403) and self.provider.wants(challenges(headers), status)
+
+    async def challenge(self, status: int, headers: Sequence[tuple[str, str]], generation: int) -> Authorized:
         try:
-            if await self.auth.handle_challenge(response.status, challenges, generation):
-                return True
-            await self.fail_request(ex, f"HTTP {response.status}: not authorized")
-            return False
-        except (OAuthError, DiscoveryError) as exc:  # their texts never carry a token
-            await self.fail_request(ex, f"authorization failed: {exc}")
-            return False
+            ok = await self.provider.handle_challenge(status, challenges(headers), generation)
+        except AuthError as exc:  # OAuthError, DiscoveryError: their texts never carry a token
+            return Authorized(False, exc)
+        return Authorized(ok)

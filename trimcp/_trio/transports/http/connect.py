@@ -3,7 +3,8 @@
 Picks the executor (h11 with a keep-alive pool by default, or a caller's
 ``httpx.AsyncClient``), builds the sans-IO planner, and runs an
 ``HttpClientStream`` (``client.py``) with its background tasks for as long as
-the ``async with`` block lasts.
+the ``async with`` block lasts.  Those tasks run in a nursery of their own,
+so that closing the stream cancels them and never the caller's code.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from typing import TYPE_CHECKING
 import trio
 
 from ...._sansio import jsonrpc as rpc
-from ...._sansio.http.plan import HttpPlanner, ReconnectPolicy
+from ...._sansio.http.plan import HttpPlanner
+from ...._sansio.http.policy import ReconnectPolicy
 from ..._groups import collapse
 from .client import HttpClientStream
 from .executor import Executor
@@ -71,16 +73,23 @@ async def open_http_stream(
 
             executor = H11Executor(connect_timeout=connect_timeout)
     with collapse():
-        async with trio.open_nursery() as nursery:
+        async with trio.open_nursery() as outer:
+            tasks: trio.Nursery = await outer.start(_task_nursery)
             stream = HttpClientStream(
-                planner, executor, nursery,
+                planner, executor, tasks,
                 post_timeout=post_timeout, max_message_size=max_message_size,
                 legacy_fallback=legacy_fallback, standalone_stream=standalone_stream,
                 reconnect=reconnect or ReconnectPolicy(), headers_helper=headers_helper, auth=auth,
             )
             try:
-                await nursery.start(stream.host_tasks)
                 await stream.refresh_headers()
                 yield stream
             finally:
                 await stream.aclose()
+
+
+async def _task_nursery(*, task_status: trio.TaskStatus[trio.Nursery] = trio.TASK_STATUS_IGNORED) -> None:
+    """A nursery for the transport's tasks, alive until its cancel scope is cancelled."""
+    async with trio.open_nursery() as nursery:
+        task_status.started(nursery)
+        await trio.sleep_forever()

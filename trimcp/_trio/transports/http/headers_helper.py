@@ -17,6 +17,10 @@ the fresh headers).  A helper that fails or prints something unusable raises
 ``ConnectError`` with what it printed, so a broken credential script is
 reported as such rather than as an HTTP error.  A command runs with a
 timeout, and its output is capped.
+
+``DynamicHeaders`` keeps the headers computed at run time - the helper's and
+the OAuth provider's ``Authorization`` - and hands their union to the planner,
+which puts them on every request it plans.
 """
 
 from __future__ import annotations
@@ -30,8 +34,9 @@ from typing import Final
 import trio
 
 from ...._errors import ConnectError
+from ...._sansio.http.plan import HttpPlanner
 
-__all__ = ["HeadersHelper", "run_headers_helper"]
+__all__ = ["DynamicHeaders", "HeadersHelper", "run_headers_helper"]
 
 HeadersHelper = Callable[[], Mapping[str, str] | Awaitable[Mapping[str, str]]] | Sequence[str] | str
 
@@ -93,3 +98,42 @@ async def run_headers_helper(helper: HeadersHelper, *, timeout: float = 30.0) ->
     if len(done.stdout) > MAX_HELPER_OUTPUT:
         raise ConnectError(f"headers helper printed more than {MAX_HELPER_OUTPUT} bytes")
     return parse_helper_output(done.stdout.decode("utf-8", "replace"))
+
+
+class DynamicHeaders:
+    """The helper's and the OAuth provider's headers, pushed into ``planner``."""
+
+    def __init__(
+        self,
+        planner: HttpPlanner,
+        helper: HeadersHelper | None,
+        auth_headers: Callable[[], Awaitable[list[tuple[str, str]]]] | None = None,
+    ) -> None:
+        self.planner = planner
+        self.helper = helper
+        #: The OAuth provider's current headers (``AuthHook.headers``), if there is one.
+        self.auth_headers = auth_headers
+        self._helper: list[tuple[str, str]] = []
+        self._auth: list[tuple[str, str]] = []
+
+    @property
+    def helper_retries(self) -> bool:
+        """Whether a 401 is worth asking the helper again."""
+        return self.helper is not None
+
+    async def refresh(self) -> None:
+        """Ask the helper (``ConnectError`` when it fails) and the provider again."""
+        if self.helper is not None:
+            self._helper = await run_headers_helper(self.helper)
+        if self.auth_headers is not None:
+            self._auth = await self.auth_headers()  # (calls set_auth when they changed)
+        if self.helper is not None or self.auth_headers is not None:
+            self._push()
+
+    def set_auth(self, headers: list[tuple[str, str]]) -> None:
+        """The provider's headers changed (a new token)."""
+        self._auth = list(headers)
+        self._push()
+
+    def _push(self) -> None:
+        self.planner.set_dynamic_headers([*self._helper, *self._auth])

@@ -1,0 +1,245 @@
+"""One POST exchange of the HTTP client: the actions of its policy, carried out.
+
+Theory of operation
+-------------------
+``PostRunner.post`` runs one message the session sent (spec 2025-11-25
+basic/transports "Sending Messages to the Server"; 2026-07-28
+basic/transports/streamable-http) as a task of its own.  It returns control to
+the session (``task_status.started``) once the request is on the network, so
+that messages leave in order while answers stream back concurrently.  Then it
+is a loop: ask the ``ExchangePolicy`` (``_sansio/http/policy.py``) what to do,
+do it, report the outcome as a fact, until the policy's action ends the
+exchange.  Doing means: POST (with the OAuth provider's header), read the
+response through the ``Pump``, authorize, ask the headers helper again,
+re-initialize or fall back (``SessionKeeper``), resume (``StreamFollower``),
+wait for an answer coming on another stream, open the standalone stream, tell
+the session the request failed - with a typed error - or that it may re-issue it.
+
+Each exchange runs under ``post_timeout`` (from the send until the answer),
+except ``subscriptions/listen``, which lives as long as the session wants it.
+A re-issued request names the old one in ``SendMeta.reissue_of``; its
+exchange starts with the re-issue count the old one reached.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import trio
+
+from ...._errors import AuthError, ConnectError, TransportError
+from ...._sansio import jsonrpc as rpc
+from ...._sansio.http.plan import HttpPlanner
+from ...._sansio.http import policy as p
+from ...stream import SendMeta
+from ...oauth.hook import AuthHook
+from .executor import Executor, HttpResponse
+from .follower import StreamFollower
+from .headers_helper import DynamicHeaders
+from .inbox import Exchange, Inbox, IssueLog
+from .keeper import SessionKeeper
+from .pump import Pump, reader_for
+
+__all__ = ["PostRunner"]
+
+
+class PostRunner:
+    def __init__(
+        self,
+        planner: HttpPlanner,
+        executor: Executor,
+        pump: Pump,
+        inbox: Inbox,
+        keeper: SessionKeeper,
+        follower: StreamFollower,
+        headers: DynamicHeaders,
+        auth: AuthHook | None,
+        issues: IssueLog,
+        *,
+        post_timeout: float | None,
+        reconnect: p.ReconnectPolicy,
+        legacy_fallback: bool,
+        max_message_size: int,
+    ) -> None:
+        self.planner = planner
+        self.executor = executor
+        self.pump = pump
+        self.inbox = inbox
+        self.keeper = keeper
+        self.follower = follower
+        self.headers = headers
+        self.auth = auth
+        self.issues = issues
+        self.post_timeout = post_timeout
+        self.reconnect = reconnect
+        self.legacy_fallback = legacy_fallback
+        self.max_message_size = max_message_size
+        #: Whether the server ever answered (before that, unreachable is fatal).
+        self.reached_server = False
+        #: Re-issue counts by the id of the request the session may send again.
+        self._reissues: dict[rpc.RequestId, int] = {}
+
+    async def post(
+        self,
+        message: rpc.Message,
+        meta: SendMeta,
+        body: bytes,
+        *,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        started = False
+
+        def mark_sent() -> None:
+            nonlocal started
+            if not started:
+                started = True
+                task_status.started()
+
+        ex: Exchange | None = None
+        try:
+            if not (isinstance(message, rpc.Request) and message.method == "initialize"):
+                await self.keeper.ready.wait()
+            plan = self.planner.plan_post(message, body, header_params=meta.header_params)
+            reissues = self._reissues.pop(meta.reissue_of, 0) if meta.reissue_of is not None else 0
+            policy = p.ExchangePolicy(
+                plan, self.reconnect, reissues=reissues,
+                max_auth_rounds=0 if self.auth is None else self.auth.max_rounds,
+                headers_helper=self.headers.helper_retries,
+            )
+            ex = Exchange(message, meta, body, policy)
+            self.inbox.register(ex)
+            unlimited = self.post_timeout is None or plan.method == p.LISTEN
+            deadline = math.inf if unlimited else trio.current_time() + float(self.post_timeout or 0)
+            with trio.CancelScope(deadline=deadline) as ex.scope:
+                await self._run(ex, mark_sent)
+            if ex.scope.cancelled_caught and not ex.cancelled:
+                await self._end(ex, ex.policy.decide(p.TimedOut(float(self.post_timeout or 0))))
+            elif ex.expects_answer and not ex.answered.is_set() and not ex.cancelled:
+                # (Every way the policy ends an exchange answers or fails it; this is a backstop.)
+                await self.inbox.fail(ex, TransportError(f"the exchange for {ex.method} ended without an answer"))
+        except TransportError as exc:  # a backstop too: the executors map their failures to facts
+            if ex is not None:
+                await self.inbox.fail(ex, exc)
+        finally:
+            mark_sent()
+            if ex is not None:
+                self.inbox.unregister(ex)
+
+    async def _run(self, ex: Exchange, mark_sent: Callable[[], None]) -> None:
+        """Carry out the policy's actions until one ends the exchange."""
+        steps: dict[type, Callable[[Exchange, Any, _Attempt], Awaitable[p.ExchangeFact]]] = {
+            p.Send: self._post, p.Authorize: self._authorize, p.RefreshHeaders: self._refresh_headers,
+            p.ReadBody: self._read_body, p.Reinitialize: self._reinitialize, p.FallBack: self._fall_back,
+            p.Resume: self._resume,
+        }
+        action: p.Action = p.Send()
+        attempt = _Attempt(mark_sent)
+        try:
+            while not isinstance(action, p.ENDING):
+                fact = await steps[type(action)](ex, action, attempt)
+                action = ex.policy.decide(fact)
+        finally:
+            await attempt.close()
+        await self._end(ex, action)
+
+    async def _end(self, ex: Exchange, action: p.Action) -> None:
+        """The actions that end an exchange."""
+        if isinstance(action, p.GiveUp):
+            await self.inbox.fail(ex, action.error)
+        elif isinstance(action, p.Reissue):
+            await trio.sleep(action.delay)
+            if ex.request_id is not None:
+                self._reissues[ex.request_id] = action.reissues
+            await self.inbox.fail(ex, action.error, may_reissue=True)
+        elif isinstance(action, p.AwaitElsewhere):
+            await ex.answered.wait()
+        elif isinstance(action, p.OpenStandalone):
+            self.follower.start_standalone()
+        elif isinstance(action, p.Report):
+            self.issues(action.detail)
+        elif isinstance(action, p.Die):
+            ex.cancelled = True
+            self.inbox.die(action.reason)
+
+    # -- the actions that lead to a fact -----------------------------------------------
+
+    async def _post(self, ex: Exchange, action: p.Send, attempt: _Attempt) -> p.ExchangeFact:
+        """POST (planned afresh after the first time, for the new session or headers)."""
+        if attempt.posts:
+            ex.policy.plan = self.planner.plan_post(ex.message, ex.body, header_params=ex.meta.header_params)
+        attempt.posts += 1
+        request = ex.plan.request
+        if self.auth is not None:
+            try:
+                request, attempt.generation = await self.auth.authorize(request)
+            except AuthError as exc:
+                return p.Authorized(False, exc)
+        try:
+            response = await self.executor.open(request, sent=attempt.mark_sent)
+        except ConnectError as exc:
+            attempt.mark_sent()
+            return p.Unreachable(str(exc), self.reached_server)
+        except TransportError as exc:  # ConnectionLost
+            return p.Lost(str(exc))
+        self.reached_server = True
+        attempt.response = response
+        if response.status in (401, 403):
+            wants = self.auth is not None and self.auth.wants(response.status, response.headers)
+            return p.Challenged(response.status, wants)
+        return await self._read_body(ex, p.ReadBody(), attempt)
+
+    async def _authorize(self, ex: Exchange, action: p.Authorize, attempt: _Attempt) -> p.ExchangeFact:
+        assert self.auth is not None and attempt.response is not None
+        status, headers = attempt.response.status, attempt.response.headers
+        await attempt.close()
+        return await self.auth.challenge(status, headers, attempt.generation)
+
+    async def _refresh_headers(self, ex: Exchange, action: p.RefreshHeaders, attempt: _Attempt) -> p.ExchangeFact:
+        await attempt.close()
+        try:
+            await self.headers.refresh()
+        except TransportError as exc:
+            return p.HeadersRefreshed(exc)
+        return p.HeadersRefreshed()
+
+    async def _read_body(self, ex: Exchange, action: p.ReadBody, attempt: _Attempt) -> p.ExchangeFact:
+        assert attempt.response is not None
+        plan = ex.plan
+        reader = reader_for(plan, legacy_fallback=self.legacy_fallback, max_message_size=self.max_message_size)
+        quiet = plan.method == "server/discover"  # the era probe's refusal is expected
+        try:
+            result = await self.pump.read(
+                reader, attempt.response, linger=True, level=logging.DEBUG if quiet else logging.WARNING,
+                origin=ex,
+            )
+        finally:
+            await attempt.close()
+        return p.Read(result.end, ex.answered.is_set(), result.elsewhere, result.accepted, result.messages)
+
+    async def _reinitialize(self, ex: Exchange, action: p.Reinitialize, attempt: _Attempt) -> p.ExchangeFact:
+        return p.Reinitialized(await self.keeper.reinitialize(action.generation))
+
+    async def _fall_back(self, ex: Exchange, action: p.FallBack, attempt: _Attempt) -> p.ExchangeFact:
+        return p.FellBack(await self.keeper.fall_back())
+
+    async def _resume(self, ex: Exchange, action: p.Resume, attempt: _Attempt) -> p.ExchangeFact:
+        return p.Resumed(await self.follower.resume(ex, action))
+
+
+class _Attempt:
+    """What one run of an exchange holds between actions: the open response, the OAuth
+    token generation its last POST used, how many POSTs went out."""
+
+    def __init__(self, mark_sent: Callable[[], None]) -> None:
+        self.mark_sent = mark_sent
+        self.response: HttpResponse | None = None
+        self.generation = 0
+        self.posts = 0
+
+    async def close(self) -> None:
+        response, self.response = self.response, None
+        if response is not None:
+            await response.aclose()

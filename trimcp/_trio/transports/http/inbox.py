@@ -1,0 +1,180 @@
+"""Where what the HTTP client transport learns goes: to the session, or to the logs.
+
+Theory of operation
+-------------------
+An ``Exchange`` is one message the session sent, in flight: the message and
+its ``SendMeta``, its ``ExchangePolicy`` (which holds the current POST plan),
+the event set once its answer (or its failure) reached the session, and the
+cancel scope that closes its streams.
+
+``Inbox`` owns the channel ``HttpClientStream.receive`` reads.  Every JSON text
+a response carried goes in as ``Received``, with the payload the response
+reader parsed (the one parse); every request the policy gave up on goes in as
+``RequestFailed`` with a typed error.  The inbox knows the exchanges by request
+id, so an answer arriving on any stream (its own POST stream, a resumption,
+the standalone GET, the 2024-11-05 event stream) marks its exchange answered,
+once handed over.  The transport's own requests (the ``initialize`` of a
+re-initialization) are *private*: their answers are kept from the session,
+which has its own.  ``die`` ends the transport: ``receive`` then raises
+``TransportClosed`` naming the reason.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import attrs
+import trio
+
+from ...._errors import AuthError, TransportError
+from ...._sansio import jsonrpc as rpc
+from ...._sansio.http import response as hr
+from ...._sansio.http.plan import PostPlan
+from ...._sansio.http.policy import ExchangePolicy
+from ...stream import Inbound, Received, RequestFailed, SendMeta
+
+__all__ = ["Exchange", "Inbox", "IssueLog"]
+
+logger = logging.getLogger("trimcp.http")
+
+
+@attrs.define(eq=False)
+class Exchange:
+    """One message on its way: its POSTs, and the answer it waits for."""
+
+    message: rpc.Message
+    meta: SendMeta
+    body: bytes
+    policy: ExchangePolicy
+    answered: trio.Event = attrs.field(factory=trio.Event)
+    scope: trio.CancelScope | None = None
+    #: Closed on purpose (2026-07-28 cancellation): nothing is reported for it.
+    cancelled: bool = False
+
+    @property
+    def plan(self) -> PostPlan:
+        return self.policy.plan
+
+    @property
+    def request_id(self) -> rpc.RequestId | None:
+        return self.message.id if isinstance(self.message, rpc.Request) else None
+
+    @property
+    def method(self) -> str | None:
+        return self.policy.plan.method
+
+    @property
+    def expects_answer(self) -> bool:
+        return self.policy.expects_answer
+
+    def close(self) -> None:
+        """Stop this exchange's streams without reporting anything."""
+        self.cancelled = True
+        if self.scope is not None:
+            self.scope.cancel()
+
+
+class IssueLog:
+    """What went wrong on the way (kept for the harness, newest last; also logged)."""
+
+    def __init__(self, describe: Callable[[], str], size: int = 200) -> None:
+        self.describe = describe
+        self.entries: deque[str] = deque(maxlen=size)
+
+    def __call__(self, detail: str, level: int = logging.WARNING) -> None:
+        self.entries.append(detail)
+        logger.log(level, "%s: %s", self.describe(), detail)
+
+
+class Inbox:
+    """The transport's side of the channel to the session (see the module docstring)."""
+
+    def __init__(self, issues: IssueLog, capacity: int = 64) -> None:
+        self.issues = issues
+        self._to_session, self.from_server = trio.open_memory_channel[Inbound](capacity)
+        self._exchanges: dict[rpc.RequestId, Exchange] = {}
+        self._private: dict[rpc.RequestId, list[rpc.ParsedPayload]] = {}
+        #: Why the transport is unusable, once it is.
+        self.fatal: str | None = None
+
+    # -- exchanges -------------------------------------------------------------------
+
+    def register(self, ex: Exchange) -> None:
+        if ex.request_id is not None:
+            self._exchanges[ex.request_id] = ex
+
+    def unregister(self, ex: Exchange) -> None:
+        rid = ex.request_id
+        if rid is not None and self._exchanges.get(rid) is ex:
+            del self._exchanges[rid]
+
+    def exchange(self, request_id: object) -> Exchange | None:
+        if isinstance(request_id, (int, str)) and rpc.is_valid_id(request_id):
+            return self._exchanges.get(request_id)
+        return None
+
+    @contextmanager
+    def private(self, request_id: rpc.RequestId | None) -> Iterator[list[rpc.ParsedPayload]]:
+        """Keep the answers to ``request_id`` (the transport's own request) from the session."""
+        holder: list[rpc.ParsedPayload] = []
+        if request_id is None:
+            yield holder
+            return
+        self._private[request_id] = holder
+        try:
+            yield holder
+        finally:
+            del self._private[request_id]
+
+    # -- to the session --------------------------------------------------------------
+
+    async def deliver(self, event: hr.MessageReceived, origin: Exchange | None = None) -> None:
+        """Hand one parsed JSON text to the session (``origin``: the exchange whose stream it came on)."""
+        private = False
+        answered: list[Exchange] = []
+        for answer_id in event.answers:
+            holder = self._private.get(answer_id)
+            if holder is not None:
+                holder.append(event.payload)
+                private = True
+                continue
+            ex = self._exchanges.get(answer_id)
+            if ex is not None and not ex.answered.is_set():
+                answered.append(ex)
+        if not private:
+            related = origin.request_id if origin is not None else None
+            # Only once it is handed over does an answer count (a cancelled hand-over
+            # leaves the exchange to fail the request instead).
+            await self._send(Received(event.data, event.payload, related))
+        for ex in answered:
+            ex.answered.set()
+
+    async def fail(
+        self, ex: Exchange, error: TransportError | AuthError, *, may_reissue: bool = False
+    ) -> None:
+        """Tell the session that ``ex``'s answer is lost (or that it may re-issue it)."""
+        rid = ex.request_id
+        if rid is None or ex.answered.is_set() or ex.cancelled:
+            return
+        quiet = ex.method == "server/discover" or may_reissue
+        self.issues(f"{ex.method} failed: {error}", logging.DEBUG if quiet else logging.WARNING)
+        await self._send(RequestFailed(rid, error, may_reissue))
+        ex.answered.set()  # after the hand-over, as in deliver()
+
+    def die(self, reason: str) -> None:
+        if self.fatal is None:
+            self.fatal = reason
+            self._to_session.close()
+
+    def close(self) -> None:
+        self._to_session.close()
+        self.from_server.close()
+
+    async def _send(self, item: Inbound) -> None:
+        try:
+            await self._to_session.send(item)
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            pass
