@@ -24,7 +24,7 @@ import trio
 
 import trimcp
 from trimcp import Era, McpError, RequestTimeout
-from trimcp._errors import ConnectError, SessionExpired, TransportClosed, TransportError
+from trimcp._errors import ConnectError, RemoteProtocolError, SessionExpired, TransportClosed, TransportError
 from trimcp._sansio import schema as s
 from trimcp._sansio.http.plan import Mode
 from trimcp._sansio.http.policy import ReconnectPolicy
@@ -363,6 +363,68 @@ async def test_malformed_sse_fails_the_request_not_the_session(kind: str) -> Non
                 await session.call_tool("echo", {})
             await session.call_tool("echo", {})
             assert any(i.kind for i in session.driver.issues)
+
+
+@pytest.mark.parametrize(
+    ("shape", "text"),
+    [
+        ("json", '{"jsonrpc": "2.0", "id": ID, "result": {"content": [], "x": NaN}}'),
+        ("sse", '{"jsonrpc": "2.0", "id": ID, "result": {"content": [], "x": NaN}}'),
+        ("json", '{"jsonrpc": "2.0", "id": ID, "result": {"content": [], "x": 1e400}}'),
+        ("error-status", '{"jsonrpc": "2.0", "id": ID, "error": {"code": -32000, "message": "m", "data": NaN}}'),
+    ],
+)
+async def test_an_http_answer_holding_nan_fails_its_waiter_at_once(kind: str, shape: str, text: str) -> None:
+    """Parsed once, strictly: the answer is unusable, but its id shows, so the waiter
+    fails with RemoteProtocolError now (not at its deadline) and the session goes on."""
+    fake = McpFake()
+    bad = True
+    base = fake.on_call
+
+    async def on_call(req: Req, reply: Reply) -> None:
+        nonlocal bad
+        if not bad:
+            await base(req, reply)
+            return
+        bad = False
+        body = text.replace("ID", json.dumps(req.json["id"])).encode()
+        if shape == "sse":
+            await reply.sse_start()
+            await reply.body(b"id: 1\ndata: " + body + b"\n\n")
+            await reply.end()
+        else:
+            await reply.head(200 if shape == "json" else 400, [("Content-Type", "application/json")])
+            await reply.body(body)
+            await reply.end()
+
+    fake.on_call = on_call  # type: ignore[method-assign]
+    with trio.fail_after(LIMIT):
+        async with serve(fake) as server, connect(server.url, kind, revision=HANDSHAKE) as session:
+            with trio.fail_after(1), pytest.raises(RemoteProtocolError, match="invalid answer to tools/call"):
+                await session.call_tool("echo", {})
+            await session.call_tool("echo", {})
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16"])
+async def test_an_answer_only_a_lax_parser_reads_fails_its_waiter_at_once(kind: str, encoding: str) -> None:
+    """One parse decides: a body json.loads would take (a BOM, UTF-16) but the strict
+    parser refuses, showing no id, answers nothing, so the request fails now with a
+    TransportError.  (Two parsers that disagreed left this waiter to its deadline.)"""
+    fake = McpFake()
+
+    async def on_call(req: Req, reply: Reply) -> None:
+        body = json.dumps(result(req, {"content": []})).encode(encoding)
+        await reply.head(200, [("Content-Type", "application/json")])
+        await reply.body(body)
+        await reply.end()
+
+    fake.on_call = on_call  # type: ignore[method-assign]
+    with trio.fail_after(LIMIT):
+        async with serve(fake) as server, connect(server.url, kind, revision=HANDSHAKE) as session:
+            with trio.fail_after(1), pytest.raises(TransportError, match="not JSON"):
+                await session.call_tool("echo", {})
+            assert any(i.kind == "parse-error" for i in session.driver.issues)  # and the session saw it
+            await session.ping()
 
 
 @pytest.mark.parametrize("with_id", [False, True])
@@ -814,6 +876,59 @@ async def running(argv: list[str], port: int, env: dict[str, str] | None = None)
             if process.returncode is None:
                 process.kill()
                 await process.wait()
+
+
+@pytest.mark.parametrize("revision", [HANDSHAKE, "2026-07-28"])
+async def test_a_server_killed_mid_call_fails_the_call_at_once(kind: str, revision: str) -> None:
+    """``trimcp serve --http`` dies while a slow tool runs: the call fails with a
+    TransportError within 2 s.  Reconnecting (to resume, or to re-issue) is refused,
+    which means the server is gone - no back-off ladder against a closed port."""
+    import subprocess
+
+    from peers import peer_env
+
+    port = free_port()
+    argv = [sys.executable, "-c", "from trimcp.cli import main; main()", "serve", "--http", f"127.0.0.1:{port}"]
+    process = await trio.lowlevel.open_process(
+        argv, env=peer_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        with trio.fail_after(30):
+            while True:
+                try:
+                    probe = await trio.open_tcp_stream("127.0.0.1", port)
+                except OSError:
+                    await trio.sleep(0.05)
+                    continue
+                await probe.aclose()
+                break
+        with trio.fail_after(LIMIT):
+            async with connect(f"http://127.0.0.1:{port}/mcp", kind, revision=revision) as session:
+                in_flight = trio.Event()
+                outcome: list[BaseException] = []
+
+                async def slow_call() -> None:
+                    try:
+                        await session.call_tool("slow", {"seconds": 60, "steps": 600}, on_progress=lambda e: in_flight.set())
+                    except Exception as exc:  # noqa: BLE001 - what the test is about
+                        outcome.append(exc)
+
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(slow_call)
+                    await in_flight.wait()
+                    process.kill()
+                    killed = time.monotonic()
+                    with trio.fail_after(2):
+                        while not outcome:
+                            await trio.sleep(0.01)
+                    took = time.monotonic() - killed
+                assert isinstance(outcome[0], TransportError), outcome
+                assert "refused" in str(outcome[0]) or "cannot connect" in str(outcome[0]), outcome
+                assert took < 2
+    finally:
+        with trio.CancelScope(shield=True):
+            process.kill()
+            await process.wait()
 
 
 async def _elicit(params: Any) -> dict[str, Any]:
