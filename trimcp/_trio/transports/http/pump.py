@@ -99,15 +99,19 @@ class Pump:
             if linger and reader.answered and deadline == math.inf:
                 deadline = trio.current_time() + ANSWER_LINGER
             try:
-                with trio.move_on_at(deadline) as scope:
+                if deadline == math.inf:  # (no cancel scope per read on the hot path)
                     chunk = await response.read()
+                else:
+                    chunk = b""
+                    with trio.move_on_at(deadline) as scope:
+                        chunk = await response.read()
+                    if scope.cancelled_caught:
+                        # The answer is in; the server kept the stream open: close it.
+                        result.end = hr.StreamEnded(reader.last_event_id, reader.retry_ms)
+                        return result
             except ConnectionLost as exc:
                 events = reader.broken(str(exc))
                 continue
-            if scope.cancelled_caught:
-                # The answer is in; the server kept the stream open: close it.
-                result.end = hr.StreamEnded(reader.last_event_id, reader.retry_ms)
-                return result
             events = reader.data(chunk) if chunk else reader.end()
 
     async def _take(
