@@ -23,7 +23,7 @@ import pytest
 import trio
 
 import trimcp
-from trimcp import Era, McpError, RequestTimeout
+from trimcp import Era, RequestTimeout
 from trimcp._errors import ConnectError, RemoteProtocolError, SessionExpired, TransportClosed, TransportError
 from trimcp._sansio import schema as s
 from trimcp._sansio.http.plan import Mode
