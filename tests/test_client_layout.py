@@ -13,7 +13,8 @@ from trimcp._sansio.revisions import Era
 TRIO = PACKAGE_DIR / "_trio"
 #: The driver and what it is made of, then the client built on it.
 SESSION_MODULES = sorted(
-    p for p in [TRIO / "driver.py", TRIO / "driver_types.py", TRIO / "callbacks.py", TRIO / "request_slots.py"]
+    p for p in [TRIO / "driver.py", TRIO / "driver_types.py", TRIO / "callbacks.py", TRIO / "request_slots.py",
+              TRIO / "serving.py"]
     + list((TRIO / "client").glob("*.py")) if p.exists()
 )
 
@@ -29,7 +30,7 @@ def _graph() -> dict[str, set[str]]:
 def test_the_driver_imports_nothing_of_the_client() -> None:
     graph = _graph()
     below = ("trimcp._trio.driver", "trimcp._trio.driver_types", "trimcp._trio.callbacks",
-             "trimcp._trio.request_slots")
+             "trimcp._trio.request_slots", "trimcp._trio.serving")
     for name in set(below) & set(graph):
         assert not [m for m in graph[name] if m.startswith("trimcp._trio.client")], name
 

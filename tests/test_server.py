@@ -273,7 +273,7 @@ async def test_reference_slow_tool_is_cancellable(autojump_clock: trio.abc.Clock
             assert scope.cancelled_caught
             await client.ping()
             # No handler of the session is left running.
-            while session.driver._handler_scopes:
+            while session.driver.peer_requests.scopes:
                 await trio.sleep(0.01)
 
 

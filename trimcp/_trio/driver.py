@@ -32,12 +32,11 @@ User code never runs in the reader task; the reader resolves waiters itself
   from a callback).  A callback that raises is logged.  ``notification_taps``
   (the client's cache and subscription routing: ours, synchronous, never
   blocking) run in the reader before the handler is queued;
-* the peer's requests run as tasks in the driver's nursery, each in its own
-  cancel scope for ``notifications/cancelled``, at most
-  ``max_concurrent_requests`` at once (``request_slots.py``; at the limit the
-  reader waits).  A handler waiting for the peer's answer (sampling asked from
-  a ``tools/call`` handler) lends its slot back meanwhile, so that answer can
-  always be read.
+* the peer's requests are served by ``PeerRequests`` (serving.py), a task
+  each, at most ``max_concurrent_requests`` at once (request_slots.py; at the
+  limit the reader waits).  A handler waiting for the peer's answer (sampling
+  asked from a ``tools/call`` handler) lends its slot back meanwhile, so that
+  answer can always be read.
 
 The task a request comes from (a callback, a handler) is found by walking up
 the Trio task tree.  When the transport ends, waiters fail, handlers are
@@ -92,7 +91,8 @@ from .driver_types import ProbeOutcome as ProbeOutcome
 from .driver_types import ProgressCallback as ProgressCallback
 from .driver_types import SentCallback as SentCallback
 from .driver_types import UseDefault as UseDefault
-from .request_slots import DEFAULT_MAX_CONCURRENT_REQUESTS, RequestSlots, Serving, enclosing
+from .request_slots import DEFAULT_MAX_CONCURRENT_REQUESTS, RequestSlots, Serving, current_owner
+from .serving import PeerRequests
 from .stream import MessageStream, RequestFailed, SendMeta
 
 logger = logging.getLogger("trimcp")
@@ -176,6 +176,12 @@ class SessionDriver:
         self.callbacks = CallbackQueue(max_pending_callbacks)
         #: The limit on the peer's requests served at once.
         self.request_slots = RequestSlots(max_concurrent_requests)
+        #: The peer's requests being served (serving.py), with ``request_handlers``.
+        self.peer_requests = PeerRequests(
+            connection, self.request_handlers, self.request_slots,
+            context=lambda e: RequestContext(self, e.id, e.method, e.params, e.envelope),
+            flush=self._flush_quietly, is_closed=lambda: self.is_closed,
+        )
         self.request_timeout = request_timeout
         #: Peer mistakes seen (and handled), newest last.
         self.issues: deque[ev.ProtocolIssue] = deque(maxlen=issue_log_size)
@@ -192,7 +198,6 @@ class SessionDriver:
         self._probe_outcome: ProbeOutcome | None = None
         self.closed_error: BaseException | None = None
         self._waiters: dict[rpc.RequestId, _Waiter] = {}
-        self._handler_scopes: dict[rpc.RequestId, trio.CancelScope] = {}
         self._write_lock = trio.StrictFIFOLock()
         #: Messages taken from the Connection, with their metadata, not yet written.
         self._outbox: deque[tuple[rpc.Message, SendMeta]] = deque()
@@ -262,8 +267,7 @@ class SessionDriver:
         for waiter in waiters.values():
             waiter.error = exc
             waiter.event.set()
-        for scope in self._handler_scopes.values():
-            scope.cancel()
+        self.peer_requests.cancel_all()
         if not self.initialized.is_set():
             self.initialized.set()
         if self._probe_done is not None:
@@ -390,7 +394,7 @@ class SessionDriver:
         )
         if on_sent is not None:
             on_sent(request_id)
-        owner = self._owner()  # while we wait for the peer, the reader must not wait for us
+        owner = current_owner(self.request_slots, self.callbacks)  # while we wait for the peer, the reader must not wait for us
         lent = isinstance(owner, Serving) and self.request_slots.lend(owner)
         if owner is self.callbacks:
             self.callbacks.enter_peer_wait()
@@ -419,18 +423,6 @@ class SessionDriver:
             return waiter.input_required
         assert waiter.result is not None
         return waiter.result
-
-    def _owner(self) -> CallbackQueue | Serving | None:
-        """The callback task or the peer-request handler the current task belongs to."""
-        slots, callbacks = self.request_slots, self.callbacks
-        if not callbacks.busy and not slots.serving:
-            return None  # the plain request path: nothing to look up
-        callback_task = callbacks.task if callbacks.busy else None
-
-        def owner_of(task: trio.lowlevel.Task) -> CallbackQueue | Serving | None:
-            return callbacks if task is callback_task else slots.serving.get(task)
-
-        return enclosing(trio.lowlevel.current_task(), owner_of)
 
     async def discover(
         self, *, protocol_version: str | None = None, timeout: float | None = None
@@ -514,12 +506,9 @@ class SessionDriver:
                 self._wake(waiter)
         elif isinstance(event, ev.RequestReceived):
             assert self._nursery is not None
-            await self.request_slots.acquire()  # back-pressure at the limit (the handler releases it)
-            self._nursery.start_soon(self._serve_request, event)
+            await self.peer_requests.admit(event, self._nursery)  # at the limit: back-pressure
         elif isinstance(event, ev.CancelRequested):
-            scope = self._handler_scopes.get(event.request_id)
-            if scope is not None:
-                scope.cancel()
+            self.peer_requests.cancel(event.request_id)
         elif isinstance(event, ev.ProgressReceived):
             waiter = self._waiters.get(event.request_id)
             if waiter is not None and waiter.on_progress is not None:
@@ -595,51 +584,6 @@ class SessionDriver:
     def _wake(self, waiter: _Waiter) -> None:
         waiter.callbacks_before = self.callbacks.accepted
         waiter.event.set()
-
-    async def _serve_request(self, event: ev.RequestReceived) -> None:
-        """Serve one peer request in the slot of ``request_slots`` the reader took for it."""
-        serving = self.request_slots.enter()
-        try:
-            if not self.is_closed:  # (it may have closed before this task first ran)
-                await self._serve(event)
-        finally:
-            self.request_slots.leave(serving)
-
-    async def _serve(self, event: ev.RequestReceived) -> None:
-        handler = self.request_handlers.get(event.method)
-        conn = self.connection
-        if handler is None:
-            conn.send_error(event.id, rpc.METHOD_NOT_FOUND, f"method not found: {event.method}")
-            await self._flush_quietly()
-            return
-        ctx = RequestContext(self, event.id, event.method, event.params, event.envelope)
-        with trio.CancelScope() as scope:
-            self._handler_scopes[event.id] = scope
-            try:
-                result = await handler(ctx)
-            except NeedInput as need:
-                if not self.is_closed:
-                    conn.send_input_required(event.id, need.input_requests, need.request_state)
-            except McpError as exc:
-                self._answer_error(event.id, exc.code, exc.message, exc.data)
-            except LocalProtocolError as exc:
-                self._answer_error(event.id, rpc.INVALID_REQUEST, str(exc))
-            except Exception as exc:
-                logger.exception("handler for %s failed", event.method)
-                self._answer_error(event.id, rpc.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
-            else:
-                if not self.is_closed:
-                    conn.send_response(event.id, result)
-            finally:
-                del self._handler_scopes[event.id]
-        if scope.cancelled_caught and not self.is_closed and conn.awaiting_answer(event.id):
-            # Cancelled by the peer: the Connection suppresses the answer and counts it.
-            conn.send_error(event.id, rpc.INTERNAL_ERROR, "request cancelled")
-        await self._flush_quietly()
-
-    def _answer_error(self, request_id: rpc.RequestId, code: int, message: str, data: Any = None) -> None:
-        if not self.is_closed:
-            self.connection.send_error(request_id, code, message, data)
 
     async def _flush_quietly(self) -> None:
         try:

@@ -14,9 +14,9 @@ handler asking the client for sampling is the normal case - ``lend``s its slot
 back while it waits and ``take_back``s one when the answer (or its deadline)
 has come.  Without that, ``limit`` such handlers would hold every slot while
 the reader, waiting for a slot, could never read the answers they wait for.
-The driver finds the handler a request comes from with ``enclosing``: the
-handler's own task or any task it started, found by walking up the Trio task
-tree.
+The driver finds the handler (or the callback task, callbacks.py) a request
+comes from with ``current_owner``: the handler's own task or any task it
+started, found by walking up the Trio task tree.
 
 Taking a free slot does not yield to the scheduler (the reader's own
 ``receive`` is its checkpoint), so the limit costs nothing on the request path.
@@ -29,6 +29,8 @@ from typing import TypeVar
 
 import attrs
 import trio
+
+from .callbacks import CallbackQueue
 
 #: Peer requests served at once by default (HTTP/2 advises allowing at least 100
 #: concurrent streams, RFC 9113 section 6.5.2; a request here is about as heavy).
@@ -104,3 +106,15 @@ def enclosing(task: trio.lowlevel.Task, owner_of: Callable[[trio.lowlevel.Task],
         nursery = current.parent_nursery
         current = nursery.parent_task if nursery is not None else None
     return None
+
+
+def current_owner(slots: RequestSlots, callbacks: CallbackQueue) -> CallbackQueue | Serving | None:
+    """The callback task or the peer-request handler the current task belongs to, if any."""
+    if not callbacks.busy and not slots.serving:
+        return None  # the plain request path: nothing to look up
+    callback_task = callbacks.task if callbacks.busy else None
+
+    def owner_of(task: trio.lowlevel.Task) -> CallbackQueue | Serving | None:
+        return callbacks if task is callback_task else slots.serving.get(task)
+
+    return enclosing(trio.lowlevel.current_task(), owner_of)
