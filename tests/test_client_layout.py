@@ -59,3 +59,8 @@ def test_no_session_module_is_over_600_lines() -> None:
 def test_era_is_public_and_typed() -> None:
     assert trimcp.Era is Era
     assert {e.value for e in trimcp.Era} == {"handshake", "stateless"}
+
+
+def test_era_still_compares_equal_to_its_old_string_value() -> None:
+    assert Era.HANDSHAKE == "handshake" and Era.STATELESS == "stateless"
+    assert f"{Era.STATELESS}" == "stateless" and Era("handshake") is Era.HANDSHAKE

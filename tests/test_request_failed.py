@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import trio
 
-from trimcp import ConnectError, TransportClosed, open_client
+from trimcp import ConnectError, Era, TransportClosed, open_client
 from trimcp._errors import TransportError
 from trimcp._sansio import jsonrpc as rpc
 from trimcp._sansio.connection import stateless as sl
@@ -189,7 +189,7 @@ async def test_a_lost_probe_means_a_handshake_era_server(autojump_clock: trio.ab
 
         nursery.start_soon(serve)
         async with open_client(stream) as client:  # type: ignore[arg-type]
-            assert client.era == "handshake" and client.protocol_version == HANDSHAKE
+            assert client.era is Era.HANDSHAKE and client.protocol_version == HANDSHAKE
 
 
 async def test_a_lost_initialize_fails_the_connect_with_its_reason(autojump_clock: trio.abc.Clock) -> None:

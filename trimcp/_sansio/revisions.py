@@ -29,7 +29,10 @@ import attrs
 from .connection.lifecycle import Role
 
 
-class Era(enum.Enum):
+class Era(enum.StrEnum):
+    """The two eras of the protocol.  A ``StrEnum``: ``session.era == "handshake"``, as code
+    written when ``ClientSession.era`` was a string compares, still holds."""
+
     HANDSHAKE = "handshake"
     STATELESS = "stateless"
 
