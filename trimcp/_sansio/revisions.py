@@ -189,7 +189,9 @@ def own_gate(method: str) -> tuple[str, ...] | None:
 def has_capability(capabilities: Mapping[str, Any] | None, path: tuple[str, ...]) -> bool:
     node: Any = capabilities or {}
     for key in path:
-        if not isinstance(node, Mapping) or key not in node:
+        # (``type(node) is dict`` first: capabilities come from JSON, and an ABC check is
+        # slow; this runs for every request sent.)
+        if (type(node) is not dict and not isinstance(node, Mapping)) or key not in node:
             return False
         node = node[key]
         # A present-but-false flag (``"subscribe": false``) does not grant the feature.

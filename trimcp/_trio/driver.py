@@ -286,7 +286,7 @@ class SessionDriver:
         for message in self.connection.outgoing():
             meta = self._meta_for(message, related)
             if header_params and isinstance(message, rpc.Request):
-                meta = attrs.evolve(meta, header_params=header_params)
+                meta = meta._replace(header_params=header_params)
             self._outbox.append((message, meta))
 
     def _meta_for(self, message: rpc.Message, related: rpc.RequestId | None) -> SendMeta:
@@ -547,8 +547,8 @@ class SessionDriver:
                 for message in self.connection.outgoing():
                     meta = self._meta_for(message, None)
                     if isinstance(message, rpc.Request) and message.id == new_id:
-                        meta = attrs.evolve(
-                            meta, reissue_of=lost.request_id, header_params=waiter.header_params
+                        meta = meta._replace(
+                            reissue_of=lost.request_id, header_params=waiter.header_params
                         )
                     self._outbox.append((message, meta))
                 if waiter.on_sent is not None:

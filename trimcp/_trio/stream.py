@@ -43,7 +43,7 @@ wrappers too.
 
 from __future__ import annotations
 
-from typing import Final, Protocol, TypeAlias, runtime_checkable
+from typing import Final, NamedTuple, Protocol, TypeAlias, runtime_checkable
 
 import attrs
 
@@ -52,9 +52,11 @@ from .._sansio import jsonrpc
 from .._sansio.http.headers import HeaderParam
 
 
-@attrs.frozen
-class SendMeta:
-    """What a transport may need to know about a message besides its content."""
+class SendMeta(NamedTuple):
+    """What a transport may need to know about a message besides its content.
+
+    (A ``NamedTuple`` rather than a frozen attrs class: one is made for every message
+    sent, and a tuple is built in a fifth of the time.)"""
 
     #: The protocol revision the message is sent under (``None`` before one is known).
     protocol_version: str | None = None
@@ -70,9 +72,9 @@ class SendMeta:
 NO_META: Final = SendMeta()
 
 
-@attrs.frozen
-class Received:
-    """One JSON text from the peer, parsed once (by the transport)."""
+class Received(NamedTuple):
+    """One JSON text from the peer, parsed once (by the transport); a ``NamedTuple``,
+    like ``SendMeta``, because one is made for every message received."""
 
     data: bytes
     payload: jsonrpc.ParsedPayload

@@ -249,7 +249,12 @@ def send_request_problem(cs: ConnectionState, method: str) -> str | None:
     if method not in SEND_ALLOWED[cs.role][cs.lifecycle]:
         return f"can't send {method!r} when role={cs.role.value} and state={cs.lifecycle!r}"
     revision = cs.revision
-    if method in _ALL_REQUESTS and not any(method in r.requests_from(cs.role) for r in cs.candidate_revisions()):
+    # ``revision`` is always one of the candidates (the only one once negotiated): asking it
+    # first spares the general case on every request sent.
+    if (
+        method in _ALL_REQUESTS and method not in revision.requests_from(cs.role)
+        and not any(method in r.requests_from(cs.role) for r in cs.candidate_revisions())
+    ):
         return f"a {cs.role.value} can't send {method!r} in revision {revision.name}"
     gate = peer_gate(method, revision)
     if gate is not None and cs.lifecycle is OPERATING and not has_capability(cs.peer_capabilities, gate):
