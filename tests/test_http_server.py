@@ -30,6 +30,7 @@ from trimcp._sansio.http.server_headers import (
 )
 from trimcp._sansio.http.replay import ReplayBuffer, format_event_id, parse_event_id
 from trimcp._sansio.framing.sse import ServerSentEvent, SSEDecoder
+from trimcp import open_client
 from trimcp.server import Context, Server
 from trimcp.server.transports.http.app import BoundHttpServer, close_sse_stream, serve_http
 from trimcp.cli.serve import parse_listen, run_serve
@@ -1318,3 +1319,34 @@ def test_cli_listen_address(capsys: pytest.CaptureFixture[str]) -> None:
     ns = _build_parser().parse_args(["serve", "--http", "0.0.0.0:0"])
     assert run_serve(ns) == 1
     assert "--allow-remote" in capsys.readouterr().err
+
+
+async def test_the_servers_request_limit_holds_over_http(nursery: trio.Nursery) -> None:
+    # Server(max_concurrent_requests=...) reaches the sessions every transport serves.
+    server = Server("limited", "1", max_concurrent_requests=2)
+    running = most = 0
+
+    @server.tool
+    async def work(ctx: Context) -> str:
+        nonlocal running, most
+        running += 1
+        most = max(most, running)
+        await trio.sleep(0.05)
+        running -= 1
+        return "done"
+
+    with trio.fail_after(TIMEOUT):
+        bound = await start(nursery, server)
+        async with open_client(bound.url, revision="2025-11-25") as session:
+            results = []
+
+            async def call() -> None:
+                results.append(await session.call_tool("work"))
+
+            async with trio.open_nursery() as calls:
+                for _ in range(6):
+                    calls.start_soon(call)
+    assert [bool(r.is_error) for r in results] == [False] * 6
+    assert most == 2
+    with pytest.raises(ValueError):
+        Server("bad", "1", max_concurrent_requests=0)

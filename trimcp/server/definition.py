@@ -61,6 +61,8 @@ import trio
 from .._sansio.connection.core import Connection
 from .._sansio.connection.lifecycle import Role
 from .._sansio.revisions import ALL_VERSIONS
+from .._trio.callbacks import DEFAULT_MAX_PENDING_CALLBACKS
+from .._trio.request_slots import DEFAULT_MAX_CONCURRENT_REQUESTS
 from ._registry import (
     Handler,
     PromptEntry,
@@ -119,7 +121,11 @@ class Server:
         read_ttl_ms: int = 0,
         read_cache_scope: CacheScope = "private",
         discover_ttl_ms: int = 300_000,
+        max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
+        max_pending_callbacks: int = DEFAULT_MAX_PENDING_CALLBACKS,
     ) -> None:
+        if min(max_concurrent_requests, max_pending_callbacks) < 1:
+            raise ValueError("max_concurrent_requests and max_pending_callbacks must be at least 1")
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be positive (or None for a single page)")
         if min(list_ttl_ms, read_ttl_ms, discover_ttl_ms) < 0:
@@ -154,6 +160,11 @@ class Server:
         self.read_ttl_ms = read_ttl_ms
         self.read_cache_scope: CacheScope = read_cache_scope
         self.discover_ttl_ms = discover_ttl_ms
+        #: Per session, over every transport: the client requests handled at once (more
+        #: wait, in order: back-pressure) and the notifications that may wait for the
+        #: roots-changed hooks (see ``trimcp._trio.driver``).
+        self.max_concurrent_requests = max_concurrent_requests
+        self.max_pending_callbacks = max_pending_callbacks
 
     def __repr__(self) -> str:
         return f"<Server {self.info['name']} {self.info['version']}>"

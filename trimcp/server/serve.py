@@ -30,9 +30,7 @@ from typing import Any
 import trio
 
 from .._trio._groups import collapse
-from .._trio.callbacks import DEFAULT_MAX_PENDING_CALLBACKS
 from .._trio.driver import NotificationHandler, SessionDriver
-from .._trio.request_slots import DEFAULT_MAX_CONCURRENT_REQUESTS
 from .._trio.stream import MessageStream
 from .._trio.transports.stdio import open_stdio_server_stream
 from ._registry import call
@@ -56,18 +54,20 @@ async def serve_stream(
     server: Server,
     stream: MessageStream,
     *,
-    max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
-    max_pending_callbacks: int = DEFAULT_MAX_PENDING_CALLBACKS,
+    max_concurrent_requests: int | None = None,
+    max_pending_callbacks: int | None = None,
     task_status: trio.TaskStatus[ServerSession] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve one client over ``stream`` until it closes.
 
     ``max_concurrent_requests``: the client requests handled at once (more wait,
     in order); ``max_pending_callbacks``: the client notifications that may wait
-    for the roots-changed hooks."""
+    for the roots-changed hooks.  ``None``: the ``Server``'s settings, which every
+    transport (HTTP, WebSocket, stdio) uses."""
     driver = SessionDriver(
         server.make_connection(), stream, request_timeout=server.request_timeout,
-        max_concurrent_requests=max_concurrent_requests, max_pending_callbacks=max_pending_callbacks,
+        max_concurrent_requests=max_concurrent_requests or server.max_concurrent_requests,
+        max_pending_callbacks=max_pending_callbacks or server.max_pending_callbacks,
     )
     session = ServerSession(server, driver)
     driver.request_handlers.update(request_handlers(session))
