@@ -38,7 +38,9 @@ FORBIDDEN_ARROWS: dict[str, tuple[str, ...]] = {
 
 #: What the CLI may import of ours besides itself: the public packages, never one of their
 #: modules (``from trimcp.conformance import is_url``, not ``from trimcp.conformance.connectors``).
-PUBLIC_API = frozenset({"trimcp", "trimcp.server", "trimcp.conformance", "trimcp.oauth", "trimcp.reference"})
+PUBLIC_API = frozenset({
+    "trimcp", "trimcp.server", "trimcp.conformance", "trimcp.oauth", "trimcp.reference", "trimcp.schema",
+})
 
 
 def module_name(path: Path, root: Path) -> str:

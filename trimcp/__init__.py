@@ -23,7 +23,7 @@ from ._errors import (
     TransportError as TransportError,
     TrimcpError as TrimcpError,
 )
-from ._sansio import schema as schema
+from . import schema as schema
 from ._sansio.connection.lifecycle import Role as Role
 from ._sansio.revisions import ALL_VERSIONS as ALL_VERSIONS
 from ._sansio.revisions import HANDSHAKE_VERSIONS as HANDSHAKE_VERSIONS

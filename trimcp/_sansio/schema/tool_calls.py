@@ -29,7 +29,7 @@ from typing import Any
 import attrs
 
 from .base import RequestParams, Result
-from .content import ContentBlock
+from .content import ContentBlock, TextContent
 from .mrtr import InputResponses
 from .tasks import TaskMetadata
 
@@ -54,3 +54,9 @@ class CallToolResult(Result):
     #: An object up to 2025-11-25; any JSON value from 2026-07-28.
     structured_content: Any = None
     is_error: bool | None = None
+
+    @property
+    def text(self) -> str:
+        """The text of every ``TextContent`` block, joined by newlines ("" when there is
+        none): what most callers want of a result, without narrowing the content union."""
+        return "\n".join(block.text for block in self.content if isinstance(block, TextContent))
