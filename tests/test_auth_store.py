@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import stat
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -337,3 +338,18 @@ async def test_file_store_corrupt_is_clear_error_without_content(tmp_path: Path)
     with pytest.raises(StoreUnavailable) as info:
         await FileStore(path).load("k")
     assert TOKEN not in str(info.value)
+
+
+async def test_without_the_keyring_package_tokens_stay_in_memory_and_the_hint_says_why(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+) -> None:
+    # keyring is an optional extra (trimcp[keyring]); a plain install must still work.
+    monkeypatch.setitem(sys.modules, "keyring", None)  # import keyring -> ImportError
+    with pytest.raises(StoreUnavailable, match=r"pip install 'trimcp\[keyring\]'"):
+        KeyringStore()
+    with caplog.at_level(logging.WARNING, logger="trimcp"):
+        store = default_store()
+    assert isinstance(store, MemoryStore)
+    assert "trimcp[keyring]" in caplog.text
+    await store.save("k", {"access_token": "t"})
+    assert await store.load("k") == {"access_token": "t"}

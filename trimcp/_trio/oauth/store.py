@@ -271,8 +271,10 @@ class KeyringStore:
     def __init__(self, service: str = "trimcp", *, backend: Any = None) -> None:
         try:
             import keyring
-        except ImportError:  # pragma: no cover - keyring is a dependency
-            raise StoreUnavailable("the keyring package is not installed") from None
+        except ImportError:  # an optional dependency: pip install 'trimcp[keyring]'
+            raise StoreUnavailable(
+                "the keyring package is not installed (pip install 'trimcp[keyring]')"
+            ) from None
         if backend is None:
             try:
                 backend = keyring.get_keyring()
