@@ -34,12 +34,16 @@ FORBIDDEN_ARROWS: dict[str, tuple[str, ...]] = {
     "trimcp.reference": ("trimcp.conformance", "trimcp.cli"),
     "trimcp.conformance": ("trimcp.cli",),
     "trimcp.cli": ("trimcp._sansio", "trimcp._trio"),
+    # reading a config file starts nothing: no transport, server, harness or OAuth flow
+    "trimcp.config": ("trimcp._sansio", "trimcp._trio", "trimcp.server", "trimcp.conformance",
+                      "trimcp.cli", "trimcp.reference", "trimcp.oauth"),
 }
 
 #: What the CLI may import of ours besides itself: the public packages, never one of their
 #: modules (``from trimcp.conformance import is_url``, not ``from trimcp.conformance.connectors``).
 PUBLIC_API = frozenset({
     "trimcp", "trimcp.server", "trimcp.conformance", "trimcp.oauth", "trimcp.reference", "trimcp.schema",
+    "trimcp.config",
 })
 
 

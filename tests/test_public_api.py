@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PUBLIC = ("trimcp", "trimcp.server", "trimcp.oauth", "trimcp.conformance", "trimcp.reference")
+PUBLIC = ("trimcp", "trimcp.server", "trimcp.oauth", "trimcp.conformance", "trimcp.reference", "trimcp.config")
 
 
 @pytest.mark.parametrize("name", PUBLIC)

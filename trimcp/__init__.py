@@ -2,9 +2,9 @@
 
 The public API is what this module exports, and the public packages beside it:
 ``trimcp.server`` (the server framework), ``trimcp.oauth`` (OAuth for HTTP
-clients), ``trimcp.conformance`` (the harness) and ``trimcp.reference`` (the
-reference server); ``trimcp.cli`` is the ``trimcp`` command, written against
-these alone.  Underneath, ``trimcp._sansio`` holds the pure protocol core
+clients), ``trimcp.conformance`` (the harness), ``trimcp.reference`` (the
+reference server) and ``trimcp.config`` (the ``mcpServers`` files of Claude and
+VS Code); ``trimcp.cli`` is the ``trimcp`` command, written against these alone.  Underneath, ``trimcp._sansio`` holds the pure protocol core
 (``Connection``) and ``trimcp._trio`` the transports and sessions.
 """
 

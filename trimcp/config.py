@@ -1,0 +1,388 @@
+"""The ``mcpServers`` files MCP users already have, read into typed values (public API).
+
+Theory of operation.  Three families of file name the servers a user works with:
+
+- Claude Desktop's ``claude_desktop_config.json`` and Claude Code's ``.mcp.json`` keep them
+  in a top-level ``"mcpServers"`` object;
+- VS Code's ``mcp.json`` keeps them in ``"servers"`` (beside ``"inputs"``, which prompts the
+  user and is ignored here); VS Code writes JSON with comments and trailing commas, so both
+  are accepted (blanked out before parsing, so positions in error messages stay true).
+
+Each entry is one server, keyed by its name.  An entry is *stdio* (``command``, ``args``,
+``env``, ``cwd``; ``"type": "stdio"`` optional) or *remote* (``"type"`` one of ``http``
+- also spelt ``streamable-http`` - ``sse`` or ``ws``; ``url``, ``headers``,
+``headersHelper``, ``oauth: {clientId, callbackPort, authServerMetadataUrl}``).  An entry
+with a ``url`` and no ``type`` is Streamable HTTP, or WebSocket for a ``ws://`` /
+``wss://`` URL; one with a ``command`` and no ``type`` is stdio.
+
+Every string value (command, args, env values, cwd, url, header values, the helper, the
+OAuth fields) goes through ``${VAR}`` / ``${VAR:-default}`` expansion, as Claude Code
+does, from the ``environ`` mapping passed in (``os.environ`` by default); a ``${VAR}``
+that is unset and has no default is a ``ConfigError``.  Other ``${...}`` forms (VS Code's
+``${input:id}``) are left as written, with a warning.
+
+Parsing is strict about what it understands and lenient about what it does not: a wrong
+shape or type is a ``ConfigError`` whose message names the file, the server and the field
+(``.mcp.json: server "time": "args" must be a list of strings``), while an unknown field is
+kept on the value's ``extra`` and reported in ``McpConfig.warnings``, because these files
+are shared with other tools that add their own keys.
+
+This module is pure apart from ``load_config`` reading the one file: it starts nothing and
+connects to nothing; turning a ``ServerConfig`` into a connection is the caller's business.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal, TypeAlias
+
+import attrs
+
+from ._errors import TrimcpError
+
+__all__ = [
+    "ConfigError",
+    "McpConfig",
+    "OAuthConfig",
+    "RemoteServerConfig",
+    "ServerConfig",
+    "StdioServerConfig",
+    "load_config",
+    "parse_config",
+]
+
+RemoteTransport: TypeAlias = Literal["http", "sse", "ws"]
+
+#: ``type`` as written -> our transport name; ``streamable-http`` is what some tools write.
+_REMOTE_TYPES: dict[str, RemoteTransport] = {
+    "http": "http", "streamable-http": "http", "sse": "sse", "ws": "ws",
+}
+_STDIO_FIELDS = frozenset({"type", "command", "args", "env", "cwd"})
+_REMOTE_FIELDS = frozenset({"type", "url", "headers", "headersHelper", "oauth"})
+_OAUTH_FIELDS = frozenset({"clientId", "callbackPort", "authServerMetadataUrl"})
+_URL_SCHEMES: dict[RemoteTransport, tuple[str, ...]] = {
+    "http": ("http://", "https://"), "sse": ("http://", "https://"), "ws": ("ws://", "wss://"),
+}
+
+# ${NAME} or ${NAME:-default}; the default is literal (no nesting), as in Claude Code.
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+# Any other ${...} (VS Code's ${input:id}, ${env:X}): left alone, but worth a warning.
+_OTHER_VARIABLE = re.compile(r"\$\{(?![A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\})[^}]*\}")
+
+
+class ConfigError(TrimcpError):
+    """A config file that cannot be used: unreadable, not JSON, or a wrong entry.
+
+    ``source`` is the file (as named to ``load_config``) or ``parse_config``'s ``source``;
+    ``server`` and ``field`` name the entry and field at fault when there is one.  The
+    message already says all three: it is meant to be shown to a user as it is.
+    """
+
+    def __init__(self, message: str, *, source: str, server: str | None = None,
+                 field: str | None = None) -> None:
+        super().__init__(message)
+        self.source = source
+        self.server = server
+        self.field = field
+
+
+@attrs.frozen
+class OAuthConfig:
+    """An entry's ``oauth`` object: a pre-registered client and where to find its server."""
+
+    client_id: str | None = None
+    callback_port: int | None = None
+    auth_server_metadata_url: str | None = None
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class StdioServerConfig:
+    """A server run as a child process speaking MCP on its stdin/stdout."""
+
+    name: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = attrs.field(factory=dict)
+    cwd: str | None = None
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
+
+    transport: Literal["stdio"] = attrs.field(default="stdio", init=False)
+
+
+@attrs.frozen
+class RemoteServerConfig:
+    """A server reached at a URL: Streamable HTTP, HTTP+SSE or WebSocket."""
+
+    name: str
+    transport: RemoteTransport
+    url: str
+    headers: Mapping[str, str] = attrs.field(factory=dict)
+    #: a shell command whose output (a JSON object) gives more headers (Claude Code)
+    headers_helper: str | None = None
+    oauth: OAuthConfig | None = None
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+ServerConfig: TypeAlias = StdioServerConfig | RemoteServerConfig
+
+
+@attrs.frozen
+class McpConfig:
+    """The servers of one file, by name, and what was found but not understood."""
+
+    path: Path | None
+    servers: dict[str, ServerConfig]
+    warnings: list[str]
+    #: how messages name the file: the path as given, or ``parse_config``'s ``source``
+    source: str = "<config>"
+
+    def server(self, name: str) -> ServerConfig:
+        """The entry called ``name``; a ``ConfigError`` listing the known names otherwise."""
+        try:
+            return self.servers[name]
+        except KeyError:
+            known = ", ".join(f'"{n}"' for n in sorted(self.servers))
+            hint = f"known: {known}" if known else "it defines no servers"
+            raise ConfigError(f'{self.source}: no server "{name}" ({hint})',
+                              source=self.source, server=name) from None
+
+
+def load_config(path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> McpConfig:
+    """Read and parse the config file at ``path`` (see the module docstring)."""
+    source = os.fspath(path)
+    try:
+        # utf-8-sig: editors on Windows like to start the file with a byte-order mark
+        text = Path(source).read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise ConfigError(f"{source}: cannot read the file: {exc.strerror or exc}", source=source) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{source}: not UTF-8 text (byte {exc.start}, counted from 0)", source=source) from None
+    try:
+        obj = json.loads(_blank_comments(text))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{source}: not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
+                          source=source) from None
+    config = parse_config(obj, source=source, environ=environ)
+    return attrs.evolve(config, path=Path(source))
+
+
+def parse_config(obj: object, *, source: str = "<config>",
+                 environ: Mapping[str, str] | None = None) -> McpConfig:
+    """Parse an already-decoded config object; ``source`` names it in messages."""
+    env = os.environ if environ is None else environ
+    if not isinstance(obj, dict):
+        raise ConfigError(f"{source}: the top level must be a JSON object, not {_kind(obj)}", source=source)
+    warnings: list[str] = []
+    if "mcpServers" in obj:
+        key = "mcpServers"
+        if "servers" in obj:
+            warnings.append(f'{source}: both "mcpServers" and "servers"; "servers" is ignored')
+    elif "servers" in obj:
+        key = "servers"
+    else:
+        raise ConfigError(f'{source}: no "mcpServers" object (Claude) or "servers" object (VS Code)',
+                          source=source)
+    entries = obj[key]
+    if not isinstance(entries, dict):
+        raise ConfigError(f'{source}: "{key}" must be an object, not {_kind(entries)}', source=source)
+    servers: dict[str, ServerConfig] = {}
+    for name, entry in entries.items():
+        servers[name] = _Entry(source, name, env, warnings).parse(entry)
+    return McpConfig(path=None, servers=servers, warnings=warnings, source=source)
+
+
+class _Entry:
+    """Parses one server entry; knows its file and name so every message can say them."""
+
+    def __init__(self, source: str, name: str, environ: Mapping[str, str], warnings: list[str]) -> None:
+        self.source = source
+        self.name = name
+        self.environ = environ
+        self.warnings = warnings
+
+    def error(self, message: str, field: str | None = None) -> ConfigError:
+        where = f'{self.source}: server "{self.name}": '
+        return ConfigError(where + message, source=self.source, server=self.name, field=field)
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(f'{self.source}: server "{self.name}": {message}')
+
+    def parse(self, entry: object) -> ServerConfig:
+        if not isinstance(entry, dict):
+            raise self.error(f"the entry must be an object, not {_kind(entry)}")
+        kind = entry.get("type")
+        if kind is not None and not isinstance(kind, str):
+            raise self.error('"type" must be a string', "type")
+        if kind is None:
+            if "url" in entry and "command" in entry:
+                raise self.error('has both "command" and "url"; say which with "type"')
+            if "command" in entry:
+                kind = "stdio"
+            elif "url" in entry:
+                url = self.string(entry, "url")
+                kind = "ws" if url.lower().startswith(("ws://", "wss://")) else "http"
+            else:
+                raise self.error('needs a "command" (a program to run) or a "url"', "command")
+        if kind == "stdio":
+            return self.stdio(entry)
+        if kind in _REMOTE_TYPES:
+            return self.remote(entry, _REMOTE_TYPES[kind])
+        raise self.error(f'"type" must be one of "stdio", "http", "sse", "ws", not "{kind}"', "type")
+
+    def stdio(self, entry: dict[str, Any]) -> StdioServerConfig:
+        command = self.string(entry, "command")
+        if not command:
+            raise self.error('"command" must not be empty', "command")
+        args = entry.get("args", [])
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise self.error('"args" must be a list of strings', "args")
+        cwd = self.string(entry, "cwd") if "cwd" in entry else None
+        return StdioServerConfig(
+            name=self.name,
+            command=command,
+            args=tuple(self.expand(a, f"args[{i}]") for i, a in enumerate(args)),
+            env=self.string_map(entry, "env"),
+            cwd=cwd,
+            extra=self.extra(entry, _STDIO_FIELDS),
+        )
+
+    def remote(self, entry: dict[str, Any], transport: RemoteTransport) -> RemoteServerConfig:
+        url = self.string(entry, "url")
+        if not url.lower().startswith(_URL_SCHEMES[transport]):
+            schemes = " or ".join(_URL_SCHEMES[transport])
+            raise self.error(f'"url" must start with {schemes} for "type": "{transport}", not "{url}"', "url")
+        helper = self.string(entry, "headersHelper") if "headersHelper" in entry else None
+        extra = self.extra(entry, _REMOTE_FIELDS)  # warned before the oauth object's own
+        return RemoteServerConfig(
+            name=self.name,
+            transport=transport,
+            url=url,
+            headers=self.string_map(entry, "headers"),
+            headers_helper=helper,
+            oauth=self.oauth(entry["oauth"]) if "oauth" in entry else None,
+            extra=extra,
+        )
+
+    def oauth(self, value: object) -> OAuthConfig:
+        if not isinstance(value, dict):
+            raise self.error(f'"oauth" must be an object, not {_kind(value)}', "oauth")
+        port: int | None = None
+        if "callbackPort" in value:
+            raw = value["callbackPort"]
+            if isinstance(raw, str):  # "${PORT}" is allowed: expanded, then read as a number
+                raw = self.expand(raw, "oauth.callbackPort")
+                raw = int(raw) if raw.isdigit() else raw
+            if not isinstance(raw, int) or isinstance(raw, bool) or not 1 <= raw <= 65535:
+                raise self.error('"oauth.callbackPort" must be a port number (1-65535)', "oauth.callbackPort")
+            port = raw
+        return OAuthConfig(
+            client_id=self.string(value, "clientId", prefix="oauth.") if "clientId" in value else None,
+            callback_port=port,
+            auth_server_metadata_url=(self.string(value, "authServerMetadataUrl", prefix="oauth.")
+                                      if "authServerMetadataUrl" in value else None),
+            extra=self.extra(value, _OAUTH_FIELDS, prefix="oauth."),
+        )
+
+    # ------------------------------------------------------------------ fields
+
+    def string(self, obj: dict[str, Any], key: str, *, prefix: str = "") -> str:
+        """``obj[key]``, which must be there and be a string, expanded."""
+        field = prefix + key
+        if key not in obj:
+            raise self.error(f'"{field}" is missing', field)
+        value = obj[key]
+        if not isinstance(value, str):
+            raise self.error(f'"{field}" must be a string, not {_kind(value)}', field)
+        return self.expand(value, field)
+
+    def string_map(self, obj: dict[str, Any], key: str) -> dict[str, str]:
+        value = obj.get(key, {})
+        if not isinstance(value, dict):
+            raise self.error(f'"{key}" must be an object of strings, not {_kind(value)}', key)
+        result: dict[str, str] = {}
+        for k, v in value.items():
+            if not isinstance(v, str):
+                raise self.error(f'"{key}.{k}" must be a string, not {_kind(v)}', f"{key}.{k}")
+            result[k] = self.expand(v, f"{key}.{k}")
+        return result
+
+    def extra(self, obj: dict[str, Any], known: frozenset[str], *, prefix: str = "") -> dict[str, Any]:
+        unknown = {k: v for k, v in obj.items() if k not in known}
+        for key in unknown:
+            self.warn(f'unknown field "{prefix}{key}" (kept, not used)')
+        return unknown
+
+    def expand(self, value: str, field: str) -> str:
+        def replace(match: re.Match[str]) -> str:
+            variable, default = match.group(1), match.group(2)
+            if variable in self.environ:
+                return self.environ[variable]
+            if default is not None:
+                return default
+            raise self.error(f'"{field}": ${{{variable}}} is not set and has no default '
+                             f'(write ${{{variable}:-default}} to give one)', field)
+
+        for other in _OTHER_VARIABLE.findall(value):
+            self.warn(f'"{field}": {other} is not expanded (only ${{VAR}} and ${{VAR:-default}} are)')
+        return _VARIABLE.sub(replace, value)
+
+
+def _kind(value: object) -> str:
+    """A JSON reader's name for the type of ``value``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    return "an object"
+
+
+def _blank_comments(text: str) -> str:
+    """``text`` with ``//`` and ``/* */`` comments and trailing commas turned into spaces.
+
+    VS Code's JSON-with-comments; positions are kept (newlines survive, every removed
+    character becomes a space) so a JSON error still points at the right line and column.
+    Plain JSON comes back unchanged.
+    """
+    if "/" not in text and "," not in text:
+        return text
+    out = list(text)
+    i, n = 0, len(text)
+    last_comma: int | None = None  # a comma not yet followed by anything but blanks/comments
+    while i < n:
+        c = text[i]
+        if c == '"':
+            last_comma = None
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            i += 1
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            out[i:end] = " " * (end - i)
+            i = end
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            out[i:end] = [ch if ch == "\n" else " " for ch in text[i:end]]
+            i = end
+        else:
+            if c in "}]" and last_comma is not None:
+                out[last_comma] = " "
+            if c == ",":
+                last_comma = i
+            elif not c.isspace():
+                last_comma = None
+            i += 1
+    return "".join(out)
