@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from test_layers import PACKAGE_DIR, imports_of
 
 from trimcp import TrimcpError
@@ -20,6 +22,7 @@ from trimcp.config import (
     OAuthConfig,
     RemoteServerConfig,
     StdioServerConfig,
+    _blank_comments,
     load_config,
     parse_config,
 )
@@ -206,6 +209,14 @@ def test_defaults_apply_only_when_unset() -> None:
     assert isinstance(empty, StdioServerConfig) and empty.args[0] == ""
 
 
+def test_vscode_env_spelling_means_the_same() -> None:
+    server = parse_config({"servers": {"x": {"command": "${env:A}", "args": ["${env:B:-b}"]}}},
+                          environ={"A": "a"}).server("x")
+    assert isinstance(server, StdioServerConfig) and (server.command, server.args) == ("a", ("b",))
+    err = error_of({"servers": {"x": {"command": "${env:NOPE}"}}})
+    assert '"command": ${NOPE} is not set' in str(err)
+
+
 def test_expansion_reads_os_environ_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TRIMCP_TEST_CONFIG_VAR", "from-os")
     server = parse_config({"mcpServers": {"x": {"command": "${TRIMCP_TEST_CONFIG_VAR}"}}}).server("x")
@@ -335,6 +346,38 @@ def test_an_unknown_server_name_lists_the_known_ones(tmp_path: Path) -> None:
         config.server("tiem")
     assert str(info.value) == f'{tmp_path / ".mcp.json"}: no server "tiem" (known: "filesystem", "time")'
     assert info.value.server == "tiem"
+
+
+# ---------------------------------------------------------------- comments, duplicates
+
+
+def test_comment_markers_inside_strings_are_text() -> None:
+    text = '{"a": "x // y", "b": "/* z */", "c": "q\\"//", "d": [1, "]",],}'
+    assert json.loads(_blank_comments(text)) == {"a": "x // y", "b": "/* z */", "c": 'q"//', "d": [1, "]"]}
+    # an unterminated block comment runs to the end, and the parser then says what is missing
+    assert _blank_comments('{"a": 1 /* never closed\n') == '{"a": 1                \n'
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(alphabet='/*,]}"\\ \nab'),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.text(alphabet='/*,"ab', max_size=4), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(JSON_VALUES, st.sampled_from([None, 2]))
+def test_plain_json_passes_the_comment_blanker_unchanged(value: Any, indent: int | None) -> None:
+    text = json.dumps(value, indent=indent)
+    assert _blank_comments(text) == text
+
+
+def test_a_server_written_twice_is_warned_about(tmp_path: Path) -> None:
+    path = write(tmp_path, '{"mcpServers": {"t": {"command": "old"}, "t": {"command": "new"}}}')
+    config = load_config(path)
+    server = config.server("t")
+    assert isinstance(server, StdioServerConfig) and server.command == "new"
+    assert config.warnings == [f'{path}: "t" is written twice in one object; the last one is used']
 
 
 # ---------------------------------------------------------------- unknown fields

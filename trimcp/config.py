@@ -17,15 +17,17 @@ with a ``url`` and no ``type`` is Streamable HTTP, or WebSocket for a ``ws://`` 
 
 Every string value (command, args, env values, cwd, url, header values, the helper, the
 OAuth fields) goes through ``${VAR}`` / ``${VAR:-default}`` expansion, as Claude Code
-does, from the ``environ`` mapping passed in (``os.environ`` by default); a ``${VAR}``
-that is unset and has no default is a ``ConfigError``.  Other ``${...}`` forms (VS Code's
-``${input:id}``) are left as written, with a warning.
+does, from the ``environ`` mapping passed in (``os.environ`` by default); VS Code's
+spelling ``${env:VAR}`` means the same.  A ``${VAR}`` that is unset and has no default is a
+``ConfigError``.  Other ``${...}`` forms (VS Code's ``${input:id}``, which prompts) are
+left as written, with a warning.
 
 Parsing is strict about what it understands and lenient about what it does not: a wrong
 shape or type is a ``ConfigError`` whose message names the file, the server and the field
 (``.mcp.json: server "time": "args" must be a list of strings``), while an unknown field is
 kept on the value's ``extra`` and reported in ``McpConfig.warnings``, because these files
-are shared with other tools that add their own keys.
+are shared with other tools that add their own keys.  A key written twice in one object
+(two servers pasted under one name) is warned about too: JSON keeps the last silently.
 
 This module is pure apart from ``load_config`` reading the one file: it starts nothing and
 connects to nothing; turning a ``ServerConfig`` into a connection is the caller's business.
@@ -68,10 +70,11 @@ _URL_SCHEMES: dict[RemoteTransport, tuple[str, ...]] = {
     "http": ("http://", "https://"), "sse": ("http://", "https://"), "ws": ("ws://", "wss://"),
 }
 
-# ${NAME} or ${NAME:-default}; the default is literal (no nesting), as in Claude Code.
-_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-# Any other ${...} (VS Code's ${input:id}, ${env:X}): left alone, but worth a warning.
-_OTHER_VARIABLE = re.compile(r"\$\{(?![A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\})[^}]*\}")
+# ${NAME} or ${NAME:-default} (VS Code: ${env:NAME}); the default is literal (no nesting),
+# as in Claude Code.
+_VARIABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+# Any other ${...} (VS Code's ${input:id}): left alone, but worth a warning.
+_OTHER_VARIABLE = re.compile(r"\$\{(?!(?:env:)?[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\})[^}]*\}")
 
 
 class ConfigError(TrimcpError):
@@ -162,12 +165,24 @@ def load_config(path: str | os.PathLike[str], *, environ: Mapping[str, str] | No
         raise ConfigError(f"{source}: cannot read the file: {exc.strerror or exc}", source=source) from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{source}: not UTF-8 text (byte {exc.start}, counted from 0)", source=source) from None
+    repeated: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for key, value in items:
+            if key in seen and key not in repeated:
+                repeated.append(key)
+            seen[key] = value
+        return seen
+
     try:
-        obj = json.loads(_blank_comments(text))
+        obj = json.loads(_blank_comments(text), object_pairs_hook=pairs)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{source}: not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
                           source=source) from None
     config = parse_config(obj, source=source, environ=environ)
+    config.warnings[:0] = [f'{source}: "{key}" is written twice in one object; the last one is used'
+                           for key in repeated]
     return attrs.evolve(config, path=Path(source))
 
 
