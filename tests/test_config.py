@@ -266,6 +266,15 @@ def test_a_json_syntax_error_gives_line_and_column(tmp_path: Path) -> None:
     assert str(info.value) == f"{path}: not valid JSON: Expecting ',' delimiter (line 4, column 5)"
 
 
+@pytest.mark.parametrize(("text", "message"), [
+    ('{"mcpServers": {"a": {"command": "x", "n": ' + "9" * 5000 + "}}}", "not usable JSON: Exceeds the limit"),
+    ("[" * 100_000 + "]" * 100_000, "not usable JSON: maximum recursion depth exceeded"),
+])
+def test_json_python_cannot_hold_is_a_config_error(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_config(write(tmp_path, text))
+
+
 def test_comments_do_not_shift_the_reported_position(tmp_path: Path) -> None:
     path = write(tmp_path, '{ /* one\n two */ "servers": { // three\n "a": nope }}')
     with pytest.raises(ConfigError, match=r"Expecting value \(line 3, column 7\)$"):

@@ -180,6 +180,8 @@ def load_config(path: str | os.PathLike[str], *, environ: Mapping[str, str] | No
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{source}: not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
                           source=source) from None
+    except (ValueError, RecursionError) as exc:  # a 5000-digit number; nesting past the stack
+        raise ConfigError(f"{source}: not usable JSON: {exc}", source=source) from None
     config = parse_config(obj, source=source, environ=environ)
     config.warnings[:0] = [f'{source}: "{key}" is written twice in one object; the last one is used'
                            for key in repeated]
