@@ -66,7 +66,9 @@ def test_an_answer_ends_the_exchange() -> None:
 
 def test_unreachable_is_fatal_only_before_the_server_ever_answered() -> None:
     assert policy().decide(p.Unreachable("refused", ever_reached=False)) == p.Die("cannot reach the server: refused")
-    assert type(error_of(policy().decide(p.Unreachable("refused")))) is ConnectError
+    # Refused after it answered before: the server is gone, as a stdio server that exited.
+    gone = error_of(policy().decide(p.Unreachable("refused")))
+    assert type(gone) is TransportClosed and "went away" in str(gone)
 
 
 def test_a_reset_before_any_answer() -> None:

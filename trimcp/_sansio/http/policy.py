@@ -18,7 +18,7 @@ fact                                        action
 ==========================================  ===============================================
 ``Unreachable`` (connect refused, DNS,      ``Die`` if the server never answered anything
 TLS, connect timeout)                       (the transport is unusable), else ``GiveUp``
-                                            with ``ConnectError``
+                                            with ``TransportClosed`` (it went away)
 ``Lost`` (reset after sending, no head)     2026-07-28 request: ``Reissue``; else ``GiveUp``
                                             with ``ConnectError``
 ``Challenged`` (401/403 head)               ``Authorize`` (OAuth, ``max_auth_rounds``),
@@ -378,7 +378,8 @@ class ExchangePolicy:
     def _unreachable(self, fact: Unreachable) -> Action:
         if not fact.ever_reached:
             return Die(f"cannot reach the server: {fact.detail}")
-        return self._fail(ConnectError, fact.detail)
+        # It answered before and now refuses: it is gone, as a stdio server that exited.
+        return self._fail(TransportClosed, f"the server went away: {fact.detail}")
 
     def _lost(self, fact: Lost) -> Action:
         if self.expects_answer and self.stateless:
