@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from ...._errors import ConnectError
 from ...._sansio import jsonrpc as rpc
 from ...._sansio.http.plan import HttpPlanner
 from ...._sansio.http.policy import ReconnectPolicy
@@ -43,6 +44,7 @@ async def open_http_stream(
     connect_timeout: float = 10.0,
     max_message_size: int = rpc.DEFAULT_MAX_MESSAGE_SIZE,
     legacy_fallback: bool = True,
+    legacy_only: bool = False,
     standalone_stream: bool = True,
     reconnect: ReconnectPolicy | None = None,
     auth: OAuthProvider | None = None,
@@ -56,7 +58,10 @@ async def open_http_stream(
     (which the caller closes); by default h11 runs them over a keep-alive pool
     (``connect_timeout`` bounds each TCP/TLS connect).  ``post_timeout`` bounds
     each POST exchange (``None``: no bound); ``legacy_fallback`` enables the
-    2024-11-05 fallback; ``standalone_stream`` the handshake-era GET stream.
+    2024-11-05 fallback; ``legacy_only`` speaks 2024-11-05 HTTP+SSE alone: the
+    GET to ``url`` must announce the POST endpoint within ``connect_timeout``
+    before the stream is yielded (else ``ConnectError``), and no Streamable
+    HTTP request is ever sent.  ``standalone_stream`` the handshake-era GET stream.
     ``auth`` (an ``OAuthProvider``) authorizes with OAuth 2.1 on a 401, steps
     up the scope on a 403 ``insufficient_scope`` and refreshes tokens.
     """
@@ -83,9 +88,27 @@ async def open_http_stream(
             )
             try:
                 await stream.refresh_headers()
+                if legacy_only:
+                    await _open_legacy(stream, url, connect_timeout)
                 yield stream
             finally:
                 await stream.aclose()
+
+
+async def _open_legacy(stream: HttpClientStream, url: str, timeout: float) -> None:
+    """Switch ``stream`` to 2024-11-05 HTTP+SSE before its first message, or fail the connect.
+
+    The fallback a Streamable refusal would trigger, taken up front: the planner is in
+    legacy mode before anything is posted, so the first POST goes to the announced endpoint.
+    """
+    with trio.move_on_after(timeout):
+        if await stream.keeper.fall_back():
+            return
+    # The keeper logged why the GET failed (refused, ended, no endpoint event in time).
+    last = stream.issues[-1] if stream.issues else ""
+    if "2024-11-05" not in last:
+        last = f"no 2024-11-05 HTTP+SSE transport at {url}: no endpoint event within {timeout} s"
+    raise ConnectError(last)
 
 
 async def _task_nursery(*, task_status: trio.TaskStatus[trio.Nursery] = trio.TASK_STATUS_IGNORED) -> None:
