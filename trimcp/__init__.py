@@ -37,6 +37,9 @@ from ._trio.client import open_client as open_client
 from ._trio.memory import memory_stream_pair as memory_stream_pair
 from ._trio.driver import RequestContext as RequestContext
 from ._trio.transports.stdio import open_stdio_process as open_stdio_process
+from ._trio.transports.registry import TransportFactory as TransportFactory
+from ._trio.transports.registry import TransportOptions as TransportOptions
+from ._trio.transports.registry import register_transport as register_transport
 from ._trio.stream import MessageStream as MessageStream
 
 __version__ = "0.1.0"
@@ -46,6 +49,7 @@ __all__ = [
     "HANDSHAKE_VERSIONS", "InputRoundsExceeded", "LocalProtocolError", "McpError", "MessageStream",
     "PaginationError", "ProtocolError",
     "RemoteProtocolError", "RequestContext", "RequestTimeout", "Role", "SchemaError",
-    "SessionExpired", "TransportClosed", "TransportError", "TrimcpError", "from_wire",
-    "memory_stream_pair", "open_client", "open_stdio_process", "schema", "to_wire",
+    "SessionExpired", "TransportClosed", "TransportError", "TransportFactory", "TransportOptions",
+    "TrimcpError", "from_wire", "memory_stream_pair", "open_client", "open_stdio_process",
+    "register_transport", "schema", "to_wire",
 ]

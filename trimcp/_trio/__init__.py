@@ -2,7 +2,7 @@
 
 Every transport is a thin driver behind one seam, ``stream.MessageStream``
 (``transports/``: stdio, WebSocket, Streamable HTTP and HTTP+SSE; ``memory.py``
-in process); ``driver.py`` runs one sans-IO ``Connection`` over a stream, with
+in process), opened by kind through ``transports/registry.py``; ``driver.py`` runs one sans-IO ``Connection`` over a stream, with
 the user's callbacks in their own task (``callbacks.py``) and the peer's
 requests under a limit (``serving.py``, ``request_slots.py``);
 ``h11_server.py`` and ``h11_client.py`` are the one HTTP/1.1 server loop and

@@ -2,9 +2,10 @@
 
 Theory of operation
 -------------------
-``open_client`` builds a transport (a subprocess speaking stdio, a Streamable
-HTTP or WebSocket URL, or any ``MessageStream`` the caller passes, e.g. one end
-of ``memory_stream_pair``), a client-role ``Connection`` advertising exactly
+``open_client`` builds a transport through the registry
+(``transports/registry.py``: a subprocess speaking stdio, a Streamable HTTP,
+HTTP+SSE or WebSocket URL, any ``MessageStream`` the caller passes, e.g. one
+end of ``memory_stream_pair``, or a kind a user registered), a client-role ``Connection`` advertising exactly
 the capabilities for which it has a handler, and a ``SessionDriver`` whose
 reader task it starts; then ``_negotiate`` agrees on a revision under the
 connect deadline and the ``ClientSession`` (``client_session.py``) is yielded.
@@ -29,7 +30,6 @@ handshake revision only runs ``initialize``.
 from __future__ import annotations
 
 import logging
-import shlex
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Union
@@ -49,7 +49,8 @@ from ..callbacks import DEFAULT_MAX_PENDING_CALLBACKS
 from ..driver import NotificationHandler, RequestContext, RequestHandler, SessionDriver
 from ..request_slots import DEFAULT_MAX_CONCURRENT_REQUESTS
 from ..stream import MessageStream
-from ..transports.stdio import StdioProcessStream, open_stdio_process
+from ..transports.registry import Target, TransportOptions, resolve, transport_for
+from ..transports.stdio import StdioProcessStream
 from .client_session import ClientSession
 from .mrtr import answer_input_requests
 
@@ -157,7 +158,7 @@ def _notification_handler(
 
 @asynccontextmanager
 async def open_client(
-    target: Sequence[str] | str | MessageStream,
+    target: Target,
     *,
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
@@ -182,6 +183,7 @@ async def open_client(
     auth: OAuthProvider | None = None,
     max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
     max_pending_callbacks: int = DEFAULT_MAX_PENDING_CALLBACKS,
+    transport: str | None = None,
 ) -> AsyncIterator[ClientSession]:
     """Connect to an MCP server and yield an operating ``ClientSession``.
 
@@ -191,7 +193,11 @@ async def open_client(
     ``headers_helper``, ``http_client`` and ``auth`` -- an ``OAuthProvider`` -- are
     for it, see ``open_http_stream``),
     a ``ws://``/``wss://`` URL (WebSocket, subprotocol ``mcp``; ``headers`` apply),
-    or a ready ``MessageStream``.
+    or a ready ``MessageStream``.  The transport is chosen by the registry
+    (``transports/registry.py``): ``register_transport`` adds a kind, with URL
+    schemes of its own; ``transport`` names the kind instead of resolving the
+    target (``"sse"``: 2024-11-05 HTTP+SSE only, no Streamable HTTP attempt).
+    A URL scheme no transport registered is a ``ValueError``.
     ``revision=None`` speaks either era: a ``server/discover`` probe answered
     within ``probe_timeout`` (at most ``connect_timeout``) makes a stateless
     session, otherwise ``initialize`` follows.  A stateless ``revision`` (e.g.
@@ -205,6 +211,13 @@ async def open_client(
     logging and notification handlers (which never run in the reader task: see
     the module docstring).
     """
+    # Which transport, and is it one we have: a usage error before anything starts.
+    factory = transport_for(resolve(target) if transport is None else transport)
+    options = TransportOptions(
+        env=env, cwd=cwd, on_stderr=on_stderr, max_message_size=max_message_size,
+        connect_timeout=connect_timeout, headers=headers, headers_helper=headers_helper,
+        http_client=http_client, auth=auth,
+    )
     versions: tuple[str, ...] = ALL_VERSIONS
     if revision is not None:
         if revision not in versions:
@@ -219,36 +232,7 @@ async def open_client(
     )
     with collapse():
         async with AsyncExitStack() as stack:
-            stream: MessageStream
-            if isinstance(target, MessageStream):
-                stream = target
-            elif isinstance(target, str) and target.startswith(("ws://", "wss://")):
-                from ..transports.websocket import (
-                    open_websocket_stream,  # trio-websocket only when used
-                )
-
-                stream = await stack.enter_async_context(open_websocket_stream(
-                    target, headers=headers, max_message_size=max_message_size,
-                    connect_timeout=connect_timeout,
-                ))
-            elif isinstance(target, str) and target.startswith(("http://", "https://")):
-                from ..transports.http.connect import (
-                    open_http_stream,  # h11 is imported only when HTTP is used
-                )
-
-                stream = await stack.enter_async_context(open_http_stream(
-                    target, headers=headers, headers_helper=headers_helper,
-                    http_client=http_client, max_message_size=max_message_size, auth=auth,
-                ))
-            else:
-                argv = shlex.split(target) if isinstance(target, str) else list(target)
-                if not argv:
-                    raise LocalProtocolError("empty server command")
-                stream = await stack.enter_async_context(
-                    open_stdio_process(
-                        argv, env=env, cwd=cwd, on_stderr=on_stderr, max_line=max_message_size
-                    )
-                )
+            stream = await stack.enter_async_context(factory(target, options))
             driver = SessionDriver(
                 connection,
                 stream,
