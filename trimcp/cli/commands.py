@@ -9,6 +9,13 @@ when no MUST check failed, else 1.  ``--revision`` takes any of the five
 revisions (2024-11-05 .. 2026-07-28) or ``auto``, the default, which lets the
 client negotiate as a dual-era client would.
 ``trimcp tools|resources|prompts ...`` are Inspector-style one-shot calls.
+
+Every command that talks to a server takes its target as one URL or as a command after
+``--``; with neither it runs the bundled reference server and says so on stderr; any other
+leftover word is a usage error before anything starts (``targets``).  Options may come
+anywhere before ``--``.  ``--tool-arg K=V`` values are converted by the tool's
+``inputSchema`` and ``--args-json`` gives them all at once (``arguments``);
+``--connect-timeout`` bounds the connect and the revision negotiation.
 ``trimcp serve [--http|--sse|--ws HOST:PORT]`` runs the reference server (stdio by default).
 ``trimcp auth login|status|logout URL`` runs the OAuth flow for the server at
 URL and stores its tokens, shows what is stored (scope, expiry - never a
@@ -43,6 +50,8 @@ import trio
 from .. import ALL_VERSIONS, AuthError, ConnectError, McpError, TrimcpError, open_client, to_wire
 from ..conformance import connector_for, is_url, print_json, print_table, run_checks
 from ..oauth import OAuthError, StoreUnavailable, TokenStore
+from .arguments import parse_args_json, parse_pairs, prompt_arguments, tool_arguments
+from .targets import TARGET_COMMANDS, UsageError, parse, resolve_target
 
 if TYPE_CHECKING:
     from ..oauth import AuthorizeCallback, OAuthProvider
@@ -58,11 +67,11 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
-def _build_parser() -> argparse.ArgumentParser:
+def _build_parser_tree() -> argparse.ArgumentParser:
     parser = _Parser(prog="trimcp", description="Trio-native Model Context Protocol toolkit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    def target_opts(p: argparse.ArgumentParser) -> None:
+    def target_opts(p: argparse.ArgumentParser, metavar: str = "URL") -> None:
         p.add_argument("--format", choices=("text", "json"), default="text")
         p.add_argument(
             "--revision", choices=("auto", *ALL_VERSIONS), default="auto",
@@ -70,9 +79,12 @@ def _build_parser() -> argparse.ArgumentParser:
                  "then initialize for a handshake-era server",
         )
         p.add_argument("--timeout", type=float, default=30.0, help="per-request timeout, seconds")
-        p.add_argument("target", nargs="*",
-                       help="server URL (http://, https://, ws://, wss://) or command line (after --); "
-                            "default: the reference server")
+        p.add_argument("--connect-timeout", type=float, default=30.0, metavar="SECONDS",
+                       help="give up connecting (and negotiating a revision) after this long "
+                            "(default 30); a server that does not answer in time exits 4")
+        p.add_argument("words", nargs="*", metavar=metavar,
+                       help="the server URL (http://, https://, ws://, wss://); a server command "
+                            "goes after --; with neither, the bundled reference server runs")
 
     def auth_opts(p: argparse.ArgumentParser) -> None:
         p.add_argument("--token-file", metavar="PATH",
@@ -97,21 +109,24 @@ def _build_parser() -> argparse.ArgumentParser:
 
     tools = sub.add_parser("tools", help="list or call tools")
     tools.add_argument("action", choices=("list", "call"))
-    tools.add_argument("name", nargs="?")
     tools.add_argument("--tool-arg", action="append", default=[], metavar="K=V",
-                       help="a tool argument; V is parsed as JSON when it can be")
-    target_opts(tools)
+                       help="a tool argument, converted by the tool's inputSchema: a string stays "
+                            "text, numbers and booleans are parsed, objects and arrays are JSON")
+    tools.add_argument("--args-json", metavar="JSON",
+                       help="all tool arguments as one JSON object (--tool-arg values override)")
+    target_opts(tools, "[NAME] URL")
 
     resources = sub.add_parser("resources", help="list or read resources")
     resources.add_argument("action", choices=("list", "templates", "read"))
-    resources.add_argument("uri", nargs="?")
-    target_opts(resources)
+    target_opts(resources, "[URI] URL")
 
     prompts = sub.add_parser("prompts", help="list or get prompts")
     prompts.add_argument("action", choices=("list", "get"))
-    prompts.add_argument("name", nargs="?")
-    prompts.add_argument("--prompt-arg", action="append", default=[], metavar="K=V")
-    target_opts(prompts)
+    prompts.add_argument("--prompt-arg", action="append", default=[], metavar="K=V",
+                         help="a prompt argument (always a string)")
+    prompts.add_argument("--args-json", metavar="JSON",
+                         help="all prompt arguments as one JSON object of strings (--prompt-arg overrides)")
+    target_opts(prompts, "[NAME] URL")
 
     from .serve import add_serve_arguments
 
@@ -121,33 +136,43 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _split_argv(argv: Sequence[str]) -> tuple[list[str], list[str]]:
-    """Everything after the first ``--`` is the server command, verbatim."""
-    argv = list(argv)
-    if "--" in argv:
-        i = argv.index("--")
-        return argv[:i], argv[i + 1:]
-    return argv, []
+def _build_parser() -> argparse.ArgumentParser:
+    return _build_parsers()[0]
 
 
-def _command(ns: argparse.Namespace, trailing: list[str]) -> list[str]:
-    return trailing or list(ns.target) or REFERENCE_SERVER
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:  # argparse offers no public way back to its subparsers
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    raise AssertionError("the trimcp parser has subcommands")
 
 
-def _kv(pairs: Sequence[str], *, as_json: bool) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep:
-            raise ValueError(f"expected K=V, got {pair!r}")
-        if as_json:
-            try:
-                out[key] = json.loads(value)
-                continue
-            except ValueError:
-                pass
-        out[key] = value
-    return out
+def _build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    parser = _build_parser_tree()
+    return parser, _subparsers(parser)
+
+
+def _read_command_line(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
+    """The namespace and the server command; every usage error is raised here, before any I/O."""
+    parser, subparsers = _build_parsers()
+    ns, trailing = parse(parser, subparsers, argv)
+    if ns.command not in TARGET_COMMANDS:
+        return ns, trailing
+    target = resolve_target(ns, trailing)
+    if ns.command == "tools":
+        ns.raw_args = parse_pairs(ns.tool_arg, "--tool-arg")
+        ns.base_args = parse_args_json(ns.args_json)
+    elif ns.command == "prompts":
+        ns.raw_args = parse_pairs(ns.prompt_arg, "--prompt-arg")
+        ns.base_args = prompt_arguments(parse_args_json(ns.args_json), {})
+    if ns.connect_timeout <= 0:
+        raise UsageError("--connect-timeout must be a positive number of seconds")
+    if target is None:
+        # Say it: a forgotten or misread target must not pass for a real server.
+        sys.stderr.write("trimcp: no server given; running the bundled reference server "
+                         "(give a URL, or a command after --)\n")
+        target = REFERENCE_SERVER
+    return ns, target
 
 
 def _emit(ns: argparse.Namespace, value: Any) -> None:
@@ -191,9 +216,10 @@ async def _check(ns: argparse.Namespace, command: list[str]) -> int:
                 return EXIT_AUTH
     async with contextlib.AsyncExitStack() as stack:
         provider = await stack.enter_async_context(_provider(ns, command[0])) if needs_auth else None
-        connect = connector_for(command, auth=provider)
+        connect = connector_for(command, connect_timeout=ns.connect_timeout, auth=provider)
         report = await run_checks(connect, target=" ".join(command), revision=_revision(ns),
-                                  request_timeout=ns.timeout, auth=provider, unauthorized=unauthorized)
+                                  request_timeout=ns.timeout, connect_timeout=ns.connect_timeout,
+                                  auth=provider, unauthorized=unauthorized)
     (print_json if ns.format == "json" else print_table)(report, sys.stdout)
     if needs_auth and report.revision is None:
         sys.stderr.write("trimcp: authorization failed; see the auth.* checks\n")
@@ -330,14 +356,20 @@ def _revision(ns: argparse.Namespace) -> str | None:
 
 async def _inspect(ns: argparse.Namespace, command: list[str]) -> int:
     target: str | list[str] = command[0] if is_url(command) else command
-    async with open_client(target, revision=_revision(ns), request_timeout=ns.timeout) as client:
+    async with open_client(target, revision=_revision(ns), request_timeout=ns.timeout,
+                           connect_timeout=ns.connect_timeout) as client:
         if ns.command == "tools":
             if ns.action == "list":
                 _emit(ns, [to_wire(t) for t in await client.list_tools()])
                 return EXIT_OK
-            if not ns.name:
-                raise ValueError("tools call needs a tool NAME")
-            result = await client.call_tool(ns.name, _kv(ns.tool_arg, as_json=True))
+            schema = None
+            if ns.raw_args:
+                # The schema says what each --tool-arg text means; without it (a tool the
+                # list does not show) each value is read as JSON when it parses.
+                listed = {t.name: t for t in await client.list_tools()}
+                if ns.name in listed:
+                    schema = to_wire(listed[ns.name]).get("inputSchema")
+            result = await client.call_tool(ns.name, tool_arguments(ns.base_args, ns.raw_args, schema))
             _emit(ns, to_wire(result))
             return EXIT_TOOL_ERROR if result.is_error else EXIT_OK
         if ns.command == "resources":
@@ -346,27 +378,26 @@ async def _inspect(ns: argparse.Namespace, command: list[str]) -> int:
             elif ns.action == "templates":
                 _emit(ns, [to_wire(r) for r in await client.list_resource_templates()])
             else:
-                if not ns.uri:
-                    raise ValueError("resources read needs a URI")
                 _emit(ns, to_wire(await client.read_resource(ns.uri)))
             return EXIT_OK
         if ns.action == "list":
             _emit(ns, [to_wire(p) for p in await client.list_prompts()])
         else:
-            if not ns.name:
-                raise ValueError("prompts get needs a prompt NAME")
-            _emit(ns, to_wire(await client.get_prompt(ns.name, _kv(ns.prompt_arg, as_json=False))))
+            arguments = prompt_arguments(ns.base_args, ns.raw_args)
+            _emit(ns, to_wire(await client.get_prompt(ns.name, arguments)))
         return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    own, trailing = _split_argv(sys.argv[1:] if argv is None else argv)
-    ns = _build_parser().parse_args(own)
+    try:
+        ns, command = _read_command_line(sys.argv[1:] if argv is None else argv)
+    except UsageError as exc:
+        sys.stderr.write(f"trimcp: {exc}\n")
+        return EXIT_USAGE
     if ns.command == "serve":
         from .serve import run_serve
 
         return run_serve(ns)
-    command = _command(ns, trailing) if ns.command != "auth" else []
     try:
         if ns.command == "auth":
             return trio.run(_auth, ns)
