@@ -109,7 +109,8 @@ async def test_no_target_runs_the_reference_server_and_says_so() -> None:
     assert rc == 0, err
     assert "echo" in out.split()
     assert err.splitlines() == [
-        "trimcp: no server given; running the bundled reference server (give a URL, or a command after --)"
+        "trimcp: no server given; running the bundled reference server "
+        "(give a URL, a command after --, or --config FILE --server NAME)"
     ]
 
 

@@ -92,8 +92,12 @@ def write(tmp_path: Path, content: Any, name: str = ".mcp.json") -> Path:
 
 
 def error_of(obj: Any, environ: dict[str, str] | None = None) -> ConfigError:
+    """The file's own error, or else that of its one bad entry (raised when it is asked for)."""
     with pytest.raises(ConfigError) as info:
-        parse_config(obj, source=".mcp.json", environ=ENV if environ is None else environ)
+        config = parse_config(obj, source=".mcp.json", environ=ENV if environ is None else environ)
+        assert len(config.errors) == 1, config.errors
+        (name,) = config.errors
+        config.server(name)
     return info.value
 
 
@@ -227,7 +231,7 @@ def test_an_unset_variable_names_the_variable_file_server_and_field(tmp_path: Pa
     path = write(tmp_path, {"mcpServers": {"api": {"url": "https://x/mcp",
                                                    "headers": {"Authorization": "Bearer ${API_TOKEN}"}}}})
     with pytest.raises(ConfigError) as info:
-        load_config(path, environ={})
+        load_config(path, environ={}).server("api")
     assert str(info.value) == (
         f'{path}: server "api": "headers.Authorization": ${{API_TOKEN}} is not set and has no default '
         "(write ${API_TOKEN:-default} to give one)"
@@ -344,8 +348,18 @@ def test_the_file_is_named_as_given(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     write(tmp_path, {"mcpServers": {"time": {"command": "x", "args": "y"}}})
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ConfigError) as info:
-        load_config(".mcp.json")
+        load_config(".mcp.json").server("time")
     assert str(info.value) == '.mcp.json: server "time": "args" must be a list of strings'
+
+
+def test_a_bad_entry_does_not_hide_the_good_ones() -> None:
+    config = parse_config({"mcpServers": {"good": {"command": "x"}, "bad": {"command": 3}}}, source="f.json")
+    assert config.server("good") == StdioServerConfig(name="good", command="x")
+    assert list(config.servers) == ["good"] and list(config.errors) == ["bad"]
+    with pytest.raises(ConfigError, match='server "bad": "command" must be a string'):
+        config.server("bad")
+    with pytest.raises(ConfigError, match='no server "other" \\(known: "bad", "good"\\)'):
+        config.server("other")
 
 
 

@@ -24,7 +24,10 @@ left as written, with a warning.
 
 Parsing is strict about what it understands and lenient about what it does not: a wrong
 shape or type is a ``ConfigError`` whose message names the file, the server and the field
-(``.mcp.json: server "time": "args" must be a list of strings``), while an unknown field is
+(``.mcp.json: server "time": "args" must be a list of strings``).  A file-level problem
+(unreadable, not JSON, no servers object) raises at once; an entry's problem is kept in
+``McpConfig.errors`` and raised by ``server(name)``, so one bad entry never hides the
+others.  An unknown field is
 kept on the value's ``extra`` and reported in ``McpConfig.warnings``, because these files
 are shared with other tools that add their own keys.  A key written twice in one object
 (two servers pasted under one name) is warned about too: JSON keeps the last silently.
@@ -143,13 +146,19 @@ class McpConfig:
     warnings: list[str]
     #: how messages name the file: the path as given, or ``parse_config``'s ``source``
     source: str = "<config>"
+    #: The entries that could not be read, by name: one bad entry does not hide the
+    #: others (a host connects what it can); ``server(name)`` raises the entry's error.
+    errors: dict[str, ConfigError] = attrs.field(factory=dict)
 
     def server(self, name: str) -> ServerConfig:
-        """The entry called ``name``; a ``ConfigError`` listing the known names otherwise."""
+        """The entry called ``name``; its ``ConfigError`` if it is invalid, or one listing the
+        known names if there is no such entry."""
+        if name in self.errors:
+            raise self.errors[name]
         try:
             return self.servers[name]
         except KeyError:
-            known = ", ".join(f'"{n}"' for n in sorted(self.servers))
+            known = ", ".join(f'"{n}"' for n in sorted([*self.servers, *self.errors]))
             hint = f"known: {known}" if known else "it defines no servers"
             raise ConfigError(f'{self.source}: no server "{name}" ({hint})',
                               source=self.source, server=name) from None
@@ -208,9 +217,13 @@ def parse_config(obj: object, *, source: str = "<config>",
     if not isinstance(entries, dict):
         raise ConfigError(f'{source}: "{key}" must be an object, not {_kind(entries)}', source=source)
     servers: dict[str, ServerConfig] = {}
+    errors: dict[str, ConfigError] = {}
     for name, entry in entries.items():
-        servers[name] = _Entry(source, name, env, warnings).parse(entry)
-    return McpConfig(path=None, servers=servers, warnings=warnings, source=source)
+        try:
+            servers[name] = _Entry(source, name, env, warnings).parse(entry)
+        except ConfigError as exc:
+            errors[name] = exc
+    return McpConfig(path=None, servers=servers, warnings=warnings, source=source, errors=errors)
 
 
 class _Entry:

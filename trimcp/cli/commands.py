@@ -47,10 +47,11 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import trio
 
-from .. import ALL_VERSIONS, AuthError, ConnectError, McpError, TrimcpError, open_client, to_wire
+from .. import ALL_VERSIONS, AuthError, ConnectError, McpError, TrimcpError, __version__, open_client, to_wire
 from ..conformance import connector_for, is_url, print_json, print_table, run_checks
 from ..oauth import OAuthError, StoreUnavailable, TokenStore
 from .arguments import parse_args_json, parse_pairs, prompt_arguments, tool_arguments
+from .servers import ServerSpec, server_spec
 from .targets import TARGET_COMMANDS, UsageError, parse, resolve_target
 
 if TYPE_CHECKING:
@@ -69,6 +70,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _build_parser_tree() -> argparse.ArgumentParser:
     parser = _Parser(prog="trimcp", description="Trio-native Model Context Protocol toolkit")
+    parser.add_argument("--version", action="version", version=f"trimcp {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def target_opts(p: argparse.ArgumentParser, metavar: str = "URL") -> None:
@@ -82,6 +84,14 @@ def _build_parser_tree() -> argparse.ArgumentParser:
         p.add_argument("--connect-timeout", type=float, default=30.0, metavar="SECONDS",
                        help="give up connecting (and negotiating a revision) after this long "
                             "(default 30); a server that does not answer in time exits 4")
+        p.add_argument("--config", metavar="FILE",
+                       help="an mcpServers file (.mcp.json, claude_desktop_config.json) or VS Code "
+                            "mcp.json; with --server NAME, the entry to use; ${VAR} is expanded")
+        p.add_argument("--server", metavar="NAME", help="the server entry of --config to use")
+        p.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VAL",
+                       help="an environment variable for a stdio server (repeatable)")
+        p.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
+                       help="an HTTP header for a server URL (repeatable)")
         p.add_argument("words", nargs="*", metavar=metavar,
                        help="the server URL (http://, https://, ws://, wss://); a server command "
                             "goes after --; with neither, the bundled reference server runs")
@@ -167,12 +177,14 @@ def _read_command_line(argv: Sequence[str]) -> tuple[argparse.Namespace, list[st
         ns.base_args = prompt_arguments(parse_args_json(ns.args_json), {})
     if ns.connect_timeout <= 0:
         raise UsageError("--connect-timeout must be a positive number of seconds")
-    if target is None:
+    spec = server_spec(ns, target)
+    if spec is None or not spec.target:
         # Say it: a forgotten or misread target must not pass for a real server.
         sys.stderr.write("trimcp: no server given; running the bundled reference server "
-                         "(give a URL, or a command after --)\n")
-        target = REFERENCE_SERVER
-    return ns, target
+                         "(give a URL, a command after --, or --config FILE --server NAME)\n")
+        spec = ServerSpec(REFERENCE_SERVER, env=spec.env if spec is not None else None)
+    ns.spec = spec
+    return ns, spec.target
 
 
 def _emit(ns: argparse.Namespace, value: Any) -> None:
@@ -216,7 +228,10 @@ async def _check(ns: argparse.Namespace, command: list[str]) -> int:
                 return EXIT_AUTH
     async with contextlib.AsyncExitStack() as stack:
         provider = await stack.enter_async_context(_provider(ns, command[0])) if needs_auth else None
-        connect = connector_for(command, connect_timeout=ns.connect_timeout, auth=provider)
+        spec: ServerSpec = ns.spec
+        connect = connector_for(command, connect_timeout=ns.connect_timeout, auth=provider,
+                                env=spec.env, cwd=spec.cwd, headers=spec.headers,
+                                transport=spec.transport)
         report = await run_checks(connect, target=" ".join(command), revision=_revision(ns),
                                   request_timeout=ns.timeout, connect_timeout=ns.connect_timeout,
                                   auth=provider, unauthorized=unauthorized)
@@ -355,9 +370,13 @@ def _revision(ns: argparse.Namespace) -> str | None:
 
 
 async def _inspect(ns: argparse.Namespace, command: list[str]) -> int:
-    target: str | list[str] = command[0] if is_url(command) else command
-    async with open_client(target, revision=_revision(ns), request_timeout=ns.timeout,
-                           connect_timeout=ns.connect_timeout) as client:
+    # A failure is reported once, as the command's one line; the transport's own warnings
+    # about the same failure would only repeat it.
+    logging.getLogger("trimcp").setLevel(logging.ERROR)
+    spec: ServerSpec = ns.spec
+    async with open_client(spec.open_target, revision=_revision(ns), request_timeout=ns.timeout,
+                           connect_timeout=ns.connect_timeout, env=spec.env, cwd=spec.cwd,
+                           headers=spec.headers, transport=spec.transport) as client:
         if ns.command == "tools":
             if ns.action == "list":
                 _emit(ns, [to_wire(t) for t in await client.list_tools()])

@@ -131,7 +131,19 @@ def run_serve(ns: argparse.Namespace) -> int:
     except OSError as exc:
         sys.stderr.write(f"trimcp: cannot listen on {address}: {exc}\n")
         return EXIT_USAGE
+    except ExceptionGroup as group:
+        # Trio's nurseries wrap the bind error (port in use, no permission): say it in one line.
+        bind_errors, rest = group.split(OSError)
+        if bind_errors is None or rest is not None:
+            raise
+        sys.stderr.write(f"trimcp: cannot listen on {address}: {_first(bind_errors)}\n")
+        return EXIT_USAGE
     return EXIT_OK
+
+
+def _first(group: BaseExceptionGroup[OSError]) -> OSError:
+    leaf = group.exceptions[0]
+    return _first(leaf) if isinstance(leaf, BaseExceptionGroup) else leaf
 
 
 __all__ = ["add_serve_arguments", "parse_listen", "run_serve"]

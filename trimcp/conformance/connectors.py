@@ -12,7 +12,7 @@ WebSocket stack.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
@@ -32,45 +32,63 @@ def is_url(target: Sequence[str]) -> bool:
 
 
 def connector_for(
-    target: Sequence[str], *, connect_timeout: float = 30.0, auth: OAuthProvider | None = None
+    target: Sequence[str],
+    *,
+    connect_timeout: float = 30.0,
+    auth: OAuthProvider | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    transport: str | None = None,
 ) -> Connector:
     """The connector for a single ``http(s)://`` or ``ws(s)://`` URL, else for a command line.
 
-    ``auth`` authorizes the connections to an ``http(s)://`` URL (OAuth 2.1)."""
+    ``auth`` authorizes the connections to an ``http(s)://`` URL (OAuth 2.1); ``headers``
+    go with every request to a URL, and ``transport="sse"`` speaks only 2024-11-05
+    HTTP+SSE; ``env`` (merged onto ours) and ``cwd`` are the server process's."""
     if is_url(target):
         url = target[0]
         if url.startswith(("ws://", "wss://")):
-            return _websocket(url, connect_timeout)
-        return _http(url, connect_timeout, auth)
+            return _websocket(url, connect_timeout, headers)
+        return _http(url, connect_timeout, auth, headers, legacy_only=transport == "sse")
     command = list(target)
 
     @asynccontextmanager
     async def connect() -> AsyncIterator[MessageStream]:
         from .._trio.transports.stdio import open_stdio_process
 
-        async with open_stdio_process(command) as stream:
+        async with open_stdio_process(command, env=env, cwd=cwd) as stream:
             yield stream
 
     return connect
 
 
-def _http(url: str, connect_timeout: float, auth: OAuthProvider | None = None) -> Connector:
+def _http(
+    url: str,
+    connect_timeout: float,
+    auth: OAuthProvider | None = None,
+    headers: Mapping[str, str] | None = None,
+    *,
+    legacy_only: bool = False,
+) -> Connector:
     @asynccontextmanager
     async def connect() -> AsyncIterator[MessageStream]:
         from .._trio.transports.http.connect import open_http_stream
 
-        async with open_http_stream(url, connect_timeout=connect_timeout, auth=auth) as stream:
+        async with open_http_stream(
+            url, connect_timeout=connect_timeout, auth=auth, headers=headers, legacy_only=legacy_only
+        ) as stream:
             yield stream
 
     return connect
 
 
-def _websocket(url: str, connect_timeout: float) -> Connector:
+def _websocket(url: str, connect_timeout: float, headers: Mapping[str, str] | None = None) -> Connector:
     @asynccontextmanager
     async def connect() -> AsyncIterator[MessageStream]:
         from .._trio.transports.websocket import open_websocket_stream
 
-        async with open_websocket_stream(url, connect_timeout=connect_timeout) as stream:
+        async with open_websocket_stream(url, connect_timeout=connect_timeout, headers=headers) as stream:
             yield stream
 
     return connect
