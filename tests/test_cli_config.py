@@ -147,3 +147,17 @@ async def test_serve_on_a_port_in_use_is_one_line() -> None:
         code, _, err = await cli("serve", "--http", f"127.0.0.1:{port}", timeout=30)
     assert code == 1
     assert err.strip().splitlines() == [f"trimcp: cannot listen on 127.0.0.1:{port}: [Errno 98] Address already in use"]
+
+
+async def test_lists_show_parameters_uris_and_arguments(url: str) -> None:
+    code, out, err = await cli("tools", "list", url)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert "echo  (message: string)  - Return the message unchanged." in lines
+    assert any(line.startswith("slow  (seconds?: number, steps?: integer)") for line in lines)
+    code, out, err = await cli("resources", "list", url)
+    assert code == 0, err
+    assert any(line.startswith("test://static-text  static-text") for line in out.splitlines())
+    code, out, err = await cli("prompts", "list", url)
+    assert code == 0, err
+    assert any(line.startswith("test_prompt_with_arguments  (arg1, arg2)") for line in out.splitlines())

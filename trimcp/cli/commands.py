@@ -194,15 +194,41 @@ def _emit(ns: argparse.Namespace, value: Any) -> None:
         return
     if isinstance(value, list):
         for item in value:
-            title = item.get("name") or item.get("uri") or item.get("uriTemplate")
             desc = (item.get("description") or "").splitlines()[0:1]
-            sys.stdout.write(f"{title}{'  - ' + desc[0] if desc else ''}\n")
+            sys.stdout.write(f"{_headline(item)}{'  - ' + desc[0] if desc else ''}\n")
         return
     for block in value.get("content", []) + value.get("contents", []) + value.get("messages", []):
         block = block.get("content", block)
         sys.stdout.write((block.get("text") if isinstance(block.get("text"), str) else json.dumps(block)) + "\n")
     if "structuredContent" in value:
         sys.stdout.write(json.dumps(value["structuredContent"], indent=2) + "\n")
+
+
+def _headline(item: dict[str, Any]) -> str:
+    """One listed item in text mode: a tool with its parameters (``?``: optional), a resource
+    with its URI, a prompt with its arguments."""
+    if "inputSchema" in item:
+        schema = item["inputSchema"] if isinstance(item["inputSchema"], dict) else {}
+        props = schema.get("properties")
+        props = props if isinstance(props, dict) else {}
+        required = set(schema.get("required") or [])
+        params = ", ".join(
+            f"{name}{'' if name in required else '?'}: {_type_of(spec)}" for name, spec in props.items()
+        )
+        return f"{item['name']}  ({params})"
+    if "uri" in item or "uriTemplate" in item:
+        return f"{item.get('uri') or item.get('uriTemplate')}  {item.get('name', '')}".rstrip()
+    if "arguments" in item:
+        args = ", ".join(f"{a.get('name')}{'' if a.get('required') else '?'}" for a in item["arguments"] or [])
+        return f"{item['name']}  ({args})"
+    return str(item.get("name"))
+
+
+def _type_of(spec: object) -> str:
+    kind = spec.get("type") if isinstance(spec, dict) else None
+    if isinstance(kind, list):
+        return "|".join(str(k) for k in kind)
+    return str(kind) if kind else "any"
 
 
 async def _check(ns: argparse.Namespace, command: list[str]) -> int:
