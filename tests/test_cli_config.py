@@ -161,3 +161,38 @@ async def test_lists_show_parameters_uris_and_arguments(url: str) -> None:
     code, out, err = await cli("prompts", "list", url)
     assert code == 0, err
     assert any(line.startswith("test_prompt_with_arguments  (arg1, arg2)") for line in out.splitlines())
+
+
+@pytest.mark.parametrize(("args", "code"), [
+    (["tools", "list", "stray", "--format", "json"], 1),
+    (["tools", "lisst", "--format=json"], 1),
+    (["tools", "list", "--format", "json", "--config", "x.json"], 1),
+])
+def test_with_format_json_a_usage_error_is_one_json_line(
+    capsys: pytest.CaptureFixture[str], args: list[str], code: int
+) -> None:
+    try:
+        status = main(args)
+    except SystemExit as exc:  # argparse's own errors leave through exit()
+        status = int(exc.code or 0)
+    assert status == code
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert json.loads(line)["exit"] == code and json.loads(line)["error"]
+
+
+async def test_with_format_json_an_unreachable_server_is_one_json_line() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    code, out, err = await cli("tools", "list", f"http://127.0.0.1:{port}/mcp", "--format", "json")
+    assert code == 4 and out == ""
+    (line,) = err.strip().splitlines()
+    assert json.loads(line)["exit"] == 4 and "cannot reach the server" in json.loads(line)["error"]
+
+
+@pytest.mark.parametrize("command", ["check", "tools", "resources", "prompts", "auth"])
+def test_every_subcommand_help_has_examples(capsys: pytest.CaptureFixture[str], command: str) -> None:
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    out = capsys.readouterr().out
+    assert "examples:" in out and f"trimcp {command} " in out.split("examples:")[1]

@@ -62,10 +62,46 @@ DEFAULT_REDIRECT_URI = "http://127.0.0.1:33418/callback"
 REFERENCE_SERVER = [sys.executable, "-m", "trimcp.reference"]
 
 
+CHECK_EXAMPLES = """examples:
+  trimcp check                                   the bundled reference server
+  trimcp check -- npx -y @modelcontextprotocol/server-everything stdio
+  trimcp check http://127.0.0.1:8000/mcp --format json
+  trimcp check --config .mcp.json --server time --revision 2025-06-18"""
+AUTH_EXAMPLES = """examples:
+  trimcp auth login https://mcp.example.com/mcp
+  trimcp auth status https://mcp.example.com/mcp --token-file tokens.json"""
+TOOLS_EXAMPLES = """examples:
+  trimcp tools list -- python my_server.py
+  trimcp tools call echo --tool-arg message=42 -- python my_server.py
+  trimcp tools call add http://127.0.0.1:8000/mcp --args-json '{"a": 1, "b": 2}'
+  trimcp tools list --config .mcp.json --server time -e TZ=UTC"""
+RESOURCES_EXAMPLES = """examples:
+  trimcp resources list http://127.0.0.1:8000/mcp
+  trimcp resources read test://static-text -- python my_server.py"""
+PROMPTS_EXAMPLES = """examples:
+  trimcp prompts list --config .mcp.json --server notes
+  trimcp prompts get review --prompt-arg file=main.py -- python my_server.py"""
+
+
 class _Parser(argparse.ArgumentParser):
+    #: ``--format json`` is on the command line: errors are one JSON line too.
+    json_errors = False
+
     def error(self, message: str) -> NoReturn:
+        if _Parser.json_errors:
+            self.exit(EXIT_USAGE, _json_error(f"{self.prog}: {message}", EXIT_USAGE))
         self.print_usage(sys.stderr)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _json_error(message: str, code: int) -> str:
+    return json.dumps({"error": message, "exit": code}, ensure_ascii=False) + "\n"
+
+
+def _wants_json(argv: Sequence[str]) -> bool:
+    """``--format json`` (or ``--format=json``) before any ``--``."""
+    own = list(argv)[: list(argv).index("--")] if "--" in argv else list(argv)
+    return "--format=json" in own or any(a == "--format" and b == "json" for a, b in zip(own, own[1:]))
 
 
 def _build_parser_tree() -> argparse.ArgumentParser:
@@ -104,20 +140,23 @@ def _build_parser_tree() -> argparse.ArgumentParser:
         p.add_argument("--redirect-uri", default=DEFAULT_REDIRECT_URI,
                        help=f"the redirect URI registered in headless mode (default {DEFAULT_REDIRECT_URI})")
 
-    check = sub.add_parser("check", help="test a server against the MCP specification")
+    check = sub.add_parser("check", epilog=CHECK_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="test a server against the MCP specification")
     target_opts(check)
     auth_opts(check)
     check.add_argument("--no-auth", action="store_true",
                        help="do not authorize: a server answering 401 is reported as needing authorization (exit 3)")
 
-    auth = sub.add_parser("auth", help="log in to, inspect or log out of an OAuth-protected server")
+    auth = sub.add_parser("auth", epilog=AUTH_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="log in to, inspect or log out of an OAuth-protected server")
     auth.add_argument("action", choices=("login", "status", "logout"))
     auth.add_argument("url", help="the MCP server URL (http:// or https://)")
     auth.add_argument("--revision", choices=("auto", *ALL_VERSIONS), default="auto")
     auth.add_argument("--timeout", type=float, default=30.0, help="per-request timeout, seconds")
     auth_opts(auth)
 
-    tools = sub.add_parser("tools", help="list or call tools")
+    tools = sub.add_parser("tools", epilog=TOOLS_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="list or call tools")
     tools.add_argument("action", choices=("list", "call"))
     tools.add_argument("--tool-arg", action="append", default=[], metavar="K=V",
                        help="a tool argument, converted by the tool's inputSchema: a string stays "
@@ -126,11 +165,13 @@ def _build_parser_tree() -> argparse.ArgumentParser:
                        help="all tool arguments as one JSON object (--tool-arg values override)")
     target_opts(tools, "[NAME] URL")
 
-    resources = sub.add_parser("resources", help="list or read resources")
+    resources = sub.add_parser("resources", epilog=RESOURCES_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="list or read resources")
     resources.add_argument("action", choices=("list", "templates", "read"))
     target_opts(resources, "[URI] URL")
 
-    prompts = sub.add_parser("prompts", help="list or get prompts")
+    prompts = sub.add_parser("prompts", epilog=PROMPTS_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="list or get prompts")
     prompts.add_argument("action", choices=("list", "get"))
     prompts.add_argument("--prompt-arg", action="append", default=[], metavar="K=V",
                          help="a prompt argument (always a string)")
@@ -434,11 +475,17 @@ async def _inspect(ns: argparse.Namespace, command: list[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else list(argv)
+    as_json = _Parser.json_errors = _wants_json(args)
+
+    def fail(message: str, code: int) -> int:
+        sys.stderr.write(_json_error(message, code) if as_json else f"trimcp: {message}\n")
+        return code
+
     try:
-        ns, command = _read_command_line(sys.argv[1:] if argv is None else argv)
+        ns, command = _read_command_line(args)
     except UsageError as exc:
-        sys.stderr.write(f"trimcp: {exc}\n")
-        return EXIT_USAGE
+        return fail(str(exc), EXIT_USAGE)
     if ns.command == "serve":
         from .serve import run_serve
 
@@ -454,27 +501,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()
         return EXIT_OK
     except ValueError as exc:
-        sys.stderr.write(f"trimcp: {exc}\n")
-        return EXIT_USAGE
+        return fail(str(exc), EXIT_USAGE)
     except OAuthError as exc:  # an AuthError: catch it first for its own words
-        sys.stderr.write(f"trimcp: authorization failed: {exc}\n")
-        return EXIT_AUTH
+        return fail(f"authorization failed: {exc}", EXIT_AUTH)
     except AuthError as exc:
-        sys.stderr.write(f"trimcp: authorization needed: {exc}\n")
-        return EXIT_AUTH
+        return fail(f"authorization needed: {exc}", EXIT_AUTH)
     except StoreUnavailable as exc:
-        sys.stderr.write(f"trimcp: cannot use the token store: {exc}\n")
-        return EXIT_USAGE
+        return fail(f"cannot use the token store: {exc}", EXIT_USAGE)
     except ConnectError as exc:
-        sys.stderr.write(f"trimcp: cannot reach the server: {exc}\n")
-        return EXIT_UNREACHABLE
+        return fail(f"cannot reach the server: {exc}", EXIT_UNREACHABLE)
     except McpError as exc:
-        sys.stderr.write(f"trimcp: the server answered with an error: {exc}\n")
-        return EXIT_TOOL_ERROR
+        return fail(f"the server answered with an error: {exc}", EXIT_TOOL_ERROR)
     except TrimcpError as exc:
-        sys.stderr.write(f"trimcp: {type(exc).__name__}: {exc}\n")
-        return EXIT_UNREACHABLE
-
+        return fail(f"{type(exc).__name__}: {exc}", EXIT_UNREACHABLE)
 
 if __name__ == "__main__":
     sys.exit(main())
