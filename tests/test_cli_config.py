@@ -196,3 +196,24 @@ def test_every_subcommand_help_has_examples(capsys: pytest.CaptureFixture[str], 
         main([command, "--help"])
     out = capsys.readouterr().out
     assert "examples:" in out and f"trimcp {command} " in out.split("examples:")[1]
+
+
+async def test_open_client_takes_a_config_entry(tmp_path: Path, url: str) -> None:
+    from trimcp.config import parse_config
+
+    port = url.split(":")[2].split("/")[0]
+    config = parse_config({"mcpServers": {
+        "envy": {"command": sys.executable, "args": [ENV_SERVER], "env": {"FLAVOUR": "${F:-lime}"},
+                 "cwd": str(tmp_path)},
+        "ref": {"url": "http://127.0.0.1:${PORT}/mcp", "headers": {"X-Team": "a"}},
+        "locked": {"url": "http://127.0.0.1:1/mcp", "oauth": {"clientId": "c"}},
+    }}, environ={"PORT": port})
+    with trio.fail_after(30):
+        async with trimcp.open_client(config.server("envy"), env={"EXTRA": "1"}) as client:
+            assert (await client.call_tool("env_of", {"name": "FLAVOUR"})).text == f"FLAVOUR=lime cwd={tmp_path}"
+            assert (await client.call_tool("env_of", {"name": "EXTRA"})).text.startswith("EXTRA=1 ")
+        async with trimcp.open_client(config.server("ref")) as client:
+            assert "echo" in {tool.name for tool in await client.list_tools()}
+    with pytest.raises(ValueError, match="uses OAuth"):
+        async with trimcp.open_client(config.server("locked")):
+            pass

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Union
 import trio
 
 from ..._errors import ConnectError, LocalProtocolError, McpError, RemoteProtocolError, TransportClosed
+from ...config import RemoteServerConfig, ServerConfig, StdioServerConfig
 from ..._sansio import events as ev
 from ..._sansio import jsonrpc as rpc
 from ..._sansio import schema as s
@@ -158,7 +159,7 @@ def _notification_handler(
 
 @asynccontextmanager
 async def open_client(
-    target: Target,
+    target: Target | ServerConfig,
     *,
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
@@ -193,7 +194,10 @@ async def open_client(
     ``headers_helper``, ``http_client`` and ``auth`` -- an ``OAuthProvider`` -- are
     for it, see ``open_http_stream``),
     a ``ws://``/``wss://`` URL (WebSocket, subprotocol ``mcp``; ``headers`` apply),
-    or a ready ``MessageStream``.  The transport is chosen by the registry
+    a ready ``MessageStream``, or an entry of an mcpServers file
+    (``trimcp.config``: its command, args, env and cwd, or its URL, headers,
+    headersHelper and transport type; what the caller passes wins).  The
+    transport is chosen by the registry
     (``transports/registry.py``): ``register_transport`` adds a kind, with URL
     schemes of its own; ``transport`` names the kind instead of resolving the
     target (``"sse"``: 2024-11-05 HTTP+SSE only, no Streamable HTTP attempt).
@@ -211,8 +215,23 @@ async def open_client(
     logging and notification handlers (which never run in the reader task: see
     the module docstring).
     """
+    where: Target
+    if isinstance(target, StdioServerConfig):
+        # An entry of an mcpServers file: its fields, under what the caller passed.
+        env = {**target.env, **(env or {})} or None
+        cwd = cwd if cwd is not None else target.cwd
+        where = [target.command, *target.args]
+    elif isinstance(target, RemoteServerConfig):
+        if target.oauth is not None and auth is None:
+            raise ValueError(f"server {target.name!r} uses OAuth: pass auth=OAuthProvider(...)")
+        headers = {**target.headers, **(headers or {})} or None
+        headers_helper = headers_helper if headers_helper is not None else target.headers_helper
+        transport = transport or target.transport
+        where = target.url
+    else:
+        where = target
     # Which transport, and is it one we have: a usage error before anything starts.
-    factory = transport_for(resolve(target) if transport is None else transport)
+    factory = transport_for(resolve(where) if transport is None else transport)
     options = TransportOptions(
         env=env, cwd=cwd, on_stderr=on_stderr, max_message_size=max_message_size,
         connect_timeout=connect_timeout, headers=headers, headers_helper=headers_helper,
@@ -232,7 +251,7 @@ async def open_client(
     )
     with collapse():
         async with AsyncExitStack() as stack:
-            stream = await stack.enter_async_context(factory(target, options))
+            stream = await stack.enter_async_context(factory(where, options))
             driver = SessionDriver(
                 connection,
                 stream,
