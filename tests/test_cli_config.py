@@ -217,3 +217,12 @@ async def test_open_client_takes_a_config_entry(tmp_path: Path, url: str) -> Non
     with pytest.raises(ValueError, match="uses OAuth"):
         async with trimcp.open_client(config.server("locked")):
             pass
+
+
+async def test_a_short_timeout_also_bounds_the_connect() -> None:
+    # The case: --timeout 3 against a silent server took 32 s (the connect had its own 30 s).
+    silent = [sys.executable, "-c", "import time; time.sleep(60)"]
+    start = trio.current_time()
+    code, out, err = await cli("tools", "list", "--timeout", "1", "--", *silent, timeout=20)
+    assert code == 4 and out == "" and len(err.strip().splitlines()) == 1
+    assert trio.current_time() - start < 15

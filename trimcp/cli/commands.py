@@ -117,9 +117,10 @@ def _build_parser_tree() -> argparse.ArgumentParser:
                  "then initialize for a handshake-era server",
         )
         p.add_argument("--timeout", type=float, default=30.0, help="per-request timeout, seconds")
-        p.add_argument("--connect-timeout", type=float, default=30.0, metavar="SECONDS",
+        p.add_argument("--connect-timeout", type=float, default=None, metavar="SECONDS",
                        help="give up connecting (and negotiating a revision) after this long "
-                            "(default 30); a server that does not answer in time exits 4")
+                            "(default: 30, or --timeout if that is shorter); a server that does "
+                            "not answer in time exits 4")
         p.add_argument("--config", metavar="FILE",
                        help="an mcpServers file (.mcp.json, claude_desktop_config.json) or VS Code "
                             "mcp.json; with --server NAME, the entry to use; ${VAR} is expanded")
@@ -216,6 +217,9 @@ def _read_command_line(argv: Sequence[str]) -> tuple[argparse.Namespace, list[st
     elif ns.command == "prompts":
         ns.raw_args = parse_pairs(ns.prompt_arg, "--prompt-arg")
         ns.base_args = prompt_arguments(parse_args_json(ns.args_json), {})
+    if ns.connect_timeout is None:
+        # A silent server must not outlast the --timeout the user asked for.
+        ns.connect_timeout = min(30.0, ns.timeout) if ns.timeout > 0 else 30.0
     if ns.connect_timeout <= 0:
         raise UsageError("--connect-timeout must be a positive number of seconds")
     spec = server_spec(ns, target)
