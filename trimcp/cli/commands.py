@@ -10,12 +10,15 @@ revisions (2024-11-05 .. 2026-07-28) or ``auto``, the default, which lets the
 client negotiate as a dual-era client would.
 ``trimcp tools|resources|prompts ...`` are Inspector-style one-shot calls.
 
-Every command that talks to a server takes its target as one URL or as a command after
-``--``; with neither it runs the bundled reference server and says so on stderr; any other
-leftover word is a usage error before anything starts (``targets``).  Options may come
-anywhere before ``--``.  ``--tool-arg K=V`` values are converted by the tool's
-``inputSchema`` and ``--args-json`` gives them all at once (``arguments``);
-``--connect-timeout`` bounds the connect and the revision negotiation.
+Every command that talks to a server takes its target as one URL, as a command after
+``--``, or as ``--config FILE --server NAME`` (an mcpServers entry, ``servers.py``); with
+none it runs the bundled reference server and says so on stderr; any other leftover word is
+a usage error before anything starts (``targets``).  Options may come anywhere before
+``--``.  ``--tool-arg K=V`` values are converted by the tool's ``inputSchema`` and
+``--args-json`` gives them all at once (``arguments``); ``-e`` and ``--header`` add to the
+server's environment or headers; ``--connect-timeout`` (default: 30 s, or ``--timeout`` if
+shorter) bounds the connect and the revision negotiation.  With ``--format json`` a
+failure is one JSON line on stderr, ``{"error", "exit"}``.
 ``trimcp serve [--http|--sse|--ws HOST:PORT]`` runs the reference server (stdio by default).
 ``trimcp auth login|status|logout URL`` runs the OAuth flow for the server at
 URL and stores its tokens, shows what is stored (scope, expiry - never a
