@@ -107,6 +107,14 @@ def _wants_json(argv: Sequence[str]) -> bool:
     return "--format=json" in own or any(a == "--format" and b == "json" for a, b in zip(own, own[1:]))
 
 
+def _subcommand(sub: Any, name: str, help: str, examples: str) -> argparse.ArgumentParser:
+    """A subcommand whose help ends with its examples, as written."""
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name, help=help, epilog=examples, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    return parser
+
+
 def _build_parser_tree() -> argparse.ArgumentParser:
     parser = _Parser(prog="trimcp", description="Trio-native Model Context Protocol toolkit")
     parser.add_argument("--version", action="version", version=f"trimcp {__version__}")
@@ -144,23 +152,20 @@ def _build_parser_tree() -> argparse.ArgumentParser:
         p.add_argument("--redirect-uri", default=DEFAULT_REDIRECT_URI,
                        help=f"the redirect URI registered in headless mode (default {DEFAULT_REDIRECT_URI})")
 
-    check = sub.add_parser("check", epilog=CHECK_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
-        help="test a server against the MCP specification")
+    check = _subcommand(sub, "check", "test a server against the MCP specification", CHECK_EXAMPLES)
     target_opts(check)
     auth_opts(check)
     check.add_argument("--no-auth", action="store_true",
                        help="do not authorize: a server answering 401 is reported as needing authorization (exit 3)")
 
-    auth = sub.add_parser("auth", epilog=AUTH_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
-        help="log in to, inspect or log out of an OAuth-protected server")
+    auth = _subcommand(sub, "auth", "log in to, inspect or log out of an OAuth-protected server", AUTH_EXAMPLES)
     auth.add_argument("action", choices=("login", "status", "logout"))
     auth.add_argument("url", help="the MCP server URL (http:// or https://)")
     auth.add_argument("--revision", choices=("auto", *ALL_VERSIONS), default="auto")
     auth.add_argument("--timeout", type=float, default=30.0, help="per-request timeout, seconds")
     auth_opts(auth)
 
-    tools = sub.add_parser("tools", epilog=TOOLS_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
-        help="list or call tools")
+    tools = _subcommand(sub, "tools", "list or call tools", TOOLS_EXAMPLES)
     tools.add_argument("action", choices=("list", "call"))
     tools.add_argument("--tool-arg", action="append", default=[], metavar="K=V",
                        help="a tool argument, converted by the tool's inputSchema: a string stays "
@@ -169,13 +174,11 @@ def _build_parser_tree() -> argparse.ArgumentParser:
                        help="all tool arguments as one JSON object (--tool-arg values override)")
     target_opts(tools, "[NAME] URL")
 
-    resources = sub.add_parser("resources", epilog=RESOURCES_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
-        help="list or read resources")
+    resources = _subcommand(sub, "resources", "list or read resources", RESOURCES_EXAMPLES)
     resources.add_argument("action", choices=("list", "templates", "read"))
     target_opts(resources, "[URI] URL")
 
-    prompts = sub.add_parser("prompts", epilog=PROMPTS_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
-        help="list or get prompts")
+    prompts = _subcommand(sub, "prompts", "list or get prompts", PROMPTS_EXAMPLES)
     prompts.add_argument("action", choices=("list", "get"))
     prompts.add_argument("--prompt-arg", action="append", default=[], metavar="K=V",
                          help="a prompt argument (always a string)")
