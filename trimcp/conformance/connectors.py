@@ -1,10 +1,11 @@
 """How ``trimcp check`` reaches a target: a server command (stdio) or a URL.
 
 ``connector_for(target)`` returns the ``Connector`` (see ``results.py``) that
-opens one fresh connection per call: a subprocess for a command line, a
-Streamable HTTP stream (``open_http_stream``; legacy HTTP+SSE fallback
-included) for ``http://``/``https://``, a WebSocket stream
-(``open_websocket_stream``) for ``ws://``/``wss://``.  Every probe opens its
+opens one fresh connection per call, through the same transport registry as
+``open_client`` (``_trio/transports/registry.py``): a subprocess for a command
+line, Streamable HTTP (legacy HTTP+SSE fallback included) for
+``http://``/``https://``, WebSocket for ``ws://``/``wss://``, and any kind a
+user registered.  Every probe opens its
 own connection, so for HTTP each one is a new MCP session.  Each transport is
 imported when its first connection opens, so a stdio run loads no HTTP or
 WebSocket stack.
@@ -12,8 +13,8 @@ WebSocket stack.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING
 
 from .._trio.stream import MessageStream
@@ -41,54 +42,21 @@ def connector_for(
     headers: Mapping[str, str] | None = None,
     transport: str | None = None,
 ) -> Connector:
-    """The connector for a single ``http(s)://`` or ``ws(s)://`` URL, else for a command line.
+    """The connector for a single URL or a command line, resolved through the transport
+    registry that ``open_client`` uses (``transport`` forces a kind, e.g. ``"sse"``).
 
     ``auth`` authorizes the connections to an ``http(s)://`` URL (OAuth 2.1); ``headers``
-    go with every request to a URL, and ``transport="sse"`` speaks only 2024-11-05
-    HTTP+SSE; ``env`` (merged onto ours) and ``cwd`` are the server process's."""
-    if is_url(target):
-        url = target[0]
-        if url.startswith(("ws://", "wss://")):
-            return _websocket(url, connect_timeout, headers)
-        return _http(url, connect_timeout, auth, headers, legacy_only=transport == "sse")
-    command = list(target)
+    go with every request to a URL; ``env`` (merged onto ours) and ``cwd`` are the server
+    process's."""
+    from .._trio.transports.registry import TransportOptions, resolve, transport_for
 
-    @asynccontextmanager
-    async def connect() -> AsyncIterator[MessageStream]:
-        from .._trio.transports.stdio import open_stdio_process
+    where: str | list[str] = target[0] if is_url(target) else list(target)
+    factory = transport_for(transport or resolve(where))
+    options = TransportOptions(
+        env=env, cwd=cwd, connect_timeout=connect_timeout, headers=headers, auth=auth
+    )
 
-        async with open_stdio_process(command, env=env, cwd=cwd) as stream:
-            yield stream
-
-    return connect
-
-
-def _http(
-    url: str,
-    connect_timeout: float,
-    auth: OAuthProvider | None = None,
-    headers: Mapping[str, str] | None = None,
-    *,
-    legacy_only: bool = False,
-) -> Connector:
-    @asynccontextmanager
-    async def connect() -> AsyncIterator[MessageStream]:
-        from .._trio.transports.http.connect import open_http_stream
-
-        async with open_http_stream(
-            url, connect_timeout=connect_timeout, auth=auth, headers=headers, legacy_only=legacy_only
-        ) as stream:
-            yield stream
-
-    return connect
-
-
-def _websocket(url: str, connect_timeout: float, headers: Mapping[str, str] | None = None) -> Connector:
-    @asynccontextmanager
-    async def connect() -> AsyncIterator[MessageStream]:
-        from .._trio.transports.websocket import open_websocket_stream
-
-        async with open_websocket_stream(url, connect_timeout=connect_timeout, headers=headers) as stream:
-            yield stream
+    def connect() -> AbstractAsyncContextManager[MessageStream]:
+        return factory(where, options)
 
     return connect

@@ -206,31 +206,23 @@ async def _open_stdio(target: Target, options: TransportOptions) -> AsyncIterato
         yield stream
 
 
-@asynccontextmanager
-async def _open_http(target: Target, options: TransportOptions) -> AsyncIterator[MessageStream]:
-    url = _url(target, "http", ("http", "https"))
-    from .http.connect import open_http_stream  # h11 is imported only when HTTP is used
+def _http_opener(kind: str, *, legacy_only: bool) -> TransportFactory:
+    """``http``: Streamable HTTP, falling back to 2024-11-05 HTTP+SSE when initialize is
+    refused; ``sse`` (``legacy_only``): only HTTP+SSE, the GET must announce the endpoint."""
 
-    # Streamable HTTP, falling back to 2024-11-05 HTTP+SSE when initialize is refused.
-    async with open_http_stream(
-        url, headers=options.headers, headers_helper=options.headers_helper,
-        http_client=options.http_client, max_message_size=options.max_message_size, auth=options.auth,
-    ) as stream:
-        yield stream
+    @asynccontextmanager
+    async def open_http(target: Target, options: TransportOptions) -> AsyncIterator[MessageStream]:
+        url = _url(target, kind, ("http", "https"))
+        from .http.connect import open_http_stream  # h11 is imported only when HTTP is used
 
+        async with open_http_stream(
+            url, headers=options.headers, headers_helper=options.headers_helper,
+            http_client=options.http_client, max_message_size=options.max_message_size,
+            auth=options.auth, connect_timeout=options.connect_timeout, legacy_only=legacy_only,
+        ) as stream:
+            yield stream
 
-@asynccontextmanager
-async def _open_sse(target: Target, options: TransportOptions) -> AsyncIterator[MessageStream]:
-    url = _url(target, "sse", ("http", "https"))
-    from .http.connect import open_http_stream
-
-    # 2024-11-05 only: the GET must announce the endpoint; nothing Streamable is tried.
-    async with open_http_stream(
-        url, headers=options.headers, headers_helper=options.headers_helper,
-        http_client=options.http_client, max_message_size=options.max_message_size, auth=options.auth,
-        connect_timeout=options.connect_timeout, legacy_only=True,
-    ) as stream:
-        yield stream
+    return open_http
 
 
 @asynccontextmanager
@@ -249,8 +241,8 @@ async def _open_ws(target: Target, options: TransportOptions) -> AsyncIterator[M
 TRANSPORTS = TransportRegistry()
 TRANSPORTS.register("stream", _open_stream)
 TRANSPORTS.register("stdio", _open_stdio)
-TRANSPORTS.register("http", _open_http, schemes=("http", "https"))
-TRANSPORTS.register("sse", _open_sse)
+TRANSPORTS.register("http", _http_opener("http", legacy_only=False), schemes=("http", "https"))
+TRANSPORTS.register("sse", _http_opener("sse", legacy_only=True))
 TRANSPORTS.register("ws", _open_ws, schemes=("ws", "wss"))
 
 
