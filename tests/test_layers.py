@@ -28,8 +28,10 @@ IMPURE = frozenset({
 
 #: package prefix -> our packages it must not import
 FORBIDDEN_ARROWS: dict[str, tuple[str, ...]] = {
-    "trimcp._sansio": ("trimcp._trio", "trimcp.server", "trimcp.conformance", "trimcp.cli"),
-    "trimcp._trio": ("trimcp.server", "trimcp.conformance", "trimcp.cli"),
+    "trimcp._sansio": ("trimcp._trio", "trimcp.server", "trimcp.conformance", "trimcp.cli", "trimcp.host"),
+    "trimcp._trio": ("trimcp.server", "trimcp.conformance", "trimcp.cli", "trimcp.host"),
+    # the host layer holds client sessions: it serves nothing and checks nothing
+    "trimcp.host": ("trimcp.server", "trimcp.conformance", "trimcp.cli", "trimcp.reference"),
     "trimcp.server": ("trimcp.conformance", "trimcp.cli", "trimcp.reference"),
     "trimcp.reference": ("trimcp.conformance", "trimcp.cli"),
     "trimcp.conformance": ("trimcp.cli",),
@@ -43,7 +45,7 @@ FORBIDDEN_ARROWS: dict[str, tuple[str, ...]] = {
 #: modules (``from trimcp.conformance import is_url``, not ``from trimcp.conformance.connectors``).
 PUBLIC_API = frozenset({
     "trimcp", "trimcp.server", "trimcp.conformance", "trimcp.oauth", "trimcp.reference", "trimcp.schema",
-    "trimcp.config",
+    "trimcp.config", "trimcp.host",
 })
 
 

@@ -256,6 +256,12 @@ class SessionDriver:
     def is_closed(self) -> bool:
         return self._closed.is_set()
 
+    async def wait_closed(self) -> BaseException:
+        """Wait until the session has ended; return why (``closed_error``)."""
+        await self._closed.wait()
+        assert self.closed_error is not None
+        return self.closed_error
+
     def _fail_all(self, exc: BaseException) -> None:
         if self._closed.is_set():
             return

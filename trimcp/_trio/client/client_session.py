@@ -97,6 +97,20 @@ class ClientSession:
         self.tool_headers = ToolHeaderBook(reject_invalid=mirrors_tool_headers(self.stream))
 
     @property
+    def is_closed(self) -> bool:
+        """Whether the session has ended (the server went away, or it was closed)."""
+        return self.driver.is_closed
+
+    @property
+    def closed_error(self) -> BaseException | None:
+        """Why the session ended (a ``TransportError`` naming the cause), or None while open."""
+        return self.driver.closed_error
+
+    async def wait_closed(self) -> BaseException:
+        """Wait until the session ends; return why (as ``closed_error``)."""
+        return await self.driver.wait_closed()
+
+    @property
     def log_level(self) -> str | None:
         """Stateless era: the minimum log level asked of the server in every request."""
         return self.connection.request_log_level

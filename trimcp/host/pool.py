@@ -1,0 +1,350 @@
+"""Many MCP servers held at once, the way an agent (an MCP *host*) holds them.
+
+Theory of operation
+-------------------
+``open_pool`` takes the servers of an mcpServers file (``trimcp.config``: an
+``McpConfig``, a mapping of name to entry, or the entries) and yields a
+``Pool``.  Nothing connects until asked: ``pool.session(name)`` connects
+lazily and memoises the session; ``pool.connect_all()`` connects every enabled
+server at once, under two limits - at most ``stdio_limit`` local servers (3)
+and ``remote_limit`` remote ones (20) connecting at the same time.  A limiter
+rather than fixed batches: a slow server holds one place, not a whole batch.
+The limits come from the parameters, else from the environment variables
+``MCP_SERVER_CONNECTION_BATCH_SIZE`` and ``MCP_REMOTE_SERVER_CONNECTION_BATCH_SIZE``,
+else the defaults.
+
+Each server is a ``ServerSlot`` (``slot.py``), keyed by its name and the hash
+of its entry: ``configure()`` with a changed entry closes the old connection
+and makes a new slot.  A server's failure stays in its slot (its status says
+why); it never reaches another server or the pool.  Everything the pool learns
+is an event (``status.py``) for ``pool.events()`` subscribers; ``pool.status()``
+is the current truth.
+
+Tool calls (``call_tool``) are never retried blindly: once after the server's
+HTTP session expired (on a fresh session), and once after a transport failure
+for a tool its server annotated ``readOnlyHint`` or ``idempotentHint`` - a call
+that may have run must not run twice unless running it twice is harmless.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random as _random
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from contextlib import asynccontextmanager
+from typing import Any, Final, Union
+
+import trio
+
+from .._errors import SessionExpired, TransportError, TrimcpError
+from .._sansio import schema as s
+from .._sansio.host.backoff import Backoff
+from .._sansio.revisions import Era
+from .._trio._groups import collapse
+from .._trio.client import ClientSession
+from .._trio.oauth.auth_cache import AuthNeededCache
+from ..config import ConfigError, McpConfig, ServerConfig
+from .events import EventHub, EventStream
+from .slot import ServerSlot, ServerUnavailable, SlotContext
+from .status import ServerState, ServerStatus, StatusChanged
+
+__all__ = ["Pool", "ServerUnavailable", "UnknownServer", "open_pool"]
+
+logger = logging.getLogger("trimcp.host")
+
+DEFAULT_STDIO_LIMIT: Final = 3
+DEFAULT_REMOTE_LIMIT: Final = 20
+STDIO_LIMIT_ENV: Final = "MCP_SERVER_CONNECTION_BATCH_SIZE"
+REMOTE_LIMIT_ENV: Final = "MCP_REMOTE_SERVER_CONNECTION_BATCH_SIZE"
+
+Servers = Union[McpConfig, Mapping[str, ServerConfig], Iterable[ServerConfig]]
+
+
+class UnknownServer(TrimcpError, LookupError):
+    """No server of that name in the pool."""
+
+
+def _limit(given: int | None, variable: str, default: int, environ: Mapping[str, str]) -> int:
+    if given is not None:
+        if given < 1:
+            raise ValueError(f"a connection limit must be at least 1, not {given}")
+        return given
+    raw = environ.get(variable)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        logger.warning("ignoring %s=%r (not a positive integer); using %d", variable, raw, default)
+        return default
+    return value
+
+
+def _entries(servers: Servers) -> tuple[dict[str, ServerConfig], dict[str, ConfigError]]:
+    """Entries by name, and the errors of entries that could not be read (an McpConfig's)."""
+    if isinstance(servers, McpConfig):
+        return dict(servers.servers), dict(servers.errors)
+    if isinstance(servers, Mapping):
+        for name, entry in servers.items():
+            if entry.name != name:
+                raise ValueError(f"entry {entry.name!r} is filed under the name {name!r}")
+        return dict(servers), {}
+    out: dict[str, ServerConfig] = {}
+    for entry in servers:
+        if entry.name in out:
+            raise ValueError(f"two entries are named {entry.name!r}")
+        out[entry.name] = entry
+    return out, {}
+
+
+def _disabled_by_config(entry: ServerConfig) -> bool:
+    # Several hosts (Cline, Roo, some Claude Code setups) write "disabled": true in the entry.
+    return entry.extra.get("disabled") is True
+
+
+class Pool:
+    """The servers of one config, connected on use; see the module docstring."""
+
+    def __init__(
+        self,
+        ctx: SlotContext,
+        *,
+        disabled: Iterable[str] = (),
+    ) -> None:
+        self._ctx = ctx
+        self._slots: dict[str, ServerSlot] = {}
+        #: Entries that could not be read: a status each, never a connect.
+        self._broken: dict[str, tuple[ConfigError, ServerStatus]] = {}
+        self._disabled = set(disabled)
+
+    # ------------------------------------------------------------------ config
+
+    def configure(self, servers: Servers) -> None:
+        """Take a new set of servers: new ones are added, removed ones closed, changed ones
+        (same name, another entry) closed and added again; unchanged ones keep their session."""
+        entries, errors = _entries(servers)
+        for name in [n for n in self._slots if n not in entries]:
+            self._retire(self._slots.pop(name))
+        for name, entry in entries.items():
+            old = self._slots.get(name)
+            slot = ServerSlot(self._ctx, entry, disabled=self._why_disabled(entry))
+            if old is not None and old.key == slot.key:
+                continue
+            if old is not None:
+                self._retire(old)
+            self._slots[name] = slot
+            self._ctx.hub.publish(StatusChanged(name, None, slot.status))
+        # An entry that cannot be read is a server that failed: the others still connect.
+        self._broken = {
+            name: (error, ServerStatus(name, ServerState.FAILED, "unknown", reason=str(error)))
+            for name, error in errors.items()
+        }
+
+    def _why_disabled(self, entry: ServerConfig) -> str | None:
+        if entry.name in self._disabled:
+            return "disabled by the caller"
+        if _disabled_by_config(entry):
+            return 'disabled in the config ("disabled": true)'
+        return None
+
+    def _retire(self, slot: ServerSlot) -> None:
+        self._ctx.nursery.start_soon(slot.close)
+
+    def set_disabled(self, name: str, disabled: bool = True) -> None:
+        """Turn a server off (its session, if any, is closed) or back on."""
+        slot = self._slot(name)
+        if disabled:
+            self._disabled.add(name)
+            slot.set_disabled("disabled by the caller")
+        else:
+            self._disabled.discard(name)
+            slot.set_disabled(None if not _disabled_by_config(slot.config) else slot.status.reason)
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def names(self) -> list[str]:
+        return [*self._slots, *self._broken]
+
+    def config(self, name: str) -> ServerConfig:
+        return self._slot(name).config
+
+    def status(self, name: str | None = None) -> dict[str, ServerStatus]:
+        """Every server's status (or one's), by name."""
+        if name is not None:
+            if name in self._broken:
+                return {name: self._broken[name][1]}
+            return {name: self._slot(name).status}
+        statuses = {n: slot.status for n, slot in self._slots.items()}
+        statuses.update((n, status) for n, (_, status) in self._broken.items())
+        return statuses
+
+    @asynccontextmanager
+    async def events(self, max_buffer: int = 256) -> AsyncIterator[EventStream]:
+        """Subscribe to status changes, tool lists and notifications (see ``events.py``)."""
+        async with self._ctx.hub.subscribe(max_buffer) as stream:
+            yield stream
+
+    def _slot(self, name: str) -> ServerSlot:
+        try:
+            return self._slots[name]
+        except KeyError:
+            if name in self._broken:
+                raise self._broken[name][0] from None
+            known = ", ".join(sorted(self.names)) or "none"
+            raise UnknownServer(f"no server {name!r} in the pool (known: {known})") from None
+
+    # ------------------------------------------------------------------ connecting
+
+    async def session(self, name: str) -> ClientSession:
+        """The server's live session, connecting if needed (concurrent callers share one
+        connect).  Raises ``ServerUnavailable`` (disabled, needs auth, a bad entry) or the
+        connect's error (``ConnectError``, ...)."""
+        return await self._slot(name).session_now()
+
+    async def connect_all(self) -> dict[str, ServerStatus]:
+        """Connect every enabled server not yet connected, under the pool's limits; return
+        every status once each connect has ended (a failure is a status, not an exception)."""
+
+        async def one(slot: ServerSlot) -> None:
+            try:
+                await slot.session_now()
+            except (TrimcpError, OSError, ValueError) as exc:
+                logger.debug("server %r did not connect: %s", slot.name, exc)
+
+        async with trio.open_nursery() as nursery:
+            for slot in list(self._slots.values()):
+                if slot.status.state not in (ServerState.DISABLED, ServerState.CONNECTED):
+                    nursery.start_soon(one, slot)
+        return self.status()
+
+    async def reconnect(self, name: str) -> ClientSession:
+        """Close the server's session (if any) and connect again now."""
+        slot = self._slot(name)
+        if slot.session is not None:
+            await slot.reset(slot.session)
+        return await slot.session_now()
+
+    async def logged_in(self, name: str) -> None:
+        """The user authorized the server: drop its auth-needed mark; the next use connects."""
+        await self._slot(name).logged_in()
+
+    # ------------------------------------------------------------------ lists and calls
+
+    async def list_tools(self, name: str, *, refresh: bool = False) -> tuple[s.Tool, ...]:
+        """The server's tools, from the pool's cache (filled on connect, dropped on close,
+        refreshed on ``list_changed``) unless ``refresh``."""
+        slot = self._slot(name)
+        session = await slot.session_now()
+        cached = slot.lists.get("tools")
+        if cached is not None and not refresh:
+            return cached
+        tools = tuple(await session.list_tools(refresh=refresh))
+        slot.lists["tools"] = tools
+        return tools
+
+    async def call_tool(
+        self, name: str, tool: str, arguments: Mapping[str, Any] | None = None, **options: Any
+    ) -> s.CallToolResult:
+        """Call ``tool`` on server ``name``; retried at most once, as the module docstring says."""
+        slot = self._slot(name)
+        session = await slot.session_now()
+        try:
+            return await session.call_tool(tool, arguments, **options)
+        except SessionExpired:
+            await slot.reset(session)
+        except TransportError:
+            if not self._harmless_twice(slot, tool):
+                raise
+            if not session.is_closed:
+                await slot.reset(session)
+        session = await slot.session_now()
+        return await session.call_tool(tool, arguments, **options)
+
+    @staticmethod
+    def _harmless_twice(slot: ServerSlot, tool: str) -> bool:
+        for known in slot.lists.get("tools", ()):
+            if known.name == tool:
+                notes = known.annotations
+                return notes is not None and bool(notes.read_only_hint or notes.idempotent_hint)
+        return False
+
+    async def subscribe_resource(self, name: str, uri: str) -> None:
+        """Subscribe to ``notifications/resources/updated`` for ``uri``, kept across reconnects
+        (``resources/subscribe`` in the handshake era, the pool's listen stream after)."""
+        slot = self._slot(name)
+        session = await slot.session_now()
+        slot.resource_uris.add(uri)
+        if session.era is Era.HANDSHAKE:
+            await session.subscribe_resource(uri)
+        else:
+            slot.restart_listen()
+
+    async def set_log_level(self, name: str, level: str) -> None:
+        """Ask the server for log messages at ``level`` and up, kept across reconnects."""
+        slot = self._slot(name)
+        session = await slot.session_now()
+        slot.log_level = level
+        if session.era is Era.HANDSHAKE:
+            await session.set_logging_level(level)
+        else:
+            session.log_level = level
+
+    async def aclose(self) -> None:
+        with trio.CancelScope(shield=True):
+            async with trio.open_nursery() as nursery:
+                for slot in self._slots.values():
+                    nursery.start_soon(slot.close)
+        self._ctx.hub.close()
+
+
+@asynccontextmanager
+async def open_pool(
+    servers: Servers,
+    *,
+    stdio_limit: int | None = None,
+    remote_limit: int | None = None,
+    disabled: Iterable[str] = (),
+    backoff: Backoff = Backoff(),
+    random: Callable[[], float] = _random.random,
+    auth_cache: AuthNeededCache | None = None,
+    client_options: Mapping[str, Any] | None = None,
+    server_options: Mapping[str, Mapping[str, Any]] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> AsyncIterator[Pool]:
+    """Hold the servers of an mcpServers config; see the module docstring.
+
+    ``client_options`` are ``open_client`` keywords for every server (e.g.
+    ``request_timeout``, ``sampling_handler``); ``server_options[name]`` adds to
+    them for one server (e.g. its ``auth=`` provider).  ``disabled`` names
+    servers never to connect (an entry's ``"disabled": true`` does the same).
+    ``backoff`` and ``random`` shape the waits before reconnecting.
+    ``auth_cache`` (e.g. ``trimcp.oauth.AuthNeededCache()``) lets the pool skip
+    servers known to need authorization and mark the ones it finds.
+    On exit every session is closed (stdio servers shut down, in parallel).
+    """
+    env = os.environ if environ is None else environ
+    limits = {
+        "stdio": trio.CapacityLimiter(_limit(stdio_limit, STDIO_LIMIT_ENV, DEFAULT_STDIO_LIMIT, env)),
+        "remote": trio.CapacityLimiter(_limit(remote_limit, REMOTE_LIMIT_ENV, DEFAULT_REMOTE_LIMIT, env)),
+    }
+    common = dict(client_options or {})
+    per_server = {name: dict(opts) for name, opts in (server_options or {}).items()}
+
+    def options_for(entry: ServerConfig) -> dict[str, Any]:
+        return {**common, **per_server.get(entry.name, {})}
+
+    with collapse():
+        async with trio.open_nursery() as nursery:
+            ctx = SlotContext(nursery, EventHub(), limits, backoff, random, auth_cache, options_for)
+            pool = Pool(ctx, disabled=disabled)
+            pool.configure(servers)
+            try:
+                yield pool
+            finally:
+                await pool.aclose()
+                nursery.cancel_scope.cancel()
+
