@@ -9,7 +9,7 @@ Connection and then ``flush``es its outbox.  Writes are serialised by a
 ``trio.StrictFIFOLock`` so messages leave in the order the Connection queued
 them.
 
-Requests we send wait on a ``_Waiter``.  Three things can end a wait: the
+Requests we send wait on a ``Waiter`` (``waiters.py``).  Three things can end a wait: the
 answer, the request's deadline (we then tell the peer with
 ``notifications/cancelled`` and raise ``RequestTimeout``), or the caller's own
 cancellation (same notification, then the ``Cancelled`` propagates).  The
@@ -67,19 +67,18 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-import attrs
 import trio
 
 from .._errors import (
     InputRoundsExceeded, LocalProtocolError, McpError, RemoteProtocolError, RequestTimeout,
-    TransportClosed,
+    TransportClosed, TransportError,
 )
 from .._sansio import events as ev
 from .._sansio import jsonrpc as rpc
 from .._sansio.connection import stateless as sl
 from .._sansio.connection.core import Connection
+from .._sansio.connection.health import DEFAULT_MAX_CONSECUTIVE_FAILURES, FailureCounter
 from .._sansio.connection.lifecycle import CLOSED, DISCOVERING
-from .._sansio.connection.stateless import Envelope
 from .._sansio.http.headers import HeaderParam
 from ._locks import held
 from .callbacks import DEFAULT_MAX_PENDING_CALLBACKS, CallbackQueue
@@ -93,7 +92,9 @@ from .driver_types import SentCallback as SentCallback
 from .driver_types import UseDefault as UseDefault
 from .request_slots import DEFAULT_MAX_CONCURRENT_REQUESTS, RequestSlots, Serving, current_owner
 from .serving import PeerRequests
-from .stream import MessageStream, RequestFailed, SendMeta
+from .request_context import RequestContext as RequestContext
+from .stream import MessageStream, RequestFailed, SendMeta, StreamLost
+from .waiters import Deadline, Waiter
 
 logger = logging.getLogger("trimcp")
 
@@ -101,53 +102,9 @@ logger = logging.getLogger("trimcp")
 CANCEL_SEND_TIMEOUT = 1.0
 
 
-@attrs.define
-class RequestContext:
-    """What a handler of a peer request gets besides its params."""
-
-    driver: SessionDriver
-    request_id: rpc.RequestId
-    method: str
-    params: dict[str, Any]
-    #: Stateless era: the request's own protocol version, client capabilities, ...
-    envelope: Envelope | None = None
-
-    @property
-    def progress_token(self) -> str | int | None:
-        meta = self.params.get("_meta")
-        token = meta.get("progressToken") if isinstance(meta, dict) else None
-        return token if rpc.is_valid_id(token) else None
-
-    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
-        """Send progress if the peer asked for it (no-op otherwise)."""
-        token = self.progress_token
-        if token is not None:
-            self.driver.connection.send_progress(token, progress, total, message)
-            self.driver._take_output(self.request_id)
-            await self.driver.flush()
-
-
 RequestHandler = Callable[[RequestContext], Awaitable[dict[str, Any]]]
 #: Client, stateless era: the ``inputResponses`` for one InputRequiredResult.
 InputAnswerer = Callable[["SessionDriver", ev.InputRequired], Awaitable[dict[str, Any]]]
-
-
-@attrs.define
-class _Waiter:
-    method: str
-    #: The id its request has now (a re-issue gives it a new one).
-    request_id: rpc.RequestId
-    event: trio.Event = attrs.field(factory=trio.Event)
-    result: dict[str, Any] | None = None
-    error: BaseException | None = None
-    on_progress: ProgressCallback | None = None
-    #: Stateless era: the server wants input first (spec: mrtr).
-    input_required: ev.InputRequired | None = None
-    on_sent: SentCallback | None = None
-    #: ``tools/call``: what the request's ``SendMeta`` carried, for a re-issue too.
-    header_params: tuple[HeaderParam, ...] = ()
-    #: ``CallbackQueue.accepted`` when the answer was read: the callbacks to run first.
-    callbacks_before: int = 0
 
 
 class SessionDriver:
@@ -164,6 +121,9 @@ class SessionDriver:
         answer_input: InputAnswerer | None = None,
         max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
         max_pending_callbacks: int = DEFAULT_MAX_PENDING_CALLBACKS,
+        reset_timeout_on_progress: bool = True,
+        max_total_timeout: float | None = None,
+        max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES,
     ) -> None:
         self.connection = connection
         self.stream = stream
@@ -183,6 +143,13 @@ class SessionDriver:
             flush=self._flush_quietly, is_closed=lambda: self.is_closed,
         )
         self.request_timeout = request_timeout
+        #: Progress for a request pushes its deadline, up to ``max_total_timeout`` (waiters.py).
+        self.reset_timeout_on_progress = reset_timeout_on_progress
+        self.max_total_timeout = max_total_timeout
+        #: Terminal transport failures in a row (health.py); at its limit the session closes.
+        self.failures = FailureCounter(max_consecutive_failures)
+        #: When the peer was last heard from (``trio.current_time()``; the heartbeat reads it).
+        self.last_received = trio.current_time()
         #: Peer mistakes seen (and handled), newest last.
         self.issues: deque[ev.ProtocolIssue] = deque(maxlen=issue_log_size)
         #: Called with every event after the driver's own handling (the harness listens here).
@@ -197,7 +164,7 @@ class SessionDriver:
         self._probe_done: trio.Event | None = None
         self._probe_outcome: ProbeOutcome | None = None
         self.closed_error: BaseException | None = None
-        self._waiters: dict[rpc.RequestId, _Waiter] = {}
+        self._waiters: dict[rpc.RequestId, Waiter] = {}
         self._write_lock = trio.StrictFIFOLock()
         #: Messages taken from the Connection, with their metadata, not yet written.
         self._outbox: deque[tuple[rpc.Message, SendMeta]] = deque()
@@ -219,9 +186,11 @@ class SessionDriver:
                     item = await self.stream.receive()
                     if self.is_closed:
                         continue  # draining while the transport shuts down: the session is over
-                    if isinstance(item, RequestFailed):
-                        self._request_failed(item, nursery)
+                    if not isinstance(item, tuple):  # not Received: the transport's own word
+                        self._transport_said(item, nursery)
                         continue
+                    self.last_received = trio.current_time()
+                    self.failures.count = 0  # FailureCounter.alive(), inlined: once per message
                     if len(item.data) > self.connection.max_message_size:
                         raise RemoteProtocolError(
                             f"message of {len(item.data)} bytes exceeds the "
@@ -261,6 +230,25 @@ class SessionDriver:
         await self._closed.wait()
         assert self.closed_error is not None
         return self.closed_error
+
+    def _transport_said(self, item: RequestFailed | StreamLost, nursery: trio.Nursery) -> None:
+        if isinstance(item, RequestFailed):
+            if self._request_failed(item, nursery) or not isinstance(item.error, TransportError):
+                return  # re-issued, or an authorization failure: the server is there
+        if (dead := self._failed(item.error)) is not None:
+            raise dead  # run() closes the stream
+
+    def _failed(self, error: BaseException) -> TransportClosed | None:
+        """Count one terminal failure (health.py); at the limit, fail everything, saying why."""
+        if (dead := self.failures.failed(error)) is not None:
+            logger.warning("MCP session closed: %s", dead)
+            self._fail_all(dead)
+        return dead
+
+    async def count_failure(self, error: BaseException) -> None:
+        """A terminal failure seen outside the reader (a heartbeat left unanswered)."""
+        if self._failed(error) is not None:
+            await self.aclose()  # the reader then sees the end
 
     def _fail_all(self, exc: BaseException) -> None:
         if self._closed.is_set():
@@ -343,6 +331,9 @@ class SessionDriver:
         on_sent: SentCallback | None = None,
         related_request: rpc.RequestId | None = None,
         header_params: tuple[HeaderParam, ...] = (),
+        reset_timeout_on_progress: bool | None = None,
+        max_total_timeout: float | None | UseDefault = USE_DEFAULT,
+        progress_token: bool = False,
     ) -> dict[str, Any]:
         """Send a request and wait for its result; raise ``McpError`` for an error
         answer, ``RequestTimeout`` past the deadline (default: ``request_timeout``;
@@ -352,16 +343,26 @@ class SessionDriver:
         handlers and the request re-sent (see the module docstring); the deadline
         covers all the rounds.  ``on_sent`` learns each attempt's id (a re-issue's too).
         ``related_request``: the peer request this one is made while handling;
-        ``header_params``: a ``tools/call``'s tool's ``x-mcp-header`` parameters."""
+        ``header_params``: a ``tools/call``'s tool's ``x-mcp-header`` parameters.
+        ``reset_timeout_on_progress`` / ``max_total_timeout`` (default: the session's):
+        progress for the request pushes its deadline to now + ``timeout``, never past
+        start + ``max_total_timeout`` (``None``: 10 x ``timeout``; see ``waiters.py``).
+        ``progress_token``: ask for progress even without ``on_progress`` (to keep
+        the request alive by it)."""
         self._check_open()
         limit = self.request_timeout if isinstance(timeout, UseDefault) else timeout
-        deadline = math.inf if limit is None else trio.current_time() + limit
+        deadline = Deadline(
+            limit,
+            self.reset_timeout_on_progress if reset_timeout_on_progress is None else reset_timeout_on_progress,
+            self.max_total_timeout if isinstance(max_total_timeout, UseDefault) else max_total_timeout,
+        )
+        progress_token = progress_token and deadline.reset
         attempt_params = params
         rounds = 0
         while True:
             outcome = await self._attempt(
-                method, attempt_params, deadline, limit, on_progress, on_sent, related_request,
-                header_params,
+                method, attempt_params, deadline, progress_token, on_progress, on_sent,
+                related_request, header_params,
             )
             if not isinstance(outcome, ev.InputRequired):
                 return outcome
@@ -370,7 +371,7 @@ class SessionDriver:
                 raise InputRoundsExceeded(method, self.max_input_rounds)
             if self.answer_input is None:
                 raise RemoteProtocolError(f"{method}: the peer asked for input, which this session cannot give")
-            with trio.move_on_at(deadline):
+            with trio.move_on_at(deadline.at):
                 responses = await self.answer_input(self, outcome)
                 attempt_params = sl.retry_params(params, responses, outcome.request_state)
                 continue
@@ -380,8 +381,8 @@ class SessionDriver:
         self,
         method: str,
         params: dict[str, Any] | None,
-        deadline: float,
-        limit: float | None,
+        deadline: Deadline,
+        progress_token: bool,
         on_progress: ProgressCallback | None,
         on_sent: SentCallback | None,
         related: rpc.RequestId | None = None,
@@ -390,13 +391,13 @@ class SessionDriver:
         """One request on the wire: its result, or the server's request for input."""
         self._check_open()
         token: str | None = None
-        if on_progress is not None:
+        if on_progress is not None or progress_token:
             self._progress_seq += 1
             token = f"trimcp-{self._progress_seq}"
         request_id = self.connection.send_request(method, params, progress_token=token)
         self._take_output(related, header_params)
-        waiter = self._waiters[request_id] = _Waiter(
-            method, request_id, on_progress=on_progress, on_sent=on_sent, header_params=header_params
+        waiter = self._waiters[request_id] = Waiter(
+            method, request_id, deadline, on_progress=on_progress, on_sent=on_sent, header_params=header_params
         )
         if on_sent is not None:
             on_sent(request_id)
@@ -406,7 +407,7 @@ class SessionDriver:
             self.callbacks.enter_peer_wait()
         try:
             await self.flush()
-            with trio.move_on_at(deadline):
+            with trio.CancelScope(deadline=deadline.at) as deadline.scope:  # progress may push it
                 await waiter.event.wait()
         except BaseException:
             await self._abandon(waiter.request_id, "request cancelled by the caller")
@@ -417,11 +418,11 @@ class SessionDriver:
         if lent and isinstance(owner, Serving):  # the handler runs user code again: under the limit
             await self.request_slots.take_back(owner)
         if not waiter.event.is_set():
-            await self._abandon(waiter.request_id, f"timed out after {limit} s")
-            raise RequestTimeout(f"{method} got no answer within {limit} s (the peer was told to cancel it)")
+            await self._abandon(waiter.request_id, f"timed out after {deadline.limit} s")
+            raise RequestTimeout(deadline.timed_out(method))
         if waiter.callbacks_before > self.callbacks.finished and owner is not self.callbacks:
             # What the peer sent before this answer is handled before the caller goes on.
-            with trio.move_on_at(deadline):
+            with trio.move_on_at(deadline.at):
                 await self.callbacks.wait_finished(waiter.callbacks_before)
         if waiter.error is not None:
             raise waiter.error
@@ -517,8 +518,10 @@ class SessionDriver:
             self.peer_requests.cancel(event.request_id)
         elif isinstance(event, ev.ProgressReceived):
             waiter = self._waiters.get(event.request_id)
-            if waiter is not None and waiter.on_progress is not None:
-                await self.callbacks.put("progress callback", waiter.on_progress, event)
+            if waiter is not None:
+                waiter.deadline.progressed()
+                if waiter.on_progress is not None:
+                    await self.callbacks.put("progress callback", waiter.on_progress, event)
         elif isinstance(event, ev.NotificationReceived):
             for tap in self.notification_taps:
                 tap(event.method, event.params)
@@ -537,9 +540,9 @@ class SessionDriver:
         for observer in self.event_observers:
             observer(event)
 
-    def _request_failed(self, lost: RequestFailed, nursery: trio.Nursery) -> None:
+    def _request_failed(self, lost: RequestFailed, nursery: trio.Nursery) -> bool:
         """The transport knows this answer is lost: fail its waiter now, not at its deadline,
-        or, when the transport allows it, send the request again under a new id."""
+        or, when the transport allows it, send the request again under a new id (``True``)."""
         waiter = self._waiters.get(lost.request_id)
         if lost.may_reissue and waiter is not None and lost.request_id in self.connection.pending:
             try:
@@ -561,7 +564,7 @@ class SessionDriver:
                     waiter.on_sent(new_id)  # e.g. a listen subscription learns its new id
                 # Not in the reader task: a send may wait for the network.
                 nursery.start_soon(self._flush_quietly)
-                return
+                return True
         self._waiters.pop(lost.request_id, None)
         pending = self.connection.pending.get(lost.request_id)
         if pending is not None and pending.method == "server/discover" and self.connection.state is DISCOVERING:
@@ -569,7 +572,7 @@ class SessionDriver:
             # server for handshake-era; initialize follows unless a stateless revision was pinned.
             self.connection.abandon_probe()
             self._probe_finished(ev.LegacyServer(f"server/discover failed: {lost.error}"))
-            return
+            return False
         if pending is not None:
             self.connection.forget(lost.request_id)
         if waiter is not None:
@@ -581,13 +584,14 @@ class SessionDriver:
             self.initialized.set()
             for observer in self.event_observers:
                 observer(failed)
+        return False
 
     def _probe_finished(self, outcome: ProbeOutcome) -> None:
         if self._probe_done is not None and not self._probe_done.is_set():
             self._probe_outcome = outcome
             self._probe_done.set()
 
-    def _wake(self, waiter: _Waiter) -> None:
+    def _wake(self, waiter: Waiter) -> None:
         waiter.callbacks_before = self.callbacks.accepted
         waiter.event.set()
 

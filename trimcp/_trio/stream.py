@@ -22,6 +22,9 @@ rewrite another layer's payload:
   transport's own word that the answer to one request is lost (its HTTP
   exchange failed for good, say): the session fails that waiter at once with
   the ``TransportError`` it carries instead of letting it wait for its deadline.
+  ``StreamLost`` says a stream the peer could talk on without being asked (the
+  standalone HTTP GET stream) was given up; nothing waits on it, but the session
+  counts it as a terminal failure (``_sansio/connection/health.py``).
 * When the peer is gone ``receive`` (and ``send``) raise ``TransportClosed``,
   carrying the exit status and stderr tail for a process.  A framing violation
   (e.g. an oversize stdio line) raises ``RemoteProtocolError`` and closes the
@@ -93,7 +96,14 @@ class RequestFailed:
     may_reissue: bool = False
 
 
-Inbound: TypeAlias = Received | RequestFailed
+@attrs.frozen
+class StreamLost:
+    """The transport gave up a stream the peer sends on unasked (after its reconnects)."""
+
+    error: TransportError
+
+
+Inbound: TypeAlias = Received | RequestFailed | StreamLost
 
 
 def parse_received(

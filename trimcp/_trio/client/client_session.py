@@ -135,15 +135,22 @@ class ClientSession:
         *,
         timeout: Timeout = USE_DEFAULT,
         on_progress: ProgressCallback | None = None,
+        reset_timeout_on_progress: bool | None = None,
+        max_total_timeout: float | None | UseDefault = USE_DEFAULT,
     ) -> dict[str, Any]:
         """Send any request and return the raw result object (stateless era: the
-        complete one, after any rounds of input the server asked for)."""
+        complete one, after any rounds of input the server asked for).
+        ``reset_timeout_on_progress`` / ``max_total_timeout`` override the session's
+        (``open_client``): progress pushes the deadline, within a total bound."""
         hint = _GONE_IN_STATELESS_ERA.get(method)
         if hint is not None and self.era is Era.STATELESS:
             raise LocalProtocolError(
                 f"{method} does not exist in the stateless era (revision {self.protocol_version}): {hint}"
             )
-        return await self.driver.request(method, params, timeout=timeout, on_progress=on_progress)
+        return await self.driver.request(
+            method, params, timeout=timeout, on_progress=on_progress,
+            reset_timeout_on_progress=reset_timeout_on_progress, max_total_timeout=max_total_timeout,
+        )
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         await self.driver.notify(method, params)
@@ -231,13 +238,20 @@ class ClientSession:
         *,
         timeout: Timeout = USE_DEFAULT,
         on_progress: ProgressCallback | None = None,
+        reset_timeout_on_progress: bool | None = None,
+        max_total_timeout: float | None | UseDefault = USE_DEFAULT,
     ) -> s.CallToolResult:
+        """Call a tool.  While progress resets the timeout (``reset_timeout_on_progress``,
+        default the session's), the call always carries a progress token, so a tool
+        that reports progress is kept alive without an ``on_progress``; the
+        deadline never passes the start + ``max_total_timeout`` (``None``: 10 x the timeout)."""
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
         result = await self.driver.request(
             "tools/call", params, timeout=timeout, on_progress=on_progress,
-            header_params=self.tool_headers.params_for(name),
+            header_params=self.tool_headers.params_for(name), progress_token=True,
+            reset_timeout_on_progress=reset_timeout_on_progress, max_total_timeout=max_total_timeout,
         )
         return _parse(s.CallToolResult, result, "tools/call")
 

@@ -42,12 +42,14 @@ from ..._sansio import events as ev
 from ..._sansio import jsonrpc as rpc
 from ..._sansio import schema as s
 from ..._sansio.connection.core import Connection
+from ..._sansio.connection.health import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from ..._sansio.connection.lifecycle import Role
 from ..._sansio.jsonrpc import DEFAULT_MAX_MESSAGE_SIZE
 from ..._sansio.revisions import ALL_VERSIONS, Era, get_revision
 from .._groups import collapse
 from ..callbacks import DEFAULT_MAX_PENDING_CALLBACKS
 from ..driver import NotificationHandler, RequestContext, RequestHandler, SessionDriver
+from ..heartbeat import DEFAULT_HEARTBEAT_TIMEOUT, run_heartbeat
 from ..request_slots import DEFAULT_MAX_CONCURRENT_REQUESTS
 from ..stream import MessageStream
 from ..transports.registry import Target, TransportOptions, resolve, transport_for
@@ -185,6 +187,11 @@ async def open_client(
     max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
     max_pending_callbacks: int = DEFAULT_MAX_PENDING_CALLBACKS,
     transport: str | None = None,
+    max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES,
+    heartbeat_interval: float | None = None,
+    heartbeat_timeout: float = DEFAULT_HEARTBEAT_TIMEOUT,
+    reset_timeout_on_progress: bool = True,
+    max_total_timeout: float | None = None,
 ) -> AsyncIterator[ClientSession]:
     """Connect to an MCP server and yield an operating ``ClientSession``.
 
@@ -214,6 +221,15 @@ async def open_client(
     handled at once; ``max_pending_callbacks`` the notifications waiting for the
     logging and notification handlers (which never run in the reader task: see
     the module docstring).
+    ``max_consecutive_failures`` terminal transport failures in a row (requests the
+    transport lost for good, unanswered heartbeats, the HTTP event stream given up;
+    ``None``: never) close the session and fail every pending request at once.
+    ``heartbeat_interval`` (default off): after that many seconds without a message
+    from the server, send a ``ping`` (stateless era: ``server/discover``); no answer
+    within ``heartbeat_timeout`` counts as a terminal failure (``_trio/heartbeat.py``).
+    ``reset_timeout_on_progress``: progress for a request pushes its deadline to now
+    + its timeout, never past its start + ``max_total_timeout`` (``None``: 10 x the
+    timeout); ``call_tool`` then always asks for progress.
     """
     where: Target
     if isinstance(target, StdioServerConfig):
@@ -262,12 +278,17 @@ async def open_client(
                 answer_input=answer_input_requests,
                 max_concurrent_requests=max_concurrent_requests,
                 max_pending_callbacks=max_pending_callbacks,
+                reset_timeout_on_progress=reset_timeout_on_progress,
+                max_total_timeout=max_total_timeout,
+                max_consecutive_failures=max_consecutive_failures,
             )
             async with trio.open_nursery() as nursery:
                 await nursery.start(driver.run)
                 # The stream is ours to close on every way out, a failed handshake included.
                 try:
                     handshake = await _negotiate(driver, revision, connect_timeout, probe_timeout)
+                    if heartbeat_interval is not None:
+                        nursery.start_soon(run_heartbeat, driver, heartbeat_interval, heartbeat_timeout)
                     yield ClientSession(driver, handshake, max_pages)
                 finally:
                     await driver.aclose()

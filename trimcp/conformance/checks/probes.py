@@ -48,7 +48,7 @@ from ..._sansio import jsonrpc as rpc
 from ..._sansio import schema as s
 from ..._sansio.connection import stateless as sl
 from ..._sansio.revisions import ALL_VERSIONS, Era, get_revision
-from ..._trio.stream import NO_META, MessageStream, RequestFailed, SendMeta
+from ..._trio.stream import NO_META, MessageStream, RequestFailed, SendMeta, StreamLost
 from ..results import Connector, Results
 
 BOGUS_REVISION = "1999-01-01"
@@ -115,6 +115,8 @@ async def _answer_to(stream: MessageStream, request_id: rpc.RequestId) -> Answer
         if isinstance(item, RequestFailed):
             if item.request_id == request_id:
                 raise item.error
+            continue
+        if isinstance(item, StreamLost):
             continue
         for msg in item.payload.messages:
             if isinstance(msg, (rpc.Response, rpc.ErrorResponse)) and msg.id == request_id:

@@ -109,7 +109,7 @@ class HttpClientStream:
             self.headers.auth_headers = self.auth.headers
         pump = Pump(self.inbox, planner, self._log)
         self.follower = StreamFollower(
-            planner, executor, pump, self._log, nursery,
+            planner, executor, pump, self._log, nursery, self.inbox,
             reconnect=reconnect, max_message_size=max_message_size, standalone=standalone_stream,
         )
         self.keeper = SessionKeeper(

@@ -14,14 +14,16 @@ also stops as soon as its request's answer reached the session, on whatever
 stream, and it runs within its request's deadline; the standalone stream has
 none and lives until the policy stops it, a new session replaces it, or the
 transport closes.  When the server cannot be reached at all, both give up at
-once: the policy says the server is gone.
+once: the policy says the server is gone.  A standalone stream given up (not
+merely refused with 405) is also handed to the session as ``StreamLost``: it
+counts as a terminal failure there (``_sansio/connection/health.py``).
 """
 
 from __future__ import annotations
 
 import trio
 
-from ...._errors import ConnectError, TransportError
+from ...._errors import ConnectError, TransportClosed, TransportError
 from ...._sansio.http import response as hr
 from ...._sansio.http.plan import HttpPlanner
 from ...._sansio.http.policy import (
@@ -29,7 +31,7 @@ from ...._sansio.http.policy import (
     StreamRead, Unreachable,
 )
 from .executor import Executor
-from .inbox import Exchange, IssueLog
+from .inbox import Exchange, Inbox, IssueLog
 from .pump import Pump
 
 __all__ = ["StreamFollower"]
@@ -45,6 +47,7 @@ class StreamFollower:
         pump: Pump,
         issues: IssueLog,
         nursery: trio.Nursery,
+        inbox: Inbox | None = None,
         *,
         reconnect: ReconnectPolicy,
         max_message_size: int,
@@ -55,6 +58,8 @@ class StreamFollower:
         self.pump = pump
         self.issues = issues
         self.nursery = nursery
+        #: Where a given-up standalone stream is reported (``None``: only logged).
+        self.inbox = inbox
         self.reconnect = reconnect
         self.max_message_size = max_message_size
         #: Whether to open the standalone stream at all.
@@ -81,6 +86,8 @@ class StreamFollower:
             end = await self.follow(FollowPolicy(self.reconnect))
             if isinstance(end, Stop) and end.detail is not None:
                 self.issues(end.detail)
+                if self.inbox is not None:
+                    await self.inbox.lost(TransportClosed(end.detail))
 
     # -- resumption --------------------------------------------------------------------
 

@@ -10,7 +10,8 @@ cancel scope that closes its streams.
 ``Inbox`` owns the channel ``HttpClientStream.receive`` reads.  Every JSON text
 a response carried goes in as ``Received``, with the payload the response
 reader parsed (the one parse); every request the policy gave up on goes in as
-``RequestFailed`` with a typed error.  The inbox knows the exchanges by request
+``RequestFailed`` with a typed error, and the standalone stream given up as
+``StreamLost`` (the session counts it towards declaring the server gone).  The inbox knows the exchanges by request
 id, so an answer arriving on any stream (its own POST stream, a resumption,
 the standalone GET, the 2024-11-05 event stream) marks its exchange answered,
 once handed over.  The transport's own requests (the ``initialize`` of a
@@ -34,7 +35,7 @@ from ...._sansio import jsonrpc as rpc
 from ...._sansio.http import response as hr
 from ...._sansio.http.plan import PostPlan
 from ...._sansio.http.policy import ExchangePolicy
-from ...stream import Inbound, Received, RequestFailed, SendMeta
+from ...stream import Inbound, Received, RequestFailed, SendMeta, StreamLost
 
 __all__ = ["Exchange", "Inbox", "IssueLog"]
 
@@ -163,6 +164,10 @@ class Inbox:
         self.issues(f"{ex.method} failed: {error}", logging.DEBUG if quiet else logging.WARNING)
         await self._send(RequestFailed(rid, error, may_reissue))
         ex.answered.set()  # after the hand-over, as in deliver()
+
+    async def lost(self, error: TransportError) -> None:
+        """Tell the session a stream it did not ask for (the standalone GET) was given up."""
+        await self._send(StreamLost(error))
 
     def die(self, reason: str) -> None:
         if self.fatal is None:
