@@ -21,7 +21,8 @@ from trimcp._trio.transports import registry
 from trimcp._trio.transports.registry import Target
 from trimcp.config import RemoteServerConfig, StdioServerConfig, parse_config
 from trimcp.host import (
-    Backoff, ServerState, ServerUnavailable, StatusChanged, ToolsChanged, UnknownServer, config_key,
+    Backoff, ServerNotification, ServerState, ServerUnavailable, StatusChanged, ToolsChanged, UnknownServer,
+    config_key,
     open_pool,
 )
 from trimcp.server import Context, Server, serve_stream
@@ -101,6 +102,16 @@ def entry(name: str) -> RemoteServerConfig | StdioServerConfig:
     return RemoteServerConfig(name=name, transport="http", url=f"http://fleet.invalid/{name}")
 
 
+def drain(events: Any) -> list[Any]:
+    """The events already published, without waiting."""
+    out = []
+    while True:
+        try:
+            out.append(events._receive.receive_nowait())
+        except trio.WouldBlock:
+            return out
+
+
 def pool_of(names: list[str], **kw: Any) -> Any:
     """A pool of fleet servers: the per-server transport option sends every entry to the fleet."""
     kw.setdefault("random", lambda: 0.0)
@@ -118,11 +129,7 @@ async def test_connect_all_holds_the_limits_and_isolates_failures(fleet: Fleet, 
             began = trio.current_time()
             statuses = await pool.connect_all()
             took = trio.current_time() - began
-            while True:
-                try:
-                    event = events._receive.receive_nowait()
-                except trio.WouldBlock:
-                    break
+            for event in drain(events):
                 if isinstance(event, StatusChanged) and event.old is not None:
                     kind = "stdio" if event.new.transport == "stdio" else "remote"
                     if event.new.state is ServerState.CONNECTING:
@@ -197,12 +204,7 @@ async def test_a_killed_server_is_reconnected_on_next_use_after_a_backoff(fleet:
             assert pool.status()["remote1"].connects == 2
             assert (await second.call_tool("whoami")).text == "remote1"
             # The tools were listed again after the reconnect, and subscribers told.
-            kinds = []
-            while True:
-                try:
-                    kinds.append(events._receive.receive_nowait())
-                except trio.WouldBlock:
-                    break
+            kinds = drain(events)
             assert any(isinstance(e, ToolsChanged) and e.name == "remote1" for e in kinds)
 
 
@@ -315,3 +317,99 @@ async def test_tool_calls_are_retried_once_only_when_harmless(fleet: Fleet, auto
         assert runs == ["read", "read", "write"]
         # A call after the loss is a first call on a new session, not a retry.
         assert (await pool.call_tool("remote1", "whoami")).text == "remote1"
+
+
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+async def test_list_changed_refreshes_and_subscriptions_and_log_level_survive_a_reconnect(
+    fleet: Fleet, autojump_clock: Any, revision: str
+) -> None:
+    server = fleet.server("remote1")
+
+    @server.resource("mem://status", mime_type="text/plain")
+    async def status(ctx: Context) -> str:
+        return "ok"
+
+    async with pool_of(["remote1"], client_options={"revision": revision}) as pool:
+        async with pool.events() as events:
+            assert len(await pool.list_tools("remote1")) == 2
+            await pool.subscribe_resource("remote1", "mem://status")
+            await pool.set_log_level("remote1", "debug")
+
+            async def next_event(kind: type, **match: Any) -> Any:
+                with trio.fail_after(5):
+                    async for event in events:
+                        if isinstance(event, kind) and all(getattr(event, k) == v for k, v in match.items()):
+                            return event
+
+            # list_changed: the pool lists again by itself and says so.
+            async def extra(ctx: Context) -> str:
+                return "new"
+
+            drain(events)
+            server.add_tool(extra, "extra")
+            await server.notify_tools_list_changed()
+            changed = await next_event(ToolsChanged, name="remote1")
+            assert sorted(t.name for t in changed.tools) == ["extra", "whoami", "write"]
+            assert pool.status()["remote1"].tools == 3
+            assert [t.name for t in await pool.list_tools("remote1")] == [t.name for t in changed.tools]
+
+            # After a reconnect the subscription and the log level are back.
+            await fleet.kill("remote1")
+            with trio.fail_after(5):
+                while pool.status()["remote1"].state is not ServerState.FAILED:
+                    await trio.sleep(0.01)
+            session = await pool.session("remote1")
+            assert pool.status()["remote1"].connects == 2
+            await trio.sleep(0.5)  # the stateless era reopens its listen stream in the background
+            await server.notify_resource_updated("mem://status")
+            updated = await next_event(ServerNotification, name="remote1", method="notifications/resources/updated")
+            assert updated.params["uri"] == "mem://status"
+            if revision == "2026-07-28":
+                assert session.log_level == "debug"
+            else:
+                assert [s.connection.log_level for s in server.sessions] == ["debug"]
+
+
+async def test_a_server_needing_auth_is_not_probed_again_until_the_mark_expires(
+    fleet: Fleet, autojump_clock: Any, tmp_path: Any
+) -> None:
+    from trimcp import AuthError
+    from trimcp.oauth import AuthNeededCache
+
+    now = [1_000_000.0]
+    cache = AuthNeededCache(tmp_path / "auth-needed.json", ttl=900, clock=lambda: now[0])
+    original = fleet.__call__
+    fleet_calls = []
+
+    @asynccontextmanager
+    async def wants_auth(target: Target, options: TransportOptions) -> AsyncIterator[MessageStream]:
+        fleet_calls.append(target)
+        if str(target).endswith("/locked"):
+            raise AuthError("HTTP 401: authorization required")
+        async with original(target, options) as stream:
+            yield stream
+
+    register_transport("pooltest", wants_auth, schemes=("pooltest",), replace=True)
+    async with pool_of(["locked", "open"], auth_cache=cache) as pool:
+        statuses = await pool.connect_all()
+        assert statuses["locked"].state is ServerState.NEEDS_AUTH
+        assert "401" in (statuses["locked"].reason or "")
+        assert statuses["open"].state is ServerState.CONNECTED
+        assert await cache.is_marked("http://fleet.invalid/locked")
+    calls = len(fleet_calls)
+    # A new pool (another process, later) skips the probe while the mark is fresh ...
+    async with pool_of(["locked"], auth_cache=cache) as pool:
+        with pytest.raises(ServerUnavailable, match="needs authorization"):
+            await pool.session("locked")
+        assert len(fleet_calls) == calls
+        # ... and tries again once the user logged in.
+        await pool.logged_in("locked")
+        assert pool.status()["locked"].state is ServerState.PENDING
+        with pytest.raises(ServerUnavailable):
+            await pool.session("locked")
+        assert len(fleet_calls) == calls + 1
+    now[0] += 901  # expired: probed again
+    async with pool_of(["locked"], auth_cache=cache) as pool:
+        with pytest.raises(ServerUnavailable):
+            await pool.session("locked")
+        assert len(fleet_calls) == calls + 2

@@ -281,7 +281,7 @@ class Pool:
         if session.era is Era.HANDSHAKE:
             await session.subscribe_resource(uri)
         else:
-            slot.restart_listen()
+            await slot.relisten(session)
 
     async def set_log_level(self, name: str, level: str) -> None:
         """Ask the server for log messages at ``level`` and up, kept across reconnects."""

@@ -61,6 +61,7 @@ logger = logging.getLogger("trimcp.host")
 
 #: A session that lived at least this long (seconds) resets the failure count when it ends.
 STABLE_SESSION: Final = 60.0
+ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
 _LIST_CHANGED: Final = {
     "notifications/tools/list_changed": "tools",
     "notifications/prompts/list_changed": "prompts",
@@ -132,6 +133,7 @@ class ServerSlot:
         self._streak = 0
         self._attempt: _Attempt | None = None
         self._listen_scope: trio.CancelScope | None = None
+        self._serving: trio.Nursery | None = None
         self._closed = False
 
     # ------------------------------------------------------------------ status
@@ -241,7 +243,7 @@ class ServerSlot:
             session = attempt.session
             self.session = None
             self.lists.clear()
-            self._listen_scope = None
+            self._listen_scope = self._serving = None
             if session is not None:
                 lived = trio.current_time() - started_at
                 attempt.connected_for_long = lived >= STABLE_SESSION
@@ -343,39 +345,48 @@ class ServerSlot:
     async def _serve(self, session: ClientSession) -> None:
         """Hold the session until it ends (or the pool cancels us)."""
         async with trio.open_nursery() as nursery:
+            self._serving = nursery
             if session.era is Era.STATELESS:
-                nursery.start_soon(self._listen_loop, session)
+                await self.relisten(session)
             await session.wait_closed()
             nursery.cancel_scope.cancel()
 
     # ------------------------------------------------------------------ notifications
 
-    def restart_listen(self) -> None:
-        """The set of resource subscriptions changed: reopen the stateless-era stream."""
-        if self._listen_scope is not None:
-            self._listen_scope.cancel()
-
-    async def _listen_loop(self, session: ClientSession) -> None:
+    async def relisten(self, session: ClientSession) -> None:
+        """Stateless era: (re)open the pool's ``subscriptions/listen`` stream for what the
+        server can send and the resources subscribed to.  The new stream is acknowledged
+        before the old one closes, so no notification falls between them."""
         caps = session.server_capabilities
-        while not session.is_closed:
-            flags = [bool((caps.get(kind) or {}).get("listChanged")) for kind in ("tools", "prompts", "resources")]
-            uris = sorted(self.resource_uris)
-            if not any(flags) and not uris:
-                await session.wait_closed()
-                return
-            with trio.CancelScope() as self._listen_scope:
-                try:
-                    async with session.listen(
-                        tools_list_changed=flags[0], prompts_list_changed=flags[1],
-                        resources_list_changed=flags[2], resource_uris=uris,
-                    ) as sub:
-                        async for method, params in sub:
-                            await self._on_notification(method, params)
-                    return  # the server ended the stream
-                except Exception as exc:
-                    if not session.is_closed:
-                        logger.warning("server %r: subscriptions/listen failed: %s", self.name, exc)
-                    return
+        flags = [bool((caps.get(kind) or {}).get("listChanged")) for kind in ("tools", "prompts", "resources")]
+        uris = sorted(self.resource_uris)
+        old, self._listen_scope = self._listen_scope, None
+        if (any(flags) or uris) and self._serving is not None:
+            ready = trio.Event()
+            scope = self._listen_scope = trio.CancelScope()
+            self._serving.start_soon(self._listen, session, flags, uris, scope, ready)
+            await ready.wait()
+        if old is not None:
+            old.cancel()
+
+    async def _listen(
+        self, session: ClientSession, flags: list[bool], uris: list[str], scope: trio.CancelScope,
+        ready: trio.Event,
+    ) -> None:
+        with scope:
+            try:
+                async with session.listen(
+                    tools_list_changed=flags[0], prompts_list_changed=flags[1],
+                    resources_list_changed=flags[2], resource_uris=uris,
+                ) as stream:
+                    ready.set()
+                    async for _ in stream:
+                        pass  # each one also reaches _on_notification, as every notification does
+            except Exception as exc:
+                if not session.is_closed:
+                    logger.warning("server %r: subscriptions/listen failed: %s", self.name, exc)
+            finally:
+                ready.set()
 
     async def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         kind = _LIST_CHANGED.get(method)
@@ -391,4 +402,5 @@ class ServerSlot:
                     self.lists["tools"] = tools
                     self._set(tools=len(tools))
                     self.ctx.hub.publish(ToolsChanged(self.name, tools))
-        self.ctx.hub.publish(ServerNotification(self.name, method, params))
+        if method != ACKNOWLEDGED:  # the pool's own listen stream, not news
+            self.ctx.hub.publish(ServerNotification(self.name, method, params))
