@@ -39,6 +39,7 @@ from ._trio.driver import RequestContext as RequestContext
 from ._trio.transports.stdio import open_stdio_process as open_stdio_process
 from ._trio.transports.registry import TransportFactory as TransportFactory
 from ._trio.transports.registry import TransportOptions as TransportOptions
+from .config import ShutdownPolicy as ShutdownPolicy
 from ._trio.transports.registry import register_transport as register_transport
 from ._trio.stream import MessageStream as MessageStream
 
@@ -49,7 +50,7 @@ __all__ = [
     "HANDSHAKE_VERSIONS", "InputRoundsExceeded", "LocalProtocolError", "McpError", "MessageStream",
     "PaginationError", "ProtocolError",
     "RemoteProtocolError", "RequestContext", "RequestTimeout", "Role", "SchemaError",
-    "SessionExpired", "TransportClosed", "TransportError", "TransportFactory", "TransportOptions",
+    "SessionExpired", "ShutdownPolicy", "TransportClosed", "TransportError", "TransportFactory", "TransportOptions",
     "TrimcpError", "from_wire", "memory_stream_pair", "open_client", "open_stdio_process",
     "register_transport", "schema", "to_wire",
 ]

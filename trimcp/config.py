@@ -9,7 +9,8 @@ Theory of operation.  Three families of file name the servers a user works with:
   are accepted (blanked out before parsing, so positions in error messages stay true).
 
 Each entry is one server, keyed by its name.  An entry is *stdio* (``command``, ``args``,
-``env``, ``cwd``; ``"type": "stdio"`` optional) or *remote* (``"type"`` one of ``http``
+``env``, ``cwd``; ``"type": "stdio"`` optional; trimcp's own ``"shutdown": {"graceMs",
+"sigintMs", "sigtermMs"}`` sets how long closing waits before each signal) or *remote* (``"type"`` one of ``http``
 - also spelt ``streamable-http`` - ``sse`` or ``ws``; ``url``, ``headers``,
 ``headersHelper``, ``oauth: {clientId, callbackPort, authServerMetadataUrl}``).  An entry
 with a ``url`` and no ``type`` is Streamable HTTP, or WebSocket for a ``ws://`` /
@@ -51,6 +52,7 @@ from ._errors import TrimcpError
 
 __all__ = [
     "ConfigError",
+    "ShutdownPolicy",
     "McpConfig",
     "OAuthConfig",
     "RemoteServerConfig",
@@ -66,7 +68,9 @@ RemoteTransport: TypeAlias = Literal["http", "sse", "ws"]
 _REMOTE_TYPES: dict[str, RemoteTransport] = {
     "http": "http", "streamable-http": "http", "sse": "sse", "ws": "ws",
 }
-_STDIO_FIELDS = frozenset({"type", "command", "args", "env", "cwd"})
+_STDIO_FIELDS = frozenset({"type", "command", "args", "env", "cwd", "shutdown"})
+#: ``shutdown`` key -> ``ShutdownPolicy`` field (milliseconds in the file, seconds in Python).
+_SHUTDOWN_FIELDS = {"graceMs": "grace", "sigintMs": "sigint_wait", "sigtermMs": "sigterm_wait"}
 _REMOTE_FIELDS = frozenset({"type", "url", "headers", "headersHelper", "oauth"})
 _OAUTH_FIELDS = frozenset({"clientId", "callbackPort", "authServerMetadataUrl"})
 _URL_SCHEMES: dict[RemoteTransport, tuple[str, ...]] = {
@@ -106,6 +110,29 @@ class OAuthConfig:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
+def _wait(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    # NaN fails both comparisons; an infinite wait would make closing hang for ever.
+    if not 0 <= value < float("inf"):
+        raise ValueError(f"{attribute.name} must be a finite number of seconds >= 0, not {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class ShutdownPolicy:
+    """How a stdio server is stopped when its client closes (seconds).
+
+    Closing stdin asks the server to exit; after ``grace`` its process group gets
+    SIGINT, after ``sigint_wait`` more SIGTERM, after ``sigterm_wait`` more SIGKILL.
+    The defaults follow what Claude Code does (SIGINT 100 ms, SIGTERM 400 ms) after
+    a 0.5 s grace for the EOF, about 1 s in all: long enough for a server that exits
+    on EOF (the common case: a Node or Python server answers EOF in tens of ms), short
+    enough that closing a stuck one does not stall a host holding many.
+    """
+
+    grace: float = attrs.field(default=0.5, validator=_wait)
+    sigint_wait: float = attrs.field(default=0.1, validator=_wait)
+    sigterm_wait: float = attrs.field(default=0.4, validator=_wait)
+
+
 @attrs.frozen
 class StdioServerConfig:
     """A server run as a child process speaking MCP on its stdin/stdout."""
@@ -116,6 +143,8 @@ class StdioServerConfig:
     env: Mapping[str, str] = attrs.field(factory=dict)
     cwd: str | None = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
+    #: the entry's ``shutdown`` object; ``None``: the caller's (or the default) policy
+    shutdown: ShutdownPolicy | None = None
 
     transport: Literal["stdio"] = attrs.field(default="stdio", init=False)
 
@@ -272,14 +301,34 @@ class _Entry:
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
             raise self.error('"args" must be a list of strings', "args")
         cwd = self.string(entry, "cwd") if "cwd" in entry else None
+        extra = self.extra(entry, _STDIO_FIELDS)  # warned before the shutdown object's own
         return StdioServerConfig(
             name=self.name,
             command=command,
             args=tuple(self.expand(a, f"args[{i}]") for i, a in enumerate(args)),
             env=self.string_map(entry, "env"),
             cwd=cwd,
-            extra=self.extra(entry, _STDIO_FIELDS),
+            extra=extra,
+            shutdown=self.shutdown(entry["shutdown"]) if "shutdown" in entry else None,
         )
+
+    def shutdown(self, value: object) -> ShutdownPolicy:
+        if not isinstance(value, dict):
+            raise self.error(f'"shutdown" must be an object, not {_kind(value)}', "shutdown")
+        self.extra(value, frozenset(_SHUTDOWN_FIELDS), prefix="shutdown.")
+        waits: dict[str, float] = {}
+        for key, attribute in _SHUTDOWN_FIELDS.items():
+            if key not in value:
+                continue
+            raw = value[key]
+            field = f"shutdown.{key}"
+            number = isinstance(raw, (int, float)) and not isinstance(raw, bool)
+            if not number or not 0 <= raw <= 600_000:  # also refuses NaN and infinity
+                shown = repr(raw) if number else _kind(raw)
+                raise self.error(f'"{field}" must be a number of milliseconds (0-600000), '
+                                 f"not {shown}", field)
+            waits[attribute] = raw / 1000
+        return ShutdownPolicy(**waits)
 
     def remote(self, entry: dict[str, Any], transport: RemoteTransport) -> RemoteServerConfig:
         url = self.string(entry, "url")

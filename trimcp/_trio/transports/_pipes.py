@@ -2,8 +2,17 @@
 
 Theory of operation
 -------------------
-``LineReader`` turns a Trio receive stream into stdio message lines with the
-sans-IO ``LineDecoder`` (which enforces the size cap).  ``LineWriter`` frames
+``LineReader`` turns a non-blocking pipe fd into stdio message lines with the
+sans-IO ``LineDecoder`` (which enforces the size cap).  It reads with its own
+``os.read`` loop (what ``FdStream.receive_some`` does, minus its bookkeeping)
+so that the one place it sleeps, waiting for the fd to become readable, can be
+woken by ``source_exited()``: the client calls it when the child process has
+exited, because a grandchild holding the pipe's write end would otherwise keep
+the read waiting for an EOF that never comes.  Cancelling that wait loses no
+data (nothing was read yet); afterwards the reader drains what is already in
+the pipe without blocking (bounded by ``EXIT_DRAIN_LIMIT``, the most a dead
+writer can have left there) and then reports EOF.  Only the sleeping path pays
+for the cancel scope.  ``LineWriter`` frames
 and writes lines to a non-blocking pipe fd, one writer at a time
 (``trio.StrictFIFOLock``).  It runs its own ``os.write`` loop instead of
 ``send_all`` so it knows how many bytes of a line reached the pipe: a write
@@ -35,6 +44,10 @@ from ..._sansio.framing.lines import LineDecoder, frame
 _log = logging.getLogger("trimcp.stdio")
 
 CHUNK: Final = 64 * 1024
+#: After the writer exited, how much more is read before EOF is declared: a pipe holds at
+#: most 1 MiB by default (Linux pipe-max-size), so this is all a dead writer can have left;
+#: it stops a grandchild that keeps writing from prolonging the drain for ever.
+EXIT_DRAIN_LIMIT: Final = 1024 * 1024
 
 
 class WriteAborted(Exception):
@@ -78,15 +91,25 @@ class LineWriter:
 
 
 class LineReader:
-    """Reads complete lines from a pipe with the sans-IO ``LineDecoder``."""
+    """Reads complete lines from a non-blocking pipe with the sans-IO ``LineDecoder``."""
 
-    def __init__(self, stream: trio.abc.ReceiveStream, max_line: int) -> None:
+    def __init__(self, stream: trio.lowlevel.FdStream, max_line: int) -> None:
         self._stream = stream
         self._decoder = LineDecoder(max_line)
         self._lines: deque[bytes] = deque()
         self.eof = False
         #: Size of an unterminated line found at EOF (a message cut short), else 0.
         self.torn_bytes = 0
+        #: Set by ``source_exited``: from then on a read that would block is EOF.
+        self.source_gone = False
+        self._drain_budget = EXIT_DRAIN_LIMIT
+        self._waiting: trio.CancelScope | None = None
+
+    def source_exited(self) -> None:
+        """The writer (the child process) has exited: stop waiting for more than the pipe holds."""
+        self.source_gone = True
+        if self._waiting is not None:
+            self._waiting.cancel()
 
     async def receive(self) -> bytes | None:
         """Next line, or ``None`` at EOF.  Raises ``RemoteProtocolError`` (oversize line)
@@ -95,11 +118,7 @@ class LineReader:
             if self.eof:
                 await trio.lowlevel.checkpoint()
                 return None
-            try:
-                # bytes() is free for FdStream, which already returns bytes.
-                data = bytes(await self._stream.receive_some(CHUNK))
-            except trio.BrokenResourceError:
-                data = b""
+            data = await self._read()
             if not data:
                 self.eof = True
                 pending = self._decoder.buffered
@@ -110,6 +129,35 @@ class LineReader:
                 return None
             self._lines.extend(self._decoder.receive_data(data))
         return self._lines.popleft()
+
+    async def _read(self) -> bytes:
+        """One chunk, ``b""`` at EOF (or once the writer exited and the pipe is empty)."""
+        # A checkpoint before reading, as FdStream does: a cancellation there loses nothing.
+        await trio.lowlevel.checkpoint()
+        while True:
+            # Re-read the fd every time: it becomes -1 (EBADF) once the stream is closed.
+            fd = self._stream.fileno()
+            if self.source_gone and self._drain_budget <= 0:
+                return b""  # someone else (a grandchild) keeps writing: stop here
+            try:
+                data = os.read(fd, CHUNK)
+            except BlockingIOError:
+                if self.source_gone:
+                    return b""  # all the dead writer left has been read; later lines are not its
+                self._waiting = scope = trio.CancelScope()
+                try:
+                    with scope:
+                        await trio.lowlevel.wait_readable(fd)
+                finally:
+                    self._waiting = None
+                continue
+            except OSError as exc:
+                if exc.errno == errno.EBADF:
+                    raise trio.ClosedResourceError("stream was closed") from None
+                return b""  # a broken pipe is an end of input like any other
+            if self.source_gone:
+                self._drain_budget -= len(data)
+            return data
 
     async def aclose(self) -> None:
         await self._stream.aclose()

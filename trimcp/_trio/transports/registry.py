@@ -44,6 +44,7 @@ import attrs
 
 from ..._errors import LocalProtocolError
 from ..._sansio.jsonrpc import DEFAULT_MAX_MESSAGE_SIZE
+from ...config import ShutdownPolicy
 from ..stream import MessageStream
 from .stdio import open_stdio_process
 
@@ -70,7 +71,8 @@ class TransportOptions:
     """The transport options of ``open_client``, handed to every factory as one value.
 
     A factory reads the ones that mean something to it and ignores the rest:
-    ``env``, ``cwd`` and ``on_stderr`` are for a subprocess; ``headers``,
+    ``env``, ``cwd``, ``on_stderr`` and ``shutdown`` (how it is stopped; ``None``:
+    the default ``ShutdownPolicy``) are for a subprocess; ``headers``,
     ``headers_helper``, ``http_client`` and ``auth`` for HTTP (``headers`` for a
     WebSocket too).  ``max_message_size`` caps one incoming message (the stdio
     line cap too); ``connect_timeout`` bounds whatever connecting the transport
@@ -86,6 +88,7 @@ class TransportOptions:
     headers_helper: HeadersHelper | None = None
     http_client: httpx.AsyncClient | None = None
     auth: OAuthProvider | None = None
+    shutdown: ShutdownPolicy | None = None
 
 
 class TransportFactory(Protocol):
@@ -201,7 +204,8 @@ async def _open_stdio(target: Target, options: TransportOptions) -> AsyncIterato
     if not argv:
         raise LocalProtocolError("empty server command")
     async with open_stdio_process(
-        argv, env=options.env, cwd=options.cwd, on_stderr=options.on_stderr, max_line=options.max_message_size
+        argv, env=options.env, cwd=options.cwd, on_stderr=options.on_stderr,
+        max_line=options.max_message_size, shutdown=options.shutdown,
     ) as stream:
         yield stream
 

@@ -13,18 +13,23 @@ Client side, ``open_stdio_process`` (an async context manager):
 * spawns the child in its own session (``start_new_session=True``), so the
   child is the leader of a new process group and shutdown signals reach any
   helpers it forked, not just the leader;
-* owns a nursery with one background task that drains stderr into a bounded
+* owns a nursery with two background tasks.  One drains stderr into a bounded
   tail (last ``stderr_lines`` lines, at most ``stderr_bytes`` bytes) and
   optionally forwards each line to ``on_stderr``.  Draining is essential: a
-  chatty server blocked on a full stderr pipe would stop answering;
+  chatty server blocked on a full stderr pipe would stop answering.  The other
+  waits for the child to exit and tells the stdout reader, so an exit is seen
+  even while a grandchild holds stdout open (no EOF would ever come): what the
+  server wrote before exiting is still delivered, then ``receive`` fails;
 * reads stdout with the sans-IO ``LineDecoder`` (size cap) and writes stdin
   under a ``trio.StrictFIFOLock`` so concurrent senders never interleave;
-* on stdout EOF, ``receive`` waits briefly (bounded) for the child to be reaped
-  and stderr to drain, then raises ``TransportClosed`` with the exit status and
-  the last stderr lines, which is what a user needs to see *why* it died;
+* on stdout EOF (or exit), ``receive`` waits briefly (bounded) for the child to
+  be reaped and stderr to drain, then raises ``TransportClosed`` with the exit
+  status and the last stderr lines, which is what a user needs to see *why* it
+  died;
 * on exit (or ``aclose``), under a shielded cancel scope: close stdin, wait
-  ``shutdown_grace`` seconds, then SIGINT -> 100 ms -> SIGTERM -> 400 ms ->
-  SIGKILL to the process group, and always reap the child (no zombies).
+  ``ShutdownPolicy.grace`` (0.5 s), then SIGINT -> 100 ms -> SIGTERM -> 400 ms
+  -> SIGKILL to the process group, always reap the child, and then stop what
+  is left of its group (``_process.py``), so no helper it forked outlives it.
 
 Server side, ``open_stdio_server_stream`` wraps dup'd copies of this process's
 fds 0 and 1 in ``trio.lowlevel.FdStream``.  EOF on stdin is ``TransportClosed``.
@@ -42,19 +47,27 @@ import signal
 import subprocess
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Final, Protocol
+from typing import Final
+
+import attrs
 
 import trio
 
 from ..._errors import ConnectError, RemoteProtocolError, TransportClosed
 from ..._sansio import jsonrpc
+from ...config import ShutdownPolicy
 from ..._sansio.framing.lines import DEFAULT_MAX_LINE
 from .._groups import raise_single
 from ..stream import NO_META, Received, SendMeta, parse_received
 from ._pipes import TORN_WRITE, LineReader, LineWriter, StderrTail, WriteAborted, torn_note
+from ._process import (
+    DEFAULT_SHUTDOWN, ESCALATION, escalation_of, reap_group, signal_group, terminate_process,
+)
 
 __all__ = [
     "DEFAULT_MAX_LINE",
+    "ESCALATION",
+    "ShutdownPolicy",
     "StdioProcessStream",
     "StdioServerStream",
     "open_stdio_process",
@@ -64,66 +77,23 @@ __all__ = [
 
 #: After stdout EOF, how long ``receive`` waits for the exit status and the stderr tail.
 EXIT_REPORT_WAIT: Final = 1.0
+#: Once the child has exited, how long ``receive`` waits for its stderr to drain: what it
+#: wrote is already in the pipe; a grandchild may hold stderr open, so do not wait for EOF.
+EXITED_STDERR_WAIT: Final = 0.1
 #: After the child is reaped, how long shutdown lets the stderr reader drain before cancelling it
 #: (a grandchild that escaped the process group may hold stderr open forever).
 STDERR_DRAIN_WAIT: Final = 0.5
-#: Signals sent to the process group after the grace period, each followed by a wait.
-ESCALATION: Final = ((signal.SIGINT, 0.1), (signal.SIGTERM, 0.4))
 #: How many stderr lines go into a ``TransportClosed`` message (the full tail is ``stderr_tail()``).
 ERROR_TAIL_LINES: Final = 50
 
 
-# --------------------------------------------------------------------------- shutdown
-
-
-class WaitableProcess(Protocol):
-    """What ``terminate_process`` needs from a process (``trio.Process`` fits)."""
-
-    @property
-    def returncode(self) -> int | None: ...
-
-    async def wait(self) -> int: ...
-
-
-async def terminate_process(
-    process: WaitableProcess,
-    *,
-    grace: float,
-    send_signal: Callable[[int], None],
-) -> int:
-    """Wait ``grace`` s for ``process`` to exit, then SIGINT, SIGTERM and SIGKILL it.
-
-    The caller has already asked politely (closed stdin).  Each signal is sent
-    only while the process is unreaped (``returncode`` polls and reaps), so its
-    pid cannot have been recycled.  Returns the exit status once reaped.  Run it
-    under a shielded cancel scope: stopping half-way would leak the child.
-    """
-    with trio.move_on_after(grace):
-        return await process.wait()
-    for signum, wait in ESCALATION:
-        if process.returncode is not None:
-            return process.returncode
-        send_signal(signum)
-        with trio.move_on_after(wait):
-            return await process.wait()
-    if process.returncode is None:
-        send_signal(signal.SIGKILL)
-    return await process.wait()
-
-
-def _signal_group(process: trio.Process, signum: int) -> None:
-    """Signal the child's process group (it leads one: start_new_session=True)."""
-    try:
-        os.killpg(process.pid, signum)
-        return
-    except ProcessLookupError:
-        pass  # the child left its group (setpgid/setsid): fall back to the child itself
-    except PermissionError:
-        pass  # some member is not ours to signal; still reach the child
-    try:
-        process.send_signal(signum)
-    except ProcessLookupError:
-        pass
+def _status(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            return f"was killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"was killed by signal {-returncode}"
+    return f"exited with status {returncode}"
 
 
 # --------------------------------------------------------------------------- client side
@@ -142,24 +112,32 @@ class StdioProcessStream:
         *,
         max_line: int,
         stderr: StderrTail,
-        shutdown_grace: float,
+        shutdown: ShutdownPolicy = DEFAULT_SHUTDOWN,
     ) -> None:
         assert isinstance(process.stdin, trio.lowlevel.FdStream)
         assert process.stdout is not None and process.stderr is not None
         self.process = process
         self.command = tuple(command)
         self._writer = LineWriter(process.stdin)
+        assert isinstance(process.stdout, trio.lowlevel.FdStream)
         self._reader = LineReader(process.stdout, max_line)
         self._stderr = stderr
-        self._shutdown_grace = shutdown_grace
+        self.shutdown = shutdown
         self._closing = False
         self._closed = trio.Event()
         #: Names of the signals shutdown needed (empty when closing stdin sufficed).
         self.signals_sent: list[str] = []
+        #: Signals sent to what was left of the process group after the server was gone.
+        self.group_signals_sent: list[str] = []
 
     def _send_shutdown_signal(self, signum: int) -> None:
         self.signals_sent.append(signal.Signals(signum).name)
-        _signal_group(self.process, signum)
+        signal_group(self.process, signum)
+
+    async def watch_exit(self) -> None:
+        """Wait for the child to exit, then let the stdout reader stop waiting for EOF."""
+        await self.process.wait()
+        self._reader.source_exited()
 
     @property
     def pid(self) -> int:
@@ -192,10 +170,14 @@ class StdioProcessStream:
         # to drain, so the error can say how it ended.  Bounded: it may linger.
         with trio.move_on_after(EXIT_REPORT_WAIT):
             await self.process.wait()
+        with trio.move_on_after(EXITED_STDERR_WAIT):
             await self._stderr.done.wait()
         if self.process.returncode is not None:
-            return self._error(f"{self.describe()} exited{what}")
+            return self._error(f"{self.describe()} {_status(self.process.returncode)}{what}")
         return self._error(f"{self.describe()} closed its stdout{what}")
+
+    def _note_group_signal(self, signum: int) -> None:
+        self.group_signals_sent.append(signal.Signals(signum).name)
 
     async def send(self, message: jsonrpc.Message, meta: SendMeta = NO_META) -> None:
         payload = jsonrpc.serialize(message)
@@ -233,11 +215,17 @@ class StdioProcessStream:
             with trio.CancelScope(shield=True):
                 # EOF on stdin is the polite request to exit (MCP stdio shutdown).
                 await self._writer.aclose()
+                policy = self.shutdown
                 await terminate_process(
                     self.process,
-                    grace=self._shutdown_grace,
+                    grace=policy.grace,
                     send_signal=self._send_shutdown_signal,
+                    escalation=escalation_of(policy),
                 )
+                if "SIGKILL" not in self.signals_sent:
+                    # The server is gone but may have left children (the group's id is
+                    # its pid): stop them too.  After SIGKILL to the group none is left.
+                    await reap_group(self.process.pid, on_signal=self._note_group_signal)
                 with trio.move_on_after(STDERR_DRAIN_WAIT):
                     await self._stderr.done.wait()
                 self._stderr.stop()
@@ -285,8 +273,9 @@ async def open_stdio_process(
     max_line: int = DEFAULT_MAX_LINE,
     stderr_lines: int = 200,
     stderr_bytes: int = 64 * 1024,
-    shutdown_grace: float = 2.0,
+    shutdown_grace: float | None = None,
     on_stderr: Callable[[str], None] | None = None,
+    shutdown: ShutdownPolicy | None = None,
 ) -> AsyncIterator[StdioProcessStream]:
     """Launch an MCP server as a child process and yield a stream to it.
 
@@ -297,27 +286,36 @@ async def open_stdio_process(
     error messages; ``on_stderr`` is called with each stderr line (it must not
     block; an exception from it is logged and stops the forwarding).
 
-    On exit the child is shut down: stdin closed, ``shutdown_grace`` seconds to
-    exit, then SIGINT, SIGTERM and SIGKILL to its process group; it is always
-    reaped.  A missing executable raises ``ConnectError``.
+    On exit the child is shut down as ``shutdown`` (a ``ShutdownPolicy``) says:
+    stdin closed, ``grace`` seconds to exit (0.5 s; ``shutdown_grace``, if given,
+    overrides it), then SIGINT, SIGTERM and SIGKILL to its process group; it is
+    always reaped, and what is left of its group is stopped after it.  The
+    child's exit is watched directly, so ``receive`` fails as soon as it has
+    exited and its output is read, even while a grandchild holds stdout open.
+    A missing executable raises ``ConnectError``.
     """
+    policy = shutdown if shutdown is not None else DEFAULT_SHUTDOWN
+    if shutdown_grace is not None:
+        policy = attrs.evolve(policy, grace=shutdown_grace)
     process = await _spawn(list(command), env, cwd)
     stream: StdioProcessStream | None = None
     try:
         tail = StderrTail(stderr_lines, stderr_bytes, on_stderr)
         stream = StdioProcessStream(
-            process, command, max_line=max_line, stderr=tail, shutdown_grace=shutdown_grace
+            process, command, max_line=max_line, stderr=tail, shutdown=policy
         )
         async with trio.open_nursery() as nursery:
             assert process.stderr is not None
             nursery.start_soon(tail.run, process.stderr)
+            # Ends once the child is reaped, which shutdown guarantees.
+            nursery.start_soon(stream.watch_exit)
             try:
                 yield stream
             finally:
                 # Inside the nursery: shutdown ends the stderr reader the nursery waits for.
                 await stream.aclose()
     except BaseExceptionGroup as group:
-        # The stderr reader cannot fail, so the group holds only the body's exception.
+        # The stderr reader and the exit watcher cannot fail: the group holds only the body's.
         raise_single(group)
     finally:
         # Normally a no-op (already closed inside the nursery); if we failed before
@@ -326,7 +324,7 @@ async def open_stdio_process(
             if stream is not None:
                 await stream.aclose()
             else:
-                _signal_group(process, signal.SIGKILL)
+                signal_group(process, signal.SIGKILL)
                 await process.wait()
                 for pipe in (process.stdin, process.stdout, process.stderr):
                     if pipe is not None:
