@@ -52,11 +52,11 @@ from ._errors import TrimcpError
 
 __all__ = [
     "ConfigError",
-    "ShutdownPolicy",
     "McpConfig",
     "OAuthConfig",
     "RemoteServerConfig",
     "ServerConfig",
+    "ShutdownPolicy",
     "StdioServerConfig",
     "load_config",
     "parse_config",

@@ -35,8 +35,8 @@ import trio
 
 from ...config import ShutdownPolicy
 
-__all__ = ["DEFAULT_SHUTDOWN", "GROUP_POLL", "GROUP_WAIT", "ESCALATION", "WaitableProcess",
-           "reap_group", "signal_group", "terminate_process"]
+__all__ = ["DEFAULT_SHUTDOWN", "ESCALATION", "GROUP_POLL", "GROUP_WAIT", "WaitableProcess",
+           "escalation_of", "reap_group", "signal_group", "terminate_process"]
 
 DEFAULT_SHUTDOWN: Final = ShutdownPolicy()
 #: Signals sent to the process group after the grace period, each followed by a wait (defaults).

@@ -50,18 +50,22 @@ from contextlib import asynccontextmanager
 from typing import Final
 
 import attrs
-
 import trio
 
 from ..._errors import ConnectError, RemoteProtocolError, TransportClosed
 from ..._sansio import jsonrpc
-from ...config import ShutdownPolicy
 from ..._sansio.framing.lines import DEFAULT_MAX_LINE
+from ...config import ShutdownPolicy
 from .._groups import raise_single
 from ..stream import NO_META, Received, SendMeta, parse_received
 from ._pipes import TORN_WRITE, LineReader, LineWriter, StderrTail, WriteAborted, torn_note
 from ._process import (
-    DEFAULT_SHUTDOWN, ESCALATION, escalation_of, reap_group, signal_group, terminate_process,
+    DEFAULT_SHUTDOWN,
+    ESCALATION,
+    escalation_of,
+    reap_group,
+    signal_group,
+    terminate_process,
 )
 
 __all__ = [
