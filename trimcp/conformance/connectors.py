@@ -28,6 +28,10 @@ __all__ = ["connector_for", "is_url"]
 _SCHEMES = ("http://", "https://", "ws://", "wss://")
 
 
+#: How long ``trimcp check`` lets a stdio server exit by itself after stdin closes.
+HARNESS_SHUTDOWN_GRACE = 2.0
+
+
 def is_url(target: Sequence[str]) -> bool:
     return len(target) == 1 and target[0].startswith(_SCHEMES)
 
@@ -49,11 +53,15 @@ def connector_for(
     go with every request to a URL; ``env`` (merged onto ours) and ``cwd`` are the server
     process's."""
     from .._trio.transports.registry import TransportOptions, resolve, transport_for
+    from ..config import ShutdownPolicy
 
     where: str | list[str] = target[0] if is_url(target) else list(target)
     factory = transport_for(transport or resolve(where))
     options = TransportOptions(
-        env=env, cwd=cwd, connect_timeout=connect_timeout, headers=headers, auth=auth
+        env=env, cwd=cwd, connect_timeout=connect_timeout, headers=headers, auth=auth,
+        # stdio.shutdown judges the server's own exit after EOF: give it the 2 s a host would
+        # wait at most, not the pool's short grace.
+        shutdown=ShutdownPolicy(grace=HARNESS_SHUTDOWN_GRACE),
     )
 
     def connect() -> AbstractAsyncContextManager[MessageStream]:
