@@ -17,6 +17,7 @@ from test_layers import PACKAGE_DIR, imports_of
 
 from trimcp import TrimcpError
 from trimcp.config import (
+    HeartbeatPolicy,
     ConfigError,
     McpConfig,
     OAuthConfig,
@@ -413,11 +414,11 @@ def test_unknown_fields_are_kept_and_warned_about() -> None:
               "oauth": {"clientId": "c", "scopes": ["a"]}},
     }}, source="c.json", environ={})
     s, r = config.servers["s"], config.servers["r"]
-    assert s.extra == {"disabled": True, "alwaysAllow": ["t"], "envFile": "${NOT_EXPANDED}"}
+    # "disabled" is understood now (a pool skips the entry); the rest is kept and warned about.
+    assert s.extra == {"alwaysAllow": ["t"], "envFile": "${NOT_EXPANDED}"} and s.disabled is True
     assert isinstance(r, RemoteServerConfig) and r.extra == {"timeout": 5, "command": "ignored"}
     assert r.oauth is not None and r.oauth.extra == {"scopes": ["a"]} and r.oauth.client_id == "c"
     assert config.warnings == [
-        'c.json: server "s": unknown field "disabled" (kept, not used)',
         'c.json: server "s": unknown field "alwaysAllow" (kept, not used)',
         'c.json: server "s": unknown field "envFile" (kept, not used)',
         'c.json: server "r": unknown field "timeout" (kept, not used)',
@@ -442,3 +443,28 @@ def test_the_module_starts_nothing() -> None:
           "time", "keyring", "shutil", "signal"}
     assert not {name.split(".")[0] for name in imported} & io
     assert {name for name in imported if name.startswith("trimcp")} == {"trimcp._errors"}
+
+
+def test_heartbeat_and_disabled_on_either_kind_of_entry() -> None:
+    config = parse_config({"mcpServers": {
+        "local": {"command": "srv", "heartbeat": {"intervalMs": 30000}, "disabled": True},
+        "web": {"url": "https://example.com/mcp", "heartbeat": {"intervalMs": 15000, "timeoutMs": 2500}},
+    }})
+    local, web = config.server("local"), config.server("web")
+    assert local.heartbeat == HeartbeatPolicy(interval=30.0) and local.heartbeat.timeout == 10.0
+    assert local.disabled is True and "disabled" not in local.extra
+    assert web.heartbeat == HeartbeatPolicy(interval=15.0, timeout=2.5) and web.disabled is False
+    assert config.warnings == []
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ({"heartbeat": {"timeoutMs": 100}}, '"heartbeat" needs "intervalMs"'),
+    ({"heartbeat": {"intervalMs": 0}}, '"heartbeat.intervalMs" must be a number of milliseconds (1-600000), not 0'),
+    ({"heartbeat": 30}, '"heartbeat" must be an object, not a number'),
+    ({"disabled": "yes"}, '"disabled" must be true or false, not a string'),
+])
+def test_bad_heartbeat_or_disabled_names_the_field(entry: dict[str, Any], message: str) -> None:
+    config = parse_config({"mcpServers": {"s": {"command": "srv", **entry}}})
+    with pytest.raises(ConfigError) as caught:
+        config.server("s")
+    assert message in str(caught.value)

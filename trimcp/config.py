@@ -14,7 +14,9 @@ Each entry is one server, keyed by its name.  An entry is *stdio* (``command``, 
 - also spelt ``streamable-http`` - ``sse`` or ``ws``; ``url``, ``headers``,
 ``headersHelper``, ``oauth: {clientId, callbackPort, authServerMetadataUrl}``).  An entry
 with a ``url`` and no ``type`` is Streamable HTTP, or WebSocket for a ``ws://`` /
-``wss://`` URL; one with a ``command`` and no ``type`` is stdio.
+``wss://`` URL; one with a ``command`` and no ``type`` is stdio.  Either kind may carry
+``"disabled": true`` (written by several hosts: a pool never connects it) and trimcp's
+``"heartbeat": {"intervalMs", "timeoutMs"}`` (ask a quiet server whether it is there).
 
 Every string value (command, args, env values, cwd, url, header values, the helper, the
 OAuth fields) goes through ``${VAR}`` / ``${VAR:-default}`` expansion, as Claude Code
@@ -56,6 +58,7 @@ __all__ = [
     "OAuthConfig",
     "RemoteServerConfig",
     "ServerConfig",
+    "HeartbeatPolicy",
     "ShutdownPolicy",
     "StdioServerConfig",
     "load_config",
@@ -68,10 +71,14 @@ RemoteTransport: TypeAlias = Literal["http", "sse", "ws"]
 _REMOTE_TYPES: dict[str, RemoteTransport] = {
     "http": "http", "streamable-http": "http", "sse": "sse", "ws": "ws",
 }
-_STDIO_FIELDS = frozenset({"type", "command", "args", "env", "cwd", "shutdown"})
+#: Fields every entry may have: trimcp's ``heartbeat`` and the ``disabled`` flag other hosts write.
+_COMMON_FIELDS = frozenset({"heartbeat", "disabled"})
+_STDIO_FIELDS = frozenset({"type", "command", "args", "env", "cwd", "shutdown"}) | _COMMON_FIELDS
 #: ``shutdown`` key -> ``ShutdownPolicy`` field (milliseconds in the file, seconds in Python).
 _SHUTDOWN_FIELDS = {"graceMs": "grace", "sigintMs": "sigint_wait", "sigtermMs": "sigterm_wait"}
-_REMOTE_FIELDS = frozenset({"type", "url", "headers", "headersHelper", "oauth"})
+#: ``heartbeat`` key -> ``HeartbeatPolicy`` field (milliseconds in the file).
+_HEARTBEAT_FIELDS = {"intervalMs": "interval", "timeoutMs": "timeout"}
+_REMOTE_FIELDS = frozenset({"type", "url", "headers", "headersHelper", "oauth"}) | _COMMON_FIELDS
 _OAUTH_FIELDS = frozenset({"clientId", "callbackPort", "authServerMetadataUrl"})
 _URL_SCHEMES: dict[RemoteTransport, tuple[str, ...]] = {
     "http": ("http://", "https://"), "sse": ("http://", "https://"), "ws": ("ws://", "wss://"),
@@ -133,6 +140,24 @@ class ShutdownPolicy:
     sigterm_wait: float = attrs.field(default=0.4, validator=_wait)
 
 
+def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not 0 < value < float("inf"):
+        raise ValueError(f"{attribute.name} must be a finite number of seconds > 0, not {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class HeartbeatPolicy:
+    """Ask a quiet server whether it is there (``open_client(heartbeat_interval=...)``).
+
+    After ``interval`` seconds without a message from the server a ``ping`` goes out
+    (``server/discover`` in the stateless era); no answer within ``timeout`` counts as one
+    terminal transport failure, and three in a row close the session.
+    """
+
+    interval: float = attrs.field(validator=_positive)
+    timeout: float = attrs.field(default=10.0, validator=_positive)
+
+
 @attrs.frozen
 class StdioServerConfig:
     """A server run as a child process speaking MCP on its stdin/stdout."""
@@ -145,6 +170,10 @@ class StdioServerConfig:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
     #: the entry's ``shutdown`` object; ``None``: the caller's (or the default) policy
     shutdown: ShutdownPolicy | None = None
+    #: the entry's ``heartbeat`` object; ``None``: no heartbeat unless the caller asks
+    heartbeat: HeartbeatPolicy | None = None
+    #: ``"disabled": true`` (Cline, Roo and others write it): a host does not connect it
+    disabled: bool = False
 
     transport: Literal["stdio"] = attrs.field(default="stdio", init=False)
 
@@ -161,6 +190,8 @@ class RemoteServerConfig:
     headers_helper: str | None = None
     oauth: OAuthConfig | None = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
+    heartbeat: HeartbeatPolicy | None = None
+    disabled: bool = False
 
 
 ServerConfig: TypeAlias = StdioServerConfig | RemoteServerConfig
@@ -309,26 +340,45 @@ class _Entry:
             env=self.string_map(entry, "env"),
             cwd=cwd,
             extra=extra,
-            shutdown=self.shutdown(entry["shutdown"]) if "shutdown" in entry else None,
+            shutdown=ShutdownPolicy(**self.millis(entry, "shutdown", _SHUTDOWN_FIELDS))
+            if "shutdown" in entry else None,
+            **self.common(entry),
         )
 
-    def shutdown(self, value: object) -> ShutdownPolicy:
+    def common(self, entry: dict[str, Any]) -> dict[str, Any]:
+        """The fields every kind of entry may have."""
+        out: dict[str, Any] = {}
+        if "heartbeat" in entry:
+            waits = self.millis(entry, "heartbeat", _HEARTBEAT_FIELDS, low=1)
+            if "interval" not in waits:
+                raise self.error('"heartbeat" needs "intervalMs"', "heartbeat")
+            out["heartbeat"] = HeartbeatPolicy(**waits)
+        if "disabled" in entry:
+            if not isinstance(entry["disabled"], bool):
+                raise self.error(f'"disabled" must be true or false, not {_kind(entry["disabled"])}', "disabled")
+            out["disabled"] = entry["disabled"]
+        return out
+
+    def millis(self, entry: dict[str, Any], name: str, fields: Mapping[str, str], *,
+               low: int = 0) -> dict[str, float]:
+        """An object of durations in milliseconds, as seconds by attribute name."""
+        value = entry[name]
         if not isinstance(value, dict):
-            raise self.error(f'"shutdown" must be an object, not {_kind(value)}', "shutdown")
-        self.extra(value, frozenset(_SHUTDOWN_FIELDS), prefix="shutdown.")
+            raise self.error(f'"{name}" must be an object, not {_kind(value)}', name)
+        self.extra(value, frozenset(fields), prefix=f"{name}.")
         waits: dict[str, float] = {}
-        for key, attribute in _SHUTDOWN_FIELDS.items():
+        for key, attribute in fields.items():
             if key not in value:
                 continue
             raw = value[key]
-            field = f"shutdown.{key}"
+            field = f"{name}.{key}"
             number = isinstance(raw, (int, float)) and not isinstance(raw, bool)
-            if not number or not 0 <= raw <= 600_000:  # also refuses NaN and infinity
+            if not number or not low <= raw <= 600_000:  # also refuses NaN and infinity
                 shown = repr(raw) if number else _kind(raw)
-                raise self.error(f'"{field}" must be a number of milliseconds (0-600000), '
+                raise self.error(f'"{field}" must be a number of milliseconds ({low}-600000), '
                                  f"not {shown}", field)
             waits[attribute] = raw / 1000
-        return ShutdownPolicy(**waits)
+        return waits
 
     def remote(self, entry: dict[str, Any], transport: RemoteTransport) -> RemoteServerConfig:
         url = self.string(entry, "url")
@@ -345,6 +395,7 @@ class _Entry:
             headers_helper=helper,
             oauth=self.oauth(entry["oauth"]) if "oauth" in entry else None,
             extra=extra,
+            **self.common(entry),
         )
 
     def oauth(self, value: object) -> OAuthConfig:

@@ -101,8 +101,7 @@ def _entries(servers: Servers) -> tuple[dict[str, ServerConfig], dict[str, Confi
 
 
 def _disabled_by_config(entry: ServerConfig) -> bool:
-    # Several hosts (Cline, Roo, some Claude Code setups) write "disabled": true in the entry.
-    return entry.extra.get("disabled") is True
+    return entry.disabled  # "disabled": true, as several hosts write it
 
 
 class Pool:

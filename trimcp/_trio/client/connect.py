@@ -225,9 +225,10 @@ async def open_client(
     ``max_consecutive_failures`` terminal transport failures in a row (requests the
     transport lost for good, unanswered heartbeats, the HTTP event stream given up;
     ``None``: never) close the session and fail every pending request at once.
-    ``heartbeat_interval`` (default off): after that many seconds without a message
-    from the server, send a ``ping`` (stateless era: ``server/discover``); no answer
-    within ``heartbeat_timeout`` counts as a terminal failure (``_trio/heartbeat.py``).
+    ``heartbeat_interval`` (default off; an mcpServers entry's ``heartbeat`` when not
+    given): after that many seconds without a message from the server, send a
+    ``ping`` (stateless era: ``server/discover``); no answer within
+    ``heartbeat_timeout`` counts as a terminal failure (``_trio/heartbeat.py``).
     ``reset_timeout_on_progress``: progress for a request pushes its deadline to now
     + its timeout, never past its start + ``max_total_timeout`` (``None``: 10 x the
     timeout); ``call_tool`` then always asks for progress.
@@ -252,6 +253,9 @@ async def open_client(
         where = target.url
     else:
         where = target
+    if isinstance(target, (StdioServerConfig, RemoteServerConfig)) and heartbeat_interval is None \
+            and target.heartbeat is not None:
+        heartbeat_interval, heartbeat_timeout = target.heartbeat.interval, target.heartbeat.timeout
     # Which transport, and is it one we have: a usage error before anything starts.
     factory = transport_for(resolve(where) if transport is None else transport)
     options = TransportOptions(
