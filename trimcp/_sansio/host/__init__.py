@@ -1,1 +1,55 @@
-"""Pure host logic: what an MCP host decides about its servers without doing I/O."""
+"""Pure host logic: what an agent decides about its servers and their tools without I/O.
+
+Theory of operation
+-------------------
+Spec "Server features / Tools".  ``naming`` gives every (server, tool) pair a name a
+model API accepts and maps it back; ``classify`` sorts tools into search, read and
+write and plans a batch; ``truncation`` (with ``shrink``) fits a result into a token
+limit without breaking its JSON or tables; ``backoff`` says how long to wait before
+connecting to a failed server again.  No I/O, no clock: ``trimcp.host`` wraps
+these for a pool of live sessions.
+"""
+
+from __future__ import annotations
+
+from .classify import ToolKind as ToolKind
+from .classify import ToolTraits as ToolTraits
+from .classify import classify_tool as classify_tool
+from .classify import plan_batch as plan_batch
+from .classify import snake_case as snake_case
+from .classify import tool_traits as tool_traits
+from .naming import NameTable as NameTable
+from .naming import cap_description as cap_description
+from .naming import mcp_tool_name as mcp_tool_name
+from .naming import normalize_name as normalize_name
+from .shrink import shrink_json as shrink_json
+from .shrink import shrink_text as shrink_text
+from .truncation import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS
+from .truncation import ImageHook as ImageHook
+from .truncation import TruncationPlan as TruncationPlan
+from .truncation import estimate_tokens as estimate_tokens
+from .truncation import notice_text as notice_text
+from .truncation import plan_truncation as plan_truncation
+from .truncation import truncate_result as truncate_result
+
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "ImageHook",
+    "NameTable",
+    "ToolKind",
+    "ToolTraits",
+    "TruncationPlan",
+    "cap_description",
+    "classify_tool",
+    "estimate_tokens",
+    "mcp_tool_name",
+    "normalize_name",
+    "notice_text",
+    "plan_batch",
+    "plan_truncation",
+    "shrink_json",
+    "shrink_text",
+    "snake_case",
+    "tool_traits",
+    "truncate_result",
+]
