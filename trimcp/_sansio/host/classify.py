@@ -148,7 +148,7 @@ def _name_and_hints(tool: Tool | Mapping[str, Any]) -> tuple[str, dict[str, bool
         }
     name = tool.get("name")
     if not isinstance(name, str):
-        raise ValueError("a tool's wire form needs a string 'name'")
+        raise TypeError("a tool's wire form needs a string 'name'")
     raw = tool.get("annotations")
     raw = raw if isinstance(raw, Mapping) else {}
     keys = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")

@@ -67,6 +67,7 @@ _MIN_TEXT_ROOM: Final = 64
 
 #: ``hook(image_block, max_tokens)`` -> a smaller image block (wire form) or ``None``.
 ImageHook = Callable[[Mapping[str, Any], int], "Mapping[str, Any] | None"]
+#: The hook gets the image block and the tokens left; its block is kept when it costs no more.
 
 R = TypeVar("R", CallToolResult, Mapping[str, Any])
 
@@ -87,6 +88,13 @@ def notice_text(max_tokens: int, *, full_output_path: str | None = None, dropped
 
 def _tokens(chars: int) -> int:
     return math.ceil(chars / CHARS_PER_TOKEN)
+
+
+def _image_tokens(block: Mapping[str, Any]) -> int:
+    """1 600 tokens, or less for an image whose base64 is under 6 400 characters (a
+    thumbnail, or what ``image_hook`` made of a larger one)."""
+    data = block.get("data")
+    return min(IMAGE_TOKENS, _tokens(len(data))) if isinstance(data, str) else IMAGE_TOKENS
 
 
 def _block_chars(block: Mapping[str, Any], cap: int) -> tuple[int, bool]:
@@ -115,12 +123,12 @@ def estimate_tokens(result: CallToolResult | Mapping[str, Any]) -> int:
 
 
 def _estimate(wire: Mapping[str, Any]) -> tuple[int, int, int, int]:
-    """(tokens, text chars, structured chars, images) of a wire result."""
+    """(tokens, text chars, structured chars, image tokens) of a wire result."""
     cap = 64 * DEFAULT_MAX_TOKENS * CHARS_PER_TOKEN
     images = text_chars = other_chars = 0
     for block in wire.get("content") or ():
         if isinstance(block, Mapping) and block.get("type") == "image":
-            images += 1
+            images += _image_tokens(block)
             continue
         chars, is_text = _block_chars(block, cap) if isinstance(block, Mapping) else (0, False)
         if is_text:
@@ -129,7 +137,7 @@ def _estimate(wire: Mapping[str, Any]) -> tuple[int, int, int, int]:
             other_chars += chars
     structured = wire.get("structuredContent")
     structured_chars = 0 if structured is None else bounded_size(structured, cap)
-    tokens = _tokens(text_chars + other_chars + structured_chars) + IMAGE_TOKENS * images
+    tokens = _tokens(text_chars + other_chars + structured_chars) + images
     return tokens, text_chars, structured_chars, images
 
 
@@ -172,14 +180,10 @@ class TruncationPlan:
             parts.append(dumps(self.wire["structuredContent"]))
         return "\n".join(parts)
 
-    def _images(self) -> int:
-        return sum(1 for b in self.wire.get("content") or () if isinstance(b, Mapping) and b.get("type") == "image")
-
     def finish(self, exact_tokens: int | None = None) -> Any:
         if not self.needs_exact_count:
             return self.result
-        _, text_chars, structured_chars, images = _estimate(self.wire)
-        fixed = IMAGE_TOKENS * images
+        fixed = _estimate(self.wire)[3]
         estimated_text = self.estimate - fixed
         counted = estimated_text if exact_tokens is None else exact_tokens
         if counted + fixed <= self.max_tokens:
@@ -257,15 +261,15 @@ def _cut(
         kind = block.get("type")
         if kind == "text" or (kind == "resource" and isinstance((block.get("resource") or {}).get("text"), str)):
             continue
-        cost = IMAGE_TOKENS * CHARS_PER_TOKEN if kind == "image" else _block_chars(block, budget)[0]
+        cost = _image_tokens(block) * CHARS_PER_TOKEN if kind == "image" else _block_chars(block, budget)[0]
         if cost <= budget:
             kept[index] = dict(block)
             budget -= cost
             continue
         smaller = image_hook(block, budget // CHARS_PER_TOKEN) if kind == "image" and image_hook else None
-        if smaller is not None and IMAGE_TOKENS * CHARS_PER_TOKEN <= budget:
+        if smaller is not None and _image_tokens(smaller) * CHARS_PER_TOKEN <= budget:
             kept[index] = dict(smaller)
-            budget -= IMAGE_TOKENS * CHARS_PER_TOKEN
+            budget -= _image_tokens(smaller) * CHARS_PER_TOKEN
         else:
             kept[index] = _placeholder(block)
             dropped += 1
