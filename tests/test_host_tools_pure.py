@@ -19,6 +19,7 @@ from trimcp._sansio.host import (
     normalize_name,
     plan_batch,
     plan_truncation,
+    readable_tool_name,
     shrink_json,
     shrink_text,
     snake_case,
@@ -73,6 +74,15 @@ def test_name_table_maps_back_without_splitting() -> None:
         table.resolve("mcp__nope__nope")
 
 
+def test_name_table_reads_well_until_names_collide() -> None:
+    table = NameTable([("srv", "admin.users.list"), ("srv", "get.file"), ("srv", "get_file")])
+    assert table.name("srv", "admin.users.list") == "mcp__srv__admin_users_list"
+    dotted, plain = table.name("srv", "get.file"), table.name("srv", "get_file")
+    assert dotted == mcp_tool_name("srv", "get.file") and dotted.startswith("mcp__srv__get_file_")
+    assert plain == "mcp__srv__get_file"  # already valid and unambiguous: mcp_tool_name keeps it
+    assert readable_tool_name("srv", "get.file") == "mcp__srv__get_file"
+
+
 def test_name_table_replace_and_discard_server() -> None:
     table = NameTable([("a", "x"), ("b", "y")])
     table.replace_server("a", ["z"])
@@ -81,13 +91,15 @@ def test_name_table_replace_and_discard_server() -> None:
     assert list(table.as_mapping().values()) == [("a", "z")]
 
 
-names = st.text(min_size=0, max_size=80)
+# a small alphabet makes normalisation and ``__`` collisions common
+names = st.text(min_size=0, max_size=80) | st.text(alphabet="a._-é", max_size=6)
 pair_lists = st.lists(st.tuples(names, names), max_size=20)
 
 
 @given(names, names)
 def test_names_always_match_the_pattern(server: str, tool: str) -> None:
     assert NAME_PATTERN.match(mcp_tool_name(server, tool))
+    assert NAME_PATTERN.match(readable_tool_name(server, tool))
 
 
 @given(st.tuples(names, names), st.tuples(names, names))

@@ -18,11 +18,16 @@ each tool as ``mcp__{server}__{tool}``:
   SHA-256 of the original pair.  So ``("a.b", "t")`` and ``("a_b", "t")``, or
   ``("a__b", "c")`` and ``("a", "b__c")``, get different names; two distinct pairs
   share a name only if they collide on 40 bits of SHA-256.
-* ``NameTable`` holds the names for a set of pairs, maps a full name back to its
-  pair by lookup (never by splitting on ``__``, which both parts may contain), and
-  settles the remaining (hash) collisions by lengthening the hash of every member of
-  the colliding group, in sorted order, so the outcome does not depend on the order
-  pairs were added.
+* ``readable_tool_name(server, tool)`` is the seed's form: the normalised parts,
+  hashed only when over 64 characters.  It reads better (``admin.users.list``, a
+  name 2025-11-25 encourages, stays ``admin_users_list``) but may collide.
+* ``NameTable`` holds the names for a set of pairs and maps a full name back to its
+  pair by lookup (never by splitting on ``__``, which both parts may contain).  Each
+  pair gets its readable name unless another pair of the set has the same one; then
+  every member of that group gets its ``mcp_tool_name``, and a (hash) collision
+  there lengthens the hash of the whole group.  Groups are settled in sorted order,
+  so the outcome depends on the set of pairs, never on the order they were added.
+  A pair's name changes only when a pair that collides with it arrives or leaves.
 
 ``cap_description`` cuts a description to a character cap (2048 by default, since
 servers generated from OpenAPI documents inject tens of kilobytes), ending with a
@@ -46,6 +51,7 @@ __all__ = [
     "cap_description",
     "mcp_tool_name",
     "normalize_name",
+    "readable_tool_name",
 ]
 
 MAX_NAME_LENGTH: Final = 64
@@ -102,12 +108,19 @@ def mcp_tool_name(server: str, tool: str, *, hash_digits: int = _HASH_DIGITS) ->
     return _hashed(server, tool, hash_digits)
 
 
+def readable_tool_name(server: str, tool: str) -> str:
+    """``mcp__{server}__{tool}`` of the normalised parts, shortened with a hash only when
+    over 64 characters (may collide: ``NameTable`` settles that)."""
+    plain = f"{PREFIX}{normalize_name(server)}{SEPARATOR}{normalize_name(tool)}"
+    return plain if len(plain) <= MAX_NAME_LENGTH else _hashed(server, tool, _HASH_DIGITS)
+
+
 class NameTable:
     """Full names for a set of ``(server, tool)`` pairs, and the way back.
 
     The name of a pair depends only on the set of pairs, never on the order they were
-    added: a pair's name is ``mcp_tool_name(server, tool)`` unless another pair of the
-    set has the same name, and then every pair of that group gets a longer hash.
+    added: ``readable_tool_name`` unless another pair of the set has the same name,
+    then ``mcp_tool_name`` (with a longer hash should even that collide).
     """
 
     def __init__(self, pairs: Iterable[tuple[str, str]] = ()) -> None:
@@ -135,11 +148,12 @@ class NameTable:
         by_pair: dict[tuple[str, str], str] = {}
         taken: set[str] = set()
         pending = sorted(self._pairs)
-        digits = _HASH_DIGITS
+        digits = 0  # round 0: readable names
         while pending:
             groups: dict[str, list[tuple[str, str]]] = {}
             for pair in pending:
-                groups.setdefault(mcp_tool_name(*pair, hash_digits=digits), []).append(pair)
+                name = mcp_tool_name(*pair, hash_digits=digits) if digits else readable_tool_name(*pair)
+                groups.setdefault(name, []).append(pair)
             pending = []
             for name, members in groups.items():
                 if len(members) == 1 and name not in taken:
@@ -147,7 +161,7 @@ class NameTable:
                     taken.add(name)
                 else:
                     pending.extend(members)
-            digits += 4
+            digits = digits + 4 if digits else _HASH_DIGITS
             if digits > 40:  # beyond a SHA-256 prefix collision of 160 bits: give up loudly
                 raise ValueError(f"cannot give distinct names to {pending!r}")
         self._by_pair = by_pair

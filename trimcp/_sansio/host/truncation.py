@@ -90,6 +90,12 @@ def _tokens(chars: int) -> int:
     return math.ceil(chars / CHARS_PER_TOKEN)
 
 
+def _cap(max_tokens: int) -> int:
+    """How far JSON parts are measured: far enough to tell "over the limit" and to split
+    the budget in proportion between parts up to four times the limit."""
+    return 4 * max_tokens * CHARS_PER_TOKEN
+
+
 def _image_tokens(block: Mapping[str, Any]) -> int:
     """1 600 tokens, or less for an image whose base64 is under 6 400 characters (a
     thumbnail, or what ``image_hook`` made of a larger one)."""
@@ -119,12 +125,13 @@ def estimate_tokens(result: CallToolResult | Mapping[str, Any]) -> int:
     plus 1 600 per image.  ``structuredContent`` is measured up to 64 times the default
     limit (it is too large to pass beyond that, and measuring further would cost O(n))."""
     wire = to_wire(result) if isinstance(result, CallToolResult) else result
-    return _estimate(wire)[0]
+    return _estimate(wire, 64 * DEFAULT_MAX_TOKENS * CHARS_PER_TOKEN)[0]
 
 
-def _estimate(wire: Mapping[str, Any]) -> tuple[int, int, int, int]:
-    """(tokens, text chars, structured chars, image tokens) of a wire result."""
-    cap = 64 * DEFAULT_MAX_TOKENS * CHARS_PER_TOKEN
+def _estimate(wire: Mapping[str, Any], cap: int) -> tuple[int, int, int, int]:
+    """(tokens, text chars, structured chars, image tokens) of a wire result; JSON parts
+    (``structuredContent``, unknown blocks) are measured only up to ``cap`` characters,
+    because walking a large value in Python costs more than parsing it."""
     images = text_chars = other_chars = 0
     for block in wire.get("content") or ():
         if isinstance(block, Mapping) and block.get("type") == "image":
@@ -183,7 +190,7 @@ class TruncationPlan:
     def finish(self, exact_tokens: int | None = None) -> Any:
         if not self.needs_exact_count:
             return self.result
-        fixed = _estimate(self.wire)[3]
+        fixed = _estimate(self.wire, _cap(self.max_tokens))[3]
         estimated_text = self.estimate - fixed
         counted = estimated_text if exact_tokens is None else exact_tokens
         if counted + fixed <= self.max_tokens:
@@ -208,7 +215,7 @@ def plan_truncation(
         raise ValueError("max_tokens must leave room for the notice (>= 64)")
     wire = to_wire(result) if isinstance(result, CallToolResult) else result
     return TruncationPlan(
-        result, wire, max_tokens, _estimate(wire)[0],
+        result, wire, max_tokens, _estimate(wire, _cap(max_tokens))[0],
         image_hook=image_hook, full_output_path=full_output_path,
     )
 
@@ -274,10 +281,12 @@ def _cut(
             kept[index] = _placeholder(block)
             dropped += 1
     structured = wire.get("structuredContent")
-    text_total = sum(_block_chars(b, budget)[0] for i, b in enumerate(blocks) if kept[i] is None)
+    cap = _cap(max_tokens)
+    text_total = min(cap, sum(_block_chars(b, budget)[0] for i, b in enumerate(blocks) if kept[i] is None))
     structured_budget = 0
     if structured is not None:
-        s_chars = bounded_size(structured, 64 * budget + 64)
+        # Both sides saturate at the same cap: two giants split the budget evenly.
+        s_chars = min(cap, bounded_size(structured, cap))
         structured_budget = max(3, budget * s_chars // max(1, s_chars + text_total))
         budget -= structured_budget
     for index, block in enumerate(blocks):
