@@ -108,6 +108,26 @@ def test_distinct_pairs_get_distinct_names(a: tuple[str, str], b: tuple[str, str
         assert mcp_tool_name(*a) != mcp_tool_name(*b)
 
 
+def look_alikes(server: str, tool: str) -> set[tuple[str, str]]:
+    """Pairs whose plain names coincide with ``(server, tool)``'s: the normalised pair,
+    and every other split of ``server__tool`` at a ``__``."""
+    joined = f"{normalize_name(server)}__{normalize_name(tool)}"
+    out = {(server, tool), (normalize_name(server), normalize_name(tool))}
+    start = joined.find("__")
+    while start != -1:
+        out.add((joined[:start], joined[start + 2:]))
+        start = joined.find("__", start + 1)
+    return out
+
+
+@given(names, names)
+def test_look_alike_pairs_get_distinct_names(server: str, tool: str) -> None:
+    pairs = look_alikes(server, tool)
+    assert len({mcp_tool_name(*pair) for pair in pairs}) == len(pairs)
+    table = NameTable(pairs)
+    assert len(table) == len(pairs)
+
+
 @given(pair_lists, st.randoms(use_true_random=False))
 def test_name_table_independent_of_order_and_injective(pairs: list[tuple[str, str]], rnd: object) -> None:
     shuffled = list(pairs)
