@@ -15,13 +15,25 @@ from typing import Any
 import pytest
 import trio
 
-from trimcp import ConnectError, MessageStream, TransportClosed, TransportOptions, register_transport
+from trimcp import (
+    ConnectError,
+    MessageStream,
+    TransportClosed,
+    TransportOptions,
+    register_transport,
+)
 from trimcp._trio.memory import memory_stream_pair
 from trimcp._trio.transports import registry
 from trimcp._trio.transports.registry import Target
 from trimcp.config import RemoteServerConfig, StdioServerConfig, parse_config
 from trimcp.host import (
-    Backoff, ServerNotification, ServerState, ServerUnavailable, StatusChanged, ToolsChanged, UnknownServer,
+    Backoff,
+    ServerNotification,
+    ServerState,
+    ServerUnavailable,
+    StatusChanged,
+    ToolsChanged,
+    UnknownServer,
     config_key,
     open_pool,
 )

@@ -70,8 +70,13 @@ from typing import Any
 import trio
 
 from .._errors import (
-    InputRoundsExceeded, LocalProtocolError, McpError, RemoteProtocolError, RequestTimeout,
-    TransportClosed, TransportError,
+    InputRoundsExceeded,
+    LocalProtocolError,
+    McpError,
+    RemoteProtocolError,
+    RequestTimeout,
+    TransportClosed,
+    TransportError,
 )
 from .._sansio import events as ev
 from .._sansio import jsonrpc as rpc
@@ -82,19 +87,29 @@ from .._sansio.connection.lifecycle import CLOSED, DISCOVERING
 from .._sansio.http.headers import HeaderParam
 from ._locks import held
 from .callbacks import DEFAULT_MAX_PENDING_CALLBACKS, CallbackQueue
-from .driver_types import USE_DEFAULT as USE_DEFAULT
-from .driver_types import NeedInput as NeedInput
-from .driver_types import NotificationHandler as NotificationHandler
-from .driver_types import NotificationTap as NotificationTap
-from .driver_types import ProbeOutcome as ProbeOutcome
-from .driver_types import ProgressCallback as ProgressCallback
-from .driver_types import SentCallback as SentCallback
-from .driver_types import UseDefault as UseDefault
+from .driver_types import (
+    USE_DEFAULT,
+    NeedInput,
+    NotificationHandler,
+    NotificationTap,
+    ProbeOutcome,
+    ProgressCallback,
+    SentCallback,
+    UseDefault,
+)
+from .outbox import Outbox
+from .request_context import RequestContext
 from .request_slots import DEFAULT_MAX_CONCURRENT_REQUESTS, RequestSlots, Serving, current_owner
 from .serving import PeerRequests
-from .request_context import RequestContext as RequestContext
-from .stream import MessageStream, RequestFailed, SendMeta, StreamLost
+from .stream import MessageStream, RequestFailed, StreamLost
 from .waiters import Deadline, Waiter
+
+# The driver's vocabulary, re-exported for the modules built on it.
+__all__ = [
+    "USE_DEFAULT", "InputAnswerer", "NeedInput", "NotificationHandler", "NotificationTap",
+    "ProbeOutcome", "ProgressCallback", "RequestContext", "RequestHandler", "SentCallback",
+    "SessionDriver", "UseDefault",
+]
 
 logger = logging.getLogger("trimcp")
 
@@ -167,7 +182,7 @@ class SessionDriver:
         self._waiters: dict[rpc.RequestId, Waiter] = {}
         self._write_lock = trio.StrictFIFOLock()
         #: Messages taken from the Connection, with their metadata, not yet written.
-        self._outbox: deque[tuple[rpc.Message, SendMeta]] = deque()
+        self.outbox = Outbox(connection)
         self._nursery: trio.Nursery | None = None
         self._closed = trio.Event()
         self._progress_seq = 0
@@ -269,34 +284,11 @@ class SessionDriver:
 
     # ------------------------------------------------------------ sending
 
-    def _take_output(
-        self, related: rpc.RequestId | None = None, header_params: tuple[HeaderParam, ...] = ()
-    ) -> None:
-        """Move the Connection's outbox to ours, each message with its ``SendMeta``.
-
-        Called right after every call that queues on the Connection, so that
-        ``related`` (the peer request a handler is serving) labels exactly the
-        messages that call produced (and ``header_params`` the request it sent)."""
-        for message in self.connection.outgoing():
-            meta = self._meta_for(message, related)
-            if header_params and isinstance(message, rpc.Request):
-                meta = meta._replace(header_params=header_params)
-            self._outbox.append((message, meta))
-
-    def _meta_for(self, message: rpc.Message, related: rpc.RequestId | None) -> SendMeta:
-        version = self.connection.protocol_version
-        if isinstance(message, rpc.Request):
-            # A stateless-era request names its own revision (the discover probe too).
-            version = sl.envelope_version(message.params) or version
-        elif isinstance(message, (rpc.Response, rpc.ErrorResponse)):
-            related = message.id
-        return SendMeta(version, related)
-
     async def flush(self) -> None:
-        self._take_output()
+        self.outbox.take()
         async with held(self._write_lock):
-            while self._outbox:
-                message, meta = self._outbox.popleft()
+            while self.outbox:
+                message, meta = self.outbox.popleft()
                 try:
                     await self.stream.send(message, meta)
                 except TransportClosed as exc:
@@ -318,7 +310,7 @@ class SessionDriver:
         handling (the transport may route it with that request's answer)."""
         self._check_open()
         self.connection.send_notification(method, params)
-        self._take_output(related_request)
+        self.outbox.take(related_request)
         await self.flush()
 
     async def request(
@@ -395,7 +387,7 @@ class SessionDriver:
             self._progress_seq += 1
             token = f"trimcp-{self._progress_seq}"
         request_id = self.connection.send_request(method, params, progress_token=token)
-        self._take_output(related, header_params)
+        self.outbox.take(related, header_params)
         waiter = self._waiters[request_id] = Waiter(
             method, request_id, deadline, on_progress=on_progress, on_sent=on_sent, header_params=header_params
         )
@@ -553,13 +545,7 @@ class SessionDriver:
                 del self._waiters[lost.request_id]
                 waiter.request_id = new_id
                 self._waiters[new_id] = waiter
-                for message in self.connection.outgoing():
-                    meta = self._meta_for(message, None)
-                    if isinstance(message, rpc.Request) and message.id == new_id:
-                        meta = meta._replace(
-                            reissue_of=lost.request_id, header_params=waiter.header_params
-                        )
-                    self._outbox.append((message, meta))
+                self.outbox.take(None, waiter.header_params, reissue=(new_id, lost.request_id))
                 if waiter.on_sent is not None:
                     waiter.on_sent(new_id)  # e.g. a listen subscription learns its new id
                 # Not in the reader task: a send may wait for the network.

@@ -20,14 +20,14 @@ import attrs
 from .._sansio import jsonrpc as rpc
 from .._sansio.connection.core import Connection
 from .._sansio.connection.stateless import Envelope
+from .outbox import Outbox
 
 
 class _Driver(Protocol):
     """What of ``SessionDriver`` a context uses (a protocol: the driver imports this module)."""
 
     connection: Connection
-
-    def _take_output(self, related: rpc.RequestId | None = None) -> None: ...
+    outbox: Outbox
 
     async def flush(self) -> None: ...
 
@@ -56,5 +56,5 @@ class RequestContext:
         token = self.progress_token
         if token is not None:
             self.driver.connection.send_progress(token, progress, total, message)
-            self.driver._take_output(self.request_id)
+            self.driver.outbox.take(self.request_id)
             await self.driver.flush()

@@ -19,6 +19,8 @@ a usage error before anything starts (``targets``).  Options may come anywhere b
 server's environment or headers; ``--connect-timeout`` (default: 30 s, or ``--timeout`` if
 shorter) bounds the connect and the revision negotiation.  With ``--format json`` a
 failure is one JSON line on stderr, ``{"error", "exit"}``.
+``trimcp servers status [--config FILE]`` connects every server of an mcpServers file
+through a ``trimcp.host`` pool and shows each one's status (``pool_status.py``).
 ``trimcp serve [--http|--sse|--ws HOST:PORT]`` runs the reference server (stdio by default).
 ``trimcp auth login|status|logout URL`` runs the OAuth flow for the server at
 URL and stores its tokens, shows what is stored (scope, expiry - never a
@@ -185,6 +187,13 @@ def _build_parser_tree() -> argparse.ArgumentParser:
     prompts.add_argument("--args-json", metavar="JSON",
                          help="all prompt arguments as one JSON object of strings (--prompt-arg overrides)")
     target_opts(prompts, "[NAME] URL")
+
+    from . import pool_status
+
+    pool_status.add_arguments(_subcommand(
+        sub, "servers", "connect every server of an mcpServers file and show each one's status",
+        pool_status.EXAMPLES,
+    ))
 
     from .serve import add_serve_arguments
 
@@ -501,6 +510,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_serve(ns)
     try:
+        if ns.command == "servers":
+            from .pool_status import run_servers
+
+            # A failure is that server's status line; the pool's own warnings would repeat it.
+            logging.getLogger("trimcp").setLevel(logging.ERROR)
+            return run_servers(ns)
         if ns.command == "auth":
             return trio.run(_auth, ns)
         if ns.command == "check":
@@ -510,7 +525,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader of our output went away (``| head``): not an error of ours.
         sys.stderr.close()
         return EXIT_OK
-    except ValueError as exc:
+    except (ValueError, UsageError) as exc:
         return fail(str(exc), EXIT_USAGE)
     except OAuthError as exc:  # an AuthError: catch it first for its own words
         return fail(f"authorization failed: {exc}", EXIT_AUTH)

@@ -33,7 +33,7 @@ import os
 import random as _random
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, Final, Union
+from typing import Any, Final
 
 import trio
 
@@ -53,12 +53,13 @@ __all__ = ["Pool", "ServerUnavailable", "UnknownServer", "open_pool"]
 
 logger = logging.getLogger("trimcp.host")
 
+DEFAULT_BACKOFF: Final = Backoff()
 DEFAULT_STDIO_LIMIT: Final = 3
 DEFAULT_REMOTE_LIMIT: Final = 20
 STDIO_LIMIT_ENV: Final = "MCP_SERVER_CONNECTION_BATCH_SIZE"
 REMOTE_LIMIT_ENV: Final = "MCP_REMOTE_SERVER_CONNECTION_BATCH_SIZE"
 
-Servers = Union[McpConfig, Mapping[str, ServerConfig], Iterable[ServerConfig]]
+Servers = McpConfig | Mapping[str, ServerConfig] | Iterable[ServerConfig]
 
 
 class UnknownServer(TrimcpError, LookupError):
@@ -307,7 +308,7 @@ async def open_pool(
     stdio_limit: int | None = None,
     remote_limit: int | None = None,
     disabled: Iterable[str] = (),
-    backoff: Backoff = Backoff(),
+    backoff: Backoff = DEFAULT_BACKOFF,
     random: Callable[[], float] = _random.random,
     auth_cache: AuthNeededCache | None = None,
     client_options: Mapping[str, Any] | None = None,

@@ -53,7 +53,14 @@ from .._trio.client import ClientSession, open_client
 from .._trio.oauth.auth_cache import AuthNeededCache
 from ..config import RemoteServerConfig, ServerConfig, StdioServerConfig
 from .events import EventHub
-from .status import ServerNotification, ServerState, ServerStatus, StatusChanged, ToolsChanged, config_key
+from .status import (
+    ServerNotification,
+    ServerState,
+    ServerStatus,
+    StatusChanged,
+    ToolsChanged,
+    config_key,
+)
 
 __all__ = ["ServerSlot", "ServerUnavailable", "SlotContext"]
 
@@ -234,7 +241,8 @@ class ServerSlot:
                     attempt.connected.set()
                     await self._serve(session)
         except Exception as exc:  # one server's failure never reaches the pool's nursery
-            logger.warning("server %r: %s", self.name, exc, exc_info=True)
+            logger.warning("server %r: %s", self.name, exc)
+            logger.debug("server %r failed", self.name, exc_info=True)
             attempt.error = exc
             if attempt.session is None:
                 self._streak += 1
@@ -294,7 +302,7 @@ class ServerSlot:
                     await self.ctx.auth_cache.mark(url)
                 self._unavailable(attempt, ServerState.NEEDS_AUTH, str(exc), cause=exc)
                 return None
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - any way a connect fails is this server's status
                 self._streak += 1
                 attempt.error = exc
                 self._set(state=ServerState.FAILED, reason=str(exc), failures=self._streak)
@@ -382,7 +390,7 @@ class ServerSlot:
                     ready.set()
                     async for _ in stream:
                         pass  # each one also reaches _on_notification, as every notification does
-            except Exception as exc:
+            except TrimcpError as exc:
                 if not session.is_closed:
                     logger.warning("server %r: subscriptions/listen failed: %s", self.name, exc)
             finally:
@@ -396,7 +404,7 @@ class ServerSlot:
             if kind == "tools" and session is not None and not session.is_closed:
                 try:
                     tools = tuple(await session.list_tools(refresh=True))
-                except Exception as exc:
+                except TrimcpError as exc:
                     logger.warning("server %r: tools/list after list_changed failed: %s", self.name, exc)
                 else:
                     self.lists["tools"] = tools

@@ -334,7 +334,10 @@ async def _negotiate(
             _explain(driver.stream, f"no answer to {phase} within {connect_timeout} s")
         ) from None
     except TransportClosed as exc:
-        raise ConnectError(f"the server went away during {phase}: {exc}") from exc
+        # The transport's own account (the process exited with status 3, the port refused
+        # us), not the "session is closed" wrapper a request sees.
+        cause = driver.closed_error if driver.closed_error is not None else exc
+        raise ConnectError(f"{phase} failed: {cause}") from exc
     except (McpError, RemoteProtocolError) as exc:
         # A refused or unusable handshake is a failure to connect, whatever its cause;
         # the peer's error (with its code and data) stays reachable as __cause__.
