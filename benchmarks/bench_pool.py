@@ -118,7 +118,7 @@ def run_sessions(n: int, ns: argparse.Namespace, p: dict[str, Any]) -> dict[str,
             "kind": "sessions", "url": url, "sessions": n, "server_pid": server.pid,
             "connect_concurrency": ns.connect_concurrency, "callers": ns.callers,
             "calls": ns.calls or p["calls"], "warmup_calls": p["warmup_calls"],
-            "connect_timeout": 30.0, "open_timeout": 120.0, "settle": 0.5, "calls_timeout": 120.0,
+            "connect_timeout": 30.0, "open_timeout": 120.0, "settle": 0.5, "idle": 2.0, "gc_freeze": ns.gc_freeze, "calls_timeout": 120.0,
         }
         return spawn_worker(job, timeout=330.0)
     finally:
@@ -155,9 +155,15 @@ SESSION_ROWS = (
     ("server RSS/session (kB)", "server_rss_per_session_kb", "{:.1f}"),
     ("client RSS after (MB)", "rss_after_kb", "{:.1f}"),
     ("client fds/session", "fds_per_session", "{:.2f}"),
+    ("client CPU idle (%)", "idle_cpu_pct", "{:.1f}"),
+    ("server CPU idle (%)", "server_idle_cpu_pct", "{:.1f}"),
     ("call p50 (ms)", "p50_ms", "{:.3f}"),
     ("call p99 (ms)", "p99_ms", "{:.3f}"),
-    ("calls/s (8 callers)", "calls_per_s", "{:,.0f}"),
+    ("calls/s", "calls_per_s", "{:,.0f}"),
+    ("client CPU/call (us)", "client_cpu_us", "{:.0f}"),
+    ("server CPU/call (us)", "server_cpu_us", "{:.0f}"),
+    ("client GC in calls (ms)", "gc_ms", "{:.1f}"),
+    ("client GC max pause (ms)", "gc_max_pause_ms", "{:.2f}"),
     ("close all (s)", "close_s", "{:.2f}"),
 )
 
@@ -237,6 +243,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--callers", type=int, default=8, help="concurrent callers, fixed for every N")
     ap.add_argument("--connect-concurrency", type=int, default=50, help="connects in flight at once")
     ap.add_argument("--repeat", type=int, help="rounds, interleaved over N; medians reported")
+    ap.add_argument("--gc-freeze", action="store_true",
+                    help="gc.freeze() in the client once the sessions are open (shows the GC's share of p99)")
     ap.add_argument("--part", default="1,2", help="which parts: 1 sessions, 2 pool (default both)")
     ap.add_argument("--pool-servers", type=int, help="stdio servers in the pool (default 100)")
     ap.add_argument("--pool-kinds", default="raw,ref", help="pool servers: raw (raw_server.py), ref (reference)")

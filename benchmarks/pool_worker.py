@@ -50,6 +50,15 @@ def vmrss_kb(pid: int | str = "self") -> int | None:
     return None
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a process (None once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
@@ -85,6 +94,31 @@ def _describe(exc: BaseException) -> str:
 
 
 # =========================================================================== part 1
+
+
+class _GcWatch:
+    """The client's garbage-collector pauses while in the block (``gc.callbacks``)."""
+
+    def __enter__(self) -> _GcWatch:
+        import gc
+
+        self.full, self.total, self.longest, self._t0 = 0, 0.0, 0.0, 0.0
+        gc.callbacks.append(self._on_gc)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import gc
+
+        gc.callbacks.remove(self._on_gc)
+
+    def _on_gc(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._t0 = time.perf_counter()
+            return
+        pause = time.perf_counter() - self._t0
+        self.total += pause
+        self.longest = max(self.longest, pause)
+        self.full += info.get("generation") == 2
 
 
 async def sessions_job(job: dict[str, Any]) -> dict[str, Any]:
@@ -141,8 +175,16 @@ async def sessions_job(job: dict[str, Any]) -> dict[str, Any]:
         out["open_s"] = time.perf_counter() - t0
         out["open_timed_out"] = scope.cancelled_caught
         out["opened"] = len(live)
-        # Let the standalone GET streams settle before reading memory.
+        # Let the standalone GET streams settle before reading memory; meanwhile measure
+        # what holding N idle sessions costs in CPU (a per-session timer would show here).
         await trio.sleep(job["settle"])
+        c0, s0, w0 = time.process_time(), cpu_seconds(server_pid), time.perf_counter()
+        await trio.sleep(job["idle"])
+        wall = time.perf_counter() - w0
+        out["idle_cpu_pct"] = (time.process_time() - c0) / wall * 100
+        s1 = cpu_seconds(server_pid)
+        if s0 is not None and s1 is not None:
+            out["server_idle_cpu_pct"] = (s1 - s0) / wall * 100
         rss1, srv1 = vmrss_kb(), vmrss_kb(server_pid)
         out["fds_open"] = open_fds()
         out["fds_per_session"] = (out["fds_open"] - fds0) / max(1, len(live))
@@ -152,6 +194,10 @@ async def sessions_job(job: dict[str, Any]) -> dict[str, Any]:
         if srv0 and srv1 and live:
             out["server_rss_after_kb"] = srv1
             out["server_rss_per_session_kb"] = (srv1 - srv0) / len(live)
+        if job.get("gc_freeze"):
+            import gc
+
+            gc.freeze()  # the sessions' objects leave the collector's generations
         if live:
             await _latency(out, live, job)
         t1 = time.perf_counter()
@@ -192,14 +238,24 @@ async def _latency(out: dict[str, Any], live: list[Any], job: dict[str, Any]) ->
 
     for count, record in ((job["warmup_calls"], False), (calls, True)):
         next_index = 0
-        t0 = time.perf_counter()
-        with trio.move_on_after(job["calls_timeout"]) as scope:
+        t0, c0, s0 = time.perf_counter(), time.process_time(), cpu_seconds(job["server_pid"])
+        with trio.move_on_after(job["calls_timeout"]) as scope, _GcWatch() as gcw:
             async with trio.open_nursery() as nursery:
                 for _ in range(callers):
                     nursery.start_soon(caller, count, record)
         if record:
             out["calls_s"] = time.perf_counter() - t0
             out["calls_timed_out"] = scope.cancelled_caught
+            # CPU per call on each side: which one a slowdown at large N comes from.
+            out["client_cpu_us"] = (time.process_time() - c0) / max(1, len(lat)) * 1e6
+            s1 = cpu_seconds(job["server_pid"])
+            if s0 is not None and s1 is not None:
+                out["server_cpu_us"] = (s1 - s0) / max(1, len(lat)) * 1e6
+            # More sessions, more live objects: a full collection walks them all, and a
+            # pause in the client lands on whichever calls are in flight (their p99).
+            out["gc_full_collections"] = gcw.full
+            out["gc_ms"] = gcw.total * 1e3
+            out["gc_max_pause_ms"] = gcw.longest * 1e3
     out["calls_ok"] = len(lat)
     if lat:
         out["p50_ms"] = percentile(lat, 50) * 1e3
