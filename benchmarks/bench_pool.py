@@ -24,13 +24,22 @@ time, client RSS after, the summed RSS of its child processes, the pool's close 
 and the children left after it.  When ``trimcp.host`` cannot be imported, part 2
 prints "part 2 skipped: trimcp.host not available" and the run goes on.
 
+Reading the numbers: the reference server costs ~2.2 ms of CPU per echo call and the
+client ~1.1 ms, so 8 callers saturate a 2-CPU machine and p50/p99 are mostly queueing
+(and whatever else runs on the machine: see the load average in the header).  The
+CPU-per-call, idle-CPU and GC rows say where a difference between N comes from;
+``--callers 1`` measures unsaturated latency, ``--gc-freeze`` freezes the client's
+objects once the sessions are open.
+
 Every worker and every server runs in its own process group with a hard timeout and
 is killed by group at the end; everything listens and connects on 127.0.0.1 only.
 Rounds (``--repeat R``) are interleaved over N; the table shows medians.
 
-Run:   python benchmarks/bench_pool.py --quick        (1 round, 500 calls; ~1 minute)
+Run:   python benchmarks/bench_pool.py --quick        (1 round, 500 calls; ~1 minute without part 2)
        python benchmarks/bench_pool.py --repeat 3     (2000 calls a round)
        ... --sessions 10,1000 --calls 4000 --part 1   a subset
+       ... --callers 1 --sessions 10,1000              unsaturated latency
+       ... --part 2                                   the pool only (~2 minutes on 2 CPUs)
        ... --json out.json                            also writes every raw number
 """
 
