@@ -103,13 +103,17 @@ class LineReader:
         #: Set by ``source_exited``: from then on a read that would block is EOF.
         self.source_gone = False
         self._drain_budget = EXIT_DRAIN_LIMIT
-        self._waiting: trio.CancelScope | None = None
+        #: The fd a read is waiting on, if one is.
+        self._waiting: int | None = None
 
     def source_exited(self) -> None:
         """The writer (the child process) has exited: stop waiting for more than the pipe holds."""
         self.source_gone = True
         if self._waiting is not None:
-            self._waiting.cancel()
+            # Wake the read waiting on the fd (it sees ClosedResourceError and drains what
+            # is left without blocking).  Cheaper than a cancel scope around every wait, and
+            # safe: once the writer is gone the fd is never waited on again.
+            trio.lowlevel.notify_closing(self._waiting)
 
     async def receive(self) -> bytes | None:
         """Next line, or ``None`` at EOF.  Raises ``RemoteProtocolError`` (oversize line)
@@ -144,10 +148,12 @@ class LineReader:
             except BlockingIOError:
                 if self.source_gone:
                     return b""  # all the dead writer left has been read; later lines are not its
-                self._waiting = scope = trio.CancelScope()
+                self._waiting = fd
                 try:
-                    with scope:
-                        await trio.lowlevel.wait_readable(fd)
+                    await trio.lowlevel.wait_readable(fd)
+                except trio.ClosedResourceError:
+                    if not self.source_gone:
+                        raise  # closed on our side
                 finally:
                     self._waiting = None
                 continue
