@@ -3,11 +3,21 @@
 ``open_pool`` holds the servers of an mcpServers config (``trimcp.config``):
 memoised sessions connected on use or in limited batches, a status per
 server, failure detection, reconnects with back-off, and what is restored
-after one.  See ``pool.py`` and ``slot.py``.
+after one.  See ``pool.py`` and ``slot.py``.  Above it, the tool layer: the
+pool's tools named for a model (``tools.py``), batches that run reads together
+and writes alone (``batch.py``), and output checked against ``outputSchema``
+(``outputs.py``); the pure rules come from ``trimcp._sansio.host``.
 """
 
 from .._sansio.host.backoff import Backoff as Backoff
+from .._sansio.host.classify import classify_tool as classify_tool
+from .._sansio.host.naming import NameTable as NameTable
+from .._sansio.host.naming import cap_description as cap_description
+from .._sansio.host.naming import mcp_tool_name as mcp_tool_name
+from .._sansio.host.naming import normalize_name as normalize_name
+from .batch import BatchOutcome as BatchOutcome
 from .events import EventStream as EventStream
+from .outputs import OutputValidationError as OutputValidationError
 from .pool import Pool as Pool
 from .pool import UnknownServer as UnknownServer
 from .pool import open_pool as open_pool
@@ -19,9 +29,12 @@ from .status import ServerStatus as ServerStatus
 from .status import StatusChanged as StatusChanged
 from .status import ToolsChanged as ToolsChanged
 from .status import config_key as config_key
+from .tools import HostTool as HostTool
+from .tools import UnknownTool as UnknownTool
 
 __all__ = [
-    "Backoff", "EventStream", "Pool", "PoolEvent", "ServerNotification", "ServerState",
-    "ServerStatus", "ServerUnavailable", "StatusChanged", "ToolsChanged", "UnknownServer",
-    "config_key", "open_pool",
+    "Backoff", "BatchOutcome", "EventStream", "HostTool", "NameTable", "OutputValidationError",
+    "Pool", "PoolEvent", "ServerNotification", "ServerState", "ServerStatus", "ServerUnavailable",
+    "StatusChanged", "ToolsChanged", "UnknownServer", "UnknownTool", "cap_description",
+    "classify_tool", "config_key", "mcp_tool_name", "normalize_name", "open_pool",
 ]

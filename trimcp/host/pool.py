@@ -24,6 +24,12 @@ Tool calls (``call_tool``) are never retried blindly: once after the server's
 HTTP session expired (on a fresh session), and once after a transport failure
 for a tool its server annotated ``readOnlyHint`` or ``idempotentHint`` - a call
 that may have run must not run twice unless running it twice is harmless.
+
+The tool layer (``tools.py``, ``batch.py``, ``outputs.py``) sits on the cached lists:
+``tools()`` names every connected server's tools for a model, ``resolve`` and ``call``
+take such a name back, ``call_batch`` runs reads together and writes alone, and
+``call_tool`` checks ``structuredContent`` against the cached ``outputSchema``
+(``validate_output``) without listing the tools again.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from __future__ import annotations
 import logging
 import os
 import random as _random
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Final
 
@@ -40,14 +46,18 @@ import trio
 from .._errors import SessionExpired, TransportError, TrimcpError
 from .._sansio import schema as s
 from .._sansio.host.backoff import Backoff
+from .._sansio.host.naming import DEFAULT_DESCRIPTION_CAP, DESCRIPTION_MARKER
 from .._sansio.revisions import Era
 from .._trio._groups import collapse
 from .._trio.client import ClientSession
 from .._trio.oauth.auth_cache import AuthNeededCache
 from ..config import ConfigError, McpConfig, ServerConfig
+from .batch import BatchOutcome, Call, run_batch
 from .events import EventHub, EventStream
+from .outputs import OutputChecker, ValidateOutput, check_mode
 from .slot import ServerSlot, ServerUnavailable, SlotContext
 from .status import ServerState, ServerStatus, StatusChanged
+from .tools import HostTool, Snapshot, ToolCatalog, host_tools
 
 __all__ = ["Pool", "ServerUnavailable", "UnknownServer", "open_pool"]
 
@@ -113,8 +123,12 @@ class Pool:
         ctx: SlotContext,
         *,
         disabled: Iterable[str] = (),
+        validate_output: ValidateOutput = "warn",
     ) -> None:
         self._ctx = ctx
+        self._validate_output = check_mode(validate_output)
+        self._outputs = OutputChecker()
+        self._catalog = ToolCatalog()
         self._slots: dict[str, ServerSlot] = {}
         #: Entries that could not be read: a status each, never a connect.
         self._broken: dict[str, tuple[ConfigError, ServerStatus]] = {}
@@ -151,6 +165,7 @@ class Pool:
         return None
 
     def _retire(self, slot: ServerSlot) -> None:
+        self._outputs.forget(slot.name)
         self._ctx.nursery.start_soon(slot.close)
 
     def set_disabled(self, name: str, disabled: bool = True) -> None:
@@ -247,10 +262,24 @@ class Pool:
         return tools
 
     async def call_tool(
-        self, name: str, tool: str, arguments: Mapping[str, Any] | None = None, **options: Any
+        self, name: str, tool: str, arguments: Mapping[str, Any] | None = None, *,
+        validate_output: ValidateOutput | None = None, **options: Any,
     ) -> s.CallToolResult:
-        """Call ``tool`` on server ``name``; retried at most once, as the module docstring says."""
+        """Call ``tool`` on server ``name``; retried at most once, as the module docstring says.
+
+        ``validate_output`` (default: the pool's, itself ``"warn"`` unless ``open_pool`` says
+        otherwise) checks ``structuredContent`` against the tool's cached ``outputSchema``:
+        ``"warn"`` logs once per tool, ``"raise"`` raises ``OutputValidationError``,
+        ``"ignore"`` checks nothing (``outputs.py``).  The other ``options`` go to
+        ``ClientSession.call_tool`` (``timeout``, ``on_progress``, ...)."""
+        mode = self._validate_output if validate_output is None else check_mode(validate_output)
         slot = self._slot(name)
+        result = await self._call_once_more_if_harmless(slot, tool, arguments, options)
+        return self._outputs.check(name, slot.lists.get("tools"), tool, result, mode)
+
+    async def _call_once_more_if_harmless(
+        self, slot: ServerSlot, tool: str, arguments: Mapping[str, Any] | None, options: dict[str, Any]
+    ) -> s.CallToolResult:
         session = await slot.session_now()
         try:
             return await session.call_tool(tool, arguments, **options)
@@ -271,6 +300,85 @@ class Pool:
                 notes = known.annotations
                 return notes is not None and bool(notes.read_only_hint or notes.idempotent_hint)
         return False
+
+    # ------------------------------------------------------------------ the tool layer
+
+    def _snapshot(self) -> Snapshot:
+        """Each connected server's cached tool list, in config order."""
+        return [
+            (name, slot.lists["tools"]) for name, slot in self._slots.items()
+            if slot.status.state is ServerState.CONNECTED and "tools" in slot.lists
+        ]
+
+    async def tools(
+        self, *, refresh: bool = False, connect: bool = False,
+        description_cap: int = DEFAULT_DESCRIPTION_CAP, marker: str = DESCRIPTION_MARKER,
+    ) -> list[HostTool]:
+        """Every tool of the connected servers as a model is shown it (``tools.py``).
+
+        Only servers already connected count, from their cached lists: nothing is
+        connected or listed unless asked.  ``connect=True`` first connects every enabled
+        server (``connect_all``; one that fails is left out); ``refresh=True`` lists every
+        connected server's tools again.  Descriptions are cut to ``description_cap``
+        characters ending with ``marker``.  Names are stable while the set of tools is.
+        """
+        if connect:
+            await self.connect_all()
+        if refresh:
+            async with trio.open_nursery() as nursery:
+                for name, _ in self._snapshot():
+                    nursery.start_soon(self._refresh_quietly, name)
+        snapshot = self._snapshot()
+        table = self._catalog.table(snapshot)
+        tools = host_tools(table, snapshot, description_cap=description_cap, marker=marker)
+        await trio.lowlevel.checkpoint()
+        return self._catalog.serve(tools)
+
+    async def _refresh_quietly(self, name: str) -> None:
+        try:
+            await self.list_tools(name, refresh=True)
+        except (TrimcpError, OSError) as exc:  # that server keeps its cached list, if any
+            logger.warning("server %r: tools/list failed: %s", name, exc)
+
+    def tool(self, full_name: str) -> HostTool:
+        """The ``HostTool`` of a model-facing name (``UnknownTool`` when none; its
+        description is not capped)."""
+        return self._catalog.lookup(self._snapshot(), full_name)
+
+    def resolve(self, full_name: str) -> tuple[str, str]:
+        """``(server, tool)`` of a model-facing name, through the name table (a name is
+        never split on ``__``); ``UnknownTool`` (a ``LookupError``) when none."""
+        found = self.tool(full_name)
+        return found.server, found.tool.name
+
+    async def call(
+        self, full_name: str, arguments: Mapping[str, Any] | None = None, **options: Any
+    ) -> s.CallToolResult:
+        """``call_tool`` on the tool a model-facing name resolves to (same ``options``)."""
+        server, tool = self.resolve(full_name)
+        return await self.call_tool(server, tool, arguments, **options)
+
+    async def call_batch(
+        self, calls: Sequence[Call], *, max_concurrency: int = 8, **options: Any
+    ) -> list[BatchOutcome]:
+        """Run ``[(full_name, arguments), ...]``: consecutive reads concurrently (at most
+        ``max_concurrency`` at once), each write alone and in order (``batch.py``).
+
+        One ``BatchOutcome`` per call, in call order: ``.result`` when the call returned,
+        ``.error`` with the exception it raised otherwise (``.ok`` tells which;
+        ``.unwrap()`` gives the result or raises).  ``options`` go to every ``call_tool``.
+        """
+        kinds = []
+        for full_name, _ in calls:
+            try:
+                kinds.append(self.tool(full_name).kind)
+            except LookupError:
+                kinds.append("read")  # it will not run, so it cannot conflict with anything
+
+        async def one(full_name: str, arguments: Mapping[str, Any] | None) -> s.CallToolResult:
+            return await self.call(full_name, arguments, **options)
+
+        return await run_batch(calls, kinds, one, max_concurrency=max_concurrency)
 
     async def subscribe_resource(self, name: str, uri: str) -> None:
         """Subscribe to ``notifications/resources/updated`` for ``uri``, kept across reconnects
@@ -314,6 +422,7 @@ async def open_pool(
     client_options: Mapping[str, Any] | None = None,
     server_options: Mapping[str, Mapping[str, Any]] | None = None,
     environ: Mapping[str, str] | None = None,
+    validate_output: ValidateOutput = "warn",
 ) -> AsyncIterator[Pool]:
     """Hold the servers of an mcpServers config; see the module docstring.
 
@@ -324,6 +433,8 @@ async def open_pool(
     ``backoff`` and ``random`` shape the waits before reconnecting.
     ``auth_cache`` (e.g. ``trimcp.oauth.AuthNeededCache()``) lets the pool skip
     servers known to need authorization and mark the ones it finds.
+    ``validate_output`` is the default of ``Pool.call_tool``'s (``"warn"``, ``"raise"``
+    or ``"ignore"``: what a ``structuredContent`` that breaks its ``outputSchema`` does).
     On exit every session is closed (stdio servers shut down, in parallel).
     """
     env = os.environ if environ is None else environ
@@ -340,7 +451,7 @@ async def open_pool(
     with collapse():
         async with trio.open_nursery() as nursery:
             ctx = SlotContext(nursery, EventHub(), limits, backoff, random, auth_cache, options_for)
-            pool = Pool(ctx, disabled=disabled)
+            pool = Pool(ctx, disabled=disabled, validate_output=validate_output)
             pool.configure(servers)
             try:
                 yield pool
