@@ -259,6 +259,26 @@ async def test_a_changed_list_renames_only_when_the_set_changes_and_old_names_re
         assert (await pool.call("mcp__srv__list_more", {})).text == "ok"
 
 
+async def test_refresh_lists_again_and_nothing_else_does(fleet: Fleet, autojump_clock: Any) -> None:
+    server = fleet.add("srv", simple("srv", "get"))
+    async with fleet.pool() as pool:
+        await pool.session("srv")
+        server.add_tool(_text, "search")  # no list_changed: the pool cannot know
+        assert [t.tool.name for t in await pool.tools()] == ["get"]
+        assert fleet.methods["srv"].count("tools/list") == 1
+        assert [t.tool.name for t in await pool.tools(refresh=True)] == ["get", "search"]
+        assert fleet.methods["srv"].count("tools/list") == 2
+        assert pool.resolve("mcp__srv__search") == ("srv", "search")
+
+
+def test_json_paths_quote_keys_that_are_not_identifiers() -> None:
+    from trimcp.host.outputs import json_path
+
+    assert json_path([]) == "$"
+    assert json_path(["a", 0, "b_1"]) == "$.a[0].b_1"
+    assert json_path(["a.b", 2, "c d", '"']) == '$["a.b"][2]["c d"]["\\""]'
+
+
 # ------------------------------------------------------------------ batches
 
 

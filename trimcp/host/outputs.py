@@ -32,7 +32,9 @@ anything: the server's mistake must not make every call fail.
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 import warnings
 from typing import Any, Final, Literal
 
@@ -75,11 +77,20 @@ def check_mode(mode: str) -> ValidateOutput:
     return mode  # type: ignore[return-value]
 
 
+_PLAIN_KEY: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
 def json_path(parts: Any) -> str:
-    """``$.a[0].b`` for jsonschema's ``absolute_path`` deque ``['a', 0, 'b']``."""
+    """``$.a[0].b`` for jsonschema's ``absolute_path`` deque ``['a', 0, 'b']``; a key that
+    is not a plain identifier is quoted (``$["a.b"]``) so the path stays unambiguous."""
     out = "$"
     for part in parts:
-        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _PLAIN_KEY.match(part):
+            out += f".{part}"
+        else:
+            out += f"[{json.dumps(part, ensure_ascii=False)}]"
     return out
 
 
