@@ -57,7 +57,7 @@ from .events import EventHub, EventStream
 from .outputs import OutputChecker, ValidateOutput, check_mode
 from .slot import ServerSlot, ServerUnavailable, SlotContext
 from .status import ServerState, ServerStatus, StatusChanged
-from .tools import HostTool, Snapshot, ToolCatalog, host_tools
+from .tools import HostTool, Snapshot, ToolCatalog
 
 __all__ = ["Pool", "ServerUnavailable", "UnknownServer", "open_pool"]
 
@@ -328,11 +328,8 @@ class Pool:
             async with trio.open_nursery() as nursery:
                 for name, _ in self._snapshot():
                     nursery.start_soon(self._refresh_quietly, name)
-        snapshot = self._snapshot()
-        table = self._catalog.table(snapshot)
-        tools = host_tools(table, snapshot, description_cap=description_cap, marker=marker)
         await trio.lowlevel.checkpoint()
-        return self._catalog.serve(tools)
+        return self._catalog.tools(self._snapshot(), description_cap=description_cap, marker=marker)
 
     async def _refresh_quietly(self, name: str) -> None:
         try:
@@ -341,8 +338,7 @@ class Pool:
             logger.warning("server %r: tools/list failed: %s", name, exc)
 
     def tool(self, full_name: str) -> HostTool:
-        """The ``HostTool`` of a model-facing name (``UnknownTool`` when none; its
-        description is not capped)."""
+        """The ``HostTool`` of a model-facing name (``UnknownTool`` when none)."""
         return self._catalog.lookup(self._snapshot(), full_name)
 
     def resolve(self, full_name: str) -> tuple[str, str]:

@@ -118,17 +118,27 @@ class ToolCatalog:
         if not _same(snapshot, self._snapshot):
             pairs = [(server, tool.name) for server, tools in snapshot for tool in tools]
             self._table = NameTable(pairs)
+            # Memoised with the default cap: what tools() hands out unless asked otherwise.
             self._tools = {t.name: t for t in host_tools(self._table, snapshot)}
             self._snapshot = tuple(snapshot)
         return self._table
 
-    def serve(self, tools: list[HostTool]) -> list[HostTool]:
-        """Remember ``tools`` as what the model was shown."""
+    def tools(
+        self, snapshot: Snapshot, *, description_cap: int = DEFAULT_DESCRIPTION_CAP,
+        marker: str = DESCRIPTION_MARKER,
+    ) -> list[HostTool]:
+        """The ``HostTool``s of ``snapshot``, remembered as what the model was shown.  With
+        the default cap and marker they are the memoised ones (built once per set)."""
+        table = self.table(snapshot)
+        if description_cap == DEFAULT_DESCRIPTION_CAP and marker == DESCRIPTION_MARKER:
+            tools = list(self._tools.values())
+        else:
+            tools = host_tools(table, snapshot, description_cap=description_cap, marker=marker)
         self._served = {t.name: t for t in tools}
         return tools
 
     def lookup(self, snapshot: Snapshot, full_name: str) -> HostTool:
-        """The tool of ``full_name`` (uncapped description), or ``UnknownTool``."""
+        """The tool of ``full_name``, or ``UnknownTool``."""
         self.table(snapshot)
         found = self._tools.get(full_name) or self._served.get(full_name)
         if found is not None:
