@@ -7,6 +7,10 @@ after one.  See ``pool.py`` and ``slot.py``.  Above it, the tool layer: the
 pool's tools named for a model (``tools.py``), batches that run reads together
 and writes alone (``batch.py``), and output checked against ``outputSchema``
 (``outputs.py``); the pure rules come from ``trimcp._sansio.host``.
+
+``truncate_result`` fits a tool result into a model's context (``truncate.py``):
+structure-preserving cuts from the pure core, an optional exact counter
+(``counters.py``), images downscaled with Pillow when installed (``images.py``).
 """
 
 from .._sansio.host.backoff import Backoff as Backoff
@@ -16,6 +20,9 @@ from .._sansio.host.naming import cap_description as cap_description
 from .._sansio.host.naming import mcp_tool_name as mcp_tool_name
 from .._sansio.host.naming import normalize_name as normalize_name
 from .batch import BatchOutcome as BatchOutcome
+from .counters import TokenCounter as TokenCounter
+from .counters import estimate as estimate
+from .counters import local_counter as local_counter
 from .events import EventStream as EventStream
 from .outputs import OutputValidationError as OutputValidationError
 from .pool import Pool as Pool
@@ -31,10 +38,13 @@ from .status import ToolsChanged as ToolsChanged
 from .status import config_key as config_key
 from .tools import HostTool as HostTool
 from .tools import UnknownTool as UnknownTool
+from .truncate import truncate_result as truncate_result
+from .truncate import truncate_result_sync as truncate_result_sync
 
 __all__ = [
     "Backoff", "BatchOutcome", "EventStream", "HostTool", "NameTable", "OutputValidationError",
     "Pool", "PoolEvent", "ServerNotification", "ServerState", "ServerStatus", "ServerUnavailable",
-    "StatusChanged", "ToolsChanged", "UnknownServer", "UnknownTool", "cap_description",
-    "classify_tool", "config_key", "mcp_tool_name", "normalize_name", "open_pool",
+    "StatusChanged", "TokenCounter", "ToolsChanged", "UnknownServer", "UnknownTool",
+    "cap_description", "classify_tool", "config_key", "estimate", "local_counter",
+    "mcp_tool_name", "normalize_name", "open_pool", "truncate_result", "truncate_result_sync",
 ]
