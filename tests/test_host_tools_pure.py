@@ -27,6 +27,7 @@ from trimcp._sansio.host import (
     truncate_result,
 )
 from trimcp._sansio.host.naming import NAME_PATTERN
+from trimcp._sansio.host.shrink import bounded_size
 from trimcp._sansio.schema import CallToolResult, Tool, ToolAnnotations, from_wire
 
 NOTICE_HEAD = "[OUTPUT TRUNCATED - exceeded {} token limit]"
@@ -405,6 +406,15 @@ def test_shrunk_json_is_valid_within_budget_and_deterministic(value: object, bud
     assert shrink_json(value, budget)[1] == text
     if len(json.dumps(value, ensure_ascii=False, separators=(",", ":"))) <= budget:
         assert shrunk == value
+
+
+@settings(max_examples=300)
+@given(json_values | st.floats() | st.integers(-2**70, 2**70) | st.text(), st.integers(0, 400))
+def test_bounded_size_is_the_serialised_length_up_to_its_cap(value: object, cap: int) -> None:
+    # the scalar fast paths must agree with json.dumps exactly (NaN, big ints, escapes)
+    size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    measured = bounded_size(value, cap)
+    assert measured == size if size <= cap else measured > cap
 
 
 @settings(max_examples=60, deadline=None)

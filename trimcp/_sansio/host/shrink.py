@@ -28,7 +28,9 @@ Everything is deterministic: same input and budget, same output.
 from __future__ import annotations
 
 import json
+import math
 import re
+from json.encoder import encode_basestring as _quote  # the C quoter json.dumps itself uses
 from typing import Any, Final
 
 __all__ = ["bounded_size", "dumps", "shrink_json", "shrink_text"]
@@ -51,7 +53,15 @@ def bounded_size(value: Any, cap: int) -> int:
     by ``cap`` rather than by the size of ``value``.
     """
     if isinstance(value, str):
-        return cap + 1 if len(value) + 2 > cap else len(dumps(value))
+        return cap + 1 if len(value) + 2 > cap else len(_quote(value))
+    if value is None or isinstance(value, bool):
+        return 4 if value is not False else 5
+    if isinstance(value, int):
+        # json writes int.__repr__; calling it here skips json.dumps' per-call set-up,
+        # which dominated measuring large arrays of small values.
+        return len(int.__repr__(value))
+    if isinstance(value, float) and math.isfinite(value):
+        return len(float.__repr__(value))
     if isinstance(value, list):
         total = 1 + len(value) if value else 2  # brackets and commas
         for item in value:
