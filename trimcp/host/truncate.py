@@ -101,16 +101,18 @@ def _write_private(path: Path, body: bytes) -> None:
         os.close(fd)
 
 
-def _plan(
-    result: R, max_tokens: int | None, image_hook: object, save_full_output: Path | str | None,
-) -> tuple[TruncationPlan, Path | None]:
+def _plan(result: R, max_tokens: int | None) -> TruncationPlan:
     limit = max_tokens_from_env() if max_tokens is None else max_tokens
-    plan = plan_truncation(result, max_tokens=limit, image_hook=_hook(image_hook))
-    return plan, None if save_full_output is None else Path(save_full_output)
+    return plan_truncation(result, max_tokens=limit)
 
 
-def _finish(plan: TruncationPlan, exact: int | None, directory: Path | None) -> tuple[Any, Path | None, bytes]:
-    """The cut, and the full output to save (path and bytes) when there is one to save."""
+def _finish(
+    plan: TruncationPlan, exact: int | None, image_hook: object, directory: Path | str | None,
+) -> tuple[Any, Path | None, bytes]:
+    """The cut, and the full output to save (path and bytes) when there is one to save.
+    The image hook is looked up only here: finding Pillow costs more than passing a
+    small result through."""
+    plan = attrs.evolve(plan, image_hook=_hook(image_hook))
     if directory is None:
         return plan.finish(exact), None, b""
     path, body = _full_output(plan.result, directory)
@@ -139,7 +141,7 @@ async def truncate_result(
     ``save_full_output``: a directory; when something is cut, the untruncated result's
     JSON is written there (mode 0600) and the notice names the file.
     """
-    plan, directory = _plan(result, max_tokens, image_hook, save_full_output)
+    plan = _plan(result, max_tokens)
     if not plan.needs_exact_count:
         return result
     exact: int | None = None
@@ -149,7 +151,7 @@ async def truncate_result(
         else:
             (answer,) = await trio.to_thread.run_sync(_count, counter, plan.count_input())
             exact = await answer if inspect.isawaitable(answer) else answer
-    out, path, body = await trio.to_thread.run_sync(_finish, plan, exact, directory)
+    out, path, body = await trio.to_thread.run_sync(_finish, plan, exact, image_hook, save_full_output)
     if path is not None:
         await trio.to_thread.run_sync(_write_private, path, body)
     typed: R = out
@@ -176,11 +178,11 @@ def truncate_result_sync(
     save_full_output: Path | str | None = None,
 ) -> R:
     """``truncate_result`` for callers outside Trio: a synchronous counter, blocking I/O."""
-    plan, directory = _plan(result, max_tokens, image_hook, save_full_output)
+    plan = _plan(result, max_tokens)
     if not plan.needs_exact_count:
         return result
     exact = counter(plan.count_input()) if counter is not None else None
-    out, path, body = _finish(plan, exact, directory)
+    out, path, body = _finish(plan, exact, image_hook, save_full_output)
     if path is not None:
         _write_private(path, body)
     typed: R = out
