@@ -425,3 +425,24 @@ async def test_a_server_needing_auth_is_not_probed_again_until_the_mark_expires(
         with pytest.raises(ServerUnavailable):
             await pool.session("locked")
         assert len(fleet_calls) == calls + 2
+
+
+async def test_a_list_changed_right_after_the_connect_is_not_lost_in_the_stateless_era(
+    fleet: Fleet, autojump_clock: Any
+) -> None:
+    server = fleet.server("remote1")
+
+    async def extra(ctx: Context) -> str:
+        return "new"
+
+    async with pool_of(["remote1"], client_options={"revision": "2026-07-28"}) as pool:
+        async with pool.events() as events:
+            await pool.session("remote1")  # returns once the pool's listen stream is acknowledged
+            drain(events)
+            server.add_tool(extra, "extra")
+            await server.notify_tools_list_changed()
+            with trio.fail_after(5):
+                async for event in events:
+                    if isinstance(event, ToolsChanged):
+                        assert "extra" in [t.name for t in event.tools]
+                        break

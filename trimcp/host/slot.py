@@ -166,11 +166,9 @@ class ServerSlot:
             if attempt.scope.cancel_called:  # being closed (disabled, reset): let it finish
                 await attempt.finished.wait()
                 continue
-            if attempt.session is None:
-                await attempt.connected.wait()
+            await attempt.connected.wait()  # (already set once it is serving: a checkpoint)
             session = attempt.session
             if session is not None and not session.is_closed:
-                await trio.lowlevel.checkpoint()
                 return session
             if session is not None:
                 # It ended (a moment ago, or while we woke up): once its holder has
@@ -238,8 +236,7 @@ class ServerSlot:
                         return
                     started_at = trio.current_time()
                     attempt.session = self.session = session
-                    attempt.connected.set()
-                    await self._serve(session)
+                    await self._serve(session, attempt.connected)
         except Exception as exc:  # one server's failure never reaches the pool's nursery
             logger.warning("server %r: %s", self.name, exc)
             logger.debug("server %r failed", self.name, exc_info=True)
@@ -350,12 +347,15 @@ class ServerSlot:
         self.lists["tools"] = tools
         return tools
 
-    async def _serve(self, session: ClientSession) -> None:
-        """Hold the session until it ends (or the pool cancels us)."""
+    async def _serve(self, session: ClientSession, connected: trio.Event) -> None:
+        """Hold the session until it ends (or the pool cancels us).  Callers get it once the
+        stateless-era listen stream is acknowledged: a ``list_changed`` sent right after the
+        connect is then not lost."""
         async with trio.open_nursery() as nursery:
             self._serving = nursery
             if session.era is Era.STATELESS:
                 await self.relisten(session)
+            connected.set()
             await session.wait_closed()
             nursery.cancel_scope.cancel()
 
