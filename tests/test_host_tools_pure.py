@@ -15,11 +15,11 @@ from trimcp._sansio.host import (
     cap_description,
     classify_tool,
     estimate_tokens,
-    mcp_tool_name,
+    unique_tool_name,
     normalize_name,
     plan_batch,
     plan_truncation,
-    readable_tool_name,
+    mcp_tool_name,
     shrink_json,
     shrink_text,
     snake_case,
@@ -41,18 +41,18 @@ def test_normalize_replaces_everything_outside_the_alphabet() -> None:
 
 
 def test_plain_name_when_unambiguous() -> None:
-    assert mcp_tool_name("github", "search_code") == "mcp__github__search_code"
-    assert mcp_tool_name("fs", "read__file") == "mcp__fs__read__file"
+    assert unique_tool_name("github", "search_code") == "mcp__github__search_code"
+    assert unique_tool_name("fs", "read__file") == "mcp__fs__read__file"
 
 
 def test_uuid_server_is_shortened_with_a_hash_and_keeps_the_tool() -> None:
     server = "3f2b8c1e-9a4d-4e7b-8c2a-1d5e6f7a8b9c"
-    name = mcp_tool_name(server, "get_file_contents_of_repository")
+    name = unique_tool_name(server, "get_file_contents_of_repository")
     assert len("mcp__" + server + "__get_file_contents_of_repository") > 64
     assert NAME_PATTERN.match(name) and len(name) <= 64
     assert "get_file_contents_of_repository" in name
-    assert name == mcp_tool_name(server, "get_file_contents_of_repository")  # deterministic
-    assert name != mcp_tool_name(server, "get_file_contents_of_repositor")
+    assert name == unique_tool_name(server, "get_file_contents_of_repository")  # deterministic
+    assert name != unique_tool_name(server, "get_file_contents_of_repositor")
 
 
 @pytest.mark.parametrize(("a", "b"), [
@@ -62,7 +62,7 @@ def test_uuid_server_is_shortened_with_a_hash_and_keeps_the_tool() -> None:
     (("s", "x" * 80 + "1"), ("s", "x" * 80 + "2")),
 ])
 def test_pairs_that_would_collide_do_not(a: tuple[str, str], b: tuple[str, str]) -> None:
-    assert mcp_tool_name(*a) != mcp_tool_name(*b)
+    assert unique_tool_name(*a) != unique_tool_name(*b)
 
 
 def test_name_table_maps_back_without_splitting() -> None:
@@ -79,9 +79,9 @@ def test_name_table_reads_well_until_names_collide() -> None:
     table = NameTable([("srv", "admin.users.list"), ("srv", "get.file"), ("srv", "get_file")])
     assert table.name("srv", "admin.users.list") == "mcp__srv__admin_users_list"
     dotted, plain = table.name("srv", "get.file"), table.name("srv", "get_file")
-    assert dotted == mcp_tool_name("srv", "get.file") and dotted.startswith("mcp__srv__get_file_")
-    assert plain == "mcp__srv__get_file"  # already valid and unambiguous: mcp_tool_name keeps it
-    assert readable_tool_name("srv", "get.file") == "mcp__srv__get_file"
+    assert dotted == unique_tool_name("srv", "get.file") and dotted.startswith("mcp__srv__get_file_")
+    assert plain == "mcp__srv__get_file"  # already valid and unambiguous: unique_tool_name keeps it
+    assert mcp_tool_name("srv", "get.file") == "mcp__srv__get_file"
 
 
 def test_name_table_replace_and_discard_server() -> None:
@@ -99,14 +99,14 @@ pair_lists = st.lists(st.tuples(names, names), max_size=20)
 
 @given(names, names)
 def test_names_always_match_the_pattern(server: str, tool: str) -> None:
+    assert NAME_PATTERN.match(unique_tool_name(server, tool))
     assert NAME_PATTERN.match(mcp_tool_name(server, tool))
-    assert NAME_PATTERN.match(readable_tool_name(server, tool))
 
 
 @given(st.tuples(names, names), st.tuples(names, names))
 def test_distinct_pairs_get_distinct_names(a: tuple[str, str], b: tuple[str, str]) -> None:
     if a != b:
-        assert mcp_tool_name(*a) != mcp_tool_name(*b)
+        assert unique_tool_name(*a) != unique_tool_name(*b)
 
 
 def look_alikes(server: str, tool: str) -> set[tuple[str, str]]:
@@ -124,7 +124,7 @@ def look_alikes(server: str, tool: str) -> set[tuple[str, str]]:
 @given(names, names)
 def test_look_alike_pairs_get_distinct_names(server: str, tool: str) -> None:
     pairs = look_alikes(server, tool)
-    assert len({mcp_tool_name(*pair) for pair in pairs}) == len(pairs)
+    assert len({unique_tool_name(*pair) for pair in pairs}) == len(pairs)
     table = NameTable(pairs)
     assert len(table) == len(pairs)
 

@@ -19,6 +19,7 @@ from .._sansio.host.naming import NameTable as NameTable
 from .._sansio.host.naming import cap_description as cap_description
 from .._sansio.host.naming import mcp_tool_name as mcp_tool_name
 from .._sansio.host.naming import normalize_name as normalize_name
+from .._sansio.host.naming import unique_tool_name as unique_tool_name
 from .batch import BatchOutcome as BatchOutcome
 from .counters import TokenCounter as TokenCounter
 from .counters import estimate as estimate
@@ -47,4 +48,5 @@ __all__ = [
     "StatusChanged", "TokenCounter", "ToolsChanged", "UnknownServer", "UnknownTool",
     "cap_description", "classify_tool", "config_key", "estimate", "local_counter",
     "mcp_tool_name", "normalize_name", "open_pool", "truncate_result", "truncate_result_sync",
+    "unique_tool_name",
 ]

@@ -22,7 +22,7 @@ from .naming import NameTable as NameTable
 from .naming import cap_description as cap_description
 from .naming import mcp_tool_name as mcp_tool_name
 from .naming import normalize_name as normalize_name
-from .naming import readable_tool_name as readable_tool_name
+from .naming import unique_tool_name as unique_tool_name
 from .shrink import shrink_json as shrink_json
 from .shrink import shrink_text as shrink_text
 from .truncation import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS
@@ -48,10 +48,10 @@ __all__ = [
     "notice_text",
     "plan_batch",
     "plan_truncation",
-    "readable_tool_name",
     "shrink_json",
     "shrink_text",
     "snake_case",
     "tool_traits",
     "truncate_result",
+    "unique_tool_name",
 ]

@@ -8,7 +8,7 @@ names matching ``^[a-zA-Z0-9_-]{1,64}$``.  A host that holds many servers expose
 each tool as ``mcp__{server}__{tool}``:
 
 * ``normalize_name`` maps every character outside ``[a-zA-Z0-9_-]`` to ``_``.
-* ``mcp_tool_name(server, tool)`` is a pure function of the *original* pair.  It is
+* ``unique_tool_name(server, tool)`` is a pure function of the *original* pair.  It is
   the plain ``mcp__{server}__{tool}`` of the normalised parts when that string is
   unambiguous: both parts were already valid (normalising changed nothing), the
   server part has no ``__`` and does not end in ``_`` (so the first ``__`` after the
@@ -18,13 +18,14 @@ each tool as ``mcp__{server}__{tool}``:
   SHA-256 of the original pair.  So ``("a.b", "t")`` and ``("a_b", "t")``, or
   ``("a__b", "c")`` and ``("a", "b__c")``, get different names; two distinct pairs
   share a name only if they collide on 40 bits of SHA-256.
-* ``readable_tool_name(server, tool)`` is the seed's form: the normalised parts,
-  hashed only when over 64 characters.  It reads better (``admin.users.list``, a
-  name 2025-11-25 encourages, stays ``admin_users_list``) but may collide.
+* ``mcp_tool_name(server, tool)`` is the seed's form, and the one a host shows by
+  default: the normalised parts, hashed only when over 64 characters.  It reads
+  better (``admin.users.list``, a name 2025-11-25 encourages, stays
+  ``admin_users_list``) but two pairs may share it; ``NameTable`` settles that.
 * ``NameTable`` holds the names for a set of pairs and maps a full name back to its
   pair by lookup (never by splitting on ``__``, which both parts may contain).  Each
   pair gets its readable name unless another pair of the set has the same one; then
-  every member of that group gets its ``mcp_tool_name``, and a (hash) collision
+  every member of that group gets its ``unique_tool_name``, and a (hash) collision
   there lengthens the hash of the whole group.  Groups are settled in sorted order,
   so the outcome depends on the set of pairs, never on the order they were added.
   A pair's name changes only when a pair that collides with it arrives or leaves.
@@ -51,7 +52,7 @@ __all__ = [
     "cap_description",
     "mcp_tool_name",
     "normalize_name",
-    "readable_tool_name",
+    "unique_tool_name",
 ]
 
 MAX_NAME_LENGTH: Final = 64
@@ -96,7 +97,7 @@ def _plain_is_unambiguous(server: str, tool: str) -> bool:
     )
 
 
-def mcp_tool_name(server: str, tool: str, *, hash_digits: int = _HASH_DIGITS) -> str:
+def unique_tool_name(server: str, tool: str, *, hash_digits: int = _HASH_DIGITS) -> str:
     """The model-facing name of ``tool`` on ``server``: ``mcp__{server}__{tool}``, always
     matching ``NAME_PATTERN``, hashed when the plain form would be too long or ambiguous.
 
@@ -108,7 +109,7 @@ def mcp_tool_name(server: str, tool: str, *, hash_digits: int = _HASH_DIGITS) ->
     return _hashed(server, tool, hash_digits)
 
 
-def readable_tool_name(server: str, tool: str) -> str:
+def mcp_tool_name(server: str, tool: str) -> str:
     """``mcp__{server}__{tool}`` of the normalised parts, shortened with a hash only when
     over 64 characters (may collide: ``NameTable`` settles that)."""
     plain = f"{PREFIX}{normalize_name(server)}{SEPARATOR}{normalize_name(tool)}"
@@ -119,8 +120,8 @@ class NameTable:
     """Full names for a set of ``(server, tool)`` pairs, and the way back.
 
     The name of a pair depends only on the set of pairs, never on the order they were
-    added: ``readable_tool_name`` unless another pair of the set has the same name,
-    then ``mcp_tool_name`` (with a longer hash should even that collide).
+    added: ``mcp_tool_name`` unless another pair of the set has the same name,
+    then ``unique_tool_name`` (with a longer hash should even that collide).
     """
 
     def __init__(self, pairs: Iterable[tuple[str, str]] = ()) -> None:
@@ -152,7 +153,7 @@ class NameTable:
         while pending:
             groups: dict[str, list[tuple[str, str]]] = {}
             for pair in pending:
-                name = mcp_tool_name(*pair, hash_digits=digits) if digits else readable_tool_name(*pair)
+                name = unique_tool_name(*pair, hash_digits=digits) if digits else mcp_tool_name(*pair)
                 groups.setdefault(name, []).append(pair)
             pending = []
             for name, members in groups.items():
