@@ -8,6 +8,10 @@ pool's tools named for a model (``tools.py``), batches that run reads together
 and writes alone (``batch.py``), and output checked against ``outputSchema``
 (``outputs.py``); the pure rules come from ``trimcp._sansio.host``.
 
+``validate_form`` checks the values of a form-mode elicitation against its
+``requestedSchema`` (the pure core's ``forms``); ``validate_form_async`` also reads
+natural-language dates (``forms.py``, ``dateparser`` when installed).
+
 ``truncate_result`` fits a tool result into a model's context (``truncate.py``):
 structure-preserving cuts from the pure core, an optional exact counter
 (``counters.py``), images downscaled with Pillow when installed (``images.py``).
@@ -15,6 +19,9 @@ structure-preserving cuts from the pure core, an optional exact counter
 
 from .._sansio.host.backoff import Backoff as Backoff
 from .._sansio.host.classify import classify_tool as classify_tool
+from .._sansio.host.forms import FormField as FormField
+from .._sansio.host.forms import FormResult as FormResult
+from .._sansio.host.forms import validate_form as validate_form
 from .._sansio.host.naming import NameTable as NameTable
 from .._sansio.host.naming import cap_description as cap_description
 from .._sansio.host.naming import mcp_tool_name as mcp_tool_name
@@ -25,6 +32,7 @@ from .counters import TokenCounter as TokenCounter
 from .counters import estimate as estimate
 from .counters import local_counter as local_counter
 from .events import EventStream as EventStream
+from .forms import validate_form_async as validate_form_async
 from .outputs import OutputValidationError as OutputValidationError
 from .pool import Pool as Pool
 from .pool import UnknownServer as UnknownServer
@@ -43,10 +51,10 @@ from .truncate import truncate_result as truncate_result
 from .truncate import truncate_result_sync as truncate_result_sync
 
 __all__ = [
-    "Backoff", "BatchOutcome", "EventStream", "HostTool", "NameTable", "OutputValidationError",
+    "Backoff", "BatchOutcome", "EventStream", "FormField", "FormResult", "HostTool", "NameTable", "OutputValidationError",
     "Pool", "PoolEvent", "ServerNotification", "ServerState", "ServerStatus", "ServerUnavailable",
     "StatusChanged", "TokenCounter", "ToolsChanged", "UnknownServer", "UnknownTool",
     "cap_description", "classify_tool", "config_key", "estimate", "local_counter",
     "mcp_tool_name", "normalize_name", "open_pool", "truncate_result", "truncate_result_sync",
-    "unique_tool_name",
+    "unique_tool_name", "validate_form", "validate_form_async",
 ]
