@@ -331,3 +331,7 @@ async def test_with_dateparser_relative_to_now_and_tz() -> None:
     assert result.content == {"day": "2026-12-07", "when": "2026-12-07T15:00:00+01:00"}
     result = await validate_form_async(DATES, {"day": "no date here at all"}, now=NOW)
     assert "could not read" in result.errors["day"]
+    # A mistyped ISO date is not guessed at (dateparser would read 13 January).
+    for text in ("2026-13-01", "2026-02-30", "2026-02-28 10:00"):
+        result = await validate_form_async(DATES, {"day": "2026-01-01", "when": text}, now=NOW)
+        assert "RFC 3339" in result.errors["when"], text

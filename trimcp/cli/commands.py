@@ -15,7 +15,9 @@ Every command that talks to a server takes its target as one URL, as a command a
 none it runs the bundled reference server and says so on stderr; any other leftover word is
 a usage error before anything starts (``targets``).  Options may come anywhere before
 ``--``.  ``--tool-arg K=V`` values are converted by the tool's ``inputSchema`` and
-``--args-json`` gives them all at once (``arguments``); ``-e`` and ``--header`` add to the
+``--args-json`` gives them all at once (``arguments``); ``tools call`` and ``prompts get``
+answer the server's elicitation forms in the terminal, from ``--elicit-json FILE``, or
+with ``--elicit decline|cancel`` (``elicit``); ``-e`` and ``--header`` add to the
 server's environment or headers; ``--connect-timeout`` (default: 30 s, or ``--timeout`` if
 shorter) bounds the connect and the revision negotiation.  With ``--format json`` a
 failure is one JSON line on stderr, ``{"error", "exit"}``.
@@ -56,6 +58,7 @@ from .. import ALL_VERSIONS, AuthError, ConnectError, McpError, TrimcpError, __v
 from ..conformance import connector_for, is_url, print_json, print_table, run_checks
 from ..oauth import OAuthError, StoreUnavailable, TokenStore
 from .arguments import parse_args_json, parse_pairs, prompt_arguments, tool_arguments
+from .elicit import add_elicit_arguments, handler_from_args
 from .servers import ServerSpec, server_spec
 from .targets import TARGET_COMMANDS, UsageError, parse, resolve_target
 
@@ -174,6 +177,7 @@ def _build_parser_tree() -> argparse.ArgumentParser:
                             "text, numbers and booleans are parsed, objects and arrays are JSON")
     tools.add_argument("--args-json", metavar="JSON",
                        help="all tool arguments as one JSON object (--tool-arg values override)")
+    add_elicit_arguments(tools)
     target_opts(tools, "[NAME] URL")
 
     resources = _subcommand(sub, "resources", "list or read resources", RESOURCES_EXAMPLES)
@@ -186,6 +190,7 @@ def _build_parser_tree() -> argparse.ArgumentParser:
                          help="a prompt argument (always a string)")
     prompts.add_argument("--args-json", metavar="JSON",
                          help="all prompt arguments as one JSON object of strings (--prompt-arg overrides)")
+    add_elicit_arguments(prompts)
     target_opts(prompts, "[NAME] URL")
 
     from . import pool_status
@@ -226,6 +231,9 @@ def _read_command_line(argv: Sequence[str]) -> tuple[argparse.Namespace, list[st
     if ns.command not in TARGET_COMMANDS:
         return ns, trailing
     target = resolve_target(ns, trailing)
+    # Only a call or a get can make the server ask the user; a bad --elicit-json is a usage error now.
+    asks_user = (ns.command, getattr(ns, "action", None)) in (("tools", "call"), ("prompts", "get"))
+    ns.elicitation = handler_from_args(ns) if asks_user else None
     if ns.command == "tools":
         ns.raw_args = parse_pairs(ns.tool_arg, "--tool-arg")
         ns.base_args = parse_args_json(ns.args_json)
@@ -462,7 +470,8 @@ async def _inspect(ns: argparse.Namespace, command: list[str]) -> int:
     spec: ServerSpec = ns.spec
     async with open_client(spec.open_target, revision=_revision(ns), request_timeout=ns.timeout,
                            connect_timeout=ns.connect_timeout, env=spec.env, cwd=spec.cwd,
-                           headers=spec.headers, transport=spec.transport) as client:
+                           headers=spec.headers, transport=spec.transport,
+                           elicitation_handler=ns.elicitation) as client:
         if ns.command == "tools":
             if ns.action == "list":
                 _emit(ns, [to_wire(t) for t in await client.list_tools()])

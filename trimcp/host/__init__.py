@@ -21,6 +21,7 @@ from .._sansio.host.backoff import Backoff as Backoff
 from .._sansio.host.classify import classify_tool as classify_tool
 from .._sansio.host.forms import FormField as FormField
 from .._sansio.host.forms import FormResult as FormResult
+from .._sansio.host.forms import form_fields as form_fields
 from .._sansio.host.forms import validate_form as validate_form
 from .._sansio.host.naming import NameTable as NameTable
 from .._sansio.host.naming import cap_description as cap_description
@@ -51,10 +52,11 @@ from .truncate import truncate_result as truncate_result
 from .truncate import truncate_result_sync as truncate_result_sync
 
 __all__ = [
-    "Backoff", "BatchOutcome", "EventStream", "FormField", "FormResult", "HostTool", "NameTable", "OutputValidationError",
-    "Pool", "PoolEvent", "ServerNotification", "ServerState", "ServerStatus", "ServerUnavailable",
-    "StatusChanged", "TokenCounter", "ToolsChanged", "UnknownServer", "UnknownTool",
-    "cap_description", "classify_tool", "config_key", "estimate", "local_counter",
-    "mcp_tool_name", "normalize_name", "open_pool", "truncate_result", "truncate_result_sync",
-    "unique_tool_name", "validate_form", "validate_form_async",
+    "Backoff", "BatchOutcome", "EventStream", "FormField", "FormResult", "HostTool", "NameTable",
+    "OutputValidationError", "Pool", "PoolEvent", "ServerNotification", "ServerState",
+    "ServerStatus", "ServerUnavailable", "StatusChanged", "TokenCounter", "ToolsChanged",
+    "UnknownServer", "UnknownTool", "cap_description", "classify_tool", "config_key", "estimate",
+    "form_fields", "local_counter", "mcp_tool_name", "normalize_name", "open_pool",
+    "truncate_result", "truncate_result_sync", "unique_tool_name", "validate_form",
+    "validate_form_async",
 ]

@@ -6,7 +6,8 @@ Spec "Client features / Elicitation", form mode (2025-06-18 onwards): the client
 the values before it sends them.  ``trimcp._sansio.host.forms.validate_form`` does that
 strictly; a person, though, types "next Monday at 3pm" into a ``date-time`` field.
 ``validate_form_async`` first validates strictly, then hands every ``date``/``date-time``
-string that is not ISO 8601 to a date parser, writes what it returns back in ISO form
+string that is not ISO 8601 (and does not start like it: a mistyped ISO date keeps its
+error rather than be guessed at) to a date parser, writes what it returns back in ISO form
 (``YYYY-MM-DD``, or RFC 3339 with the offset of ``tz``) and validates again, so the
 answer the server gets is always the strict form.
 
@@ -29,7 +30,7 @@ from zoneinfo import ZoneInfo
 
 import trio
 
-from .._sansio.host.forms import FormResult, form_fields, is_iso_date, validate_form
+from .._sansio.host.forms import FormResult, form_fields, is_iso_date, looks_iso, validate_form
 
 __all__ = ["DateParser", "validate_form_async"]
 
@@ -97,7 +98,8 @@ async def validate_form_async(
         return result
     fields, _ = form_fields(requested_schema)
     pending = [f for f in fields if f.format in ("date", "date-time") and f.name in result.errors
-               and isinstance(content.get(f.name), str) and not is_iso_date(f.format, content[f.name])]
+               and isinstance(content.get(f.name), str) and not is_iso_date(f.format, content[f.name])
+               and not looks_iso(content[f.name])]
     if not pending:
         return result
     parser = date_parser if date_parser is not None else _default_parser()

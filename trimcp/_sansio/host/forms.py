@@ -37,7 +37,8 @@ from typing import Any, Final, Literal, TypeAlias
 
 import attrs
 
-__all__ = ["FORM", "FieldKind", "FormField", "FormResult", "form_fields", "is_iso_date", "validate_form"]
+__all__ = ["FORM", "FieldKind", "FormField", "FormResult", "form_fields", "is_iso_date", "looks_iso",
+           "validate_form"]
 
 #: The key of ``FormResult.errors`` for problems of the form as a whole.
 FORM: Final = ""
@@ -245,6 +246,15 @@ def form_fields(requested_schema: Any) -> tuple[list[FormField], dict[str, str]]
     if missing:
         errors[FORM] = f"required names with no property: {', '.join(missing)}"
     return fields, errors
+
+
+def looks_iso(text: str) -> bool:
+    """Whether ``text`` starts like an ISO 8601 date: a mistyped ISO value, not natural language.
+
+    Such a value keeps its strict error: a natural-language parser would guess
+    ("2026-13-01" read as 13 January) where the user plainly meant ISO and erred.
+    """
+    return _DATE.match(text.strip()) is not None
 
 
 def is_iso_date(fmt: str | None, text: str) -> bool:
