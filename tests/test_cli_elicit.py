@@ -255,3 +255,37 @@ def test_pty_ctrl_c_cancels_the_form_not_the_command(terminal: _Terminal) -> Non
     terminal.expect("interrupted: cancelled")
     code, out = terminal.result()
     assert (code, out) == (0, {"action": "cancel"})
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "trimcp.cli", *args], check=False, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
+                          timeout=60)
+
+
+@pytest.mark.parametrize("revision", ["2025-06-18", "2026-07-28"])
+def test_the_flags_answer_tools_call_and_prompts_get_in_both_eras(tmp_path: pathlib.Path, revision: str) -> None:
+    # 2026-07-28 asks inside an InputRequiredResult round; the same handler answers.
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({"name": "Al", "age": "42", "context": "code review"}))
+    done = _run("tools", "call", "elicit", "--tool-arg", "message=hi", "--elicit-json", str(answers),
+                "--revision", revision)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"action": "accept", "content": {"age": 42, "name": "Al"}}
+    assert "left out: context" in done.stderr
+    done = _run("prompts", "get", "test_input_required_result_prompt", "--elicit-json", str(answers),
+                "--revision", revision)
+    assert done.returncode == 0, done.stderr
+    assert "Use this context: code review" in done.stdout
+    done = _run("tools", "call", "elicit", "--tool-arg", "message=hi", "--revision", revision)
+    assert json.loads(done.stdout) == {"action": "decline"}
+    assert "stdin is not a terminal" in done.stderr
+    done = _run("tools", "call", "elicit", "--tool-arg", "message=hi", "--elicit", "cancel", "--revision", revision)
+    assert json.loads(done.stdout) == {"action": "cancel"}
+
+
+def test_elicit_flags_are_exclusive_and_checked_before_connecting(tmp_path: pathlib.Path) -> None:
+    done = _run("tools", "call", "elicit", "--elicit", "cancel", "--elicit-json", "x.json")
+    assert done.returncode != 0 and "not allowed with" in done.stderr
+    done = _run("tools", "call", "elicit", "--elicit-json", str(tmp_path / "missing.json"))
+    assert done.returncode == 1 and "--elicit-json: cannot read" in done.stderr

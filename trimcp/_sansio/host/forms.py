@@ -99,7 +99,8 @@ class FormField:
 class FormResult:
     """``validate_form``'s answer: coerced ``content`` and one message per wrong field."""
 
-    #: The values as they should be sent: coerced, defaults added, unknown names dropped.
+    #: The values as they should be sent: coerced, defaults added, unknown names dropped
+    #: (with errors, only the fields that passed).
     content: dict[str, Any]
     #: Field name -> message (``FORM`` for the form as a whole); empty when valid.
     errors: dict[str, str]
