@@ -42,7 +42,7 @@ async def test_server_requests_reach_typed_handlers(autojump_clock: Any) -> None
             client, peer,
         ):
             caps = peer.initialize["params"]["capabilities"]
-            assert caps == {"sampling": {}, "elicitation": {"form": {}}, "roots": {"listChanged": True}}
+            assert caps == {"sampling": {}, "elicitation": {}, "roots": {"listChanged": True}}
             await peer.send({"id": "s1", "method": "sampling/createMessage", "params": {
                 "messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}],
                 "maxTokens": 10, "systemPrompt": "be brief",

@@ -22,10 +22,11 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar, Union
+from typing import Any, Protocol, TypeVar, Union
 
-from ..._errors import LocalProtocolError, PaginationError, RemoteProtocolError
+from ..._errors import LocalProtocolError, McpError, PaginationError, RemoteProtocolError
 from ..._sansio import events as ev
+from ..._sansio import jsonrpc as rpc
 from ..._sansio import schema as s
 from ..._sansio.connection.core import LOG_LEVELS
 from ..._sansio.http.headers import ToolHeaderBook
@@ -57,6 +58,20 @@ _GONE_IN_STATELESS_ERA = {
 }
 
 
+class UrlElicitation(Protocol):
+    """URL-mode elicitation (2025-11-25) beyond answering ``elicitation/create``.
+
+    ``completed`` is told each ``notifications/elicitation/complete`` (synchronously,
+    in the reader: it must not block); ``required`` is awaited when a ``tools/call``
+    is refused with -32042 and returns whether the call should be sent again (every
+    listed elicitation was accepted and, within its bound, completed).
+    ``trimcp.host.Elicitation`` provides one per server."""
+
+    def completed(self, elicitation_id: str) -> None: ...
+
+    async def required(self, elicitations: Sequence[s.ElicitRequestURLParams]) -> bool: ...
+
+
 class ClientSession:
     """A live client session; obtain one from ``open_client``."""
 
@@ -66,6 +81,7 @@ class ClientSession:
         handshake: ev.Initialized | ev.Discovered,
         max_pages: int,
         router: NotificationRouter | None = None,
+        url_elicitation: UrlElicitation | None = None,
     ) -> None:
         self.driver = driver
         self.connection = driver.connection
@@ -95,6 +111,8 @@ class ClientSession:
         #: The listed tools' ``x-mcp-header`` parameters; a transport that mirrors them
         #: (Streamable HTTP) needs tools with invalid annotations left out.
         self.tool_headers = ToolHeaderBook(reject_invalid=mirrors_tool_headers(self.stream))
+        #: Elicits the URLs of a -32042 refusal before ``call_tool`` tries once more (opt-in).
+        self.url_elicitation = url_elicitation
 
     @property
     def is_closed(self) -> bool:
@@ -244,15 +262,34 @@ class ClientSession:
         """Call a tool.  While progress resets the timeout (``reset_timeout_on_progress``,
         default the session's), the call always carries a progress token, so a tool
         that reports progress is kept alive without an ``on_progress``; the
-        deadline never passes the start + ``max_total_timeout`` (``None``: 10 x the timeout)."""
+        deadline never passes the start + ``max_total_timeout`` (``None``: 10 x the timeout).
+        A refusal with -32042 (URL elicitation required) is elicited and the call sent
+        once more when ``open_client`` was given a ``url_elicitation``."""
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        result = await self.driver.request(
-            "tools/call", params, timeout=timeout, on_progress=on_progress,
-            header_params=self.tool_headers.params_for(name), progress_token=True,
-            reset_timeout_on_progress=reset_timeout_on_progress, max_total_timeout=max_total_timeout,
-        )
+
+        async def send() -> dict[str, Any]:
+            return await self.driver.request(
+                "tools/call", params, timeout=timeout, on_progress=on_progress,
+                header_params=self.tool_headers.params_for(name), progress_token=True,
+                reset_timeout_on_progress=reset_timeout_on_progress, max_total_timeout=max_total_timeout,
+            )
+
+        try:
+            result = await send()
+        except McpError as exc:
+            if exc.code != rpc.URL_ELICITATION_REQUIRED or self.url_elicitation is None:
+                raise
+            # 2025-11-25 client/elicitation "URL Elicitation Required Error": complete the
+            # listed elicitations, then retry once; a second refusal is the caller's.
+            try:
+                data = s.parse_error_data(exc.code, exc.data)
+            except s.SchemaError as bad:
+                raise RemoteProtocolError(f"tools/call: unusable -32042 data: {bad}") from exc
+            if not await self.url_elicitation.required(list(data.elicitations)):
+                raise
+            result = await send()
         return _parse(s.CallToolResult, result, "tools/call")
 
     async def list_resources(self, *, refresh: bool = False) -> list[s.Resource]:

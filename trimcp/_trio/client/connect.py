@@ -36,8 +36,13 @@ from typing import TYPE_CHECKING, Any, Union
 
 import trio
 
-from ..._errors import ConnectError, LocalProtocolError, McpError, RemoteProtocolError, TransportClosed
-from ...config import RemoteServerConfig, ServerConfig, ShutdownPolicy, StdioServerConfig
+from ..._errors import (
+    ConnectError,
+    LocalProtocolError,
+    McpError,
+    RemoteProtocolError,
+    TransportClosed,
+)
 from ..._sansio import events as ev
 from ..._sansio import jsonrpc as rpc
 from ..._sansio import schema as s
@@ -46,6 +51,7 @@ from ..._sansio.connection.health import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from ..._sansio.connection.lifecycle import Role
 from ..._sansio.jsonrpc import DEFAULT_MAX_MESSAGE_SIZE
 from ..._sansio.revisions import ALL_VERSIONS, Era, get_revision
+from ...config import RemoteServerConfig, ServerConfig, ShutdownPolicy, StdioServerConfig
 from .._groups import collapse
 from ..callbacks import DEFAULT_MAX_PENDING_CALLBACKS
 from ..driver import NotificationHandler, RequestContext, RequestHandler, SessionDriver
@@ -54,7 +60,7 @@ from ..request_slots import DEFAULT_MAX_CONCURRENT_REQUESTS
 from ..stream import MessageStream
 from ..transports.registry import Target, TransportOptions, resolve, transport_for
 from ..transports.stdio import StdioProcessStream
-from .client_session import ClientSession
+from .client_session import ClientSession, UrlElicitation
 from .mrtr import answer_input_requests
 
 if TYPE_CHECKING:
@@ -98,7 +104,14 @@ def _client_capabilities(
     if sampling is not None:
         caps["sampling"] = {}
     if elicitation is not None:
-        caps["elicitation"] = {mode: {} for mode in elicitation_modes}
+        # Form mode alone is the empty object: 2025-11-25 client/elicitation "Capabilities"
+        # makes {} equivalent to {"form": {}}, and a 2025-06-18 peer (or a strict
+        # deserialiser, e.g. a Java SDK's) knows no members at all.
+        modes = set(elicitation_modes)
+        unknown = modes - {"form", "url"}
+        if not modes or unknown:
+            raise ValueError(f"elicitation_modes must name form and/or url, not {sorted(unknown) or 'nothing'}")
+        caps["elicitation"] = {} if modes == {"form"} else {m: {} for m in ("form", "url") if m in modes}
     return caps
 
 
@@ -131,6 +144,21 @@ def _request_handlers(
 
         handlers["roots/list"] = on_roots
     return handlers
+
+
+def _completion_tap(url_elicitation: UrlElicitation) -> Callable[[str, dict[str, Any]], None]:
+    """A driver tap handing ``notifications/elicitation/complete`` ids to ``url_elicitation``."""
+
+    def tap(method: str, params: dict[str, Any]) -> None:
+        if method != "notifications/elicitation/complete":
+            return
+        elicitation_id = params.get("elicitationId") if isinstance(params, dict) else None
+        if isinstance(elicitation_id, str):
+            url_elicitation.completed(elicitation_id)
+        else:
+            logger.warning("notifications/elicitation/complete without an elicitationId: %r", params)
+
+    return tap
 
 
 def _notification_handler(
@@ -173,6 +201,7 @@ async def open_client(
     sampling_handler: SamplingHandler | None = None,
     elicitation_handler: ElicitationHandler | None = None,
     elicitation_modes: Sequence[str] = ("form",),
+    url_elicitation: UrlElicitation | None = None,
     roots: RootsProvider | None = None,
     logging_handler: LoggingHandler | None = None,
     notification_handler: NotificationHandler | None = None,
@@ -215,6 +244,12 @@ async def open_client(
     session, otherwise ``initialize`` follows.  A stateless ``revision`` (e.g.
     ``"2026-07-28"``) refuses handshake-era servers; a handshake one only runs
     ``initialize``.  ``connect_timeout`` bounds the whole connect.
+    ``elicitation_modes`` (``"form"``, ``"url"``) are declared with the
+    ``elicitation_handler``: form alone as ``elicitation: {}``, otherwise each mode.
+    ``url_elicitation`` (e.g. ``trimcp.host.Elicitation().for_server(...)``) is told
+    of ``notifications/elicitation/complete`` and, when a ``tools/call`` is refused
+    with -32042 (URL elicitation required), elicits the listed URLs and the call is
+    sent once more (``ClientSession.call_tool``); without it the ``McpError`` is raised.
     ``max_input_rounds`` bounds the InputRequiredResults one request may get.
     ``max_message_size`` caps one incoming message in bytes (the stdio line cap
     too); a bigger one breaks the connection and fails every pending request.
@@ -292,6 +327,8 @@ async def open_client(
                 max_total_timeout=max_total_timeout,
                 max_consecutive_failures=max_consecutive_failures,
             )
+            if url_elicitation is not None:
+                driver.notification_taps.append(_completion_tap(url_elicitation))
             async with trio.open_nursery() as nursery:
                 await nursery.start(driver.run)
                 # The stream is ours to close on every way out, a failed handshake included.
@@ -299,7 +336,7 @@ async def open_client(
                     handshake = await _negotiate(driver, revision, connect_timeout, probe_timeout)
                     if heartbeat_interval is not None:
                         nursery.start_soon(run_heartbeat, driver, heartbeat_interval, heartbeat_timeout)
-                    yield ClientSession(driver, handshake, max_pages)
+                    yield ClientSession(driver, handshake, max_pages, url_elicitation=url_elicitation)
                 finally:
                     await driver.aclose()
                     nursery.cancel_scope.cancel()
