@@ -12,6 +12,10 @@ and writes alone (``batch.py``), and output checked against ``outputSchema``
 ``requestedSchema`` (the pure core's ``forms``); ``validate_form_async`` also reads
 natural-language dates (``forms.py``, ``dateparser`` when installed).
 
+``Elicitation`` is the flow that answers servers' elicitation requests (hooks, one
+prompt at a time, result hooks, URL mode; ``elicitation.py``); ``handlers.py`` types
+the sampling and roots handlers and sends servers' log messages to ``logging``.
+
 ``truncate_result`` fits a tool result into a model's context (``truncate.py``):
 structure-preserving cuts from the pure core, an optional exact counter
 (``counters.py``), images downscaled with Pillow when installed (``images.py``).
@@ -32,8 +36,15 @@ from .batch import BatchOutcome as BatchOutcome
 from .counters import TokenCounter as TokenCounter
 from .counters import estimate as estimate
 from .counters import local_counter as local_counter
+from .elicitation import Elicitation as Elicitation
+from .elicitation import ElicitationContext as ElicitationContext
+from .elicitation import ServerElicitation as ServerElicitation
 from .events import EventStream as EventStream
 from .forms import validate_form_async as validate_form_async
+from .handlers import RootsHandler as RootsHandler
+from .handlers import SamplingHandler as SamplingHandler
+from .handlers import log_to_python as log_to_python
+from .handlers import server_logger as server_logger
 from .outputs import OutputValidationError as OutputValidationError
 from .pool import Pool as Pool
 from .pool import UnknownServer as UnknownServer
@@ -52,11 +63,12 @@ from .truncate import truncate_result as truncate_result
 from .truncate import truncate_result_sync as truncate_result_sync
 
 __all__ = [
-    "Backoff", "BatchOutcome", "EventStream", "FormField", "FormResult", "HostTool", "NameTable",
-    "OutputValidationError", "Pool", "PoolEvent", "ServerNotification", "ServerState",
+    "Backoff", "BatchOutcome", "Elicitation", "ElicitationContext", "EventStream", "FormField",
+    "FormResult", "HostTool", "NameTable", "OutputValidationError", "Pool", "PoolEvent",
+    "RootsHandler", "SamplingHandler", "ServerElicitation", "ServerNotification", "ServerState",
     "ServerStatus", "ServerUnavailable", "StatusChanged", "TokenCounter", "ToolsChanged",
-    "UnknownServer", "UnknownTool", "cap_description", "classify_tool", "config_key", "estimate",
-    "form_fields", "local_counter", "mcp_tool_name", "normalize_name", "open_pool",
-    "truncate_result", "truncate_result_sync", "unique_tool_name", "validate_form",
-    "validate_form_async",
+    "UnknownServer", "UnknownTool", "cap_description", "classify_tool", "config_key",
+    "estimate", "form_fields", "local_counter", "log_to_python", "mcp_tool_name",
+    "normalize_name", "open_pool", "server_logger", "truncate_result", "truncate_result_sync",
+    "unique_tool_name", "validate_form", "validate_form_async",
 ]

@@ -53,7 +53,9 @@ from .._trio.client import ClientSession
 from .._trio.oauth.auth_cache import AuthNeededCache
 from ..config import ConfigError, McpConfig, ServerConfig
 from .batch import BatchOutcome, Call, run_batch
+from .elicitation import Elicitation
 from .events import EventHub, EventStream
+from .handlers import log_to_python
 from .outputs import OutputChecker, ValidateOutput, check_mode
 from .slot import ServerSlot, ServerUnavailable, SlotContext
 from .status import ServerState, ServerStatus, StatusChanged
@@ -419,6 +421,8 @@ async def open_pool(
     server_options: Mapping[str, Mapping[str, Any]] | None = None,
     environ: Mapping[str, str] | None = None,
     validate_output: ValidateOutput = "warn",
+    elicitation: Elicitation | None = None,
+    server_logs: bool = True,
 ) -> AsyncIterator[Pool]:
     """Hold the servers of an mcpServers config; see the module docstring.
 
@@ -431,6 +435,10 @@ async def open_pool(
     servers known to need authorization and mark the ones it finds.
     ``validate_output`` is the default of ``Pool.call_tool``'s (``"warn"``, ``"raise"``
     or ``"ignore"``: what a ``structuredContent`` that breaks its ``outputSchema`` does).
+    ``elicitation`` (a ``trimcp.host.Elicitation``) answers every server's elicitation
+    requests, told which server asked; with ``server_logs`` each server's log messages
+    go to the Python logger ``trimcp.server.<name>`` (``handlers.py``).  Either yields
+    to a ``client_options`` / ``server_options`` entry of the same keyword.
     On exit every session is closed (stdio servers shut down, in parallel).
     """
     env = os.environ if environ is None else environ
@@ -442,7 +450,12 @@ async def open_pool(
     per_server = {name: dict(opts) for name, opts in (server_options or {}).items()}
 
     def options_for(entry: ServerConfig) -> dict[str, Any]:
-        return {**common, **per_server.get(entry.name, {})}
+        hooked: dict[str, Any] = {}
+        if server_logs:
+            hooked["logging_handler"] = log_to_python(entry.name)
+        if elicitation is not None:
+            hooked.update(elicitation.client_options(entry.name))
+        return {**hooked, **common, **per_server.get(entry.name, {})}
 
     with collapse():
         async with trio.open_nursery() as nursery:
