@@ -481,3 +481,18 @@ async def test_server_everything_url_mode_and_its_32042_error_path() -> None:
     assert "User completed the URL elicitation flow" in texts[0]
     assert any("URL: https://example.com/b" in t for t in texts[1:])
     assert opened == ["https://example.com/a", "https://modelcontextprotocol.io", "https://example.com/b"]
+
+
+async def test_registered_urls_are_bounded_the_oldest_forgotten() -> None:
+    from trimcp.host import elicitation as module
+
+    async def open_url(url: str) -> None:
+        pass
+
+    flow = Elicitation(url=True, open_url=open_url)
+    for i in range(module.MAX_PENDING_URLS + 1):
+        await flow.handler(url_params(f"e{i}"))
+    flow.completed("e0")
+    flow.completed(f"e{module.MAX_PENDING_URLS}")
+    assert await flow.wait_complete("e0", timeout=0) is False  # evicted: its completion was ignored
+    assert await flow.wait_complete(f"e{module.MAX_PENDING_URLS}", timeout=0) is True
