@@ -127,6 +127,25 @@ async def test_invalid_ui_content_is_asked_again_with_the_errors_then_cancelled(
     assert (await Elicitation(ui=decline, validate=name_required).handler(form())).action == "decline"
 
 
+async def test_by_default_the_flow_validates_with_validate_form_async() -> None:
+    # No validate= given: validate_form_async coerces, applies defaults and re-asks.
+    schema = {"type": "object", "required": ["age"], "properties": {
+        "age": {"type": "integer", "minimum": 0},
+        "newsletter": {"type": "boolean", "default": False},
+    }}
+    params = s.ElicitRequestFormParams(message="Age?", requested_schema=schema)
+    answers = iter([{"age": "-3"}, {"age": "42"}])
+    errors: list[dict[str, str]] = []
+
+    async def ui(params: s.ElicitRequestParams, ctx: ElicitationContext) -> s.ElicitResult:
+        errors.append(dict(ctx.errors))
+        return s.ElicitResult(action="accept", content=next(answers))
+
+    result = await Elicitation(ui=ui).handler(params)
+    assert result == s.ElicitResult(action="accept", content={"age": 42, "newsletter": False})
+    assert errors[0] == {} and list(errors[1]) == ["age"] and "0" in errors[1]["age"]
+
+
 async def test_an_invalid_hook_answer_is_not_sent_the_ui_gets_its_errors() -> None:
     async def bad_hook(params: s.ElicitRequestParams, ctx: ElicitationContext) -> s.ElicitResult | None:
         return s.ElicitResult(action="accept", content={"name": ""})

@@ -20,7 +20,8 @@ One request goes through:
    ``trio.StrictFIFOLock`` shared by every server of the flow: one prompt at a
    time, in the order the requests reached the UI.  No ``ui``: decline.
 3. Accepted form content goes through ``validate`` (``async (requested_schema,
-   content) -> .content / .errors``; ``None`` = none).  Invalid UI content asks
+   content) -> .content / .errors``; by default ``validate_form_async``: types
+   coerced, defaults applied, natural-language dates read; ``None`` = none).  Invalid UI content asks
    the UI again with ``ctx.errors`` set, at most ``max_attempts`` times, then
    the answer is ``cancel``.  Invalid *hook* content is never sent: it is logged
    and the next hook, then the UI, is asked (with the errors in ``ctx``) -- a
@@ -60,6 +61,7 @@ import trio
 from .._errors import McpError
 from .._sansio import jsonrpc as rpc
 from .._sansio import schema as s
+from .forms import validate_form_async
 
 __all__ = [
     "Elicitation", "ElicitationContext", "ElicitationHook", "ElicitationUI", "ResultHook",
@@ -128,7 +130,7 @@ class Elicitation:
         hooks: Sequence[ElicitationHook] = (),
         ui: ElicitationUI | None = None,
         result_hooks: Sequence[ResultHook] = (),
-        validate: Validate | None = None,
+        validate: Validate | None = validate_form_async,
         url: bool = False,
         open_url: OpenUrl = open_in_browser,
         timeout: float | None = None,
