@@ -263,6 +263,46 @@ async def test_a_silent_probe_is_abandoned_then_initialize_and_the_late_answer_i
                 assert list(client.driver.issues) == []
 
 
+async def test_a_stateless_server_that_missed_the_probe_deadline_is_probed_again(autojump_clock: Any) -> None:
+    # A server still starting misses the probe's deadline; the client falls back to
+    # initialize, which a stateless-only server refuses with -32022 naming its revision:
+    # the client probes again and gets a stateless session, not a failed connect.
+    with trio.fail_after(100):
+        stream, peer = memory_peer()
+        async with trio.open_nursery() as nursery:
+            async def serve() -> None:
+                late = await peer.expect("server/discover")
+                init = await peer.expect("initialize")
+                await peer.send({"id": init["id"], "error": {
+                    "code": -32022, "message": "Unsupported protocol version",
+                    "data": {"supported": [V26], "requested": init["params"]["protocolVersion"]},
+                }})
+                await peer.reply(late, DISCOVER_RESULT)  # the first answer, far too late: dropped
+                peer.probe = await peer.expect("server/discover")
+                await peer.reply(peer.probe, DISCOVER_RESULT)
+
+            nursery.start_soon(serve)
+            async with open_client(stream, probe_timeout=2) as client:
+                assert client.era is Era.STATELESS and client.protocol_version == V26
+                assert client.discover_result == DISCOVER_RESULT
+
+
+async def test_a_pinned_handshake_revision_is_never_probed_after_a_32022(autojump_clock: Any) -> None:
+    with trio.fail_after(100):
+        stream, peer = memory_peer()
+        async with trio.open_nursery() as nursery:
+            async def serve() -> None:
+                init = await peer.expect("initialize")
+                await peer.send({"id": init["id"], "error": {
+                    "code": -32022, "message": "Unsupported protocol version", "data": {"supported": [V26]},
+                }})
+
+            nursery.start_soon(serve)
+            with pytest.raises(ConnectError, match="initialize failed"):
+                async with open_client(stream, revision="2025-11-25"):
+                    pytest.fail("connected")
+
+
 async def test_probe_timeout_is_bounded_by_the_connect_timeout(autojump_clock: Any) -> None:
     got: list[Json] = []
     with trio.fail_after(100):

@@ -445,13 +445,15 @@ class SessionDriver:
         self.connection.abandon_probe()
         return ev.LegacyServer(f"no answer to server/discover within {timeout} s")
 
-    async def initialize(self, *, protocol_version: str | None = None) -> ev.Initialized:
-        """Client: run the handshake (the caller bounds it with a deadline)."""
+    async def initialize(self, *, protocol_version: str | None = None) -> ev.Initialized | ev.Discovered:
+        """Client: run the handshake (the caller bounds it with a deadline).  A dual-era
+        client whose probe timed out may end up ``Discovered`` after all: the Connection
+        probes again when the server refuses ``initialize`` naming a stateless revision."""
         self._check_open()
         self.connection.initialize(protocol_version=protocol_version)
         await self.flush()
         await self.initialized.wait()
-        if isinstance(self.handshake, ev.Initialized):
+        if isinstance(self.handshake, (ev.Initialized, ev.Discovered)):
             return self.handshake
         if isinstance(self.handshake, ev.HandshakeFailed):
             if self.handshake.error is not None:

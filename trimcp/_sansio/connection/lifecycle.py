@@ -71,6 +71,7 @@ class LifecycleEvent(enum.Enum):
     RECV_INITIALIZE = "receive initialize"
     RECV_INIT_RESULT = "receive initialize result"
     RECV_INIT_FAILURE = "receive initialize failure"
+    RECV_INIT_STATELESS = "learn from initialize's refusal that the server is stateless-era"
     RECV_INITIALIZED = "receive notifications/initialized"
     SEND_DISCOVER = "send server/discover"
     RECV_DISCOVER_RESULT = "receive a usable DiscoverResult"
@@ -89,7 +90,13 @@ TRANSITIONS: Final[Mapping[Role, Mapping[type[State], Mapping[LifecycleEvent, ty
             _E.SEND_DISCOVER: DISCOVERING, _E.RECV_DISCOVER_RESULT: OPERATING,
             _E.RECV_LEGACY_ANSWER: IDLE, _E.RECV_DISCOVER_FAILURE: CLOSED, _E.CLOSE: CLOSED,
         },
-        INITIALIZING: {_E.RECV_INIT_RESULT: OPERATING, _E.RECV_INIT_FAILURE: CLOSED, _E.CLOSE: CLOSED},
+        # A dual-era client whose probe went unanswered in time (a server still starting)
+        # learns from -32022 to initialize that the server is stateless after all: IDLE,
+        # then server/discover again.
+        INITIALIZING: {
+            _E.RECV_INIT_RESULT: OPERATING, _E.RECV_INIT_FAILURE: CLOSED,
+            _E.RECV_INIT_STATELESS: IDLE, _E.CLOSE: CLOSED,
+        },
         OPERATING: {_E.CLOSE: CLOSED},
         CLOSED: {_E.CLOSE: CLOSED},
     },

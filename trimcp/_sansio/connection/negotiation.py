@@ -16,6 +16,9 @@ probe rule is ``admission.may_probe_again``; it never falls back to
 ``initialize`` unless the server names a shared handshake one); any other
 error, or no answer at all (``Connection.abandon_probe``), marks a
 handshake-era server and the client returns to IDLE to send ``initialize``.
+If that ``initialize`` is then refused with -32022 naming a stateless revision we
+share, the probe had only missed its deadline (a server still starting): back to
+IDLE and ``server/discover`` again, under the same rule.
 A server answers ``server/discover`` by itself, and refuses ``initialize`` with
 -32022 naming its versions when it speaks no handshake revision.
 
@@ -147,6 +150,10 @@ class Negotiator:
     def receive_initialize_answer(self, msg: rpc.Response | rpc.ErrorResponse) -> Outcome:
         cs = self._cs
         if isinstance(msg, rpc.ErrorResponse):
+            retry = self._stateless_after_all(msg.error)
+            if retry is not None:
+                cs.advance(LifecycleEvent.RECV_INIT_STATELESS)
+                return Outcome(probe_again=retry)
             cs.advance(LifecycleEvent.RECV_INIT_FAILURE)
             return Outcome([HandshakeFailed(f"server refused initialize: {msg.error.message}", msg.error)])
         result = msg.result
@@ -206,6 +213,16 @@ class Negotiator:
             chosen, [v for v in supported if isinstance(v, str)], cs.peer_info, caps,
             cs.peer_instructions, result,
         )])
+
+    def _stateless_after_all(self, err: rpc.ErrorObject) -> str | None:
+        """The stateless revision to probe with again when ``initialize`` is refused with
+        -32022 naming one we share, after our own probe went unanswered (we probed, so we
+        are dual-era: a slow-starting server missed the probe's deadline), else None."""
+        if err.code != rpc.UNSUPPORTED_PROTOCOL_VERSION or self.probe_attempts == 0:
+            return None
+        named = err.data.get("supported") if isinstance(err.data, dict) else None
+        retry = sl.newest_common(self._cs.versions_of(Era.STATELESS), named)
+        return retry if may_probe_again(self.probe_attempts, self.probe_version, retry) else None
 
     def _discover_refused(self, err: rpc.ErrorObject) -> Outcome:
         cs = self._cs

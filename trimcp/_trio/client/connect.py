@@ -23,7 +23,8 @@ With ``revision=None`` the client is dual-era: it probes with
 stateless (2026-07-28) session, an ordinary error or silence a handshake-era
 one (``initialize`` follows, offering the revision the server named if it
 named one), and a modern refusal with no revision in common fails the
-connect.  Pinning a stateless revision probes with no fallback; pinning a
+connect.  A server that only missed the probe's deadline (still starting) and
+refuses ``initialize`` with -32022 naming a stateless revision is probed again.  Pinning a stateless revision probes with no fallback; pinning a
 handshake revision only runs ``initialize``.
 """
 
