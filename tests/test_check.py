@@ -661,8 +661,10 @@ def test_validate_per_revision() -> None:
 
 def test_catalog_levels() -> None:
     assert len(CATALOG) == len(set(CATALOG))
-    assert all(spec.level in (Level.MUST, Level.SHOULD) for spec in CATALOG.values())
-    assert CATALOG["stdio.shutdown"].level is Level.SHOULD
+    assert all(spec.level in (Level.MUST, Level.SHOULD, Level.BEST) for spec in CATALOG.values())
+    # The client's sentence up to 2025-11-25; the server's SHOULD in 2026-07-28.
+    assert CATALOG["stdio.shutdown"].level_for("2025-11-25") is Level.BEST
+    assert CATALOG["stdio.shutdown"].level_for("2026-07-28") is Level.SHOULD
     unknown = CATALOG["resources.unknown"]
     assert unknown.level_for("2025-11-25") is Level.SHOULD
     assert unknown.level_for("2026-07-28") is Level.MUST

@@ -17,7 +17,7 @@ from trimcp.conformance import run_checks
 from trimcp.conformance.catalog import CATALOG
 from trimcp.conformance.checks.http import HTTP_CHECKS
 from trimcp.conformance.connectors import connector_for, is_url
-from trimcp.conformance.model import Report, Status
+from trimcp.conformance.model import Level, Report, Status
 from trimcp.conformance.rawhttp import ProbeError, RawClient
 from trimcp.server.transports.http.app import BoundHttpServer, serve_http
 from trimcp.reference.server import build_server
@@ -125,6 +125,9 @@ async def test_bad_http_server_is_flagged() -> None:
     assert "200" in results["http.notification-202"].detail
     assert results["http.unknown-session"].status is Status.FAIL
     assert "400" in results["http.unknown-session"].detail
+    # A never-issued id has no MUST behind it (404 is due for terminated sessions): not a MUST failure.
+    assert results["http.unknown-session"].level is Level.BEST
+    assert "http.unknown-session" not in {r.id for r in report.must_failures}
     # The fake checks neither Origin nor MCP-Protocol-Version.
     assert results["http.origin"].status is Status.FAIL
     assert results["http.protocol-version"].status is Status.FAIL

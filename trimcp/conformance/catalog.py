@@ -1,7 +1,9 @@
 """Every check the harness knows: its level, the spec section it tests, its revisions.
 
 Levels follow the sentence in the specification: "MUST" where the spec says
-MUST, "SHOULD" where it says SHOULD.  Sections name pages under
+MUST, "SHOULD" where it says SHOULD; "BEST-PRACTICE" (``B``) where no
+server-side MUST/SHOULD sentence stands behind the check (it never fails a
+run).  Sections name pages under
 ``docs/specification/<revision>/``.  ``revisions`` says which revisions hold
 the sentence: the handshake-era lifecycle (``initialize``, ``ping``,
 ``logging/setLevel``) is gone from 2026-07-28, whose own rules (discovery, the
@@ -18,7 +20,7 @@ from typing import Final
 from .._sansio.revisions import ALL_VERSIONS, HANDSHAKE_VERSIONS
 from .model import CheckSpec, Level
 
-M, S = Level.MUST, Level.SHOULD
+M, S, B = Level.MUST, Level.SHOULD, Level.BEST
 HANDSHAKE: Final = HANDSHAKE_VERSIONS
 STATELESS: Final = tuple(v for v in ALL_VERSIONS if v not in HANDSHAKE_VERSIONS)
 FROM_2025_06_18: Final = tuple(v for v in ALL_VERSIONS if v >= "2025-06-18")
@@ -72,12 +74,15 @@ _CHECKS: Final = (
     CheckSpec("tools.input-schema", M, "server/tools", "every tool's inputSchema is a JSON Schema object of type object"),
     CheckSpec("tools.unique-names", S, "server/tools", "tool names are unique"),
     CheckSpec("tools.name-format", S, "server/tools", "tool names use 1-128 of A-Z a-z 0-9 _ - .", FROM_2025_11_25),
-    CheckSpec("tools.call-read-only", M, "server/tools", "read-only tools can be called and return a CallToolResult"),
+    # BEST: no sentence makes a server's tools callable by a harness, nor names the answer to an unknown
+    # tool (server/tools lists it among protocol errors as an example), nor requires templates/list;
+    # pagination only says servers SHOULD "provide stable cursors", not that they never repeat.
+    CheckSpec("tools.call-read-only", B, "server/tools", "read-only tools can be called and return a CallToolResult"),
     CheckSpec("tools.structured-output", M, "server/tools",
               "a tool with an outputSchema returns structuredContent that conforms", FROM_2025_06_18),
-    CheckSpec("tools.unknown-tool", S, "server/tools", "calling an unknown tool is an error (-32602 or isError)"),
+    CheckSpec("tools.unknown-tool", B, "server/tools", "calling an unknown tool is an error (-32602 or isError)"),
     CheckSpec("resources.list", M, "server/resources", "resources/list succeeds and pages end"),
-    CheckSpec("resources.templates", M, "server/resources", "resources/templates/list succeeds and pages end"),
+    CheckSpec("resources.templates", B, "server/resources", "resources/templates/list succeeds and pages end"),
     CheckSpec("resources.read", M, "server/resources", "every listed resource can be read; contents carry text or blob"),
     CheckSpec("resources.unknown", S, "server/resources",
               "reading an unknown URI is an error: -32002 (or -32602) up to 2025-11-25, -32602 and never -32002 "
@@ -87,7 +92,7 @@ _CHECKS: Final = (
     CheckSpec("logging.set-level", M, "server/utilities/logging", "logging/setLevel is answered with an empty result",
               HANDSHAKE),
     CheckSpec("completion.complete", M, "server/utilities/completion", "completion/complete returns values"),
-    CheckSpec("pagination.cursors", M, "server/utilities/pagination", "cursors do not repeat"),
+    CheckSpec("pagination.cursors", B, "server/utilities/pagination", "cursors do not repeat"),
     # ---- stateless era: patterns
     CheckSpec("mrtr.input-required", M, "basic/patterns/mrtr",
               "InputRequiredResults are well-formed, ask only for declared capabilities, and the retry completes",
@@ -96,11 +101,17 @@ _CHECKS: Final = (
               STATELESS),
     CheckSpec("caching.hints", M, "server/utilities/caching",
               "cacheable complete results carry ttlMs >= 0 and cacheScope public/private", STATELESS),
-    CheckSpec("subscriptions.listen", S, "basic/patterns/subscriptions",
+    # "The server MUST send notifications/subscriptions/acknowledged as the first message [...] and
+    # MUST NOT send any notification on the subscription before it." (basic/patterns/subscriptions)
+    CheckSpec("subscriptions.listen", M, "basic/patterns/subscriptions",
               "subscriptions/listen is acknowledged with a subset of the requested filter", STATELESS),
     # ---- stdio transport
     CheckSpec("stdio.clean-stdout", M, "basic/transports", "stdout carries only MCP messages"),
-    CheckSpec("stdio.shutdown", S, "basic/lifecycle", "the server exits when its stdin closes"),
+    # Up to 2025-11-25 the sentence is the client's ("the client SHOULD initiate shutdown by first
+    # closing the input stream"); 2026-07-28 puts it on the server: "Servers SHOULD exit promptly
+    # when their standard input is closed or reads return end-of-file." (basic/transports/stdio)
+    CheckSpec("stdio.shutdown", B, "basic/transports", "the server exits when its stdin closes",
+              stateless_level=S),
     # ---- Streamable HTTP transport (HTTP targets only)
     CheckSpec("http.origin", M, HTTP_2025, "a request with a foreign Origin is refused with 403", STREAMABLE),
     CheckSpec("http.content-type", M, HTTP_2025,
@@ -109,7 +120,10 @@ _CHECKS: Final = (
               STREAMABLE_HANDSHAKE),
     CheckSpec("http.session-id", M, HTTP_2025, "Mcp-Session-Id holds only visible ASCII (0x21-0x7E)",
               STREAMABLE_HANDSHAKE),
-    CheckSpec("http.unknown-session", M, HTTP_2025, "a request naming a session the server does not have gets 404",
+    # The MUST is for a session the server terminated ("after which it MUST respond to requests
+    # containing that session ID with HTTP 404 Not Found"): http.delete tests it.  An id never
+    # issued has no sentence; 404 is what a client can act on.
+    CheckSpec("http.unknown-session", B, HTTP_2025, "a request naming a session id never issued gets 404",
               STREAMABLE_HANDSHAKE),
     CheckSpec("http.delete", M, HTTP_2025,
               "DELETE ends the session (then 404 for it) or is refused with 405", STREAMABLE_HANDSHAKE),

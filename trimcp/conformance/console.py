@@ -18,8 +18,10 @@ def print_table(report: Report, out: TextIO) -> None:
     out.write(f"era:      {report.era or '(none negotiated)'}\n")
     out.write(f"revision: {report.revision or '(none negotiated)'}\n\n")
     width = max(len(r.id) for r in report.results)
+    level_width = max(len(r.level.value) for r in report.results)
     out.writelines(
-        f"{r.id:<{width}}  {r.level.value:<6}  {_MARK[r.status]:<4}  {r.detail}\n" for r in report.results
+        f"{r.id:<{width}}  {r.level.value:<{level_width}}  {_MARK[r.status]:<4}  {r.detail}\n"
+        for r in report.results
     )
     counts = {st: sum(1 for r in report.results if r.status is st) for st in Status}
     out.write(

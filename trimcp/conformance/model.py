@@ -11,6 +11,11 @@ A few sentences changed strength between revisions (resource-not-found is a
 SHOULD with -32002 up to 2025-11-25 and a MUST with -32602 in 2026-07-28):
 ``CheckSpec.stateless_level`` holds the stateless era's level, and
 ``CheckSpec.level_for(revision)`` is what a report row carries.
+
+A check with no MUST/SHOULD sentence behind it (a habit of good servers, or a
+rule the spec puts on the client) is at ``Level.BEST``: it is reported, and
+never counted as a MUST failure, so it never fails the run.  Only a failed
+MUST row (``Report.must_failures``) makes ``Report.ok`` false.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ class Level(enum.Enum):
     MUST = "MUST"
     SHOULD = "SHOULD"
     MAY = "MAY"
+    #: No MUST or SHOULD sentence stands behind the check: advice, never failing a run.
+    BEST = "BEST-PRACTICE"
 
 
 class Status(enum.Enum):

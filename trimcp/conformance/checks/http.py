@@ -13,7 +13,8 @@ negotiated:
   ``http.session-id`` for the id it hands out), ``notifications/initialized``
   (``http.notification-202``), ``ping`` with MCP-Protocol-Version 1999-01-01
   (``http.protocol-version``, 2025-06-18 on), ``ping`` naming a session
-  nobody issued (``http.unknown-session``), GET (``http.get-stream``: an
+  nobody issued (``http.unknown-session``, best practice: the MUST of 404
+  covers terminated sessions, which ``http.delete`` tests), GET (``http.get-stream``: an
   event stream or 405; only the head is read), DELETE (``http.delete``: 405,
   or 2xx and then 404 for the ended session);
 * stateless era (2026-07-28; ``basic/transports/streamable-http``):
