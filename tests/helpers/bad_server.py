@@ -30,6 +30,8 @@ handshake-era session.  Apart from the selected defect they behave correctly:
   stateless-trusts-state            a modified requestState is accepted
   stateless-asks-undeclared         asks for elicitation even when the client did not declare it
   stateless-no-cache-hints          list and read results lack ttlMs/cacheScope
+  stateless-silent-log-tool         the "log" tool never logs (a name is no evidence)
+  all-is-error                      the read-only tool always answers isError
 """
 
 from __future__ import annotations
@@ -64,6 +66,8 @@ MODES = (
     "stateless-trusts-state",
     "stateless-asks-undeclared",
     "stateless-no-cache-hints",
+    "stateless-silent-log-tool",
+    "all-is-error",
 )
 
 
@@ -139,7 +143,7 @@ def handle(mode: str, msg: dict[str, Any]) -> None:
         if params.get("name") != "hello":
             error(msg_id, -32602, f"unknown tool {params.get('name')!r}")
             return
-        result(msg_id, {"content": [{"type": "text", "text": "hello"}], "isError": False})
+        result(msg_id, {"content": [{"type": "text", "text": "hello"}], "isError": mode == "all-is-error"})
     elif mode == "unknown-method-wrong-code":
         result(msg_id, {})
     else:
@@ -237,6 +241,8 @@ def call_tool(mode: str, msg_id: Any, params: dict[str, Any], meta: dict[str, An
     elif name == "log":
         level = meta.get(LEVEL_KEY)
         wanted = level in LEVELS and LEVELS.index(level) <= LEVELS.index("info")
+        if mode == "stateless-silent-log-tool":
+            wanted = False
         if wanted or mode == "stateless-log-without-level":
             send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "a log line"}})
         complete(mode, "tools/call", msg_id, {"content": [{"type": "text", "text": "logged"}]})

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .._errors import TrimcpError
+from .._errors import ConnectError, TransportClosed, TrimcpError
 from .._sansio import jsonrpc as rpc
 from .._sansio import schema as s
 from .._sansio.revisions import (
@@ -74,7 +74,14 @@ from .validate import ValidationOutcome, validate_conversation
 if TYPE_CHECKING:
     from .._trio.oauth.provider import OAuthProvider
 
-__all__ = ["Connector", "run_checks"]
+__all__ = ["Connector", "TargetUnreachable", "run_checks"]
+
+
+class TargetUnreachable(ConnectError):
+    """The target could not be started or reached, or it died before saying anything.
+
+    Nothing was tested, so ``run_checks`` raises this instead of reporting a table of
+    skips; the message is one line, ending with the last line the server wrote on stderr."""
 
 
 async def _sampling(params: s.CreateMessageRequestParams) -> dict[str, Any]:
@@ -129,6 +136,8 @@ async def run_checks(
             if hasattr(raw, "returncode"):
                 _check_shutdown(rec, raw)
     except TrimcpError as exc:
+        if report.revision is None and _unreachable(exc, recording):
+            raise TargetUnreachable(_one_line(exc, recording)) from exc
         if report.revision is None:
             _connect_failed(rec, exc, revision, recording)
         else:
@@ -203,6 +212,25 @@ async def _probes(tour: Tour, timeout: float) -> None:
     await probe_input_requests(rec, tour.connect, revision, declared, original, timeout)
 
 
+def _unreachable(exc: TrimcpError, recording: RecordingStream | None) -> bool:
+    # The connector itself failed (spawn, refused connection), or the transport closed
+    # before one byte came back; a silent or misbehaving server still gets its report.
+    if recording is None:
+        return True
+    return not recording.received and isinstance(exc.__cause__, TransportClosed)
+
+
+def _one_line(exc: TrimcpError, recording: RecordingStream | None) -> str:
+    text, _, quoted = str(exc).partition("\n--- last stderr lines ---")
+    line = " ".join(text.split())
+    tail = getattr(recording.inner, "stderr_tail", None) if recording is not None else None
+    quoted = quoted or (tail() if callable(tail) else "")
+    lines = [ln.strip() for ln in quoted.splitlines() if ln.strip()]
+    if lines and lines[-1] not in line:
+        line += f" (stderr: {lines[-1]})"
+    return line
+
+
 def _connect_failed(rec: Results, exc: TrimcpError, pinned: str | None, recording: RecordingStream | None) -> None:
     detail = f"{type(exc).__name__}: {exc}"
     sent = set(recording.sent_methods.values()) if recording is not None else set()
@@ -220,6 +248,13 @@ def _check_conversation(
     rec: Results, recording: RecordingStream, revision: str | None, *, stdio: bool
 ) -> ValidationOutcome:
     outcome = validate_conversation(recording.received, recording.sent_methods, revision)
+    if not recording.received:
+        # Nothing arrived, so nothing was judged: a silent server passes none of these.
+        for check_id in ("jsonrpc.valid-messages", "jsonrpc.ids", "schema.messages"):
+            rec.skip(check_id, "the server sent no messages")
+        if stdio:
+            rec.skip("stdio.clean-stdout", "the server wrote nothing on stdout")
+        return outcome
     if outcome.invalid_jsonrpc:
         rec.fail("jsonrpc.valid-messages", "; ".join(outcome.invalid_jsonrpc[:3]))
         if stdio:
@@ -228,10 +263,13 @@ def _check_conversation(
         rec.ok("jsonrpc.valid-messages", f"{outcome.checked} messages")
         if stdio:
             rec.ok("stdio.clean-stdout")
+    answered = len(recording.answers())
     if outcome.unknown_ids or outcome.duplicate_ids:
         rec.fail("jsonrpc.ids", "; ".join((outcome.unknown_ids + outcome.duplicate_ids)[:3]))
+    elif answered:
+        rec.ok("jsonrpc.ids", f"{answered} responses")
     else:
-        rec.ok("jsonrpc.ids")
+        rec.skip("jsonrpc.ids", "the server answered no request")
     if outcome.schema_errors:
         rec.fail("schema.messages", "; ".join(outcome.schema_errors[:3]))
     else:

@@ -16,6 +16,12 @@ the union of the handshake-era tables applies.
 
 Requests *from* the server are listed in ``server_requests``: in the
 stateless era there are none (they travel inside an InputRequiredResult).
+A request or notification only a client sends (``initialize``,
+``notifications/initialized``) is a schema error of its own, the direction
+rule: the schema's ``ServerRequest`` union has no ``InitializeRequest`` and
+basic/lifecycle says "The client MUST initiate this phase by sending an
+``initialize`` request"; a server echoing the client's messages (``cat``)
+breaks it.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import attrs
 from .._errors import RemoteProtocolError
 from .._sansio import jsonrpc as rpc
 from .._sansio import schema as s
+from .._sansio.revisions import HANDSHAKE_VERSIONS, get_revision
 
 
 @attrs.frozen
@@ -94,6 +101,9 @@ def _check_message(
             return None  # our own probe of an unknown method, or an extension
         return _guard(lambda: s.parse_result(method, msg.result, None, revision), f"{method} result")
     params = msg.params
+    backwards = _client_only(msg, revision)
+    if backwards:
+        return backwards
     if isinstance(msg, rpc.Notification):
         if msg.method not in _notifications(revision):
             return _foreign(msg.method, s.NOTIFICATION_TYPES, revision)
@@ -101,6 +111,23 @@ def _check_message(
     if msg.method not in _requests(revision):
         return _foreign(msg.method, s.REQUEST_TYPES, revision)
     return _guard(lambda: s.parse_request_params(msg.method, params, revision), f"{msg.method} request params")
+
+
+def _client_only(msg: rpc.Request | rpc.Notification, revision: str | None) -> str | None:
+    """The direction rule: a method only the client may send, received from the server."""
+    names = [revision] if revision is not None else list(HANDSHAKE_VERSIONS)
+    revs = [get_revision(n) for n in names]
+    if isinstance(msg, rpc.Request):
+        client = {m for r in revs for m in r.client_requests}
+        server = {m for r in revs for m in r.server_requests}
+        kind = "request"
+    else:
+        client = {m for r in revs for m in r.client_notifications}
+        server = {m for r in revs for m in r.server_notifications}
+        kind = "notification"
+    if msg.method in client and msg.method not in server:
+        return f"request direction: the server sent {msg.method}, a {kind} only a client sends"
+    return None
 
 
 def _requests(revision: str | None) -> Mapping[str, Any]:

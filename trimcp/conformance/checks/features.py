@@ -97,10 +97,10 @@ async def _tools(tour: Tour) -> None:
     else:
         rec.ok("tools.input-schema")
     read_only = [t for t in tools if t.annotations is not None and t.annotations.read_only_hint]
-    for tool in read_only:
-        await _call_read_only(tour, tool)
+    outcomes = [await _call_read_only(tour, tool) for tool in read_only]
     if not read_only:
         rec.skip("tools.call-read-only", "no tool is annotated readOnlyHint, so none is called")
+    _judge_calls(rec, [o for o in outcomes if o is not None])
     rec.skip("tools.structured-output", "no read-only tool with an outputSchema was called")
     try:
         result = await client.call_tool("trimcp-no-such-tool-7d1f", {})
@@ -112,35 +112,50 @@ async def _tools(tour: Tour) -> None:
         rec.ok("tools.unknown-tool", f"error {exc.code}")
 
 
-async def _call_read_only(tour: Tour, tool: s.Tool) -> None:
+def _judge_calls(rec: Results, is_error: list[bool]) -> None:
+    """A pass needs a call that succeeded: isError results (the harness invents the
+    arguments, which a tool may rightly refuse) show the server answered, not that the
+    tool can be called."""
+    if not is_error:
+        return  # nothing called, or every call already judged (fail / warn / skip)
+    refused = sum(is_error)
+    detail = f"called {len(is_error)} read-only tools, {refused} returned isError"
+    if refused == len(is_error):
+        rec.skip("tools.call-read-only", f"{detail}: no successful call to judge")
+    else:
+        rec.ok("tools.call-read-only", detail)
+
+
+async def _call_read_only(tour: Tour, tool: s.Tool) -> bool | None:
+    """Call ``tool``; its result's isError, or ``None`` when the call was judged here."""
     rec = tour.rec
     args = example_arguments(tool.input_schema)
     if args is None:
         rec.skip("tools.call-read-only", f"{tool.name}: cannot invent arguments for its schema")
-        return
+        return None
     tour.called_tools.append(tool.name)
     try:
         result = await tour.client.call_tool(tool.name, args)
     except McpError as exc:
         rec.fail("tools.call-read-only", f"{tool.name}: error {exc.code} {exc.message}")
-        return
+        return None
     except InputRoundsExceeded as exc:
         # The harness declines every elicitation; a server may keep asking (spec: mrtr).
         rec.warn("tools.call-read-only", f"{tool.name}: {exc}")
-        return
+        return None
     except RemoteProtocolError as exc:
         rec.fail("tools.call-read-only", f"{tool.name}: {exc}")
-        return
+        return None
     except TrimcpError as exc:
         rec.fail("tools.call-read-only", f"{tool.name}: {exc}")
-        return
-    rec.ok("tools.call-read-only", f"called {len(tour.called_tools)} read-only tools")
+        return None
     if tool.output_schema is not None and not result.is_error:
         problem = _structured_problem(tool.output_schema, result.structured_content)
         if problem:
             rec.fail("tools.structured-output", f"{tool.name}: {problem}")
         else:
             rec.ok("tools.structured-output", tool.name)
+    return bool(result.is_error)
 
 
 def _structured_problem(schema: dict[str, Any], content: Any) -> str | None:

@@ -311,7 +311,13 @@ def _check_log_messages(tour: Tour) -> None:
     if stray:
         rec_detail = f"{stray} notifications/message for requests without a logLevel"
         tour.rec.fail(check, rec_detail)
-    elif tool is not None:
-        tour.rec.ok(check, f"none while calling {tool.name} without a logLevel ({allowed} with logLevel debug)")
-    else:
+    elif tool is None:
         tour.rec.skip(check, "no read-only logging tool to call")
+    elif "logging" not in tour.client.server_capabilities:
+        tour.rec.skip(check, f"{tool.name} is no logging tool: the server does not advertise logging")
+    elif not allowed:
+        # A name is no evidence: silence without a logLevel means something only from a
+        # tool seen to log when asked to.
+        tour.rec.skip(check, f"{tool.name} sent no notifications/message even with logLevel debug")
+    else:
+        tour.rec.ok(check, f"none while calling {tool.name} without a logLevel ({allowed} with logLevel debug)")
