@@ -63,3 +63,20 @@ def test_dead_or_missing_target_exits_4_with_one_line() -> None:
         assert proc.stdout == ""
         assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
         assert proc.stderr.startswith("trimcp: cannot reach the server:")
+    # The line ends with what the dying server said last.
+    assert proc.stderr.rstrip().endswith("(stderr: boom)"), proc.stderr
+
+
+def test_no_evidence_is_no_pass() -> None:
+    """One page, no notification, no tool: each of these checks judged nothing."""
+    found = checks("--", sys.executable, BAD_SERVER, "--mode", "good")
+    assert found["pagination.cursors"]["status"] == "skip", found["pagination.cursors"]
+    assert found["capabilities.notifications"]["status"] == "skip"
+    # The control: a notification it should not send is still a failure.
+    noisy = checks("--", sys.executable, BAD_SERVER, "--mode", "log-without-capability")
+    assert noisy["capabilities.notifications"]["status"] == "fail"
+    empty = checks("--", sys.executable, BAD_SERVER, "--mode", "no-tools")
+    assert empty["tools.list"]["status"] == "pass"
+    for check_id in ("tools.unique-names", "tools.name-format", "tools.input-schema"):
+        assert empty[check_id]["status"] == "skip", empty[check_id]
+        assert empty[check_id]["detail"] == "the server lists no tools"

@@ -32,6 +32,7 @@ handshake-era session.  Apart from the selected defect they behave correctly:
   stateless-no-cache-hints          list and read results lack ttlMs/cacheScope
   stateless-silent-log-tool         the "log" tool never logs (a name is no evidence)
   all-is-error                      the read-only tool always answers isError
+  no-tools                          advertises tools but lists none
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ MODES = (
     "stateless-no-cache-hints",
     "stateless-silent-log-tool",
     "all-is-error",
+    "no-tools",
 )
 
 
@@ -138,7 +140,7 @@ def handle(mode: str, msg: dict[str, Any]) -> None:
     elif method == "ping":
         result(msg_id, {})
     elif method == "tools/list":
-        result(msg_id, {"tools": [tool(mode)]})
+        result(msg_id, {"tools": [] if mode == "no-tools" else [tool(mode)]})
     elif method == "tools/call":
         if params.get("name") != "hello":
             error(msg_id, -32602, f"unknown tool {params.get('name')!r}")

@@ -226,7 +226,7 @@ def _one_line(exc: TrimcpError, recording: RecordingStream | None) -> str:
     tail = getattr(recording.inner, "stderr_tail", None) if recording is not None else None
     quoted = quoted or (tail() if callable(tail) else "")
     lines = [ln.strip() for ln in quoted.splitlines() if ln.strip()]
-    if lines and lines[-1] not in line:
+    if lines:
         line += f" (stderr: {lines[-1]})"
     return line
 
@@ -279,15 +279,19 @@ def _check_conversation(
 
 def _check_notifications(rec: Results, recording: RecordingStream, caps: dict[str, Any]) -> None:
     undeclared: dict[str, str] = {}
+    seen = 0
     for _, msg in recording.messages():
         if isinstance(msg, rpc.Notification):
+            seen += 1
             gate = own_gate(msg.method)
             if gate is not None and not has_capability(caps, gate):
                 undeclared[msg.method] = ".".join(gate)
     if undeclared:
         rec.fail("capabilities.notifications", "; ".join(f"{m} without {g}" for m, g in undeclared.items()))
+    elif seen:
+        rec.ok("capabilities.notifications", f"{seen} notifications")
     else:
-        rec.ok("capabilities.notifications")
+        rec.skip("capabilities.notifications", "the server sent no notifications")
 
 
 def _check_shutdown(rec: Results, stream: Any) -> None:

@@ -44,6 +44,7 @@ async def feature_tour(tour: Tour) -> None:
         else:
             for check_id in _FEATURE_CHECKS[feature]:
                 rec.skip(check_id, f"the server does not advertise {feature}")
+    _judge_pages(tour)
 
 
 _FEATURE_CHECKS = {
@@ -82,20 +83,12 @@ async def _tools(tour: Tour) -> None:
         return
     tour.tools = tools
     rec.ok("tools.list", f"{len(tools)} tools")
-    rec.ok("pagination.cursors")
-    names = [t.name for t in tools]
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    (rec.warn("tools.unique-names", f"duplicates: {', '.join(dupes)}") if dupes else rec.ok("tools.unique-names"))
-    bad_names = [n for n in names if not _TOOL_NAME.match(n)]
-    if bad_names:
-        rec.warn("tools.name-format", ", ".join(bad_names[:5]))
+    if tools:
+        _judge_tool_list(rec, tools)
     else:
-        rec.ok("tools.name-format")
-    bad_schema = [t.name for t in tools if not (isinstance(t.input_schema, dict) and t.input_schema.get("type") == "object")]
-    if bad_schema:
-        rec.fail("tools.input-schema", f"not type object: {', '.join(bad_schema[:5])}")
-    else:
-        rec.ok("tools.input-schema")
+        # Names and schemas of no tool are no evidence of anything.
+        for check_id in ("tools.unique-names", "tools.name-format", "tools.input-schema"):
+            rec.skip(check_id, "the server lists no tools")
     read_only = [t for t in tools if t.annotations is not None and t.annotations.read_only_hint]
     outcomes = [await _call_read_only(tour, tool) for tool in read_only]
     if not read_only:
@@ -110,6 +103,41 @@ async def _tools(tour: Tour) -> None:
             rec.warn("tools.unknown-tool", "unknown tool returned a normal result")
     except McpError as exc:
         rec.ok("tools.unknown-tool", f"error {exc.code}")
+
+
+def _judge_tool_list(rec: Results, tools: list[s.Tool]) -> None:
+    names = [t.name for t in tools]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    (rec.warn("tools.unique-names", f"duplicates: {', '.join(dupes)}") if dupes else rec.ok("tools.unique-names"))
+    bad_names = [n for n in names if not _TOOL_NAME.match(n)]
+    if bad_names:
+        rec.warn("tools.name-format", ", ".join(bad_names[:5]))
+    else:
+        rec.ok("tools.name-format")
+    bad_schema = [t.name for t in tools if not (isinstance(t.input_schema, dict) and t.input_schema.get("type") == "object")]
+    if bad_schema:
+        rec.fail("tools.input-schema", f"not type object: {', '.join(bad_schema[:5])}")
+    else:
+        rec.ok("tools.input-schema")
+
+
+_LISTS = ("tools/list", "resources/list", "resources/templates/list", "prompts/list")
+
+
+def _judge_pages(tour: Tour) -> None:
+    """``pagination.cursors`` passes only when a cursor was followed (the client's pager
+    raises ``PaginationError`` on a bad one): lists of one page test nothing."""
+    recording = tour.recording
+    followed = [
+        method for request_id, (_, answer) in recording.answers().items()
+        if (method := recording.sent_methods.get(request_id)) in _LISTS and isinstance(answer, rpc.Response)
+        and answer.result.get("nextCursor") is not None
+    ]
+    if followed:
+        lists = ", ".join(sorted(set(followed)))
+        tour.rec.ok("pagination.cursors", f"followed {len(followed)} nextCursor ({lists})")
+    else:
+        tour.rec.skip("pagination.cursors", "every list came in one page: no cursor to follow")
 
 
 def _judge_calls(rec: Results, is_error: list[bool]) -> None:
