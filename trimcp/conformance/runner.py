@@ -35,7 +35,11 @@ server shows a client without credentials).
 
 Every catalog check ends up in the report: a check the negotiated revision
 does not have is ``skip`` "not in <revision>", one whose feature the server
-lacks ``skip`` with the reason.
+lacks ``skip`` with the reason.  A target that could not be started or
+reached, or that closed the transport before sending a byte, gets no report:
+``TargetUnreachable`` (a ``ConnectError``, which the CLI turns into exit 4)
+says why in one line.  A server that is there but silent still gets its
+report, with a failed handshake and, having sent nothing, nothing passed.
 """
 
 from __future__ import annotations
