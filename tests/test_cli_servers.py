@@ -8,24 +8,19 @@ disabled entry and an unreadable one.
 from __future__ import annotations
 
 import json
-import socket
 import sys
 from functools import partial
 from pathlib import Path
 
 import trio
-
 from test_cli_config import cli, write_config
+from test_http_client import free_port  # a port nothing listens on
+
 from trimcp.reference import build_server
 from trimcp.server import serve_http
 
 POOL_SERVER = str(Path(__file__).parent / "helpers" / "pool_server.py")
 
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 async def test_status_of_every_server_in_a_file(tmp_path: Path, nursery: trio.Nursery) -> None:
@@ -34,7 +29,7 @@ async def test_status_of_every_server_in_a_file(tmp_path: Path, nursery: trio.Nu
         "local": {"command": sys.executable, "args": [POOL_SERVER]},
         "web": {"type": "http", "url": bound.url},
         "missing": {"command": "/nonexistent/mcp-server"},
-        "refused": {"type": "http", "url": f"http://127.0.0.1:{closed_port()}/mcp"},
+        "refused": {"type": "http", "url": f"http://127.0.0.1:{free_port()}/mcp"},
         "off": {"command": "never-run", "disabled": True},
         "broken": {"type": "http"},
     })

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import trio
+from test_http_client import free_port  # a port nothing listens on
 
 from trimcp.config import RemoteServerConfig, StdioServerConfig
 from trimcp.host import ServerState, open_pool
@@ -48,11 +48,6 @@ async def http_servers(count: int) -> AsyncIterator[list[str]]:
         nursery.cancel_scope.cancel()
 
 
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
 
 def max_overlap(log: Path) -> int:
     """The most servers between their start and their first tools/list at one time."""
@@ -82,7 +77,7 @@ async def test_fifty_stdio_and_fifty_http_servers(tmp_path: Path) -> None:
             for i, url in enumerate(urls):
                 entries[f"web{i}"] = RemoteServerConfig(name=f"web{i}", transport="http", url=url)
             entries["refused"] = RemoteServerConfig(
-                name="refused", transport="http", url=f"http://127.0.0.1:{closed_port()}/mcp")
+                name="refused", transport="http", url=f"http://127.0.0.1:{free_port()}/mcp")
             async with open_pool(entries) as pool:
                 statuses = await pool.connect_all()
                 states = {n: st.state for n, st in statuses.items()}
