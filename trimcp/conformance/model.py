@@ -82,6 +82,9 @@ class CheckResult:
     level: Level
     status: Status
     detail: str = ""
+    #: What the verdict rests on, JSON-ready: messages sent and received (``{"sent": msg}``,
+    #: ``{"received": msg}``), raw HTTP exchanges (``{"request": ..., "response": ...}``).
+    evidence: tuple[Any, ...] = ()
 
 
 @attrs.define

@@ -1,7 +1,7 @@
 """Collecting check outcomes, and what the checks share during one run.
 
 ``Results`` keeps one ``CheckResult`` per check id; a check run several times
-(once per tool, say) keeps its worst outcome, so one failing tool is not
+(once per tool, say) keeps its worst outcome (with that outcome's evidence), so one failing tool is not
 hidden by the ninety that pass (among passes, the latest detail wins: it
 counts the most).  ``finish`` completes the catalog: a check
 that does not apply to the negotiated revision becomes ``skip`` "not in
@@ -15,8 +15,9 @@ for input, which requests carried a ``logLevel``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
+from typing import Any
 
 import attrs
 
@@ -38,7 +39,7 @@ class Results:
         self.revision = revision
         self.results: dict[str, CheckResult] = {}
 
-    def put(self, check_id: str, status: Status, detail: str = "") -> None:
+    def put(self, check_id: str, status: Status, detail: str = "", evidence: Sequence[Any] = ()) -> None:
         spec = CATALOG[check_id]
         previous = self.results.get(check_id)
         if previous is not None:
@@ -46,16 +47,18 @@ class Results:
             # Keep the worst outcome (and its first detail); a later pass may say more.
             if rank < before or (rank == before and not (status is Status.PASS and detail)):
                 return
-        self.results[check_id] = CheckResult(check_id, spec.level_for(self.revision), status, detail)
+        self.results[check_id] = CheckResult(
+            check_id, spec.level_for(self.revision), status, detail, tuple(evidence),
+        )
 
-    def ok(self, check_id: str, detail: str = "") -> None:
-        self.put(check_id, Status.PASS, detail)
+    def ok(self, check_id: str, detail: str = "", evidence: Sequence[Any] = ()) -> None:
+        self.put(check_id, Status.PASS, detail, evidence)
 
-    def fail(self, check_id: str, detail: str) -> None:
-        self.put(check_id, Status.FAIL, detail)
+    def fail(self, check_id: str, detail: str, evidence: Sequence[Any] = ()) -> None:
+        self.put(check_id, Status.FAIL, detail, evidence)
 
-    def warn(self, check_id: str, detail: str) -> None:
-        self.put(check_id, Status.WARN, detail)
+    def warn(self, check_id: str, detail: str, evidence: Sequence[Any] = ()) -> None:
+        self.put(check_id, Status.WARN, detail, evidence)
 
     def skip(self, check_id: str, detail: str) -> None:
         self.put(check_id, Status.SKIP, detail)

@@ -1,4 +1,4 @@
-"""Every check the harness knows: its level, the spec section it tests, its revisions.
+"""The checks that came first: handshake, discovery, JSON-RPC, features, stdio, HTTP, auth.
 
 Levels follow the sentence in the specification: "MUST" where the spec says
 MUST, "SHOULD" where it says SHOULD; "BEST-PRACTICE" (``B``) where no
@@ -14,11 +14,10 @@ per-request envelope, ``resultType``, multi-round-trip input, cache hints,
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Final
 
-from .._sansio.revisions import ALL_VERSIONS, HANDSHAKE_VERSIONS
-from .model import CheckSpec, Level
+from ..._sansio.revisions import ALL_VERSIONS, HANDSHAKE_VERSIONS
+from ..model import CheckSpec, Level
 
 M, S, B = Level.MUST, Level.SHOULD, Level.BEST
 HANDSHAKE: Final = HANDSHAKE_VERSIONS
@@ -33,7 +32,7 @@ HTTP_2025: Final = "basic/transports"
 HTTP_2026: Final = "basic/transports/streamable-http"
 AUTH: Final = "basic/authorization"
 
-_CHECKS: Final = (
+_CHECKS: Final[tuple[CheckSpec, ...]] = (
     # ---- handshake era: the initialize lifecycle
     CheckSpec("lifecycle.initialize", M, "basic/lifecycle", "server answers initialize with an InitializeResult",
               HANDSHAKE),
@@ -148,4 +147,4 @@ _CHECKS: Final = (
               STREAMABLE),
 )
 
-CATALOG: Final[Mapping[str, CheckSpec]] = {c.id: c for c in _CHECKS}
+SPECS: Final[tuple[CheckSpec, ...]] = _CHECKS

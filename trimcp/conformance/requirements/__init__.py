@@ -1,0 +1,217 @@
+"""The requirements catalogue: the specification's testable server-side sentences, as data.
+
+Theory of operation
+-------------------
+Each JSON file in ``data/`` holds the sentences of one area of the
+specification (pages under ``docs/specification/<revision>/`` of the
+``modelcontextprotocol/modelcontextprotocol`` repository) that put a
+MUST / MUST NOT / SHOULD / SHOULD NOT on a *server* and that a black-box
+tester can check.  Each sentence is quoted, with a stable id, its level, the
+page and heading anchor it sits under, the revisions whose pages hold it, and
+the checks that test it, each ``full`` (the check would fail every violation a
+black box can see) or ``partial`` (it sees some of them).  Server-side sentences
+judged untestable from outside are listed too, under ``untestable`` with the
+reason, so that the denominator can be audited.
+
+``coverage(revision)`` counts, per level (MUST includes MUST NOT, SHOULD
+includes SHOULD NOT), the sentences of that revision and how many are tested
+fully or partly by a check that runs under that revision.  ``check_level``
+derives a check's level from its sentences (the strongest one present in the
+revision; ``BEST-PRACTICE`` when none stands behind it): the catalogue of
+checks must agree with it (``tests/test_requirements.py``).
+
+The data is loaded on first use, not at import: ``trimcp check`` without
+``--requirements`` never reads it.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import json
+from collections.abc import Iterable, Mapping
+from importlib import resources
+from typing import Any, Final
+
+import attrs
+
+from ..._sansio.revisions import ALL_VERSIONS
+from ..catalog import CATALOG
+from ..model import Level
+
+__all__ = [
+    "SPEC_BASE", "Catalogue", "Coverage", "Requirement", "Untestable", "check_level", "coverage", "load",
+    "spec_url",
+]
+
+SPEC_BASE: Final = "https://modelcontextprotocol.io/specification"
+STRENGTHS: Final = {"MUST": Level.MUST, "MUST NOT": Level.MUST, "SHOULD": Level.SHOULD, "SHOULD NOT": Level.SHOULD}
+
+
+class Coverage(enum.Enum):
+    FULL = "full"
+    PARTIAL = "partial"
+
+
+def spec_url(revision: str, page: str, anchor: str = "") -> str:
+    """The published page of ``page`` (``basic/lifecycle``) in ``revision``, at ``anchor``."""
+    return f"{SPEC_BASE}/{revision}/{page}" + (f"#{anchor}" if anchor else "")
+
+
+@attrs.frozen
+class Requirement:
+    id: str
+    #: ``MUST``, ``MUST NOT``, ``SHOULD`` or ``SHOULD NOT``, as the sentence says it.
+    strength: str
+    revisions: tuple[str, ...]
+    page: str
+    anchor: str
+    text: str
+    #: Check id -> how fully that check tests the sentence.
+    checks: Mapping[str, Coverage]
+    area: str = ""
+
+    @property
+    def level(self) -> Level:
+        """``MUST`` for MUST and MUST NOT, ``SHOULD`` for SHOULD and SHOULD NOT."""
+        return STRENGTHS[self.strength]
+
+    def url(self, revision: str | None = None) -> str:
+        return spec_url(revision or self.revisions[-1], self.page, self.anchor)
+
+
+@attrs.frozen
+class Untestable:
+    strength: str
+    revisions: tuple[str, ...]
+    page: str
+    anchor: str
+    text: str
+    why: str
+    area: str = ""
+
+
+@attrs.frozen
+class Catalogue:
+    requirements: tuple[Requirement, ...]
+    untestable: tuple[Untestable, ...]
+
+    def for_revision(self, revision: str) -> list[Requirement]:
+        return [r for r in self.requirements if revision in r.revisions]
+
+    def sentences_of(self, check_id: str, revision: str | None = None) -> list[tuple[Requirement, Coverage]]:
+        """The sentences ``check_id`` tests (in ``revision``, when given), full ones first."""
+        found = [
+            (r, r.checks[check_id]) for r in self.requirements
+            if check_id in r.checks and (revision is None or revision in r.revisions)
+        ]
+        return sorted(found, key=lambda pair: pair[1] is not Coverage.FULL)
+
+    def coverage(self, revision: str) -> dict[str, dict[str, int]]:
+        """``{"MUST": {"total", "full", "partial"}, "SHOULD": {...}}`` for ``revision``."""
+        out = {level: {"total": 0, "full": 0, "partial": 0} for level in ("MUST", "SHOULD")}
+        for req in self.for_revision(revision):
+            row = out[req.level.value]
+            row["total"] += 1
+            found = {cov for check_id, cov in req.checks.items() if _runs_under(check_id, revision)}
+            if Coverage.FULL in found:
+                row["full"] += 1
+            elif Coverage.PARTIAL in found:
+                row["partial"] += 1
+        return out
+
+    def uncovered(self, revision: str) -> list[Requirement]:
+        return [
+            r for r in self.for_revision(revision)
+            if not any(_runs_under(check_id, revision) for check_id in r.checks)
+        ]
+
+    def check_level(self, check_id: str, revision: str) -> Level:
+        """The level the sentences behind ``check_id`` give it in ``revision``."""
+        levels = {r.level for r, _ in self.sentences_of(check_id, revision)}
+        if Level.MUST in levels:
+            return Level.MUST
+        if Level.SHOULD in levels:
+            return Level.SHOULD
+        return Level.BEST
+
+    def problems(self) -> list[str]:
+        """Everything wrong with the data: duplicate ids, unknown levels, revisions or checks."""
+        out: list[str] = []
+        seen: set[str] = set()
+        for req in self.requirements:
+            where = f"{req.area}:{req.id}"
+            if req.id in seen:
+                out.append(f"{where}: duplicate id")
+            seen.add(req.id)
+            out.extend(f"{where}: {p}" for p in _entry_problems(req.strength, req.revisions, req.page, req.text))
+            for check_id in req.checks:
+                spec = CATALOG.get(check_id)
+                if spec is None:
+                    out.append(f"{where}: unknown check {check_id!r}")
+                elif not any(spec.applies_to(rev) for rev in req.revisions):
+                    out.append(f"{where}: {check_id} runs under none of {req.revisions}")
+        for item in self.untestable:
+            where = f"{item.area}:untestable {item.text[:40]!r}"
+            out.extend(f"{where}: {p}" for p in _entry_problems(item.strength, item.revisions, item.page, item.text))
+            if not item.why.strip():
+                out.append(f"{where}: no reason given")
+        return out
+
+
+def _runs_under(check_id: str, revision: str) -> bool:
+    spec = CATALOG.get(check_id)
+    return spec is not None and spec.applies_to(revision)
+
+
+def _entry_problems(strength: str, revisions: Iterable[str], page: str, text: str) -> list[str]:
+    out = []
+    if strength not in STRENGTHS:
+        out.append(f"level {strength!r} is none of {sorted(STRENGTHS)}")
+    revs = list(revisions)
+    if not revs or any(r not in ALL_VERSIONS for r in revs):
+        out.append(f"revisions {revs} are not known revisions")
+    if not page or page.startswith("/") or page.endswith(".mdx"):
+        out.append(f"page {page!r} is not a page path like basic/lifecycle")
+    if not text.strip():
+        out.append("no sentence quoted")
+    return out
+
+
+def _requirement(area: str, raw: Mapping[str, Any]) -> Requirement:
+    checks = {str(k): Coverage(v) for k, v in (raw.get("checks") or {}).items()}
+    return Requirement(
+        id=raw["id"], strength=raw["level"], revisions=tuple(raw["revisions"]), page=raw["page"],
+        anchor=raw.get("anchor", ""), text=raw["text"], checks=checks, area=area,
+    )
+
+
+def _untestable(area: str, raw: Mapping[str, Any]) -> Untestable:
+    return Untestable(
+        strength=raw["level"], revisions=tuple(raw["revisions"]), page=raw["page"], anchor=raw.get("anchor", ""),
+        text=raw["text"], why=raw.get("why", ""), area=area,
+    )
+
+
+@functools.cache
+def load() -> Catalogue:
+    """Every area file of ``data/``, in name order."""
+    requirements: list[Requirement] = []
+    untestable: list[Untestable] = []
+    folder = resources.files(__package__) / "data"
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if not entry.name.endswith(".json"):
+            continue
+        doc = json.loads(entry.read_text(encoding="utf-8"))
+        area = str(doc.get("area") or entry.name.removesuffix(".json"))
+        requirements.extend(_requirement(area, raw) for raw in doc.get("requirements", ()))
+        untestable.extend(_untestable(area, raw) for raw in doc.get("untestable", ()))
+    return Catalogue(tuple(requirements), tuple(untestable))
+
+
+def coverage(revision: str) -> dict[str, dict[str, int]]:
+    return load().coverage(revision)
+
+
+def check_level(check_id: str, revision: str) -> Level:
+    return load().check_level(check_id, revision)
