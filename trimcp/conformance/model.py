@@ -95,6 +95,9 @@ class Report:
     era: str | None = None
     server_info: dict[str, Any] | None = None
     results: list[CheckResult] = attrs.field(factory=list)
+    #: The transport the run actually spoke: ``stdio``, ``streamable-http``, ``http+sse``
+    #: (the 2024-11-05 transport, after the fallback), ``websocket``; ``None``: unknown.
+    transport: str | None = None
 
     @property
     def must_failures(self) -> list[CheckResult]:
@@ -107,6 +110,7 @@ class Report:
     def to_json(self) -> dict[str, Any]:
         return {
             "target": self.target,
+            "transport": self.transport,
             "revision": self.revision,
             "era": self.era,
             "checks": [
