@@ -3,7 +3,9 @@
 ``run_checks(connect, ...)`` runs the catalogue (``CATALOG``) against a server
 reached by a ``Connector``; ``connector_for(target)`` makes one for a URL or a
 command line (``is_url`` tells which).  ``print_table`` / ``print_json``
-report the resulting ``Report``.  ``probe_unauthenticated(url, timeout)`` sends
+report the resulting ``Report``.  ``write_transcript`` / ``read_transcripts`` /
+``replay`` keep a run's conversation and judge it again offline;
+``surface_from_*`` and ``diff_surfaces`` compare what two servers offer.  ``probe_unauthenticated(url, timeout)`` sends
 one bare ``initialize`` POST to see whether an HTTP server wants authorization
 first (``ProbeError``: it could not be reached).
 """
@@ -21,8 +23,19 @@ from .model import Status as Status
 from .rawhttp import ProbeError as ProbeError
 from .runner import Connector as Connector
 from .runner import run_checks as run_checks
+from .surface import Change as Change
+from .surface import diff_surfaces as diff_surfaces
+from .surface import surface_from_client as surface_from_client
+from .surface import surface_from_transcript as surface_from_transcript
+from .transcript import Transcript as Transcript
+from .transcript import TranscriptError as TranscriptError
+from .transcript import read_transcripts as read_transcripts
+from .transcript import replay as replay
+from .transcript import write_transcript as write_transcript
 
 __all__ = [
-    "CATALOG", "CheckResult", "Connector", "Level", "ProbeError", "Report", "Status", "connector_for",
-    "is_url", "print_json", "print_table", "probe_unauthenticated", "run_checks",
+    "CATALOG", "Change", "CheckResult", "Connector", "Level", "ProbeError", "Report", "Status", "Transcript",
+    "TranscriptError", "connector_for", "diff_surfaces", "is_url", "print_json", "print_table",
+    "probe_unauthenticated", "read_transcripts", "replay", "run_checks", "surface_from_client",
+    "surface_from_transcript", "write_transcript",
 ]

@@ -98,6 +98,9 @@ class Report:
     #: The transport the run actually spoke: ``stdio``, ``streamable-http``, ``http+sse``
     #: (the 2024-11-05 transport, after the fallback), ``websocket``; ``None``: unknown.
     transport: str | None = None
+    #: The main conversation in the ``spec/`` corpus format (``RecordingStream.transcript``),
+    #: for ``--record``; not part of ``to_json``.
+    conversation: list[dict[str, Any]] = attrs.field(factory=list)
 
     @property
     def must_failures(self) -> list[CheckResult]:

@@ -8,11 +8,13 @@ the raw JSON texts as they arrived and the messages as they left.
 ``sent_at`` orders the two directions: a request sent when ``n`` texts had
 been received was sent after ``received[n - 1]`` and before ``received[n]``
 (the stateless checks use it to follow a multi-round-trip request from its
-InputRequiredResult to the retry).
+InputRequiredResult to the retry).  ``transcript()`` is both directions in the
+order they crossed, in the ``spec/`` corpus format (``transcript.py`` writes it).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from .._errors import RemoteProtocolError
@@ -34,18 +36,22 @@ class RecordingStream:
         self.sent_at: dict[rpc.RequestId, int] = {}
         self._parsed: list[tuple[int, rpc.Message]] = []
         self._parsed_upto = 0
+        #: Both directions in order: ("send", index into ``sent``) or ("recv", index into ``received``).
+        self._order: list[tuple[str, int]] = []
 
     async def send(self, message: rpc.Message, meta: SendMeta = NO_META) -> None:
         if isinstance(message, rpc.Request):
             self.sent_methods[message.id] = message.method
             self.requests[message.id] = message
             self.sent_at[message.id] = len(self.received)
+        self._order.append(("send", len(self.sent)))
         self.sent.append(message)
         await self.inner.send(message, meta)
 
     async def receive(self) -> Inbound:
         item = await self.inner.receive()
         if isinstance(item, Received):
+            self._order.append(("recv", len(self.received)))
             self.received.append(item.data)
         return item
 
@@ -70,6 +76,21 @@ class RecordingStream:
         for index, msg in self.messages():
             if isinstance(msg, (rpc.Response, rpc.ErrorResponse)) and msg.id is not None:
                 out.setdefault(msg.id, (index, msg))
+        return out
+
+    def transcript(self) -> list[dict[str, Any]]:
+        """``[{"dir": "send"|"recv", "message": obj}]`` in crossing order; a received text that
+        is not JSON is kept as ``{"dir": "recv", "raw": text}``."""
+        out: list[dict[str, Any]] = []
+        for direction, index in self._order:
+            if direction == "send":
+                out.append({"dir": "send", "message": rpc.message_to_obj(self.sent[index])})
+                continue
+            data = self.received[index]
+            try:
+                out.append({"dir": "recv", "message": json.loads(data)})
+            except ValueError:
+                out.append({"dir": "recv", "raw": data.decode("utf-8", "replace")})
         return out
 
     def __getattr__(self, name: str) -> Any:

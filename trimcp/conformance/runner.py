@@ -147,6 +147,7 @@ async def run_checks(
         else:
             rec.fail("jsonrpc.valid-messages", f"the session failed: {type(exc).__name__}: {exc}")
     if recording is not None:
+        report.conversation = recording.transcript()
         outcome = _check_conversation(rec, recording, report.revision, stdio=hasattr(recording.inner, "stderr_tail"))
         if tour is not None:
             _check_notifications(rec, recording, tour.client.server_capabilities)
