@@ -19,16 +19,22 @@ from typing import Any
 
 import pytest
 import trio
+from test_check import BAD_SERVER, reference_connector
 
 from trimcp import open_client
 from trimcp.cli.check_many import exit_code, print_rows, print_rows_json, run_check_many
 from trimcp.conformance import (
-    Transcript, TranscriptError, diff_surfaces, read_transcripts, replay, run_checks, surface_from_client,
-    surface_from_transcript, write_transcript,
+    Transcript,
+    TranscriptError,
+    diff_surfaces,
+    read_transcripts,
+    replay,
+    run_checks,
+    surface_from_client,
+    surface_from_transcript,
+    write_transcript,
 )
 from trimcp.conformance.surface import Change
-
-from test_check import BAD_SERVER, reference_connector
 
 
 async def _recorded(revision: str | None = None) -> tuple[Any, list[dict[str, Any]]]:
