@@ -61,6 +61,7 @@ from .._trio.client import open_client
 from .checks.auth import check_auth, probe_unauthenticated, skip_auth
 from .checks.handshake import check_handshake, handshake_tour, offered_revision
 from .checks.http import check_http_transport, is_http_target, skip_http
+from .checks.http_stateless import check_http26
 from .checks.stateless import (
     check_discover, check_stateless_conversation, input_target, stateless_tour,
 )
@@ -178,6 +179,7 @@ async def _auth_checks(rec: Results, target: str, unauthorized: RawResponse | No
 
 
 async def _transport_checks(rec: Results, target: str, revision: str, raw: RawClient) -> None:
+    await check_http26(rec, target, revision, raw)  # 2026-07-28 Streamable HTTP (skips other targets)
     if not is_http_target(target):
         skip_http(rec)
         return

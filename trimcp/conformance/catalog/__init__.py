@@ -17,6 +17,7 @@ from typing import Final
 
 from ..model import CheckSpec
 from . import core
+from . import http26
 from .core import (
     AUTH as AUTH,
 )
@@ -51,6 +52,7 @@ from .core import (
 # One line per area module; each module's SPECS is a tuple of CheckSpec.
 _AREAS: Final[tuple[tuple[CheckSpec, ...], ...]] = (
     core.SPECS,
+    http26.SPECS,
 )
 
 
