@@ -16,8 +16,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from ..model import CheckSpec
-from . import core
-from . import http26
+from . import core, http26
 from .core import (
     AUTH as AUTH,
 )

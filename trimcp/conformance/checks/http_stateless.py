@@ -34,10 +34,12 @@ made (no tool with an ``x-mcp-header``, say) is ``skip`` with the reason.
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any, Final
 
 from ..._sansio.http import headers as hh
 from ..._sansio.revisions import Era, get_revision
+from ..evidence import received
 from ..rawhttp import ProbeError, RawClient
 from ..results import Results
 from .http26_wire import Answer, Prober
@@ -272,7 +274,8 @@ async def _param_headers(rec: Results, probe: Prober, tools: list[dict[str, Any]
     for tool in tools:
         problem = _declaration_problem(tool.get("inputSchema"))
         if problem is not None:
-            rec.fail("http26.param-declarations", f"tool {tool.get('name')!r}: {problem}")
+            rec.fail("http26.param-declarations", f"tool {tool.get('name')!r}: {problem}",
+                     [received(json.dumps(tool))])
         elif hh.header_params(tool.get("inputSchema")):
             declared += 1
     if declared:
@@ -290,6 +293,7 @@ async def _param_headers(rec: Results, probe: Prober, tools: list[dict[str, Any]
         ("left out", {}, None),
         ("naming another value", {param.header: "trimcp-check-other"}, None),
         ("holding a non-ASCII byte", {param.header: _INVALID}, {_INVALID: b"trimcp-check\xe9"}),
+        ("holding a control character", {param.header: _INVALID}, {_INVALID: b"trimcp\x01check"}),
         # The header name in lowercase: the server must still find it and see the mismatch.
         ("naming another value, name in lowercase", {param.header.lower(): "trimcp-check-other"}, None),
     ):
@@ -308,6 +312,18 @@ async def _param_headers(rec: Results, probe: Prober, tools: list[dict[str, Any]
         else:
             rec.fail("http26.param-header", f"tools/call {tool['name']!r} with a matching {what} {param.header}: "
                      f"{_said(answer)}", [answer.evidence])
+    if param.path[0] in (tool["inputSchema"].get("required") or ()):
+        return
+    # An argument left out, or null, has no header, and the server must not ask for one.
+    name = param.path[0]
+    for what, arguments in (("left out", {k: v for k, v in args.items() if k != name}), ("null", {**args, name: None})):
+        body = probe.body("tools/call", {"name": tool["name"], "arguments": arguments})
+        answer = await probe.call(body)
+        if answer.error_code() == -32020:
+            rec.fail("http26.param-header", f"tools/call {tool['name']!r} with {name!r} {what} and no {param.header}: "
+                     "refused with -32020", [answer.evidence])
+        else:
+            rec.ok("http26.param-header", f"{name!r} {what}, no {param.header}: not expected")
 
 
 # --------------------------------------------------------------------------- no sessions

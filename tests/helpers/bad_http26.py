@@ -1,0 +1,245 @@
+"""A hand-written 2026-07-28 Streamable HTTP server (h11 over Trio, loopback) with one defect per mode.
+
+Theory of operation
+-------------------
+``Stateless26`` answers the requests the ``http26.*`` checks send, the way the
+2026-07-28 ``basic/transports/streamable-http`` page says: the
+``MCP-Protocol-Version`` / ``Mcp-Method`` / ``Mcp-Name`` / ``Mcp-Param-Region``
+headers are held against the body (400 with -32020), an unknown protocol
+version gets 400 with -32022, a method it lacks 404 with -32601, a
+notification 202, a tool call with a progressToken an SSE stream (a progress
+notification, then the response), no session ids.  Each ``mode`` breaks
+exactly one of those rules, so a test can show that the matching check, and
+only it, flags the server.  Header names are read case-insensitively unless
+the mode says otherwise, so the raw names are kept (h11's ``raw_items``).
+
+One request per connection (the checks send ``Connection: close``).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import h11
+import trio
+
+REVISION = "2026-07-28"
+MODES = (
+    "good", "header-case-sensitive", "name-mismatch-accepted", "param-header-ignored", "issues-session-id",
+    "initialize-200", "missing-version-ok", "version-mismatch-ok", "unsupported-no-data", "base64-not-decoded",
+    "notification-200", "sse-request", "stream-stays-open", "no-accel-buffering", "bad-declaration",
+    "param-expected-when-absent",
+)
+TOOL = {
+    "name": "echo_region",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"region": {"type": "string", "x-mcp-header": "Region"}, "note": {"type": "string"}},
+    },
+    "annotations": {"readOnlyHint": True},
+}
+BAD_TOOL = {
+    "name": "bad_header",
+    "inputSchema": {"type": "object", "properties": {"tags": {"type": "array", "x-mcp-header": "Tags"}}},
+}
+RESOURCE = {"uri": "test://info", "name": "info"}
+
+
+class Stateless26:
+    def __init__(self, mode: str = "good") -> None:
+        assert mode in MODES, mode
+        self.mode = mode
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    # ------------------------------------------------------------------ HTTP plumbing
+
+    async def serve_one(self, stream: trio.SocketStream) -> None:
+        conn = h11.Connection(h11.SERVER)
+        request: h11.Request | None = None
+        body = b""
+        try:
+            while True:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    conn.receive_data(await stream.receive_some(65536))
+                elif isinstance(event, h11.Request):
+                    request = event
+                elif isinstance(event, h11.Data):
+                    body += bytes(event.data)
+                elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
+                    break
+            if request is not None:
+                raw = [(k.decode(), v) for k, v in request.headers.raw_items()]
+                await self.handle(Exchange(conn, stream, self), request.method.decode(), raw, body)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, h11.ProtocolError):
+            pass
+        finally:
+            await trio.aclose_forcefully(stream)
+
+    # ------------------------------------------------------------------ MCP
+
+    def header(self, raw: list[tuple[str, bytes]], name: str) -> str | None:
+        for key, value in raw:
+            same = key == name if self.mode == "header-case-sensitive" else key.lower() == name.lower()
+            if same:
+                return value.decode("latin-1")
+        return None
+
+    def decode(self, value: str) -> str:
+        if self.mode != "base64-not-decoded" and value.startswith("=?base64?") and value.endswith("?="):
+            return base64.b64decode(value[9:-2]).decode()
+        return value
+
+    async def handle(self, x: Exchange, method: str, raw: list[tuple[str, bytes]], body: bytes) -> None:
+        if method != "POST":
+            await x.status(405)
+            return
+        msg = json.loads(body)
+        rid = msg.get("id")
+        if "id" not in msg:
+            await (x.json({"ok": True}, 200) if self.mode == "notification-200" else x.status(202))
+            return
+        params = msg.get("params") or {}
+        meta = params.get("_meta") or {}
+        body_version = meta.get("io.modelcontextprotocol/protocolVersion")
+        version = self.header(raw, "MCP-Protocol-Version")
+        if version is None and self.mode != "missing-version-ok":
+            await x.error(rid, 400, -32020, "MCP-Protocol-Version is missing")
+            return
+        version = version or body_version
+        if version != body_version and self.mode != "version-mismatch-ok":
+            await x.error(rid, 400, -32020, "MCP-Protocol-Version does not match the body")
+            return
+        if version != REVISION:
+            data = None if self.mode == "unsupported-no-data" else {"supported": [REVISION], "requested": version}
+            await x.error(rid, 400, -32022, "Unsupported protocol version", data)
+            return
+        if self.header(raw, "Mcp-Method") != msg["method"]:
+            await x.error(rid, 400, -32020, "Mcp-Method does not match the body")
+            return
+        source = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}.get(msg["method"])
+        if source is not None and self.mode != "name-mismatch-accepted":
+            name = self.header(raw, "Mcp-Name")
+            if name is None or self.decode(name) != params.get(source):
+                await x.error(rid, 400, -32020, "Mcp-Name does not match the body")
+                return
+        if msg["method"] == "tools/call" and not await self.param_ok(x, rid, raw, params):
+            return
+        await self.answer(x, msg, params, meta)
+
+    async def param_ok(self, x: Exchange, rid: Any, raw: list[tuple[str, bytes]], params: dict[str, Any]) -> bool:
+        if self.mode == "param-header-ignored":
+            return True
+        value = (params.get("arguments") or {}).get("region")
+        header = self.header(raw, "Mcp-Param-Region")
+        if value is None and header is None:
+            if self.mode == "param-expected-when-absent":
+                await x.error(rid, 400, -32020, "Mcp-Param-Region is missing")
+                return False
+            return True
+        if header is None or not all(0x20 < ord(c) < 0x7F for c in header) or self.decode(header) != value:
+            await x.error(rid, 400, -32020, "Mcp-Param-Region does not match the body")
+            return False
+        return True
+
+    async def answer(self, x: Exchange, msg: dict[str, Any], params: dict[str, Any], meta: dict[str, Any]) -> None:
+        rid, method = msg["id"], msg["method"]
+        if method == "server/discover":
+            result: dict[str, Any] = {
+                "supportedVersions": [REVISION], "capabilities": {"tools": {}, "resources": {}},
+                "ttlMs": 0, "cacheScope": "private",
+            }
+        elif method == "tools/list":
+            result = {"tools": [TOOL, BAD_TOOL] if self.mode == "bad-declaration" else [TOOL]}
+        elif method == "resources/list":
+            result = {"resources": [RESOURCE]}
+        elif method == "resources/read" and params.get("uri") == RESOURCE["uri"]:
+            result = {"contents": [{"uri": RESOURCE["uri"], "text": "info"}]}
+        elif method == "tools/call" and params.get("name") == TOOL["name"]:
+            result = {"content": [{"type": "text", "text": "ok"}], "isError": False}
+            if "progressToken" in meta:
+                await self.stream(x, rid, meta["progressToken"], result)
+                return
+        elif method == "initialize" and self.mode == "initialize-200":
+            result = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "f", "version": "0"}}
+        else:
+            await x.error(rid, 404, -32601, f"method not found: {method}")
+            return
+        await x.json({"jsonrpc": "2.0", "id": rid, "result": {**result, "resultType": "complete"}})
+
+    async def stream(self, x: Exchange, rid: Any, token: Any, result: dict[str, Any]) -> None:
+        headers = [] if self.mode == "no-accel-buffering" else [("X-Accel-Buffering", "no")]
+        await x.sse_start(headers)
+        if self.mode == "sse-request":
+            await x.event({"jsonrpc": "2.0", "id": "s1", "method": "roots/list"})
+        progress = {"progressToken": token, "progress": 1, "total": 1}
+        await x.event({"jsonrpc": "2.0", "method": "notifications/progress", "params": progress})
+        await x.event({"jsonrpc": "2.0", "id": rid, "result": {**result, "resultType": "complete"}})
+        if self.mode == "stream-stays-open":
+            await trio.sleep(3)
+        await x.end()
+
+
+class Exchange:
+    """Writes one answer on an h11 server connection."""
+
+    def __init__(self, conn: h11.Connection, stream: trio.SocketStream, fake: Stateless26) -> None:
+        self.conn, self.stream, self.fake = conn, stream, fake
+
+    async def _send(self, event: Any) -> None:
+        data = self.conn.send(event)
+        if data:
+            await self.stream.send_all(data)
+
+    def _headers(self, headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        if self.fake.mode == "issues-session-id":
+            headers = [*headers, ("Mcp-Session-Id", "fake-session-1")]
+        return headers
+
+    async def status(self, code: int) -> None:
+        await self._send(h11.Response(status_code=code, headers=self._headers([("Content-Length", "0")])))
+        await self._send(h11.EndOfMessage())
+
+    async def json(self, obj: Any, code: int = 200) -> None:
+        data = json.dumps(obj).encode()
+        headers = [("Content-Type", "application/json"), ("Content-Length", str(len(data)))]
+        await self._send(h11.Response(status_code=code, headers=self._headers(headers)))
+        await self._send(h11.Data(data=data))
+        await self._send(h11.EndOfMessage())
+
+    async def error(self, rid: Any, code: int, rpc_code: int, message: str, data: Any = None) -> None:
+        error: dict[str, Any] = {"code": rpc_code, "message": message}
+        if data is not None:
+            error["data"] = data
+        await self.json({"jsonrpc": "2.0", "id": rid, "error": error}, code)
+
+    async def sse_start(self, headers: list[tuple[str, str]]) -> None:
+        headers = [("Content-Type", "text/event-stream"), *headers]
+        await self._send(h11.Response(status_code=200, headers=self._headers(headers)))
+
+    async def event(self, obj: Any) -> None:
+        await self._send(h11.Data(data=f"data: {json.dumps(obj)}\n\n".encode()))
+
+    async def end(self) -> None:
+        await self._send(h11.EndOfMessage())
+
+
+@asynccontextmanager
+async def serve26(mode: str = "good") -> AsyncIterator[Stateless26]:
+    fake = Stateless26(mode)
+    async with trio.open_nursery() as nursery:
+        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+        fake.port = listeners[0].socket.getsockname()[1]
+        await nursery.start(trio.serve_listeners, fake.serve_one, listeners)
+        try:
+            yield fake
+        finally:
+            nursery.cancel_scope.cancel()
