@@ -32,7 +32,7 @@ MODES = (
     "good", "header-case-sensitive", "name-mismatch-accepted", "param-header-ignored", "issues-session-id",
     "initialize-200", "missing-version-ok", "version-mismatch-ok", "unsupported-no-data", "base64-not-decoded",
     "notification-200", "sse-request", "stream-stays-open", "no-accel-buffering", "bad-declaration",
-    "param-expected-when-absent",
+    "param-expected-when-absent", "integer-as-string",
 )
 TOOL = {
     "name": "echo_region",
@@ -42,6 +42,13 @@ TOOL = {
     },
     "annotations": {"readOnlyHint": True},
 }
+COUNT_TOOL = {
+    "name": "count",
+    "inputSchema": {"type": "object", "properties": {"n": {"type": "integer", "x-mcp-header": "Count"}}},
+    "annotations": {"readOnlyHint": True},
+}
+#: Each tool's x-mcp-header parameters: argument name -> header name.
+HEADERS = {"echo_region": {"region": "Region"}, "count": {"n": "Count"}}
 BAD_TOOL = {
     "name": "bad_header",
     "inputSchema": {"type": "object", "properties": {"tags": {"type": "array", "x-mcp-header": "Tags"}}},
@@ -135,19 +142,31 @@ class Stateless26:
             return
         await self.answer(x, msg, params, meta)
 
+    def matches(self, header: str, value: Any) -> bool:
+        if not all(0x20 < ord(c) < 0x7F for c in header):
+            return False
+        text = self.decode(header)
+        if isinstance(value, int) and self.mode != "integer-as-string":
+            try:
+                return float(text) == value
+            except ValueError:
+                return False
+        return text == str(value)
+
     async def param_ok(self, x: Exchange, rid: Any, raw: list[tuple[str, bytes]], params: dict[str, Any]) -> bool:
         if self.mode == "param-header-ignored":
             return True
-        value = (params.get("arguments") or {}).get("region")
-        header = self.header(raw, "Mcp-Param-Region")
-        if value is None and header is None:
-            if self.mode == "param-expected-when-absent":
-                await x.error(rid, 400, -32020, "Mcp-Param-Region is missing")
+        for arg, name in HEADERS.get(params.get("name"), {}).items():
+            value = (params.get("arguments") or {}).get(arg)
+            header = self.header(raw, f"Mcp-Param-{name}")
+            if value is None and header is None:
+                if self.mode == "param-expected-when-absent":
+                    await x.error(rid, 400, -32020, f"Mcp-Param-{name} is missing")
+                    return False
+                continue
+            if header is None or not self.matches(header, value):
+                await x.error(rid, 400, -32020, f"Mcp-Param-{name} does not match the body")
                 return False
-            return True
-        if header is None or not all(0x20 < ord(c) < 0x7F for c in header) or self.decode(header) != value:
-            await x.error(rid, 400, -32020, "Mcp-Param-Region does not match the body")
-            return False
         return True
 
     async def answer(self, x: Exchange, msg: dict[str, Any], params: dict[str, Any], meta: dict[str, Any]) -> None:
@@ -158,12 +177,12 @@ class Stateless26:
                 "ttlMs": 0, "cacheScope": "private",
             }
         elif method == "tools/list":
-            result = {"tools": [TOOL, BAD_TOOL] if self.mode == "bad-declaration" else [TOOL]}
+            result = {"tools": [TOOL, COUNT_TOOL, *([BAD_TOOL] if self.mode == "bad-declaration" else [])]}
         elif method == "resources/list":
             result = {"resources": [RESOURCE]}
         elif method == "resources/read" and params.get("uri") == RESOURCE["uri"]:
             result = {"contents": [{"uri": RESOURCE["uri"], "text": "info"}]}
-        elif method == "tools/call" and params.get("name") == TOOL["name"]:
+        elif method == "tools/call" and params.get("name") in HEADERS:
             result = {"content": [{"type": "text", "text": "ok"}], "isError": False}
             if "progressToken" in meta:
                 await self.stream(x, rid, meta["progressToken"], result)

@@ -41,6 +41,8 @@ SPECS: Final[tuple[CheckSpec, ...]] = (
     CheckSpec("http26.param-header", M, HTTP_2026,
               "a missing, mismatched or invalid Mcp-Param-* header gets 400 with -32020; a Base64-encoded one "
               "is decoded", STATELESS),
+    CheckSpec("http26.integer-header", S, HTTP_2026,
+              "an integer Mcp-Param-* header is compared with the argument as a number (42.0 matches 42)", STATELESS),
     CheckSpec("http26.notification", M, HTTP_2026,
               "a POSTed notification gets 202 with no body, or an HTTP error status", STATELESS),
     CheckSpec("http26.stream-shape", M, HTTP_2026,

@@ -52,7 +52,7 @@ HTTP26_CHECKS: Final = (
     "http26.missing-version", "http26.version-match", "http26.unsupported-version", "http26.unknown-method",
     "http26.header-case", "http26.name-header", "http26.param-declarations", "http26.param-header",
     "http26.notification", "http26.stream-shape", "http26.stream-end", "http26.accel-buffering",
-    "http26.legacy-headers", "http26.concurrent",
+    "http26.legacy-headers", "http26.concurrent", "http26.integer-header",
 )
 NO_SUCH_TOOL: Final = "trimcp-check-no-such-tool"
 #: A placeholder replaced on the wire by a byte no header value may hold.
@@ -94,6 +94,7 @@ async def check_http26(rec: Results, url: str, revision: str, raw: RawClient) ->
         await _header_case(rec, probe)
         await _name_header(rec, probe, tools, resources)
         await _param_headers(rec, probe, tools)
+        await _integer_header(rec, probe, tools)
         await check_streams(rec, probe, tools)
         await _legacy_headers(rec, probe)
     except ProbeError as exc:
@@ -252,7 +253,11 @@ def _declaration_problem(schema: Any) -> str | None:
     return None
 
 
-def _param_tool(tools: list[dict[str, Any]]) -> tuple[dict[str, Any], hh.HeaderParam, dict[str, Any]] | None:
+def _param_tool(
+    tools: list[dict[str, Any]], kind: str = "string"
+) -> tuple[dict[str, Any], hh.HeaderParam, dict[str, Any]] | None:
+    """A read-only tool with a top-level ``kind`` x-mcp-header parameter, and arguments for a call."""
+    sample: Any = "trimcp-check" if kind == "string" else 42
     for tool in tools:
         if not read_only(tool) or _declaration_problem(tool.get("inputSchema")) is not None:
             continue
@@ -264,8 +269,8 @@ def _param_tool(tools: list[dict[str, Any]]) -> tuple[dict[str, Any], hh.HeaderP
             node: Any = schema
             for key in param.path:
                 node = node["properties"][key]
-            if len(param.path) == 1 and node.get("type") == "string" and "enum" not in node:
-                return tool, param, {**args, param.path[0]: "trimcp-check"}
+            if len(param.path) == 1 and node.get("type") == kind and not {"enum", "const"} & node.keys():
+                return tool, param, {**args, param.path[0]: sample}
     return None
 
 
@@ -324,6 +329,21 @@ async def _param_headers(rec: Results, probe: Prober, tools: list[dict[str, Any]
                      "refused with -32020", [answer.evidence])
         else:
             rec.ok("http26.param-header", f"{name!r} {what}, no {param.header}: not expected")
+
+
+async def _integer_header(rec: Results, probe: Prober, tools: list[dict[str, Any]]) -> None:
+    found = _param_tool(tools, "integer")
+    if found is None:
+        rec.skip("http26.integer-header", "no read-only tool with an integer x-mcp-header parameter to call")
+        return
+    tool, param, args = found
+    body = probe.body("tools/call", {"name": tool["name"], "arguments": args})
+    answer = await probe.call(body, **{param.header: "42.0"})
+    if answer.error_code() == -32020:
+        rec.warn("http26.integer-header", f"{param.header}: 42.0 for the argument 42 refused with -32020 (the spec "
+                 "advises comparing integers numerically)", [answer.evidence])
+    else:
+        rec.ok("http26.integer-header", f"{param.header}: 42.0 for the argument 42 accepted")
 
 
 # --------------------------------------------------------------------------- no sessions
