@@ -79,6 +79,7 @@ async def test_good_fake_passes() -> None:
         ("sse-request", "http26.stream-shape", Status.FAIL, "a roots/list request"),
         ("stream-stays-open", "http26.stream-end", Status.WARN, "stayed open after the response"),
         ("integer-as-string", "http26.integer-header", Status.WARN, "42.0 for the argument 42 refused"),
+        ("capability-200", "http26.error-status", Status.FAIL, "MissingRequiredClientCapability (-32021) came with HTTP 200"),
         ("no-accel-buffering", "http26.accel-buffering", Status.WARN, "without X-Accel-Buffering"),
     ],
 )

@@ -32,7 +32,7 @@ MODES = (
     "good", "header-case-sensitive", "name-mismatch-accepted", "param-header-ignored", "issues-session-id",
     "initialize-200", "missing-version-ok", "version-mismatch-ok", "unsupported-no-data", "base64-not-decoded",
     "notification-200", "sse-request", "stream-stays-open", "no-accel-buffering", "bad-declaration",
-    "param-expected-when-absent", "integer-as-string",
+    "param-expected-when-absent", "integer-as-string", "capability-200",
 )
 TOOL = {
     "name": "echo_region",
@@ -45,6 +45,12 @@ TOOL = {
 COUNT_TOOL = {
     "name": "count",
     "inputSchema": {"type": "object", "properties": {"n": {"type": "integer", "x-mcp-header": "Count"}}},
+    "annotations": {"readOnlyHint": True},
+}
+ELICIT_TOOL = {
+    "name": "elicit_name",
+    "description": "Asks the user for a name (needs the elicitation client capability).",
+    "inputSchema": {"type": "object"},
     "annotations": {"readOnlyHint": True},
 }
 #: Each tool's x-mcp-header parameters: argument name -> header name.
@@ -177,7 +183,7 @@ class Stateless26:
                 "ttlMs": 0, "cacheScope": "private",
             }
         elif method == "tools/list":
-            result = {"tools": [TOOL, COUNT_TOOL, *([BAD_TOOL] if self.mode == "bad-declaration" else [])]}
+            result = {"tools": [TOOL, COUNT_TOOL, ELICIT_TOOL, *([BAD_TOOL] if self.mode == "bad-declaration" else [])]}
         elif method == "resources/list":
             result = {"resources": [RESOURCE]}
         elif method == "resources/read" and params.get("uri") == RESOURCE["uri"]:
@@ -187,6 +193,12 @@ class Stateless26:
             if "progressToken" in meta:
                 await self.stream(x, rid, meta["progressToken"], result)
                 return
+        elif method == "tools/call" and params.get("name") == ELICIT_TOOL["name"]:
+            if "elicitation" not in (meta.get("io.modelcontextprotocol/clientCapabilities") or {}):
+                status = 200 if self.mode == "capability-200" else 400
+                await x.error(rid, status, -32021, "the elicitation client capability is required")
+                return
+            result = {"content": [{"type": "text", "text": "asked"}]}
         elif method == "initialize" and self.mode == "initialize-200":
             result = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "f", "version": "0"}}
         else:

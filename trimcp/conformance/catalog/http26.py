@@ -43,6 +43,9 @@ SPECS: Final[tuple[CheckSpec, ...]] = (
               "is decoded", STATELESS),
     CheckSpec("http26.integer-header", S, HTTP_2026,
               "an integer Mcp-Param-* header is compared with the argument as a number (42.0 matches 42)", STATELESS),
+    CheckSpec("http26.error-status", M, HTTP_2026,
+              "HeaderMismatch (-32020), MissingRequiredClientCapability (-32021) and UnsupportedProtocolVersion "
+              "(-32022) errors come with HTTP 400", STATELESS),
     CheckSpec("http26.notification", M, HTTP_2026,
               "a POSTed notification gets 202 with no body, or an HTTP error status", STATELESS),
     CheckSpec("http26.stream-shape", M, HTTP_2026,

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from typing import Any, Final
 
 from ..._sansio.http import headers as hh
@@ -52,8 +53,13 @@ HTTP26_CHECKS: Final = (
     "http26.missing-version", "http26.version-match", "http26.unsupported-version", "http26.unknown-method",
     "http26.header-case", "http26.name-header", "http26.param-declarations", "http26.param-header",
     "http26.notification", "http26.stream-shape", "http26.stream-end", "http26.accel-buffering",
-    "http26.legacy-headers", "http26.concurrent", "http26.integer-header",
+    "http26.legacy-headers", "http26.concurrent", "http26.integer-header", "http26.error-status",
 )
+#: The stateless era's errors that HTTP answers with 400 (schema: HeaderMismatchError,
+#: MissingRequiredClientCapabilityError, UnsupportedProtocolVersionError).
+ERRORS_400: Final = {-32020: "HeaderMismatch", -32021: "MissingRequiredClientCapability", -32022: "UnsupportedProtocolVersion"}
+#: Words in a tool's name or description that suggest it asks the client for input.
+_ASKS: Final = re.compile(r"elicit|sampl|roots|input", re.IGNORECASE)
 NO_SUCH_TOOL: Final = "trimcp-check-no-such-tool"
 #: A placeholder replaced on the wire by a byte no header value may hold.
 _INVALID: Final = "trimcp-invalid-value"
@@ -97,6 +103,7 @@ async def check_http26(rec: Results, url: str, revision: str, raw: RawClient) ->
         await _integer_header(rec, probe, tools)
         await check_streams(rec, probe, tools)
         await _legacy_headers(rec, probe)
+        await _error_statuses(rec, probe, tools)
     except ProbeError as exc:
         rec.fail("http26.stream-shape", f"a probe broke: {exc}")
 
@@ -344,6 +351,32 @@ async def _integer_header(rec: Results, probe: Prober, tools: list[dict[str, Any
                  "advises comparing integers numerically)", [answer.evidence])
     else:
         rec.ok("http26.integer-header", f"{param.header}: 42.0 for the argument 42 accepted")
+
+
+# --------------------------------------------------------------------------- error statuses
+
+
+async def _error_statuses(rec: Results, probe: Prober, tools: list[dict[str, Any]]) -> None:
+    """Every -32020/-32021/-32022 seen came with 400; a few tools that look like asking the client
+    for input are called first with no client capabilities, to meet a -32021."""
+    asking = [t for t in tools if read_only(t) and isinstance(t.get("name"), str)
+              and _ASKS.search(f"{t['name']} {t.get('description') or ''}")
+              and make_arguments(t.get("inputSchema")) is not None]
+    for tool in asking[:3]:
+        await probe.call(probe.body("tools/call", {"name": tool["name"], "arguments": make_arguments(tool["inputSchema"])}))
+    seen: set[int] = set()
+    for answer in probe.answers:
+        code = answer.error_code()
+        if code not in ERRORS_400:
+            continue
+        seen.add(code)
+        if answer.status != 400:
+            rec.fail("http26.error-status", f"{ERRORS_400[code]} ({code}) came with HTTP {answer.status}, not 400",
+                     [answer.evidence])
+    if seen:
+        rec.ok("http26.error-status", "400 with each of " + ", ".join(str(c) for c in sorted(seen)))
+    else:
+        rec.skip("http26.error-status", "the server sent none of -32020, -32021, -32022")
 
 
 # --------------------------------------------------------------------------- no sessions
