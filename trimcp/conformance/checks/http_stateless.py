@@ -22,7 +22,13 @@ process per connection), with the run's credentials:
 * "Custom Headers from Tool Parameters": every tool's ``x-mcp-header``
   declarations (``http26.param-declarations``), and for a read-only tool
   with one: the header left out, mismatched, holding a non-ASCII byte
-  (400, -32020 each), Base64-encoded (accepted);
+  (400, -32020 each), Base64-encoded (accepted), and when the parameter is
+  optional, left out or null with no header (not refused); an integer one
+  sent as ``42.0`` for 42 (SHOULD be compared as a number);
+* the error classes the schema gives HTTP 400 (-32020, -32021, -32022):
+  every such answer of these probes must carry 400; up to three read-only
+  tools that look like asking the client for input (by name or
+  description) are called with no client capabilities to meet a -32021;
 * "Backward Compatibility": a request with ``Mcp-Session-Id`` and
   ``Last-Event-ID`` is answered as usual, and no answer carries a session id.
 
@@ -40,7 +46,7 @@ from typing import Any, Final
 
 from ..._sansio.http import headers as hh
 from ..._sansio.revisions import Era, get_revision
-from ..evidence import received
+from ..evidence import exchange, received
 from ..rawhttp import ProbeError, RawClient
 from ..results import Results
 from .http26_wire import Answer, Prober
@@ -105,7 +111,7 @@ async def check_http26(rec: Results, url: str, revision: str, raw: RawClient) ->
         await _legacy_headers(rec, probe)
         await _error_statuses(rec, probe, tools)
     except ProbeError as exc:
-        rec.fail("http26.stream-shape", f"a probe broke: {exc}")
+        rec.fail("http26.stream-shape", f"a probe broke: {exc}", [exchange("POST", url)])
 
 
 def _supported(answer: Answer) -> list[str]:
