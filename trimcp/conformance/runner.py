@@ -66,6 +66,7 @@ from .checks.stateless import (
     check_discover, check_stateless_conversation, input_target, stateless_tour,
 )
 from .checks.features import feature_tour
+from .checks.tasks import check_tasks
 from .model import Report
 from .checks.probes import (
     CANNED_INPUT, probe_gating, probe_handshake_version, probe_input_requests, probe_missing_envelope,
@@ -205,6 +206,7 @@ async def _probes(tour: Tour, timeout: float) -> None:
     await probe_gating(rec, tour.connect, revision, client.server_capabilities, timeout)
     if client.era is not Era.STATELESS:
         await probe_handshake_version(rec, tour.connect, timeout)
+        await check_tasks(rec, tour.connect, revision, client.server_capabilities, timeout)
         return
     caps = client.server_capabilities
     await probe_stateless_version(rec, tour.connect, revision, caps, timeout)

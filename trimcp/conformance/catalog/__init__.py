@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from ..model import CheckSpec
-from . import core, http26
+from . import core, http26, tasks
 from .core import (
     AUTH as AUTH,
 )
@@ -52,6 +52,7 @@ from .core import (
 _AREAS: Final[tuple[tuple[CheckSpec, ...], ...]] = (
     core.SPECS,
     http26.SPECS,
+    tasks.SPECS,
 )
 
 

@@ -1,0 +1,263 @@
+"""A raw JSON-lines stdio MCP server (2025-11-25) with tasks, and one deliberate defect per ``--mode``.
+
+Used by tests/test_check_tasks.py to make sure ``trimcp check`` judges the 2025-11-25
+tasks utility (``basic/utilities/tasks``).  Plain Python on purpose (no trimcp import):
+the harness must judge a server it had no hand in.
+
+Tools (all read-only): ``slow_echo`` (``taskSupport`` optional; its work takes
+``WORK`` seconds), ``must_task`` (required), ``no_task`` (no ``execution``: forbidden).
+A task's status is computed when asked: ``working`` until its work is done,
+then ``completed`` (``failed`` with a ``statusMessage`` for an isError result),
+or ``cancelled`` for good once cancelled.  ``tasks/result`` blocks (sleeps) until
+the work is done, sends ``notifications/tasks/status`` and answers the
+CallToolResult with the related-task ``_meta``.  Apart from the selected defect it
+behaves correctly:
+
+  good                         no defect
+  no-tasks                     declares no tasks capability (and ignores task fields)
+  no-tools-call                declares tasks without requests.tools.call, ignores task fields (correct)
+  tool-fails                   slow_echo answers isError; its task is failed with a statusMessage (correct)
+  augments-undeclared          declares tasks without requests.tools.call, yet answers a CreateTaskResult
+  create-not-working           a new task begins "completed"
+  no-timestamps                tasks/get answers lack lastUpdatedAt
+  wrong-status-flow            tasks/get of a task already reported terminal says "working"
+  result-not-blocking          tasks/result of a working task answers at once
+  result-without-related-meta  the tasks/result answer has no related-task _meta
+  meta-over-param              tasks/get and tasks/result follow the related-task _meta, not taskId
+  list-missing                 tasks/list lists nothing
+  bad-cursor-ok                an unknown tasks/list cursor gets the first page
+  unknown-task-wrong-code      an unknown taskId gets -32600, not -32602
+  cancel-terminal-ok           cancelling a terminal task answers it, "cancelled"
+  cancel-not-cancelled         cancelling a working task answers it still "working"
+  cancel-not-sticky            a cancelled task becomes "completed" once its work would have ended
+  required-without-task-ok     must_task called without a task runs normally
+  forbidden-task-ok            no_task called with a task creates one
+  related-meta-on-get          tasks/get results carry the related-task _meta
+  empty-error-message          task errors have an empty message
+  failed-no-message            like tool-fails, but the failed task has no statusMessage
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import secrets
+import sys
+import time
+from datetime import datetime, timezone
+from typing import Any
+
+REVISION = "2025-11-25"
+WORK = 0.2
+POLL = 100
+RELATED = "io.modelcontextprotocol/related-task"
+TERMINAL = ("completed", "failed", "cancelled")
+MODES = (
+    "good", "no-tasks", "no-tools-call", "tool-fails", "augments-undeclared", "create-not-working",
+    "no-timestamps", "wrong-status-flow", "result-not-blocking", "result-without-related-meta",
+    "meta-over-param", "list-missing", "bad-cursor-ok", "unknown-task-wrong-code", "cancel-terminal-ok",
+    "cancel-not-cancelled", "cancel-not-sticky", "required-without-task-ok", "forbidden-task-ok",
+    "related-meta-on-get", "empty-error-message", "failed-no-message",
+)
+READ_ONLY = {"readOnlyHint": True}
+SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}}
+TOOLS = [
+    {"name": "slow_echo", "inputSchema": SCHEMA, "annotations": READ_ONLY, "execution": {"taskSupport": "optional"}},
+    {"name": "must_task", "inputSchema": SCHEMA, "annotations": READ_ONLY, "execution": {"taskSupport": "required"}},
+    {"name": "no_task", "inputSchema": SCHEMA, "annotations": READ_ONLY},
+]
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+class Server:
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.tasks: dict[str, dict[str, Any]] = {}
+
+    # ------------------------------------------------------------------ wire
+
+    def send(self, msg: dict[str, Any]) -> None:
+        sys.stdout.write(json.dumps(msg) + "\n")
+        sys.stdout.flush()
+
+    def error(self, rid: Any, code: int, message: str) -> None:
+        if self.mode == "empty-error-message":
+            message = ""
+        self.send({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}})
+
+    def result(self, rid: Any, result: dict[str, Any]) -> None:
+        self.send({"jsonrpc": "2.0", "id": rid, "result": result})
+
+    # ------------------------------------------------------------------ tasks
+
+    def capabilities(self) -> dict[str, Any]:
+        caps: dict[str, Any] = {"tools": {}}
+        if self.mode == "no-tasks":
+            return caps
+        caps["tasks"] = {"list": {}, "cancel": {}}
+        if self.mode not in ("no-tools-call", "augments-undeclared"):
+            caps["tasks"]["requests"] = {"tools": {"call": {}}}
+        return caps
+
+    def augments(self) -> bool:
+        return self.mode not in ("no-tasks", "no-tools-call")
+
+    def tool_result(self, name: str) -> dict[str, Any]:
+        fails = self.mode in ("tool-fails", "failed-no-message") and name == "slow_echo"
+        return {"content": [{"type": "text", "text": f"{name}: done"}], "isError": fails}
+
+    def status(self, task: dict[str, Any]) -> str:
+        done = time.monotonic() >= task["done_at"]
+        if task["cancelled"]:
+            return "completed" if self.mode == "cancel-not-sticky" and done else "cancelled"
+        if not done:
+            return "working"
+        return "failed" if task["result"]["isError"] else "completed"
+
+    def view(self, task: dict[str, Any], *, op: str) -> dict[str, Any]:
+        status = self.status(task)
+        if op == "get" and self.mode == "wrong-status-flow":
+            if task["reported_terminal"]:
+                status = "working"
+            elif status in TERMINAL:
+                task["reported_terminal"] = True
+        if op == "create" and self.mode == "create-not-working":
+            status = "completed"
+        out: dict[str, Any] = {
+            "taskId": task["id"], "status": status, "createdAt": task["created"],
+            "lastUpdatedAt": now_iso(), "ttl": task["ttl"], "pollInterval": POLL,
+        }
+        if status == "failed" and self.mode != "failed-no-message":
+            out["statusMessage"] = "slow_echo returned isError"
+        if op == "get" and self.mode == "no-timestamps":
+            del out["lastUpdatedAt"]
+        return out
+
+    def find(self, rid: Any, params: dict[str, Any]) -> dict[str, Any] | None:
+        task_id = params.get("taskId")
+        if self.mode == "meta-over-param":
+            task_id = ((params.get("_meta") or {}).get(RELATED) or {}).get("taskId", task_id)
+        task = self.tasks.get(task_id) if isinstance(task_id, str) else None
+        if task is None:
+            code = -32600 if self.mode == "unknown-task-wrong-code" else -32602
+            self.error(rid, code, f"Failed to retrieve task: no task {task_id!r}")
+        return task
+
+    def create(self, rid: Any, name: str, task_params: Any) -> None:
+        ttl = task_params.get("ttl", 60000) if isinstance(task_params, dict) else 60000
+        task = {
+            "id": secrets.token_hex(16), "created": now_iso(), "done_at": time.monotonic() + WORK,
+            "cancelled": False, "result": self.tool_result(name), "ttl": ttl, "reported_terminal": False,
+        }
+        self.tasks[task["id"]] = task
+        self.result(rid, {"task": self.view(task, op="create")})
+
+    def tools_call(self, rid: Any, params: dict[str, Any]) -> None:
+        name = params.get("name")
+        tool = next((t for t in TOOLS if t["name"] == name), None)
+        if tool is None:
+            self.error(rid, -32602, f"Unknown tool: {name}")
+            return
+        support = (tool.get("execution") or {}).get("taskSupport", "forbidden")
+        wants_task = "task" in params and (self.augments() or self.mode == "augments-undeclared")
+        if wants_task and support == "forbidden" and self.mode != "forbidden-task-ok":
+            self.error(rid, -32601, f"Tool {name} does not support task-augmented execution")
+        elif wants_task:
+            self.create(rid, str(name), params.get("task"))
+        elif support == "required" and self.augments() and self.mode != "required-without-task-ok":
+            self.error(rid, -32601, f"Tool {name} requires task-augmented execution")
+        else:
+            self.result(rid, self.tool_result(str(name)))
+
+    def tasks_result(self, rid: Any, params: dict[str, Any]) -> None:
+        task = self.find(rid, params)
+        if task is None:
+            return
+        if self.mode != "result-not-blocking" and not task["cancelled"]:
+            time.sleep(max(0.0, task["done_at"] - time.monotonic()))
+        self.send({"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": self.view(task, op="note")})
+        if task["cancelled"]:
+            self.error(rid, -32603, "The task was cancelled")
+            return
+        result = dict(task["result"])
+        if self.mode != "result-without-related-meta":
+            result["_meta"] = {RELATED: {"taskId": task["id"]}}
+        self.result(rid, result)
+
+    def tasks_cancel(self, rid: Any, params: dict[str, Any]) -> None:
+        task = self.find(rid, params)
+        if task is None:
+            return
+        status = self.status(task)
+        if status in TERMINAL and self.mode != "cancel-terminal-ok":
+            self.error(rid, -32602, f"Cannot cancel task: already in terminal status '{status}'")
+            return
+        if self.mode != "cancel-not-cancelled":
+            task["cancelled"] = True
+        self.result(rid, self.view(task, op="cancel"))
+
+    def tasks_list(self, rid: Any, params: dict[str, Any]) -> None:
+        cursor = params.get("cursor")
+        ids = list(self.tasks)
+        if cursor is not None and self.mode != "bad-cursor-ok":
+            if cursor not in ids:
+                self.error(rid, -32602, "Invalid cursor")
+                return
+            ids = ids[ids.index(cursor):]
+        # One task a page, to make the harness follow nextCursor.
+        page = [] if self.mode == "list-missing" else [self.view(self.tasks[t], op="list") for t in ids[:1]]
+        result: dict[str, Any] = {"tasks": page}
+        if len(ids) > 1 and self.mode != "list-missing":
+            result["nextCursor"] = ids[1]
+        self.result(rid, result)
+
+    # ------------------------------------------------------------------ dispatch
+
+    def handle(self, msg: dict[str, Any]) -> None:
+        method, rid, params = msg.get("method"), msg.get("id"), msg.get("params") or {}
+        if rid is None:
+            return  # notifications: nothing to do
+        if method == "initialize":
+            self.result(rid, {
+                "protocolVersion": REVISION, "capabilities": self.capabilities(),
+                "serverInfo": {"name": f"bad-tasks-{self.mode}", "version": "0"},
+            })
+        elif method == "ping":
+            self.result(rid, {})
+        elif method == "tools/list":
+            self.result(rid, {"tools": TOOLS})
+        elif method == "tools/call":
+            self.tools_call(rid, params)
+        elif method in ("tasks/get", "tasks/result", "tasks/cancel", "tasks/list") and self.mode == "no-tasks":
+            self.error(rid, -32601, f"Method not found: {method}")
+        elif method == "tasks/get":
+            task = self.find(rid, params)
+            if task is not None:
+                view = self.view(task, op="get")
+                if self.mode == "related-meta-on-get":
+                    view["_meta"] = {RELATED: {"taskId": task["id"]}}
+                self.result(rid, view)
+        elif method == "tasks/result":
+            self.tasks_result(rid, params)
+        elif method == "tasks/cancel":
+            self.tasks_cancel(rid, params)
+        elif method == "tasks/list":
+            self.tasks_list(rid, params)
+        else:
+            self.error(rid, -32601, f"Method not found: {method}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mode", choices=MODES, default="good")
+    server = Server(parser.parse_args().mode)
+    for line in sys.stdin:
+        if line.strip():
+            server.handle(json.loads(line))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,53 @@
+"""The tasks checks: 2025-11-25 ``basic/utilities/tasks`` (experimental in that revision).
+
+2026-07-28 moved tasks into the ``io.modelcontextprotocol/tasks`` extension,
+so every check here runs under 2025-11-25 only.  Levels follow the page's
+sentences (``requirements/data/tasks.json``): the task lifecycle, result
+retrieval, protocol errors and tool-level negotiation of ``required`` tools are
+MUSTs; the -32601 for a task on a tool that forbids tasks, leaving the
+related-task ``_meta`` off ``tasks/get`` / ``tasks/list`` / ``tasks/cancel`` and
+status notifications, informative error messages and a ``statusMessage`` on a
+failed task are SHOULDs.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ..model import CheckSpec, Level
+
+M, S = Level.MUST, Level.SHOULD
+PAGE: Final = "basic/utilities/tasks"
+TASKS_REVISIONS: Final = ("2025-11-25",)
+
+
+def _spec(check_id: str, level: Level, title: str) -> CheckSpec:
+    return CheckSpec(check_id, level, PAGE, title, TASKS_REVISIONS)
+
+
+SPECS: Final[tuple[CheckSpec, ...]] = (
+    _spec("tasks.create", M,
+          "a task-augmented tools/call gets a CreateTaskResult: a new string taskId, status working"),
+    _spec("tasks.task-fields", M,
+          "every Task answered carries ISO 8601 createdAt and lastUpdatedAt, ttl (integer or null), "
+          "an integer pollInterval if any"),
+    _spec("tasks.get", M, "tasks/get returns the task its taskId names (ignoring a related-task _meta)"),
+    _spec("tasks.status-flow", M,
+          "a task's statuses move only along working/input_required -> terminal; terminal never changes"),
+    _spec("tasks.result", M,
+          "tasks/result blocks until the task is terminal and returns the underlying request's result"),
+    _spec("tasks.result-meta", M, "the tasks/result answer carries _meta io.modelcontextprotocol/related-task"),
+    _spec("tasks.list", M, "tasks/list lists a task tasks/get can retrieve, following nextCursor"),
+    _spec("tasks.errors", M,
+          "an unknown taskId (tasks/get, tasks/result, tasks/cancel) and an unknown tasks/list cursor get -32602"),
+    _spec("tasks.cancel", M, "tasks/cancel of a working task answers it cancelled, and it stays cancelled"),
+    _spec("tasks.cancel-terminal", M, "tasks/cancel of a terminal task is refused with -32602"),
+    _spec("tasks.required", M, "a tool whose taskSupport is required, called without a task, gets -32601"),
+    _spec("tasks.not-augmentable", M,
+          "a task on a request the tasks capability does not list is ignored: the request is processed normally"),
+    _spec("tasks.forbidden", S, "a task on a tool whose taskSupport is forbidden (or absent) gets -32601"),
+    _spec("tasks.no-related-meta", S,
+          "tasks/get, tasks/list, tasks/cancel results and notifications/tasks/status carry no related-task _meta"),
+    _spec("tasks.error-messages", S, "task protocol errors carry an informative (non-empty) message"),
+    _spec("tasks.failed-message", S, "tasks/get of a failed task carries a statusMessage"),
+)

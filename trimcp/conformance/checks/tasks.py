@@ -1,0 +1,282 @@
+"""The tasks probe: 2025-11-25 ``basic/utilities/tasks``, driven over one fresh connection.
+
+Theory of operation
+-------------------
+Tasks are experimental in 2025-11-25 and gone into an extension in
+2026-07-28, so the runner calls ``check_tasks`` only for a handshake-era run
+at 2025-11-25.  A server without the ``tasks`` capability gets every check
+``skip`` "the server does not declare tasks": absence is no evidence.
+
+Otherwise one connection of its own (``probes.probe_connection``: task
+requests with made-up ids are not for the tour's session) is opened with
+``initialize`` (no client capabilities, so the server has nothing to ask us)
+and walked in an order where one step cannot spoil the next:
+
+1. unknown ``taskId`` to ``tasks/get`` / ``tasks/result`` / ``tasks/cancel``
+   and an unknown ``tasks/list`` cursor: -32602 (page, "Error Handling");
+2. without ``tasks.requests.tools.call``, a read-only tool called with a
+   ``task`` must be processed normally ("Task Support and Handling");
+   with it, a ``required`` tool called without a task gets -32601 (MUST), a
+   tool that forbids tasks called with one -32601 (SHOULD) ("Tool-Level
+   Negotiation");
+3. a read-only tool that allows tasks is called as task A: the
+   ``CreateTaskResult`` (status ``working``), ``tasks/get`` (with a related-task
+   ``_meta`` naming another task, which the server must ignore),
+   ``tasks/result`` (it must block until A is terminal and carry the
+   related-task ``_meta``), ``tasks/list`` (A must be in some page),
+   ``tasks/cancel`` of the now terminal A (-32602);
+4. task B is created and cancelled at once: the answer must say ``cancelled``,
+   and B must still say so a little later, after its work would have ended.
+
+Every status seen for a task (answers and ``notifications/tasks/status``, in
+the order they arrived) is checked against the page's transitions.  Only
+read-only tools are called, as in the feature tour: the harness must not
+change the server's world.  Every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..._sansio import jsonrpc as rpc
+from ..evidence import received
+from ..results import Connector, Results
+from ..values import example_arguments
+from .probes import CLIENT_INFO, ProbeFailed, probe_connection
+from .task_lifecycle import lifecycle
+from .task_session import (
+    CHECKS,
+    MAX_PAGES,
+    NEXT,
+    NO_CURSOR,
+    NO_TASK,
+    NO_TOOLS_CALL,
+    RELATED,
+    REVISION,
+    TOOL_CHECKS,
+    Session,
+)
+
+__all__ = ["CHECKS", "check_tasks", "skip_tasks"]
+
+def skip_tasks(rec: Results, reason: str) -> None:
+    for check_id in CHECKS:
+        rec.skip(check_id, reason)
+
+
+# --------------------------------------------------------------------------- the walk
+
+
+async def check_tasks(
+    rec: Results, connect: Connector, revision: str, capabilities: dict[str, Any], timeout: float
+) -> None:
+    """Every tasks check, on a connection of its own (see the module docstring); nothing
+    outside 2025-11-25, whose report rows say "not in <revision>"."""
+    if revision != REVISION:
+        return
+    tasks_cap = capabilities.get("tasks")
+    if not isinstance(tasks_cap, dict):
+        skip_tasks(rec, "the server does not declare tasks")
+        return
+    stage = ["tasks.errors"]
+    try:
+        async with probe_connection(connect, timeout) as probe:
+            session = Session(probe)
+            opened = await session.ask("initialize", {
+                "protocolVersion": REVISION, "capabilities": {}, "clientInfo": CLIENT_INFO,
+            })
+            if opened.result is None:
+                skip_tasks(rec, "initialize on a fresh connection failed")
+                return
+            probe.revision = REVISION
+            await probe.stream.send(rpc.Notification("notifications/initialized"), probe._meta())
+            await _walk(rec, session, tasks_cap, stage, timeout)
+            _judge_session(rec, session)
+    except ProbeFailed as exc:
+        rec.fail(stage[0], f"the probe connection broke: {exc}")
+    for check_id in CHECKS:
+        if check_id not in rec.results:
+            rec.skip(check_id, "not reached: the probe connection broke")
+
+
+def _declared(caps: dict[str, Any], *path: str) -> bool:
+    node: Any = caps
+    for key in path:
+        node = node.get(key) if isinstance(node, dict) else None
+    return isinstance(node, dict)
+
+
+def _support(tool: dict[str, Any]) -> str:
+    execution = tool.get("execution")
+    value = execution.get("taskSupport") if isinstance(execution, dict) else None
+    return value if isinstance(value, str) else "forbidden"
+
+
+async def _read_only_tools(session: Session) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Read-only tools we can invent arguments for, with those arguments."""
+    out: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    cursor: str | None = None
+    for _ in range(MAX_PAGES):
+        found = await session.ask("tools/list", {"cursor": cursor} if cursor else {})
+        result = found.result or {}
+        for tool in result.get("tools") or ():
+            annotations = tool.get("annotations") if isinstance(tool, dict) else None
+            if isinstance(annotations, dict) and annotations.get("readOnlyHint") is True:
+                args = example_arguments(tool.get("inputSchema"))
+                if args is not None and isinstance(tool.get("name"), str):
+                    out.append((tool, args))
+        cursor = result.get("nextCursor")
+        if not isinstance(cursor, str):
+            break
+    return out
+
+
+async def _walk(rec: Results, session: Session, caps: dict[str, Any], stage: list[str], timeout: float) -> None:
+    can_list, can_cancel = _declared(caps, "list"), _declared(caps, "cancel")
+    await _unknown_ids(rec, session, can_list, can_cancel)
+    tools = await _read_only_tools(session)
+    if not _declared(caps, "requests", "tools", "call"):
+        stage[0] = "tasks.not-augmentable"
+        await _not_augmentable(rec, session, tools)
+        for check_id in TOOL_CHECKS:
+            rec.skip(check_id, NO_TOOLS_CALL)
+        return
+    rec.skip("tasks.not-augmentable", "the server declares task support for tools/call, its one augmentable request")
+    stage[0] = "tasks.required"
+    await _tool_negotiation(rec, session, tools)
+    target = next(((t, a) for t, a in tools if _support(t) in ("optional", "required")), None)
+    if target is None:
+        reason = "no read-only tool allows tasks (execution.taskSupport optional or required)"
+        for check_id in TOOL_CHECKS:
+            if check_id not in ("tasks.required", "tasks.forbidden"):
+                rec.skip(check_id, reason)
+        return
+    await lifecycle(rec, session, target[0], target[1], can_list, can_cancel, stage, timeout)
+
+
+async def _unknown_ids(rec: Results, session: Session, can_list: bool, can_cancel: bool) -> None:
+    check = "tasks.errors"
+    asks = [("tasks/get", {"taskId": NO_TASK}), ("tasks/result", {"taskId": NO_TASK})]
+    if can_cancel:
+        asks.append(("tasks/cancel", {"taskId": NO_TASK}))
+    if can_list:
+        asks.append(("tasks/list", {"cursor": NO_CURSOR}))
+    for method, params in asks:
+        found = await session.ask(method, params, within=10.0)
+        what = "an unknown cursor" if "cursor" in params else "an unknown taskId"
+        problem = (
+            "no answer within 10 s" if found.answer is None
+            else "answered with a result" if found.error is None
+            else None if found.error.code == rpc.INVALID_PARAMS
+            else f"error {found.error.code}, not -32602"
+        )
+        if problem:
+            rec.fail(check, f"{method} with {what}: {problem}", found.evidence)
+            return
+    rec.ok(check, "-32602 to " + ", ".join(m for m, _ in asks))
+
+
+async def _not_augmentable(rec: Results, session: Session, tools: Sequence[tuple[dict[str, Any], dict[str, Any]]]) -> None:
+    check = "tasks.not-augmentable"
+    if not tools:
+        rec.skip(check, "no read-only tool to call with a task")
+        return
+    tool, args = tools[0]
+    found = await session.ask("tools/call", {"name": tool["name"], "arguments": args, "task": {"ttl": 60000}})
+    if found.result is not None and "task" in found.result and "content" not in found.result:
+        rec.fail(check, f"tools/call {tool['name']} with a task was augmented (CreateTaskResult) although "
+                        "tasks.requests.tools.call is not declared", found.evidence)
+    elif found.result is not None:
+        rec.ok(check, f"tools/call {tool['name']} with a task was processed normally")
+    elif found.error is not None:
+        rec.fail(check, f"tools/call {tool['name']} with a task was refused ({found.error.code}) instead of "
+                        "being processed normally", found.evidence)
+    else:
+        rec.fail(check, f"tools/call {tool['name']} with a task: no answer", found.evidence)
+
+
+async def _tool_negotiation(
+    rec: Results, session: Session, tools: Sequence[tuple[dict[str, Any], dict[str, Any]]]
+) -> None:
+    for check, support, with_task in (
+        ("tasks.required", ("required",), False), ("tasks.forbidden", ("forbidden",), True),
+    ):
+        picked = next(((t, a) for t, a in tools if _support(t) in support), None)
+        if picked is None:
+            rec.skip(check, f"no read-only tool has taskSupport {support[0]}")
+            continue
+        tool, args = picked
+        params: dict[str, Any] = {"name": tool["name"], "arguments": args}
+        if with_task:
+            params["task"] = {"ttl": 60000}
+        found = await session.ask("tools/call", params, within=10.0)
+        how = "with a task" if with_task else "without a task"
+        judge: Callable[..., None] = rec.fail if check == "tasks.required" else rec.warn
+        if found.error is not None and found.error.code == rpc.METHOD_NOT_FOUND:
+            rec.ok(check, f"tools/call {tool['name']} {how}: -32601")
+        elif found.error is not None:
+            judge(check, f"tools/call {tool['name']} {how}: error {found.error.code}, not -32601", found.evidence)
+        elif found.answer is None:
+            judge(check, f"tools/call {tool['name']} {how}: no answer within 10 s", found.evidence)
+        else:
+            judge(check, f"tools/call {tool['name']} ({support[0]}) {how} was answered with a result",
+                  found.evidence)
+
+
+# --------------------------------------------------------------------------- afterwards
+
+
+def _judge_session(rec: Results, session: Session) -> None:
+    if "tasks.task-fields" not in rec.results:
+        if session.field_problems:
+            detail, found = session.field_problems[0]
+            rec.fail("tasks.task-fields", detail, found.evidence)
+        elif session.tasks_read:
+            rec.ok("tasks.task-fields", f"{session.tasks_read} tasks read")
+    _judge_flow(rec, session)
+    _judge_related_meta(rec, session)
+    bare = [found for found in session.errors if found.error is not None and not found.error.message.strip()]
+    if bare:
+        rec.warn("tasks.error-messages", f"{bare[0].request.method}: error {bare[0].error.code if bare[0].error else ''} "
+                                          "with an empty message", bare[0].evidence)
+    elif session.errors:
+        rec.ok("tasks.error-messages", f"{len(session.errors)} errors, each with a message")
+    for task, found in session.failed_tasks:
+        message = task.get("statusMessage")
+        if not (isinstance(message, str) and message.strip()):
+            rec.warn("tasks.failed-message", f"task {task.get('taskId')} is failed without a statusMessage",
+                     found.evidence)
+        else:
+            rec.ok("tasks.failed-message", f"task {task.get('taskId')}: {message[:80]}")
+    if not session.failed_tasks:
+        rec.skip("tasks.failed-message", "no task failed")
+
+
+def _judge_flow(rec: Results, session: Session) -> None:
+    check = "tasks.status-flow"
+    moves = 0
+    for task_id, seen in session.history.items():
+        for (before, _), (after, evidence) in itertools.pairwise(seen):
+            moves += 1
+            if after != before and after not in NEXT.get(before, set()):
+                rec.fail(check, f"task {task_id} went from {before} to {after}", [seen[0][1], evidence])
+                return
+    if moves:
+        rec.ok(check, f"{moves} status observations follow the transitions")
+    else:
+        rec.skip(check, "no task was seen twice")
+
+
+def _judge_related_meta(rec: Results, session: Session) -> None:
+    check = "tasks.no-related-meta"
+    with_meta = [n for n in session.notes if isinstance((n.params or {}).get("_meta"), dict)
+                 and RELATED in (n.params or {})["_meta"]]
+    if session.meta_on_ops:
+        found = session.meta_on_ops[0]
+        rec.warn(check, f"the {found.request.method} result carries {RELATED}", found.evidence)
+    elif with_meta:
+        rec.warn(check, f"notifications/tasks/status carries {RELATED}", [received(with_meta[0])])
+    elif session.ops_answered or session.notes:
+        rec.ok(check, f"{session.ops_answered} task operation results, {len(session.notes)} status notifications")
