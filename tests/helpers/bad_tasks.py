@@ -35,6 +35,12 @@ behaves correctly:
   related-meta-on-get          tasks/get results carry the related-task _meta
   empty-error-message          task errors have an empty message
   failed-no-message            like tool-fails, but the failed task has no statusMessage
+  input-without-related-meta   the elicitation a task needs lacks the related-task _meta
+  asks-with-task               that elicitation is itself task-augmented, though the client declared no tasks
+
+When the client declared elicitation, ``tasks/result`` of a ``slow_echo`` task first
+asks it for a name (``elicitation/create`` with the related-task ``_meta``; the task
+is ``input_required`` meanwhile) and waits for the answer.
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ import json
 import secrets
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 REVISION = "2025-11-25"
@@ -57,7 +63,8 @@ MODES = (
     "no-timestamps", "wrong-status-flow", "result-not-blocking", "result-without-related-meta",
     "meta-over-param", "list-missing", "bad-cursor-ok", "unknown-task-wrong-code", "cancel-terminal-ok",
     "cancel-not-cancelled", "cancel-not-sticky", "required-without-task-ok", "forbidden-task-ok",
-    "related-meta-on-get", "empty-error-message", "failed-no-message",
+    "related-meta-on-get", "empty-error-message", "failed-no-message", "input-without-related-meta",
+    "asks-with-task",
 )
 READ_ONLY = {"readOnlyHint": True}
 SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}}
@@ -69,13 +76,15 @@ TOOLS = [
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat()
+    return datetime.now(UTC).isoformat()
 
 
 class Server:
     def __init__(self, mode: str) -> None:
         self.mode = mode
         self.tasks: dict[str, dict[str, Any]] = {}
+        self.client_caps: dict[str, Any] = {}
+        self.next_id = 0
 
     # ------------------------------------------------------------------ wire
 
@@ -114,7 +123,7 @@ class Server:
         if task["cancelled"]:
             return "completed" if self.mode == "cancel-not-sticky" and done else "cancelled"
         if not done:
-            return "working"
+            return "input_required" if task.get("input_required") else "working"
         return "failed" if task["result"]["isError"] else "completed"
 
     def view(self, task: dict[str, Any], *, op: str) -> dict[str, Any]:
@@ -151,6 +160,7 @@ class Server:
         task = {
             "id": secrets.token_hex(16), "created": now_iso(), "done_at": time.monotonic() + WORK,
             "cancelled": False, "result": self.tool_result(name), "ttl": ttl, "reported_terminal": False,
+            "asked": False,
         }
         self.tasks[task["id"]] = task
         self.result(rid, {"task": self.view(task, op="create")})
@@ -176,6 +186,9 @@ class Server:
         task = self.find(rid, params)
         if task is None:
             return
+        if "elicitation" in self.client_caps and not task["cancelled"] and not task["asked"]:
+            task["asked"] = True
+            self.ask_input(task)
         if self.mode != "result-not-blocking" and not task["cancelled"]:
             time.sleep(max(0.0, task["done_at"] - time.monotonic()))
         self.send({"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": self.view(task, op="note")})
@@ -186,6 +199,31 @@ class Server:
         if self.mode != "result-without-related-meta":
             result["_meta"] = {RELATED: {"taskId": task["id"]}}
         self.result(rid, result)
+
+    def ask_input(self, task: dict[str, Any]) -> None:
+        """An elicitation the task needs, tied to it; wait for the client's answer."""
+        self.next_id += 1
+        params: dict[str, Any] = {
+            "mode": "form", "message": "Your name?",
+            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+        }
+        if self.mode != "input-without-related-meta":
+            params["_meta"] = {RELATED: {"taskId": task["id"]}}
+        if self.mode == "asks-with-task":
+            params["task"] = {"ttl": 60000}
+        rid = f"ask-{self.next_id}"
+        task["input_required"] = True
+        self.send({"jsonrpc": "2.0", "id": rid, "method": "elicitation/create", "params": params})
+        while True:
+            line = sys.stdin.readline()
+            if not line:
+                raise SystemExit(0)
+            if line.strip():
+                msg = json.loads(line)
+                if msg.get("id") == rid and "method" not in msg:
+                    break
+                self.handle(msg)
+        task["input_required"] = False
 
     def tasks_cancel(self, rid: Any, params: dict[str, Any]) -> None:
         task = self.find(rid, params)
@@ -221,6 +259,7 @@ class Server:
         if rid is None:
             return  # notifications: nothing to do
         if method == "initialize":
+            self.client_caps = params.get("capabilities") or {}
             self.result(rid, {
                 "protocolVersion": REVISION, "capabilities": self.capabilities(),
                 "serverInfo": {"name": f"bad-tasks-{self.mode}", "version": "0"},
@@ -254,7 +293,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mode", choices=MODES, default="good")
     server = Server(parser.parse_args().mode)
-    for line in sys.stdin:
+    while line := sys.stdin.readline():
         if line.strip():
             server.handle(json.loads(line))
 

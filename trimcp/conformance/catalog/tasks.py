@@ -42,6 +42,8 @@ SPECS: Final[tuple[CheckSpec, ...]] = (
           "an unknown taskId (tasks/get, tasks/result, tasks/cancel) and an unknown tasks/list cursor get -32602"),
     _spec("tasks.cancel", M, "tasks/cancel of a working task answers it cancelled, and it stays cancelled"),
     _spec("tasks.cancel-terminal", M, "tasks/cancel of a terminal task is refused with -32602"),
+    _spec("tasks.input-meta", M,
+          "a request the server sends while tasks/result waits carries the task's related-task _meta"),
     _spec("tasks.required", M, "a tool whose taskSupport is required, called without a task, gets -32601"),
     _spec("tasks.not-augmentable", M,
           "a task on a request the tasks capability does not list is ignored: the request is processed normally"),
@@ -50,4 +52,6 @@ SPECS: Final[tuple[CheckSpec, ...]] = (
           "tasks/get, tasks/list, tasks/cancel results and notifications/tasks/status carry no related-task _meta"),
     _spec("tasks.error-messages", S, "task protocol errors carry an informative (non-empty) message"),
     _spec("tasks.failed-message", S, "tasks/get of a failed task carries a statusMessage"),
+    _spec("tasks.requestor-capability", S,
+          "the server does not augment its own requests with a task: the client declared no tasks"),
 )

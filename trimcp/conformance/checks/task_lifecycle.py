@@ -59,7 +59,9 @@ async def lifecycle(
     _judge_get(rec, await session.get(task_id), task_id)
     stage[0] = "tasks.result"
     wait = min(RESULT_WAIT, timeout / 3)
+    session.waiting_for = task_id
     payload = await session.ask("tasks/result", {"taskId": task_id, "_meta": DECOY}, within=wait)
+    session.waiting_for = None
     after = await session.get(task_id)
     _judge_get(rec, after, task_id)
     plain = None
@@ -212,7 +214,7 @@ async def _cancel_terminal(rec: Results, session: Session, task_id: str) -> None
     if status not in TERMINAL:
         rec.skip(check, f"task {task_id} did not reach a terminal status")
         return
-    found = await session.ask("tasks/cancel", {"taskId": task_id}, within=RESULT_WAIT)
+    found = await session.ask("tasks/cancel", {"taskId": task_id, "_meta": DECOY}, within=RESULT_WAIT)
     if found.result is not None:
         session.read_task(found.result, found, op=True)
         rec.fail(check, f"tasks/cancel of the {status} task {task_id} was answered with a result", found.evidence)
@@ -235,7 +237,7 @@ async def _cancel_working(rec: Results, session: Session, call: dict[str, Any], 
         return
     if task_id == first_id:
         rec.fail("tasks.create", f"two tasks got the same taskId {task_id}", created.evidence)
-    found = await session.ask("tasks/cancel", {"taskId": task_id}, within=RESULT_WAIT)
+    found = await session.ask("tasks/cancel", {"taskId": task_id, "_meta": DECOY}, within=RESULT_WAIT)
     if found.result is not None:
         session.read_task(found.result, found, op=True)
         status = found.result.get("status")

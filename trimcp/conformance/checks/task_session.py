@@ -9,8 +9,9 @@ status seen per task in arrival order (answers and notifications alike, so
 the order is the server's), every error answer, the problems of every Task
 object read (``task_problem``: "TTL and Resource Management" and the schema's
 ``Task``), and which task-operation results carried a related-task ``_meta``.
-The harness declares no client capability on this connection, so a request
-from the server other than ``ping`` is refused with -32601.
+The harness declares sampling and elicitation (no tasks) on this connection
+and answers them with the canned input of the stateless probes, so that a
+task needing input can get it; ``ping`` gets ``{}``, anything else -32601.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from ..._sansio import schema as s
 from ..._trio.stream import RequestFailed, StreamLost
 from ..catalog.tasks import SPECS
 from ..evidence import received, sent
-from .probes import Answer, Probe, ProbeFailed
+from .probes import CANNED_INPUT, Answer, Probe, ProbeFailed
 
 CHECKS: Final = tuple(spec.id for spec in SPECS)
 REVISION: Final = "2025-11-25"
@@ -43,10 +44,12 @@ NO_CURSOR: Final = "trimcp-check-no-such-cursor"
 #: A related-task ``_meta`` naming another task: the ``taskId`` parameter must win.
 DECOY: Final = {RELATED: {"taskId": NO_TASK}}
 MAX_PAGES: Final = 20
+#: What the probe connection declares: input a task may need, and no tasks of its own.
+CLIENT_CAPABILITIES: Final[dict[str, Any]] = {"sampling": {}, "elicitation": {}}
 NO_TOOLS_CALL: Final = "the server does not declare tasks.requests.tools.call"
 #: The checks that need ``tasks.requests.tools.call``.
-TOOL_CHECKS: Final = tuple(c for c in CHECKS if c not in ("tasks.errors", "tasks.error-messages",
-                                                         "tasks.not-augmentable"))
+TOOL_CHECKS: Final = tuple(c for c in CHECKS if c not in (
+    "tasks.errors", "tasks.error-messages", "tasks.not-augmentable", "tasks.requestor-capability"))
 
 
 @attrs.define
@@ -90,6 +93,11 @@ class Session:
     meta_on_ops: list[Exchange] = attrs.field(factory=list)
     ops_answered: int = 0
     failed_tasks: list[tuple[dict[str, Any], Exchange]] = attrs.field(factory=list)
+    #: Requests from the server, and those that came while ``tasks/result`` of a task was waited for.
+    server_requests: list[rpc.Request] = attrs.field(factory=list)
+    input_requests: list[tuple[str, rpc.Request]] = attrs.field(factory=list)
+    #: The task whose ``tasks/result`` is being waited for.
+    waiting_for: str | None = None
 
     async def ask(self, method: str, params: dict[str, Any], within: float | None = None) -> Exchange:
         self.next_id += 1
@@ -125,9 +133,12 @@ class Session:
             if isinstance(task_id, str) and isinstance(status, str):
                 self.history.setdefault(task_id, []).append((status, received(msg)))
         elif isinstance(msg, rpc.Request):
-            # We declared no client capability: only ping may come; refuse anything else.
+            self.server_requests.append(msg)
+            if self.waiting_for is not None:
+                self.input_requests.append((self.waiting_for, msg))
+            canned = {"ping": {}, **CANNED_INPUT}.get(msg.method)
             reply: rpc.Message = (
-                rpc.Response(msg.id, {}) if msg.method == "ping"
+                rpc.Response(msg.id, canned) if canned is not None
                 else rpc.ErrorResponse(msg.id, rpc.ErrorObject(rpc.METHOD_NOT_FOUND, "not supported by trimcp check"))
             )
             await self.probe.stream.send(reply, self.probe._meta())

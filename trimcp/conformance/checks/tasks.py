@@ -48,6 +48,7 @@ from .probes import CLIENT_INFO, ProbeFailed, probe_connection
 from .task_lifecycle import lifecycle
 from .task_session import (
     CHECKS,
+    CLIENT_CAPABILITIES,
     MAX_PAGES,
     NEXT,
     NO_CURSOR,
@@ -85,7 +86,7 @@ async def check_tasks(
         async with probe_connection(connect, timeout) as probe:
             session = Session(probe)
             opened = await session.ask("initialize", {
-                "protocolVersion": REVISION, "capabilities": {}, "clientInfo": CLIENT_INFO,
+                "protocolVersion": REVISION, "capabilities": CLIENT_CAPABILITIES, "clientInfo": CLIENT_INFO,
             })
             if opened.result is None:
                 skip_tasks(rec, "initialize on a fresh connection failed")
@@ -236,6 +237,7 @@ def _judge_session(rec: Results, session: Session) -> None:
         elif session.tasks_read:
             rec.ok("tasks.task-fields", f"{session.tasks_read} tasks read")
     _judge_flow(rec, session)
+    _judge_server_requests(rec, session)
     _judge_related_meta(rec, session)
     bare = [found for found in session.errors if found.error is not None and not found.error.message.strip()]
     if bare:
@@ -280,3 +282,30 @@ def _judge_related_meta(rec: Results, session: Session) -> None:
         rec.warn(check, f"notifications/tasks/status carries {RELATED}", [received(with_meta[0])])
     elif session.ops_answered or session.notes:
         rec.ok(check, f"{session.ops_answered} task operation results, {len(session.notes)} status notifications")
+
+
+def _judge_server_requests(rec: Results, session: Session) -> None:
+    """Requests the server sent us: tied to their task while one waited (MUST), never task-augmented."""
+    check = "tasks.input-meta"
+    for task_id, request in session.input_requests:
+        meta = (request.params or {}).get("_meta")
+        related = meta.get(RELATED) if isinstance(meta, dict) else None
+        got = related.get("taskId") if isinstance(related, dict) else None
+        if got != task_id:
+            what = f"lacks {RELATED}" if got is None else f"has {RELATED} {got!r}, not {task_id}"
+            rec.fail(check, f"{request.method} sent while tasks/result {task_id} waited {what}", [received(request)])
+            break
+    else:
+        if session.input_requests:
+            rec.ok(check, f"{len(session.input_requests)} requests during tasks/result, each tied to its task")
+        else:
+            rec.skip(check, "the server sent no request while tasks/result waited")
+    check = "tasks.requestor-capability"
+    augmented = [r for r in session.server_requests if "task" in (r.params or {})]
+    if augmented:
+        rec.warn(check, f"{augmented[0].method} carries a task although the client declared no tasks",
+                 [received(augmented[0])])
+    elif session.server_requests:
+        rec.ok(check, f"{len(session.server_requests)} server requests, none task-augmented")
+    else:
+        rec.skip(check, "the server sent no request")
