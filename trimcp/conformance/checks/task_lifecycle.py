@@ -40,6 +40,7 @@ __all__ = ["lifecycle"]
 TTL = 60000
 #: How long to wait for ``tasks/result`` at most; a task still working by then is skipped.
 RESULT_WAIT = 10.0
+DECOY_NOTE = " (the request's related-task _meta, naming no task, must be ignored in favour of taskId)"
 
 
 async def lifecycle(
@@ -118,9 +119,10 @@ def _judge_get(rec: Results, found: Exchange, task_id: str) -> None:
     if found.answer is None:
         rec.fail(check, f"tasks/get {task_id}: no answer", found.evidence)
     elif found.error is not None:
-        rec.fail(check, f"tasks/get {task_id}: error {found.error.code} {found.error.message}", found.evidence)
+        rec.fail(check, f"tasks/get {task_id}: error {found.error.code} {found.error.message}{DECOY_NOTE}",
+                 found.evidence)
     elif (got := (found.result or {}).get("taskId")) != task_id:
-        why = " (the related-task _meta was preferred to the taskId parameter)" if got == NO_TASK else ""
+        why = DECOY_NOTE if got == NO_TASK else ""
         rec.fail(check, f"tasks/get {task_id} answered task {got!r}{why}", found.evidence)
     else:
         rec.ok(check, f"tasks/get {task_id}: {(found.result or {}).get('status')}")
