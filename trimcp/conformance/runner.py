@@ -25,8 +25,8 @@ conversation is validated with the negotiated revision's schema tables, the
 stateless rules that are properties of every message (``resultType``, cache
 hints, the fate of every InputRequiredResult, stray log messages) are read
 off it, and the raw probes (``checks/probes.py``: a method of an unadvertised
-capability, unknown revision, missing envelope, tampered ``requestState``) run
-on fresh connections.  For an
+capability, unknown revision, missing envelope, tampered ``requestState``;
+at 2025-11-25 the tasks walk, ``checks/tasks.py``) run on fresh connections.  For an
 ``http(s)://`` target, last come the transport checks (``checks/http.py``:
 status codes, headers, sessions, Origin) as raw HTTP exchanges, carrying the
 OAuth ``Authorization`` when the run was authorized, and for every

@@ -33,13 +33,22 @@ import trio
 from ..._sansio import jsonrpc as rpc
 from ..._sansio import schema as s
 from ..results import Results
-from .task_session import DECOY, MAX_PAGES, NO_TASK, RELATED, TERMINAL, Exchange, Session
+from .task_session import (
+    ANSWER_WAIT,
+    DECOY,
+    MAX_PAGES,
+    NO_TASK,
+    RELATED,
+    TERMINAL,
+    Exchange,
+    Session,
+)
 
 __all__ = ["lifecycle"]
 
 TTL = 60000
 #: How long to wait for ``tasks/result`` at most; a task still working by then is skipped.
-RESULT_WAIT = 10.0
+RESULT_WAIT = ANSWER_WAIT
 DECOY_NOTE = " (the request's related-task _meta, naming no task, must be ignored in favour of taskId)"
 
 
@@ -50,7 +59,7 @@ async def lifecycle(
     name = tool["name"]
     stage[0] = "tasks.create"
     call = {"name": name, "arguments": args, "task": {"ttl": TTL}}
-    task_id = _judge_create(rec, session, await session.ask("tools/call", call, within=RESULT_WAIT), name)
+    task_id = _judge_create(rec, session, await session.ask("tools/call", call), name)
     if task_id is None:
         for check_id in ("tasks.get", "tasks.result", "tasks.result-meta", "tasks.list", "tasks.cancel",
                          "tasks.cancel-terminal"):
@@ -66,8 +75,9 @@ async def lifecycle(
     after = await session.get(task_id)
     _judge_get(rec, after, task_id)
     plain = None
-    if (tool.get("execution") or {}).get("taskSupport") == "optional":
-        plain = await session.ask("tools/call", {"name": name, "arguments": args}, within=RESULT_WAIT)
+    execution = tool.get("execution")
+    if isinstance(execution, dict) and execution.get("taskSupport") == "optional":
+        plain = await session.ask("tools/call", {"name": name, "arguments": args})
     _judge_result(rec, payload, after, plain, task_id, wait)
     stage[0] = "tasks.list"
     if can_list:
@@ -187,7 +197,7 @@ async def _list(rec: Results, session: Session, task_id: str) -> None:
     check = "tasks.list"
     cursor: str | None = None
     for page in range(1, MAX_PAGES + 1):
-        found = await session.ask("tasks/list", {"cursor": cursor} if cursor else {}, within=RESULT_WAIT)
+        found = await session.ask("tasks/list", {"cursor": cursor} if cursor else {})
         result = found.result
         if result is None or not isinstance(result.get("tasks"), list):
             what = "no answer" if found.answer is None else (
@@ -216,7 +226,7 @@ async def _cancel_terminal(rec: Results, session: Session, task_id: str) -> None
     if status not in TERMINAL:
         rec.skip(check, f"task {task_id} did not reach a terminal status")
         return
-    found = await session.ask("tasks/cancel", {"taskId": task_id, "_meta": DECOY}, within=RESULT_WAIT)
+    found = await session.ask("tasks/cancel", {"taskId": task_id, "_meta": DECOY})
     if found.result is not None:
         session.read_task(found.result, found, op=True)
         rec.fail(check, f"tasks/cancel of the {status} task {task_id} was answered with a result", found.evidence)
@@ -231,7 +241,7 @@ async def _cancel_terminal(rec: Results, session: Session, task_id: str) -> None
 
 async def _cancel_working(rec: Results, session: Session, call: dict[str, Any], first_id: str) -> None:
     check = "tasks.cancel"
-    created = await session.ask("tools/call", call, within=RESULT_WAIT)
+    created = await session.ask("tools/call", call)
     task = (created.result or {}).get("task")
     task_id = session.read_task(task, created, op=False) if isinstance(task, dict) else None
     if task_id is None:
@@ -239,7 +249,7 @@ async def _cancel_working(rec: Results, session: Session, call: dict[str, Any], 
         return
     if task_id == first_id:
         rec.fail("tasks.create", f"two tasks got the same taskId {task_id}", created.evidence)
-    found = await session.ask("tasks/cancel", {"taskId": task_id, "_meta": DECOY}, within=RESULT_WAIT)
+    found = await session.ask("tasks/cancel", {"taskId": task_id, "_meta": DECOY})
     if found.result is not None:
         session.read_task(found.result, found, op=True)
         status = found.result.get("status")

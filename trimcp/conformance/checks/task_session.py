@@ -44,6 +44,8 @@ NO_CURSOR: Final = "trimcp-check-no-such-cursor"
 #: A related-task ``_meta`` naming another task: the ``taskId`` parameter must win.
 DECOY: Final = {RELATED: {"taskId": NO_TASK}}
 MAX_PAGES: Final = 20
+#: How long any one answer is waited for (``tasks/result``, which blocks, may say otherwise).
+ANSWER_WAIT: Final = 10.0
 #: What the probe connection declares: input a task may need, and no tasks of its own.
 CLIENT_CAPABILITIES: Final[dict[str, Any]] = {"sampling": {}, "elicitation": {}}
 NO_TOOLS_CALL: Final = "the server does not declare tasks.requests.tools.call"
@@ -99,12 +101,13 @@ class Session:
     #: The task whose ``tasks/result`` is being waited for.
     waiting_for: str | None = None
 
-    async def ask(self, method: str, params: dict[str, Any], within: float | None = None) -> Exchange:
+    async def ask(self, method: str, params: dict[str, Any], within: float = ANSWER_WAIT) -> Exchange:
+        """Send a request; its exchange, whose answer is ``None`` when none came ``within`` seconds."""
         self.next_id += 1
         request = rpc.Request(self.next_id, method, params)
         await self.probe.stream.send(request, self.probe._meta())
         answer: Answer | None = None
-        with trio.move_on_after(within if within is not None else float("inf")):
+        with trio.move_on_after(within):
             answer = await self._answer(request.id)
         found = Exchange(request, answer)
         if found.error is not None:

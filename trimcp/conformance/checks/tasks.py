@@ -3,14 +3,16 @@
 Theory of operation
 -------------------
 Tasks are experimental in 2025-11-25 and gone into an extension in
-2026-07-28, so the runner calls ``check_tasks`` only for a handshake-era run
-at 2025-11-25.  A server without the ``tasks`` capability gets every check
+2026-07-28, so ``check_tasks`` does nothing for any other revision (the
+report's rows say "not in <revision>").  A server without the ``tasks`` capability gets every check
 ``skip`` "the server does not declare tasks": absence is no evidence.
 
 Otherwise one connection of its own (``probes.probe_connection``: task
 requests with made-up ids are not for the tour's session) is opened with
-``initialize`` (no client capabilities, so the server has nothing to ask us)
-and walked in an order where one step cannot spoil the next:
+``initialize`` (declaring sampling and elicitation, answered with canned
+input, and no tasks of our own) and walked in an order where one step cannot
+spoil the next (``task_session.py`` holds the connection, ``task_lifecycle.py``
+steps 3 and 4):
 
 1. unknown ``taskId`` to ``tasks/get`` / ``tasks/result`` / ``tasks/cancel``
    and an unknown ``tasks/list`` cursor: -32602 (page, "Error Handling");
@@ -28,8 +30,11 @@ and walked in an order where one step cannot spoil the next:
 4. task B is created and cancelled at once: the answer must say ``cancelled``,
    and B must still say so a little later, after its work would have ended.
 
-Every status seen for a task (answers and ``notifications/tasks/status``, in
-the order they arrived) is checked against the page's transitions.  Only
+Afterwards, every status seen for a task (answers and
+``notifications/tasks/status``, in the order they arrived) is checked against
+the page's transitions; a request the server sent while ``tasks/result``
+waited must carry that task's related-task ``_meta`` ("Input Required
+Status"), and none may be task-augmented (we declared no tasks).  Only
 read-only tools are called, as in the feature tour: the harness must not
 change the server's world.  Every wait is bounded.
 """
@@ -165,7 +170,7 @@ async def _unknown_ids(rec: Results, session: Session, can_list: bool, can_cance
     if can_list:
         asks.append(("tasks/list", {"cursor": NO_CURSOR}))
     for method, params in asks:
-        found = await session.ask(method, params, within=10.0)
+        found = await session.ask(method, params)
         what = "an unknown cursor" if "cursor" in params else "an unknown taskId"
         problem = (
             "no answer within 10 s" if found.answer is None
@@ -212,7 +217,7 @@ async def _tool_negotiation(
         params: dict[str, Any] = {"name": tool["name"], "arguments": args}
         if with_task:
             params["task"] = {"ttl": 60000}
-        found = await session.ask("tools/call", params, within=10.0)
+        found = await session.ask("tools/call", params)
         how = "with a task" if with_task else "without a task"
         judge: Callable[..., None] = rec.fail if check == "tasks.required" else rec.warn
         if found.error is not None and found.error.code == rpc.METHOD_NOT_FOUND:
@@ -230,12 +235,11 @@ async def _tool_negotiation(
 
 
 def _judge_session(rec: Results, session: Session) -> None:
-    if "tasks.task-fields" not in rec.results:
-        if session.field_problems:
-            detail, found = session.field_problems[0]
-            rec.fail("tasks.task-fields", detail, found.evidence)
-        elif session.tasks_read:
-            rec.ok("tasks.task-fields", f"{session.tasks_read} tasks read")
+    if session.field_problems:
+        detail, found = session.field_problems[0]
+        rec.fail("tasks.task-fields", detail, found.evidence)
+    elif session.tasks_read:
+        rec.ok("tasks.task-fields", f"{session.tasks_read} tasks read")
     _judge_flow(rec, session)
     _judge_server_requests(rec, session)
     _judge_related_meta(rec, session)
