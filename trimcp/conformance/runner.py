@@ -69,7 +69,7 @@ from .checks.features import feature_tour
 from .checks.tasks import check_tasks
 from .model import Report
 from .checks.probes import (
-    CANNED_INPUT, probe_gating, probe_handshake_version, probe_input_requests, probe_missing_envelope,
+    CANNED_INPUT, RETRY_VARIANTS, probe_gating, probe_handshake_version, probe_input_requests, probe_missing_envelope,
     probe_stateless_version,
 )
 from .rawhttp import ProbeError, RawClient, RawResponse
@@ -209,13 +209,15 @@ async def _probes(tour: Tour, timeout: float) -> None:
         await check_tasks(rec, tour.connect, revision, client.server_capabilities, timeout)
         return
     caps = client.server_capabilities
-    await probe_stateless_version(rec, tour.connect, revision, caps, timeout)
+    await probe_stateless_version(rec, tour.connect, revision, caps, timeout, client.supported_versions or ())
     dual_era = any(v in HANDSHAKE_VERSIONS for v in client.supported_versions or ())
     await probe_missing_envelope(rec, tour.connect, revision, caps, timeout, dual_era)
     original = input_target(tour.recording)
     if original is None:
         rec.skip("mrtr.input-required", "no read-only tool asked for input")
         rec.skip("mrtr.tampered-state", "no read-only tool asked for input")
+        for check_id, _ in RETRY_VARIANTS:
+            rec.skip(check_id, "no read-only tool asked for input")
         return
     declared = client.connection.capabilities
     await probe_input_requests(rec, tour.connect, revision, declared, original, timeout)

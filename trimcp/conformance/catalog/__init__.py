@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from ..model import CheckSpec
-from . import core, http26, tasks
+from . import core, http26, stateless, tasks
 from .core import (
     AUTH as AUTH,
 )
@@ -53,6 +53,7 @@ _AREAS: Final[tuple[tuple[CheckSpec, ...], ...]] = (
     core.SPECS,
     http26.SPECS,
     tasks.SPECS,
+    stateless.SPECS,
 )
 
 

@@ -96,14 +96,18 @@ _CHECKS: Final[tuple[CheckSpec, ...]] = (
     CheckSpec("mrtr.input-required", M, "basic/patterns/mrtr",
               "InputRequiredResults are well-formed, ask only for declared capabilities, and the retry completes",
               STATELESS),
-    CheckSpec("mrtr.tampered-state", S, "basic/patterns/mrtr", "a modified requestState is rejected, not trusted",
+    # The MUSTs behind it ("MUST protect its integrity", "MUST reject state that fails verification")
+    # bind only when requestState influences authorization, resource access or business logic,
+    # which a black box cannot see: advice (requirements/data/stateless.json lists them untestable).
+    CheckSpec("mrtr.tampered-state", B, "basic/patterns/mrtr", "a modified requestState is rejected, not trusted",
               STATELESS),
     CheckSpec("caching.hints", M, "server/utilities/caching",
               "cacheable complete results carry ttlMs >= 0 and cacheScope public/private", STATELESS),
     # "The server MUST send notifications/subscriptions/acknowledged as the first message [...] and
     # MUST NOT send any notification on the subscription before it." (basic/patterns/subscriptions)
     CheckSpec("subscriptions.listen", M, "basic/patterns/subscriptions",
-              "subscriptions/listen is acknowledged with a subset of the requested filter", STATELESS),
+              "subscriptions/listen is acknowledged, and nothing on the subscription precedes the acknowledgment",
+              STATELESS),
     # ---- stdio transport
     CheckSpec("stdio.clean-stdout", M, "basic/transports", "stdout carries only MCP messages"),
     # Up to 2025-11-25 the sentence is the client's ("the client SHOULD initiate shutdown by first

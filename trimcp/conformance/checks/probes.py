@@ -36,6 +36,7 @@ not fail the next probe too.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -47,8 +48,9 @@ from ..._errors import TrimcpError
 from ..._sansio import jsonrpc as rpc
 from ..._sansio import schema as s
 from ..._sansio.connection import stateless as sl
-from ..._sansio.revisions import ALL_VERSIONS, Era, get_revision
+from ..._sansio.revisions import ALL_VERSIONS, HANDSHAKE_VERSIONS, Era, get_revision
 from ..._trio.stream import NO_META, MessageStream, RequestFailed, SendMeta, StreamLost
+from .. import evidence
 from ..results import Connector, Results
 
 BOGUS_REVISION = "1999-01-01"
@@ -204,28 +206,61 @@ async def probe_handshake_version(rec: Results, connect: Connector, timeout: flo
 
 
 async def probe_stateless_version(
-    rec: Results, connect: Connector, revision: str, capabilities: dict[str, Any], timeout: float
+    rec: Results, connect: Connector, revision: str, capabilities: dict[str, Any], timeout: float,
+    supported: Sequence[str] = (),
 ) -> None:
+    """-32022 for an unknown revision; then, on the same connection, ``initialize`` to a
+    modern-only server (``supported``: the DiscoverResult's supportedVersions)."""
     check = "stateless.unsupported-version"
     meta = {"_meta": envelope(revision, version=BOGUS_REVISION)}
     requests = [rpc.Request(0, "server/discover", meta)]
     method = list_method(capabilities)
     if method is not None:
         requests.append(rpc.Request(1, method, meta))
+    # A modern-only server treats initialize as an unknown method, so it cannot spoil the rest.
+    modern_only = bool(supported) and not any(v in HANDSHAKE_VERSIONS for v in supported)
+    if modern_only:
+        requests.append(rpc.Request(2, "initialize", {
+            "protocolVersion": HANDSHAKE_VERSIONS[-1], "capabilities": {}, "clientInfo": CLIENT_INFO,
+        }))
     try:
         answers = await exchange(connect, requests, timeout)
     except ProbeFailed as exc:
         rec.fail(check, f"no answer: {exc}")
         return
+    if modern_only:
+        _judge_initialize_error(rec, requests[-1], answers[-1], supported)
+        requests, answers = requests[:-1], answers[:-1]
+    else:
+        rec.skip("versioning.initialize-error", "the server supports a handshake-era revision"
+                 if supported else "no supportedVersions to compare with")
     for request, answer in zip(requests, answers, strict=True):
-        problem = _unsupported_version_problem(answer, revision)
+        problem = _unsupported_version_problem(answer, revision, supported)
         if problem:
-            rec.fail(check, f"{request.method} declaring {BOGUS_REVISION}: {problem}")
+            rec.fail(check, f"{request.method} declaring {BOGUS_REVISION}: {problem}",
+                     [evidence.sent(request), evidence.received(answer)])
             return
     rec.ok(check, f"-32022 to {' and '.join(r.method for r in requests)}")
 
 
-def _unsupported_version_problem(answer: Answer, revision: str) -> str | None:
+def _judge_initialize_error(rec: Results, request: rpc.Request, answer: Answer, supported: Sequence[str]) -> None:
+    """basic/versioning: a modern-only server SHOULD name its revisions in its initialize error."""
+    check = "versioning.initialize-error"
+    shown = [evidence.sent(request), evidence.received(answer)]
+    if isinstance(answer, rpc.Response):
+        rec.warn(check, "initialize was answered with a result although supportedVersions names no "
+                        "handshake-era revision", shown)
+        return
+    text = json.dumps([answer.error.message, answer.error.data])
+    missing = [v for v in supported if v not in text]
+    if missing:
+        rec.warn(check, f"the error to initialize ({answer.error.code} {answer.error.message!r}) does not name "
+                        f"{', '.join(missing)}", shown)
+    else:
+        rec.ok(check, f"error {answer.error.code} names {', '.join(supported)}")
+
+
+def _unsupported_version_problem(answer: Answer, revision: str, discovered: Sequence[str] = ()) -> str | None:
     if isinstance(answer, rpc.Response):
         return "answered with a result"
     err = answer.error
@@ -240,6 +275,9 @@ def _unsupported_version_problem(answer: Answer, revision: str) -> str | None:
         return f"data.requested is {data.requested!r}"
     if revision not in data.supported:
         return f"data.supported {data.supported} lacks {revision}, the revision in use"
+    if discovered and set(data.supported) != set(discovered):
+        # Both claim to list "the versions it does support": one of them is wrong.
+        return f"data.supported {list(data.supported)} differs from supportedVersions {list(discovered)}"
     return None
 
 
@@ -289,8 +327,69 @@ async def probe_input_requests(
             first = await probe.ask(full)
             stage = "mrtr.tampered-state"
             await _tampered_state(rec, probe.ask, original, full, first)
+            # Each retry below is a request of its own (stateless), so one cannot spoil the next.
+            for check, variant in RETRY_VARIANTS:
+                stage = check
+                await _retry_variant(rec, probe.ask, original, full, check, variant)
     except ProbeFailed as exc:
         rec.fail(stage, f"re-sending {_describe(original)}: {exc}")
+
+
+# basic/patterns/mrtr, error handling: the inputResponses of a retry, altered three ways.
+UNEXPECTED_KEY = "trimcp-check-unexpected"
+RETRY_VARIANTS: tuple[tuple[str, str], ...] = (
+    ("mrtr.missing-responses", "missing"), ("mrtr.extra-responses", "extra"), ("mrtr.invalid-responses", "invalid"),
+)
+
+
+async def _retry_variant(
+    rec: Results, ask: Ask, original: rpc.Request, full: rpc.Request, check: str, variant: str,
+) -> None:
+    """Ask afresh for input (a requestState may be single-use), then retry with altered inputResponses."""
+    base = 10 + 2 * [v for _, v in RETRY_VARIANTS].index(variant)
+    first = await ask(rpc.Request(base, full.method, full.params))
+    if not (isinstance(first, rpc.Response) and first.result.get("resultType") == sl.RESULT_INPUT_REQUIRED):
+        rec.skip(check, f"{_describe(original)} did not ask for input again")
+        return
+    requests = first.result.get("inputRequests")
+    if variant != "invalid" and not (isinstance(requests, dict) and requests):
+        rec.skip(check, f"{_describe(original)}: the InputRequiredResult asks for no input")
+        return
+    canned = {
+        key: CANNED_INPUT.get(str(req.get("method")), {}) for key, req in (requests or {}).items()
+        if isinstance(req, dict)
+    }
+    responses: Any = {
+        "missing": {}, "extra": {**canned, UNEXPECTED_KEY: {"action": "decline"}}, "invalid": ["not", "a", "map"],
+    }[variant]
+    state = first.result.get("requestState")
+    params = {**{k: v for k, v in (full.params or {}).items()}, "inputResponses": responses}
+    if isinstance(state, str):
+        params["requestState"] = state
+    retry = rpc.Request(base + 1, full.method, params)
+    answer = await ask(retry)
+    shown = [evidence.sent(retry), evidence.received(answer)]
+    what = _describe(original)
+    again = isinstance(answer, rpc.Response) and answer.result.get("resultType") == sl.RESULT_INPUT_REQUIRED
+    if variant == "missing":
+        if isinstance(answer, rpc.ErrorResponse):
+            rec.warn(check, f"{what} retried without the requested input: error {answer.error.code} "
+                            f"({answer.error.message}), not a new InputRequiredResult", shown)
+        else:
+            rec.ok(check, f"{what} retried without input: " + ("asked again" if again else "completed"))
+    elif variant == "extra":
+        if isinstance(answer, rpc.ErrorResponse):
+            rec.warn(check, f"{what}: an unexpected inputResponses key {UNEXPECTED_KEY!r} was refused with "
+                            f"{answer.error.code} ({answer.error.message})", shown)
+        else:
+            rec.ok(check, f"{what}: the unexpected inputResponses key was ignored")
+    elif isinstance(answer, rpc.ErrorResponse):
+        rec.ok(check, f"{what}: inputResponses that is not an object refused with {answer.error.code}")
+    elif again:
+        # Not the error the sentence names, but the invalid value was not taken for input either.
+        rec.ok(check, f"{what}: inputResponses that is not an object was not taken for input (asked again)")
+    else:
+        rec.warn(check, f"{what}: completed with an inputResponses that is not an object", shown)
 
 
 def _judge_undeclared(rec: Results, original: rpc.Request, answer: Answer) -> None:

@@ -22,18 +22,20 @@ result.  ``input_target`` picks, from those, the request the raw probes in
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-import trio
-
-from ..._errors import McpError, RequestTimeout, TrimcpError
+from ..._errors import TrimcpError
 from ..._sansio import jsonrpc as rpc
 from ..._sansio import schema as s
 from ..._sansio.connection import stateless as sl
 from ..._trio.client.client_session import ClientSession
+from ..evidence import received
 from ..recorder import RecordingStream
 from ..results import Results, Tour
 from ..values import example_arguments
+from .caching import check_cache_scopes, check_interim_hints
+from .subscriptions import check_subscription_traffic, listen_tour
 
 CACHE_SCOPES = ("public", "private")
 LOG_MESSAGE = "notifications/message"
@@ -57,11 +59,35 @@ def check_discover(rec: Results, client: ClientSession) -> None:
         rec.fail("discover.result", "; ".join(problems))
     else:
         rec.ok("discover.result", f"supportedVersions {', '.join(supported or [])}; ttlMs {result['ttlMs']}")
+    _check_extension_ids(rec, result)
     info = _server_info(result)
     if info is None:
         rec.warn("discover.server-info", "no _meta io.modelcontextprotocol/serverInfo with name and version")
     else:
         rec.ok("discover.server-info", f"{info['name']} {info['version']}")
+
+
+#: A _meta key prefix (basic/index#meta): dot-separated labels, each starting with a letter and
+#: ending with a letter or digit, hyphens inside; then "/" and a name that, unless empty,
+#: begins and ends with an alphanumeric ([-_.] allowed inside).
+_LABEL = r"[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+_EXTENSION_ID = re.compile(rf"{_LABEL}(?:\.{_LABEL})*/(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)?")
+
+
+def _check_extension_ids(rec: Results, result: dict[str, Any]) -> None:
+    """"Extension identifiers MUST follow the _meta key naming rules, with a mandatory prefix."""
+    check = "discover.extension-ids"
+    caps = result.get("capabilities")
+    extensions = caps.get("extensions") if isinstance(caps, dict) else None
+    if not isinstance(extensions, dict) or not extensions:
+        rec.skip(check, "the DiscoverResult declares no extensions")
+        return
+    bad = [k for k in extensions if not _EXTENSION_ID.fullmatch(k)]
+    if bad:
+        rec.fail(check, f"extension identifiers without a valid prefix: {', '.join(map(repr, bad[:4]))}",
+                 [{"received": {"capabilities": {"extensions": extensions}}}])
+    else:
+        rec.ok(check, ", ".join(sorted(extensions)))
 
 
 def _server_info(result: dict[str, Any]) -> dict[str, Any] | None:
@@ -87,7 +113,7 @@ def _cache_hint_problem(result: dict[str, Any]) -> str | None:
 
 async def stateless_tour(tour: Tour) -> None:
     await _log_with_level(tour)
-    await _listen(tour)
+    await listen_tour(tour)
 
 
 def _logging_tool(tour: Tour) -> s.Tool | None:
@@ -110,71 +136,6 @@ async def _log_with_level(tour: Tour) -> None:
     finally:
         tour.client.log_level = None
         tour.log_windows.append((start, len(tour.recording.received)))
-
-
-async def _listen(tour: Tour) -> None:
-    check = "subscriptions.listen"
-    client, caps = tour.client, tour.client.server_capabilities
-    flags = {
-        "tools_list_changed": _flag(caps, "tools", "listChanged"),
-        "prompts_list_changed": _flag(caps, "prompts", "listChanged"),
-        "resources_list_changed": _flag(caps, "resources", "listChanged"),
-    }
-    uris = tour.resource_uris[:1] if _flag(caps, "resources", "subscribe") else []
-    if not any(flags.values()) and not uris:
-        rec_detail = "the server advertises no listChanged or resources.subscribe capability"
-        tour.rec.skip(check, rec_detail)
-        return
-    ack_timeout = min(tour.request_timeout, 10.0)
-    try:
-        with trio.fail_after(ack_timeout + 5):
-            async with client.listen(**flags, resource_uris=uris, ack_timeout=ack_timeout) as sub:
-                requested, acknowledged, sub_id = sub.requested, sub.acknowledged, sub.id
-    except McpError as exc:
-        tour.rec.warn(check, f"subscriptions/listen refused: {exc.code} {exc.message}")
-        return
-    except (RequestTimeout, trio.TooSlowError):
-        tour.rec.warn(check, f"subscriptions/listen was not acknowledged within {ack_timeout} s")
-        return
-    except TrimcpError as exc:
-        tour.rec.warn(check, f"subscriptions/listen failed: {exc}")
-        return
-    if acknowledged is None:
-        tour.rec.warn(check, "the listen request was answered without an acknowledgment")
-        return
-    extra = _beyond(requested, acknowledged)
-    first = _first_on_subscription(tour.recording, sub_id)
-    if extra:
-        tour.rec.warn(check, f"acknowledged more than was requested: {', '.join(extra)}")
-    elif first is not None and first != "notifications/subscriptions/acknowledged":
-        tour.rec.warn(check, f"{first} came before the acknowledgment")
-    else:
-        granted = sorted(k for k, v in acknowledged.items() if v)
-        tour.rec.ok(check, f"acknowledged {', '.join(granted) or 'nothing'}")
-
-
-def _flag(caps: dict[str, Any], feature: str, flag: str) -> bool:
-    node = caps.get(feature)
-    return isinstance(node, dict) and node.get(flag) is True
-
-
-def _beyond(requested: dict[str, Any], acknowledged: dict[str, Any]) -> list[str]:
-    out = [k for k, v in acknowledged.items() if v is True and requested.get(k) is not True
-           and k != "resourceSubscriptions"]
-    asked = set(requested.get("resourceSubscriptions") or [])
-    granted = acknowledged.get("resourceSubscriptions")
-    if isinstance(granted, list):
-        out.extend(str(u) for u in granted if u not in asked)
-    return out
-
-
-def _first_on_subscription(recording: RecordingStream, sub_id: rpc.RequestId | None) -> str | None:
-    for _, msg in recording.messages():
-        if isinstance(msg, rpc.Notification) and isinstance(msg.params, dict):
-            meta = msg.params.get("_meta")
-            if isinstance(meta, dict) and sub_id is not None and meta.get(sl.SUBSCRIPTION_ID_KEY) == sub_id:
-                return msg.method
-    return None
 
 
 # --------------------------------------------------------------------------- the recording
@@ -223,6 +184,9 @@ def check_stateless_conversation(tour: Tour, server_requests: list[str]) -> None
         rec.ok("caching.hints", f"{cacheable} cacheable results")
     _check_input_chains(tour, server_requests)
     _check_log_messages(tour)
+    check_cache_scopes(tour)
+    check_interim_hints(tour)
+    check_subscription_traffic(tour)
 
 
 def _target(request: rpc.Request) -> Any:
@@ -249,9 +213,7 @@ def input_required_answers(recording: RecordingStream) -> list[tuple[int, rpc.Re
 
 def _check_input_chains(tour: Tour, server_requests: list[str]) -> None:
     check, rec, recording = "mrtr.input-required", tour.rec, tour.recording
-    if server_requests:
-        rec.fail(check, f"the server sent requests ({', '.join(sorted(set(server_requests)))}) "
-                        "instead of InputRequiredResults")
+    _check_no_server_requests(tour, server_requests)
     declared = tour.client.connection.capabilities
     found = input_required_answers(recording)
     ordered = sorted(recording.requests.values(), key=lambda r: recording.sent_at[r.id])
@@ -283,6 +245,19 @@ def _check_input_chains(tour: Tour, server_requests: list[str]) -> None:
             rec.fail(check, f"{what}: the retry with inputResponses was refused: {err.code} {err.message}")
     if found:
         rec.ok(check, f"{len(found)} InputRequiredResults answered and retried")
+
+
+def _check_no_server_requests(tour: Tour, server_requests: list[str]) -> None:
+    """"Servers MUST NOT initiate JSON-RPC requests" (basic/patterns): input goes through MRTR."""
+    check = "mrtr.no-server-requests"
+    if server_requests:
+        mine = [m for _, m in tour.recording.messages() if isinstance(m, rpc.Request)]
+        tour.rec.fail(check, f"the server sent requests ({', '.join(sorted(set(server_requests)))}) "
+                             "instead of InputRequiredResults", [received(m) for m in mine[:3]])
+    elif tour.recording.answers():
+        tour.rec.ok(check, f"{len(tour.recording.answers())} requests answered; the server sent none of its own")
+    else:
+        tour.rec.skip(check, "the server answered no request")
 
 
 def input_target(recording: RecordingStream) -> rpc.Request | None:
