@@ -1,0 +1,159 @@
+"""A raw JSON-lines stdio MCP server of the stateless era (2026-07-28) with one defect per ``--mode``.
+
+Used by tests/test_check_stateless.py.  Plain Python, no trimcp import (the
+harness must judge a server it had no hand in).  It is ``bad_server.py``'s
+``stateless-good`` behaviour (tools ``hello``, ``log``, ``ask`` - the last asks
+for a name through an InputRequiredResult -, one resource), made modern-only:
+``server/discover`` names 2026-07-28 alone and ``initialize`` is refused with
+an error naming it.  On top: ``tools/list`` comes in two pages, the
+capabilities declare an extension, and ``subscriptions/listen`` is
+acknowledged and followed by one tagged ``tools/list_changed``.  Apart from
+the selected defect it behaves correctly (basic/patterns/subscriptions,
+server/utilities/caching, basic/versioning, basic/patterns/mrtr):
+
+  good                          no defect
+  notify-before-ack             a tagged notification precedes the acknowledgment
+  ack-superset                  the acknowledgment grants promptsListChanged, which was not requested
+  untagged-notification         the change notification carries no subscriptionId
+  unrequested-notification      a resources/updated for a URI the subscription did not name
+  scope-changes-between-pages   the second tools/list page is "private", the first "public"
+  input-required-hints          the InputRequiredResult carries ttlMs/cacheScope
+  initialize-error-silent       the error to initialize names no protocol version
+  bad-extension-id              capabilities.extensions has an identifier without a prefix
+  server-request                tools/call hello sends an elicitation/create request first
+  mrtr-error-on-missing         a retry without the requested input gets an error
+  mrtr-refuses-extra            an unexpected inputResponses key gets an error
+  mrtr-takes-invalid            an inputResponses that is not an object completes the call
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bad_server as base
+
+MODES = (
+    "good", "notify-before-ack", "ack-superset", "untagged-notification", "unrequested-notification",
+    "scope-changes-between-pages", "input-required-hints", "initialize-error-silent", "bad-extension-id",
+    "server-request", "mrtr-error-on-missing", "mrtr-refuses-extra", "mrtr-takes-invalid",
+)
+GOOD = "stateless-good"
+SUB_KEY = "io.modelcontextprotocol/subscriptionId"
+UNEXPECTED = "trimcp-check-unexpected"
+_write = base.send
+
+
+def notify(method: str, params: dict[str, Any]) -> None:
+    _write({"jsonrpc": "2.0", "method": method, "params": params})
+
+
+def handle(mode: str, msg: dict[str, Any]) -> None:
+    method, msg_id = msg.get("method"), msg.get("id")
+    params = msg.get("params") or {}
+    if method == "initialize" and msg_id is not None:
+        text = "initialize is not supported" if mode == "initialize-error-silent" else (
+            f"initialize is not supported; this server speaks only {base.MODERN} (per-request _meta)")
+        base.error(msg_id, -32601, text)
+        return
+    meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+    version = meta.get(base.VERSION_KEY)
+    if msg_id is None or method is None or not isinstance(version, str) or version == base.MODERN:
+        pass
+    else:
+        base.error(msg_id, -32022, "Unsupported protocol version", {"supported": [base.MODERN], "requested": version})
+        return
+    if msg_id is None or method is None or not isinstance(meta.get(base.CAPS_KEY), dict):
+        base.handle_stateless(GOOD, msg)  # notifications, and the missing-envelope error
+    elif method == "server/discover":
+        name = "thing" if mode == "bad-extension-id" else "com.example/thing"
+        caps = {"tools": {"listChanged": True}, "resources": {"subscribe": True}, "logging": {},
+                "extensions": {name: {}}}
+        base.complete(GOOD, method, msg_id, {"supportedVersions": [base.MODERN], "capabilities": caps})
+    elif method == "tools/list":
+        tools = base.stateless_tools()
+        if params.get("cursor") == "page-2":
+            scope = "private" if mode == "scope-changes-between-pages" else "public"
+            base.result(msg_id, {"tools": tools[2:], "resultType": "complete", "ttlMs": 60000, "cacheScope": scope,
+                                 "_meta": base.SERVER_INFO})
+        else:
+            base.complete(GOOD, method, msg_id, {"tools": tools[:2], "nextCursor": "page-2"})
+    elif method == "subscriptions/listen":
+        listen(mode, msg_id, params)
+    elif method == "tools/call":
+        call(mode, msg_id, params)
+    else:
+        base.handle_stateless(GOOD, msg)
+
+
+def listen(mode: str, msg_id: Any, params: dict[str, Any]) -> None:
+    wanted = params.get("notifications") or {}
+    tag = {SUB_KEY: msg_id}
+    granted: dict[str, Any] = {}
+    if wanted.get("toolsListChanged"):
+        granted["toolsListChanged"] = True
+    if wanted.get("resourceSubscriptions"):
+        granted["resourceSubscriptions"] = list(wanted["resourceSubscriptions"])
+    if mode == "ack-superset":
+        granted["promptsListChanged"] = True
+    change = {"_meta": tag}
+    if mode == "notify-before-ack":
+        notify("notifications/tools/list_changed", change)
+    notify("notifications/subscriptions/acknowledged", {"notifications": granted, "_meta": tag})
+    if mode == "untagged-notification":
+        notify("notifications/tools/list_changed", {})
+    elif mode == "unrequested-notification":
+        notify("notifications/resources/updated", {"uri": "bad://other", "_meta": tag})
+    elif mode != "notify-before-ack":
+        notify("notifications/tools/list_changed", change)
+
+
+def call(mode: str, msg_id: Any, params: dict[str, Any]) -> None:
+    name, answers = params.get("name"), params.get("inputResponses")
+    if name == "hello" and mode == "server-request":
+        _write({"jsonrpc": "2.0", "id": "srv-1", "method": "elicitation/create", "params": {
+            "mode": "form", "message": "Your name?", "requestedSchema": {"type": "object", "properties": {}},
+        }})
+    if name == "ask" and "inputResponses" in params:
+        if mode == "mrtr-error-on-missing" and answers == {}:
+            base.error(msg_id, -32602, "inputResponses lacks 'name'")
+            return
+        if mode == "mrtr-refuses-extra" and isinstance(answers, dict) and UNEXPECTED in answers:
+            base.error(msg_id, -32602, f"unexpected inputResponses key {UNEXPECTED!r}")
+            return
+        if mode == "mrtr-takes-invalid" and not isinstance(answers, dict):
+            base.complete(GOOD, "tools/call", msg_id, {"content": [{"type": "text", "text": "hello stranger"}]})
+            return
+    base.handle_stateless(GOOD, {"jsonrpc": "2.0", "id": msg_id, "method": "tools/call", "params": params})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mode", choices=MODES, default="good")
+    mode = parser.parse_args().mode
+    if mode == "input-required-hints":
+        def hinted(message: dict[str, Any]) -> None:
+            out = message.get("result")
+            if isinstance(out, dict) and out.get("resultType") == "input_required":
+                out.update(ttlMs=1000, cacheScope="public")
+            _write(message)
+        base.send = hinted  # bad_server's ask() writes through its module's send
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            base.error(None, -32700, "parse error")
+            continue
+        if isinstance(msg, dict):
+            handle(mode, msg)
+
+
+if __name__ == "__main__":
+    main()
