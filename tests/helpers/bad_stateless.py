@@ -21,6 +21,7 @@ server/utilities/caching, basic/versioning, basic/patterns/mrtr):
   initialize-error-silent       the error to initialize names no protocol version
   bad-extension-id              capabilities.extensions has an identifier without a prefix
   server-request                tools/call hello sends an elicitation/create request first
+  serves-known-version          a request declaring 2025-11-25 (a revision it does not list) is served
   mrtr-error-on-missing         a retry without the requested input gets an error
   mrtr-refuses-extra            an unexpected inputResponses key gets an error
   mrtr-takes-invalid            an inputResponses that is not an object completes the call
@@ -40,7 +41,7 @@ import bad_server as base
 MODES = (
     "good", "notify-before-ack", "ack-superset", "untagged-notification", "unrequested-notification",
     "scope-changes-between-pages", "input-required-hints", "initialize-error-silent", "bad-extension-id",
-    "server-request", "mrtr-error-on-missing", "mrtr-refuses-extra", "mrtr-takes-invalid",
+    "server-request", "serves-known-version", "mrtr-error-on-missing", "mrtr-refuses-extra", "mrtr-takes-invalid",
 )
 GOOD = "stateless-good"
 SUB_KEY = "io.modelcontextprotocol/subscriptionId"
@@ -62,7 +63,8 @@ def handle(mode: str, msg: dict[str, Any]) -> None:
         return
     meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
     version = meta.get(base.VERSION_KEY)
-    if msg_id is None or method is None or not isinstance(version, str) or version == base.MODERN:
+    served = version == base.MODERN or (mode == "serves-known-version" and version in base.SUPPORTED)
+    if msg_id is None or method is None or not isinstance(version, str) or served:
         pass
     else:
         base.error(msg_id, -32022, "Unsupported protocol version", {"supported": [base.MODERN], "requested": version})

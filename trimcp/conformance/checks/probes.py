@@ -22,8 +22,12 @@ not fail the next probe too.
 * ``lifecycle.unsupported-version`` (handshake era): ``initialize`` offering
   1999-01-01 must be answered with a revision the server supports.
 * ``stateless.unsupported-version``: ``server/discover`` and a list request
-  declaring 1999-01-01 must get -32022 whose ``data`` names the supported
-  revisions (the one in use among them) and echoes the requested one.
+  declaring 1999-01-01, and one declaring a known revision the
+  DiscoverResult does not list, must get -32022 whose ``data`` names the
+  supported revisions (the same as ``supportedVersions``, the one in use
+  among them) and echoes the requested one.  ``versioning.initialize-error``:
+  on the same connection, a modern-only server answers ``initialize`` with
+  an error that should name its revisions (basic/versioning).
 * ``stateless.missing-envelope``: after a proper ``server/discover`` (so a
   dual-era server knows it is spoken to in the stateless era), a list request
   without ``_meta`` must get -32602.
@@ -31,7 +35,10 @@ not fail the next probe too.
   for input during the tour is re-sent declaring no capabilities (it must not
   ask for what was not declared), then with them, its input answered, and
   the retry carrying a ``requestState`` with one character changed (it should
-  be refused).
+  be refused); then, each time after asking afresh, retries whose
+  ``inputResponses`` lack the input (``mrtr.missing-responses``: ask again),
+  carry an unexpected key (``mrtr.extra-responses``: ignore it) or are no
+  object (``mrtr.invalid-responses``: refuse), all on that one connection.
 """
 
 from __future__ import annotations
@@ -217,6 +224,12 @@ async def probe_stateless_version(
     method = list_method(capabilities)
     if method is not None:
         requests.append(rpc.Request(1, method, meta))
+    requested = {0: BOGUS_REVISION, 1: BOGUS_REVISION}
+    # "or is a known version the server has chosen not to support": one such, if there is one.
+    known = next((v for v in reversed(ALL_VERSIONS) if supported and v not in supported), None)
+    if known is not None:
+        requests.append(rpc.Request(3, method or "server/discover", {"_meta": envelope(revision, version=known)}))
+        requested[3] = known
     # A modern-only server treats initialize as an unknown method, so it cannot spoil the rest.
     modern_only = bool(supported) and not any(v in HANDSHAKE_VERSIONS for v in supported)
     if modern_only:
@@ -235,12 +248,14 @@ async def probe_stateless_version(
         rec.skip("versioning.initialize-error", "the server supports a handshake-era revision"
                  if supported else "no supportedVersions to compare with")
     for request, answer in zip(requests, answers, strict=True):
-        problem = _unsupported_version_problem(answer, revision, supported)
+        version = requested[int(str(request.id))]
+        problem = _unsupported_version_problem(answer, revision, supported, version)
         if problem:
-            rec.fail(check, f"{request.method} declaring {BOGUS_REVISION}: {problem}",
+            rec.fail(check, f"{request.method} declaring {version}: {problem}",
                      [evidence.sent(request), evidence.received(answer)])
             return
-    rec.ok(check, f"-32022 to {' and '.join(r.method for r in requests)}")
+    shown = ", ".join(f"{r.method} ({requested[int(str(r.id))]})" for r in requests)
+    rec.ok(check, f"-32022 to {shown}")
 
 
 def _judge_initialize_error(rec: Results, request: rpc.Request, answer: Answer, supported: Sequence[str]) -> None:
@@ -260,7 +275,9 @@ def _judge_initialize_error(rec: Results, request: rpc.Request, answer: Answer, 
         rec.ok(check, f"error {answer.error.code} names {', '.join(supported)}")
 
 
-def _unsupported_version_problem(answer: Answer, revision: str, discovered: Sequence[str] = ()) -> str | None:
+def _unsupported_version_problem(
+    answer: Answer, revision: str, discovered: Sequence[str] = (), requested: str = BOGUS_REVISION,
+) -> str | None:
     if isinstance(answer, rpc.Response):
         return "answered with a result"
     err = answer.error
@@ -271,7 +288,7 @@ def _unsupported_version_problem(answer: Answer, revision: str, discovered: Sequ
     except s.SchemaError as exc:
         return f"error data: {exc}"
     assert isinstance(data, s.UnsupportedProtocolVersionErrorData)
-    if data.requested != BOGUS_REVISION:
+    if data.requested != requested:
         return f"data.requested is {data.requested!r}"
     if revision not in data.supported:
         return f"data.supported {data.supported} lacks {revision}, the revision in use"
@@ -297,15 +314,16 @@ async def probe_missing_envelope(
         rec.fail(check, f"no answer: {exc}")
         return
     answer = answers[1]
+    shown = [evidence.sent(requests[1]), evidence.received(answer)]
     if isinstance(answer, rpc.Response):
-        rec.fail(check, f"{method} without _meta was answered with a result")
+        rec.fail(check, f"{method} without _meta was answered with a result", shown)
     elif answer.error.code == rpc.INVALID_PARAMS:
         rec.ok(check, f"{method} without _meta: -32602")
     elif dual_era:
         # A dual-era server may take an envelope-less request for a legacy one.
-        rec.warn(check, f"{method} without _meta: error {answer.error.code}, the spec names -32602")
+        rec.warn(check, f"{method} without _meta: error {answer.error.code}, the spec names -32602", shown)
     else:
-        rec.fail(check, f"{method} without _meta: error {answer.error.code}, not -32602")
+        rec.fail(check, f"{method} without _meta: error {answer.error.code}, not -32602", shown)
 
 
 async def probe_input_requests(
@@ -323,7 +341,7 @@ async def probe_input_requests(
     stage = "mrtr.input-required"
     try:
         async with probe_connection(connect, timeout) as probe:
-            _judge_undeclared(rec, original, await probe.ask(bare))
+            _judge_undeclared(rec, original, bare, await probe.ask(bare))
             first = await probe.ask(full)
             stage = "mrtr.tampered-state"
             await _tampered_state(rec, probe.ask, original, full, first)
@@ -392,12 +410,13 @@ async def _retry_variant(
         rec.warn(check, f"{what}: completed with an inputResponses that is not an object", shown)
 
 
-def _judge_undeclared(rec: Results, original: rpc.Request, answer: Answer) -> None:
+def _judge_undeclared(rec: Results, original: rpc.Request, bare: rpc.Request, answer: Answer) -> None:
     # An error (-32021) or a result without input are both fine; the retries were judged already.
     if isinstance(answer, rpc.Response) and answer.result.get("resultType") == sl.RESULT_INPUT_REQUIRED:
         problem = sl.input_required_problem(answer.result, {})
         if problem:
-            rec.fail("mrtr.input-required", f"{_describe(original)} declaring no capabilities: {problem}")
+            rec.fail("mrtr.input-required", f"{_describe(original)} declaring no capabilities: {problem}",
+                     [evidence.sent(bare), evidence.received(answer)])
 
 
 async def _tampered_state(rec: Results, ask: Ask, original: rpc.Request, full: rpc.Request, first: Answer) -> None:
@@ -420,7 +439,8 @@ async def _tampered_state(rec: Results, ask: Ask, original: rpc.Request, full: r
     elif answer.result.get("resultType") == sl.RESULT_INPUT_REQUIRED:
         rec.ok(check, "modified requestState not trusted: the server asked for input again")
     else:
-        rec.warn(check, f"{_describe(original)} completed with a modified requestState")
+        rec.warn(check, f"{_describe(original)} completed with a modified requestState",
+                 [evidence.received(first), evidence.sent(retry), evidence.received(answer)])
 
 
 def tamper(state: str) -> str:

@@ -6,7 +6,9 @@ The client negotiated with ``server/discover``; ``check_discover`` judges
 the DiscoverResult it kept.  ``stateless_tour`` runs what only this era has:
 the logging tool called once *with* a ``logLevel`` (every other request of
 the run carries none, so any other ``notifications/message`` breaks the
-logging rule) and a ``subscriptions/listen`` stream opened and acknowledged.
+logging rule) and a ``subscriptions/listen`` stream (``subscriptions.py``).
+``check_discover`` also reads the extension identifiers the capabilities
+declare (basic/versioning: ``_meta`` keys with a mandatory prefix).
 
 Most checks are read off the recorded conversation afterwards
 (``check_stateless_conversation``), since the trimcp client is lenient where
@@ -16,7 +18,10 @@ cacheable complete results carry ``ttlMs``/``cacheScope``; every
 InputRequiredResult the read-only calls met must be well-formed, ask only
 for capabilities the client declared, and be followed by a retry (same
 method and target, ``requestState`` echoed) that the server answers with a
-result.  ``input_target`` picks, from those, the request the raw probes in
+result; the server must send no request of its own (basic/patterns: input
+goes through InputRequiredResult).  The page-by-page cache rules
+(``caching.py``) and the subscription traffic (``subscriptions.py``) are read
+off the same recording.  ``input_target`` picks, from those, the request the raw probes in
 ``probes.py`` re-send.
 """
 
@@ -30,7 +35,7 @@ from ..._sansio import jsonrpc as rpc
 from ..._sansio import schema as s
 from ..._sansio.connection import stateless as sl
 from ..._trio.client.client_session import ClientSession
-from ..evidence import received
+from ..evidence import received, sent
 from ..recorder import RecordingStream
 from ..results import Results, Tour
 from ..values import example_arguments
@@ -56,13 +61,14 @@ def check_discover(rec: Results, client: ClientSession) -> None:
     if hint:
         problems.append(hint)
     if problems:
-        rec.fail("discover.result", "; ".join(problems))
+        rec.fail("discover.result", "; ".join(problems), [{"received": {"result": result}}])
     else:
         rec.ok("discover.result", f"supportedVersions {', '.join(supported or [])}; ttlMs {result['ttlMs']}")
     _check_extension_ids(rec, result)
     info = _server_info(result)
     if info is None:
-        rec.warn("discover.server-info", "no _meta io.modelcontextprotocol/serverInfo with name and version")
+        rec.warn("discover.server-info", "no _meta io.modelcontextprotocol/serverInfo with name and version",
+                 [{"received": {"result": result}}])
     else:
         rec.ok("discover.server-info", f"{info['name']} {info['version']}")
 
@@ -148,6 +154,8 @@ def check_stateless_conversation(tour: Tour, server_requests: list[str]) -> None
     no_info: set[str] = set()
     hint_problems: list[str] = []
     cacheable = total = 0
+    #: check id -> the answers its verdict rests on (the first few)
+    shown_by: dict[str, list[rpc.Response]] = {"type": [], "info": [], "hints": []}
     for request_id, (_, answer) in recording.answers().items():
         method = recording.sent_methods.get(request_id)
         if method is None or not isinstance(answer, rpc.Response):
@@ -155,31 +163,38 @@ def check_stateless_conversation(tour: Tour, server_requests: list[str]) -> None
         total += 1
         result = answer.result
         kind = result.get("resultType")
+        before = len(missing_type) + len(bad_type)
         if "resultType" not in result:
             missing_type.append(method)
         elif kind not in (sl.RESULT_COMPLETE, sl.RESULT_INPUT_REQUIRED):
             bad_type.append(f"{method}: resultType {kind!r}")
         elif kind == sl.RESULT_INPUT_REQUIRED and method not in sl.MRTR_METHODS:
             bad_type.append(f"{method}: input_required is not allowed there")
+        if len(missing_type) + len(bad_type) > before:
+            shown_by["type"].append(answer)
         if _server_info(result) is None:
             no_info.add(method)
+            shown_by["info"].append(answer)
         if kind in (None, sl.RESULT_COMPLETE) and method in s.CACHEABLE_METHODS:
             cacheable += 1
             problem = _cache_hint_problem(result)
             if problem:
                 hint_problems.append(f"{method}: {problem}")
+                shown_by["hints"].append(answer)
     if missing_type or bad_type:
         shown = [f"{m}: no resultType" for m in sorted(set(missing_type))] + bad_type
         count = len(missing_type) + len(bad_type)
-        rec.fail("stateless.result-type", f"{count} results without a valid resultType: " + "; ".join(shown[:4]))
+        rec.fail("stateless.result-type", f"{count} results without a valid resultType: " + "; ".join(shown[:4]),
+                 [received(a) for a in shown_by["type"][:3]])
     elif total:
         rec.ok("stateless.result-type", f"{total} results")
     if no_info:
-        rec.warn("stateless.server-info", f"no serverInfo in results of {', '.join(sorted(no_info)[:6])}")
+        rec.warn("stateless.server-info", f"no serverInfo in results of {', '.join(sorted(no_info)[:6])}",
+                 [received(a) for a in shown_by["info"][:3]])
     elif total:
         rec.ok("stateless.server-info", f"{total} results")
     if hint_problems:
-        rec.fail("caching.hints", "; ".join(hint_problems[:4]))
+        rec.fail("caching.hints", "; ".join(hint_problems[:4]), [received(a) for a in shown_by["hints"][:3]])
     elif cacheable:
         rec.ok("caching.hints", f"{cacheable} cacheable results")
     _check_input_chains(tour, server_requests)
@@ -222,7 +237,7 @@ def _check_input_chains(tour: Tour, server_requests: list[str]) -> None:
         what = f"{request.method} {_target(request)}"
         problem = sl.input_required_problem(answer.result, declared)
         if problem:
-            rec.fail(check, f"{what}: {problem}")
+            rec.fail(check, f"{what}: {problem}", [sent(request), received(answer)])
             continue
         state = answer.result.get("requestState")
         retry = next((
@@ -233,16 +248,18 @@ def _check_input_chains(tour: Tour, server_requests: list[str]) -> None:
         if retry is None:
             if _is_retry(request):
                 # Allowed (a server may ask again until it has what it needs); the client gave up.
-                rec.warn(check, f"{what}: still asking for input after the harness's last retry")
+                rec.warn(check, f"{what}: still asking for input after the harness's last retry",
+                         [sent(request), received(answer)])
             else:
-                rec.fail(check, f"{what}: no retry followed the InputRequiredResult")
+                rec.fail(check, f"{what}: no retry followed the InputRequiredResult", [sent(request), received(answer)])
             continue
         retry_answer = answers.get(retry.id)
         if retry_answer is None:
-            rec.fail(check, f"{what}: the retry got no answer")
+            rec.fail(check, f"{what}: the retry got no answer", [received(answer), sent(retry)])
         elif isinstance(retry_answer[1], rpc.ErrorResponse):
             err = retry_answer[1].error
-            rec.fail(check, f"{what}: the retry with inputResponses was refused: {err.code} {err.message}")
+            rec.fail(check, f"{what}: the retry with inputResponses was refused: {err.code} {err.message}",
+                     [received(answer), sent(retry), received(retry_answer[1])])
     if found:
         rec.ok(check, f"{len(found)} InputRequiredResults answered and retried")
 
@@ -276,16 +293,18 @@ def input_target(recording: RecordingStream) -> rpc.Request | None:
 def _check_log_messages(tour: Tour) -> None:
     check = "stateless.log-level"
     stray = allowed = 0
+    strays: list[rpc.Notification] = []
     for index, msg in tour.recording.messages():
         if isinstance(msg, rpc.Notification) and msg.method == LOG_MESSAGE:
             if any(start <= index < end for start, end in tour.log_windows):
                 allowed += 1
             else:
                 stray += 1
+                strays.append(msg)
     tool = _logging_tool(tour)
     if stray:
         rec_detail = f"{stray} notifications/message for requests without a logLevel"
-        tour.rec.fail(check, rec_detail)
+        tour.rec.fail(check, rec_detail, [received(m) for m in strays[:3]])
     elif tool is None:
         tour.rec.skip(check, "no read-only logging tool to call")
     elif "logging" not in tour.client.server_capabilities:
