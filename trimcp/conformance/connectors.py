@@ -23,7 +23,7 @@ from .results import Connector
 if TYPE_CHECKING:
     from .._trio.oauth.provider import OAuthProvider
 
-__all__ = ["connector_for", "is_url"]
+__all__ = ["connector_for", "is_url", "transport_of"]
 
 _SCHEMES = ("http://", "https://", "ws://", "wss://")
 
@@ -68,3 +68,16 @@ def connector_for(
         return factory(where, options)
 
     return connect
+
+
+def transport_of(stream: object) -> str | None:
+    """The transport ``stream`` (a connector's stream) speaks: ``stdio``, ``streamable-http``,
+    ``http+sse`` (after the fallback), ``websocket``; ``None`` when it does not say."""
+    mode = getattr(stream, "mode", None)
+    if mode is not None:
+        return str(getattr(mode, "value", mode))
+    if hasattr(stream, "returncode"):
+        return "stdio"
+    if type(stream).__name__.startswith("WebSocket"):
+        return "websocket"
+    return None

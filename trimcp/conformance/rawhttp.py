@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import json
 import ssl
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -27,7 +28,7 @@ import attrs
 import trio
 
 from .._errors import ConnectError
-from .._sansio.framing.sse import SSEDecoder
+from .._sansio.framing.sse import ServerSentEvent, SSEDecoder
 from .._trio.h11_client import H11ClientConnection, open_connection
 from .._trio.transports.http.executor import ConnectionLost
 
@@ -86,6 +87,141 @@ class RawClient:
             timeout=self.timeout, read_body=read_body, extra_headers=self.extra_headers,
         )
 
+    def stream(
+        self, url: str, method: str, headers: Mapping[str, str], body: Any = None
+    ) -> AbstractAsyncContextManager[OpenStream]:
+        """Send one request and keep its answer open (see ``open_stream``)."""
+        return open_stream(url, method, headers, body, timeout=self.timeout, extra_headers=self.extra_headers)
+
+
+@attrs.define
+class OpenStream:
+    """An answer whose body is read event by event while the connection stays open."""
+
+    status: int
+    headers: Mapping[str, str]
+    _conn: H11ClientConnection
+    timeout: float
+    _sse: SSEDecoder = attrs.field(factory=SSEDecoder)
+    _pending: list[ServerSentEvent] = attrs.field(factory=list)
+    #: Event ids set by blocks without data (priming events), in order of arrival.
+    bare_ids: list[str] = attrs.field(factory=list)
+    #: Every event read so far.
+    events: list[ServerSentEvent] = attrs.field(factory=list)
+    #: What the stream carried, in order: ``(id in effect, event)``, the event ``None`` for
+    #: an id-only block.
+    order: list[tuple[str | None, ServerSentEvent | None]] = attrs.field(factory=list)
+    ended: bool = False
+
+    def header(self, name: str) -> str | None:
+        return self.headers.get(name.lower())
+
+    @property
+    def content_type(self) -> str:
+        return _content_type(self.headers)
+
+    async def next_event(self, timeout: float | None = None) -> ServerSentEvent | None:
+        """The next event; ``None`` when the stream ended or ``timeout`` (default: the
+        client's) passed without one."""
+        with trio.move_on_after(self.timeout if timeout is None else timeout):
+            while not self._pending and not self.ended:
+                try:
+                    chunk = await self._conn.read_some()
+                except ConnectionLost:
+                    chunk = b""
+                if not chunk:
+                    self.ended = True
+                    self._pending.extend(self._sse.feed(b""))
+                    break
+                self._feed(chunk)
+        if not self._pending:
+            return None
+        event = self._pending.pop(0)
+        self.events.append(event)
+        return event
+
+    def _feed(self, chunk: bytes) -> None:
+        # Line by line, so that an id-only block is told apart from the events around it.
+        for line in chunk.splitlines(keepends=True):
+            before = self._sse.dataless_blocks
+            events = self._sse.feed(line)
+            if self._sse.dataless_blocks > before and self._sse.last_event_id is not None:
+                self.bare_ids.append(self._sse.last_event_id)
+                self.order.append((self._sse.last_event_id, None))
+            self.order.extend((e.id, e) for e in events)
+            self._pending.extend(events)
+
+    async def read_body(self) -> bytes:
+        """The rest of a (non-stream) body, up to ``MAX_BODY``, under the client's timeout."""
+        body = bytearray()
+        with trio.move_on_after(self.timeout):
+            try:
+                while len(body) <= MAX_BODY and (chunk := await self._conn.read_some()):
+                    body += chunk
+            except ConnectionLost:
+                pass
+        self.ended = True
+        return bytes(body)
+
+    async def next_message(self, timeout: float | None = None) -> Any:
+        """The JSON value of the next event that holds one; ``None`` at the end or timeout."""
+        while (event := await self.next_event(timeout)) is not None:
+            msg = _json(event.data)
+            if msg is not None:
+                return msg
+        return None
+
+
+@asynccontextmanager
+async def open_stream(
+    url: str,
+    method: str,
+    headers: Mapping[str, str],
+    body: Any = None,
+    *,
+    timeout: float,
+    extra_headers: Sequence[tuple[str, str]] = (),
+) -> AsyncIterator[OpenStream]:
+    """Send one request; yield its answer with the body unread, closing the connection after.
+
+    Connecting and reading the head run under ``timeout``; each ``next_event`` has its own."""
+    tls, host, port, target, hdrs, data = _prepare(url, method, headers, body, extra_headers)
+    try:
+        with trio.fail_after(timeout):
+            context = ssl.create_default_context() if tls else None
+            stream, _ = await open_connection(host, port, ssl_context=context)
+            conn = H11ClientConnection(stream, f"{host}:{port}")
+            await conn.send_request(method, target, hdrs, data)
+            response = await conn.read_head()
+    except trio.TooSlowError:
+        raise ProbeError(f"{method} {target}: no answer within {timeout:g}s") from None
+    except (ConnectError, ConnectionLost) as exc:
+        raise ProbeError(f"{method} {target}: {type(exc).__name__}: {exc}") from None
+    head = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in response.headers}
+    try:
+        yield OpenStream(response.status_code, head, conn, timeout)
+    finally:
+        with trio.CancelScope(shield=True):
+            await conn.aclose()
+
+
+def _prepare(
+    url: str, method: str, headers: Mapping[str, str], body: Any, extra_headers: Sequence[tuple[str, str]]
+) -> tuple[bool, str, int, str, list[tuple[str, str]], bytes]:
+    parts = urlsplit(url)
+    tls = parts.scheme == "https"
+    host = parts.hostname or "localhost"
+    port = parts.port or (443 if tls else 80)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    data = b"" if body is None else json.dumps(body).encode()
+    given = {k.lower() for k in headers}
+    hdrs = [("Host", parts.netloc), ("Connection", "close")] if "host" not in given else [("Connection", "close")]
+    hdrs += list(headers.items())
+    hdrs += [(k, v) for k, v in extra_headers if k.lower() not in given]
+    if body is not None:
+        hdrs.append(("Content-Length", str(len(data))))
+    return tls, host, port, target, hdrs, data
+
 
 async def request(
     url: str,
@@ -99,18 +235,9 @@ async def request(
 ) -> RawResponse:
     """Send one request to ``url`` (``body``: a JSON value, or None) and return the answer.
 
-    ``extra_headers`` are added where ``headers`` does not set the same name."""
-    parts = urlsplit(url)
-    tls = parts.scheme == "https"
-    host = parts.hostname or "localhost"
-    port = parts.port or (443 if tls else 80)
-    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    data = b"" if body is None else json.dumps(body).encode()
-    hdrs = [("Host", parts.netloc), ("Connection", "close"), *headers.items()]
-    given = {k.lower() for k in headers}
-    hdrs += [(k, v) for k, v in extra_headers if k.lower() not in given]
-    if body is not None:
-        hdrs.append(("Content-Length", str(len(data))))
+    ``extra_headers`` are added where ``headers`` does not set the same name; a ``Host``
+    in ``headers`` replaces the URL's."""
+    tls, host, port, target, hdrs, data = _prepare(url, method, headers, body, extra_headers)
     try:
         with trio.fail_after(timeout):
             context = ssl.create_default_context() if tls else None

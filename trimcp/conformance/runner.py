@@ -62,6 +62,8 @@ from .checks.auth import check_auth, probe_unauthenticated, skip_auth
 from .checks.handshake import check_handshake, handshake_tour, offered_revision
 from .checks.http import check_http_transport, is_http_target, skip_http
 from .checks.http_stateless import check_http26
+from .checks.stdio import check_stdio_lines
+from .connectors import transport_of
 from .checks.stateless import (
     check_discover, check_stateless_conversation, input_target, stateless_tour,
 )
@@ -137,6 +139,7 @@ async def run_checks(
                 report.revision = rec.revision = client.protocol_version
                 report.era = client.era.value
                 report.server_info = client.server_info
+                report.transport = transport_of(raw)
                 tour = Tour(rec, client, recording, connect, client.protocol_version, request_timeout)
                 await _tour(tour, revision)
             if hasattr(raw, "returncode"):
@@ -150,7 +153,10 @@ async def run_checks(
             rec.fail("jsonrpc.valid-messages", f"the session failed: {type(exc).__name__}: {exc}")
     if recording is not None:
         report.conversation = recording.transcript()
-        outcome = _check_conversation(rec, recording, report.revision, stdio=hasattr(recording.inner, "stderr_tail"))
+        stdio = hasattr(recording.inner, "stderr_tail")
+        outcome = _check_conversation(rec, recording, report.revision, stdio=stdio)
+        if stdio:
+            check_stdio_lines(rec, recording, report.era == Era.STATELESS.value)
         if tour is not None:
             _check_notifications(rec, recording, tour.client.server_capabilities)
             if report.era == Era.STATELESS.value:
@@ -165,7 +171,7 @@ async def run_checks(
         # The raw transport checks carry the run's credentials, or they would only see 401s.
         credentials = tuple(await auth.headers()) if auth is not None else ()
         probes = RawClient(min(connect_timeout, request_timeout), extra_headers=credentials)
-        await _transport_checks(rec, target, report.revision, probes)
+        await _transport_checks(rec, target, report.revision, probes, report.transport)
     report.results = rec.finish("not reached" if report.revision is None else "not applicable to this server")
     return report
 
@@ -179,14 +185,16 @@ async def _auth_checks(rec: Results, target: str, unauthorized: RawResponse | No
     await check_auth(rec, target, unauthorized, timeout)
 
 
-async def _transport_checks(rec: Results, target: str, revision: str, raw: RawClient) -> None:
+async def _transport_checks(
+    rec: Results, target: str, revision: str, raw: RawClient, transport: str | None
+) -> None:
     await check_http26(rec, target, revision, raw)  # 2026-07-28 Streamable HTTP (skips other targets)
     if not is_http_target(target):
         skip_http(rec)
         return
     rec.skip("stdio.clean-stdout", "not a stdio target")
     rec.skip("stdio.shutdown", "not a stdio target")
-    await check_http_transport(rec, target, revision, raw)
+    await check_http_transport(rec, target, revision, raw, transport)
 
 
 async def _tour(tour: Tour, pinned: str | None) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from ..model import CheckSpec
-from . import core, http26, stateless, tasks
+from . import core, http26, stateless, tasks, transport
 from .core import (
     AUTH as AUTH,
 )
@@ -54,6 +54,7 @@ _AREAS: Final[tuple[tuple[CheckSpec, ...], ...]] = (
     http26.SPECS,
     tasks.SPECS,
     stateless.SPECS,
+    transport.SPECS,
 )
 
 

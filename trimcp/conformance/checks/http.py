@@ -23,7 +23,17 @@ negotiated:
   -32020), with MCP-Protocol-Version 1999-01-01 (``http.protocol-version``:
   400), GET and DELETE (``http.no-get``: 405);
 * both: an ``initialize``/``server/discover`` carrying
-  ``Origin: http://trimcp-check.invalid`` (``http.origin``: 403).
+  ``Origin: http://trimcp-check.invalid`` (``http.origin``: 403; before
+  2025-11-25 the page names no status, any 4xx refusal counts).  In the
+  handshake era the same ``initialize`` with the server's own origin goes first
+  (``http.valid-host``): only a server that accepted it can pass ``http.origin``,
+  and the second session id it hands out is compared with the first
+  (``http.session-unique``).  Before the DELETE, ``checks/http_sessions.py``
+  runs the session and stream checks in the raw session.
+
+After a fallback to the 2024-11-05 HTTP+SSE transport (``transport ==
+"http+sse"``) none of this applies to the URL, which is then the SSE endpoint:
+``checks/sse_legacy.py`` runs instead.
 
 The spec puts no rule on the *server* for a POST lacking the
 ``Accept: application/json, text/event-stream`` header (the MUST is the
@@ -36,9 +46,12 @@ from typing import Any, Final
 
 from ..._sansio import jsonrpc as rpc
 from ..._sansio.revisions import Era, get_revision
-from .probes import BOGUS_REVISION, CLIENT_INFO, envelope
+from ..evidence import exchange
 from ..rawhttp import ProbeError, RawClient, RawResponse
 from ..results import Results
+from .http_sessions import SESSION_CHECKS, check_sessions
+from .probes import BOGUS_REVISION, CLIENT_INFO, envelope
+from .sse_legacy import SSE_CHECKS, check_sse_transport, own_origin, skip_sse
 
 __all__ = ["HTTP_CHECKS", "check_http_transport", "is_http_target", "skip_http"]
 
@@ -56,13 +69,28 @@ def is_http_target(target: str) -> bool:
     return target.startswith(("http://", "https://"))
 
 
+#: The stdio checks that HTTP targets skip (besides the two the runner skips itself).
+_STDIO_ONLY: Final = ("stdio.one-line-messages", "stdio.no-requests")
+
+
 def skip_http(rec: Results, reason: str = "not an HTTP target") -> None:
-    for check in HTTP_CHECKS:
+    for check in (*HTTP_CHECKS, *SESSION_CHECKS, *SSE_CHECKS):
         rec.skip(check, reason)
 
 
-async def check_http_transport(rec: Results, url: str, revision: str, raw: RawClient) -> None:
-    """Run the ``http.*`` checks that apply to ``revision`` against ``url``."""
+async def check_http_transport(
+    rec: Results, url: str, revision: str, raw: RawClient, transport: str | None = None
+) -> None:
+    """Run the ``http.*`` checks that apply to ``revision`` against ``url`` (the ``sse.*``
+    ones instead when the run spoke HTTP+SSE)."""
+    for check in _STDIO_ONLY:
+        rec.skip(check, "not a stdio target")
+    if transport == "http+sse":
+        for check in (*HTTP_CHECKS, *SESSION_CHECKS):
+            rec.skip(check, "the server speaks HTTP+SSE (2024-11-05), not Streamable HTTP")
+        await check_sse_transport(rec, url, revision, raw)
+        return
+    skip_sse(rec, "the server speaks Streamable HTTP, not HTTP+SSE")
     if get_revision(revision).era is Era.STATELESS:
         await _stateless(rec, url, revision, raw)
     elif revision >= "2025-03-26":
@@ -101,7 +129,7 @@ async def _handshake(rec: Results, url: str, revision: str, raw: RawClient) -> N
         first = await raw.request(url, "POST", _ACCEPT, init)
     except ProbeError as exc:
         rec.fail("http.content-type", f"initialize: {exc}")
-        await _origin(rec, url, init, {}, raw)
+        await _origin(rec, url, init, {}, raw, revision)
         return
     _content_type(rec, "initialize", first)
     sid = first.header("mcp-session-id")
@@ -122,7 +150,8 @@ async def _handshake(rec: Results, url: str, revision: str, raw: RawClient) -> N
         await _handshake_steps(rec, url, revision, base, sid, raw)
     except ProbeError as exc:
         rec.fail("http.content-type", f"the session broke: {exc}")
-    await _origin(rec, url, init, {}, raw)
+    control = await _own_origin(rec, url, init, raw, sid)
+    await _origin(rec, url, init, {}, raw, revision, control)
 
 
 async def _handshake_steps(
@@ -147,6 +176,7 @@ async def _handshake_steps(
         rec.ok("http.get-stream", "text/event-stream")
     else:
         rec.fail("http.get-stream", f"HTTP {resp.status} {resp.header('content-type') or ''}".strip())
+    await check_sessions(rec, url, revision, base, sid, raw)
     if sid is None:
         return
     resp = await raw.request(url, "DELETE", get_headers)
@@ -159,20 +189,63 @@ async def _handshake_steps(
         rec.fail("http.delete", f"DELETE answered HTTP {resp.status}, expected 2xx or 405")
 
 
-async def _origin(rec: Results, url: str, body: dict[str, Any], extra: dict[str, str], raw: RawClient) -> None:
+async def _own_origin(rec: Results, url: str, body: dict[str, Any], raw: RawClient, first: str | None) -> bool:
+    """``http.valid-host``: the probe of ``http.origin`` with the server's own Origin and Host
+    must be served, or refusing the foreign one proves nothing.  True when it was."""
+    headers = {**_ACCEPT, "Origin": own_origin(url)}
     try:
-        resp = await raw.request(url, "POST", {**_ACCEPT, **extra, "Origin": FOREIGN_ORIGIN}, body)
+        resp = await raw.request(url, "POST", headers, body)
     except ProbeError as exc:
-        rec.fail("http.origin", str(exc))
-        return
-    _expect(rec, "http.origin", f"Origin {FOREIGN_ORIGIN}", resp, 403)
+        rec.fail("http.valid-host", str(exc), [exchange("POST", url, headers, str(body))])
+        return False
+    shown = [exchange("POST", url, headers, str(body), status=resp.status, response_headers=resp.headers,
+                      response_body=resp.body)]
+    if resp.status != 200:
+        rec.fail("http.valid-host", f"initialize with Origin {own_origin(url)}: HTTP {resp.status}", shown)
+        return False
+    rec.ok("http.valid-host", f"initialize with Origin {own_origin(url)}: 200")
     sid = resp.header("mcp-session-id")
-    if resp.status == 200 and sid:
-        # The server opened a session for the foreign page: end it again (best effort).
+    if first is None or sid is None:
+        rec.skip("http.session-unique", "the server issues no session id")
+    elif sid == first:
+        rec.warn("http.session-unique", "two initialize requests got the same Mcp-Session-Id", shown)
+    else:
+        rec.ok("http.session-unique", "two sessions, two ids")
+    await _end(url, sid, raw)
+    return True
+
+
+async def _end(url: str, sid: str | None, raw: RawClient) -> None:
+    if sid:  # a session opened only to probe: end it again (best effort)
         try:
             await raw.request(url, "DELETE", {"Mcp-Session-Id": sid})
         except ProbeError:
             pass
+
+
+async def _origin(
+    rec: Results, url: str, body: dict[str, Any], extra: dict[str, str], raw: RawClient, revision: str,
+    control: bool = True,
+) -> None:
+    headers = {**_ACCEPT, **extra, "Origin": FOREIGN_ORIGIN}
+    try:
+        resp = await raw.request(url, "POST", headers, body)
+    except ProbeError as exc:
+        rec.fail("http.origin", str(exc), [exchange("POST", url, headers, str(body))])
+        return
+    shown = [exchange("POST", url, headers, str(body), status=resp.status, response_headers=resp.headers,
+                      response_body=resp.body)]
+    # 403 is named from 2025-11-25 on; before, the page asks only that the Origin be validated.
+    refused = resp.status == 403 or (revision < "2025-11-25" and 400 <= resp.status < 500)
+    if not refused:
+        wanted = "403" if revision >= "2025-11-25" else "a 4xx refusal"
+        rec.fail("http.origin", f"Origin {FOREIGN_ORIGIN}: HTTP {resp.status}, expected {wanted}", shown)
+    elif control:
+        rec.ok("http.origin", f"Origin {FOREIGN_ORIGIN}: {resp.status}")
+    else:
+        rec.skip("http.origin", "the server refused its own Origin too (http.valid-host): no evidence of validation")
+    if resp.status == 200:
+        await _end(url, resp.header("mcp-session-id"), raw)
 
 
 # --------------------------------------------------------------------------- stateless era
@@ -204,4 +277,4 @@ async def _stateless(rec: Results, url: str, revision: str, raw: RawClient) -> N
                 rec.warn("http.no-get", f"{method}: HTTP {resp.status}, the spec advises 405")
     except ProbeError as exc:
         rec.fail("http.content-type", str(exc))
-    await _origin(rec, url, body, {"MCP-Protocol-Version": revision, "Mcp-Method": "server/discover"}, raw)
+    await _origin(rec, url, body, {"MCP-Protocol-Version": revision, "Mcp-Method": "server/discover"}, raw, revision)
