@@ -1,0 +1,206 @@
+"""The transport checks (``catalog/transport.py``): each passes against the reference
+server and fails (or warns, at SHOULD level) against a server with exactly that defect.
+
+HTTP fakes come from ``helpers/bad_http.py`` (h11 on loopback); the check functions run
+straight against them, as the runner calls them after the tour.  The reference server
+runs in process over Streamable HTTP and over HTTP+SSE (``serve_http(sse_path=...)``),
+and over stdio behind ``helpers/bad_stdio.py`` for the framing defects.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from helpers.bad_http import LegacyFake, StreamFake
+from helpers.h11_fake import serve
+
+from trimcp.conformance import run_checks
+from trimcp.conformance.checks.http import HTTP_CHECKS, check_http_transport
+from trimcp.conformance.checks.http_sessions import SESSION_CHECKS
+from trimcp.conformance.checks.sse_legacy import check_sse_transport
+from trimcp.conformance.checks.stdio import check_stdio_lines
+from trimcp.conformance.connectors import connector_for, transport_of
+from trimcp.conformance.model import CheckResult, Report, Status
+from trimcp.conformance.rawhttp import RawClient
+from trimcp.conformance.recorder import RecordingStream
+from trimcp.conformance.results import Results
+from trimcp.reference.server import build_server
+from trimcp.server.transports.http.app import BoundHttpServer, serve_http
+
+BAD_STDIO = str(Path(__file__).parent / "helpers" / "bad_stdio.py")
+
+
+async def _http(fake: Any, revision: str = "2025-11-25", transport: str = "streamable-http") -> dict[str, CheckResult]:
+    async with serve(fake) as server:
+        fake.port = server.port
+        url = server.url if transport != "http+sse" else f"http://127.0.0.1:{server.port}/sse"
+        rec = Results(revision)
+        with trio.fail_after(30):
+            await check_http_transport(rec, url, revision, RawClient(5.0), transport)
+    return rec.results
+
+
+def _status(results: dict[str, CheckResult], check_id: str) -> Status:
+    return results[check_id].status
+
+
+# --------------------------------------------------------------------------- Streamable HTTP
+
+
+async def test_good_stream_fake_passes() -> None:
+    results = await _http(StreamFake())
+    for check_id in ("http.origin", "http.valid-host", "http.session-required", "http.refused-notification",
+                     "http.session-unique", "http.get-no-response", "http.concurrent-streams", "http.event-ids",
+                     "http.sse-priming", "http.sse-response"):
+        assert _status(results, check_id) is Status.PASS, results[check_id]
+
+
+@pytest.mark.parametrize(("mode", "check_id", "status", "words"), [
+    ("refuses-valid-host", "http.valid-host", Status.FAIL, "403"),
+    ("no-session-required", "http.session-required", Status.WARN, "404"),
+    ("accepts-unknown-notification", "http.refused-notification", Status.FAIL, "202"),
+    ("same-session-id", "http.session-unique", Status.WARN, "same"),
+    ("response-on-get", "http.get-no-response", Status.FAIL, "responses on the GET stream"),
+    ("response-on-get", "http.concurrent-streams", Status.FAIL, "the same message on GET"),
+    ("duplicate-event-ids", "http.event-ids", Status.FAIL, "'1'"),
+    ("no-priming", "http.sse-priming", Status.WARN, "id-only"),
+    ("open-after-response", "http.sse-response", Status.WARN, "still open"),
+])
+async def test_stream_fake_defect_is_flagged(mode: str, check_id: str, status: Status, words: str) -> None:
+    results = await _http(StreamFake(mode))
+    found = results[check_id]
+    assert found.status is status, found
+    assert words in found.detail
+    if status is Status.FAIL:
+        assert found.evidence, "a failure shows the exchange it rests on"
+    # The defect is the only one: the other session checks still pass (or skip for lack of input).
+    others = {r.id for r in results.values() if r.status in (Status.FAIL, Status.WARN)} - {check_id}
+    assert others <= ({"http.concurrent-streams", "http.get-no-response"} if mode == "response-on-get" else set())
+
+
+async def test_refusing_every_origin_does_not_pass_origin() -> None:
+    results = await _http(StreamFake("refuses-valid-host"))
+    assert _status(results, "http.origin") is Status.SKIP
+    assert "own Origin" in results["http.origin"].detail
+
+
+# --------------------------------------------------------------------------- HTTP+SSE
+
+
+async def test_good_legacy_fake_passes() -> None:
+    results = await _http(LegacyFake(), "2024-11-05", "http+sse")
+    for check_id in ("sse.endpoint", "sse.exchange", "sse.origin"):
+        assert _status(results, check_id) is Status.PASS, results[check_id]
+    # The Streamable HTTP checks do not run against the SSE endpoint.
+    for check_id in (*HTTP_CHECKS, *SESSION_CHECKS):
+        assert _status(results, check_id) is Status.SKIP
+        assert "HTTP+SSE" in results[check_id].detail
+
+
+@pytest.mark.parametrize(("mode", "check_id", "words"), [
+    ("sse-no-endpoint", "sse.endpoint", "'message' event"),
+    ("sse-post-refused", "sse.exchange", "400"),
+    ("sse-answer-in-post", "sse.exchange", "did not come on the SSE stream"),
+    ("sse-accepts-foreign-origin", "sse.origin", "200"),
+])
+async def test_legacy_fake_defect_is_flagged(mode: str, check_id: str, words: str) -> None:
+    async with serve(LegacyFake(mode)) as server:
+        server.handler.port = server.port  # type: ignore[attr-defined]
+        rec = Results("2024-11-05")
+        with trio.fail_after(30):
+            await check_sse_transport(rec, f"http://127.0.0.1:{server.port}/sse", "2024-11-05", RawClient(2.0))
+    found = rec.results[check_id]
+    assert found.status is Status.FAIL, found
+    assert words in found.detail and found.evidence
+
+
+async def _run(url: str, revision: str | None) -> Report:
+    with trio.fail_after(120):
+        return await run_checks(connector_for([url]), target=url, revision=revision, request_timeout=10)
+
+
+@pytest.mark.parametrize("revision", ["2024-11-05", None])
+async def test_reference_over_http_sse(nursery: trio.Nursery, revision: str | None) -> None:
+    bound: BoundHttpServer = await nursery.start(lambda task_status: serve_http(
+        build_server(), path=None, sse_path="/sse", task_status=task_status))
+    report = await _run(bound.url, revision)
+    assert report.transport == "http+sse"
+    results = {r.id: r for r in report.results}
+    assert report.must_failures == []
+    for check_id in (*HTTP_CHECKS, *SESSION_CHECKS):
+        assert results[check_id].status is Status.SKIP, results[check_id]
+    if revision == "2024-11-05":
+        for check_id in ("sse.endpoint", "sse.exchange", "sse.origin"):
+            assert results[check_id].status is Status.PASS, results[check_id]
+
+
+async def test_reference_over_streamable_http(nursery: trio.Nursery) -> None:
+    bound: BoundHttpServer = await nursery.start(serve_http, build_server())
+    report = await _run(bound.url, "2025-11-25")
+    assert report.transport == "streamable-http"
+    results = {r.id: r for r in report.results}
+    assert [r for r in report.results if r.status in (Status.FAIL, Status.WARN)] == []
+    for check_id in SESSION_CHECKS:
+        assert results[check_id].status is Status.PASS, results[check_id]
+    for check_id in ("sse.endpoint", "sse.exchange", "sse.origin", "stdio.one-line-messages"):
+        assert results[check_id].status is Status.SKIP
+
+
+# --------------------------------------------------------------------------- stdio
+
+
+async def _stdio(command: list[str], revision: str) -> Report:
+    with trio.fail_after(120):
+        return await run_checks(connector_for(command), target=" ".join(command), revision=revision,
+                                request_timeout=10)
+
+
+async def test_reference_over_stdio_passes_framing() -> None:
+    report = await _stdio([sys.executable, "-m", "trimcp.reference"], "2026-07-28")
+    results = {r.id: r for r in report.results}
+    assert report.transport == "stdio"
+    assert results["stdio.one-line-messages"].status is Status.PASS
+    assert results["stdio.no-requests"].status is Status.PASS
+
+
+@pytest.mark.parametrize(("mode", "revision", "check_id", "words"), [
+    ("pretty-notification", "2025-11-25", "stdio.one-line-messages", "span several lines"),
+    ("request-on-stdout", "2026-07-28", "stdio.no-requests", "ping"),
+])
+async def test_stdio_defect_is_flagged(mode: str, revision: str, check_id: str, words: str) -> None:
+    report = await _stdio([sys.executable, BAD_STDIO, "--mode", mode], revision)
+    found = next(r for r in report.results if r.id == check_id)
+    assert found.status is Status.FAIL, found
+    assert words in found.detail and found.evidence
+
+
+class _Lines:
+    """A stand-in stream for the recorder: the lines are set by the test."""
+
+
+def _recording(lines: list[bytes]) -> RecordingStream:
+    rec = RecordingStream(_Lines())  # type: ignore[arg-type]
+    rec.received.extend(lines)
+    return rec
+
+
+def test_one_line_messages_tells_log_lines_from_cut_messages() -> None:
+    # Log text on stdout is stdio.clean-stdout's business; only a message cut by newlines fails here.
+    rec = Results("2025-11-25")
+    check_stdio_lines(rec, _recording([b'{"jsonrpc":"2.0","id":1,"result":{}}', b"starting up", b"{ oops"]), False)
+    assert rec.results["stdio.one-line-messages"].status is Status.PASS
+    rec = Results("2025-11-25")
+    check_stdio_lines(rec, _recording([b"{", b'  "jsonrpc": "2.0",', b'  "id": 1, "result": {}', b"}"]), False)
+    assert rec.results["stdio.one-line-messages"].status is Status.FAIL
+
+
+def test_transport_of() -> None:
+    class Proc:
+        returncode = 0
+
+    assert transport_of(Proc()) == "stdio"
+    assert transport_of(object()) is None
