@@ -55,7 +55,7 @@ async def test_good_stream_fake_passes() -> None:
     results = await _http(StreamFake())
     for check_id in ("http.origin", "http.valid-host", "http.session-required", "http.refused-notification",
                      "http.session-unique", "http.get-no-response", "http.concurrent-streams", "http.event-ids",
-                     "http.sse-priming", "http.sse-response"):
+                     "http.sse-priming", "http.sse-response", "http.resume"):
         assert _status(results, check_id) is Status.PASS, results[check_id]
 
 
@@ -69,6 +69,7 @@ async def test_good_stream_fake_passes() -> None:
     ("duplicate-event-ids", "http.event-ids", Status.FAIL, "'1'"),
     ("no-priming", "http.sse-priming", Status.WARN, "id-only"),
     ("open-after-response", "http.sse-response", Status.WARN, "still open"),
+    ("replays-other-stream", "http.resume", Status.FAIL, "of another stream"),
 ])
 async def test_stream_fake_defect_is_flagged(mode: str, check_id: str, status: Status, words: str) -> None:
     results = await _http(StreamFake(mode))
@@ -80,6 +81,16 @@ async def test_stream_fake_defect_is_flagged(mode: str, check_id: str, status: S
     # The defect is the only one: the other session checks still pass (or skip for lack of input).
     others = {r.id for r in results.values() if r.status in (Status.FAIL, Status.WARN)} - {check_id}
     assert others <= ({"http.concurrent-streams", "http.get-no-response"} if mode == "response-on-get" else set())
+
+
+async def test_malformed_session_id_is_sent_back_unchanged() -> None:
+    # The session id fails http.session-id, and only that: the probes that follow carry it as
+    # issued (the trimcp client would drop it), so the server still knows the session.
+    results = await _http(StreamFake("bad-session-id"))
+    assert _status(results, "http.session-id") is Status.FAIL
+    for check_id in ("http.notification-202", "http.session-required", "http.get-no-response",
+                     "http.concurrent-streams", "http.delete", "http.resume"):
+        assert _status(results, check_id) is Status.PASS, results[check_id]
 
 
 async def test_refusing_every_origin_does_not_pass_origin() -> None:
@@ -204,3 +215,13 @@ def test_transport_of() -> None:
 
     assert transport_of(Proc()) == "stdio"
     assert transport_of(object()) is None
+
+
+def test_transport_catalog_revisions() -> None:
+    from trimcp.conformance.catalog import transport
+
+    eras = {spec.id: spec.eras for spec in transport.SPECS}
+    assert [c for c, e in eras.items() if e == ("stateless",)] == ["stdio.no-requests"]
+    assert {c for c, e in eras.items() if c.startswith("sse.")} == {"sse.endpoint", "sse.exchange", "sse.origin"}
+    assert all(transport.SPECS[i].revisions == ("2024-11-05",) for i, s in enumerate(transport.SPECS)
+               if s.id.startswith("sse."))

@@ -13,7 +13,11 @@ Each name in ``modes`` breaks exactly one rule:
 * ``response-on-get``: the answers to pings are copied onto the open GET streams;
 * ``duplicate-event-ids``: every event of every stream has id ``1``;
 * ``no-priming``: SSE answers start with the response, no id-only event;
-* ``open-after-response``: SSE answers stay open for a while after the response.
+* ``open-after-response``: SSE answers stay open for a while after the response;
+* ``bad-session-id``: the session id holds a space and a non-ASCII character (sent as
+  latin-1 bytes), which the harness must keep sending back as it is;
+* ``replays-other-stream``: a GET with ``Last-Event-ID`` replays every answer sent so
+  far, not only those of the stream the id belongs to.
 
 ``LegacyFake`` is a 2024-11-05 HTTP+SSE server (GET ``/sse``, POST ``/messages``);
 its modes: ``sse-no-endpoint`` (the first event is a ``message``), ``sse-post-refused``
@@ -45,8 +49,15 @@ class StreamFake(McpFake):
         self.get_status = 200
         self._listeners: list[trio.MemorySendChannel[Any]] = []
         self._streams = itertools.count(1)
+        #: What each POST stream carried after its priming event, by stream number.
+        self.history: dict[int, list[Any]] = {}
 
     def new_session(self) -> str:
+        if "bad-session-id" in self.modes:
+            sid = f"sess \xe9-{len(self.sessions) + 1}"
+            self.sessions.append(sid)
+            self.live.add(sid)
+            return sid
         if "same-session-id" in self.modes and self.sessions:
             self.live.add(self.sessions[0])
             return self.sessions[0]
@@ -72,10 +83,21 @@ class StreamFake(McpFake):
                 return
         await super().__call__(req, reply)
 
+    async def on_initialize(self, req: Req, reply: Reply, sid: str) -> None:
+        await reply.json(
+            result(req, {"protocolVersion": self.version, "capabilities": {"tools": {}},
+                         "serverInfo": {"name": "fake", "version": "1"}}),
+            headers=[(b"Mcp-Session-Id", sid.encode("latin-1"))],  # type: ignore[list-item]
+        )
+
     def _id(self, stream: int, n: int) -> str:
         return "1" if "duplicate-event-ids" in self.modes else f"s{stream}-{n}"
 
     async def on_get(self, req: Req, reply: Reply) -> None:
+        last = req.header("last-event-id")
+        if last is not None:
+            await self._replay(last, reply)
+            return
         stream = next(self._streams)
         send, recv = trio.open_memory_channel[Any](16)
         self._listeners.append(send)
@@ -93,6 +115,17 @@ class StreamFake(McpFake):
         finally:
             self._listeners.remove(send)
 
+    async def _replay(self, last: str, reply: Reply) -> None:
+        await reply.sse_start()
+        if "replays-other-stream" in self.modes:
+            replayed = [m for msgs in self.history.values() for m in msgs]
+        else:
+            stream = int(last[1:].split("-")[0]) if last.startswith("s") else 0
+            replayed = self.history.get(stream, [])
+        for n, msg in enumerate(replayed, start=100):
+            await reply.event(msg, id=self._id(0, n))
+        await reply.end()
+
     async def on_request(self, req: Req, reply: Reply) -> None:
         if req.json["method"] != "ping":
             await super().on_request(req, reply)
@@ -103,6 +136,7 @@ class StreamFake(McpFake):
         if "no-priming" not in self.modes:
             await reply.event("", id=self._id(stream, 0))
         await reply.event(answer, id=self._id(stream, 1))
+        self.history[stream] = [answer]
         if "response-on-get" in self.modes:
             for listener in list(self._listeners):
                 listener.send_nowait(answer)

@@ -21,7 +21,7 @@ import json
 import ssl
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import attrs
@@ -220,7 +220,10 @@ def _prepare(
     hdrs += [(k, v) for k, v in extra_headers if k.lower() not in given]
     if body is not None:
         hdrs.append(("Content-Length", str(len(data))))
-    return tls, host, port, target, hdrs, data
+    # As bytes, the way they came: a malformed value the server handed out (a session id
+    # with non-ASCII characters, say) goes back unchanged, where h11 would refuse a str.
+    wire = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in hdrs]
+    return tls, host, port, target, cast("list[tuple[str, str]]", wire), data
 
 
 async def request(

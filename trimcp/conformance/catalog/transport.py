@@ -38,6 +38,8 @@ SPECS: Final[tuple[CheckSpec, ...]] = (
               "concurrent POSTs each get their own answer, on their own stream only", STREAMABLE_HANDSHAKE),
     CheckSpec("http.event-ids", M, HTTP_2025, "SSE event ids are unique across the streams of a session",
               STREAMABLE_HANDSHAKE),
+    CheckSpec("http.resume", M, HTTP_2025,
+              "a GET with Last-Event-ID of one POST stream replays nothing of another stream", STREAMABLE_HANDSHAKE),
     CheckSpec("http.sse-priming", S, HTTP_2025,
               "an SSE answer to a POST opens with an event holding an id and empty data", PRIMING),
     CheckSpec("http.sse-response", S, HTTP_2025,

@@ -23,7 +23,9 @@ reason ``http.session-id`` already reports).
   event id seen on one stream is never seen on another, nor again later on the
   same one; ``http.sse-priming`` (2025-11-25): an SSE answer opens with an
   id-only event; ``http.sse-response``: an SSE answer holds the response and
-  then ends.
+  then ends; ``http.resume``: a GET with ``Last-Event-ID`` naming the first
+  ping's first event id (when it had one) replays nothing that was sent on the
+  other ping's stream or on the GET stream.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ __all__ = ["SESSION_CHECKS", "check_sessions"]
 
 SESSION_CHECKS: Final = (
     "http.valid-host", "http.session-required", "http.refused-notification", "http.session-unique", "http.get-no-response",
-    "http.concurrent-streams", "http.event-ids", "http.sse-priming", "http.sse-response",
+    "http.concurrent-streams", "http.event-ids", "http.resume", "http.sse-priming", "http.sse-response",
 )
 #: How long a stream is watched after the answers came (messages that follow them).
 GRACE: Final = 0.3
@@ -141,6 +143,7 @@ async def _streams(rec: Results, url: str, revision: str, base: Mapping[str, str
     _judge_concurrent(rec, get, posts)
     _judge_ids(rec, [get, *posts])
     _judge_sse(rec, revision, posts)
+    await _resume(rec, url, get_headers, raw, get, posts)
 
 
 async def _read(stream: OpenStream, seen: _Seen, until: Any) -> None:
@@ -275,6 +278,45 @@ def _judge_ids(rec: Results, streams: list[_Seen]) -> None:
         rec.ok(check, f"{len(owner)} distinct event ids on {sum(1 for s in streams if s.ids)} streams")
     else:
         rec.skip(check, "the server sets no event ids")
+
+
+async def _resume(
+    rec: Results, url: str, get_headers: Mapping[str, str], raw: RawClient, get: _Seen, posts: list[_Seen]
+) -> None:
+    """GET with ``Last-Event-ID`` set to the first id of the first ping's stream: whatever is
+    replayed must belong to that stream, never the other ping's answer or the GET stream's messages."""
+    check = "http.resume"
+    first = posts[0]
+    if not first.ids:
+        rec.skip(check, "the server set no event id on a POST stream")
+        return
+    headers = {**get_headers, "Last-Event-ID": first.ids[0]}
+    replay = _Seen("GET with Last-Event-ID")
+    try:
+        async with raw.stream(url, "GET", headers) as stream:
+            replay.status, replay.content_type = stream.status, stream.content_type
+            if replay.sse:
+                with trio.move_on_after(GRACE * 2):
+                    await _read(stream, replay, lambda: False)
+    except ProbeError as exc:
+        rec.skip(check, f"no resumption: {exc}")
+        return
+    if not replay.sse:
+        rec.skip(check, f"the server does not resume (HTTP {replay.status})")
+        return
+    def keys(seen: _Seen) -> set[str]:
+        return {json.dumps(m, sort_keys=True) for m in seen.messages if isinstance(m, dict)}
+
+    # (A message the resumed stream carried itself is its own, wherever else it went.)
+    foreign = (keys(get) | keys(posts[1])) - keys(first)
+    wrong = [m for m in replay.messages if isinstance(m, dict) and json.dumps(m, sort_keys=True) in foreign]
+    shown = [exchange("GET", url, headers, status=replay.status), *replay.shown()]
+    if wrong:
+        rec.fail(check, f"resuming {first.name} replayed {len(wrong)} messages of another stream", shown)
+    else:
+        own = sum(1 for m in replay.messages if _is_answer(m) and m.get("id") == _PING_IDS[0])
+        rec.ok(check, f"resumed {first.name} from {first.ids[0]!r}: {len(replay.messages)} messages replayed"
+                      f" ({own} its own answer), none of another stream")
 
 
 def _judge_sse(rec: Results, revision: str, posts: list[_Seen]) -> None:
