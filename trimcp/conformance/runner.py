@@ -163,26 +163,29 @@ async def run_checks(
                 check_stateless_conversation(tour, outcome.server_requests)
     if tour is not None:
         await _probes(tour, connect_timeout)
+    # The raw transport checks carry the run's credentials, or they would only see 401s.
+    credentials = tuple(await auth.headers()) if auth is not None and report.revision is not None else ()
     if is_http_target(target):  # (even when nothing was negotiated: a 401 explains why)
-        await _auth_checks(rec, target, unauthorized, min(connect_timeout, request_timeout))
+        await _auth_checks(rec, target, unauthorized, min(connect_timeout, request_timeout), credentials)
     elif report.revision is not None:
         skip_auth(rec, "not an HTTP target")
     if report.revision is not None:  # (nothing negotiated: every other check is "not reached")
-        # The raw transport checks carry the run's credentials, or they would only see 401s.
-        credentials = tuple(await auth.headers()) if auth is not None else ()
         probes = RawClient(min(connect_timeout, request_timeout), extra_headers=credentials)
         await _transport_checks(rec, target, report.revision, probes, report.transport)
     report.results = rec.finish("not reached" if report.revision is None else "not applicable to this server")
     return report
 
 
-async def _auth_checks(rec: Results, target: str, unauthorized: RawResponse | None, timeout: float) -> None:
+async def _auth_checks(
+    rec: Results, target: str, unauthorized: RawResponse | None, timeout: float,
+    credentials: tuple[tuple[str, str], ...],
+) -> None:
     if unauthorized is None:
         try:
             unauthorized = await probe_unauthenticated(target, timeout)
         except ProbeError:
             unauthorized = None
-    await check_auth(rec, target, unauthorized, timeout)
+    await check_auth(rec, target, unauthorized, timeout, credentials)
 
 
 async def _transport_checks(

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from ..model import CheckSpec
-from . import core, http26, stateless, tasks, transport
+from . import core, auth, http26, stateless, tasks, transport
 from .core import (
     AUTH as AUTH,
 )
@@ -55,6 +55,7 @@ _AREAS: Final[tuple[tuple[CheckSpec, ...], ...]] = (
     tasks.SPECS,
     stateless.SPECS,
     transport.SPECS,
+    auth.SPECS,
 )
 
 

@@ -137,18 +137,19 @@ _CHECKS: Final[tuple[CheckSpec, ...]] = (
     CheckSpec("http.method-header", M, HTTP_2026,
               "a missing or mismatched Mcp-Method header gets 400 with error -32020 (HeaderMismatch)", STATELESS),
     CheckSpec("http.no-get", S, HTTP_2026, "GET and DELETE to the endpoint get 405", STATELESS),
-    # ---- authorization (HTTP targets that answer 401 without a token)
+    # ---- authorization (HTTP targets that answer 401 without a token).  Protected-resource
+    # metadata arrives in 2025-06-18; the 2025-03-26 page has none of these rules for servers.
     CheckSpec("auth.www-authenticate", M, AUTH,
               "a 401 carries a Bearer WWW-Authenticate with resource_metadata (or the well-known URL works)",
-              STREAMABLE),
+              FROM_2025_06_18),
     CheckSpec("auth.protected-resource-metadata", M, AUTH,
               "protected-resource metadata is reachable, its resource is the server, authorization_servers "
-              "is non-empty", STREAMABLE),
+              "is non-empty", FROM_2025_06_18),
     CheckSpec("auth.authorization-server-metadata", M, AUTH,
               "authorization-server metadata is reachable in the RFC 8414 / OIDC URL order and names the issuer",
-              STREAMABLE),
+              FROM_2025_06_18),
     CheckSpec("auth.pkce", M, AUTH, "the authorization server advertises PKCE S256 (code_challenge_methods_supported)",
-              STREAMABLE),
+              FROM_2025_06_18),
 )
 
 SPECS: Final[tuple[CheckSpec, ...]] = _CHECKS

@@ -21,6 +21,10 @@ with plain GETs that carry no credentials:
 
 A check whose input the previous one could not provide is ``skip``.  Only
 URLs, status codes and metadata fields appear in the details, never a token.
+In 2025-06-18 the challenge itself MUST name ``resource_metadata`` (the
+well-known fallback arrives in 2025-11-25).  What discovery found then goes to
+``checks/auth_tokens.py`` for the resource-server rules (forged tokens,
+refusals without a token, scope guidance).
 """
 
 from __future__ import annotations
@@ -29,9 +33,11 @@ import json
 from typing import Any, Final
 
 from ..._sansio import auth as sa
-from .probes import CLIENT_INFO
+from ..evidence import exchange
 from ..rawhttp import ProbeError, RawResponse, request
 from ..results import Results
+from .auth_tokens import RULE_CHECKS, Discovered, bearer_token, check_auth_rules
+from .probes import CLIENT_INFO
 
 __all__ = ["AUTH_CHECKS", "check_auth", "probe_unauthenticated", "skip_auth"]
 
@@ -41,18 +47,25 @@ AUTH_CHECKS: Final = (
 _PROBE_HEADERS: Final = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
+_PROBE_BODY: Final = {
+    "jsonrpc": "2.0", "id": 0, "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": CLIENT_INFO},
+}
+
+
 def skip_auth(rec: Results, reason: str) -> None:
-    for check in AUTH_CHECKS:
+    for check in (*AUTH_CHECKS, *RULE_CHECKS):
         rec.skip(check, reason)
 
 
 async def probe_unauthenticated(url: str, timeout: float) -> RawResponse:
     """POST an ``initialize`` without credentials (``ProbeError`` when unreachable)."""
-    body = {
-        "jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": CLIENT_INFO},
-    }
-    return await request(url, "POST", _PROBE_HEADERS, body, timeout=timeout, read_body=False)
+    return await request(url, "POST", _PROBE_HEADERS, _PROBE_BODY, timeout=timeout, read_body=False)
+
+
+def _probe_evidence(url: str, resp: RawResponse) -> list[dict[str, Any]]:
+    return [exchange("POST", url, _PROBE_HEADERS, json.dumps(_PROBE_BODY), status=resp.status,
+                     response_headers=resp.headers)]
 
 
 async def _get_json(url: str, timeout: float) -> tuple[dict[str, Any] | None, str]:
@@ -83,33 +96,49 @@ async def _first(urls: list[str], timeout: float) -> tuple[dict[str, Any] | None
     return None, "; ".join(reasons)
 
 
-async def check_auth(rec: Results, url: str, unauthorized: RawResponse | None, timeout: float) -> None:
-    """Run the ``auth.*`` checks; ``unauthorized`` is the answer to a credential-less request."""
+async def check_auth(
+    rec: Results, url: str, unauthorized: RawResponse | None, timeout: float,
+    credentials: tuple[tuple[str, str], ...] = (),
+) -> None:
+    """Run the ``auth.*`` checks; ``unauthorized`` is the answer to a credential-less request,
+    ``credentials`` the run's own ``Authorization`` (if it has one)."""
     if unauthorized is None:
         skip_auth(rec, "the server could not be probed without credentials")
         return
     if unauthorized.status != 401:
         skip_auth(rec, f"the server did not ask for authorization (HTTP {unauthorized.status} without a token)")
         return
+    found = await _discovery(rec, url, unauthorized, timeout)
+    await check_auth_rules(rec, url, unauthorized, found, timeout, bearer_token(credentials))
+
+
+async def _discovery(rec: Results, url: str, unauthorized: RawResponse, timeout: float) -> Discovered:
+    """The discovery checks (``AUTH_CHECKS``); what they found, for the rules."""
     header = unauthorized.header("www-authenticate")
     challenge = sa.bearer_challenge([header]) if header else None
     hinted = challenge.resource_metadata if challenge is not None else None
     prm, where = await _first(sa.prm_urls(url, hinted), timeout)
+    evidence = _probe_evidence(url, unauthorized)
     if challenge is None:
         rec.fail("auth.www-authenticate", "the 401 carries no Bearer WWW-Authenticate challenge"
-                 if header else "the 401 carries no WWW-Authenticate header")
+                 if header else "the 401 carries no WWW-Authenticate header", evidence)
     elif hinted:
         rec.ok("auth.www-authenticate", f"Bearer, resource_metadata={hinted}")
+    elif rec.revision == "2025-06-18":  # (that page has no well-known fallback for the server)
+        rec.fail("auth.www-authenticate", "the Bearer challenge names no resource_metadata", evidence)
     elif prm is not None:
         rec.ok("auth.www-authenticate", f"Bearer without resource_metadata; the well-known fallback {where} works")
     else:
-        rec.fail("auth.www-authenticate", f"Bearer without resource_metadata and no well-known fallback: {where}")
+        rec.fail("auth.www-authenticate", f"Bearer without resource_metadata and no well-known fallback: {where}",
+                 evidence)
 
     if prm is None:
-        rec.fail("auth.protected-resource-metadata", f"unreachable: {where}")
+        rec.fail("auth.protected-resource-metadata", f"unreachable: {where}", evidence)
         for check in AUTH_CHECKS[2:]:
             rec.skip(check, "no protected-resource metadata")
-        return
+        return Discovered(challenge)
+    prm_url = where
+    prm_evidence = [exchange("GET", where, status=200, response_body=json.dumps(prm))]
     resource = prm.get("resource")
     servers = prm.get("authorization_servers")
     problems = []
@@ -120,30 +149,32 @@ async def check_auth(rec: Results, url: str, unauthorized: RawResponse | None, t
     if not isinstance(servers, list) or not servers or not all(isinstance(s, str) for s in servers):
         problems.append("authorization_servers is missing or empty")
     if problems:
-        rec.fail("auth.protected-resource-metadata", f"{where}: {'; '.join(problems)}")
+        rec.fail("auth.protected-resource-metadata", f"{where}: {'; '.join(problems)}", prm_evidence)
     else:
         rec.ok("auth.protected-resource-metadata", where)
     if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
         for check in AUTH_CHECKS[2:]:
             rec.skip(check, "no authorization server named")
-        return
+        return Discovered(challenge, prm, prm_url)
 
     issuer = servers[0]
     metadata, where = await _first(sa.as_metadata_urls(issuer), timeout)
     if metadata is None:
-        rec.fail("auth.authorization-server-metadata", f"unreachable for issuer {issuer}: {where}")
+        rec.fail("auth.authorization-server-metadata", f"unreachable for issuer {issuer}: {where}", prm_evidence)
         rec.skip("auth.pkce", "no authorization server metadata")
-        return
+        return Discovered(challenge, prm, prm_url)
+    as_evidence = [exchange("GET", where, status=200, response_body=json.dumps(metadata))]
     try:
         sa.check_issuer(metadata, issuer)
     except sa.DiscoveryError as exc:
-        rec.fail("auth.authorization-server-metadata", f"{where}: {exc}")
+        rec.fail("auth.authorization-server-metadata", f"{where}: {exc}", as_evidence)
     else:
         rec.ok("auth.authorization-server-metadata", where)
     try:
         sa.check_pkce(metadata)
     except sa.DiscoveryError:
         got = metadata.get("code_challenge_methods_supported")
-        rec.fail("auth.pkce", f"code_challenge_methods_supported is {got!r}, without S256")
+        rec.fail("auth.pkce", f"code_challenge_methods_supported is {got!r}, without S256", as_evidence)
     else:
         rec.ok("auth.pkce", "S256")
+    return Discovered(challenge, prm, prm_url, metadata, where)

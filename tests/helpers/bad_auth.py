@@ -1,0 +1,126 @@
+"""An OAuth-protected MCP server on loopback with one chosen authorization defect.
+
+``AuthFake`` is the ``ProtectedMcp`` of ``test_oauth_flow`` (a resource
+server in front of that file's ``AuthServer``) made a correct protected
+server in every respect the ``auth.*`` checks look at - every method refused
+without a valid token, 401 with ``Bearer error="invalid_token"``,
+``resource_metadata`` and ``scope`` in the challenge, tokens only from the
+``Authorization`` header - unless ``mode`` names one defect:
+
+``accepts-bad-token``        any Bearer token is let through
+``no-invalid-token-error``   the challenge for a bad token names no ``error``
+``open-list-without-token``  ``tools/list`` is answered without a token
+``open-notification``        a notification without a token gets 202
+``open-get``                 GET without a token opens an event stream
+``token-in-query``           ``?access_token=<valid>`` is accepted
+``prm-wrong-resource``       the metadata names another server's ``resource``
+``no-scope``                 the challenge names no ``scope``
+``offline-access``           ``scopes_supported`` holds ``offline_access``
+``http-endpoints``           the authorization server's token endpoint is plain http on a public host
+``no-bearer-on-list``        the 401 for ``tools/list`` carries no challenge
+``no-resource-metadata``     the challenge names no ``resource_metadata`` (the well-known URL still works)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from helpers.h11_fake import McpFake, Reply, Req
+from test_oauth_flow import AuthServer, ProtectedMcp
+
+MODES = (
+    "accepts-bad-token", "no-invalid-token-error", "open-list-without-token", "open-notification", "open-get",
+    "token-in-query", "prm-wrong-resource", "no-scope", "offline-access", "http-endpoints", "no-bearer-on-list",
+    "no-resource-metadata",
+)
+PRM_PATH = "/.well-known/oauth-protected-resource/mcp"
+
+
+class BadAuthServer(AuthServer):
+    """``AuthServer`` whose metadata can name a plain-http public endpoint."""
+
+    def __init__(self, mode: str = "") -> None:
+        super().__init__()
+        self.mode = mode
+
+    async def __call__(self, req: Req, reply: Reply) -> None:
+        if self.mode == "http-endpoints" and urlsplit(req.target).path == "/.well-known/openid-configuration/tenant":
+            await reply.json({"issuer": self.issuer, "authorization_endpoint": f"{self.base}/authorize",
+                              "token_endpoint": "http://as.example.com/token",
+                              "code_challenge_methods_supported": ["S256"]})
+            return
+        await super().__call__(req, reply)
+
+
+class AuthFake(ProtectedMcp):
+    def __init__(self, auth: AuthServer, mode: str = "") -> None:
+        super().__init__(auth)
+        assert mode in ("", *MODES), mode
+        self.mode = mode
+
+    def _challenge(self, bad_token: bool) -> str:
+        parts = ["Bearer"]
+        params = []
+        if bad_token and self.mode != "no-invalid-token-error":
+            params.append('error="invalid_token"')
+        if self.mode != "no-resource-metadata":
+            params.append(f'resource_metadata="{self.base}{PRM_PATH}"')
+        if self.mode != "no-scope":
+            params.append('scope="read"')
+        return " ".join(parts) + (" " + ", ".join(params) if params else "")
+
+    async def __call__(self, req: Req, reply: Reply) -> None:
+        parts = urlsplit(req.target)
+        if parts.path == PRM_PATH:
+            scopes = ["read", "offline_access"] if self.mode == "offline-access" else ["read"]
+            resource = "http://127.0.0.1:1/other" if self.mode == "prm-wrong-resource" else f"{self.base}/mcp"
+            await reply.json({"resource": resource, "authorization_servers": [self.auth.issuer],
+                              "scopes_supported": scopes})
+            return
+        if parts.path != "/mcp":
+            await reply.text(404, "not found")
+            return
+        header = req.header("authorization") or ""
+        token = header[7:] if header.startswith("Bearer ") else ""
+        query = parse_qs(parts.query).get("access_token", [""])[0]
+        if self._lets_through(req, token, query):
+            await self._serve(req, reply, token or query)
+            return
+        if self.mode == "no-bearer-on-list" and self._method(req) == "tools/list":
+            await reply.json({"error": "unauthorized"}, 401)
+            return
+        await reply.json({"error": "unauthorized"}, 401,
+                         headers=[("WWW-Authenticate", self._challenge(bad_token=bool(token)))])
+
+    @staticmethod
+    def _method(req: Req) -> str | None:
+        msg: Any = req.json if req.method == "POST" else None
+        return msg.get("method") if isinstance(msg, dict) else None
+
+    def _lets_through(self, req: Req, token: str, query: str) -> bool:
+        if token in self.auth.access:
+            return True
+        if self.mode == "accepts-bad-token" and token:
+            return True
+        if self.mode == "token-in-query" and query in self.auth.access:
+            return True
+        method = self._method(req)
+        if self.mode == "open-list-without-token" and method == "tools/list":
+            return True
+        if self.mode == "open-notification" and method is not None and method.startswith("notifications/"):
+            return True
+        return self.mode == "open-get" and req.method == "GET"
+
+    async def _serve(self, req: Req, reply: Reply, token: str) -> None:
+        if not token:  # a defect's opening: answer as if the request had been authorized
+            msg: Any = req.json if req.method == "POST" else None
+            if req.method == "GET":
+                await reply.head(200, [("Content-Type", "text/event-stream")])
+                await reply.end()
+            elif isinstance(msg, dict) and "id" not in msg:
+                await reply.empty(202)
+            else:
+                await reply.json({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": self.tools}})
+            return
+        await McpFake.__call__(self, req, reply)

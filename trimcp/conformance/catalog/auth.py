@@ -1,0 +1,44 @@
+"""The authorization checks beyond discovery: what a protected server shows a client from outside.
+
+``core`` holds the four discovery checks (challenge, protected-resource
+metadata, authorization-server metadata, PKCE); these are the resource-server
+rules of ``basic/authorization`` that a client can provoke with raw HTTP
+exchanges: refusals without a token, a forged token, a token in the query
+string, the scope guidance of the challenge, and the transport security of
+the authorization server's endpoints.  Each row's level is the strongest of the
+sentences behind it (``requirements/data/authorization.json``).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ..model import CheckSpec, Level
+from .core import AUTH, FROM_2025_06_18, FROM_2025_11_25, STREAMABLE
+
+M, S, B = Level.MUST, Level.SHOULD, Level.BEST
+
+SPECS: Final[tuple[CheckSpec, ...]] = (
+    CheckSpec("auth.no-token-refused", M, AUTH,
+              "without a token every request is refused: a list request and a notification get 401, "
+              "GET and DELETE 401 or 405", STREAMABLE),
+    CheckSpec("auth.invalid-token", M, AUTH,
+              "a request with a forged Bearer token gets 401 with a Bearer WWW-Authenticate challenge",
+              STREAMABLE),
+    # RFC 6750 section 3.1 (through OAuth 2.1 section 5.3) makes the error code a SHOULD; no MCP
+    # sentence names it, so the row is advice.
+    CheckSpec("auth.invalid-token-error", B, AUTH,
+              'the 401 for a forged token names error="invalid_token" (RFC 6750 section 3.1)', STREAMABLE),
+    CheckSpec("auth.query-token", M, AUTH,
+              "the run's valid token sent in the URI query string (access_token=) is not accepted",
+              STREAMABLE),
+    CheckSpec("auth.scope-challenge", S, AUTH,
+              "the 401 challenge names the scopes required (scope=)", FROM_2025_11_25),
+    # The sentence arrives in 2026-07-28; before, keeping offline_access out is advice.
+    CheckSpec("auth.no-offline-access", B, AUTH,
+              "offline_access is in neither the challenge's scope nor the metadata's scopes_supported",
+              FROM_2025_06_18, stateless_level=S),
+    CheckSpec("auth.https-endpoints", M, AUTH,
+              "the authorization server's endpoints are served over HTTPS (loopback hosts are not judged)",
+              FROM_2025_06_18),
+)
