@@ -90,8 +90,10 @@ _FAILS = {
     "http-endpoints": "auth.https-endpoints",
     # 2025-06-18 has no well-known fallback: the challenge itself must name the metadata.
     "no-resource-metadata": "auth.www-authenticate",
+    "no-registration": "auth.dcr",
+    "no-cimd": "auth.cimd",
 }
-_REVISION = {"offline-access": "2026-07-28", "no-resource-metadata": "2025-06-18"}
+_REVISION = {"offline-access": "2026-07-28", "no-resource-metadata": "2025-06-18", "no-registration": "2025-06-18"}
 
 
 def test_every_mode_is_tested() -> None:

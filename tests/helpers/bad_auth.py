@@ -19,6 +19,8 @@ without a valid token, 401 with ``Bearer error="invalid_token"``,
 ``http-endpoints``           the authorization server's token endpoint is plain http on a public host
 ``no-bearer-on-list``        the 401 for ``tools/list`` carries no challenge
 ``no-resource-metadata``     the challenge names no ``resource_metadata`` (the well-known URL still works)
+``no-registration``          the authorization server metadata names no ``registration_endpoint``
+``no-cimd``                  ... nor ``client_id_metadata_document_supported``
 """
 
 from __future__ import annotations
@@ -32,23 +34,40 @@ from test_oauth_flow import AuthServer, ProtectedMcp
 MODES = (
     "accepts-bad-token", "no-invalid-token-error", "open-list-without-token", "open-notification", "open-get",
     "token-in-query", "prm-wrong-resource", "no-scope", "offline-access", "http-endpoints", "no-bearer-on-list",
-    "no-resource-metadata",
+    "no-resource-metadata", "no-registration", "no-cimd",
 )
 PRM_PATH = "/.well-known/oauth-protected-resource/mcp"
 
 
 class BadAuthServer(AuthServer):
-    """``AuthServer`` whose metadata can name a plain-http public endpoint."""
+    """``AuthServer`` advertising Client ID Metadata Document support, unless ``mode`` says otherwise."""
 
     def __init__(self, mode: str = "") -> None:
         super().__init__()
         self.mode = mode
 
+    def metadata(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "issuer": self.issuer,
+            "authorization_endpoint": f"{self.base}/authorize",
+            "token_endpoint": f"{self.base}/token",
+            "registration_endpoint": f"{self.base}/register",
+            "code_challenge_methods_supported": ["S256"],
+            "token_endpoint_auth_methods_supported": ["client_secret_post"],
+            "authorization_response_iss_parameter_supported": True,
+            "client_id_metadata_document_supported": True,
+        }
+        if self.mode == "http-endpoints":
+            doc["token_endpoint"] = "http://as.example.com/token"
+        if self.mode == "no-registration":
+            del doc["registration_endpoint"]
+        if self.mode == "no-cimd":
+            del doc["client_id_metadata_document_supported"]
+        return doc
+
     async def __call__(self, req: Req, reply: Reply) -> None:
-        if self.mode == "http-endpoints" and urlsplit(req.target).path == "/.well-known/openid-configuration/tenant":
-            await reply.json({"issuer": self.issuer, "authorization_endpoint": f"{self.base}/authorize",
-                              "token_endpoint": "http://as.example.com/token",
-                              "code_challenge_methods_supported": ["S256"]})
+        if urlsplit(req.target).path == "/.well-known/openid-configuration/tenant":
+            await reply.json(self.metadata())
             return
         await super().__call__(req, reply)
 

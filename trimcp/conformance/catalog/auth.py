@@ -41,4 +41,10 @@ SPECS: Final[tuple[CheckSpec, ...]] = (
     CheckSpec("auth.https-endpoints", M, AUTH,
               "the authorization server's endpoints are served over HTTPS (loopback hosts are not judged)",
               FROM_2025_06_18),
+    # Dynamic Client Registration: a SHOULD for authorization servers in 2025-06-18 only (a MAY
+    # from 2025-11-25, deprecated in 2026-07-28).
+    CheckSpec("auth.dcr", S, AUTH, "the authorization server metadata names a registration_endpoint",
+              ("2025-06-18",)),
+    CheckSpec("auth.cimd", S, AUTH,
+              "the authorization server advertises client_id_metadata_document_supported: true", FROM_2025_11_25),
 )

@@ -25,7 +25,9 @@ no correct client sends, each on its own connection:
   challenged nor listed in ``scopes_supported``;
 * ``auth.https-endpoints`` (2025-06-18 on): the authorization servers and
   their metadata's endpoints use ``https``; loopback hosts are not judged
-  (a developer's local server), a plain-``http`` public host fails.
+  (a developer's local server), a plain-``http`` public host fails;
+* ``auth.dcr`` (2025-06-18) / ``auth.cimd`` (2025-11-25 on): the metadata
+  names a ``registration_endpoint`` / ``client_id_metadata_document_supported``.
 
 The requests take the shape of the negotiated revision (headers and
 ``_meta`` of the stateless era), so a 400 for a malformed request cannot be
@@ -53,7 +55,7 @@ __all__ = ["FORGED_TOKEN", "RULE_CHECKS", "Discovered", "bearer_token", "check_a
 
 RULE_CHECKS: Final = (
     "auth.no-token-refused", "auth.invalid-token", "auth.invalid-token-error", "auth.query-token",
-    "auth.scope-challenge", "auth.no-offline-access", "auth.https-endpoints",
+    "auth.scope-challenge", "auth.no-offline-access", "auth.https-endpoints", "auth.dcr", "auth.cimd",
 )
 FORGED_TOKEN: Final = "trimcp-check-forged-token"
 _ACCEPT: Final = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
@@ -265,6 +267,23 @@ def _https(rec: Results, found: Discovered) -> None:
         rec.ok(check, f"{len(urls)} URLs, all https")
 
 
+def _registration(rec: Results, found: Discovered) -> None:
+    if found.as_metadata is None:
+        for check in ("auth.dcr", "auth.cimd"):
+            rec.skip(check, "no authorization server metadata")
+        return
+    evidence = [exchange("GET", found.as_url, status=200, response_body=json.dumps(found.as_metadata))]
+    endpoint = found.as_metadata.get("registration_endpoint")
+    if isinstance(endpoint, str) and endpoint:
+        rec.ok("auth.dcr", f"registration_endpoint {endpoint}")
+    else:
+        rec.fail("auth.dcr", f"{found.as_url} names no registration_endpoint", evidence)
+    if found.as_metadata.get("client_id_metadata_document_supported") is True:
+        rec.ok("auth.cimd", "client_id_metadata_document_supported: true")
+    else:
+        rec.fail("auth.cimd", f"{found.as_url} does not set client_id_metadata_document_supported: true", evidence)
+
+
 async def check_auth_rules(
     rec: Results, url: str, unauthorized: RawResponse, found: Discovered, timeout: float, token: str | None,
 ) -> None:
@@ -275,3 +294,4 @@ async def check_auth_rules(
     await _query(rec, url, revision, timeout, token)
     _scope_rules(rec, url, unauthorized, found)
     _https(rec, found)
+    _registration(rec, found)
