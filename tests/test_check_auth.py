@@ -15,9 +15,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from helpers.bad_auth import BadAuthServer
 from helpers.h11_fake import Reply, Req, serve
 from test_cli_auth import protected_servers, run_cli
-from test_oauth_flow import REDIRECT, AuthServer
+from test_oauth_flow import REDIRECT
 
 from trimcp._trio.oauth.auth_cache import AuthNeededCache
 from trimcp.conformance.catalog import CATALOG
@@ -29,6 +30,11 @@ from trimcp.conformance.results import Results
 def _checks(out: str) -> dict[str, dict[str, Any]]:
     report = json.loads(out)
     return {c["id"]: c for c in report["checks"]}
+
+
+# BadAuthServer (no mode) is the flow tests' AuthServer that also takes the harness's own client
+# registration (auth.redirect-uri registers a client with a redirect URI of its own).
+AuthServer = BadAuthServer
 
 
 class NoPkceAuthServer(AuthServer):
@@ -46,7 +52,7 @@ def test_catalog_has_the_auth_checks() -> None:
 
 
 async def test_no_auth_reports_authorization_required(tmp_path: Path) -> None:
-    async with protected_servers() as servers:
+    async with protected_servers(AuthServer()) as servers:
         run = await run_cli(["check", servers.url, "--no-auth"], tmp_path)
         assert run.rc == 3, run.err
         assert "authorization required" in run.err
@@ -57,7 +63,7 @@ async def test_no_auth_reports_authorization_required(tmp_path: Path) -> None:
 
 async def test_check_authorizes_and_auth_checks_pass(tmp_path: Path) -> None:
     opts = ["--token-file", str(tmp_path / "tokens.json"), "--headless", "--redirect-uri", REDIRECT]
-    async with protected_servers() as servers:
+    async with protected_servers(AuthServer()) as servers:
         run = await run_cli(["check", servers.url, "--format", "json", "--revision", "2025-11-25", *opts], tmp_path)
         assert run.prompted == 1, run.err
         checks = _checks(run.out)

@@ -23,11 +23,12 @@ from test_oauth_flow import REDIRECT
 
 from trimcp.conformance.catalog import CATALOG
 from trimcp.conformance.checks.auth import AUTH_CHECKS, check_auth, probe_unauthenticated
+from trimcp.conformance.checks.auth_redirect import REDIRECT_CHECKS, REGISTERED_REDIRECT
 from trimcp.conformance.checks.auth_tokens import FORGED_TOKEN, RULE_CHECKS, Discovered, _https
 from trimcp.conformance.model import CheckResult, Level, Status
 from trimcp.conformance.results import Results
 
-ALL = (*AUTH_CHECKS, *RULE_CHECKS)
+ALL = (*AUTH_CHECKS, *RULE_CHECKS, *REDIRECT_CHECKS)
 TOKEN = "AT-test-valid"
 
 
@@ -92,8 +93,14 @@ _FAILS = {
     "no-resource-metadata": "auth.www-authenticate",
     "no-registration": "auth.dcr",
     "no-cimd": "auth.cimd",
+    "loose-redirect": "auth.redirect-uri",
+    "prefix-redirect": "auth.redirect-uri",
+    "iss-unadvertised": "auth.iss-advertised",
 }
-_REVISION = {"offline-access": "2026-07-28", "no-resource-metadata": "2025-06-18", "no-registration": "2025-06-18"}
+_REVISION = {
+    "offline-access": "2026-07-28", "no-resource-metadata": "2025-06-18", "no-registration": "2025-06-18",
+    "iss-unadvertised": "2026-07-28",
+}
 
 
 def test_every_mode_is_tested() -> None:
@@ -114,6 +121,8 @@ async def test_defect_fails_its_check(mode: str) -> None:
         assert FORGED_TOKEN in text and "HTTP 200" in bad.detail
     if mode == "token-in-query":
         assert "access_token=<token>" in text
+    if mode == "prefix-redirect":
+        assert REGISTERED_REDIRECT + "-other" in bad.detail
 
 
 def test_https_endpoints_pass_and_fail() -> None:

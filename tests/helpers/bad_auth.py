@@ -21,6 +21,9 @@ without a valid token, 401 with ``Bearer error="invalid_token"``,
 ``no-resource-metadata``     the challenge names no ``resource_metadata`` (the well-known URL still works)
 ``no-registration``          the authorization server metadata names no ``registration_endpoint``
 ``no-cimd``                  ... nor ``client_id_metadata_document_supported``
+``loose-redirect``           the authorization server redirects to any ``redirect_uri``
+``prefix-redirect``          ... to any ``redirect_uri`` that starts with a registered one
+``iss-unadvertised``         ``iss`` in the authorization response, the metadata flag absent
 """
 
 from __future__ import annotations
@@ -34,17 +37,19 @@ from test_oauth_flow import AuthServer, ProtectedMcp
 MODES = (
     "accepts-bad-token", "no-invalid-token-error", "open-list-without-token", "open-notification", "open-get",
     "token-in-query", "prm-wrong-resource", "no-scope", "offline-access", "http-endpoints", "no-bearer-on-list",
-    "no-resource-metadata", "no-registration", "no-cimd",
+    "no-resource-metadata", "no-registration", "no-cimd", "loose-redirect", "prefix-redirect", "iss-unadvertised",
 )
 PRM_PATH = "/.well-known/oauth-protected-resource/mcp"
 
 
 class BadAuthServer(AuthServer):
-    """``AuthServer`` advertising Client ID Metadata Document support, unless ``mode`` says otherwise."""
+    """``AuthServer`` advertising Client ID Metadata Document support and redirecting only to a
+    client's registered redirect URIs, exactly, unless ``mode`` says otherwise."""
 
     def __init__(self, mode: str = "") -> None:
         super().__init__()
         self.mode = mode
+        self.redirects: dict[str, list[str]] = {}
 
     def metadata(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -63,12 +68,36 @@ class BadAuthServer(AuthServer):
             del doc["registration_endpoint"]
         if self.mode == "no-cimd":
             del doc["client_id_metadata_document_supported"]
+        if self.mode == "iss-unadvertised":
+            del doc["authorization_response_iss_parameter_supported"]
         return doc
 
+    def _allowed(self, client_id: str, redirect_uri: str) -> bool:
+        registered = self.redirects.get(client_id, [])
+        if self.mode == "loose-redirect":
+            return True
+        if self.mode == "prefix-redirect":
+            return any(redirect_uri.startswith(r) for r in registered)
+        return redirect_uri in registered
+
     async def __call__(self, req: Req, reply: Reply) -> None:
-        if urlsplit(req.target).path == "/.well-known/openid-configuration/tenant":
+        path = urlsplit(req.target).path
+        if path == "/.well-known/openid-configuration/tenant":
             await reply.json(self.metadata())
             return
+        if path == "/register":
+            body = req.json
+            cid = f"client-{next(self._n)}"
+            self.clients[cid] = f"secret-{cid}"
+            self.redirects[cid] = list(body["redirect_uris"])
+            await reply.json({"client_id": cid, "client_secret": self.clients[cid],
+                              "token_endpoint_auth_method": body["token_endpoint_auth_method"]}, 201)
+            return
+        if path == "/authorize":
+            q = {k: v[0] for k, v in parse_qs(urlsplit(req.target).query).items()}
+            if not self._allowed(q.get("client_id", ""), q.get("redirect_uri", "")):
+                await reply.text(400, "unregistered redirect_uri")
+                return
         await super().__call__(req, reply)
 
 

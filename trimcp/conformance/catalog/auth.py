@@ -45,6 +45,13 @@ SPECS: Final[tuple[CheckSpec, ...]] = (
     # from 2025-11-25, deprecated in 2026-07-28).
     CheckSpec("auth.dcr", S, AUTH, "the authorization server metadata names a registration_endpoint",
               ("2025-06-18",)),
+    CheckSpec("auth.redirect-uri", M, AUTH,
+              "the authorization server redirects only to a client's registered redirect URI, exactly",
+              FROM_2025_06_18),
+    # The sentence arrives in 2026-07-28 (RFC 9207); before, advertising iss is advice.
+    CheckSpec("auth.iss-advertised", B, AUTH,
+              "an authorization response carrying iss comes from a server whose metadata sets "
+              "authorization_response_iss_parameter_supported", FROM_2025_06_18, stateless_level=M),
     CheckSpec("auth.cimd", S, AUTH,
               "the authorization server advertises client_id_metadata_document_supported: true", FROM_2025_11_25),
 )

@@ -24,7 +24,8 @@ URLs, status codes and metadata fields appear in the details, never a token.
 In 2025-06-18 the challenge itself MUST name ``resource_metadata`` (the
 well-known fallback arrives in 2025-11-25).  What discovery found then goes to
 ``checks/auth_tokens.py`` for the resource-server rules (forged tokens,
-refusals without a token, scope guidance).
+refusals without a token, scope guidance) and ``checks/auth_redirect.py`` for
+the authorization server's redirects.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from ..._sansio import auth as sa
 from ..evidence import exchange
 from ..rawhttp import ProbeError, RawResponse, request
 from ..results import Results
+from .auth_redirect import REDIRECT_CHECKS, check_redirects
 from .auth_tokens import RULE_CHECKS, Discovered, bearer_token, check_auth_rules
 from .probes import CLIENT_INFO
 
@@ -54,7 +56,7 @@ _PROBE_BODY: Final = {
 
 
 def skip_auth(rec: Results, reason: str) -> None:
-    for check in (*AUTH_CHECKS, *RULE_CHECKS):
+    for check in (*AUTH_CHECKS, *RULE_CHECKS, *REDIRECT_CHECKS):
         rec.skip(check, reason)
 
 
@@ -110,6 +112,7 @@ async def check_auth(
         return
     found = await _discovery(rec, url, unauthorized, timeout)
     await check_auth_rules(rec, url, unauthorized, found, timeout, bearer_token(credentials))
+    await check_redirects(rec, url, found, timeout)
 
 
 async def _discovery(rec: Results, url: str, unauthorized: RawResponse, timeout: float) -> Discovered:
