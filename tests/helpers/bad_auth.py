@@ -14,6 +14,7 @@ without a valid token, 401 with ``Bearer error="invalid_token"``,
 ``open-get``                 GET without a token opens an event stream
 ``token-in-query``           ``?access_token=<valid>`` is accepted
 ``prm-wrong-resource``       the metadata names another server's ``resource``
+``prm-origin-resource``      the path-aware metadata names the server's origin as ``resource``
 ``no-scope``                 the challenge names no ``scope``
 ``offline-access``           ``scopes_supported`` holds ``offline_access``
 ``http-endpoints``           the authorization server's token endpoint is plain http on a public host
@@ -36,7 +37,7 @@ from test_oauth_flow import AuthServer, ProtectedMcp
 
 MODES = (
     "accepts-bad-token", "no-invalid-token-error", "open-list-without-token", "open-notification", "open-get",
-    "token-in-query", "prm-wrong-resource", "no-scope", "offline-access", "http-endpoints", "no-bearer-on-list",
+    "token-in-query", "prm-wrong-resource", "prm-origin-resource", "no-scope", "offline-access", "http-endpoints", "no-bearer-on-list",
     "no-resource-metadata", "no-registration", "no-cimd", "loose-redirect", "prefix-redirect", "iss-unadvertised",
 )
 PRM_PATH = "/.well-known/oauth-protected-resource/mcp"
@@ -122,7 +123,8 @@ class AuthFake(ProtectedMcp):
         parts = urlsplit(req.target)
         if parts.path == PRM_PATH:
             scopes = ["read", "offline_access"] if self.mode == "offline-access" else ["read"]
-            resource = "http://127.0.0.1:1/other" if self.mode == "prm-wrong-resource" else f"{self.base}/mcp"
+            resource = {"prm-wrong-resource": "http://127.0.0.1:1/other",
+                        "prm-origin-resource": self.base}.get(self.mode, f"{self.base}/mcp")
             await reply.json({"resource": resource, "authorization_servers": [self.auth.issuer],
                               "scopes_supported": scopes})
             return

@@ -19,6 +19,9 @@ from .core import AUTH, FROM_2025_06_18, FROM_2025_11_25, STREAMABLE
 M, S, B = Level.MUST, Level.SHOULD, Level.BEST
 
 SPECS: Final[tuple[CheckSpec, ...]] = (
+    CheckSpec("auth.prm-resource", M, AUTH,
+              "the protected-resource metadata's resource is the server's canonical URI (RFC 9728 section 3.3: "
+              "identical to the identifier its well-known URL was built from)", FROM_2025_06_18),
     CheckSpec("auth.no-token-refused", M, AUTH,
               "without a token every request is refused: a list request and a notification get 401, "
               "GET and DELETE 401 or 405", STREAMABLE),

@@ -14,6 +14,8 @@ with plain GETs that carry no credentials:
   URL (path-aware first, then the root) answers;
 * ``auth.protected-resource-metadata``: the metadata is reachable, its
   ``resource`` covers the server URL, ``authorization_servers`` is non-empty;
+  ``auth.prm-resource``: that ``resource`` is exactly the identifier RFC 9728
+  section 3.3 asks for (the server URL, or its origin at the root URL);
 * ``auth.authorization-server-metadata``: the first authorization server's
   metadata is reachable through the RFC 8414 / OIDC URL order and names the
   same ``issuer``;
@@ -56,7 +58,7 @@ _PROBE_BODY: Final = {
 
 
 def skip_auth(rec: Results, reason: str) -> None:
-    for check in (*AUTH_CHECKS, *RULE_CHECKS, *REDIRECT_CHECKS):
+    for check in (*AUTH_CHECKS, "auth.prm-resource", *RULE_CHECKS, *REDIRECT_CHECKS):
         rec.skip(check, reason)
 
 
@@ -98,6 +100,22 @@ async def _first(urls: list[str], timeout: float) -> tuple[dict[str, Any] | None
     return None, "; ".join(reasons)
 
 
+def _prm_resource(rec: Results, url: str, where: str, resource: Any, evidence: list[dict[str, Any]]) -> None:
+    """RFC 9728 section 3.3: ``resource`` is identical to the identifier the metadata URL was built
+    from: the server URL for the path-aware URL (or one the challenge named), its origin for the
+    root URL (where the server URL itself is accepted too: a challenge may name the root URL)."""
+    root = sa.prm_urls(url, None)[-1]
+    allowed = [url, sa.origin(url)] if where == root else [url]
+    if not isinstance(resource, str):
+        rec.skip("auth.prm-resource", "the metadata names no resource")
+    elif sa.canonical_resource(resource) in {sa.canonical_resource(a) for a in allowed}:
+        rec.ok("auth.prm-resource", f"resource {resource}")
+    else:
+        want = " or ".join(repr(sa.canonical_resource(a)) for a in allowed)
+        rec.fail("auth.prm-resource", f"{where} names resource {resource!r}; RFC 9728 section 3.3 wants {want}",
+                 evidence)
+
+
 async def check_auth(
     rec: Results, url: str, unauthorized: RawResponse | None, timeout: float,
     credentials: tuple[tuple[str, str], ...] = (),
@@ -137,7 +155,7 @@ async def _discovery(rec: Results, url: str, unauthorized: RawResponse, timeout:
 
     if prm is None:
         rec.fail("auth.protected-resource-metadata", f"unreachable: {where}", evidence)
-        for check in AUTH_CHECKS[2:]:
+        for check in (*AUTH_CHECKS[2:], "auth.prm-resource"):
             rec.skip(check, "no protected-resource metadata")
         return Discovered(challenge)
     prm_url = where
@@ -155,6 +173,7 @@ async def _discovery(rec: Results, url: str, unauthorized: RawResponse, timeout:
         rec.fail("auth.protected-resource-metadata", f"{where}: {'; '.join(problems)}", prm_evidence)
     else:
         rec.ok("auth.protected-resource-metadata", where)
+    _prm_resource(rec, url, where, resource, prm_evidence)
     if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
         for check in AUTH_CHECKS[2:]:
             rec.skip(check, "no authorization server named")
