@@ -23,12 +23,13 @@ from test_oauth_flow import REDIRECT
 
 from trimcp.conformance.catalog import CATALOG
 from trimcp.conformance.checks.auth import AUTH_CHECKS, check_auth, probe_unauthenticated
+from trimcp.conformance.checks.auth_legacy import LEGACY_CHECKS
 from trimcp.conformance.checks.auth_redirect import REDIRECT_CHECKS, REGISTERED_REDIRECT
 from trimcp.conformance.checks.auth_tokens import FORGED_TOKEN, RULE_CHECKS, Discovered, _https
 from trimcp.conformance.model import CheckResult, Level, Status
 from trimcp.conformance.results import Results
 
-ALL = (*AUTH_CHECKS, "auth.prm-resource", *RULE_CHECKS, *REDIRECT_CHECKS)
+ALL = (*AUTH_CHECKS, "auth.prm-resource", *RULE_CHECKS, *REDIRECT_CHECKS, *LEGACY_CHECKS)
 TOKEN = "AT-test-valid"
 
 
@@ -61,7 +62,7 @@ def test_catalog_levels() -> None:
     assert levels["auth.invalid-token-error"] is Level.BEST
 
 
-@pytest.mark.parametrize("revision", ["2025-06-18", "2025-11-25", "2026-07-28"])
+@pytest.mark.parametrize("revision", ["2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"])
 async def test_correct_protected_server_passes(revision: str) -> None:
     results = await _run("", revision)
     for check, result in results.items():
@@ -97,10 +98,12 @@ _FAILS: dict[str, str | list[str]] = {
     "loose-redirect": "auth.redirect-uri",
     "prefix-redirect": "auth.redirect-uri",
     "iss-unadvertised": "auth.iss-advertised",
+    "legacy-defaults": "auth.legacy-metadata",
+    "legacy-none": ["auth.legacy-metadata", "auth.legacy-discovery"],
 }
 _REVISION = {
     "offline-access": "2026-07-28", "no-resource-metadata": "2025-06-18", "no-registration": "2025-06-18",
-    "iss-unadvertised": "2026-07-28",
+    "iss-unadvertised": "2026-07-28", "legacy-defaults": "2025-03-26", "legacy-none": "2025-03-26",
 }
 
 

@@ -25,6 +25,11 @@ without a valid token, 401 with ``Bearer error="invalid_token"``,
 ``loose-redirect``           the authorization server redirects to any ``redirect_uri``
 ``prefix-redirect``          ... to any ``redirect_uri`` that starts with a registered one
 ``iss-unadvertised``         ``iss`` in the authorization response, the metadata flag absent
+``legacy-defaults``          (2025-03-26) no metadata at the server's origin; ``/authorize`` and ``/token`` answer
+``legacy-none``              (2025-03-26) neither metadata at the origin nor the default endpoints
+
+Without a ``legacy-*`` mode the MCP server's origin also serves the authorization server's
+metadata at ``/.well-known/oauth-authorization-server`` (where 2025-03-26 looks for it).
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ MODES = (
     "accepts-bad-token", "no-invalid-token-error", "open-list-without-token", "open-notification", "open-get",
     "token-in-query", "prm-wrong-resource", "prm-origin-resource", "no-scope", "offline-access", "http-endpoints", "no-bearer-on-list",
     "no-resource-metadata", "no-registration", "no-cimd", "loose-redirect", "prefix-redirect", "iss-unadvertised",
+    "legacy-defaults", "legacy-none",
 )
 PRM_PATH = "/.well-known/oauth-protected-resource/mcp"
 
@@ -127,6 +133,12 @@ class AuthFake(ProtectedMcp):
                         "prm-origin-resource": self.base}.get(self.mode, f"{self.base}/mcp")
             await reply.json({"resource": resource, "authorization_servers": [self.auth.issuer],
                               "scopes_supported": scopes})
+            return
+        if parts.path == "/.well-known/oauth-authorization-server" and not self.mode.startswith("legacy-"):
+            await reply.json(self.auth.metadata() if isinstance(self.auth, BadAuthServer) else {})
+            return
+        if parts.path in ("/authorize", "/token") and self.mode == "legacy-defaults":
+            await reply.json({"error": "invalid_request"}, 400)
             return
         if parts.path != "/mcp":
             await reply.text(404, "not found")

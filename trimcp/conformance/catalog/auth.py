@@ -55,6 +55,11 @@ SPECS: Final[tuple[CheckSpec, ...]] = (
     CheckSpec("auth.iss-advertised", B, AUTH,
               "an authorization response carrying iss comes from a server whose metadata sets "
               "authorization_response_iss_parameter_supported", FROM_2025_06_18, stateless_level=M),
+    # 2025-03-26: the authorization server is the MCP server's origin.
+    CheckSpec("auth.legacy-metadata", S, AUTH,
+              "authorization server metadata at <origin>/.well-known/oauth-authorization-server", ("2025-03-26",)),
+    CheckSpec("auth.legacy-discovery", M, AUTH,
+              "that metadata, or else the default /authorize and /token endpoints, exist", ("2025-03-26",)),
     CheckSpec("auth.cimd", S, AUTH,
               "the authorization server advertises client_id_metadata_document_supported: true", FROM_2025_11_25),
 )

@@ -27,7 +27,8 @@ In 2025-06-18 the challenge itself MUST name ``resource_metadata`` (the
 well-known fallback arrives in 2025-11-25).  What discovery found then goes to
 ``checks/auth_tokens.py`` for the resource-server rules (forged tokens,
 refusals without a token, scope guidance) and ``checks/auth_redirect.py`` for
-the authorization server's redirects.
+the authorization server's redirects; ``checks/auth_legacy.py`` holds the
+2025-03-26 discovery (metadata at the server's own origin).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from ..._sansio import auth as sa
 from ..evidence import exchange
 from ..rawhttp import ProbeError, RawResponse, request
 from ..results import Results
+from .auth_legacy import LEGACY_CHECKS, check_legacy
 from .auth_redirect import REDIRECT_CHECKS, check_redirects
 from .auth_tokens import RULE_CHECKS, Discovered, bearer_token, check_auth_rules
 from .probes import CLIENT_INFO
@@ -58,7 +60,7 @@ _PROBE_BODY: Final = {
 
 
 def skip_auth(rec: Results, reason: str) -> None:
-    for check in (*AUTH_CHECKS, "auth.prm-resource", *RULE_CHECKS, *REDIRECT_CHECKS):
+    for check in (*AUTH_CHECKS, "auth.prm-resource", *RULE_CHECKS, *REDIRECT_CHECKS, *LEGACY_CHECKS):
         rec.skip(check, reason)
 
 
@@ -131,6 +133,7 @@ async def check_auth(
     found = await _discovery(rec, url, unauthorized, timeout)
     await check_auth_rules(rec, url, unauthorized, found, timeout, bearer_token(credentials))
     await check_redirects(rec, url, found, timeout)
+    await check_legacy(rec, url, timeout)
 
 
 async def _discovery(rec: Results, url: str, unauthorized: RawResponse, timeout: float) -> Discovered:
