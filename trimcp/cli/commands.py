@@ -55,9 +55,10 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import trio
 
 from .. import ALL_VERSIONS, AuthError, ConnectError, McpError, TrimcpError, __version__, open_client, to_wire
-from ..conformance import connector_for, is_url, print_json, print_table, run_checks
 from ..oauth import OAuthError, StoreUnavailable, TokenStore
 from .arguments import parse_args_json, parse_pairs, prompt_arguments, tool_arguments
+from .check import FORMATS as CHECK_FORMATS
+from .check import add_check_options, prepare_check, run_check, run_requirements
 from .elicit import add_elicit_arguments, handler_from_args
 from .servers import ServerSpec, server_spec
 from .targets import TARGET_COMMANDS, UsageError, parse, resolve_target
@@ -125,8 +126,8 @@ def _build_parser_tree() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"trimcp {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    def target_opts(p: argparse.ArgumentParser, metavar: str = "URL") -> None:
-        p.add_argument("--format", choices=("text", "json"), default="text")
+    def target_opts(p: argparse.ArgumentParser, metavar: str = "URL", formats: Sequence[str] = ("text", "json")) -> None:
+        p.add_argument("--format", choices=formats, default="text")
         p.add_argument(
             "--revision", choices=("auto", *ALL_VERSIONS), default="auto",
             help="the protocol revision to speak; auto (default) negotiates: server/discover, "
@@ -158,10 +159,9 @@ def _build_parser_tree() -> argparse.ArgumentParser:
                        help=f"the redirect URI registered in headless mode (default {DEFAULT_REDIRECT_URI})")
 
     check = _subcommand(sub, "check", "test a server against the MCP specification", CHECK_EXAMPLES)
-    target_opts(check)
+    target_opts(check, formats=CHECK_FORMATS)
     auth_opts(check)
-    check.add_argument("--no-auth", action="store_true",
-                       help="do not authorize: a server answering 401 is reported as needing authorization (exit 3)")
+    add_check_options(check)  # the check command's own options: check.py
 
     auth = _subcommand(sub, "auth", "log in to, inspect or log out of an OAuth-protected server", AUTH_EXAMPLES)
     auth.add_argument("action", choices=("login", "status", "logout"))
@@ -230,6 +230,10 @@ def _read_command_line(argv: Sequence[str]) -> tuple[argparse.Namespace, list[st
     ns, trailing = parse(parser, subparsers, argv)
     if ns.command not in TARGET_COMMANDS:
         return ns, trailing
+    if ns.command == "check":
+        prepare_check(ns, trailing)
+        if ns.requirements:
+            return ns, []
     target = resolve_target(ns, trailing)
     # Only a call or a get can make the server ask the user; a bad --elicit-json is a usage error now.
     asks_user = (ns.command, getattr(ns, "action", None)) in (("tools", "call"), ("prompts", "get"))
@@ -297,43 +301,6 @@ def _type_of(spec: object) -> str:
     if isinstance(kind, list):
         return "|".join(str(k) for k in kind)
     return str(kind) if kind else "any"
-
-
-async def _check(ns: argparse.Namespace, command: list[str]) -> int:
-    # The report names every protocol issue; the client's own warnings would only repeat them.
-    logging.getLogger("trimcp").setLevel(logging.ERROR)
-
-    unauthorized = None
-    needs_auth = False
-    if is_url(command) and command[0].startswith(("http://", "https://")):
-        from ..conformance import ProbeError, probe_unauthenticated
-
-        url = command[0]
-        try:
-            unauthorized = await probe_unauthenticated(url, ns.timeout)
-        except ProbeError:
-            unauthorized = None  # the run reports the server unreachable
-        needs_auth = unauthorized is not None and unauthorized.status == 401
-        if needs_auth:
-            await _mark_auth_needed(url)
-            if ns.no_auth:
-                sys.stderr.write(f"trimcp: authorization required by {url} "
-                                 f"(run without --no-auth, or `trimcp auth login {url}` first)\n")
-                return EXIT_AUTH
-    async with contextlib.AsyncExitStack() as stack:
-        provider = await stack.enter_async_context(_provider(ns, command[0])) if needs_auth else None
-        spec: ServerSpec = ns.spec
-        connect = connector_for(command, connect_timeout=ns.connect_timeout, auth=provider,
-                                env=spec.env, cwd=spec.cwd, headers=spec.headers,
-                                transport=spec.transport)
-        report = await run_checks(connect, target=" ".join(command), revision=_revision(ns),
-                                  request_timeout=ns.timeout, connect_timeout=ns.connect_timeout,
-                                  auth=provider, unauthorized=unauthorized)
-    (print_json if ns.format == "json" else print_table)(report, sys.stdout)
-    if needs_auth and report.revision is None:
-        sys.stderr.write("trimcp: authorization failed; see the auth.* checks\n")
-        return EXIT_AUTH
-    return EXIT_OK if report.ok else 1
 
 
 # --------------------------------------------------------------------------- OAuth
@@ -528,7 +495,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if ns.command == "auth":
             return trio.run(_auth, ns)
         if ns.command == "check":
-            return trio.run(_check, ns, command)
+            return run_requirements(ns) if ns.requirements else trio.run(run_check, ns, command)
         return trio.run(_inspect, ns, command)
     except BrokenPipeError:
         # The reader of our output went away (``| head``): not an error of ours.

@@ -111,13 +111,7 @@ class Report:
         return not self.must_failures
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "target": self.target,
-            "transport": self.transport,
-            "revision": self.revision,
-            "era": self.era,
-            "checks": [
-                {"id": r.id, "level": r.level.value, "status": r.status.value, "detail": r.detail}
-                for r in self.results
-            ],
-        }
+        """The ``trimcp-check/1`` document (``report_json.py``; its JSON Schema ships alongside)."""
+        from .report_json import document  # (the reporters import this module)
+
+        return document(self)

@@ -5,7 +5,11 @@
 hidden by the ninety that pass (among passes, the latest detail wins: it
 counts the most).  ``finish`` completes the catalog: a check
 that does not apply to the negotiated revision becomes ``skip`` "not in
-<revision>", one never reached ``skip`` with the caller's reason.
+<revision>", one never reached ``skip`` with the caller's reason.  A check the
+run's ``Selection`` leaves out is ``skip`` "not selected" whatever happened;
+``wants(*patterns)`` tells the runner whether a group of probes writing those
+checks is worth running.  ``on_result``, when given, is called with each
+outcome as it is put (the CLI's progress display).
 
 ``Tour`` is the state of one run that the era modules share: the results, the
 live client session, the recorded conversation, how to open another
@@ -27,6 +31,7 @@ from .._trio.stream import MessageStream
 from .catalog import CATALOG
 from .model import CheckResult, Status
 from .recorder import RecordingStream
+from .selection import Selection
 
 Connector = Callable[[], AbstractAsyncContextManager[MessageStream]]
 
@@ -34,10 +39,26 @@ _RANK = {Status.SKIP: 0, Status.PASS: 1, Status.WARN: 2, Status.FAIL: 3}
 
 
 class Results:
-    def __init__(self, revision: str | None = None) -> None:
+    def __init__(
+        self,
+        revision: str | None = None,
+        selection: Selection | None = None,
+        on_result: Callable[[CheckResult], None] | None = None,
+    ) -> None:
         #: The negotiated revision (sets each row's level); ``None`` until known.
         self.revision = revision
         self.results: dict[str, CheckResult] = {}
+        self.selection = selection or Selection()
+        self.on_result = on_result
+
+    def selected(self, check_id: str) -> bool:
+        return self.selection.selected(check_id)
+
+    def wants(self, *patterns: str) -> bool:
+        """Whether any selected check matches one of ``patterns`` (ids or globs)."""
+        if self.selection.everything:
+            return True
+        return any(self.selected(i) for i in CATALOG if Selection(only=patterns).selected(i))
 
     def put(self, check_id: str, status: Status, detail: str = "", evidence: Sequence[Any] = ()) -> None:
         spec = CATALOG[check_id]
@@ -47,9 +68,10 @@ class Results:
             # Keep the worst outcome (and its first detail); a later pass may say more.
             if rank < before or (rank == before and not (status is Status.PASS and detail)):
                 return
-        self.results[check_id] = CheckResult(
-            check_id, spec.level_for(self.revision), status, detail, tuple(evidence),
-        )
+        result = CheckResult(check_id, spec.level_for(self.revision), status, detail, tuple(evidence))
+        self.results[check_id] = result
+        if self.on_result is not None and self.selected(check_id):
+            self.on_result(result)
 
     def ok(self, check_id: str, detail: str = "", evidence: Sequence[Any] = ()) -> None:
         self.put(check_id, Status.PASS, detail, evidence)
@@ -68,6 +90,9 @@ class Results:
         out: list[CheckResult] = []
         for check_id, spec in CATALOG.items():
             level = spec.level_for(self.revision)
+            if not self.selected(check_id):
+                out.append(CheckResult(check_id, level, Status.SKIP, "not selected"))
+                continue
             if self.revision is not None and not spec.applies_to(self.revision):
                 # Whatever ran on the way (nothing should), the revision has no such rule.
                 out.append(CheckResult(check_id, level, Status.SKIP, f"not in {self.revision}"))

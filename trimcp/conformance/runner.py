@@ -44,6 +44,7 @@ report, with a failed handshake and, having sent nothing, nothing passed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._errors import ConnectError, TransportClosed, TrimcpError
@@ -69,7 +70,7 @@ from .checks.stateless import (
 )
 from .checks.features import feature_tour
 from .checks.tasks import check_tasks
-from .model import Report
+from .model import CheckResult, Report
 from .checks.probes import (
     CANNED_INPUT, RETRY_VARIANTS, probe_gating, probe_handshake_version, probe_input_requests, probe_missing_envelope,
     probe_stateless_version,
@@ -77,6 +78,7 @@ from .checks.probes import (
 from .rawhttp import ProbeError, RawClient, RawResponse
 from .recorder import RecordingStream
 from .results import Connector, Results, Tour
+from .selection import Selection
 from .validate import ValidationOutcome, validate_conversation
 
 if TYPE_CHECKING:
@@ -109,6 +111,8 @@ async def run_checks(
     request_timeout: float = 30.0,
     auth: OAuthProvider | None = None,
     unauthorized: RawResponse | None = None,
+    selection: Selection | None = None,
+    on_result: Callable[[CheckResult], None] | None = None,
 ) -> Report:
     """Test the server ``connect`` reaches; ``revision=None`` lets the client negotiate.
 
@@ -117,11 +121,13 @@ async def run_checks(
     authorization checks (``checks/auth.py``) on ``unauthorized``, the answer
     to a request without credentials (probed here when not given).  ``auth``
     is the ``OAuthProvider`` the connector uses: its ``Authorization`` goes on
-    the raw transport requests too."""
+    the raw transport requests too.  ``selection`` (``--only`` / ``--skip``) reports the
+    checks it leaves out as ``skip`` "not selected" and skips each probe group none of
+    whose checks it selects; ``on_result`` sees every outcome as it arrives."""
     if revision is not None:
         get_revision(revision)  # ValueError for a revision nobody knows
     report = Report(target=target)
-    rec = Results()
+    rec = Results(selection=selection, on_result=on_result)
     recording: RecordingStream | None = None
     tour: Tour | None = None
     try:
@@ -166,10 +172,12 @@ async def run_checks(
     # The raw transport checks carry the run's credentials, or they would only see 401s.
     credentials = tuple(await auth.headers()) if auth is not None and report.revision is not None else ()
     if is_http_target(target):  # (even when nothing was negotiated: a 401 explains why)
-        await _auth_checks(rec, target, unauthorized, min(connect_timeout, request_timeout), credentials)
+        if rec.wants("auth.*"):
+            await _auth_checks(rec, target, unauthorized, min(connect_timeout, request_timeout), credentials)
     elif report.revision is not None:
         skip_auth(rec, "not an HTTP target")
-    if report.revision is not None:  # (nothing negotiated: every other check is "not reached")
+    # (nothing negotiated: every other check is "not reached")
+    if report.revision is not None and rec.wants("http.*", "http26.*", "sse.*", "stdio.*"):
         probes = RawClient(min(connect_timeout, request_timeout), extra_headers=credentials)
         await _transport_checks(rec, target, report.revision, probes, report.transport)
     report.results = rec.finish("not reached" if report.revision is None else "not applicable to this server")
@@ -214,15 +222,23 @@ async def _tour(tour: Tour, pinned: str | None) -> None:
 
 async def _probes(tour: Tour, timeout: float) -> None:
     rec, client, revision = tour.rec, tour.client, tour.revision
-    await probe_gating(rec, tour.connect, revision, client.server_capabilities, timeout)
+    # Each group runs only when the selection wants one of its checks (``--only``).
+    if rec.wants("capabilities.gating"):
+        await probe_gating(rec, tour.connect, revision, client.server_capabilities, timeout)
     if client.era is not Era.STATELESS:
-        await probe_handshake_version(rec, tour.connect, timeout)
-        await check_tasks(rec, tour.connect, revision, client.server_capabilities, timeout)
+        if rec.wants("lifecycle.unsupported-version"):
+            await probe_handshake_version(rec, tour.connect, timeout)
+        if rec.wants("tasks.*"):
+            await check_tasks(rec, tour.connect, revision, client.server_capabilities, timeout)
         return
     caps = client.server_capabilities
-    await probe_stateless_version(rec, tour.connect, revision, caps, timeout, client.supported_versions or ())
+    if rec.wants("stateless.unsupported-version"):
+        await probe_stateless_version(rec, tour.connect, revision, caps, timeout, client.supported_versions or ())
     dual_era = any(v in HANDSHAKE_VERSIONS for v in client.supported_versions or ())
-    await probe_missing_envelope(rec, tour.connect, revision, caps, timeout, dual_era)
+    if rec.wants("stateless.missing-envelope"):
+        await probe_missing_envelope(rec, tour.connect, revision, caps, timeout, dual_era)
+    if not rec.wants("mrtr.*"):
+        return
     original = input_target(tour.recording)
     if original is None:
         rec.skip("mrtr.input-required", "no read-only tool asked for input")

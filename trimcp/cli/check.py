@@ -1,0 +1,168 @@
+"""``trimcp check``: its options, and running it.
+
+Theory of operation
+-------------------
+``add_check_options`` adds the check subcommand's own options to its parser
+(the target options are the ones every target command shares,
+``commands.py``).  ``prepare_check`` reads and validates them before anything
+starts: an ``--only`` / ``--skip`` pattern that matches no check, an
+unreadable ``--expected-failures`` file or an unknown id in it, or a target
+given with ``--requirements`` are usage errors (exit 1) here.
+
+``run_requirements`` prints the requirements catalogue's coverage and
+contacts nothing.  ``run_check`` tests the target: it probes an HTTP target
+for a 401 (and runs OAuth, ``commands._provider``), runs the checks with the
+selection and, on a terminal, a progress line on stderr, judges the report
+(``conformance/expected.py``: ``--fail-on``, ``--expected-failures``) and
+writes it in the chosen format (``text`` with colour on a terminal, ``json``
+in the ``trimcp-check/1`` schema, ``junit``, ``markdown``) to stdout or to
+``--output FILE``; with ``--output`` the summary line still goes to stdout.
+Exit status: 0 when the verdict is ok, 1 when not (a MUST failure, a SHOULD
+one with ``--fail-on should``, a stale expected failure), 3 authorization
+needed, 4 unreachable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import sys
+from collections.abc import Iterator
+from typing import TextIO
+
+from .. import ALL_VERSIONS
+from ..conformance import CATALOG, connector_for, is_url, run_checks
+from ..conformance.expected import FAIL_ON, judge, read_expected
+from ..conformance.report_console import Progress, print_report, summary_line, use_color
+from ..conformance.report_json import write_json
+from ..conformance.report_junit import write_junit
+from ..conformance.report_markdown import write_markdown
+from ..conformance.selection import Selection
+from .servers import ServerSpec
+from .targets import UsageError
+
+__all__ = ["FORMATS", "add_check_options", "prepare_check", "run_check", "run_requirements"]
+
+FORMATS = ("text", "json", "junit", "markdown")
+EXIT_OK, EXIT_FAILED, EXIT_AUTH = 0, 1, 3
+
+
+def add_check_options(check: argparse.ArgumentParser) -> None:
+    check.add_argument("--no-auth", action="store_true",
+                       help="do not authorize: a server answering 401 is reported as needing authorization (exit 3)")
+    check.add_argument("--output", metavar="FILE",
+                       help="write the report to FILE; stdout gets only the summary line")
+    check.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                       help="colour the text report: auto (default) on a terminal unless NO_COLOR is set")
+    check.add_argument("--only", action="append", default=[], metavar="ID|GLOB",
+                       help="run only the checks matching this id or glob (http.*); repeatable")
+    check.add_argument("--skip", action="append", default=[], metavar="ID|GLOB",
+                       help="report the checks matching this id or glob as skipped; repeatable")
+    check.add_argument("--expected-failures", metavar="FILE",
+                       help="check ids known to fail (a JSON list, or one id a line, # comments): they do not "
+                            "fail the run, and one that passes fails it as stale")
+    check.add_argument("--fail-on", choices=FAIL_ON, default="must",
+                       help="must (default): a failed MUST fails the run; should: a failed or warned SHOULD too")
+    check.add_argument("--requirements", action="store_true",
+                       help="contact no server: print how many of the spec's sentences the checks cover, "
+                            "per revision (--revision) and level")
+    check.add_argument("-v", "--list", dest="list_uncovered", action="store_true",
+                       help="with --requirements: list the sentences no check covers")
+
+
+def prepare_check(ns: argparse.Namespace, trailing: list[str]) -> None:
+    """Validate the check options; every mistake is a ``UsageError`` before any I/O."""
+    if ns.requirements:
+        if ns.words or trailing:
+            raise UsageError("--requirements contacts no server: give no URL or command")
+        return
+    if ns.list_uncovered:
+        raise UsageError("-v/--list goes with --requirements")
+    ns.selection = Selection(tuple(ns.only), tuple(ns.skip))
+    unknown = ns.selection.unknown_patterns(CATALOG)
+    if unknown:
+        raise UsageError(f"--only/--skip {unknown[0]!r} matches no check (see `trimcp check --format json`)")
+    try:
+        ns.expected = read_expected(ns.expected_failures, CATALOG) if ns.expected_failures else frozenset()
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def run_requirements(ns: argparse.Namespace) -> int:
+    from ..conformance.report_requirements import write_coverage
+    from ..conformance.requirements import load
+
+    revisions = ALL_VERSIONS if ns.revision == "auto" else (ns.revision,)
+    with _destination(ns) as out:
+        write_coverage(load(), revisions, out, as_json=ns.format == "json", listing=ns.list_uncovered)
+    if ns.output:
+        sys.stdout.write(f"requirements coverage written to {ns.output}\n")
+    return EXIT_OK
+
+
+@contextlib.contextmanager
+def _destination(ns: argparse.Namespace) -> Iterator[TextIO]:
+    if not ns.output:
+        yield sys.stdout
+        return
+    try:
+        with open(ns.output, "w", encoding="utf-8") as out:
+            yield out
+    except OSError as exc:
+        raise UsageError(f"cannot write --output {ns.output}: {exc.strerror or exc}") from None
+
+
+async def run_check(ns: argparse.Namespace, command: list[str]) -> int:
+    from .commands import _mark_auth_needed, _provider, _revision  # shared with `trimcp auth login`
+
+    # The report names every protocol issue; the client's own warnings would only repeat them.
+    logging.getLogger("trimcp").setLevel(logging.ERROR)
+
+    unauthorized = None
+    needs_auth = False
+    if is_url(command) and command[0].startswith(("http://", "https://")):
+        from ..conformance import ProbeError, probe_unauthenticated
+
+        url = command[0]
+        try:
+            unauthorized = await probe_unauthenticated(url, ns.timeout)
+        except ProbeError:
+            unauthorized = None  # the run reports the server unreachable
+        needs_auth = unauthorized is not None and unauthorized.status == 401
+        if needs_auth:
+            await _mark_auth_needed(url)
+            if ns.no_auth:
+                sys.stderr.write(f"trimcp: authorization required by {url} "
+                                 f"(run without --no-auth, or `trimcp auth login {url}` first)\n")
+                return EXIT_AUTH
+    progress = Progress(sys.stderr)
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            provider = await stack.enter_async_context(_provider(ns, command[0])) if needs_auth else None
+            spec: ServerSpec = ns.spec
+            connect = connector_for(command, connect_timeout=ns.connect_timeout, auth=provider,
+                                    env=spec.env, cwd=spec.cwd, headers=spec.headers,
+                                    transport=spec.transport)
+            report = await run_checks(connect, target=" ".join(command), revision=_revision(ns),
+                                      request_timeout=ns.timeout, connect_timeout=ns.connect_timeout,
+                                      auth=provider, unauthorized=unauthorized,
+                                      selection=ns.selection, on_result=progress)
+    finally:
+        progress.close()
+    verdict = judge(report, fail_on=ns.fail_on, expected=ns.expected)
+    with _destination(ns) as out:
+        if ns.format == "json":
+            write_json(report, out, verdict)
+        elif ns.format == "junit":
+            write_junit(report, out, verdict)
+        elif ns.format == "markdown":
+            write_markdown(report, out, verdict)
+        else:
+            print_report(report, out, color=use_color(ns.color, out), verdict=verdict)
+    if ns.output:
+        sys.stdout.write(summary_line(report, verdict) + f" (report: {ns.output})\n")
+    if needs_auth and report.revision is None:
+        sys.stderr.write("trimcp: authorization failed; see the auth.* checks\n")
+        return EXIT_AUTH
+    return EXIT_OK if verdict.ok else EXIT_FAILED
