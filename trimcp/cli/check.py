@@ -28,23 +28,40 @@ import argparse
 import contextlib
 import logging
 import sys
-from collections.abc import Iterator
-from typing import TextIO
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING, TextIO
 
 from .. import ALL_VERSIONS
-from ..conformance import CATALOG, connector_for, is_url, run_checks
-from ..conformance.expected import FAIL_ON, judge, read_expected
-from ..conformance.report_console import Progress, print_report, summary_line, use_color
-from ..conformance.report_json import write_json
-from ..conformance.report_junit import write_junit
-from ..conformance.report_markdown import write_markdown
-from ..conformance.selection import Selection
+from ..conformance import (
+    CATALOG,
+    Progress,
+    Selection,
+    connector_for,
+    is_url,
+    judge,
+    print_report,
+    read_expected,
+    run_checks,
+    summary_line,
+    use_color,
+    write_json,
+    write_junit,
+    write_markdown,
+    write_requirements_coverage,
+)
 from .servers import ServerSpec
 from .targets import UsageError
+
+if TYPE_CHECKING:
+    from ..oauth import OAuthProvider
 
 __all__ = ["FORMATS", "add_check_options", "prepare_check", "run_check", "run_requirements"]
 
 FORMATS = ("text", "json", "junit", "markdown")
+FAIL_ON = ("must", "should")
+#: ``commands._provider``: the OAuth provider for a URL, as an async context manager.
+ProviderFactory = Callable[[argparse.Namespace, str], AbstractAsyncContextManager["OAuthProvider"]]
 EXIT_OK, EXIT_FAILED, EXIT_AUTH = 0, 1, 3
 
 
@@ -90,12 +107,9 @@ def prepare_check(ns: argparse.Namespace, trailing: list[str]) -> None:
 
 
 def run_requirements(ns: argparse.Namespace) -> int:
-    from ..conformance.report_requirements import write_coverage
-    from ..conformance.requirements import load
-
     revisions = ALL_VERSIONS if ns.revision == "auto" else (ns.revision,)
     with _destination(ns) as out:
-        write_coverage(load(), revisions, out, as_json=ns.format == "json", listing=ns.list_uncovered)
+        write_requirements_coverage(revisions, out, as_json=ns.format == "json", listing=ns.list_uncovered)
     if ns.output:
         sys.stdout.write(f"requirements coverage written to {ns.output}\n")
     return EXIT_OK
@@ -113,9 +127,14 @@ def _destination(ns: argparse.Namespace) -> Iterator[TextIO]:
         raise UsageError(f"cannot write --output {ns.output}: {exc.strerror or exc}") from None
 
 
-async def run_check(ns: argparse.Namespace, command: list[str]) -> int:
-    from .commands import _mark_auth_needed, _provider, _revision  # shared with `trimcp auth login`
-
+async def run_check(
+    ns: argparse.Namespace,
+    command: list[str],
+    open_provider: ProviderFactory,
+    mark_auth_needed: Callable[[str], Awaitable[None]],
+) -> int:
+    """Check the target; ``open_provider`` and ``mark_auth_needed`` are the OAuth steps ``trimcp
+    auth login`` shares (``commands.py``)."""
     # The report names every protocol issue; the client's own warnings would only repeat them.
     logging.getLogger("trimcp").setLevel(logging.ERROR)
 
@@ -131,7 +150,7 @@ async def run_check(ns: argparse.Namespace, command: list[str]) -> int:
             unauthorized = None  # the run reports the server unreachable
         needs_auth = unauthorized is not None and unauthorized.status == 401
         if needs_auth:
-            await _mark_auth_needed(url)
+            await mark_auth_needed(url)
             if ns.no_auth:
                 sys.stderr.write(f"trimcp: authorization required by {url} "
                                  f"(run without --no-auth, or `trimcp auth login {url}` first)\n")
@@ -139,12 +158,12 @@ async def run_check(ns: argparse.Namespace, command: list[str]) -> int:
     progress = Progress(sys.stderr)
     try:
         async with contextlib.AsyncExitStack() as stack:
-            provider = await stack.enter_async_context(_provider(ns, command[0])) if needs_auth else None
+            provider = await stack.enter_async_context(open_provider(ns, command[0])) if needs_auth else None
             spec: ServerSpec = ns.spec
             connect = connector_for(command, connect_timeout=ns.connect_timeout, auth=provider,
                                     env=spec.env, cwd=spec.cwd, headers=spec.headers,
                                     transport=spec.transport)
-            report = await run_checks(connect, target=" ".join(command), revision=_revision(ns),
+            report = await run_checks(connect, target=" ".join(command), revision=None if ns.revision == "auto" else str(ns.revision),
                                       request_timeout=ns.timeout, connect_timeout=ns.connect_timeout,
                                       auth=provider, unauthorized=unauthorized,
                                       selection=ns.selection, on_result=progress)

@@ -1,6 +1,7 @@
 """The ``trimcp`` command.
 
-``trimcp check [--format json] [--revision auto|REV] [URL | -- COMMAND...]``
+``trimcp check [--format text|json|junit|markdown] [--revision auto|REV] [URL | -- COMMAND...]``
+(its own options and its run: ``check.py``)
 tests a stdio server (the bundled reference server when no command is given)
 or the server at an ``http(s)://`` URL (Streamable HTTP, plus the HTTP
 transport checks) or a ``ws(s)://`` URL (WebSocket) and
@@ -495,7 +496,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if ns.command == "auth":
             return trio.run(_auth, ns)
         if ns.command == "check":
-            return run_requirements(ns) if ns.requirements else trio.run(run_check, ns, command)
+            return run_requirements(ns) if ns.requirements else trio.run(run_check, ns, command, _provider, _mark_auth_needed)
         return trio.run(_inspect, ns, command)
     except BrokenPipeError:
         # The reader of our output went away (``| head``): not an error of ours.

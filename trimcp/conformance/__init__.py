@@ -3,11 +3,15 @@
 ``run_checks(connect, ...)`` runs the catalogue (``CATALOG``) against a server
 reached by a ``Connector``; ``connector_for(target)`` makes one for a URL or a
 command line (``is_url`` tells which).  ``print_table`` / ``print_json``
-report the resulting ``Report``.  ``write_transcript`` / ``read_transcripts`` /
-``replay`` keep a run's conversation and judge it again offline;
-``surface_from_*`` and ``diff_surfaces`` compare what two servers offer.  ``probe_unauthenticated(url, timeout)`` sends
-one bare ``initialize`` POST to see whether an HTTP server wants authorization
-first (``ProbeError``: it could not be reached).
+report the resulting ``Report`` (``print_report``, ``write_json``, ``write_junit``,
+``write_markdown``: the formats of ``trimcp check``); ``Selection`` chooses checks,
+``judge`` decides a run (``--fail-on``, ``--expected-failures``);
+``write_requirements_coverage`` prints the requirements catalogue's coverage.
+``write_transcript`` / ``read_transcripts`` / ``replay`` keep a run's
+conversation and judge it again offline; ``surface_from_*`` and
+``diff_surfaces`` compare what two servers offer.
+``probe_unauthenticated(url, timeout)`` sends one bare ``initialize`` POST to see
+whether an HTTP server wants authorization first (``ProbeError``: it could not be reached).
 """
 
 from .catalog import CATALOG as CATALOG
@@ -16,13 +20,24 @@ from .connectors import connector_for as connector_for
 from .connectors import is_url as is_url
 from .console import print_json as print_json
 from .console import print_table as print_table
+from .expected import judge as judge
+from .expected import read_expected as read_expected
 from .model import CheckResult as CheckResult
 from .model import Level as Level
 from .model import Report as Report
 from .model import Status as Status
 from .rawhttp import ProbeError as ProbeError
+from .report_console import Progress as Progress
+from .report_console import print_report as print_report
+from .report_console import summary_line as summary_line
+from .report_console import use_color as use_color
+from .report_json import write_json as write_json
+from .report_junit import write_junit as write_junit
+from .report_markdown import write_markdown as write_markdown
+from .report_requirements import write_requirements_coverage as write_requirements_coverage
 from .runner import Connector as Connector
 from .runner import run_checks as run_checks
+from .selection import Selection as Selection
 from .surface import Change as Change
 from .surface import diff_surfaces as diff_surfaces
 from .surface import surface_from_client as surface_from_client
@@ -34,8 +49,9 @@ from .transcript import replay as replay
 from .transcript import write_transcript as write_transcript
 
 __all__ = [
-    "CATALOG", "Change", "CheckResult", "Connector", "Level", "ProbeError", "Report", "Status", "Transcript",
-    "TranscriptError", "connector_for", "diff_surfaces", "is_url", "print_json", "print_table",
-    "probe_unauthenticated", "read_transcripts", "replay", "run_checks", "surface_from_client",
-    "surface_from_transcript", "write_transcript",
+    "CATALOG", "Change", "CheckResult", "Connector", "Level", "ProbeError", "Progress", "Report", "Selection",
+    "Status", "Transcript", "TranscriptError", "connector_for", "diff_surfaces", "is_url", "judge",
+    "print_json", "print_report", "print_table", "probe_unauthenticated", "read_expected", "read_transcripts",
+    "replay", "run_checks", "summary_line", "surface_from_client", "surface_from_transcript", "use_color",
+    "write_json", "write_junit", "write_markdown", "write_requirements_coverage", "write_transcript",
 ]

@@ -45,7 +45,7 @@ def read_expected(path: str | Path, known: Iterable[str]) -> frozenset[str]:
 
 
 def _parse(text: str, where: str) -> list[str]:
-    if text.lstrip().startswith("["):
+    if text.lstrip().startswith(("[", "{")):
         try:
             value = json.loads(text)
         except ValueError as exc:

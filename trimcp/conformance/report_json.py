@@ -23,6 +23,7 @@ import json
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
+from . import model
 from .report_rows import rows, summary
 
 if TYPE_CHECKING:
@@ -64,6 +65,9 @@ def document(report: Report, verdict: Verdict | None = None) -> dict[str, Any]:
 def write_json(report: Report, out: TextIO, verdict: Verdict | None = None) -> None:
     json.dump(document(report, verdict), out, indent=2, ensure_ascii=False)
     out.write("\n")
+
+
+model.render_json = document
 
 
 def json_schema() -> dict[str, Any]:

@@ -20,9 +20,9 @@ import json
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from .requirements import Catalogue
+from .requirements import Catalogue, load
 
-__all__ = ["coverage_document", "write_coverage"]
+__all__ = ["coverage_document", "write_coverage", "write_requirements_coverage"]
 
 _LEVELS = ("MUST", "SHOULD")
 
@@ -66,3 +66,10 @@ def write_coverage(
         for req in missing:
             where = f"{req.page}#{req.anchor}" if req.anchor else req.page
             out.write(f"  {req.id}  {req.strength}  {where}\n      {' '.join(req.text.split())}\n")
+
+
+def write_requirements_coverage(
+    revisions: Sequence[str], out: TextIO, *, as_json: bool = False, listing: bool = False,
+) -> None:
+    """``write_coverage`` of the shipped requirements catalogue (``requirements.load()``)."""
+    write_coverage(load(), revisions, out, as_json=as_json, listing=listing)

@@ -1,0 +1,463 @@
+"""``trimcp check`` reports and selection: the reporters, --only/--skip, expected failures, --requirements.
+
+* In process: the reporters (console, JSON against its shipped JSON Schema,
+  JUnit, Markdown) on real reports of the reference server and on small
+  hand-made ones; ``Selection`` and the runner's skipping of probe groups
+  none of whose checks is selected; ``judge`` (``--fail-on``,
+  ``--expected-failures``); the progress hook; the coverage table on a
+  synthetic requirements catalogue.
+* A few CLI runs as subprocesses (each costs about a second): the options
+  end to end against ``tests/helpers/bad_server.py --mode bad-tool-schema``
+  (whose ``tools.input-schema`` fails, a MUST), and the usage errors found
+  before anything starts.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import jsonschema
+import pytest
+import trio
+
+from trimcp._trio.memory import memory_stream_pair
+from trimcp._trio.stream import MessageStream
+from trimcp.cli.commands import _read_command_line
+from trimcp.cli.targets import UsageError
+from trimcp.conformance import report_rows, run_checks
+from trimcp.conformance.catalog import CATALOG
+from trimcp.conformance.console import print_json, print_table
+from trimcp.conformance.evidence import received, sent
+from trimcp.conformance.expected import judge, read_expected
+from trimcp.conformance.model import CheckResult, Level, Report, Status
+from trimcp.conformance.report_console import Progress, print_report, use_color
+from trimcp.conformance.report_json import SCHEMA, document, json_schema
+from trimcp.conformance.report_junit import junit_xml
+from trimcp.conformance.report_markdown import markdown
+from trimcp.conformance.report_requirements import coverage_document, write_coverage
+from trimcp.conformance.requirements import Catalogue, Coverage, Requirement, spec_url
+from trimcp.conformance.results import Results
+from trimcp.conformance.selection import Selection
+from trimcp.reference.server import build_server
+from trimcp.server.serve import serve_stream
+
+REPO = Path(__file__).resolve().parent.parent
+BAD_SERVER = str(REPO / "tests" / "helpers" / "bad_server.py")
+CLI_TIMEOUT = 60
+
+
+class Counting:
+    """The in-process reference server as a connector that counts the connections opened."""
+
+    def __init__(self) -> None:
+        self.opened = 0
+
+    @asynccontextmanager
+    async def __call__(self) -> AsyncIterator[MessageStream]:
+        self.opened += 1
+        server = build_server()
+        client_end, server_end = memory_stream_pair()
+        async with trio.open_nursery() as nursery:
+            await nursery.start(serve_stream, server, server_end)
+            try:
+                yield client_end
+            finally:
+                nursery.cancel_scope.cancel()
+                await client_end.aclose()
+
+
+async def _reference(**kwargs: object) -> tuple[Report, int]:
+    connect = Counting()
+    with trio.fail_after(300):
+        report = await run_checks(connect, target="reference (in-process)", **kwargs)  # type: ignore[arg-type]
+    return report, connect.opened
+
+
+def _report(*results: CheckResult, revision: str | None = "2025-11-25") -> Report:
+    return Report(target="t", revision=revision, era="handshake" if revision else None, results=list(results))
+
+
+FAILING = _report(
+    CheckResult("lifecycle.initialize", Level.MUST, Status.PASS, "ok"),
+    CheckResult("tools.input-schema", Level.MUST, Status.FAIL, "hello: type is 'string' | not object",
+                (sent(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'), received("not json"))),
+    CheckResult("tools.unique-names", Level.SHOULD, Status.WARN, "hello twice"),
+    CheckResult("tools.unknown-tool", Level.BEST, Status.FAIL, "answered {}"),
+    CheckResult("http.origin", Level.MUST, Status.SKIP, "not an HTTP target"),
+)
+
+
+# --------------------------------------------------------------------------- selection
+
+
+def test_selection_by_id_and_glob() -> None:
+    sel = Selection(only=("http.*", "tools.list"), skip=("http.origin",))
+    assert sel.selected("http.delete") and sel.selected("tools.list")
+    assert not sel.selected("http.origin") and not sel.selected("tools.input-schema")
+    assert Selection(skip=("*.unsupported-version",)).selected("tools.list")
+    assert not Selection(skip=("*.unsupported-version",)).selected("lifecycle.unsupported-version")
+    assert Selection().everything and Selection().selected("anything.at-all")
+    assert sel.unknown_patterns(CATALOG) == []
+    assert Selection(only=("htp.*",), skip=("tools.lst",)).unknown_patterns(CATALOG) == ["htp.*", "tools.lst"]
+
+
+def test_results_report_unselected_checks_as_not_selected() -> None:
+    seen: list[str] = []
+    rec = Results("2025-11-25", Selection(only=("tools.*",)), on_result=lambda r: seen.append(r.id))
+    rec.fail("lifecycle.ping", "no answer")  # ran anyway (the tour always runs): not reported
+    rec.ok("tools.list", "1 tool")
+    rows = {r.id: r for r in rec.finish("not reached")}
+    assert (rows["lifecycle.ping"].status, rows["lifecycle.ping"].detail) == (Status.SKIP, "not selected")
+    assert rows["tools.list"].status is Status.PASS
+    assert seen == ["tools.list"]
+    assert rec.wants("tools.*") and rec.wants("http.*", "tools.list") and not rec.wants("http.*", "mrtr.*")
+    assert Results().wants("anything")
+
+
+async def test_only_tools_runs_no_probe_connection(autojump_clock: trio.abc.Clock) -> None:
+    full, opened_all = await _reference()
+    only, opened_only = await _reference(selection=Selection(only=("tools.*",)))
+    # The stateless tour's probes (unknown revision, missing envelope, input requests) each
+    # open connections of their own; with only tools.* selected none of them runs.
+    assert opened_all > 1 and opened_only == 1
+    statuses = {r.id: r for r in only.results}
+    assert statuses["tools.list"].status is Status.PASS
+    assert statuses["stateless.missing-envelope"].detail == "not selected"
+    assert all(r.detail == "not selected" for r in only.results if not r.id.startswith("tools."))
+    assert {r.id: r.status for r in full.results}["stateless.missing-envelope"] is Status.PASS
+
+
+async def test_progress_hook_sees_results_as_they_arrive(autojump_clock: trio.abc.Clock) -> None:
+    seen: list[CheckResult] = []
+    report, _ = await _reference(on_result=seen.append)
+    final = {r.id: r for r in report.results}
+    # Every outcome was announced as it was put (a check run per tool, more than once) ...
+    assert seen and all(final[r.id].status is not Status.SKIP or r.status is Status.SKIP for r in seen)
+    # ... and every check that passed or failed was announced at least once.
+    decided = {r.id for r in report.results if r.status is not Status.SKIP}
+    assert decided <= {r.id for r in seen}
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_writes_only_to_a_terminal() -> None:
+    quiet = io.StringIO()
+    progress = Progress(quiet)
+    progress(CheckResult("tools.list", Level.MUST, Status.PASS))
+    progress.close()
+    assert quiet.getvalue() == "" and progress.count == 1
+    tty = _Tty()
+    progress = Progress(tty)
+    progress(CheckResult("tools.list", Level.MUST, Status.PASS))
+    progress(CheckResult("tools.input-schema", Level.MUST, Status.FAIL))
+    assert "\rtrimcp: 2 results, last: tools.input-schema FAIL" in tty.getvalue()
+    progress.close()
+    assert tty.getvalue().endswith("\r")  # the line is erased when the run ends
+
+
+# --------------------------------------------------------------------------- verdicts
+
+
+def test_expected_failures_file_formats(tmp_path: Path) -> None:
+    text = tmp_path / "expected.txt"
+    text.write_text("# known defects\ntools.input-schema   # until 2.0\n\nhttp.origin\n")
+    assert read_expected(text, CATALOG) == {"tools.input-schema", "http.origin"}
+    as_json = tmp_path / "expected.json"
+    as_json.write_text('["tools.input-schema"]')
+    assert read_expected(as_json, CATALOG) == {"tools.input-schema"}
+    as_json.write_text('{"tools.input-schema": 1}')
+    with pytest.raises(ValueError, match="list of check ids"):
+        read_expected(as_json, CATALOG)
+    text.write_text("tools.nope\n")
+    with pytest.raises(ValueError, match="unknown check ids: tools.nope"):
+        read_expected(text, CATALOG)
+    with pytest.raises(ValueError, match="cannot read"):
+        read_expected(tmp_path / "missing.txt", CATALOG)
+
+
+def test_judge_must_should_expected_and_stale() -> None:
+    must = judge(FAILING)
+    assert not must.ok and [r.id for r in must.blocking] == ["tools.input-schema"]
+    should = judge(FAILING, fail_on="should")
+    # The warned SHOULD blocks too; the failed BEST-PRACTICE never does.
+    assert [r.id for r in should.blocking] == ["tools.input-schema", "tools.unique-names"]
+    excused = judge(FAILING, expected={"tools.input-schema"})
+    assert excused.ok and [r.id for r in excused.expected] == ["tools.input-schema"]
+    stale = judge(FAILING, expected={"tools.input-schema", "lifecycle.initialize", "http.origin"})
+    assert not stale.ok and stale.blocking == () and [r.id for r in stale.stale] == ["lifecycle.initialize"]
+    with pytest.raises(ValueError):
+        judge(FAILING, fail_on="may")
+
+
+# --------------------------------------------------------------------------- reporters
+
+
+def test_spec_link_from_sentences_else_section(monkeypatch: pytest.MonkeyPatch) -> None:
+    cat = Catalogue((
+        Requirement("lifecycle.answer", "MUST", ("2025-06-18", "2025-11-25"), "basic/lifecycle", "initialization",
+                    "A sentence.", {"lifecycle.initialize": Coverage.PARTIAL}),
+        Requirement("lifecycle.answer-2", "MUST", ("2025-11-25",), "basic/lifecycle", "version-negotiation",
+                    "Another.", {"lifecycle.initialize": Coverage.FULL}),
+    ), ())
+    monkeypatch.setattr(report_rows, "_catalogue", lambda: cat)
+    url, ids = report_rows.spec_link("lifecycle.initialize", "2025-11-25")
+    assert url == spec_url("2025-11-25", "basic/lifecycle", "version-negotiation")  # the full one first
+    assert ids == ("lifecycle.answer-2", "lifecycle.answer")
+    assert report_rows.spec_link("lifecycle.initialize", "2025-06-18") == (
+        spec_url("2025-06-18", "basic/lifecycle", "initialization"), ("lifecycle.answer",))
+    # No sentence: the check's section, in the run's revision or its newest one.
+    assert report_rows.spec_link("tools.list", "2025-03-26")[0] == spec_url("2025-03-26", "server/tools")
+    assert report_rows.spec_link("tools.list", None)[0] == spec_url("2026-07-28", "server/tools")
+
+
+def test_console_groups_rows_and_links_failures() -> None:
+    out = io.StringIO()
+    print_table(FAILING, out)
+    lines = out.getvalue().splitlines()
+    assert lines[:3] == ["target:   t", "era:      handshake", "revision: 2025-11-25"]
+    assert [line for line in lines if line.startswith("[")] == ["[lifecycle]", "[tools]", "[http]"]
+    at = next(i for i, line in enumerate(lines) if line.startswith("tools.input-schema"))
+    assert lines[at].split()[:3] == ["tools.input-schema", "MUST", "FAIL"]
+    # The link: the page of the check's first sentence, else of its section, in the run's revision.
+    assert lines[at + 1].startswith("    see https://modelcontextprotocol.io/specification/2025-11-25/server/tools")
+    passed = next(i for i, line in enumerate(lines) if line.startswith("lifecycle.initialize"))
+    assert not lines[passed + 1].startswith("    see")
+    assert lines[-1] == "1 passed, 2 failed, 1 warnings, 1 skipped; 1 MUST failures"
+    verdict = judge(FAILING, expected={"tools.input-schema", "lifecycle.initialize"})
+    out = io.StringIO()
+    print_report(FAILING, out, verdict=verdict)
+    last = out.getvalue().splitlines()[-1]
+    assert "1 expected failures" in last and "lifecycle.initialize" in last and last.endswith("; FAILED")
+
+
+def test_console_colour_choice(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert use_color("auto", _Tty()) and not use_color("auto", io.StringIO())
+    assert use_color("always", io.StringIO()) and not use_color("never", _Tty())
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not use_color("auto", _Tty()) and use_color("always", _Tty())
+
+
+def test_console_in_colour_links_every_id() -> None:
+    pytest.importorskip("rich")
+    out = io.StringIO()
+    print_report(FAILING, out, color=True)
+    text = out.getvalue()
+    assert "\x1b[" in text  # ANSI styles
+    assert "\x1b]8;" in text and spec_url("2025-11-25", "server/tools") in text  # OSC 8 hyperlinks
+    for result in FAILING.results:
+        assert result.id in text
+
+
+async def test_json_report_of_a_real_run_matches_its_schema(autojump_clock: trio.abc.Clock) -> None:
+    report, _ = await _reference()
+    doc = json.loads(json.dumps(report.to_json()))
+    jsonschema.Draft202012Validator.check_schema(json_schema())
+    jsonschema.validate(doc, json_schema())
+    assert doc["schema"] == SCHEMA == "trimcp-check/1"
+    assert doc["server_info"]["name"] == "trimcp-reference"
+    assert doc["summary"]["ok"] is True and doc["summary"]["fail"] == 0
+    assert doc["summary"]["pass"] == sum(1 for c in doc["checks"] if c["status"] == "pass")
+    by_id = {c["id"]: c for c in doc["checks"]}
+    assert by_id["tools.list"]["category"] == "tools"
+    assert by_id["tools.list"]["title"] == CATALOG["tools.list"].title
+    assert by_id["tools.list"]["spec"].startswith("https://modelcontextprotocol.io/specification/2026-07-28/")
+
+
+def test_json_report_carries_evidence_and_verdict() -> None:
+    out = io.StringIO()
+    print_json(FAILING, out)
+    doc = json.loads(out.getvalue())
+    jsonschema.validate(doc, json_schema())
+    row = next(c for c in doc["checks"] if c["id"] == "tools.input-schema")
+    assert row["evidence"] == [{"sent": {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}},
+                               {"received": "not json"}]
+    assert "verdict" not in doc and doc["summary"]["ok"] is False
+    judged = document(FAILING, judge(FAILING, expected={"tools.input-schema"}))
+    jsonschema.validate(judged, json_schema())
+    assert judged["summary"]["ok"] is True and judged["summary"]["must_failures"] == 1
+    assert judged["verdict"] == {"fail_on": "must", "blocking": [], "expected_failures": ["tools.input-schema"],
+                                 "stale": []}
+    # A document that drops a required key is refused by the schema.
+    del judged["summary"]["ok"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(judged, json_schema())
+
+
+def _junit(report: Report, **judging: object) -> ET.Element:
+    root = ET.fromstring(junit_xml(report, judge(report, **judging)))  # type: ignore[arg-type]
+    # The shape every JUnit reader takes: testsuites > testsuite > testcase, integer counts.
+    assert root.tag == "testsuites"
+    for suite in root:
+        assert suite.tag == "testsuite" and suite.get("name")
+        cases = suite.findall("testcase")
+        assert int(suite.get("tests", "")) == len(cases)
+        assert int(suite.get("failures", "")) == len(suite.findall("testcase/failure"))
+        assert int(suite.get("skipped", "")) == len(suite.findall("testcase/skipped"))
+        assert suite.get("errors") == "0"
+        for case in cases:
+            assert case.get("classname") == suite.get("name") and case.get("name")
+            assert {child.tag for child in case} <= {"failure", "skipped", "system-out"}
+    assert int(root.get("tests", "")) == sum(int(s.get("tests", "")) for s in root)
+    return root
+
+
+def test_junit_report() -> None:
+    root = _junit(FAILING)
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    failure = cases["tools.input-schema"].find("failure")
+    assert failure is not None and failure.get("type") == "MUST"
+    assert failure.get("message", "").startswith("hello: type is 'string'")
+    assert '"method": "tools/list"' in (failure.text or "") and "spec: https://" in (failure.text or "")
+    skipped = cases["http.origin"].find("skipped")
+    assert skipped is not None and skipped.get("message") == "not an HTTP target"
+    # A warning and a best-practice failure are shown, but do not fail the suite at --fail-on must.
+    assert cases["tools.unique-names"].find("failure") is None
+    assert "warn: hello twice" in (cases["tools.unique-names"].findtext("system-out") or "")
+    assert cases["tools.unknown-tool"].find("failure") is None
+    assert root.get("failures") == "1"
+    strict = {c.get("name"): c for c in _junit(FAILING, fail_on="should").iter("testcase")}
+    assert strict["tools.unique-names"].find("failure") is not None
+    listed = {c.get("name"): c for c in _junit(
+        FAILING, expected={"tools.input-schema", "lifecycle.initialize"}).iter("testcase")}
+    assert (listed["tools.input-schema"].find("skipped") is not None
+            and "expected failure" in listed["tools.input-schema"].find("skipped").get("message", ""))  # type: ignore[union-attr]
+    stale = listed["lifecycle.initialize"].find("failure")
+    assert stale is not None and stale.get("type") == "stale" and "remove it" in stale.get("message", "")
+
+
+def test_markdown_report() -> None:
+    text = markdown(_report(*FAILING.results, CheckResult("tools.list", Level.MUST, Status.PASS, "a | b\nc")))
+    lines = text.splitlines()
+    assert lines[0] == "# trimcp check: `t`"
+    assert [line for line in lines if line.startswith("## ")] == ["## lifecycle", "## tools", "## http"]
+    assert f"| [`tools.input-schema`]({spec_url('2025-11-25', 'server/tools')}) | MUST | ❌ **fail** |" in text
+    assert "| a \\| b c |" in text  # a detail cannot break its table
+    assert sum(1 for line in lines if line == "| check | level | status | detail |") == 3
+
+
+# --------------------------------------------------------------------------- --requirements
+
+
+def _catalogue() -> Catalogue:
+    def req(rid: str, strength: str, checks: dict[str, Coverage]) -> Requirement:
+        return Requirement(rid, strength, ("2025-11-25",), "server/tools", "listing-tools", f"Text of {rid}.", checks)
+
+    return Catalogue((
+        req("tools.a", "MUST", {"tools.list": Coverage.FULL}),
+        req("tools.b", "MUST NOT", {"tools.input-schema": Coverage.PARTIAL}),
+        req("tools.c", "MUST", {}),
+        req("tools.d", "SHOULD", {"tools.unique-names": Coverage.FULL}),
+    ), ())
+
+
+def test_requirements_coverage_json_and_table() -> None:
+    assert coverage_document(_catalogue(), ("2025-11-25", "2026-07-28")) == {"revisions": {
+        "2025-11-25": {"MUST": {"total": 3, "full": 1, "partial": 1}, "SHOULD": {"total": 1, "full": 1, "partial": 0}},
+        "2026-07-28": {"MUST": {"total": 0, "full": 0, "partial": 0}, "SHOULD": {"total": 0, "full": 0, "partial": 0}},
+    }}
+    out = io.StringIO()
+    write_coverage(_catalogue(), ("2025-11-25",), out, listing=True)
+    lines = out.getvalue().splitlines()
+    assert lines[0].split() == ["revision", "level", "total", "full", "partial", "uncovered", "covered"]
+    assert lines[1].split() == ["2025-11-25", "MUST", "3", "1", "1", "1", "66.7%"]
+    assert lines[2].split() == ["2025-11-25", "SHOULD", "1", "1", "0", "0", "100.0%"]
+    assert "uncovered in 2025-11-25: 1" in lines
+    assert "  tools.c  MUST  server/tools#listing-tools" in lines and "      Text of tools.c." in lines
+
+
+# --------------------------------------------------------------------------- the CLI
+
+
+def cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "trimcp.cli", *args], capture_output=True, text=True,
+                          timeout=CLI_TIMEOUT, cwd=cwd, check=False)
+
+
+BAD_TOOL = ["--", sys.executable, BAD_SERVER, "--mode", "bad-tool-schema"]
+
+
+def test_cli_requirements_contacts_nothing() -> None:
+    proc = cli("check", "--requirements", "--format", "json", "--revision", "2025-11-25")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert list(doc) == ["revisions"] and list(doc["revisions"]) == ["2025-11-25"]
+    assert set(doc["revisions"]["2025-11-25"]) == {"MUST", "SHOULD"}
+    assert set(doc["revisions"]["2025-11-25"]["MUST"]) == {"total", "full", "partial"}
+    assert proc.stderr == ""  # not even "running the bundled reference server"
+    listing = cli("check", "--requirements", "-v")
+    assert listing.returncode == 0, listing.stderr
+    assert listing.stdout.splitlines()[0].split()[:2] == ["revision", "level"]
+    assert sum(1 for line in listing.stdout.splitlines() if line.startswith("uncovered in ")) == 5
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--only", "tols.*"), "'tols.*' matches no check"),
+    (("--skip", "http.orign"), "'http.orign' matches no check"),
+    (("--requirements", "http://127.0.0.1:1/mcp"), "contacts no server"),
+    (("--list",), "goes with --requirements"),
+    (("--expected-failures", "/nonexistent/expected.txt"), "cannot read"),
+])
+def test_usage_errors_before_anything_starts(args: tuple[str, ...], message: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(message)):
+        _read_command_line(["check", *args])
+
+
+def test_cli_usage_error_exits_1() -> None:
+    proc = cli("check", "--only", "tols.*")
+    assert proc.returncode == 1 and "'tols.*' matches no check" in proc.stderr, proc.stderr
+    assert "running the bundled reference server" not in proc.stderr
+
+
+def test_cli_junit_output_expected_failures_and_selection(tmp_path: Path) -> None:
+    expected = tmp_path / "expected.txt"
+    expected.write_text("tools.input-schema  # the hello tool's schema is a string\n")
+    report = tmp_path / "report.xml"
+    proc = cli("check", "--format", "junit", "--output", str(report), "--only", "tools.*", "--skip",
+               "tools.name-format", "--expected-failures", str(expected), "--fail-on", "should", *BAD_TOOL)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # The report is in the file; stdout holds only the summary line.
+    assert proc.stdout.count("\n") == 1 and "1 expected failures" in proc.stdout and str(report) in proc.stdout
+    root = _junit_file(report)
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    assert set(cases) == set(CATALOG)
+    assert "expected failure" in cases["tools.input-schema"].find("skipped").get("message", "")  # type: ignore[union-attr]
+    assert cases["tools.name-format"].find("skipped").get("message") == "not selected"  # type: ignore[union-attr]
+    assert cases["lifecycle.initialize"].find("skipped").get("message") == "not selected"  # type: ignore[union-attr]
+    assert cases["tools.list"].find("failure") is None and cases["tools.list"].find("skipped") is None
+
+
+def _junit_file(path: Path) -> ET.Element:
+    root = ET.parse(path).getroot()
+    assert root.tag == "testsuites" and int(root.get("tests", "")) == len(CATALOG)
+    return root
+
+
+def test_cli_json_failing_run_matches_schema() -> None:
+    proc = cli("check", "--format", "json", "--only", "tools.*", *BAD_TOOL)
+    assert proc.returncode == 1, proc.stderr
+    doc = json.loads(proc.stdout)
+    jsonschema.validate(doc, json_schema())
+    assert doc["verdict"]["blocking"] == ["tools.input-schema"] and doc["summary"]["ok"] is False
+    row = next(c for c in doc["checks"] if c["id"] == "tools.input-schema")
+    assert row["status"] == "fail" and row["category"] == "tools"
+
+
+def test_cli_text_in_colour_on_request() -> None:
+    pytest.importorskip("rich")
+    proc = cli("check", "--color", "always", "--only", "tools.input-schema", *BAD_TOOL)
+    assert proc.returncode == 1, proc.stderr
+    assert "\x1b[" in proc.stdout and "tools.input-schema" in proc.stdout
+    plain = cli("check", "--color", "never", "--only", "tools.input-schema", "--format", "markdown", *BAD_TOOL)
+    assert plain.returncode == 1 and "\x1b[" not in plain.stdout and "## tools" in plain.stdout
