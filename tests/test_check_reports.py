@@ -407,6 +407,7 @@ def test_cli_requirements_contacts_nothing() -> None:
     (("--skip", "http.orign"), "'http.orign' matches no check"),
     (("--requirements", "http://127.0.0.1:1/mcp"), "contacts no server"),
     (("--list",), "goes with --requirements"),
+    (("--requirements", "--format", "junit"), "text or json"),
     (("--expected-failures", "/nonexistent/expected.txt"), "cannot read"),
 ])
 def test_usage_errors_before_anything_starts(args: tuple[str, ...], message: str) -> None:

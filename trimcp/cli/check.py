@@ -93,6 +93,8 @@ def prepare_check(ns: argparse.Namespace, trailing: list[str]) -> None:
     if ns.requirements:
         if ns.words or trailing:
             raise UsageError("--requirements contacts no server: give no URL or command")
+        if ns.format not in ("text", "json"):
+            raise UsageError("--requirements prints text or json, not --format " + ns.format)
         return
     if ns.list_uncovered:
         raise UsageError("-v/--list goes with --requirements")

@@ -113,11 +113,14 @@ def _print_rich(report: Report, items: list[Row], out: TextIO, verdict: Verdict 
     for line in _header(report):
         key, _, value = line.partition(":")
         console.print(f"[bold]{key}:[/bold]{escape(value)}")
+    id_width = max((len(r.id) for r in items), default=0)
+    level_width = max((len(r.level.value) for r in items), default=0)
     for name, group in by_category(items):
         table = Table(title=f"[bold]{escape(name)}[/bold]", title_justify="left", show_header=False,
                       box=None, pad_edge=False, expand=False)
-        table.add_column("id", no_wrap=True)
-        table.add_column("level", no_wrap=True)
+        # The same widths in every category's table, so the columns line up down the report.
+        table.add_column("id", no_wrap=True, min_width=id_width)
+        table.add_column("level", no_wrap=True, min_width=level_width)
         table.add_column("status", no_wrap=True)
         table.add_column("detail", overflow="fold")
         for r in group:

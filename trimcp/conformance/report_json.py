@@ -63,7 +63,8 @@ def document(report: Report, verdict: Verdict | None = None) -> dict[str, Any]:
 
 
 def write_json(report: Report, out: TextIO, verdict: Verdict | None = None) -> None:
-    json.dump(document(report, verdict), out, indent=2, ensure_ascii=False)
+    # (ASCII escapes, as before: a report piped through a non-UTF-8 stdout still writes)
+    json.dump(document(report, verdict), out, indent=2)
     out.write("\n")
 
 
