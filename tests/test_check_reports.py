@@ -462,3 +462,33 @@ def test_cli_text_in_colour_on_request() -> None:
     assert "\x1b[" in proc.stdout and "tools.input-schema" in proc.stdout
     plain = cli("check", "--color", "never", "--only", "tools.input-schema", "--format", "markdown", *BAD_TOOL)
     assert plain.returncode == 1 and "\x1b[" not in plain.stdout and "## tools" in plain.stdout
+
+
+def test_cli_progress_on_a_terminal_stderr_only() -> None:
+    import os
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "trimcp.cli", "check", "--only", "tools.*", *BAD_TOOL],
+                              stdout=subprocess.PIPE, stderr=follower, text=True, timeout=CLI_TIMEOUT, cwd=REPO,
+                              check=False)
+        os.close(follower)
+        follower = -1
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the terminal's other end is closed and drained
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(leader)
+        if follower != -1:
+            os.close(follower)
+    stderr = b"".join(chunks).decode()
+    assert proc.returncode == 1
+    assert "\rtrimcp: 1 results, last: " in stderr and "tools.input-schema FAIL" in stderr
+    assert "\r" not in proc.stdout and "trimcp: " not in proc.stdout  # the report itself is untouched
