@@ -175,3 +175,57 @@ async def test_check_many_unknown_name(tmp_path: Path) -> None:
     config.write_text(json.dumps({"mcpServers": {"good": {"command": "x"}}}))
     with pytest.raises(UsageError, match="no server 'typo' \\(known: good\\)"):
         await run_check_many(str(config), ["typo"], revision=None, request_timeout=1, connect_timeout=1)
+
+
+# --------------------------------------------------------------------------- the CLI
+
+
+def test_cli_record_replay_and_diff(tmp_path: Path) -> None:
+    from test_check import cli
+
+    proc = cli("check", "--record", str(tmp_path / "rec"), "--", sys.executable, BAD_SERVER, "--mode", "good")
+    assert proc.returncode == 0, proc.stderr
+    [path] = sorted((tmp_path / "rec").rglob("*.jsonl"))
+    assert "trimcp: recorded" in proc.stderr and str(path) in proc.stderr
+    replayed = cli("replay", str(tmp_path / "rec"), "--format", "json")
+    assert replayed.returncode == 0, replayed.stdout
+    doc = json.loads(replayed.stdout)
+    assert doc["ok"] is True and doc["transcripts"][0]["messages"] > 0
+    same = cli("diff", str(path), str(path))
+    assert (same.returncode, same.stdout) == (0, "the surfaces are the same\n")
+    # The same server with one tool's schema changed: diff names it and exits 1.
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    for entry in lines:
+        result = entry.get("message", {}).get("result", {})
+        for tool in result.get("tools", []):
+            tool["inputSchema"] = {"type": "object", "properties": {"x": {"type": "integer"}}}
+    changed = tmp_path / "changed.jsonl"
+    changed.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    differ = cli("diff", str(path), str(changed))
+    assert differ.returncode == 1
+    assert "inputSchema.properties.x" in differ.stdout and "differences" in differ.stdout
+    # A broken recording is a one-line usage error, never a traceback.
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("not json\n")
+    bad = cli("replay", str(broken))
+    assert bad.returncode == 1 and "broken.jsonl:1: not JSON" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_cli_check_config_many(tmp_path: Path) -> None:
+    from test_check import cli
+
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {
+        "good": {"command": sys.executable, "args": [BAD_SERVER, "--mode", "good"]},
+        "broken": {"command": sys.executable, "args": [BAD_SERVER, "--mode", "bad-tool-schema"]},
+    }}))
+    proc = cli("check", "--config", str(config))
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.count("trimcp: [") == 2
+    assert "2 servers: 1 ok, 1 failed" in proc.stdout
+    only_good = cli("check", "--config", str(config), "good", "--format", "json")
+    assert only_good.returncode == 0, only_good.stderr
+    doc = json.loads(only_good.stdout)
+    assert [s["name"] for s in doc["servers"]] == ["good"] and doc["ok"] is True
+    typo = cli("check", "--config", str(config), "goood")
+    assert typo.returncode == 1 and "no server 'goood'" in typo.stderr

@@ -30,12 +30,14 @@ import logging
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager
+from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from .. import ALL_VERSIONS
 from ..conformance import (
     CATALOG,
     Progress,
+    Report,
     Selection,
     connector_for,
     is_url,
@@ -49,6 +51,7 @@ from ..conformance import (
     write_junit,
     write_markdown,
     write_requirements_coverage,
+    write_transcript,
 )
 from .servers import ServerSpec
 from .targets import UsageError
@@ -56,7 +59,7 @@ from .targets import UsageError
 if TYPE_CHECKING:
     from ..oauth import OAuthProvider
 
-__all__ = ["FORMATS", "add_check_options", "prepare_check", "run_check", "run_requirements"]
+__all__ = ["FORMATS", "add_check_options", "prepare_check", "run_check", "run_check_many_command", "run_requirements"]
 
 FORMATS = ("text", "json", "junit", "markdown")
 FAIL_ON = ("must", "should")
@@ -84,6 +87,9 @@ def add_check_options(check: argparse.ArgumentParser) -> None:
     check.add_argument("--requirements", action="store_true",
                        help="contact no server: print how many of the spec's sentences the checks cover, "
                             "per revision (--revision) and level")
+    check.add_argument("--record", metavar="DIR",
+                       help="keep the conversation: DIR/<revision>/<server>.jsonl in the spec/ corpus format "
+                            "(trimcp replay, trimcp diff read it)")
     check.add_argument("-v", "--list", dest="list_uncovered", action="store_true",
                        help="with --requirements: list the sentences no check covers")
 
@@ -172,6 +178,8 @@ async def run_check(
     finally:
         progress.close()
     verdict = judge(report, fail_on=ns.fail_on, expected=ns.expected)
+    if ns.record:
+        _record(ns.record, report)
     with _destination(ns) as out:
         if ns.format == "json":
             write_json(report, out, verdict)
@@ -187,3 +195,39 @@ async def run_check(
         sys.stderr.write("trimcp: authorization failed; see the auth.* checks\n")
         return EXIT_AUTH
     return EXIT_OK if verdict.ok else EXIT_FAILED
+
+
+def _record(folder: str, report: Report) -> None:
+    meta = {"target": report.target, "transport": report.transport, "era": report.era,
+            "revision": report.revision, "server_info": report.server_info}
+    try:
+        path = write_transcript(Path(folder), report.conversation, meta)
+    except OSError as exc:
+        raise UsageError(f"cannot write --record {folder}: {exc.strerror or exc}") from None
+    sys.stderr.write(f"trimcp: recorded {len(report.conversation)} messages in {path}\n")
+
+
+async def run_check_many_command(ns: argparse.Namespace) -> int:
+    """``check --config FILE [NAME...]``: the file's servers, concurrently, one summary table."""
+    from .check_many import exit_code, print_rows, print_rows_json, run_check_many
+
+    logging.getLogger("trimcp").setLevel(logging.ERROR)
+    expected = ns.expected
+
+    def failed(report: Report) -> bool:
+        return not judge(report, fail_on=ns.fail_on, expected=expected).ok
+
+    rows = await run_check_many(
+        ns.config, ns.many, revision=None if ns.revision == "auto" else str(ns.revision),
+        request_timeout=ns.timeout, connect_timeout=ns.connect_timeout, failed=failed, progress=sys.stderr,
+    )
+    if ns.record:
+        for row in rows:
+            if row.report is not None:
+                _record(ns.record, row.report)
+    with _destination(ns) as out:
+        if ns.format == "json":
+            print_rows_json(rows, out, ns.config, failed)
+        else:
+            print_rows(rows, out, failed)
+    return exit_code(rows, failed)

@@ -59,7 +59,7 @@ from .. import ALL_VERSIONS, AuthError, ConnectError, McpError, TrimcpError, __v
 from ..oauth import OAuthError, StoreUnavailable, TokenStore
 from .arguments import parse_args_json, parse_pairs, prompt_arguments, tool_arguments
 from .check import FORMATS as CHECK_FORMATS
-from .check import add_check_options, prepare_check, run_check, run_requirements
+from .check import add_check_options, prepare_check, run_check, run_check_many_command, run_requirements
 from .elicit import add_elicit_arguments, handler_from_args
 from .servers import ServerSpec, server_spec
 from .targets import TARGET_COMMANDS, UsageError, parse, resolve_target
@@ -76,7 +76,9 @@ CHECK_EXAMPLES = """examples:
   trimcp check                                   the bundled reference server
   trimcp check -- npx -y @modelcontextprotocol/server-everything stdio
   trimcp check http://127.0.0.1:8000/mcp --format json
-  trimcp check --config .mcp.json --server time --revision 2025-06-18"""
+  trimcp check --config .mcp.json --server time --revision 2025-06-18
+  trimcp check --config .mcp.json                every server of the file, one summary table
+  trimcp check --record recordings/ -- python my_server.py"""
 AUTH_EXAMPLES = """examples:
   trimcp auth login https://mcp.example.com/mcp
   trimcp auth status https://mcp.example.com/mcp --token-file tokens.json"""
@@ -201,6 +203,16 @@ def _build_parser_tree() -> argparse.ArgumentParser:
         pool_status.EXAMPLES,
     ))
 
+    from . import evidence
+
+    evidence.add_replay_arguments(_subcommand(
+        sub, "replay", "validate a recording of trimcp check --record again, offline", evidence.REPLAY_EXAMPLES,
+    ))
+    evidence.add_diff_arguments(_subcommand(
+        sub, "diff", "compare two servers' surfaces: tools and their schemas, resources, prompts, capabilities",
+        evidence.DIFF_EXAMPLES,
+    ))
+
     from .serve import add_serve_arguments
 
     add_serve_arguments(sub.add_parser(
@@ -225,6 +237,14 @@ def _build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argume
     return parser, _subparsers(parser)
 
 
+def _timeouts(ns: argparse.Namespace) -> None:
+    if ns.connect_timeout is None:
+        # A silent server must not outlast the --timeout the user asked for.
+        ns.connect_timeout = min(30.0, ns.timeout) if ns.timeout > 0 else 30.0
+    if ns.connect_timeout <= 0:
+        raise UsageError("--connect-timeout must be a positive number of seconds")
+
+
 def _read_command_line(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
     """The namespace and the server command; every usage error is raised here, before any I/O."""
     parser, subparsers = _build_parsers()
@@ -234,6 +254,13 @@ def _read_command_line(argv: Sequence[str]) -> tuple[argparse.Namespace, list[st
     if ns.command == "check":
         prepare_check(ns, trailing)
         if ns.requirements:
+            return ns, []
+        if ns.config is not None and ns.server is None:
+            # check --config FILE [NAME...]: every (or each named) server of the file (check_many.py).
+            if trailing:
+                raise UsageError("check --config FILE takes server NAMEs, not a command after --")
+            ns.many = list(ns.words)
+            _timeouts(ns)
             return ns, []
     target = resolve_target(ns, trailing)
     # Only a call or a get can make the server ask the user; a bad --elicit-json is a usage error now.
@@ -245,11 +272,7 @@ def _read_command_line(argv: Sequence[str]) -> tuple[argparse.Namespace, list[st
     elif ns.command == "prompts":
         ns.raw_args = parse_pairs(ns.prompt_arg, "--prompt-arg")
         ns.base_args = prompt_arguments(parse_args_json(ns.args_json), {})
-    if ns.connect_timeout is None:
-        # A silent server must not outlast the --timeout the user asked for.
-        ns.connect_timeout = min(30.0, ns.timeout) if ns.timeout > 0 else 30.0
-    if ns.connect_timeout <= 0:
-        raise UsageError("--connect-timeout must be a positive number of seconds")
+    _timeouts(ns)
     spec = server_spec(ns, target)
     if spec is None or not spec.target:
         # Say it: a forgotten or misread target must not pass for a real server.
@@ -495,8 +518,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_servers(ns)
         if ns.command == "auth":
             return trio.run(_auth, ns)
+        if ns.command in ("replay", "diff"):
+            from . import evidence
+
+            return evidence.run_replay(ns) if ns.command == "replay" else trio.run(evidence.run_diff, ns)
         if ns.command == "check":
-            return run_requirements(ns) if ns.requirements else trio.run(run_check, ns, command, _provider, _mark_auth_needed)
+            if ns.requirements:
+                return run_requirements(ns)
+            if getattr(ns, "many", None) is not None:
+                return trio.run(run_check_many_command, ns)
+            return trio.run(run_check, ns, command, _provider, _mark_auth_needed)
         return trio.run(_inspect, ns, command)
     except BrokenPipeError:
         # The reader of our output went away (``| head``): not an error of ours.
