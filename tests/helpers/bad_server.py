@@ -139,6 +139,8 @@ def handle(mode: str, msg: dict[str, Any]) -> None:
             sys.stdout.flush()
     elif method == "ping":
         result(msg_id, {})
+    elif method.endswith("/list") and params.get("cursor") is not None:
+        error(msg_id, -32602, "invalid cursor")  # every list is one page: no cursor is valid
     elif method == "tools/list":
         result(msg_id, {"tools": [] if mode == "no-tools" else [tool(mode)]})
     elif method == "tools/call":
@@ -212,6 +214,8 @@ def handle_stateless(mode: str, msg: dict[str, Any]) -> None:
     if method == "server/discover":
         capabilities = {"tools": {"listChanged": True}, "resources": {}, "logging": {}}
         complete(mode, method, msg_id, {"supportedVersions": [MODERN, *SUPPORTED], "capabilities": capabilities})
+    elif method.endswith("/list") and params.get("cursor") is not None:
+        error(msg_id, -32602, "invalid cursor")  # every list is one page: no cursor is valid
     elif method == "tools/list":
         complete(mode, method, msg_id, {"tools": stateless_tools()})
     elif method == "tools/call":

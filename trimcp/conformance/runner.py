@@ -68,8 +68,10 @@ from .connectors import transport_of
 from .checks.stateless import (
     check_discover, check_stateless_conversation, input_target, stateless_tour,
 )
+from .checks.feature_probes import probe_features
 from .checks.features import feature_tour
 from .checks.tasks import check_tasks
+from .checks.tool_calls import CallTools, ToolPolicy
 from .model import CheckResult, Report
 from .checks.probes import (
     CANNED_INPUT, RETRY_VARIANTS, probe_gating, probe_handshake_version, probe_input_requests, probe_missing_envelope,
@@ -85,6 +87,12 @@ if TYPE_CHECKING:
     from .._trio.oauth.provider import OAuthProvider
 
 __all__ = ["Connector", "TargetUnreachable", "run_checks"]
+
+#: The checks the feature probe connection decides (``checks/feature_probes.py``).
+FEATURE_PROBE_CHECKS = (
+    "pagination.invalid-cursor", "prompts.missing-argument", "prompts.unknown-name", "tools.call-without-name",
+    "tools.input-validation",
+)
 
 
 class TargetUnreachable(ConnectError):
@@ -113,6 +121,9 @@ async def run_checks(
     unauthorized: RawResponse | None = None,
     selection: Selection | None = None,
     on_result: Callable[[CheckResult], None] | None = None,
+    call_tools: CallTools = "read-only",
+    probe_tools: int = 1,
+    open_world: bool = True,
 ) -> Report:
     """Test the server ``connect`` reaches; ``revision=None`` lets the client negotiate.
 
@@ -123,7 +134,10 @@ async def run_checks(
     is the ``OAuthProvider`` the connector uses: its ``Authorization`` goes on
     the raw transport requests too.  ``selection`` (``--only`` / ``--skip``) reports the
     checks it leaves out as ``skip`` "not selected" and skips each probe group none of
-    whose checks it selects; ``on_result`` sees every outcome as it arrives."""
+    whose checks it selects; ``on_result`` sees every outcome as it arrives.
+    ``call_tools`` (``none``, ``read-only``, ``all``), ``open_world`` and ``probe_tools``
+    are the tool-calling policy (``checks/tool_calls.py``)."""
+    policy = ToolPolicy(call_tools, probe_tools, open_world)
     if revision is not None:
         get_revision(revision)  # ValueError for a revision nobody knows
     report = Report(target=target)
@@ -147,7 +161,7 @@ async def run_checks(
                 report.server_info = client.server_info
                 report.transport = transport_of(raw)
                 tour = Tour(rec, client, recording, connect, client.protocol_version, request_timeout)
-                await _tour(tour, revision)
+                await _tour(tour, revision, policy)
             if hasattr(raw, "returncode"):
                 _check_shutdown(rec, raw)
     except TrimcpError as exc:
@@ -169,6 +183,8 @@ async def run_checks(
                 check_stateless_conversation(tour, outcome.server_requests)
     if tour is not None:
         await _probes(tour, connect_timeout)
+        if rec.wants(*FEATURE_PROBE_CHECKS):
+            await probe_features(tour, policy.probe_targets(tour.tools), connect_timeout)
     # The raw transport checks carry the run's credentials, or they would only see 401s.
     credentials = tuple(await auth.headers()) if auth is not None and report.revision is not None else ()
     if is_http_target(target):  # (even when nothing was negotiated: a 401 explains why)
@@ -208,14 +224,14 @@ async def _transport_checks(
     await check_http_transport(rec, target, revision, raw, transport)
 
 
-async def _tour(tour: Tour, pinned: str | None) -> None:
+async def _tour(tour: Tour, pinned: str | None, policy: ToolPolicy) -> None:
     client = tour.client
     if client.era is Era.STATELESS:
         check_discover(tour.rec, client)
     else:
         check_handshake(tour.rec, client, pinned)
         await handshake_tour(tour)
-    await feature_tour(tour)
+    await feature_tour(tour, policy)
     if client.era is Era.STATELESS:
         await stateless_tour(tour)
 

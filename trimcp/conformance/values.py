@@ -48,3 +48,29 @@ def example_arguments(schema: Any, depth: int = 0) -> dict[str, Any] | None:
             return None
         out[name] = value
     return out
+
+
+#: A value of another JSON type than each schema type names (for the validation probe).
+_WRONG: dict[str, Any] = {
+    "string": 12345, "integer": "not a number", "number": "not a number", "boolean": "not a boolean",
+    "array": "not an array", "object": "not an object", "null": "not null",
+}
+
+
+def invalid_arguments(schema: Any) -> dict[str, Any] | None:
+    """Arguments a tool must refuse: valid ones with one required property of the wrong type.
+
+    ``None`` when no required property has a plain ``type`` to contradict (nothing to probe
+    without guessing what the schema forbids)."""
+    valid = example_arguments(schema)
+    if valid is None or not isinstance(schema, dict):
+        return None
+    props = schema.get("properties") or {}
+    for name in schema.get("required") or []:
+        prop = props.get(name)
+        if not isinstance(prop, dict) or "enum" in prop or "const" in prop:
+            continue
+        kind = prop.get("type")
+        if isinstance(kind, str) and kind in _WRONG:
+            return {**valid, name: _WRONG[kind]}
+    return None

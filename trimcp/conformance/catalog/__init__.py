@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from ..model import CheckSpec
-from . import core, auth, http26, stateless, tasks, transport
+from . import core, auth, features, http26, stateless, tasks, transport
 from .core import (
     AUTH as AUTH,
 )
@@ -56,6 +56,7 @@ _AREAS: Final[tuple[tuple[CheckSpec, ...], ...]] = (
     stateless.SPECS,
     transport.SPECS,
     auth.SPECS,
+    features.SPECS,
 )
 
 

@@ -29,22 +29,28 @@ from ..._sansio.revisions import Era, get_revision
 from ..._trio.client.client_session import ClientSession
 from ..results import Results, Tour
 from ..values import example_arguments
+from .feature_content import judge_received
+from .tool_calls import ToolPolicy
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 UNKNOWN_URI = "trimcp-check://no/such/resource"
 
 
-async def feature_tour(tour: Tour) -> None:
+async def feature_tour(tour: Tour, policy: ToolPolicy | None = None) -> None:
     rec, client = tour.rec, tour.client
     caps = client.server_capabilities
     await _probe_unknown_method(rec, client)
-    for feature, run in (("tools", _tools), ("resources", _resources), ("prompts", _prompts)):
+    if "tools" in caps:
+        await _tools(tour, policy or ToolPolicy())
+    for feature, run in (("resources", _resources), ("prompts", _prompts)):
         if feature in caps:
             await run(tour)
-        else:
-            for check_id in _FEATURE_CHECKS[feature]:
+    for feature, checks in _FEATURE_CHECKS.items():
+        if feature not in caps:
+            for check_id in checks:
                 rec.skip(check_id, f"the server does not advertise {feature}")
     _judge_pages(tour)
+    judge_received(tour)
 
 
 _FEATURE_CHECKS = {
@@ -68,7 +74,7 @@ async def _probe_unknown_method(rec: Results, client: ClientSession) -> None:
         rec.fail("jsonrpc.unknown-method", "no answer")
 
 
-async def _tools(tour: Tour) -> None:
+async def _tools(tour: Tour, policy: ToolPolicy) -> None:
     rec, client = tour.rec, tour.client
     try:
         tools = await client.list_tools()
@@ -89,12 +95,12 @@ async def _tools(tour: Tour) -> None:
         # Names and schemas of no tool are no evidence of anything.
         for check_id in ("tools.unique-names", "tools.name-format", "tools.input-schema"):
             rec.skip(check_id, "the server lists no tools")
-    read_only = [t for t in tools if t.annotations is not None and t.annotations.read_only_hint]
-    outcomes = [await _call_read_only(tour, tool) for tool in read_only]
-    if not read_only:
-        rec.skip("tools.call-read-only", "no tool is annotated readOnlyHint, so none is called")
+    callable_tools = [t for t in tools if policy.allows(t)]
+    outcomes = [await _call_read_only(tour, tool) for tool in callable_tools]
+    if not callable_tools:
+        rec.skip("tools.call-read-only", policy.describe())
     _judge_calls(rec, [o for o in outcomes if o is not None])
-    rec.skip("tools.structured-output", "no read-only tool with an outputSchema was called")
+    rec.skip("tools.structured-output", "no tool with an outputSchema was called")
     try:
         result = await client.call_tool("trimcp-no-such-tool-7d1f", {})
         if result.is_error:
@@ -147,7 +153,7 @@ def _judge_calls(rec: Results, is_error: list[bool]) -> None:
     if not is_error:
         return  # nothing called, or every call already judged (fail / warn / skip)
     refused = sum(is_error)
-    detail = f"called {len(is_error)} read-only tools, {refused} returned isError"
+    detail = f"called {len(is_error)} tools, {refused} returned isError"
     if refused == len(is_error):
         rec.skip("tools.call-read-only", f"{detail}: no successful call to judge")
     else:

@@ -1,0 +1,201 @@
+"""Negative probes of the server features, on a fresh connection of their own.
+
+Theory of operation
+-------------------
+Spec: ``server/utilities/pagination`` (error handling: invalid cursors -32602),
+``server/prompts`` (error handling: invalid prompt name, missing required
+arguments -32602), ``server/tools`` (error handling: malformed requests are
+protocol errors; security: servers validate all tool inputs).
+
+A correct client never sends these requests, so they do not go on the tour's
+session: ``probe_features`` opens one connection (``initialize`` and
+``notifications/initialized`` in the handshake era; ``server/discover`` and
+the ``_meta`` envelope on every request in the stateless era) and sends them
+one after the other.  None of them changes the server's state, so one cannot
+spoil the next; only a probe that broke the connection makes the remaining
+ones reopen it (at most ``_REOPENS`` times).  What is probed comes from the
+tour's recording: the lists the server advertised, a listed prompt with a
+required argument, the tools the calling policy lets the harness call (only
+``probe_tools`` of them get invalid arguments).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import attrs
+
+from ..._sansio import jsonrpc as rpc
+from ..._sansio import schema as s
+from ..._sansio.revisions import Era, get_revision
+from ..evidence import received, sent
+from ..results import Connector, Results, Tour
+from ..values import invalid_arguments
+from .probes import CLIENT_INFO, Answer, Probe, ProbeFailed, envelope, probe_connection
+
+INVALID_CURSOR = "trimcp-check-invalid-cursor-\u00a7"
+UNKNOWN_PROMPT = "trimcp-check-no-such-prompt-7d1f"
+_REOPENS = 2
+_LISTS = {"tools": ("tools/list",), "prompts": ("prompts/list",),
+          "resources": ("resources/list", "resources/templates/list")}
+
+#: One probe: the check it feeds, the request, and the judge of the answer.
+Judge = Callable[[Results, rpc.Request, Answer], None]
+
+
+@attrs.frozen
+class _Planned:
+    check: str
+    method: str
+    params: dict[str, Any]
+    judge: Judge
+
+
+def plan(tour: Tour, probe_tools: list[s.Tool], prompts: list[dict[str, Any]]) -> list[_Planned]:
+    """The probes to send for what the server advertised (``prompts``: its listed prompts, raw)."""
+    caps = tour.client.server_capabilities
+    out: list[_Planned] = []
+    for feature, methods in _LISTS.items():
+        if feature in caps:
+            out.extend(_Planned("pagination.invalid-cursor", m, {"cursor": INVALID_CURSOR}, _judge_cursor)
+                       for m in methods)
+    if "prompts" in caps:
+        out.append(_Planned("prompts.unknown-name", "prompts/get", {"name": UNKNOWN_PROMPT}, _judge_32602))
+        needy = next((p for p in prompts if any(
+            isinstance(a, dict) and a.get("required") for a in p.get("arguments") or ())), None)
+        if needy is not None:
+            out.append(_Planned("prompts.missing-argument", "prompts/get", {"name": needy["name"], "arguments": {}},
+                                _judge_32602))
+    if "tools" in caps:
+        out.append(_Planned("tools.call-without-name", "tools/call", {"arguments": {}}, _judge_32602))
+        for tool in probe_tools:
+            bad = invalid_arguments(tool.input_schema)
+            if bad is not None:
+                out.append(_Planned("tools.input-validation", "tools/call", {"name": tool.name, "arguments": bad},
+                                    _judge_refused))
+    return out
+
+
+def skip_unplanned(rec: Results, tour: Tour, planned: list[_Planned]) -> None:
+    caps = tour.client.server_capabilities
+    ids = {p.check for p in planned}
+    reasons = {
+        "pagination.invalid-cursor": "the server offers no list",
+        "prompts.unknown-name": "the server does not advertise prompts",
+        "prompts.missing-argument": "no listed prompt has a required argument"
+        if "prompts" in caps else "the server does not advertise prompts",
+        "tools.call-without-name": "the server does not advertise tools",
+        "tools.input-validation": "no tool the calling policy allows has a required property to get wrong"
+        if "tools" in caps else "the server does not advertise tools",
+    }
+    for check, why in reasons.items():
+        if check not in ids:
+            rec.skip(check, why)
+
+
+async def probe_features(tour: Tour, probe_tools: list[s.Tool], timeout: float) -> None:
+    rec = tour.rec
+    planned = plan(tour, probe_tools, listed_prompts(tour))
+    skip_unplanned(rec, tour, planned)
+    queue = list(planned)
+    for _ in range(_REOPENS + 1):
+        if not queue:
+            return
+        current: _Planned | None = None
+        try:
+            async with _session(tour.connect, tour.revision, timeout) as (probe, params):
+                while queue:
+                    current = queue[0]
+                    request = rpc.Request(len(queue) + 10, current.method, params(current.params))
+                    answer = await probe.ask(request)
+                    queue.pop(0)
+                    current.judge(rec, request, answer)
+                    current = None
+        except ProbeFailed as exc:
+            if current is None:
+                rec.fail(queue[0].check if queue else "pagination.invalid-cursor",
+                         f"the probe connection could not be opened: {exc}")
+                return
+            queue.pop(0)
+            rec.fail(current.check, f"{current.method} {_target(current.params)}: no answer ({exc})")
+
+
+@asynccontextmanager
+async def _session(
+    connect: Connector, revision: str, timeout: float
+) -> AsyncIterator[tuple[Probe, Callable[[dict[str, Any]], dict[str, Any]]]]:
+    stateless = get_revision(revision).era is Era.STATELESS
+    async with probe_connection(connect, timeout) as probe:
+        if stateless:
+            meta = envelope(revision)
+            await probe.ask(rpc.Request(0, "server/discover", {"_meta": meta}))
+            yield probe, lambda p: {**p, "_meta": meta}
+            return
+        opened = await probe.ask(rpc.Request(0, "initialize", {
+            "protocolVersion": revision, "capabilities": {}, "clientInfo": CLIENT_INFO,
+        }))
+        if isinstance(opened, rpc.ErrorResponse):
+            raise ProbeFailed(f"initialize failed: {opened.error.message}")
+        chosen = opened.result.get("protocolVersion")
+        probe.revision = chosen if isinstance(chosen, str) else revision
+        await probe.tell(rpc.Notification("notifications/initialized"))
+        yield probe, lambda p: dict(p)
+
+
+def listed_prompts(tour: Tour) -> list[dict[str, Any]]:
+    """The prompts of every prompts/list page the tour received."""
+    out: list[dict[str, Any]] = []
+    for request_id, (_, answer) in tour.recording.answers().items():
+        if tour.recording.sent_methods.get(request_id) == "prompts/list" and isinstance(answer, rpc.Response):
+            out.extend(p for p in answer.result.get("prompts") or () if isinstance(p, dict) and "name" in p)
+    return out
+
+
+def _target(params: dict[str, Any]) -> str:
+    return str(params.get("name") or params.get("cursor") and "with an invalid cursor" or "")
+
+
+def _evidence(request: rpc.Request, answer: Answer) -> list[dict[str, Any]]:
+    return [sent(request), received(answer)]
+
+
+def _judge_cursor(rec: Results, request: rpc.Request, answer: Answer) -> None:
+    check, ev = "pagination.invalid-cursor", _evidence(request, answer)
+    if isinstance(answer, rpc.Response):
+        rec.fail(check, f"{request.method} with an invalid cursor was answered with a result", ev)
+    elif answer.error.code != rpc.INVALID_PARAMS:
+        rec.warn(check, f"{request.method} with an invalid cursor: error {answer.error.code}, not -32602", ev)
+    else:
+        rec.ok(check, "-32602 for an invalid cursor on every list offered")
+
+
+def _judge_32602(rec: Results, request: rpc.Request, answer: Answer) -> None:
+    check = {"prompts/get": "prompts.missing-argument" if "arguments" in (request.params or {})
+             else "prompts.unknown-name"}.get(request.method, "tools.call-without-name")
+    what = {"prompts.missing-argument": "prompts/get without its required arguments",
+            "prompts.unknown-name": "prompts/get of an unknown prompt",
+            "tools.call-without-name": "tools/call without a name"}[check]
+    ev = _evidence(request, answer)
+    if isinstance(answer, rpc.Response):
+        rec.fail(check, f"{what} was answered with a result", ev)
+    elif answer.error.code != rpc.INVALID_PARAMS:
+        rec.warn(check, f"{what}: error {answer.error.code}, not -32602", ev)
+    else:
+        rec.ok(check, f"{what}: -32602")
+
+
+def _judge_refused(rec: Results, request: rpc.Request, answer: Answer) -> None:
+    # server/tools: input validation errors are tool execution errors (isError) from 2025-11-25;
+    # a JSON-RPC error refuses the call just as well.
+    check, ev = "tools.input-validation", _evidence(request, answer)
+    name = (request.params or {}).get("name")
+    if isinstance(answer, rpc.ErrorResponse):
+        rec.ok(check, f"{name}: invalid arguments refused with error {answer.error.code}")
+    elif answer.result.get("isError") is True:
+        rec.ok(check, f"{name}: invalid arguments refused with an isError result")
+    elif answer.result.get("resultType") not in (None, "complete"):
+        rec.skip(check, f"{name}: answered {answer.result.get('resultType')!r}, not a refusal nor a result")
+    else:
+        rec.fail(check, f"{name}: arguments of the wrong type were accepted", ev)
