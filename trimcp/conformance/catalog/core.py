@@ -69,9 +69,12 @@ _CHECKS: Final[tuple[CheckSpec, ...]] = (
     CheckSpec("capabilities.notifications", M, "basic/lifecycle",
               "the server sends only notifications its capabilities declare"),
     CheckSpec("capabilities.gating", S, "basic/lifecycle", "a method whose capability was not advertised is refused"),
-    CheckSpec("tools.list", M, "server/tools", "tools/list succeeds and pages end"),
-    CheckSpec("tools.input-schema", M, "server/tools", "every tool's inputSchema is a JSON Schema object of type object"),
-    CheckSpec("tools.unique-names", S, "server/tools", "tool names are unique"),
+    # tools/prompts/resources list: a MUST only in 2026-07-28 ("Servers that declare the `tools` capability
+    # MUST respond to `tools/list`"); before, no sentence stands behind it.
+    CheckSpec("tools.list", B, "server/tools", "tools/list succeeds and pages end", stateless_level=M),
+    CheckSpec("tools.input-schema", M, "server/tools", "every tool's inputSchema is a JSON Schema object of type object",
+              FROM_2025_11_25),
+    CheckSpec("tools.unique-names", S, "server/tools", "tool names are unique", FROM_2025_11_25),
     CheckSpec("tools.name-format", S, "server/tools", "tool names use 1-128 of A-Z a-z 0-9 _ - .", FROM_2025_11_25),
     # BEST: no sentence makes a server's tools callable by a harness, nor names the answer to an unknown
     # tool (server/tools lists it among protocol errors as an example), nor requires templates/list;
@@ -80,17 +83,18 @@ _CHECKS: Final[tuple[CheckSpec, ...]] = (
     CheckSpec("tools.structured-output", M, "server/tools",
               "a tool with an outputSchema returns structuredContent that conforms", FROM_2025_06_18),
     CheckSpec("tools.unknown-tool", B, "server/tools", "calling an unknown tool is an error (-32602 or isError)"),
-    CheckSpec("resources.list", M, "server/resources", "resources/list succeeds and pages end"),
+    CheckSpec("resources.list", B, "server/resources", "resources/list succeeds and pages end", stateless_level=M),
     CheckSpec("resources.templates", B, "server/resources", "resources/templates/list succeeds and pages end"),
-    CheckSpec("resources.read", M, "server/resources", "every listed resource can be read; contents carry text or blob"),
+    CheckSpec("resources.read", B, "server/resources", "every listed resource can be read; contents carry text or blob"),
     CheckSpec("resources.unknown", S, "server/resources",
               "reading an unknown URI is an error: -32002 (or -32602) up to 2025-11-25, -32602 and never -32002 "
               "in 2026-07-28", stateless_level=M),
-    CheckSpec("prompts.list", M, "server/prompts", "prompts/list succeeds and pages end"),
-    CheckSpec("prompts.get", M, "server/prompts", "every listed prompt can be fetched"),
-    CheckSpec("logging.set-level", M, "server/utilities/logging", "logging/setLevel is answered with an empty result",
+    CheckSpec("prompts.list", B, "server/prompts", "prompts/list succeeds and pages end", stateless_level=M),
+    # No sentence makes listed prompts fetchable, resources readable, completion answer, setLevel succeed.
+    CheckSpec("prompts.get", B, "server/prompts", "every listed prompt can be fetched"),
+    CheckSpec("logging.set-level", B, "server/utilities/logging", "logging/setLevel is answered with an empty result",
               HANDSHAKE),
-    CheckSpec("completion.complete", M, "server/utilities/completion", "completion/complete returns values"),
+    CheckSpec("completion.complete", B, "server/utilities/completion", "completion/complete returns values"),
     CheckSpec("pagination.cursors", B, "server/utilities/pagination", "cursors do not repeat"),
     # ---- stateless era: patterns
     CheckSpec("mrtr.input-required", M, "basic/patterns/mrtr",

@@ -14,6 +14,8 @@ from ..._sansio.revisions import ALL_VERSIONS, HANDSHAKE_VERSIONS
 from ..model import CheckSpec, Level
 
 M, S, B = Level.MUST, Level.SHOULD, Level.BEST
+STATELESS: Final = tuple(v for v in ALL_VERSIONS if v not in HANDSHAKE_VERSIONS)
+BEFORE_2025_11_25: Final = tuple(v for v in ALL_VERSIONS if v < "2025-11-25")
 
 SPECS: Final[tuple[CheckSpec, ...]] = (
     CheckSpec("pagination.invalid-cursor", S, "server/utilities/pagination",
@@ -34,6 +36,30 @@ SPECS: Final[tuple[CheckSpec, ...]] = (
     # No sentence bounds the levels sent after logging/setLevel (the page describes it only).
     CheckSpec("logging.below-level", B, "server/utilities/logging",
               "after logging/setLevel no notifications/message below that level arrives", HANDSHAKE_VERSIONS),
+    CheckSpec("features.declared", M, "server/tools",
+              "a feature whose capability is not declared (tools, prompts, resources, completions) is not served"),
+    CheckSpec("features.stable-lists", M, "server/tools",
+              "tools/list is the same on another connection", STATELESS),
+    CheckSpec("logging.invalid-level", S, "server/utilities/logging",
+              "an unknown log level (setLevel, or the logLevel of _meta) is refused with -32602"),
+    CheckSpec("completion.invalid-ref", M, "server/utilities/completion",
+              "completion/complete of an unknown prompt gets -32602", tuple(v for v in ALL_VERSIONS if v >= "2025-03-26")),
+    CheckSpec("tools.x-mcp-header", M, "server/tools",
+              "x-mcp-header names are non-empty HTTP tokens, unique, on statically reachable primitive properties",
+              STATELESS),
+    CheckSpec("resources.uri-syntax", M, "server/resources",
+              "listed resource URIs follow RFC 3986 (a scheme, no spaces or control characters)",
+              tuple(v for v in ALL_VERSIONS if v >= "2025-06-18")),
+    # The name and schema rules became sentences in 2025-11-25; before, they are habits (core keeps
+    # tools.input-schema and tools.unique-names for the revisions with the sentence).
+    CheckSpec("tools.input-schema-legacy", B, "server/tools",
+              "every tool's inputSchema is a JSON Schema object of type object", BEFORE_2025_11_25),
+    CheckSpec("tools.unique-names-legacy", B, "server/tools", "tool names are unique", BEFORE_2025_11_25),
+    CheckSpec("features.server-requests", M, "client/sampling",
+              "sampling and elicitation requests ask only for what the client declared and are well-formed "
+              "(modes, message, requestedSchema, url, elicitationId; -32042 data; completion ids)",
+              tuple(v for v in ALL_VERSIONS if v >= "2025-11-25")),
+    CheckSpec("resources.invalid-uri", M, "server/resources", "resources/read of a malformed URI is an error"),
     CheckSpec("completion.limits", B, "server/utilities/completion",
               "completion values are at most 100, and total is not below their number", ALL_VERSIONS),
 )

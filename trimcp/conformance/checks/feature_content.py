@@ -21,13 +21,19 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
+import re
 from typing import Any
 
 from ..._sansio import jsonrpc as rpc
+from ..._sansio.http.headers import InvalidToolHeaders, header_params
+from ..._sansio.schema.tools import X_MCP_HEADER
 from ..evidence import received
 from ..results import Results, Tour
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+#: RFC 3986: a scheme, then only unreserved, reserved and percent-encoded characters.
+_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*$")
 _CONTENT_CHECKS = ("content.base64", "content.embedded-resource", "resources.read-contents")
 
 
@@ -60,6 +66,48 @@ def judge_received(tour: Tour) -> None:
     if not completions:
         rec.skip("completion.limits", "no completion/complete was answered")
     _logs(tour)
+    _listed(tour)
+
+
+def _raw_listed(tour: Tour, method: str, key: str) -> list[tuple[rpc.Response, dict[str, Any]]]:
+    recording = tour.recording
+    return [
+        (answer, item) for request_id, (_, answer) in recording.answers().items()
+        if recording.sent_methods.get(request_id) == method and isinstance(answer, rpc.Response)
+        for item in answer.result.get(key) or () if isinstance(item, dict)
+    ]
+
+
+def _listed(tour: Tour) -> None:
+    """The tools and resources as the server listed them (the client leaves out tools it rejects)."""
+    rec = tour.rec
+    caps = tour.client.server_capabilities
+    if "tools" in caps:
+        tools = _raw_listed(tour, "tools/list", "tools")
+        marked = 0
+        for answer, tool in tools:
+            schema = tool.get("inputSchema")
+            if not (isinstance(schema, dict) and X_MCP_HEADER in json.dumps(schema)):
+                continue
+            marked += 1
+            try:
+                header_params(schema)
+            except InvalidToolHeaders as exc:
+                rec.fail("tools.x-mcp-header", f"{tool.get('name')}: {exc}", [received(answer)])
+        if marked:
+            rec.ok("tools.x-mcp-header", f"{marked} tools mark parameters with x-mcp-header")
+        else:
+            rec.skip("tools.x-mcp-header", "no tool marks a parameter with x-mcp-header")
+    if "resources" in caps:
+        resources = _raw_listed(tour, "resources/list", "resources")
+        for answer, resource in resources:
+            uri = resource.get("uri")
+            if not (isinstance(uri, str) and _URI.match(uri)):
+                rec.fail("resources.uri-syntax", f"{uri!r} is not an RFC 3986 URI", [received(answer)])
+        if resources:
+            rec.ok("resources.uri-syntax", f"{len(resources)} URIs")
+        else:
+            rec.skip("resources.uri-syntax", "the server lists no resources")
 
 
 def _blocks(rec: Results, judged: dict[str, int], answer: rpc.Response, blocks: Any, *, embedded_mime: bool) -> None:

@@ -33,7 +33,7 @@ from ..._sansio.revisions import Era, get_revision
 from ..evidence import received, sent
 from ..results import Connector, Results, Tour
 from ..values import invalid_arguments
-from .probes import CLIENT_INFO, Answer, Probe, ProbeFailed, envelope, probe_connection
+from .probes import CLIENT_INFO, Answer, Probe, ProbeFailed, envelope, list_method, probe_connection
 
 INVALID_CURSOR = "trimcp-check-invalid-cursor-\u00a7"
 UNKNOWN_PROMPT = "trimcp-check-no-such-prompt-7d1f"
@@ -57,6 +57,31 @@ def plan(tour: Tour, probe_tools: list[s.Tool], prompts: list[dict[str, Any]]) -
     """The probes to send for what the server advertised (``prompts``: its listed prompts, raw)."""
     caps = tour.client.server_capabilities
     out: list[_Planned] = []
+    revision = get_revision(tour.revision)
+    # A server answering a feature it did not declare supports it undeclared (capabilities).
+    for feature in ("tools", "prompts", "resources"):
+        if feature not in caps:
+            out.append(_Planned("features.declared", f"{feature}/list", {}, _judge_undeclared))
+    if "completions" not in caps and revision.completions_capability:
+        ref = {"ref": {"type": "ref/prompt", "name": UNKNOWN_PROMPT}, "argument": {"name": "a", "value": ""}}
+        out.append(_Planned("features.declared", "completion/complete", ref, _judge_undeclared))
+    if revision.era is Era.STATELESS:
+        out.extend(_Planned("features.stable-lists", f"{feature}/list", {}, _stable_judge(tour, feature))
+                   for feature in ("tools", "prompts", "resources") if feature in caps)
+    if "resources" in caps:
+        out.append(_Planned("resources.invalid-uri", "resources/read", {"uri": "not a URI: \u00a7 <>"},
+                            _judge_invalid_uri))
+    if "logging" in caps:
+        if revision.era is Era.STATELESS:
+            # server/utilities/logging (2026-07-28): an unrecognized logLevel in _meta is rejected.
+            out.append(_Planned("logging.invalid-level", list_method(caps) or "server/discover",
+                                {"_meta": {"io.modelcontextprotocol/logLevel": "trimcp-bogus"}}, _judge_level))
+        else:
+            out.append(_Planned("logging.invalid-level", "logging/setLevel", {"level": "trimcp-bogus"},
+                                _judge_level))
+    if "completions" in caps:
+        ref = {"ref": {"type": "ref/prompt", "name": UNKNOWN_PROMPT}, "argument": {"name": "a", "value": ""}}
+        out.append(_Planned("completion.invalid-ref", "completion/complete", ref, _judge_32602))
     for feature, methods in _LISTS.items():
         if feature in caps:
             out.extend(_Planned("pagination.invalid-cursor", m, {"cursor": INVALID_CURSOR}, _judge_cursor)
@@ -87,6 +112,11 @@ def skip_unplanned(rec: Results, tour: Tour, planned: list[_Planned]) -> None:
         "prompts.missing-argument": "no listed prompt has a required argument"
         if "prompts" in caps else "the server does not advertise prompts",
         "tools.call-without-name": "the server does not advertise tools",
+        "features.declared": "the server advertises every feature",
+        "features.stable-lists": "the server advertises no list",
+        "resources.invalid-uri": "the server does not advertise resources",
+        "logging.invalid-level": "the server does not advertise logging",
+        "completion.invalid-ref": "the server does not advertise completions",
         "tools.input-validation": "no tool the calling policy allows has a required property to get wrong"
         if "tools" in caps else "the server does not advertise tools",
     }
@@ -131,7 +161,7 @@ async def _session(
         if stateless:
             meta = envelope(revision)
             await probe.ask(rpc.Request(0, "server/discover", {"_meta": meta}))
-            yield probe, lambda p: {**p, "_meta": meta}
+            yield probe, lambda p: {**p, "_meta": {**meta, **(p.get("_meta") or {})}}
             return
         opened = await probe.ask(rpc.Request(0, "initialize", {
             "protocolVersion": revision, "capabilities": {}, "clientInfo": CLIENT_INFO,
@@ -173,9 +203,11 @@ def _judge_cursor(rec: Results, request: rpc.Request, answer: Answer) -> None:
 
 def _judge_32602(rec: Results, request: rpc.Request, answer: Answer) -> None:
     check = {"prompts/get": "prompts.missing-argument" if "arguments" in (request.params or {})
-             else "prompts.unknown-name"}.get(request.method, "tools.call-without-name")
+             else "prompts.unknown-name", "completion/complete": "completion.invalid-ref"}.get(
+        request.method, "tools.call-without-name")
     what = {"prompts.missing-argument": "prompts/get without its required arguments",
             "prompts.unknown-name": "prompts/get of an unknown prompt",
+            "completion.invalid-ref": "completion/complete of an unknown prompt",
             "tools.call-without-name": "tools/call without a name"}[check]
     ev = _evidence(request, answer)
     if isinstance(answer, rpc.Response):
@@ -199,3 +231,58 @@ def _judge_refused(rec: Results, request: rpc.Request, answer: Answer) -> None:
         rec.skip(check, f"{name}: answered {answer.result.get('resultType')!r}, not a refusal nor a result")
     else:
         rec.fail(check, f"{name}: arguments of the wrong type were accepted", ev)
+
+
+def _judge_undeclared(rec: Results, request: rpc.Request, answer: Answer) -> None:
+    check = "features.declared"
+    if isinstance(answer, rpc.Response):
+        rec.fail(check, f"{request.method} answered with a result, its capability undeclared",
+                 _evidence(request, answer))
+    else:
+        rec.ok(check, f"{request.method} refused ({answer.error.code}): the feature is not there undeclared")
+
+
+def _judge_level(rec: Results, request: rpc.Request, answer: Answer) -> None:
+    check, ev = "logging.invalid-level", _evidence(request, answer)
+    if isinstance(answer, rpc.Response):
+        rec.fail(check, f"{request.method} with an unknown log level was answered with a result", ev)
+    elif answer.error.code != rpc.INVALID_PARAMS:
+        rec.warn(check, f"{request.method} with an unknown log level: error {answer.error.code}, not -32602", ev)
+    else:
+        rec.ok(check, f"{request.method} with an unknown log level: -32602")
+
+
+def _judge_invalid_uri(rec: Results, request: rpc.Request, answer: Answer) -> None:
+    if isinstance(answer, rpc.Response):
+        rec.fail("resources.invalid-uri", "a malformed URI was read successfully", _evidence(request, answer))
+    else:
+        rec.ok("resources.invalid-uri", f"a malformed URI: error {answer.error.code}")
+
+
+_KEYS = {"tools": ("tools", "name"), "prompts": ("prompts", "name"), "resources": ("resources", "uri")}
+
+
+def _stable_judge(tour: Tour, feature: str) -> Judge:
+    """Compare the first ``feature`` list page of the probe connection with the tour's first one."""
+    recording = tour.recording
+    method, (key, field) = f"{feature}/list", _KEYS[feature]
+
+    def _first_page_names(result: dict[str, Any]) -> list[str]:
+        return [str(t.get(field)) for t in result.get(key) or () if isinstance(t, dict)]
+
+    first = next((answer for request_id, (_, answer) in sorted(recording.answers().items(), key=lambda kv: kv[1][0])
+                  if recording.sent_methods.get(request_id) == method and isinstance(answer, rpc.Response)
+                  and not (recording.requests[request_id].params or {}).get("cursor")), None)
+
+    def judge(rec: Results, request: rpc.Request, answer: Answer) -> None:
+        check = "features.stable-lists"
+        if first is None or not isinstance(answer, rpc.Response):
+            rec.skip(check, f"no two first pages of {method} to compare")
+            return
+        before, now = _first_page_names(first.result), _first_page_names(answer.result)
+        if sorted(before) != sorted(now):
+            rec.fail(check, f"{method} differs between connections: {before[:5]} vs {now[:5]}",
+                     [received(first), sent(request), received(answer)])
+        else:
+            rec.ok(check, f"the same first page of {method} on another connection")
+    return judge

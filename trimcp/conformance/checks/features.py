@@ -30,6 +30,7 @@ from ..._trio.client.client_session import ClientSession
 from ..results import Results, Tour
 from ..values import example_arguments
 from .feature_content import judge_received
+from .server_requests import judge_server_requests
 from .tool_calls import ToolPolicy
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
@@ -51,12 +52,15 @@ async def feature_tour(tour: Tour, policy: ToolPolicy | None = None) -> None:
                 rec.skip(check_id, f"the server does not advertise {feature}")
     _judge_pages(tour)
     judge_received(tour)
+    judge_server_requests(tour)
 
 
 _FEATURE_CHECKS = {
     "tools": ("tools.list", "tools.input-schema", "tools.unique-names", "tools.name-format",
+              "tools.input-schema-legacy", "tools.unique-names-legacy", "tools.x-mcp-header",
               "tools.call-read-only", "tools.structured-output", "tools.unknown-tool"),
-    "resources": ("resources.list", "resources.templates", "resources.read", "resources.unknown"),
+    "resources": ("resources.list", "resources.templates", "resources.read", "resources.unknown",
+                  "resources.uri-syntax"),
     "prompts": ("prompts.list", "prompts.get", "completion.complete"),
 }
 
@@ -93,7 +97,8 @@ async def _tools(tour: Tour, policy: ToolPolicy) -> None:
         _judge_tool_list(rec, tools)
     else:
         # Names and schemas of no tool are no evidence of anything.
-        for check_id in ("tools.unique-names", "tools.name-format", "tools.input-schema"):
+        for check_id in ("tools.unique-names", "tools.name-format", "tools.input-schema",
+                         "tools.input-schema-legacy", "tools.unique-names-legacy", "tools.x-mcp-header"):
             rec.skip(check_id, "the server lists no tools")
     callable_tools = [t for t in tools if policy.allows(t)]
     outcomes = [await _call_read_only(tour, tool) for tool in callable_tools]
@@ -114,17 +119,19 @@ async def _tools(tour: Tour, policy: ToolPolicy) -> None:
 def _judge_tool_list(rec: Results, tools: list[s.Tool]) -> None:
     names = [t.name for t in tools]
     dupes = sorted({n for n in names if names.count(n) > 1})
-    (rec.warn("tools.unique-names", f"duplicates: {', '.join(dupes)}") if dupes else rec.ok("tools.unique-names"))
+    for unique in ("tools.unique-names", "tools.unique-names-legacy"):  # (one applies to the revision)
+        (rec.warn(unique, f"duplicates: {', '.join(dupes)}") if dupes else rec.ok(unique))
     bad_names = [n for n in names if not _TOOL_NAME.match(n)]
     if bad_names:
         rec.warn("tools.name-format", ", ".join(bad_names[:5]))
     else:
         rec.ok("tools.name-format")
     bad_schema = [t.name for t in tools if not (isinstance(t.input_schema, dict) and t.input_schema.get("type") == "object")]
-    if bad_schema:
-        rec.fail("tools.input-schema", f"not type object: {', '.join(bad_schema[:5])}")
-    else:
-        rec.ok("tools.input-schema")
+    for check in ("tools.input-schema", "tools.input-schema-legacy"):
+        if bad_schema:
+            rec.fail(check, f"not type object: {', '.join(bad_schema[:5])}")
+        else:
+            rec.ok(check)
 
 
 _LISTS = ("tools/list", "resources/list", "resources/templates/list", "prompts/list")

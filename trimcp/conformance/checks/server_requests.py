@@ -1,0 +1,136 @@
+"""What the server asked of the client: sampling, elicitation and roots requests, as a client sees them.
+
+Theory of operation
+-------------------
+Spec: ``client/sampling`` (servers MUST NOT send tool-enabled requests unless
+the client declared ``sampling.tools``; messages carry ``role`` and
+``content``; a user message with tool results holds only tool results),
+``client/elicitation`` (modes the client supports; every request a
+``message``; form mode a ``requestedSchema``, URL mode a valid ``url`` and an
+``elicitationId``; the -32042 error lists URL-mode elicitations with ids;
+``notifications/elicitation/complete`` names an id the server established).
+
+``judge_server_requests`` reads the recording once the tour is over.  In the
+handshake era the requests are JSON-RPC requests from the server; in the
+stateless era they are the ``inputRequests`` of InputRequiredResults.  Both
+are judged against the capabilities the harness declared.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..._sansio import jsonrpc as rpc
+from ..evidence import received
+from ..results import Tour
+
+CHECK = "features.server-requests"
+
+
+def _asked(tour: Tour) -> list[tuple[rpc.Message, str, dict[str, Any]]]:
+    out: list[tuple[rpc.Message, str, dict[str, Any]]] = []
+    for _, msg in tour.recording.messages():
+        if isinstance(msg, rpc.Request):
+            out.append((msg, msg.method, msg.params or {}))
+        elif isinstance(msg, rpc.Response) and msg.result.get("resultType") == "input_required":
+            for req in (msg.result.get("inputRequests") or {}).values():
+                if isinstance(req, dict) and isinstance(req.get("method"), str):
+                    out.append((msg, req["method"], req.get("params") or {}))
+    return out
+
+
+def judge_server_requests(tour: Tour) -> None:
+    rec = tour.rec
+    declared = tour.client.connection.capabilities or {}
+    judged = 0
+    elicitation_ids: set[str] = set()
+    for msg, method, params in _asked(tour):
+        problem = None
+        if method == "sampling/createMessage":
+            judged += 1
+            problem = _sampling_problem(params, declared)
+        elif method == "elicitation/create":
+            judged += 1
+            problem = _elicitation_problem(params, declared)
+            if params.get("mode") == "url" and isinstance(params.get("elicitationId"), str):
+                elicitation_ids.add(params["elicitationId"])
+        if problem:
+            rec.fail(CHECK, f"{method}: {problem}", [received(msg)])
+    for _, msg in tour.recording.messages():
+        if isinstance(msg, rpc.ErrorResponse) and msg.error.code == rpc.URL_ELICITATION_REQUIRED:
+            judged += 1
+            problem = _url_required_problem(msg.error.data)
+            if problem:
+                rec.fail(CHECK, f"error -32042: {problem}", [received(msg)])
+            for item in (msg.error.data or {}).get("elicitations") or () if isinstance(msg.error.data, dict) else ():
+                if isinstance(item, dict) and isinstance(item.get("elicitationId"), str):
+                    elicitation_ids.add(item["elicitationId"])
+        elif isinstance(msg, rpc.Notification) and msg.method == "notifications/elicitation/complete":
+            judged += 1
+            eid = (msg.params or {}).get("elicitationId")
+            if eid not in elicitation_ids:
+                rec.fail(CHECK, f"notifications/elicitation/complete names {eid!r}, never established",
+                         [received(msg)])
+    if judged:
+        rec.ok(CHECK, f"{judged} sampling/elicitation requests and errors")
+    else:
+        rec.skip(CHECK, "the server asked for no sampling or elicitation")
+
+
+def _sampling_problem(params: dict[str, Any], declared: dict[str, Any]) -> str | None:
+    sampling = declared.get("sampling")
+    if not isinstance(sampling, dict):
+        return "sent although the client did not declare sampling"
+    if (params.get("tools") or params.get("toolChoice")) and "tools" not in sampling:
+        return "tool-enabled, although the client did not declare sampling.tools"
+    for message in params.get("messages") or ():
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant") or "content" not in message:
+            return f"a message without role user/assistant and content: {message!r}"[:200]
+        content = message["content"]
+        blocks = content if isinstance(content, list) else [content]
+        kinds = {b.get("type") for b in blocks if isinstance(b, dict)}
+        if message["role"] == "user" and "tool_result" in kinds and kinds != {"tool_result"}:
+            return "a user message mixes tool results with other content"
+    return None
+
+
+def _elicitation_problem(params: dict[str, Any], declared: dict[str, Any]) -> str | None:
+    elicitation = declared.get("elicitation")
+    if not isinstance(elicitation, dict):
+        return "sent although the client did not declare elicitation"
+    mode = params.get("mode", "form")
+    # An empty elicitation capability means form mode only (client/elicitation, capabilities).
+    supported = {m for m in ("form", "url") if m in elicitation} or {"form"}
+    if mode not in supported:
+        return f"mode {mode!r}, which the client did not declare"
+    if not isinstance(params.get("message"), str):
+        return "no message"
+    if mode == "form":
+        schema = params.get("requestedSchema")
+        if not isinstance(schema, dict) or schema.get("type") != "object":
+            return "form mode without a requestedSchema of type object"
+        return None
+    url, eid = params.get("url"), params.get("elicitationId")
+    if not _valid_url(url):
+        return f"url {url!r} is not a valid URL"
+    if not isinstance(eid, str) or not eid:
+        return "url mode without an elicitationId"
+    return None
+
+
+def _url_required_problem(data: Any) -> str | None:
+    items = data.get("elicitations") if isinstance(data, dict) else None
+    if not isinstance(items, list) or not items:
+        return "no list of required elicitations in data.elicitations"
+    for item in items:
+        if not isinstance(item, dict) or item.get("mode") != "url" or not isinstance(item.get("elicitationId"), str):
+            return f"an elicitation that is not URL mode with an elicitationId: {item!r}"[:200]
+    return None
+
+
+def _valid_url(url: Any) -> bool:
+    if not isinstance(url, str) or any(c.isspace() for c in url):
+        return False
+    parts = urlsplit(url)
+    return bool(parts.scheme and parts.netloc)
