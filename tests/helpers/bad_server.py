@@ -211,6 +211,9 @@ def handle_stateless(mode: str, msg: dict[str, Any]) -> None:
         else:
             error(msg_id, -32022, "Unsupported protocol version", {"supported": [MODERN, *SUPPORTED], "requested": version})
         return
+    if meta.get(LEVEL_KEY) is not None and meta.get(LEVEL_KEY) not in LEVELS:
+        error(msg_id, -32602, f"unknown log level {meta.get(LEVEL_KEY)!r}")
+        return
     if method == "server/discover":
         capabilities = {"tools": {"listChanged": True}, "resources": {}, "logging": {}}
         complete(mode, method, msg_id, {"supportedVersions": [MODERN, *SUPPORTED], "capabilities": capabilities})

@@ -31,7 +31,7 @@ import sys
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import ALL_VERSIONS
 from ..conformance import (
@@ -87,11 +87,29 @@ def add_check_options(check: argparse.ArgumentParser) -> None:
     check.add_argument("--requirements", action="store_true",
                        help="contact no server: print how many of the spec's sentences the checks cover, "
                             "per revision (--revision) and level")
+    # The tool-calling policy (conformance/checks/tool_calls.py).
+    check.add_argument("--call-tools", choices=("none", "read-only", "all"), default="read-only",
+                       help="which tools to call: none; those annotated readOnlyHint (default); or all, including "
+                            "tools that may change the server's world (your choice: only on a server safe to exercise)")
+    check.add_argument("--probe-tools", type=_count, default=1, metavar="N",
+                       help="how many callable tools also get invalid arguments, to test input validation (default 1)")
+    check.add_argument("--no-open-world", dest="open_world", action="store_false",
+                       help="with --call-tools read-only, do not call tools annotated openWorldHint true")
     check.add_argument("--record", metavar="DIR",
                        help="keep the conversation: DIR/<revision>/<server>.jsonl in the spec/ corpus format "
                             "(trimcp replay, trimcp diff read it)")
     check.add_argument("-v", "--list", dest="list_uncovered", action="store_true",
                        help="with --requirements: list the sentences no check covers")
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return value
 
 
 def prepare_check(ns: argparse.Namespace, trailing: list[str]) -> None:
@@ -174,7 +192,7 @@ async def run_check(
             report = await run_checks(connect, target=" ".join(command), revision=None if ns.revision == "auto" else str(ns.revision),
                                       request_timeout=ns.timeout, connect_timeout=ns.connect_timeout,
                                       auth=provider, unauthorized=unauthorized,
-                                      selection=ns.selection, on_result=progress)
+                                      selection=ns.selection, on_result=progress, **_policy(ns))
     finally:
         progress.close()
     verdict = judge(report, fail_on=ns.fail_on, expected=ns.expected)
@@ -195,6 +213,11 @@ async def run_check(
         sys.stderr.write("trimcp: authorization failed; see the auth.* checks\n")
         return EXIT_AUTH
     return EXIT_OK if verdict.ok else EXIT_FAILED
+
+
+def _policy(ns: argparse.Namespace) -> dict[str, Any]:
+    """The tool-calling policy options, as ``run_checks`` keywords."""
+    return {"call_tools": ns.call_tools, "probe_tools": ns.probe_tools, "open_world": ns.open_world}
 
 
 def _record(folder: str, report: Report) -> None:
@@ -220,6 +243,7 @@ async def run_check_many_command(ns: argparse.Namespace) -> int:
     rows = await run_check_many(
         ns.config, ns.many, revision=None if ns.revision == "auto" else str(ns.revision),
         request_timeout=ns.timeout, connect_timeout=ns.connect_timeout, failed=failed, progress=sys.stderr,
+        **_policy(ns),
     )
     if ns.record:
         for row in rows:

@@ -78,6 +78,7 @@ async def run_check_many(
     connect_timeout: float,
     failed: Callable[[Report], bool] = lambda report: not report.ok,
     progress: TextIO | None = None,
+    **policy: Any,
 ) -> list[Row]:
     """One ``Row`` per server, in the file's order (or the order of ``wanted``)."""
     names, blocked = _names(path, wanted)
@@ -103,7 +104,8 @@ async def run_check_many(
                                     headers=spec.headers, transport=spec.transport)
             try:
                 report = await run_checks(connect, target=name, revision=revision,
-                                          request_timeout=request_timeout, connect_timeout=connect_timeout)
+                                          request_timeout=request_timeout, connect_timeout=connect_timeout,
+                                          **policy)
                 rows[name] = Row(name, "checked", report)
             except ConnectError as exc:
                 rows[name] = Row(name, "unreachable", error=" ".join(str(exc).split()))

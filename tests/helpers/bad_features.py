@@ -1,0 +1,192 @@
+"""A raw JSON-lines stdio MCP server (2025-11-25) with one server-feature defect per ``--mode``.
+
+Used by tests/test_check_features.py.  Plain Python on purpose (no trimcp import): the
+harness must judge a server it had no hand in.  It offers tools (``echo``, read-only,
+validating its ``message``; ``image``, read-only), one prompt with a required argument
+(its message embeds a resource), one resource, completions and logging.  Apart from the
+selected defect it behaves correctly:
+
+  good                     no defect
+  cursor-ignored           lists answer an invalid cursor with their first page
+  prompt-unknown-code-0    an unknown prompt name gets error code 0, not -32602
+  prompt-missing-arg-ok    prompts/get without the required argument gets a result
+  call-without-name-32603  tools/call without a name gets -32603
+  wrong-types-ok           echo accepts a message that is not a string
+  bad-base64               the image tool's data is not valid base64
+  embedded-no-mime         the prompt's embedded resource has no mimeType
+  logging-below-level      echo logs at debug after logging/setLevel info
+  log-level-ok             logging/setLevel with an unknown level gets a result
+  completion-too-many      completion/complete answers 101 values
+  completion-unknown-ok    completion/complete of an unknown prompt gets values
+  list-changed-undeclared  sends notifications/tools/list_changed without tools.listChanged
+  prompts-undeclared       does not declare prompts, yet answers prompts/list
+  invalid-uri-ok           resources/read of a malformed URI gets contents
+  elicit-url-undeclared    echo sends a URL-mode elicitation/create to a client that declared form mode only
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+VERSION = "2025-11-25"
+MODES = (
+    "good", "cursor-ignored", "prompt-unknown-code-0", "prompt-missing-arg-ok", "call-without-name-32603",
+    "wrong-types-ok", "bad-base64", "embedded-no-mime", "logging-below-level", "log-level-ok",
+    "completion-too-many", "completion-unknown-ok", "list-changed-undeclared", "prompts-undeclared",
+    "invalid-uri-ok", "elicit-url-undeclared",
+)
+LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg=="
+READ_ONLY = {"readOnlyHint": True, "openWorldHint": False}
+TOOLS = [
+    {"name": "echo", "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}},
+                                     "required": ["message"]}, "annotations": READ_ONLY},
+    {"name": "image", "inputSchema": {"type": "object"}, "annotations": READ_ONLY},
+]
+PROMPT = {"name": "greet", "arguments": [{"name": "name", "required": True}]}
+RESOURCE = {"uri": "mem://one", "name": "one", "mimeType": "text/plain"}
+
+state: dict[str, Any] = {"level": None, "client_caps": {}, "next_id": 1000}
+
+
+def send(obj: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def result(msg_id: Any, value: dict[str, Any]) -> None:
+    send({"jsonrpc": "2.0", "id": msg_id, "result": value})
+
+
+def error(msg_id: Any, code: int, message: str) -> None:
+    send({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
+
+
+def log(level: str, text: str) -> None:
+    floor = state["level"]
+    if floor is None or LEVELS.index(level) >= LEVELS.index(floor):
+        send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": level, "data": text}})
+
+
+def capabilities(mode: str) -> dict[str, Any]:
+    caps: dict[str, Any] = {"tools": {}, "resources": {}, "logging": {}, "completions": {}, "prompts": {}}
+    if mode == "prompts-undeclared":
+        del caps["prompts"]
+    return caps
+
+
+def call_tool(mode: str, msg_id: Any, params: dict[str, Any]) -> None:
+    name, args = params.get("name"), params.get("arguments") or {}
+    if name is None:
+        error(msg_id, -32603 if mode == "call-without-name-32603" else -32602, "tools/call needs a name")
+        return
+    if name == "echo":
+        message = args.get("message")
+        if not isinstance(message, str) and mode != "wrong-types-ok":
+            result(msg_id, {"content": [{"type": "text", "text": "message must be a string"}], "isError": True})
+            return
+        if mode == "logging-below-level":
+            send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "debug", "data": "x"}})
+        else:
+            log("info", "echo called")
+        if mode == "list-changed-undeclared":
+            send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        if mode == "elicit-url-undeclared":
+            state["next_id"] += 1
+            send({"jsonrpc": "2.0", "id": state["next_id"], "method": "elicitation/create", "params": {
+                "mode": "url", "message": "open this", "url": "https://example.com/x", "elicitationId": "e1"}})
+        result(msg_id, {"content": [{"type": "text", "text": str(message)}]})
+    elif name == "image":
+        data = "not base64!" if mode == "bad-base64" else PNG
+        result(msg_id, {"content": [{"type": "image", "data": data, "mimeType": "image/png"}]})
+    else:
+        error(msg_id, -32602, f"unknown tool {name!r}")
+
+
+def get_prompt(mode: str, msg_id: Any, params: dict[str, Any]) -> None:
+    if params.get("name") != "greet":
+        error(msg_id, 0 if mode == "prompt-unknown-code-0" else -32602, "unknown prompt")
+        return
+    name = (params.get("arguments") or {}).get("name")
+    if name is None and mode != "prompt-missing-arg-ok":
+        error(msg_id, -32602, "missing required argument 'name'")
+        return
+    embedded: dict[str, Any] = {"uri": "mem://one", "text": "one"}
+    if mode != "embedded-no-mime":
+        embedded["mimeType"] = "text/plain"
+    result(msg_id, {"messages": [
+        {"role": "user", "content": {"type": "text", "text": f"hello {name}"}},
+        {"role": "user", "content": {"type": "resource", "resource": embedded}},
+    ]})
+
+
+def handle(mode: str, msg: dict[str, Any]) -> None:
+    method = msg.get("method")
+    if "id" not in msg or method is None:
+        return  # notifications and answers to our requests
+    msg_id, params = msg["id"], msg.get("params") or {}
+    if method == "initialize":
+        state["client_caps"] = params.get("capabilities") or {}
+        result(msg_id, {"protocolVersion": VERSION, "capabilities": capabilities(mode),
+                        "serverInfo": {"name": f"bad-features-{mode}", "version": "0.0.1"}})
+    elif method == "ping":
+        result(msg_id, {})
+    elif method.endswith("/list") and params.get("cursor") is not None and mode != "cursor-ignored":
+        error(msg_id, -32602, "invalid cursor")  # every list is one page: no cursor is valid
+    elif method == "tools/list":
+        result(msg_id, {"tools": TOOLS})
+    elif method == "tools/call":
+        call_tool(mode, msg_id, params)
+    elif method == "prompts/list":
+        result(msg_id, {"prompts": [PROMPT]})
+    elif method == "prompts/get":
+        get_prompt(mode, msg_id, params)
+    elif method == "resources/list":
+        result(msg_id, {"resources": [RESOURCE]})
+    elif method == "resources/templates/list":
+        result(msg_id, {"resourceTemplates": []})
+    elif method == "resources/read":
+        uri = params.get("uri")
+        if uri == RESOURCE["uri"] or (mode == "invalid-uri-ok" and " " in str(uri)):
+            result(msg_id, {"contents": [{"uri": uri, "mimeType": "text/plain", "text": "one"}]})
+        else:
+            error(msg_id, -32002, "Resource not found")
+    elif method == "logging/setLevel":
+        level = params.get("level")
+        if level not in LEVELS and mode != "log-level-ok":
+            error(msg_id, -32602, f"unknown log level {level!r}")
+            return
+        state["level"] = level if level in LEVELS else "info"
+        result(msg_id, {})
+    elif method == "completion/complete":
+        ref = params.get("ref") or {}
+        if ref.get("name") != "greet" and mode != "completion-unknown-ok":
+            error(msg_id, -32602, "unknown prompt")
+            return
+        values = [f"v{i}" for i in range(101)] if mode == "completion-too-many" else ["ann", "bob"]
+        result(msg_id, {"completion": {"values": values, "total": len(values), "hasMore": False}})
+    else:
+        error(msg_id, -32601, f"method not found: {method}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mode", choices=MODES, default="good")
+    mode = parser.parse_args().mode
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(msg, dict):
+            handle(mode, msg)
+
+
+if __name__ == "__main__":
+    main()
