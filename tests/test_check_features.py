@@ -42,6 +42,8 @@ DEFECTS = {
     "prompts-undeclared": ("features.declared", "fail"),
     "invalid-uri-ok": ("resources.invalid-uri", "fail"),
     "elicit-url-undeclared": ("features.server-requests", "fail"),
+    "bad-uri": ("resources.uri-syntax", "fail"),
+    "read-both": ("resources.read-contents", "fail"),
 }
 
 

@@ -22,6 +22,8 @@ selected defect it behaves correctly:
   prompts-undeclared       does not declare prompts, yet answers prompts/list
   invalid-uri-ok           resources/read of a malformed URI gets contents
   elicit-url-undeclared    echo sends a URL-mode elicitation/create to a client that declared form mode only
+  bad-uri                  the resource's URI has a space in it (not RFC 3986)
+  read-both                resources/read contents carry both text and blob
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ MODES = (
     "good", "cursor-ignored", "prompt-unknown-code-0", "prompt-missing-arg-ok", "call-without-name-32603",
     "wrong-types-ok", "bad-base64", "embedded-no-mime", "logging-below-level", "log-level-ok",
     "completion-too-many", "completion-unknown-ok", "list-changed-undeclared", "prompts-undeclared",
-    "invalid-uri-ok", "elicit-url-undeclared",
+    "invalid-uri-ok", "elicit-url-undeclared", "bad-uri", "read-both",
 )
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg=="
@@ -145,13 +147,16 @@ def handle(mode: str, msg: dict[str, Any]) -> None:
     elif method == "prompts/get":
         get_prompt(mode, msg_id, params)
     elif method == "resources/list":
-        result(msg_id, {"resources": [RESOURCE]})
+        result(msg_id, {"resources": [{**RESOURCE, "uri": "mem://one two"} if mode == "bad-uri" else RESOURCE]})
     elif method == "resources/templates/list":
         result(msg_id, {"resourceTemplates": []})
     elif method == "resources/read":
         uri = params.get("uri")
-        if uri == RESOURCE["uri"] or (mode == "invalid-uri-ok" and " " in str(uri)):
+        if mode == "bad-uri" and uri == "mem://one two":
             result(msg_id, {"contents": [{"uri": uri, "mimeType": "text/plain", "text": "one"}]})
+        elif uri == RESOURCE["uri"] or (mode == "invalid-uri-ok" and " " in str(uri)):
+            both = {"blob": "b25l"} if mode == "read-both" else {}
+            result(msg_id, {"contents": [{"uri": uri, "mimeType": "text/plain", "text": "one", **both}]})
         else:
             error(msg_id, -32002, "Resource not found")
     elif method == "logging/setLevel":
