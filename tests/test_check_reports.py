@@ -43,6 +43,7 @@ from trimcp.conformance.report_json import SCHEMA, document, json_schema
 from trimcp.conformance.report_junit import junit_xml
 from trimcp.conformance.report_markdown import markdown
 from trimcp.conformance.report_requirements import coverage_document, write_coverage
+from trimcp.conformance.report_rows import spec_link
 from trimcp.conformance.requirements import Catalogue, Coverage, Requirement, spec_url
 from trimcp.conformance.results import Results
 from trimcp.conformance.selection import Selection
@@ -124,14 +125,15 @@ def test_results_report_unselected_checks_as_not_selected() -> None:
 
 async def test_only_tools_runs_no_probe_connection(autojump_clock: trio.abc.Clock) -> None:
     full, opened_all = await _reference()
-    only, opened_only = await _reference(selection=Selection(only=("tools.*",)))
-    # The stateless tour's probes (unknown revision, missing envelope, input requests) each
-    # open connections of their own; with only tools.* selected none of them runs.
+    only, opened_only = await _reference(selection=Selection(only=("tools.list", "tools.name-format")))
+    # The stateless tour's probes (unknown revision, missing envelope, input requests, the
+    # feature probes) each open connections of their own; with only two tour checks
+    # selected none of them runs.
     assert opened_all > 1 and opened_only == 1
     statuses = {r.id: r for r in only.results}
     assert statuses["tools.list"].status is Status.PASS
     assert statuses["stateless.missing-envelope"].detail == "not selected"
-    assert all(r.detail == "not selected" for r in only.results if not r.id.startswith("tools."))
+    assert all(r.detail == "not selected" for r in only.results if r.id not in ("tools.list", "tools.name-format"))
     assert {r.id: r.status for r in full.results}["stateless.missing-envelope"] is Status.PASS
 
 
@@ -342,7 +344,10 @@ def test_markdown_report() -> None:
     lines = text.splitlines()
     assert lines[0] == "# trimcp check: `t`"
     assert [line for line in lines if line.startswith("## ")] == ["## lifecycle", "## tools", "## http"]
-    assert f"| [`tools.input-schema`]({spec_url('2025-11-25', 'server/tools')}) | MUST | ❌ **fail** |" in text
+    link, _ = spec_link("tools.input-schema", "2025-11-25")
+    # The link is the check's first sentence's page and anchor (else its section's page).
+    assert link.startswith(spec_url("2025-11-25", "server/tools"))
+    assert f"| [`tools.input-schema`]({link}) | MUST | ❌ **fail** |" in text
     assert "| a \\| b c |" in text  # a detail cannot break its table
     assert sum(1 for line in lines if line == "| check | level | status | detail |") == 3
 

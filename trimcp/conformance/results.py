@@ -62,6 +62,8 @@ class Results:
 
     def put(self, check_id: str, status: Status, detail: str = "", evidence: Sequence[Any] = ()) -> None:
         spec = CATALOG[check_id]
+        if self.revision is not None and not spec.applies_to(self.revision):
+            return  # a rule the negotiated revision does not have: ``finish`` says so
         previous = self.results.get(check_id)
         if previous is not None:
             rank, before = _RANK[status], _RANK[previous.status]

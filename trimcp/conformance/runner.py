@@ -90,8 +90,9 @@ __all__ = ["Connector", "TargetUnreachable", "run_checks"]
 
 #: The checks the feature probe connection decides (``checks/feature_probes.py``).
 FEATURE_PROBE_CHECKS = (
-    "pagination.invalid-cursor", "prompts.missing-argument", "prompts.unknown-name", "tools.call-without-name",
-    "tools.input-validation",
+    "completion.invalid-ref", "features.declared", "features.stable-lists", "logging.invalid-level",
+    "pagination.invalid-cursor", "prompts.missing-argument", "prompts.unknown-name", "resources.invalid-uri",
+    "tools.call-without-name", "tools.input-validation",
 )
 
 
