@@ -70,6 +70,7 @@ from .checks.stateless import (
 )
 from .checks.feature_probes import probe_features
 from .checks.features import feature_tour
+from .checks.negative import check_error_codes, probe_negative
 from .checks.tasks import check_tasks
 from .checks.tool_calls import CallTools, ToolPolicy
 from .model import CheckResult, Report
@@ -186,6 +187,7 @@ async def run_checks(
         await _probes(tour, connect_timeout)
         if rec.wants(*FEATURE_PROBE_CHECKS):
             await probe_features(tour, policy.probe_targets(tour.tools), connect_timeout)
+        await _basic_probes(tour, recording, connect_timeout, hasattr(recording, "stderr_tail"))
     # The raw transport checks carry the run's credentials, or they would only see 401s.
     credentials = tuple(await auth.headers()) if auth is not None and report.revision is not None else ()
     if is_http_target(target):  # (even when nothing was negotiated: a 401 explains why)
@@ -265,6 +267,16 @@ async def _probes(tour: Tour, timeout: float) -> None:
         return
     declared = client.connection.capabilities
     await probe_input_requests(rec, tour.connect, revision, declared, original, timeout)
+
+
+async def _basic_probes(tour: Tour, main: RecordingStream | None, timeout: float, stdio: bool) -> None:
+    # The negative probes (checks/negative.py); what their connections received is judged too.
+    probed: list[RecordingStream] = []
+    await probe_negative(tour.rec, tour.connect, tour.revision, timeout, probed)
+    for recording in probed:
+        _check_conversation(tour.rec, recording, tour.revision, stdio=stdio)
+        _check_notifications(tour.rec, recording, tour.client.server_capabilities)
+    check_error_codes(tour.rec, ([main] if main else []) + probed, tour.revision)
 
 
 def _unreachable(exc: TrimcpError, recording: RecordingStream | None) -> bool:

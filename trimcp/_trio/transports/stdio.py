@@ -184,9 +184,12 @@ class StdioProcessStream:
         self.group_signals_sent.append(signal.Signals(signum).name)
 
     async def send(self, message: jsonrpc.Message, meta: SendMeta = NO_META) -> None:
-        payload = jsonrpc.serialize(message)
+        await self.send_raw(jsonrpc.serialize(message))
+
+    async def send_raw(self, data: bytes) -> None:
+        """Write ``data`` as one line, as is (a conformance probe's malformed message)."""
         try:
-            await self._writer.send(payload)
+            await self._writer.send(data)
         except trio.ClosedResourceError:
             raise self._error(f"{self.describe()}: transport is closed") from None
         except trio.BrokenResourceError as exc:

@@ -176,7 +176,11 @@ class WebSocketStream:
     # ------------------------------------------------------------ MessageStream
 
     async def send(self, message: jsonrpc.Message, meta: SendMeta = NO_META) -> None:
-        text = jsonrpc.serialize(message).decode("utf-8")
+        await self.send_raw(jsonrpc.serialize(message))
+
+    async def send_raw(self, data: bytes) -> None:
+        """Send ``data`` as one text frame, as is (a conformance probe's malformed message)."""
+        text = data.decode("utf-8", "replace")
         async with held(self._write_lock):
             if self._failure is not None:
                 await trio.lowlevel.checkpoint()

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from ..model import CheckSpec
-from . import core, auth, features, http26, stateless, tasks, transport
+from . import core, auth, basic, features, http26, stateless, tasks, transport
 from .core import (
     AUTH as AUTH,
 )
@@ -57,6 +57,7 @@ _AREAS: Final[tuple[tuple[CheckSpec, ...], ...]] = (
     transport.SPECS,
     auth.SPECS,
     features.SPECS,
+    basic.SPECS,
 )
 
 

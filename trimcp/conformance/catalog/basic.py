@@ -1,0 +1,38 @@
+"""Checks of the base protocol: JSON-RPC messages, error codes, the lifecycle, cancellation.
+
+The sentences behind them are on the ``basic`` page (Messages: "All messages
+between MCP clients and servers MUST follow the JSON-RPC 2.0 specification",
+notifications get no response, and in 2026-07-28 the Error Codes partition of
+the reserved range), ``basic/lifecycle`` and the cancellation pages
+(``basic/utilities/cancellation``, 2026-07-28 ``basic/patterns/cancellation``:
+invalid cancellation notifications "SHOULD be ignored").  The probes are in
+``checks/negative.py``; the catalogue of sentences is ``requirements/data/basic.json``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ..model import CheckSpec, Level
+from .core import HANDSHAKE
+
+M, S, B = Level.MUST, Level.SHOULD, Level.BEST
+
+SPECS: Final[tuple[CheckSpec, ...]] = (
+    CheckSpec("jsonrpc.parse-error", M, "basic", "invalid JSON is answered with error -32700"),
+    CheckSpec("jsonrpc.invalid-request", M, "basic",
+              "a request without method, and a non-object, are answered with error -32600"),
+    CheckSpec("jsonrpc.invalid-params", M, "basic",
+              "a request whose params is an array or a string is answered with an error (-32602)"),
+    CheckSpec("jsonrpc.notification-no-response", M, "basic", "no response is sent to a notification"),
+    # Up to 2025-11-25 only JSON-RPC reserves the range (no MCP sentence); 2026-07-28 partitions it:
+    # "Implementations MUST NOT emit any code from this sub-range that is not defined by this specification".
+    CheckSpec("jsonrpc.error-codes", B, "basic",
+              "error codes in the reserved range -32768..-32000 are ones JSON-RPC or the revision defines",
+              stateless_level=M),
+    CheckSpec("cancellation.ignored", S, "basic/utilities/cancellation",
+              "cancelling an unknown or an already finished request is ignored: no answer, the connection works"),
+    # The lifecycle page names no answer to a request before initialize.
+    CheckSpec("lifecycle.before-initialize", B, "basic/lifecycle",
+              "a request before initialize is refused with an error, and initialize still works", HANDSHAKE),
+)

@@ -1,0 +1,415 @@
+"""Negative probes of the base protocol: malformed messages, unknown methods, stray notifications.
+
+Theory of operation
+-------------------
+The specification's ``basic`` page (Messages) binds every message to
+JSON-RPC 2.0 and says the receiver of a notification "MUST NOT send a
+response"; the cancellation pages (``basic/utilities/cancellation``, and
+``basic/patterns/cancellation`` in 2026-07-28) say invalid cancellation
+notifications "SHOULD be ignored".  A correct client never sends what tests
+these, so the probes run on fresh connections (``probes.probe_connection``),
+wrapped in a ``RecordingStream`` handed back to the runner so that the
+conversation checks see what the probe connections received too.
+
+One connection carries them all, in an order where no probe can spoil the
+next (each waits for its answer, or for a short bound, before the next):
+
+1. raw texts, when the transport can write bytes (``send_raw``: stdio and
+   WebSocket): invalid JSON (``jsonrpc.parse-error``: -32700), a request
+   without ``method`` and a bare number (``jsonrpc.invalid-request``: -32600);
+2. handshake era: ``tools/list`` before ``initialize``
+   (``lifecycle.before-initialize``: best practice, the lifecycle page names
+   no answer), then the handshake itself;
+3. raw again: requests whose ``params`` is an array and a string
+   (``jsonrpc.invalid-params``);
+4. an unknown method (``jsonrpc.unknown-method``);
+5. three notifications (cancelling an id never sent, cancelling an id already
+   answered, a notification nobody defined) followed by a liveness request: no
+   response may arrive for them (``jsonrpc.notification-no-response``) and
+   the liveness request must still be answered (``cancellation.ignored``).
+
+A probe that breaks the connection (it closed, or went silent past the bound)
+ends the sequence there; the remaining probes run on one new connection.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import trio
+
+from ..._errors import TrimcpError
+from ..._sansio import jsonrpc as rpc
+from ..._sansio.revisions import Era, get_revision
+from ..._trio.stream import NO_META, RequestFailed, SendMeta, StreamLost
+from ..evidence import received, sent
+from ..recorder import RecordingStream
+from ..results import Connector, Results
+from .probes import CLIENT_INFO, envelope
+
+#: How long a malformed message may wait for its answer (capped by the run's timeout).
+ANSWER_BOUND = 5.0
+NO_SUCH_METHOD = "trimcp-check/no-such-method"
+
+Stray = list[rpc.Message]
+
+
+class Broken(Exception):
+    """The probe connection closed or went silent; the rest runs on a new one."""
+
+
+async def _no_raw(data: bytes) -> None:
+    raise Broken("this transport cannot send raw bytes")
+
+
+class _Session:
+    """One probe connection: raw or typed sends, answers read by id within a bound."""
+
+    def __init__(self, stream: RecordingStream, revision: str, bound: float) -> None:
+        self.stream = stream
+        self.revision = revision
+        self.stateless = get_revision(revision).era is Era.STATELESS
+        self.bound = bound
+        self.meta: SendMeta = NO_META
+        self._next = 0
+
+    @property
+    def raw(self) -> bool:
+        return callable(getattr(self.stream.inner, "send_raw", None))
+
+    def new_id(self) -> str:
+        self._next += 1
+        return f"neg-{self._next}"
+
+    def params(self, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        out = dict(extra or {})
+        if self.stateless:
+            out["_meta"] = envelope(self.revision)
+        return out
+
+    async def send_raw(self, data: bytes) -> None:
+        try:
+            obj = json.loads(data)
+        except ValueError:
+            obj = None
+        if isinstance(obj, dict) and isinstance(obj.get("id"), (str, int)):
+            # So that the conversation checks know the answer's id was sent.
+            self.stream.sent_methods[obj["id"]] = str(obj.get("method", ""))
+        try:
+            await getattr(self.stream.inner, "send_raw", _no_raw)(data)
+        except TrimcpError as exc:
+            raise Broken(f"writing failed: {exc}") from exc
+
+    async def send(self, msg: rpc.Message) -> None:
+        try:
+            await self.stream.send(msg, self.meta)
+        except TrimcpError as exc:
+            raise Broken(f"writing failed: {exc}") from exc
+
+    async def answer(self, ids: tuple[rpc.RequestId | None, ...]) -> tuple[rpc.Message | None, Stray]:
+        """The first response whose id is in ``ids``; ``None`` after the bound.  Other responses
+        that arrived meanwhile are returned as strays."""
+        strays: Stray = []
+        with trio.move_on_after(self.bound):
+            while True:
+                try:
+                    item = await self.stream.receive()
+                except TrimcpError as exc:
+                    raise Broken(f"the connection closed: {exc}") from exc
+                if isinstance(item, (RequestFailed, StreamLost)):
+                    if isinstance(item, RequestFailed) and item.request_id in ids:
+                        raise Broken(f"the request failed: {item.error}")
+                    continue
+                for msg in item.payload.messages:
+                    if isinstance(msg, (rpc.Response, rpc.ErrorResponse)):
+                        if msg.id in ids:
+                            return msg, strays
+                        strays.append(msg)
+        return None, strays
+
+    async def ask(self, method: str, params: dict[str, Any] | None = None) -> tuple[rpc.Request, rpc.Message]:
+        request = rpc.Request(self.new_id(), method, self.params(params))
+        await self.send(request)
+        answer, _ = await self.answer((request.id,))
+        if answer is None:
+            raise Broken(f"{method} got no answer within {self.bound:g} s")
+        return request, answer
+
+
+def _code(msg: rpc.Message | None) -> int | None:
+    return msg.error.code if isinstance(msg, rpc.ErrorResponse) else None
+
+
+def _raw(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+Step = Callable[[Results, _Session], Any]
+
+
+async def _parse_error(rec: Results, sess: _Session) -> None:
+    check = "jsonrpc.parse-error"
+    text = b'{"jsonrpc": "2.0", "id": "neg-parse", "method": "ping"'
+    await sess.send_raw(text)
+    answer, _ = await sess.answer((None, "neg-parse"))
+    evidence = [sent(text)] + ([received(answer)] if answer is not None else [])
+    if answer is None:
+        rec.fail(check, f"invalid JSON got no answer within {sess.bound:g} s", evidence)
+    elif _code(answer) == rpc.PARSE_ERROR:
+        rec.ok(check, "invalid JSON: -32700")
+    else:
+        rec.fail(check, f"invalid JSON answered with {_describe(answer)}, not -32700", evidence)
+
+
+async def _invalid_request(rec: Results, sess: _Session) -> None:
+    check = "jsonrpc.invalid-request"
+    for what, text, ids in (
+        ("a request without method", _raw({"jsonrpc": "2.0", "id": "neg-nomethod"}), (None, "neg-nomethod")),
+        ("a bare number", b"42", (None,)),
+    ):
+        await sess.send_raw(text)
+        answer, _ = await sess.answer(ids)
+        evidence = [sent(text)] + ([received(answer)] if answer is not None else [])
+        if answer is None:
+            rec.fail(check, f"{what} got no answer within {sess.bound:g} s", evidence)
+            raise Broken(f"{what}: no answer")
+        if _code(answer) != rpc.INVALID_REQUEST:
+            rec.fail(check, f"{what} answered with {_describe(answer)}, not -32600", evidence)
+            return
+    rec.ok(check, "a request without method and a non-object: -32600")
+
+
+async def _before_initialize(rec: Results, sess: _Session) -> None:
+    check = "lifecycle.before-initialize"
+    request = rpc.Request(sess.new_id(), "tools/list", {})
+    await sess.send(request)
+    answer, _ = await sess.answer((request.id,))
+    evidence = [sent(request)] + ([received(answer)] if answer is not None else [])
+    if answer is None:
+        rec.warn(check, f"tools/list before initialize got no answer within {sess.bound:g} s", evidence)
+    elif isinstance(answer, rpc.Response):
+        rec.warn(check, "tools/list before initialize was answered with a result", evidence)
+    else:
+        rec.ok(check, f"tools/list before initialize refused with {_code(answer)}")
+
+
+async def _initialize(rec: Results, sess: _Session) -> None:
+    request, answer = await sess.ask("initialize", {
+        "protocolVersion": sess.revision, "capabilities": {}, "clientInfo": CLIENT_INFO,
+    })
+    if not isinstance(answer, rpc.Response):
+        rec.fail("lifecycle.before-initialize", "initialize after an early request failed",
+                 [sent(request), received(answer)])
+        raise Broken("initialize failed")
+    chosen = answer.result.get("protocolVersion")
+    if isinstance(chosen, str):
+        sess.meta = SendMeta(protocol_version=chosen)
+    await sess.send(rpc.Notification("notifications/initialized"))
+
+
+async def _invalid_params(rec: Results, sess: _Session) -> None:
+    check = "jsonrpc.invalid-params"
+    method = "server/discover" if sess.stateless else "ping"
+    worst = ""
+    for shape, params in (("an array", [1]), ("a string", "x")):
+        rid = sess.new_id()
+        text = _raw({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        await sess.send_raw(text)
+        answer, _ = await sess.answer((rid, None))
+        evidence = [sent(text)] + ([received(answer)] if answer is not None else [])
+        if answer is None:
+            rec.fail(check, f"{method} with params {shape} got no answer within {sess.bound:g} s", evidence)
+            raise Broken("no answer")
+        code = _code(answer)
+        if code is None:
+            rec.fail(check, f"{method} with params {shape} was answered with a result", evidence)
+            return
+        # A string is not a JSON-RPC params at all (-32600 fits); an array is valid JSON-RPC
+        # that the method cannot take (-32602).
+        fits = (rpc.INVALID_PARAMS,) if shape == "an array" else (rpc.INVALID_PARAMS, rpc.INVALID_REQUEST)
+        if code not in fits and not worst:
+            worst = f"{method} with params {shape}: error {code}, expected {' or '.join(map(str, fits))}"
+            rec.warn(check, worst, evidence)
+    if not worst:
+        rec.ok(check, f"{method} with params an array and a string: errors")
+
+
+async def _unknown_method(rec: Results, sess: _Session) -> None:
+    check = "jsonrpc.unknown-method"
+    request, answer = await sess.ask(NO_SUCH_METHOD)
+    if _code(answer) == rpc.METHOD_NOT_FOUND:
+        rec.ok(check, f"{NO_SUCH_METHOD} on a fresh session: -32601")
+    else:
+        rec.fail(check, f"{NO_SUCH_METHOD} on a fresh session: {_describe(answer)}, not -32601",
+                 [sent(request), received(answer)])
+
+
+async def _notifications(rec: Results, sess: _Session) -> None:
+    finished, _ = await sess.ask("server/discover" if sess.stateless else "ping")
+    notes = [
+        rpc.Notification("notifications/cancelled", {"requestId": "neg-never-sent", "reason": "trimcp check"}),
+        rpc.Notification("notifications/cancelled", {"requestId": finished.id, "reason": "trimcp check"}),
+        rpc.Notification("notifications/trimcp-check/undefined", {}),
+    ]
+    for note in notes:
+        await sess.send(note)
+    live = rpc.Request(sess.new_id(), finished.method, sess.params())
+    await sess.send(live)
+    answer, strays = await sess.answer((live.id,))
+    evidence = [sent(n) for n in notes] + [sent(live)] + [received(m) for m in strays]
+    if strays:
+        rec.fail("jsonrpc.notification-no-response",
+                 f"{len(strays)} response(s) to notifications: {_describe(strays[0])}", evidence)
+        rec.warn("cancellation.ignored", "a cancellation of an unknown or finished request was answered",
+                 evidence)
+    elif answer is not None:
+        rec.ok("jsonrpc.notification-no-response", "no response to 3 notifications")
+    if answer is None:
+        rec.warn("cancellation.ignored",
+                 f"after two invalid cancellations {live.method} got no answer within {sess.bound:g} s", evidence)
+        raise Broken("no answer after the notifications")
+    if not strays:
+        rec.ok("cancellation.ignored", f"unknown and finished ids ignored; {live.method} still answered")
+
+
+_RAW_ONLY = {_parse_error, _invalid_request, _invalid_params}
+_CHECKS_OF: dict[Step, tuple[str, ...]] = {
+    _parse_error: ("jsonrpc.parse-error",),
+    _invalid_request: ("jsonrpc.invalid-request",),
+    _before_initialize: ("lifecycle.before-initialize",),
+    _initialize: (),
+    _invalid_params: ("jsonrpc.invalid-params",),
+    _unknown_method: ("jsonrpc.unknown-method",),
+    _notifications: ("jsonrpc.notification-no-response", "cancellation.ignored"),
+}
+
+
+async def probe_negative(
+    rec: Results, connect: Connector, revision: str, timeout: float, recordings: list[RecordingStream],
+) -> None:
+    """Run the negative probes on as few fresh connections as possible (see the module doc)."""
+    stateless = get_revision(revision).era is Era.STATELESS
+    steps: list[Step] = [_parse_error, _invalid_request]
+    if not stateless:
+        steps += [_before_initialize, _initialize]
+    steps += [_invalid_params, _unknown_method, _notifications]
+    bound = min(ANSWER_BOUND, timeout)
+    for attempt in range(2):
+        try:
+            steps = await _run(rec, connect, revision, bound, timeout, steps, recordings)
+        except trio.TooSlowError:
+            steps = []
+        if not steps:
+            return
+        if attempt == 0 and not stateless and _initialize not in steps:
+            steps.insert(0, _initialize)  # a new connection needs its own handshake
+    for step in steps:
+        for check in _CHECKS_OF[step]:
+            rec.skip(check, "the probe connections broke before this probe")
+
+
+async def _run(
+    rec: Results, connect: Connector, revision: str, bound: float, timeout: float, steps: list[Step],
+    recordings: list[RecordingStream],
+) -> list[Step]:
+    """Run ``steps`` on one connection; return those left when it broke."""
+    left = list(steps)
+    with trio.fail_after(timeout * 2):
+        try:
+            async with connect() as stream:
+                recording = RecordingStream(stream)
+                recordings.append(recording)
+                sess = _Session(recording, revision, bound)
+                while left:
+                    step = left[0]
+                    if step in _RAW_ONLY and not sess.raw:
+                        left.pop(0)
+                        for check in _CHECKS_OF[step]:
+                            rec.skip(check, "this transport cannot send raw bytes to the server")
+                        continue
+                    try:
+                        await step(rec, sess)
+                    except Broken as exc:
+                        _unjudged(rec, left.pop(0), f"the probe connection broke: {exc}")
+                        return left
+                    left.pop(0)
+        except TrimcpError as exc:
+            if left:
+                _unjudged(rec, left.pop(0), f"the probe connection failed: {exc}")
+    return left
+
+
+def _unjudged(rec: Results, step: Step, detail: str) -> None:
+    # The step broke the connection before it could judge: a server that drops the
+    # connection instead of answering has not answered.
+    for check in _CHECKS_OF[step]:
+        if check not in rec.results:
+            rec.fail(check, detail)
+
+
+def _describe(msg: rpc.Message) -> str:
+    if isinstance(msg, rpc.ErrorResponse):
+        return f"error {msg.error.code} ({msg.error.message})"
+    if isinstance(msg, rpc.Response):
+        return "a result"
+    return type(msg).__name__
+
+
+# --------------------------------------------------------------------------- error codes
+
+#: JSON-RPC 2.0's own codes; the rest of -32768..-32000 is reserved (basic: Error Codes).
+_JSONRPC_CODES = frozenset({rpc.PARSE_ERROR, rpc.INVALID_REQUEST, rpc.METHOD_NOT_FOUND, rpc.INVALID_PARAMS,
+                            rpc.INTERNAL_ERROR})
+#: The codes each revision defines in the reserved range besides JSON-RPC's.
+_DEFINED = {
+    "2024-11-05": frozenset({rpc.RESOURCE_NOT_FOUND_LEGACY}),
+    "2025-03-26": frozenset({rpc.RESOURCE_NOT_FOUND_LEGACY}),
+    "2025-06-18": frozenset({rpc.RESOURCE_NOT_FOUND_LEGACY}),
+    "2025-11-25": frozenset({rpc.RESOURCE_NOT_FOUND_LEGACY, rpc.URL_ELICITATION_REQUIRED}),
+    "2026-07-28": frozenset({rpc.HEADER_MISMATCH, rpc.MISSING_CLIENT_CAPABILITY, rpc.UNSUPPORTED_PROTOCOL_VERSION}),
+}
+
+
+def code_problem(code: int, revision: str) -> tuple[bool, str] | None:
+    """``(must, why)`` when ``code`` breaks the reserved-range rules of ``revision``."""
+    if not -32768 <= code <= -32000 or code in _JSONRPC_CODES:
+        return None
+    defined = _DEFINED.get(revision, frozenset())
+    if code in defined:
+        return None
+    if get_revision(revision).era is not Era.STATELESS:
+        # JSON-RPC leaves -32000..-32099 to implementations; the rest is reserved for it.
+        if -32099 <= code <= -32000:
+            return None
+        return True, f"{code} is reserved by JSON-RPC and defined by neither it nor {revision}"
+    if code in (rpc.RESOURCE_NOT_FOUND_LEGACY, rpc.URL_ELICITATION_REQUIRED):
+        return True, f"{code} was retired: {revision} forbids it"
+    if -32099 <= code <= -32020:
+        return True, f"{code} is in the MCP sub-range and {revision} does not define it"
+    if -32019 <= code <= -32000:
+        return False, f"{code} is in the legacy sub-range new implementations should not use"
+    return False, f"{code} is in the JSON-RPC reserved range; new codes belong outside it"
+
+
+def check_error_codes(rec: Results, recordings: list[RecordingStream], revision: str) -> None:
+    """Judge the code of every error response the run received (tour and probes)."""
+    check = "jsonrpc.error-codes"
+    seen = 0
+    worst: tuple[bool, str, rpc.Message] | None = None
+    for recording in recordings:
+        for _, msg in recording.messages():
+            if not isinstance(msg, rpc.ErrorResponse):
+                continue
+            seen += 1
+            problem = code_problem(msg.error.code, revision)
+            if problem is not None and (worst is None or (problem[0] and not worst[0])):
+                worst = (problem[0], problem[1], msg)
+    if worst is not None:
+        must, why, msg = worst
+        (rec.fail if must else rec.warn)(check, why, [received(msg)])
+    elif seen:
+        rec.ok(check, f"{seen} error responses")
+    else:
+        rec.skip(check, "the server sent no error responses")
