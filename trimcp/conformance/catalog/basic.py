@@ -30,7 +30,7 @@ SPECS: Final[tuple[CheckSpec, ...]] = (
     CheckSpec("jsonrpc.error-codes", B, "basic",
               "error codes in the reserved range -32768..-32000 are ones JSON-RPC or the revision defines",
               stateless_level=M),
-    CheckSpec("cancellation.ignored", S, "basic/utilities/cancellation",
+    CheckSpec("cancellation.ignored", M, "basic/utilities/cancellation",
               "cancelling an unknown or an already finished request is ignored: no answer, the connection works"),
     # The lifecycle page names no answer to a request before initialize.
     CheckSpec("lifecycle.before-initialize", B, "basic/lifecycle",
