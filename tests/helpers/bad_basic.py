@@ -1,0 +1,101 @@
+"""A raw JSON-lines stdio MCP server (handshake era) with one base-protocol defect per ``--mode``.
+
+Used by tests/test_check_basic.py to make sure the negative probes of
+``trimcp check`` (``trimcp/conformance/checks/negative.py``) notice each
+defect.  Plain Python on purpose (no trimcp import).  It advertises no
+features; apart from the selected defect it behaves correctly:
+
+  good                    no defect
+  silent-on-parse-error   invalid JSON gets no answer
+  wrong-parse-code        invalid JSON gets -32600 instead of -32700
+  no-invalid-request      a request without method and a non-object are ignored
+  params-accepted         a request whose params is an array or a string is answered with a result
+  answers-notification    unknown notifications are answered with an error (id null)
+  cancel-exits            a cancellation of an unknown request makes the server exit
+  custom-reserved-code    a request before initialize is refused with -32500 (reserved, undefined)
+  early-result            a request before initialize is answered with a result
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+MODES = ("good", "silent-on-parse-error", "wrong-parse-code", "no-invalid-request", "params-accepted",
+         "answers-notification", "cancel-exits", "custom-reserved-code", "early-result")
+
+
+def send(obj: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def error(rid: Any, code: int, message: str) -> None:
+    send({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}})
+
+
+def handle(mode: str, msg: Any, state: dict[str, bool]) -> None:
+    if not isinstance(msg, dict) or ("method" not in msg and "result" not in msg and "error" not in msg):
+        if mode != "no-invalid-request":
+            error(msg.get("id") if isinstance(msg, dict) else None, -32600, "invalid request")
+        return
+    method, rid = msg.get("method"), msg.get("id")
+    if method is None:
+        return  # a response to nothing we asked
+    params = msg.get("params", {})
+    if rid is None:
+        if method == "notifications/initialized":
+            state["ready"] = True
+        elif method == "notifications/cancelled" and mode == "cancel-exits":
+            sys.exit(0)
+        elif mode == "answers-notification" and method not in ("notifications/cancelled",):
+            error(None, -32601, f"unknown notification {method}")
+        return
+    if not isinstance(params, dict):
+        if mode == "params-accepted":
+            send({"jsonrpc": "2.0", "id": rid, "result": {}})
+        else:
+            error(rid, -32602 if isinstance(params, list) else -32600, "params must be an object")
+        return
+    if method == "initialize":
+        asked = params.get("protocolVersion")
+        state["initialized"] = True
+        send({"jsonrpc": "2.0", "id": rid, "result": {
+            "protocolVersion": asked if asked in VERSIONS else VERSIONS[-1], "capabilities": {},
+            "serverInfo": {"name": "bad-basic", "version": "0"},
+        }})
+    elif not state.get("initialized") and method != "ping":
+        if mode == "early-result" and method == "tools/list":
+            send({"jsonrpc": "2.0", "id": rid, "result": {"tools": []}})
+        else:
+            error(rid, -32500 if mode == "custom-reserved-code" else -32600, "not initialized")
+    elif method == "ping":
+        send({"jsonrpc": "2.0", "id": rid, "result": {}})
+    else:
+        error(rid, -32601, f"method not found: {method}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mode", choices=MODES, default="good")
+    mode = parser.parse_args().mode
+    state: dict[str, bool] = {}
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            if mode == "wrong-parse-code":
+                error(None, -32600, "bad")
+            elif mode != "silent-on-parse-error":
+                error(None, -32700, "parse error")
+            continue
+        handle(mode, msg, state)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""The base-protocol checks (checks/negative.py) pass a correct server and fail each defect.
+
+Each mode of tests/helpers/bad_basic.py has exactly one defect; ``trimcp check``
+runs against it as a subprocess (bounded in time) and the check that rests on
+the violated sentence must fail (or warn, for a SHOULD-style finding) with
+evidence, while a correct server passes every new check.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from trimcp.conformance.checks.negative import code_problem
+
+REPO = Path(__file__).resolve().parent.parent
+BAD = str(REPO / "tests" / "helpers" / "bad_basic.py")
+NEW_CHECKS = ("jsonrpc.parse-error", "jsonrpc.invalid-request", "jsonrpc.invalid-params",
+              "jsonrpc.notification-no-response", "jsonrpc.error-codes", "cancellation.ignored",
+              "lifecycle.before-initialize", "jsonrpc.unknown-method")
+
+
+def run(mode: str) -> dict[str, dict[str, str]]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "trimcp.cli", "check", "--format", "json", "--", sys.executable, BAD, "--mode", mode],
+        capture_output=True, text=True, timeout=90, cwd=REPO, check=False,
+    )
+    doc = json.loads(proc.stdout)
+    return {row["id"]: row for row in doc["checks"]}
+
+
+def test_good_server_passes_every_basic_check() -> None:
+    rows = run("good")
+    assert {c: rows[c]["status"] for c in NEW_CHECKS} == dict.fromkeys(NEW_CHECKS, "pass")
+
+
+@pytest.mark.parametrize(("mode", "check", "status", "words"), [
+    ("silent-on-parse-error", "jsonrpc.parse-error", "fail", "no answer"),
+    ("wrong-parse-code", "jsonrpc.parse-error", "fail", "not -32700"),
+    ("no-invalid-request", "jsonrpc.invalid-request", "fail", "no answer"),
+    ("params-accepted", "jsonrpc.invalid-params", "fail", "answered with a result"),
+    ("answers-notification", "jsonrpc.notification-no-response", "fail", "response(s) to notifications"),
+    ("cancel-exits", "cancellation.ignored", "fail", "broke"),
+    ("custom-reserved-code", "jsonrpc.error-codes", "fail", "-32500"),
+    ("early-result", "lifecycle.before-initialize", "warn", "answered with a result"),
+])
+def test_each_defect_is_found(mode: str, check: str, status: str, words: str) -> None:
+    rows = run(mode)
+    assert rows[check]["status"] == status, rows[check]
+    assert words in rows[check]["detail"]
+
+
+def test_code_problem_rules() -> None:
+    assert code_problem(-32601, "2026-07-28") is None
+    assert code_problem(-1, "2026-07-28") is None
+    assert code_problem(-32050, "2025-11-25") is None  # JSON-RPC's implementation-defined range
+    assert code_problem(-32042, "2025-11-25") is None
+    assert code_problem(-32500, "2025-11-25") == (True, code_problem(-32500, "2025-11-25")[1])  # type: ignore[index]
+    assert code_problem(-32002, "2026-07-28") is not None and code_problem(-32002, "2026-07-28")[0]  # type: ignore[index]
+    assert code_problem(-32050, "2026-07-28")[0] is True  # type: ignore[index]
+    assert code_problem(-32010, "2026-07-28")[0] is False  # type: ignore[index]
+    assert code_problem(-32500, "2026-07-28")[0] is False  # type: ignore[index]
+    assert code_problem(-32021, "2026-07-28") is None
