@@ -1429,10 +1429,15 @@ def test_parse_error_answered_with_null_id_in_server_role_only() -> None:
 
 def test_invalid_request_answered_with_its_id_in_both_roles() -> None:
     for conn in pair():
-        events = conn.receive_bytes(b'{"jsonrpc":"2.0","id":"q","method":"x","params":[1]}')
+        events = conn.receive_bytes(b'{"jsonrpc":"2.0","id":"q","method":"x","params":"p"}')
         assert issues(events) == ["invalid-message"]
         err = only_error(conn)
         assert err.id == "q" and err.error.code == rpc.INVALID_REQUEST
+    for conn in pair():  # array params: valid JSON-RPC no MCP method takes
+        events = conn.receive_bytes(b'{"jsonrpc":"2.0","id":"q","method":"x","params":[1]}')
+        assert issues(events) == ["invalid-message"]
+        err = only_error(conn)
+        assert err.id == "q" and err.error.code == rpc.INVALID_PARAMS
 
 
 def test_invalid_message_without_id() -> None:

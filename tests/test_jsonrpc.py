@@ -169,7 +169,6 @@ def test_parse_error(data: bytes) -> None:
         ({"jsonrpc": "1.0", "id": "a", "method": "ping"}, "a"),
         ({"jsonrpc": 2.0, "id": 5, "method": "ping"}, 5),
         ({"jsonrpc": "2.0", "id": 5, "method": 3}, 5),
-        ({"jsonrpc": "2.0", "id": 5, "method": "x", "params": [1, 2]}, 5),
         ({"jsonrpc": "2.0", "id": 5, "method": "x", "params": "p"}, 5),
         ({"jsonrpc": "2.0", "method": "x", "params": [1]}, None),  # notification
         ({"jsonrpc": "2.0", "id": 6, "result": {}, "error": {"code": 1, "message": "m"}}, 6),
@@ -192,6 +191,14 @@ def test_invalid_request_recovers_id(payload: dict[str, Any], expected_id: Any) 
     assert msg.id == expected_id
     assert type(msg.id) is type(expected_id)
     assert msg.raw == payload
+
+
+def test_array_params_are_invalid_params() -> None:
+    # Valid JSON-RPC, but no MCP method takes positional params: -32602, the id kept.
+    payload = {"jsonrpc": "2.0", "id": 5, "method": "x", "params": [1, 2]}
+    msg = parse_one(json.dumps(payload).encode())
+    assert isinstance(msg, InvalidMessage)
+    assert (msg.error.code, msg.id) == (rpc.INVALID_PARAMS, 5)
 
 
 @pytest.mark.parametrize("value", [1, "s", None, True, 1.5])

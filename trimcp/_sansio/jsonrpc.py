@@ -144,7 +144,9 @@ def message_from_obj(obj: Any) -> Message | InvalidMessage:
             return _invalid(id_, '"method" must be a string', obj)
         params = obj.get("params")
         if params is not None and not isinstance(params, dict):
-            return _invalid(id_, '"params" must be an object in MCP', obj)
+            # An array is a valid JSON-RPC params that no MCP method takes: -32602 (Invalid params).
+            code = INVALID_PARAMS if isinstance(params, list) and "id" in obj else INVALID_REQUEST
+            return InvalidMessage(id_, ErrorObject(code, '"params" must be an object in MCP'), obj)
         if not has_id:
             return Notification(method, params)
         if id_ is None:
