@@ -21,7 +21,8 @@ REPO = Path(__file__).resolve().parent.parent
 BAD = str(REPO / "tests" / "helpers" / "bad_basic.py")
 NEW_CHECKS = ("jsonrpc.parse-error", "jsonrpc.invalid-request", "jsonrpc.invalid-params",
               "jsonrpc.notification-no-response", "jsonrpc.error-codes", "cancellation.ignored",
-              "lifecycle.before-initialize", "jsonrpc.unknown-method")
+              "lifecycle.before-initialize", "jsonrpc.unknown-method", "cancellation.honoured",
+              "progress.notifications")
 
 
 def run(mode: str) -> dict[str, dict[str, str]]:
@@ -47,6 +48,9 @@ def test_good_server_passes_every_basic_check() -> None:
     ("cancel-exits", "cancellation.ignored", "fail", "broke"),
     ("custom-reserved-code", "jsonrpc.error-codes", "fail", "-32500"),
     ("early-result", "lifecycle.before-initialize", "warn", "answered with a result"),
+    ("progress-after-response", "progress.notifications", "fail", "after the response"),
+    ("progress-not-increasing", "progress.notifications", "fail", "went from 1 to 1"),
+    ("cancel-ignored", "cancellation.honoured", "warn", "answered after its cancellation"),
 ])
 def test_each_defect_is_found(mode: str, check: str, status: str, words: str) -> None:
     rows = run(mode)

@@ -3,7 +3,9 @@
 Used by tests/test_check_basic.py to make sure the negative probes of
 ``trimcp check`` (``trimcp/conformance/checks/negative.py``) notice each
 defect.  Plain Python on purpose (no trimcp import).  It advertises no
-features; apart from the selected defect it behaves correctly:
+features but one read-only tool, ``work``, that reports progress twice, 0.4 s
+apart, before answering (and drops the call when it is cancelled meanwhile);
+apart from the selected defect it behaves correctly:
 
   good                    no defect
   silent-on-parse-error   invalid JSON gets no answer
@@ -14,18 +16,28 @@ features; apart from the selected defect it behaves correctly:
   cancel-exits            a cancellation of an unknown request makes the server exit
   custom-reserved-code    a request before initialize is refused with -32500 (reserved, undefined)
   early-result            a request before initialize is answered with a result
+  progress-after-response ``work`` sends one more progress notification after its result
+  progress-not-increasing ``work`` reports the same progress twice
+  cancel-ignored          ``work`` answers even when it was cancelled
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import select
 import sys
+import time
 from typing import Any
 
 VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODES = ("good", "silent-on-parse-error", "wrong-parse-code", "no-invalid-request", "params-accepted",
-         "answers-notification", "cancel-exits", "custom-reserved-code", "early-result")
+         "answers-notification", "cancel-exits", "custom-reserved-code", "early-result",
+         "progress-after-response", "progress-not-increasing", "cancel-ignored")
+TOOL = {"name": "work", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}}
+#: How long ``work`` runs between its two progress notifications.
+WORK_SECONDS = 0.4
 
 
 def send(obj: dict[str, Any]) -> None:
@@ -35,6 +47,22 @@ def send(obj: dict[str, Any]) -> None:
 
 def error(rid: Any, code: int, message: str) -> None:
     send({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}})
+
+
+#: The ``work`` calls in flight: request id -> (when it finishes, its progress token).
+WORK: dict[Any, tuple[float, Any]] = {}
+
+
+def progress(token: Any, value: int) -> None:
+    send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": token, "progress": value}})
+
+
+def finish(mode: str, rid: Any, token: Any) -> None:
+    if token is not None:
+        progress(token, 1 if mode == "progress-not-increasing" else 2)
+    send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": "done"}]}})
+    if token is not None and mode == "progress-after-response":
+        progress(token, 3)
 
 
 def handle(mode: str, msg: Any, state: dict[str, bool]) -> None:
@@ -51,6 +79,8 @@ def handle(mode: str, msg: Any, state: dict[str, bool]) -> None:
             state["ready"] = True
         elif method == "notifications/cancelled" and mode == "cancel-exits":
             sys.exit(0)
+        elif method == "notifications/cancelled" and mode != "cancel-ignored" and isinstance(params, dict):
+            WORK.pop(params.get("requestId"), None)
         elif mode == "answers-notification" and method not in ("notifications/cancelled",):
             error(None, -32601, f"unknown notification {method}")
         return
@@ -64,7 +94,7 @@ def handle(mode: str, msg: Any, state: dict[str, bool]) -> None:
         asked = params.get("protocolVersion")
         state["initialized"] = True
         send({"jsonrpc": "2.0", "id": rid, "result": {
-            "protocolVersion": asked if asked in VERSIONS else VERSIONS[-1], "capabilities": {},
+            "protocolVersion": asked if asked in VERSIONS else VERSIONS[-1], "capabilities": {"tools": {}},
             "serverInfo": {"name": "bad-basic", "version": "0"},
         }})
     elif not state.get("initialized") and method != "ping":
@@ -74,6 +104,13 @@ def handle(mode: str, msg: Any, state: dict[str, bool]) -> None:
             error(rid, -32500 if mode == "custom-reserved-code" else -32600, "not initialized")
     elif method == "ping":
         send({"jsonrpc": "2.0", "id": rid, "result": {}})
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [TOOL]}})
+    elif method == "tools/call" and params.get("name") == "work":
+        token = (params.get("_meta") or {}).get("progressToken")
+        if token is not None:
+            progress(token, 1)
+        WORK[rid] = (time.monotonic() + WORK_SECONDS, token)
     else:
         error(rid, -32601, f"method not found: {method}")
 
@@ -83,18 +120,38 @@ def main() -> None:
     parser.add_argument("--mode", choices=MODES, default="good")
     mode = parser.parse_args().mode
     state: dict[str, bool] = {}
-    for line in sys.stdin:
-        if not line.strip():
+    buf = b""
+    while True:
+        # A tiny event loop: lines from stdin, and the ``work`` calls whose time has come.
+        now = time.monotonic()
+        for rid, (due, token) in sorted(WORK.items(), key=lambda kv: kv[1][0]):
+            if due <= now:
+                del WORK[rid]
+                finish(mode, rid, token)
+        wait = min((due for due, _ in WORK.values()), default=now + 60) - now
+        ready, _, _ = select.select([sys.stdin], [], [], max(0.0, wait))
+        if not ready:
             continue
-        try:
-            msg = json.loads(line)
-        except ValueError:
-            if mode == "wrong-parse-code":
-                error(None, -32600, "bad")
-            elif mode != "silent-on-parse-error":
-                error(None, -32700, "parse error")
-            continue
-        handle(mode, msg, state)
+        chunk = os.read(sys.stdin.fileno(), 65536)
+        if not chunk:
+            return
+        buf += chunk
+        while b"\n" in buf:
+            raw, buf = buf.split(b"\n", 1)
+            if raw.strip():
+                line(mode, raw, state)
+
+
+def line(mode: str, raw: bytes, state: dict[str, bool]) -> None:
+    try:
+        msg = json.loads(raw)
+    except ValueError:
+        if mode == "wrong-parse-code":
+            error(None, -32600, "bad")
+        elif mode != "silent-on-parse-error":
+            error(None, -32700, "parse error")
+        return
+    handle(mode, msg, state)
 
 
 if __name__ == "__main__":

@@ -303,6 +303,18 @@ def main() -> None:
         except ValueError:
             error(None, -32700, "parse error")
             continue
+        if not isinstance(msg, dict) or not ({"method", "result", "error"} & msg.keys()):
+            error(msg.get("id") if isinstance(msg, dict) else None, -32600, "invalid request")
+            continue
+        if "id" in msg and msg.get("params") is not None and not isinstance(msg["params"], dict):
+            error(msg["id"], -32602 if isinstance(msg["params"], list) else -32600, "params must be an object")
+            continue
+        if not mode.startswith("stateless-") and msg.get("method") not in ("initialize", "ping", None) \
+                and "id" in msg and not state.get("initialized"):
+            error(msg["id"], -32600, "not initialized")
+            continue
+        if msg.get("method") == "initialize":
+            state["initialized"] = True
         if isinstance(msg, dict):
             if mode.startswith("stateless-") and not state["legacy"] and msg.get("method") != "initialize":
                 handle_stateless(mode, msg)

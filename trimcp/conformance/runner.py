@@ -71,6 +71,7 @@ from .checks.stateless import (
 from .checks.feature_probes import probe_features
 from .checks.features import feature_tour
 from .checks.negative import check_error_codes, probe_negative
+from .checks.progress import cancel_target, check_progress
 from .checks.tasks import check_tasks
 from .checks.tool_calls import CallTools, ToolPolicy
 from .model import CheckResult, Report
@@ -272,11 +273,13 @@ async def _probes(tour: Tour, timeout: float) -> None:
 async def _basic_probes(tour: Tour, main: RecordingStream | None, timeout: float, stdio: bool) -> None:
     # The negative probes (checks/negative.py); what their connections received is judged too.
     probed: list[RecordingStream] = []
-    await probe_negative(tour.rec, tour.connect, tour.revision, timeout, probed)
+    slow = cancel_target(main) if main is not None else None
+    await probe_negative(tour.rec, tour.connect, tour.revision, timeout, probed, slow)
     for recording in probed:
         _check_conversation(tour.rec, recording, tour.revision, stdio=stdio)
         _check_notifications(tour.rec, recording, tour.client.server_capabilities)
     check_error_codes(tour.rec, ([main] if main else []) + probed, tour.revision)
+    check_progress(tour.rec, ([main] if main else []) + probed)
 
 
 def _unreachable(exc: TrimcpError, recording: RecordingStream | None) -> bool:

@@ -32,6 +32,10 @@ SPECS: Final[tuple[CheckSpec, ...]] = (
               stateless_level=M),
     CheckSpec("cancellation.ignored", M, "basic/utilities/cancellation",
               "cancelling an unknown or an already finished request is ignored: no answer, the connection works"),
+    CheckSpec("cancellation.honoured", S, "basic/utilities/cancellation",
+              "a request cancelled in flight gets no response, and the connection keeps working"),
+    CheckSpec("progress.notifications", M, "basic/utilities/progress",
+              "progress notifications name a token in flight, increase per token, stop with the response"),
     # The lifecycle page names no answer to a request before initialize.
     CheckSpec("lifecycle.before-initialize", B, "basic/lifecycle",
               "a request before initialize is refused with an error, and initialize still works", HANDSHAKE),

@@ -74,6 +74,8 @@ class _Session:
         self.bound = bound
         self.meta: SendMeta = NO_META
         self._next = 0
+        #: A read-only tool (name, arguments) that runs long enough to be cancelled in flight.
+        self.cancel_target: tuple[str, dict[str, Any]] | None = None
 
     @property
     def raw(self) -> bool:
@@ -128,6 +130,24 @@ class _Session:
                             return msg, strays
                         strays.append(msg)
         return None, strays
+
+    async def first_progress(self, request_id: rpc.RequestId) -> rpc.Message | None:
+        """The answer to ``request_id`` or the first progress for it, whichever comes first."""
+        with trio.move_on_after(self.bound):
+            while True:
+                try:
+                    item = await self.stream.receive()
+                except TrimcpError as exc:
+                    raise Broken(f"the connection closed: {exc}") from exc
+                if isinstance(item, (RequestFailed, StreamLost)):
+                    continue
+                for msg in item.payload.messages:
+                    if isinstance(msg, (rpc.Response, rpc.ErrorResponse)) and msg.id == request_id:
+                        return msg
+                    if isinstance(msg, rpc.Notification) and msg.method == "notifications/progress" \
+                            and (msg.params or {}).get("progressToken") == request_id:
+                        return msg
+        return None
 
     async def ask(self, method: str, params: dict[str, Any] | None = None) -> tuple[rpc.Request, rpc.Message]:
         request = rpc.Request(self.new_id(), method, self.params(params))
@@ -274,6 +294,47 @@ async def _notifications(rec: Results, sess: _Session) -> None:
         rec.ok("cancellation.ignored", f"unknown and finished ids ignored; {live.method} still answered")
 
 
+#: How long a cancelled request's response is waited for (it should never come).
+CANCEL_WATCH = 1.0
+
+
+async def _cancel_in_flight(rec: Results, sess: _Session) -> None:
+    check = "cancellation.honoured"
+    if sess.cancel_target is None:
+        rec.skip(check, "no read-only tool reported progress in the tour: none is known to run long enough")
+        return
+    name, arguments = sess.cancel_target
+    rid = sess.new_id()
+    params = sess.params({"name": name, "arguments": arguments})
+    params["_meta"] = {**params.get("_meta", {}), "progressToken": rid}
+    call = rpc.Request(rid, "tools/call", params)
+    await sess.send(call)
+    first = await sess.first_progress(rid)
+    if first is None:
+        rec.skip(check, f"{name} neither reported progress nor answered within {sess.bound:g} s")
+        return
+    if not isinstance(first, rpc.Notification):
+        rec.skip(check, f"{name} finished before its first progress: nothing to cancel")
+        return
+    cancel = rpc.Notification("notifications/cancelled", {"requestId": rid, "reason": "trimcp check"})
+    await sess.send(cancel)
+    live = rpc.Request(sess.new_id(), "server/discover" if sess.stateless else "ping", sess.params())
+    await sess.send(live)
+    answer, strays = await sess.answer((live.id,))
+    late: rpc.Message | None = next((m for m in strays if getattr(m, "id", None) == rid), None)
+    if answer is None:
+        rec.fail(check, f"after cancelling {name}, {live.method} got no answer within {sess.bound:g} s",
+                 [sent(call), sent(cancel), sent(live)])
+        raise Broken("no answer after a cancellation")
+    if late is None:
+        with trio.move_on_after(min(CANCEL_WATCH, sess.bound)):
+            late, _ = await sess.answer((rid,))
+    if late is not None:
+        rec.warn(check, f"{name} was answered after its cancellation", [sent(call), sent(cancel), received(late)])
+    else:
+        rec.ok(check, f"{name} cancelled in flight: no response, {live.method} still answered")
+
+
 _RAW_ONLY = {_parse_error, _invalid_request, _invalid_params}
 _CHECKS_OF: dict[Step, tuple[str, ...]] = {
     _parse_error: ("jsonrpc.parse-error",),
@@ -283,22 +344,24 @@ _CHECKS_OF: dict[Step, tuple[str, ...]] = {
     _invalid_params: ("jsonrpc.invalid-params",),
     _unknown_method: ("jsonrpc.unknown-method",),
     _notifications: ("jsonrpc.notification-no-response", "cancellation.ignored"),
+    _cancel_in_flight: ("cancellation.honoured",),
 }
 
 
 async def probe_negative(
     rec: Results, connect: Connector, revision: str, timeout: float, recordings: list[RecordingStream],
+    cancel_target: tuple[str, dict[str, Any]] | None = None,
 ) -> None:
     """Run the negative probes on as few fresh connections as possible (see the module doc)."""
     stateless = get_revision(revision).era is Era.STATELESS
     steps: list[Step] = [_parse_error, _invalid_request]
     if not stateless:
         steps += [_before_initialize, _initialize]
-    steps += [_invalid_params, _unknown_method, _notifications]
+    steps += [_invalid_params, _unknown_method, _notifications, _cancel_in_flight]
     bound = min(ANSWER_BOUND, timeout)
     for attempt in range(2):
         try:
-            steps = await _run(rec, connect, revision, bound, timeout, steps, recordings)
+            steps = await _run(rec, connect, revision, bound, timeout, steps, recordings, cancel_target)
         except trio.TooSlowError:
             steps = []
         if not steps:
@@ -312,7 +375,7 @@ async def probe_negative(
 
 async def _run(
     rec: Results, connect: Connector, revision: str, bound: float, timeout: float, steps: list[Step],
-    recordings: list[RecordingStream],
+    recordings: list[RecordingStream], cancel_target: tuple[str, dict[str, Any]] | None,
 ) -> list[Step]:
     """Run ``steps`` on one connection; return those left when it broke."""
     left = list(steps)
@@ -322,6 +385,7 @@ async def _run(
                 recording = RecordingStream(stream)
                 recordings.append(recording)
                 sess = _Session(recording, revision, bound)
+                sess.cancel_target = cancel_target
                 while left:
                     step = left[0]
                     if step in _RAW_ONLY and not sess.raw:
