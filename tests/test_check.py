@@ -356,6 +356,8 @@ PINNED = {"unknown-method-wrong-code": "2025-11-25"}
 ALSO_FLAGGED = {
     # prompts/list without the prompts capability gets {}: not refused.
     "unknown-method-wrong-code": {"capabilities.gating", "features.declared"},
+    # 2026-07-28 forbids emitting the retired -32002 (basic: Error Codes).
+    "stateless-minus-32002": {"jsonrpc.error-codes"},
 }
 
 

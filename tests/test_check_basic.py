@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from trimcp.conformance.checks.meta import key_problem
 from trimcp.conformance.checks.negative import code_problem
 
 REPO = Path(__file__).resolve().parent.parent
@@ -22,7 +23,7 @@ BAD = str(REPO / "tests" / "helpers" / "bad_basic.py")
 NEW_CHECKS = ("jsonrpc.parse-error", "jsonrpc.invalid-request", "jsonrpc.invalid-params",
               "jsonrpc.notification-no-response", "jsonrpc.error-codes", "cancellation.ignored",
               "lifecycle.before-initialize", "jsonrpc.unknown-method", "cancellation.honoured",
-              "progress.notifications")
+              "progress.notifications", "lifecycle.connect")
 
 
 def run(mode: str) -> dict[str, dict[str, str]]:
@@ -51,11 +52,20 @@ def test_good_server_passes_every_basic_check() -> None:
     ("progress-after-response", "progress.notifications", "fail", "after the response"),
     ("progress-not-increasing", "progress.notifications", "fail", "went from 1 to 1"),
     ("cancel-ignored", "cancellation.honoured", "warn", "answered after its cancellation"),
+    ("exit-after-first-line", "lifecycle.connect", "fail", "no JSON-RPC answer"),
+    ("bad-meta-key", "meta.key-names", "fail", "'-bad/key'"),
 ])
 def test_each_defect_is_found(mode: str, check: str, status: str, words: str) -> None:
     rows = run(mode)
     assert rows[check]["status"] == status, rows[check]
     assert words in rows[check]["detail"]
+
+
+def test_meta_key_rules() -> None:
+    good = ("io.modelcontextprotocol/serverInfo", "progressToken", "", "a", "com.example-x/a_b.c", "traceparent")
+    assert [key_problem(k) for k in good] == [None] * len(good)
+    for bad in ("-x/a", "io./a", "1io/a", "io.x-/a", "a/_b", "a/b-", "/a"):
+        assert key_problem(bad) is not None, bad
 
 
 def test_code_problem_rules() -> None:

@@ -19,6 +19,8 @@ apart from the selected defect it behaves correctly:
   progress-after-response ``work`` sends one more progress notification after its result
   progress-not-increasing ``work`` reports the same progress twice
   cancel-ignored          ``work`` answers even when it was cancelled
+  exit-after-first-line   sends a notification for the first request, then exits
+  bad-meta-key            the InitializeResult's _meta holds a key whose prefix is no label
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ from typing import Any
 VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODES = ("good", "silent-on-parse-error", "wrong-parse-code", "no-invalid-request", "params-accepted",
          "answers-notification", "cancel-exits", "custom-reserved-code", "early-result",
-         "progress-after-response", "progress-not-increasing", "cancel-ignored")
+         "progress-after-response", "progress-not-increasing", "cancel-ignored", "exit-after-first-line",
+         "bad-meta-key")
 TOOL = {"name": "work", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}}
 #: How long ``work`` runs between its two progress notifications.
 WORK_SECONDS = 0.4
@@ -71,6 +74,9 @@ def handle(mode: str, msg: Any, state: dict[str, bool]) -> None:
             error(msg.get("id") if isinstance(msg, dict) else None, -32600, "invalid request")
         return
     method, rid = msg.get("method"), msg.get("id")
+    if mode == "exit-after-first-line":
+        send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "bye"}})
+        sys.exit(0)
     if method is None:
         return  # a response to nothing we asked
     params = msg.get("params", {})
@@ -96,6 +102,7 @@ def handle(mode: str, msg: Any, state: dict[str, bool]) -> None:
         send({"jsonrpc": "2.0", "id": rid, "result": {
             "protocolVersion": asked if asked in VERSIONS else VERSIONS[-1], "capabilities": {"tools": {}},
             "serverInfo": {"name": "bad-basic", "version": "0"},
+            **({"_meta": {"-bad/key": 1}} if mode == "bad-meta-key" else {}),
         }})
     elif not state.get("initialized") and method != "ping":
         if mode == "early-result" and method == "tools/list":

@@ -309,7 +309,7 @@ def main() -> None:
         if "id" in msg and msg.get("params") is not None and not isinstance(msg["params"], dict):
             error(msg["id"], -32602 if isinstance(msg["params"], list) else -32600, "params must be an object")
             continue
-        if not mode.startswith("stateless-") and msg.get("method") not in ("initialize", "ping", None) \
+        if not mode.startswith("stateless-") and msg.get("method") not in ("initialize", "ping", "server/discover", None) \
                 and "id" in msg and not state.get("initialized"):
             error(msg["id"], -32600, "not initialized")
             continue

@@ -71,6 +71,7 @@ from .checks.stateless import (
 from .checks.feature_probes import probe_features
 from .checks.features import feature_tour
 from .checks.negative import check_error_codes, probe_negative
+from .checks.meta import check_meta_keys
 from .checks.progress import cancel_target, check_progress
 from .checks.tasks import check_tasks
 from .checks.tool_calls import CallTools, ToolPolicy
@@ -163,6 +164,7 @@ async def run_checks(
                 report.era = client.era.value
                 report.server_info = client.server_info
                 report.transport = transport_of(raw)
+                rec.ok("lifecycle.connect", "the first request got a JSON-RPC answer")
                 tour = Tour(rec, client, recording, connect, client.protocol_version, request_timeout)
                 await _tour(tour, revision, policy)
             if hasattr(raw, "returncode"):
@@ -280,6 +282,7 @@ async def _basic_probes(tour: Tour, main: RecordingStream | None, timeout: float
         _check_notifications(tour.rec, recording, tour.client.server_capabilities)
     check_error_codes(tour.rec, ([main] if main else []) + probed, tour.revision)
     check_progress(tour.rec, ([main] if main else []) + probed)
+    check_meta_keys(tour.rec, ([main] if main else []) + probed)
 
 
 def _unreachable(exc: TrimcpError, recording: RecordingStream | None) -> bool:
@@ -303,6 +306,12 @@ def _one_line(exc: TrimcpError, recording: RecordingStream | None) -> str:
 
 def _connect_failed(rec: Results, exc: TrimcpError, pinned: str | None, recording: RecordingStream | None) -> None:
     detail = f"{type(exc).__name__}: {exc}"
+    if recording is None or not recording.answers():
+        # Refused (an HTTP error status, a process gone after the first line) or silent:
+        # no JSON-RPC answer at all, so there is no InitializeResult/DiscoverResult to judge.
+        rec.fail("lifecycle.connect", f"the first request got no JSON-RPC answer: {detail}")
+        return
+    rec.ok("lifecycle.connect", "the first request got a JSON-RPC answer")
     sent = set(recording.sent_methods.values()) if recording is not None else set()
     stateless_pin = pinned is not None and get_revision(pinned).era is Era.STATELESS
     if stateless_pin or ("server/discover" in sent and "initialize" not in sent):

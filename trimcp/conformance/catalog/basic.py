@@ -14,11 +14,15 @@ from __future__ import annotations
 from typing import Final
 
 from ..model import CheckSpec, Level
-from .core import HANDSHAKE
+from .core import FROM_2025_06_18, HANDSHAKE
 
 M, S, B = Level.MUST, Level.SHOULD, Level.BEST
 
 SPECS: Final[tuple[CheckSpec, ...]] = (
+    # Rests on "The server MUST respond with its own capabilities and information" (handshake) and
+    # "All implementations MUST support the base protocol" (every revision): a refusal answers nothing.
+    CheckSpec("lifecycle.connect", M, "basic/lifecycle",
+              "the transport accepts the connection and the first request gets a JSON-RPC answer"),
     CheckSpec("jsonrpc.parse-error", M, "basic", "invalid JSON is answered with error -32700"),
     CheckSpec("jsonrpc.invalid-request", M, "basic",
               "a request without method, and a non-object, are answered with error -32600"),
@@ -36,6 +40,8 @@ SPECS: Final[tuple[CheckSpec, ...]] = (
               "a request cancelled in flight gets no response, and the connection keeps working"),
     CheckSpec("progress.notifications", M, "basic/utilities/progress",
               "progress notifications name a token in flight, increase per token, stop with the response"),
+    CheckSpec("meta.key-names", M, "basic",
+              "every _meta key has a valid prefix (dot-separated labels, then /) and name", FROM_2025_06_18),
     # The lifecycle page names no answer to a request before initialize.
     CheckSpec("lifecycle.before-initialize", B, "basic/lifecycle",
               "a request before initialize is refused with an error, and initialize still works", HANDSHAKE),
