@@ -54,6 +54,8 @@ def test_good_server_passes_every_basic_check() -> None:
     ("cancel-ignored", "cancellation.honoured", "warn", "answered after its cancellation"),
     ("exit-after-first-line", "lifecycle.connect", "fail", "no JSON-RPC answer"),
     ("bad-meta-key", "meta.key-names", "fail", "'-bad/key'"),
+    ("reused-request-id", "jsonrpc.server-request-ids", "fail", "reused request id 'srv-1'"),
+    ("cancels-unknown", "cancellation.server-sent", "fail", "no request the server had sent"),
 ])
 def test_each_defect_is_found(mode: str, check: str, status: str, words: str) -> None:
     rows = run(mode)

@@ -21,6 +21,8 @@ apart from the selected defect it behaves correctly:
   cancel-ignored          ``work`` answers even when it was cancelled
   exit-after-first-line   sends a notification for the first request, then exits
   bad-meta-key            the InitializeResult's _meta holds a key whose prefix is no label
+  reused-request-id       after initialized, sends two pings with the same id
+  cancels-unknown         after initialized, cancels a request it never sent
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODES = ("good", "silent-on-parse-error", "wrong-parse-code", "no-invalid-request", "params-accepted",
          "answers-notification", "cancel-exits", "custom-reserved-code", "early-result",
          "progress-after-response", "progress-not-increasing", "cancel-ignored", "exit-after-first-line",
-         "bad-meta-key")
+         "bad-meta-key", "reused-request-id", "cancels-unknown")
 TOOL = {"name": "work", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}}
 #: How long ``work`` runs between its two progress notifications.
 WORK_SECONDS = 0.4
@@ -83,6 +85,11 @@ def handle(mode: str, msg: Any, state: dict[str, bool]) -> None:
     if rid is None:
         if method == "notifications/initialized":
             state["ready"] = True
+            if mode == "reused-request-id":
+                for _ in range(2):
+                    send({"jsonrpc": "2.0", "id": "srv-1", "method": "ping"})
+            elif mode == "cancels-unknown":
+                send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "never"}})
         elif method == "notifications/cancelled" and mode == "cancel-exits":
             sys.exit(0)
         elif method == "notifications/cancelled" and mode != "cancel-ignored" and isinstance(params, dict):

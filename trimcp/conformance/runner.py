@@ -73,6 +73,7 @@ from .checks.features import feature_tour
 from .checks.negative import check_error_codes, probe_negative
 from .checks.meta import check_meta_keys
 from .checks.progress import cancel_target, check_progress
+from .checks.sent_by_server import check_server_cancellations, check_server_request_ids
 from .checks.tasks import check_tasks
 from .checks.tool_calls import CallTools, ToolPolicy
 from .model import CheckResult, Report
@@ -282,7 +283,11 @@ async def _basic_probes(tour: Tour, main: RecordingStream | None, timeout: float
         _check_notifications(tour.rec, recording, tour.client.server_capabilities)
     check_error_codes(tour.rec, ([main] if main else []) + probed, tour.revision)
     check_progress(tour.rec, ([main] if main else []) + probed)
-    check_meta_keys(tour.rec, ([main] if main else []) + probed)
+    everything = ([main] if main else []) + probed
+    check_meta_keys(tour.rec, everything)
+    check_server_cancellations(tour.rec, everything, tour.revision)
+    if tour.client.era is not Era.STATELESS:
+        check_server_request_ids(tour.rec, everything)
 
 
 def _unreachable(exc: TrimcpError, recording: RecordingStream | None) -> bool:

@@ -42,6 +42,10 @@ SPECS: Final[tuple[CheckSpec, ...]] = (
               "progress notifications name a token in flight, increase per token, stop with the response"),
     CheckSpec("meta.key-names", M, "basic",
               "every _meta key has a valid prefix (dot-separated labels, then /) and name", FROM_2025_06_18),
+    CheckSpec("jsonrpc.server-request-ids", M, "basic", "the server never reuses a request id within a session",
+              HANDSHAKE),
+    CheckSpec("cancellation.server-sent", M, "basic/utilities/cancellation",
+              "the server cancels only its own requests (2026-07-28: only subscriptions/listen streams)"),
     # The lifecycle page names no answer to a request before initialize.
     CheckSpec("lifecycle.before-initialize", B, "basic/lifecycle",
               "a request before initialize is refused with an error, and initialize still works", HANDSHAKE),
