@@ -12,11 +12,16 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from trimcp.conformance.checks.meta import key_problem
+from trimcp.conformance.checks.meta import check_meta_keys, key_problem
 from trimcp.conformance.checks.negative import code_problem
+from trimcp.conformance.checks.sent_by_server import SUBSCRIPTION_ID, check_subscription_ids
+from trimcp.conformance.model import Status
+from trimcp.conformance.recorder import RecordingStream
+from trimcp.conformance.results import Results
 
 REPO = Path(__file__).resolve().parent.parent
 BAD = str(REPO / "tests" / "helpers" / "bad_basic.py")
@@ -81,3 +86,37 @@ def test_code_problem_rules() -> None:
     assert code_problem(-32010, "2026-07-28")[0] is False  # type: ignore[index]
     assert code_problem(-32500, "2026-07-28")[0] is False  # type: ignore[index]
     assert code_problem(-32021, "2026-07-28") is None
+
+
+def _recording(*texts: dict[str, Any], sent: dict[Any, str] | None = None) -> RecordingStream:
+    recording = RecordingStream(None)  # type: ignore[arg-type]
+    recording.received.extend(json.dumps(t).encode() for t in texts)
+    recording.sent_methods.update(sent or {})
+    return recording
+
+
+def _note(method: str, meta: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": method, "params": {"_meta": meta}}
+
+
+def test_subscription_notifications_name_their_subscription() -> None:
+    good = _recording(_note("notifications/tools/list_changed", {SUBSCRIPTION_ID: "s1"}), sent={"s1": "subscriptions/listen"})
+    bad = _recording(_note("notifications/tools/list_changed", {}), sent={"s1": "subscriptions/listen"})
+    wrong = _recording(_note("notifications/tools/list_changed", {SUBSCRIPTION_ID: "t"}), sent={"t": "tools/list"})
+    for recording, status in ((good, Status.PASS), (bad, Status.FAIL), (wrong, Status.FAIL)):
+        rec = Results("2026-07-28")
+        check_subscription_ids(rec, [recording])
+        assert rec.results["meta.subscription-id"].status is status
+        if status is Status.FAIL:
+            assert rec.results["meta.subscription-id"].evidence
+    rec = Results("2026-07-28")
+    check_subscription_ids(rec, [_recording()])
+    assert rec.results["meta.subscription-id"].status is Status.SKIP
+
+
+def test_traceparent_format() -> None:
+    ok = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    for value, status in ((ok, Status.PASS), ("not-a-trace", Status.FAIL), (ok.upper(), Status.FAIL)):
+        rec = Results("2026-07-28")
+        check_meta_keys(rec, [_recording(_note("notifications/message", {"traceparent": value}))])
+        assert rec.results["meta.key-names"].status is status, value

@@ -73,6 +73,7 @@ from .checks.features import feature_tour
 from .checks.negative import check_error_codes, probe_negative
 from .checks.meta import check_meta_keys
 from .checks.progress import cancel_target, check_progress
+from .checks.sent_by_server import check_server_cancellations, check_server_request_ids, check_subscription_ids
 from .checks.sent_by_server import check_server_cancellations, check_server_request_ids
 from .checks.tasks import check_tasks
 from .checks.tool_calls import CallTools, ToolPolicy
@@ -288,6 +289,8 @@ async def _basic_probes(tour: Tour, main: RecordingStream | None, timeout: float
     check_server_cancellations(tour.rec, everything, tour.revision)
     if tour.client.era is not Era.STATELESS:
         check_server_request_ids(tour.rec, everything)
+    else:
+        check_subscription_ids(tour.rec, everything)
 
 
 def _unreachable(exc: TrimcpError, recording: RecordingStream | None) -> bool:

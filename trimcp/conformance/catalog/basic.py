@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Final
 
 from ..model import CheckSpec, Level
-from .core import FROM_2025_06_18, HANDSHAKE
+from .core import FROM_2025_06_18, HANDSHAKE, STATELESS
 
 M, S, B = Level.MUST, Level.SHOULD, Level.BEST
 
@@ -46,6 +46,8 @@ SPECS: Final[tuple[CheckSpec, ...]] = (
               HANDSHAKE),
     CheckSpec("cancellation.server-sent", M, "basic/utilities/cancellation",
               "the server cancels only its own requests (2026-07-28: only subscriptions/listen streams)"),
+    CheckSpec("meta.subscription-id", M, "basic",
+              "list-change and resource-update notifications name their subscriptions/listen request", STATELESS),
     # The lifecycle page names no answer to a request before initialize.
     CheckSpec("lifecycle.before-initialize", B, "basic/lifecycle",
               "a request before initialize is refused with an error, and initialize still works", HANDSHAKE),

@@ -7,7 +7,9 @@ The ``basic`` page (General fields, ``_meta``, from 2025-06-18) gives every
 labels separated by dots (.), followed by a slash (/)", each label starting
 with a letter and ending with a letter or digit (hyphens inside), and the
 name, "Unless empty, MUST begin and end with an alphanumeric character"
-(hyphens, underscores, dots and alphanumerics between).  Every ``_meta``
+(hyphens, underscores, dots and alphanumerics between); 2026-07-28 adds that
+``traceparent`` follows W3C Trace Context (its format is checked; ``tracestate``
+and ``baggage`` are not).  Every ``_meta``
 object anywhere in a message the server sent (results, notifications, its
 own requests, nested content items) is checked; none seen: ``skip``.
 """
@@ -25,6 +27,8 @@ from ..results import Results
 
 CHECK: Final = "meta.key-names"
 _LABEL: Final = re.compile(r"[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?")
+#: W3C Trace Context, version-traceid-parentid-flags (lowercase hex).
+_TRACEPARENT: Final = re.compile(r"[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}")
 _NAME: Final = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)?")
 
 
@@ -56,9 +60,11 @@ def check_meta_keys(rec: Results, recordings: list[RecordingStream]) -> None:
     for recording in recordings:
         for _, msg in recording.messages():
             for meta in _metas(rpc.message_to_obj(msg)):
-                for key in meta:
+                for key, value in meta.items():
                     seen += 1
                     problem = key_problem(key)
+                    if key == "traceparent" and not (isinstance(value, str) and _TRACEPARENT.fullmatch(value)):
+                        problem = f"_meta traceparent {value!r} is no W3C Trace Context traceparent"
                     if problem is not None:
                         rec.fail(CHECK, problem, [received(msg)])
                         return

@@ -11,6 +11,12 @@ previously issued in the same direction" (handshake era) and, in
 subscriptions/listen request" and "Servers MUST NOT send
 notifications/cancelled for any other purpose".  Both are read off the
 recordings (the tour's and the probes'); nothing of the kind seen: ``skip``.
+
+In 2026-07-28 the ``basic`` page (``_meta``) adds: "On notifications delivered
+via a subscriptions/listen stream, the server MUST include
+io.modelcontextprotocol/subscriptionId in _meta"; the change notifications a
+subscription asks for (list changes, resource updates) come only that way, so
+each one must name a ``subscriptions/listen`` request sent on its connection.
 """
 
 from __future__ import annotations
@@ -68,3 +74,31 @@ def check_server_cancellations(rec: Results, recordings: list[RecordingStream], 
         rec.ok(check, f"{seen} cancellations, each of a request they may cancel")
     else:
         rec.skip(check, "the server sent no cancellations")
+
+
+#: The notifications a subscriptions/listen stream delivers (2026-07-28).
+_SUBSCRIBED = frozenset({
+    "notifications/tools/list_changed", "notifications/prompts/list_changed",
+    "notifications/resources/list_changed", "notifications/resources/updated",
+})
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+
+
+def check_subscription_ids(rec: Results, recordings: list[RecordingStream]) -> None:
+    check = "meta.subscription-id"
+    seen = 0
+    for recording in recordings:
+        for _, msg in recording.messages():
+            if not (isinstance(msg, rpc.Notification) and msg.method in _SUBSCRIBED):
+                continue
+            seen += 1
+            meta = (msg.params or {}).get("_meta")
+            sub = meta.get(SUBSCRIPTION_ID) if isinstance(meta, dict) else None
+            if not (isinstance(sub, (str, int)) and recording.sent_methods.get(sub) == "subscriptions/listen"):
+                rec.fail(check, f"{msg.method} without a subscriptionId naming a subscriptions/listen request "
+                                f"(got {sub!r})", [received(msg)])
+                return
+    if seen:
+        rec.ok(check, f"{seen} subscription notifications, each naming its subscription")
+    else:
+        rec.skip(check, "the server sent no subscription notifications")
