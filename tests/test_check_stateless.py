@@ -43,7 +43,7 @@ DEFECTS = {
 #: Defects that, rightly, show in a check of another area too.
 ALSO_FLAGGED = {
     # A server-to-client request is no message of the 2026-07-28 schema either.
-    "server-request": {"schema.messages": Status.FAIL},
+    "server-request": {"schema.messages": Status.FAIL, "stdio.no-requests": Status.FAIL},
 }
 #: What the detail of each flagged check names.
 DETAILS = {

@@ -132,7 +132,7 @@ class ProtectedMcp(McpFake):
             return
         msg = req.json if req.method == "POST" else None
         if (isinstance(msg, dict) and msg.get("method") == "tools/call"
-                and msg["params"]["name"] == "write_it" and "write" not in self.auth.access[token]):
+                and (msg.get("params") or {}).get("name") == "write_it" and "write" not in self.auth.access[token]):
             await reply.json({"error": "forbidden"}, 403, headers=[(
                 "WWW-Authenticate", 'Bearer error="insufficient_scope", scope="read write"')])
             return

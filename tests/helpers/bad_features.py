@@ -188,9 +188,16 @@ def main() -> None:
         try:
             msg = json.loads(line)
         except ValueError:
+            error(None, -32700, "parse error")
             continue
-        if isinstance(msg, dict):
-            handle(mode, msg)
+        # Malformed requests get the JSON-RPC answers, as a correct server gives them.
+        if not isinstance(msg, dict) or not ({"method", "result", "error"} & msg.keys()):
+            error(msg.get("id") if isinstance(msg, dict) else None, -32600, "invalid request")
+            continue
+        if "id" in msg and msg.get("params") is not None and not isinstance(msg["params"], dict):
+            error(msg["id"], -32602 if isinstance(msg["params"], list) else -32600, "params must be an object")
+            continue
+        handle(mode, msg)
 
 
 if __name__ == "__main__":

@@ -76,6 +76,10 @@ def handle(mode: str, msg: dict[str, Any]) -> None:
         caps = {"tools": {"listChanged": True}, "resources": {"subscribe": True}, "logging": {},
                 "extensions": {name: {}}}
         base.complete(GOOD, method, msg_id, {"supportedVersions": [base.MODERN], "capabilities": caps})
+    elif meta.get(base.LEVEL_KEY) is not None and meta.get(base.LEVEL_KEY) not in base.LEVELS:
+        base.error(msg_id, -32602, "unknown log level")
+    elif method == "tools/list" and params.get("cursor") not in (None, "page-2"):
+        base.error(msg_id, -32602, "invalid cursor")
     elif method == "tools/list":
         tools = base.stateless_tools()
         if params.get("cursor") == "page-2":
@@ -153,8 +157,13 @@ def main() -> None:
         except ValueError:
             base.error(None, -32700, "parse error")
             continue
-        if isinstance(msg, dict):
-            handle(mode, msg)
+        if not isinstance(msg, dict) or not ({"method", "result", "error"} & msg.keys()):
+            base.error(msg.get("id") if isinstance(msg, dict) else None, -32600, "invalid request")
+            continue
+        if "id" in msg and msg.get("params") is not None and not isinstance(msg["params"], dict):
+            base.error(msg["id"], -32602 if isinstance(msg["params"], list) else -32600, "params must be an object")
+            continue
+        handle(mode, msg)
 
 
 if __name__ == "__main__":

@@ -74,7 +74,6 @@ from .checks.negative import check_error_codes, probe_negative
 from .checks.meta import check_meta_keys
 from .checks.progress import cancel_target, check_progress
 from .checks.sent_by_server import check_server_cancellations, check_server_request_ids, check_subscription_ids
-from .checks.sent_by_server import check_server_cancellations, check_server_request_ids
 from .checks.tasks import check_tasks
 from .checks.tool_calls import CallTools, ToolPolicy
 from .model import CheckResult, Report
@@ -93,6 +92,11 @@ if TYPE_CHECKING:
 
 __all__ = ["Connector", "TargetUnreachable", "run_checks"]
 
+#: The checks the negative probe connection decides (``checks/negative.py``).
+NEGATIVE_PROBE_CHECKS = (
+    "cancellation.honoured", "cancellation.ignored", "jsonrpc.invalid-params", "jsonrpc.invalid-request",
+    "jsonrpc.notification-no-response", "jsonrpc.parse-error", "lifecycle.before-initialize",
+)
 #: The checks the feature probe connection decides (``checks/feature_probes.py``).
 FEATURE_PROBE_CHECKS = (
     "completion.invalid-ref", "features.declared", "features.stable-lists", "logging.invalid-level",
@@ -278,7 +282,8 @@ async def _basic_probes(tour: Tour, main: RecordingStream | None, timeout: float
     # The negative probes (checks/negative.py); what their connections received is judged too.
     probed: list[RecordingStream] = []
     slow = cancel_target(main) if main is not None else None
-    await probe_negative(tour.rec, tour.connect, tour.revision, timeout, probed, slow)
+    if tour.rec.wants(*NEGATIVE_PROBE_CHECKS):
+        await probe_negative(tour.rec, tour.connect, tour.revision, timeout, probed, slow)
     for recording in probed:
         _check_conversation(tour.rec, recording, tour.revision, stdio=stdio)
         _check_notifications(tour.rec, recording, tour.client.server_capabilities)
