@@ -678,7 +678,7 @@ def test_catalog_revisions() -> None:
         "discover.result", "discover.server-info", "stateless.result-type", "stateless.server-info",
         "stateless.unsupported-version", "stateless.missing-envelope", "stateless.log-level",
         "mrtr.input-required", "mrtr.tampered-state", "caching.hints", "subscriptions.listen",
-        "http.method-header", "http.no-get", "meta.subscription-id",
+        "http.method-header", "http.no-get",
     }
     assert CATALOG["tools.name-format"].revisions == ("2025-11-25", "2026-07-28")
     assert CATALOG["tools.structured-output"].revisions == ("2025-06-18", "2025-11-25", "2026-07-28")

@@ -44,6 +44,8 @@ DEFECTS = {
 ALSO_FLAGGED = {
     # A server-to-client request is no message of the 2026-07-28 schema either.
     "server-request": {"schema.messages": Status.FAIL, "stdio.no-requests": Status.FAIL},
+    # The basic area reads the same rule off every recording (basic/index, _meta).
+    "untagged-notification": {"meta.subscription-id": Status.FAIL},
 }
 #: What the detail of each flagged check names.
 DETAILS = {

@@ -294,8 +294,21 @@ def main() -> None:
     parser.add_argument("--mode", choices=MODES, default="good")
     server = Server(parser.parse_args().mode)
     while line := sys.stdin.readline():
-        if line.strip():
-            server.handle(json.loads(line))
+        if not line.strip():
+            continue
+        # Malformed input gets the JSON-RPC answers, as a correct server gives them.
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            server.error(None, -32700, "parse error")
+            continue
+        if not isinstance(msg, dict) or not ({"method", "result", "error"} & msg.keys()):
+            server.error(msg.get("id") if isinstance(msg, dict) else None, -32600, "invalid request")
+            continue
+        if "id" in msg and msg.get("params") is not None and not isinstance(msg["params"], dict):
+            server.error(msg["id"], -32602 if isinstance(msg["params"], list) else -32600, "params must be an object")
+            continue
+        server.handle(msg)
 
 
 if __name__ == "__main__":

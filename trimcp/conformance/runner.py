@@ -162,6 +162,9 @@ async def run_checks(
                 revision=revision,
                 connect_timeout=connect_timeout,
                 request_timeout=request_timeout,
+                # A server still starting (a loaded CI machine) must not be mistaken for a
+                # handshake-only one: the harness waits longer for server/discover than a host.
+                probe_timeout=max(5.0, connect_timeout / 2),
                 sampling_handler=_sampling,
                 elicitation_handler=_elicitation,
                 roots=[],
