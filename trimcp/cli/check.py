@@ -92,7 +92,9 @@ def add_check_options(check: argparse.ArgumentParser) -> None:
                        help="which tools to call: none; those annotated readOnlyHint (default); or all, including "
                             "tools that may change the server's world (your choice: only on a server safe to exercise)")
     check.add_argument("--probe-tools", type=_count, default=1, metavar="N",
-                       help="how many callable tools also get invalid arguments, to test input validation (default 1)")
+                       help="how many valid example argument sets, generated from its inputSchema, each callable tool "
+                            "is called with (default 1: the minimal one; more fill optional properties, other enum "
+                            "members, boundary numbers, formats); 0 calls no tool")
     check.add_argument("--no-open-world", dest="open_world", action="store_false",
                        help="with --call-tools read-only, do not call tools annotated openWorldHint true")
     check.add_argument("--record", metavar="DIR",

@@ -5,7 +5,8 @@ Theory of operation
 ``feature_tour`` walks what the server advertises with the typed client
 helpers (which add the stateless era's envelope and answer its input requests
 themselves): every list (all pages), every resource read, every prompt
-fetched, every tool marked read-only called, plus the negative probes that
+fetched, every tool the calling policy allows called with
+each of its example argument sets (``tool_calls.py``), plus the negative probes that
 a correct client may send too (unknown method, unknown tool, unknown
 resource; the unadvertised capability is asked on a connection of its own,
 ``probes.probe_gating``).  Where a rule changed between revisions the check follows the
@@ -27,11 +28,11 @@ from ..._sansio import jsonrpc as rpc
 from ..._sansio import schema as s
 from ..._sansio.revisions import Era, get_revision
 from ..._trio.client.client_session import ClientSession
+from ..evidence import received, sent
 from ..results import Results, Tour
-from ..values import example_arguments
 from .feature_content import judge_received
 from .server_requests import judge_server_requests
-from .tool_calls import ToolPolicy
+from .tool_calls import ToolPolicy, requires_task
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 UNKNOWN_URI = "trimcp-check://no/such/resource"
@@ -100,11 +101,17 @@ async def _tools(tour: Tour, policy: ToolPolicy) -> None:
         for check_id in ("tools.unique-names", "tools.name-format", "tools.input-schema",
                          "tools.input-schema-legacy", "tools.unique-names-legacy", "tools.x-mcp-header"):
             rec.skip(check_id, "the server lists no tools")
-    callable_tools = [t for t in tools if policy.allows(t)]
-    outcomes = [await _call_read_only(tour, tool) for tool in callable_tools]
+    callable_tools = [t for t in tools if policy.allows(t)] if policy.probe_tools else []
+    outcomes: list[bool] = []
+    for tool in callable_tools:
+        if requires_task(tool):
+            # A correct server refuses it (-32601) without a task; the tasks checks call it as one.
+            rec.skip("tools.call-read-only", f"{tool.name}: execution.taskSupport is required (tasks checks)")
+            continue
+        outcomes.extend(await _call_read_only(tour, tool, policy.examples(tool)))
     if not callable_tools:
         rec.skip("tools.call-read-only", policy.describe())
-    _judge_calls(rec, [o for o in outcomes if o is not None])
+    _judge_calls(rec, outcomes, len(set(tour.called_tools)))
     rec.skip("tools.structured-output", "no tool with an outputSchema was called")
     try:
         result = await client.call_tool("trimcp-no-such-tool-7d1f", {})
@@ -153,50 +160,61 @@ def _judge_pages(tour: Tour) -> None:
         tour.rec.skip("pagination.cursors", "every list came in one page: no cursor to follow")
 
 
-def _judge_calls(rec: Results, is_error: list[bool]) -> None:
+def _judge_calls(rec: Results, is_error: list[bool], tools: int) -> None:
     """A pass needs a call that succeeded: isError results (the harness invents the
     arguments, which a tool may rightly refuse) show the server answered, not that the
     tool can be called."""
     if not is_error:
         return  # nothing called, or every call already judged (fail / warn / skip)
     refused = sum(is_error)
-    detail = f"called {len(is_error)} tools, {refused} returned isError"
+    calls = "" if len(is_error) == tools else f" with {len(is_error)} argument sets"
+    detail = f"called {tools} tools{calls}, {refused} returned isError"
     if refused == len(is_error):
         rec.skip("tools.call-read-only", f"{detail}: no successful call to judge")
     else:
         rec.ok("tools.call-read-only", detail)
 
 
-async def _call_read_only(tour: Tour, tool: s.Tool) -> bool | None:
-    """Call ``tool``; its result's isError, or ``None`` when the call was judged here."""
+async def _call_read_only(tour: Tour, tool: s.Tool, examples: list[dict[str, Any]]) -> list[bool]:
+    """Call ``tool`` with each argument set; the isError of each call not judged here."""
     rec = tour.rec
-    args = example_arguments(tool.input_schema)
-    if args is None:
+    if not examples:
         rec.skip("tools.call-read-only", f"{tool.name}: cannot invent arguments for its schema")
-        return None
+        return []
     tour.called_tools.append(tool.name)
-    try:
-        result = await tour.client.call_tool(tool.name, args)
-    except McpError as exc:
-        rec.fail("tools.call-read-only", f"{tool.name}: error {exc.code} {exc.message}")
-        return None
-    except InputRoundsExceeded as exc:
-        # The harness declines every elicitation; a server may keep asking (spec: mrtr).
-        rec.warn("tools.call-read-only", f"{tool.name}: {exc}")
-        return None
-    except RemoteProtocolError as exc:
-        rec.fail("tools.call-read-only", f"{tool.name}: {exc}")
-        return None
-    except TrimcpError as exc:
-        rec.fail("tools.call-read-only", f"{tool.name}: {exc}")
-        return None
-    if tool.output_schema is not None and not result.is_error:
-        problem = _structured_problem(tool.output_schema, result.structured_content)
-        if problem:
-            rec.fail("tools.structured-output", f"{tool.name}: {problem}")
-        else:
-            rec.ok("tools.structured-output", tool.name)
-    return bool(result.is_error)
+    out: list[bool] = []
+    for args in examples:
+        try:
+            result = await tour.client.call_tool(tool.name, args)
+        except McpError as exc:
+            rec.fail("tools.call-read-only", f"{tool.name} {args}: error {exc.code} {exc.message}", _last_call(tour))
+            continue
+        except InputRoundsExceeded as exc:
+            # The harness declines every elicitation; a server may keep asking (spec: mrtr).
+            rec.warn("tools.call-read-only", f"{tool.name}: {exc}", _last_call(tour))
+            continue
+        except TrimcpError as exc:  # (RemoteProtocolError among them: an invalid answer)
+            rec.fail("tools.call-read-only", f"{tool.name} {args}: {exc}", _last_call(tour))
+            continue
+        if tool.output_schema is not None and not result.is_error:
+            problem = _structured_problem(tool.output_schema, result.structured_content)
+            if problem:
+                rec.fail("tools.structured-output", f"{tool.name} {args}: {problem}", _last_call(tour))
+            else:
+                rec.ok("tools.structured-output", tool.name)
+        out.append(bool(result.is_error))
+    return out
+
+
+def _last_call(tour: Tour) -> list[dict[str, Any]]:
+    """The latest tools/call the tour sent, and its answer if one came (a call's evidence)."""
+    recording = tour.recording
+    request = next((m for m in reversed(recording.sent)
+                    if isinstance(m, rpc.Request) and m.method == "tools/call"), None)
+    if request is None:
+        return []
+    answer = recording.answers().get(request.id)
+    return [sent(request)] + ([received(answer[1])] if answer is not None else [])
 
 
 def _structured_problem(schema: dict[str, Any], content: Any) -> str | None:

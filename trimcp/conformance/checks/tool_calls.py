@@ -14,22 +14,31 @@ harness calls only what the user allowed:
 * ``"all"``: every tool, annotated read-only or not: the user's choice, on a
   server they know to be safe to exercise.
 
-``probe_tools`` is how many of the callable tools also get the invalid-input
-probe (``feature_probes.py``); the validation check needs one, more only cost
-time.
+``probe_tools`` (``--probe-tools N``) is how many valid example argument sets
+each callable tool is called with (``values.example_argument_sets``: the
+minimal one first, then fuller ones), so that ``tools.structured-output`` and
+the progress check judge the tool on more than one input; 0 calls nothing.
+Every callable tool with a required property also gets the invalid-input
+probe (``feature_probes.py``), at most ``MAX_INVALID_PROBES`` of them.
+
+A tool whose ``execution.taskSupport`` is ``required`` is not called without a
+task (a correct server refuses that with -32601, server/tools): the tasks
+checks exercise it.
 """
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import attrs
 
 from ..._sansio import schema as s
-from ..values import invalid_arguments
+from ..values import example_argument_sets, invalid_arguments
 
 CallTools = Literal["none", "read-only", "all"]
 CALL_TOOLS: Final[tuple[str, ...]] = ("none", "read-only", "all")
+#: How many tools get the invalid-argument probe at most (each is one request on the probe connection).
+MAX_INVALID_PROBES: Final = 20
 
 
 @attrs.frozen
@@ -58,11 +67,28 @@ class ToolPolicy:
     def describe(self) -> str:
         if self.call_tools == "none":
             return "--call-tools none: no tool is called"
+        if self.probe_tools == 0:
+            return "--probe-tools 0: no tool is called"
         if self.call_tools == "all":
             return "no tool was called"
         return "no tool is annotated readOnlyHint" + ("" if self.open_world else " without openWorldHint")
 
+    def examples(self, tool: s.Tool) -> list[dict[str, Any]]:
+        """The argument sets to call ``tool`` with (empty: none can be invented)."""
+        return example_argument_sets(tool.input_schema, self.probe_tools)
+
     def probe_targets(self, tools: list[s.Tool]) -> list[s.Tool]:
-        """The first ``probe_tools`` callable tools that have a required property to get wrong."""
-        found = [t for t in tools if self.allows(t) and invalid_arguments(t.input_schema) is not None]
-        return found[: self.probe_tools]
+        """The callable tools that have a required property to get wrong (at most ``MAX_INVALID_PROBES``)."""
+        if self.probe_tools == 0:
+            return []
+        found = [t for t in tools if self.allows(t) and not requires_task(t)
+                 and invalid_arguments(t.input_schema) is not None]
+        return found[:MAX_INVALID_PROBES]
+
+
+def requires_task(tool: s.Tool) -> bool:
+    """``execution.taskSupport: required``: the tool may only be called as a task (2025-11-25)."""
+    if tool.execution is not None:
+        return tool.execution.task_support == "required"
+    raw = tool.extra.get("execution")  # (2026-07-28: the tasks extension's field, kept raw)
+    return isinstance(raw, dict) and raw.get("taskSupport") == "required"
