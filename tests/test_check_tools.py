@@ -143,3 +143,13 @@ def test_legacy_tool_list_checks(mode: str, check: str, status: str) -> None:
         check: "pass", "tools.unique-names": "skip"}
     found = _check(mode)[check]
     assert found["status"] == status, found
+
+
+def test_reference_read_only_tools_are_closed_world() -> None:
+    from trimcp.reference import build_server
+
+    tools = build_server().tools.values()
+    read_only = [t for t in tools if (t.definition.get("annotations") or {}).get("readOnlyHint")]
+    assert len(read_only) > 20
+    # None reaches outside the process, so --no-open-world calls every one of them.
+    assert [t.name for t in read_only if t.definition["annotations"].get("openWorldHint") is not False] == []

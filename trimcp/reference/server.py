@@ -21,7 +21,7 @@ What it exercises:
   ``roots``), ``isError`` (``fail``), every content type (``media``), large
   results (``large_output``), ``resources/updated`` (``bump_counter``) and
   ``tools/list_changed`` (``toggle_extra_tool``); read-only tools carry
-  ``readOnlyHint``;
+  ``readOnlyHint`` and ``openWorldHint: false`` (none reaches outside);
 * resources: static text, static binary, a counter that changes, and the
   template ``test://template/{id}/data``; subscriptions;
 * prompts with arguments, embedded resources and images; completion of a
@@ -59,7 +59,9 @@ INSTRUCTIONS = (
     "Reference server of the trimcp library. Every tool is harmless; "
     "'slow' takes a while and can be cancelled, 'sample', 'elicit' and 'roots' ask the client."
 )
-READ_ONLY = {"readOnlyHint": True}
+#: Every tool here touches nothing outside the process (asking the client is not the outside
+#: world), so it is closed-world too: ``trimcp check --no-open-world`` still calls it.
+READ_ONLY = {"readOnlyHint": True, "openWorldHint": False}
 COUNTER_URI = "trimcp://reference/counter"
 LANGUAGES = ("Dutch", "English", "French", "German", "Greek", "Italian", "Polish", "Spanish")
 

@@ -21,7 +21,9 @@ from ..server import inputs
 from ..server.context import Context
 from ..server.definition import Server
 
-READ_ONLY = {"readOnlyHint": True}
+#: Every tool here touches nothing outside the process (asking the client is not the outside
+#: world), so it is closed-world too: ``trimcp check --no-open-world`` still calls it.
+READ_ONLY = {"readOnlyHint": True, "openWorldHint": False}
 
 
 def _schema(**properties: str) -> dict[str, Any]:
