@@ -6,7 +6,8 @@ its schema (checked here with jsonschema and its format checker), the minimal on
 against tests/helpers/bad_tools.py: a defect that only a non-minimal argument set reaches
 (``--probe-tools 3`` finds it, 1 does not), a defect in the second tool probed, a tool whose
 ``taskSupport`` is ``required`` left uncalled, an open-world tool left out by
-``--no-open-world``; and the ``-legacy`` tool-list checks on a fake pinned to 2025-06-18.
+``--no-open-world``; the ``-legacy`` tool-list checks on a fake pinned to 2025-06-18; and
+``features.stable-lists`` / ``tools.x-mcp-header`` on tests/helpers/bad_features26.py (2026-07-28).
 """
 
 from __future__ import annotations
@@ -153,3 +154,33 @@ def test_reference_read_only_tools_are_closed_world() -> None:
     assert len(read_only) > 20
     # None reaches outside the process, so --no-open-world calls every one of them.
     assert [t.name for t in read_only if t.definition["annotations"].get("openWorldHint") is not False] == []
+
+
+BAD26 = str(REPO / "tests" / "helpers" / "bad_features26.py")
+
+
+def _check26(mode: str) -> dict[str, dict[str, Any]]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "trimcp.cli", "check", "--format", "json", "--revision", "2026-07-28",
+         "--only", "features.stable-lists", "--only", "tools.*", "--", sys.executable, BAD26, "--mode", mode],
+        check=False, capture_output=True, text=True, timeout=TIMEOUT, cwd=REPO,
+    )
+    return {c["id"]: c for c in json.loads(proc.stdout)["checks"]}
+
+
+def test_stateless_tool_lists_good() -> None:
+    checks = _check26("good")
+    assert {c: checks[c]["status"] for c in ("features.stable-lists", "tools.x-mcp-header")} == {
+        "features.stable-lists": "pass", "tools.x-mcp-header": "pass"}, checks
+
+
+@pytest.mark.parametrize(("mode", "check", "needle"), [
+    ("header-invalid", "tools.x-mcp-header", "'Bad Region'"),
+    ("unstable-lists", "features.stable-lists", "tools/list differs between connections"),
+])
+def test_stateless_tool_list_defects(mode: str, check: str, needle: str) -> None:
+    checks = _check26(mode)
+    assert checks[check]["status"] == "fail" and needle in checks[check]["detail"], checks[check]
+    assert checks[check]["evidence"], checks[check]
+    other = ({"features.stable-lists", "tools.x-mcp-header"} - {check}).pop()
+    assert checks[other]["status"] == "pass", checks[other]
