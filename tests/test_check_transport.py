@@ -19,6 +19,7 @@ from helpers.bad_http import LegacyFake, StreamFake
 from helpers.h11_fake import serve
 
 from trimcp.conformance import run_checks
+from trimcp.conformance.catalog import CATALOG
 from trimcp.conformance.checks.http import HTTP_CHECKS, check_http_transport
 from trimcp.conformance.checks.http_sessions import SESSION_CHECKS
 from trimcp.conformance.checks.sse_legacy import check_sse_transport
@@ -27,7 +28,6 @@ from trimcp.conformance.connectors import connector_for, transport_of
 from trimcp.conformance.model import CheckResult, Report, Status
 from trimcp.conformance.rawhttp import RawClient
 from trimcp.conformance.recorder import RecordingStream
-from trimcp.conformance.catalog import CATALOG
 from trimcp.conformance.results import Results
 from trimcp.reference.server import build_server
 from trimcp.server.transports.http.app import BoundHttpServer, serve_http

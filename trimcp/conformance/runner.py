@@ -60,27 +60,39 @@ from .._sansio.revisions import (
 )
 from .._trio.client import open_client
 from .checks.auth import check_auth, probe_unauthenticated, skip_auth
+from .checks.feature_probes import probe_features
+from .checks.features import feature_tour
 from .checks.handshake import check_handshake, handshake_tour, offered_revision
 from .checks.http import check_http_transport, is_http_target, skip_http
 from .checks.http_stateless import check_http26
-from .checks.stdio import check_stdio_lines
-from .connectors import transport_of
-from .checks.stateless import (
-    check_discover, check_stateless_conversation, input_target, stateless_tour,
-)
-from .checks.feature_probes import probe_features
-from .checks.features import feature_tour
-from .checks.negative import check_error_codes, probe_negative
 from .checks.meta import check_meta_keys
-from .checks.progress import cancel_target, check_progress
-from .checks.sent_by_server import check_server_cancellations, check_server_request_ids, check_subscription_ids
-from .checks.tasks import check_tasks
-from .checks.tool_calls import CallTools, ToolPolicy
-from .model import CheckResult, Report
+from .checks.negative import check_error_codes, probe_negative
 from .checks.probes import (
-    CANNED_INPUT, RETRY_VARIANTS, probe_gating, probe_handshake_version, probe_input_requests, probe_missing_envelope,
+    CANNED_INPUT,
+    RETRY_VARIANTS,
+    probe_gating,
+    probe_handshake_version,
+    probe_input_requests,
+    probe_missing_envelope,
     probe_stateless_version,
 )
+from .checks.progress import cancel_target, check_progress
+from .checks.sent_by_server import (
+    check_server_cancellations,
+    check_server_request_ids,
+    check_subscription_ids,
+)
+from .checks.stateless import (
+    check_discover,
+    check_stateless_conversation,
+    input_target,
+    stateless_tour,
+)
+from .checks.stdio import check_stdio_lines
+from .checks.tasks import check_tasks
+from .checks.tool_calls import CallTools, ToolPolicy
+from .connectors import transport_of
+from .model import CheckResult, Report
 from .rawhttp import ProbeError, RawClient, RawResponse
 from .recorder import RecordingStream
 from .results import Connector, Results, Tour

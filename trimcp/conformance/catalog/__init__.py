@@ -16,37 +16,17 @@ from collections.abc import Mapping
 from typing import Final
 
 from ..model import CheckSpec
-from . import core, auth, basic, features, http26, stateless, tasks, transport
-from .core import (
-    AUTH as AUTH,
-)
-from .core import (
-    FROM_2025_06_18 as FROM_2025_06_18,
-)
-from .core import (
-    FROM_2025_06_18_HANDSHAKE as FROM_2025_06_18_HANDSHAKE,
-)
-from .core import (
-    FROM_2025_11_25 as FROM_2025_11_25,
-)
-from .core import (
-    HANDSHAKE as HANDSHAKE,
-)
-from .core import (
-    HTTP_2025 as HTTP_2025,
-)
-from .core import (
-    HTTP_2026 as HTTP_2026,
-)
-from .core import (
-    STATELESS as STATELESS,
-)
-from .core import (
-    STREAMABLE as STREAMABLE,
-)
-from .core import (
-    STREAMABLE_HANDSHAKE as STREAMABLE_HANDSHAKE,
-)
+from . import auth, basic, core, features, http26, stateless, tasks, transport
+from .core import AUTH as AUTH
+from .core import FROM_2025_06_18 as FROM_2025_06_18
+from .core import FROM_2025_06_18_HANDSHAKE as FROM_2025_06_18_HANDSHAKE
+from .core import FROM_2025_11_25 as FROM_2025_11_25
+from .core import HANDSHAKE as HANDSHAKE
+from .core import HTTP_2025 as HTTP_2025
+from .core import HTTP_2026 as HTTP_2026
+from .core import STATELESS as STATELESS
+from .core import STREAMABLE as STREAMABLE
+from .core import STREAMABLE_HANDSHAKE as STREAMABLE_HANDSHAKE
 
 # One line per area module; each module's SPECS is a tuple of CheckSpec.
 _AREAS: Final[tuple[tuple[CheckSpec, ...], ...]] = (

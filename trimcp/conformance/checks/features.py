@@ -22,7 +22,12 @@ import re
 from typing import Any
 
 from ..._errors import (
-    InputRoundsExceeded, McpError, PaginationError, RemoteProtocolError, RequestTimeout, TrimcpError,
+    InputRoundsExceeded,
+    McpError,
+    PaginationError,
+    RemoteProtocolError,
+    RequestTimeout,
+    TrimcpError,
 )
 from ..._sansio import jsonrpc as rpc
 from ..._sansio import schema as s
