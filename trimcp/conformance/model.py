@@ -9,7 +9,10 @@ feature for are ``skip`` with a reason.
 
 A few sentences changed strength between revisions (resource-not-found is a
 SHOULD with -32002 up to 2025-11-25 and a MUST with -32602 in 2026-07-28):
-``CheckSpec.stateless_level`` holds the stateless era's level, and
+``CheckSpec.stateless_level`` holds the stateless era's level,
+``CheckSpec.levels`` a level for single revisions where a sentence changed
+strength within an era (2024-11-05 says "Both parties SHOULD respect the
+negotiated protocol version", 2025-06-18 says MUST), and
 ``CheckSpec.level_for(revision)`` is what a report row carries.
 
 A check with no MUST/SHOULD sentence behind it (a habit of good servers, or a
@@ -54,11 +57,16 @@ class CheckSpec:
     revisions: tuple[str, ...] = ALL_VERSIONS
     #: The level in the stateless era, when it differs from ``level``.
     stateless_level: Level | None = None
+    #: ``(revision, level)`` pairs overriding both, for the revisions named.
+    levels: tuple[tuple[str, Level], ...] = ()
 
     def applies_to(self, revision: str) -> bool:
         return revision in self.revisions
 
     def level_for(self, revision: str | None) -> Level:
+        for named, level in self.levels:
+            if named == revision:
+                return level
         if revision is not None and self.stateless_level is not None and _is_stateless(revision):
             return self.stateless_level
         return self.level

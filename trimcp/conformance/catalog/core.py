@@ -65,10 +65,16 @@ _CHECKS: Final[tuple[CheckSpec, ...]] = (
     CheckSpec("jsonrpc.valid-messages", M, "basic", "every message received is valid JSON-RPC 2.0"),
     CheckSpec("jsonrpc.unknown-method", M, "basic", "an unknown method is answered with error -32601"),
     CheckSpec("jsonrpc.ids", M, "basic", "every response answers a request id that was sent, once"),
-    CheckSpec("schema.messages", M, "schema", "every result and notification matches the revision's schema"),
+    # The schema is "the authoritative protocol requirements" (index); the sentences behind the
+    # check are "Respect the negotiated protocol version" (lifecycle: SHOULD in 2024-11-05 and
+    # 2025-03-26, MUST from 2025-06-18) and, in 2026-07-28, the result/error shape MUSTs of basic.
+    CheckSpec("schema.messages", M, "schema", "every result and notification matches the revision's schema",
+              levels=(("2024-11-05", S), ("2025-03-26", S))),
     CheckSpec("capabilities.notifications", M, "basic/lifecycle",
               "the server sends only notifications its capabilities declare"),
-    CheckSpec("capabilities.gating", S, "basic/lifecycle", "a method whose capability was not advertised is refused"),
+    # BEST: "Only use capabilities that were successfully negotiated" binds the sender; no sentence
+    # says how a server answers a method of a capability it did not advertise.
+    CheckSpec("capabilities.gating", B, "basic/lifecycle", "a method whose capability was not advertised is refused"),
     # tools/prompts/resources list: a MUST only in 2026-07-28 ("Servers that declare the `tools` capability
     # MUST respond to `tools/list`"); before, no sentence stands behind it.
     CheckSpec("tools.list", B, "server/tools", "tools/list succeeds and pages end", stateless_level=M),
