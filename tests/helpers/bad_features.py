@@ -32,6 +32,7 @@ import argparse
 import json
 import sys
 from typing import Any
+from jsonrpc_lines import read_message  # (tests/helpers, beside this script)
 
 VERSION = "2025-11-25"
 MODES = (
@@ -185,17 +186,8 @@ def main() -> None:
         line = line.strip()
         if not line:
             continue
-        try:
-            msg = json.loads(line)
-        except ValueError:
-            error(None, -32700, "parse error")
-            continue
-        # Malformed requests get the JSON-RPC answers, as a correct server gives them.
-        if not isinstance(msg, dict) or not ({"method", "result", "error"} & msg.keys()):
-            error(msg.get("id") if isinstance(msg, dict) else None, -32600, "invalid request")
-            continue
-        if "id" in msg and msg.get("params") is not None and not isinstance(msg["params"], dict):
-            error(msg["id"], -32602 if isinstance(msg["params"], list) else -32600, "params must be an object")
+        msg = read_message(line, error)
+        if msg is None:
             continue
         handle(mode, msg)
 

@@ -44,6 +44,7 @@ import signal
 import sys
 import time
 from typing import Any
+from jsonrpc_lines import read_message  # (tests/helpers, beside this script)
 
 SUPPORTED = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST = "2025-11-25"
@@ -298,16 +299,8 @@ def main() -> None:
         line = line.strip()
         if not line:
             continue
-        try:
-            msg = json.loads(line)
-        except ValueError:
-            error(None, -32700, "parse error")
-            continue
-        if not isinstance(msg, dict) or not ({"method", "result", "error"} & msg.keys()):
-            error(msg.get("id") if isinstance(msg, dict) else None, -32600, "invalid request")
-            continue
-        if "id" in msg and msg.get("params") is not None and not isinstance(msg["params"], dict):
-            error(msg["id"], -32602 if isinstance(msg["params"], list) else -32600, "params must be an object")
+        msg = read_message(line, error)
+        if msg is None:
             continue
         if not mode.startswith("stateless-") and msg.get("method") not in ("initialize", "ping", "server/discover", None) \
                 and "id" in msg and not state.get("initialized"):

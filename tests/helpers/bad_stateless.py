@@ -37,6 +37,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bad_server as base
+from jsonrpc_lines import read_message  # (tests/helpers, beside this script)
 
 MODES = (
     "good", "notify-before-ack", "ack-superset", "untagged-notification", "unrequested-notification",
@@ -152,16 +153,8 @@ def main() -> None:
         line = line.strip()
         if not line:
             continue
-        try:
-            msg = json.loads(line)
-        except ValueError:
-            base.error(None, -32700, "parse error")
-            continue
-        if not isinstance(msg, dict) or not ({"method", "result", "error"} & msg.keys()):
-            base.error(msg.get("id") if isinstance(msg, dict) else None, -32600, "invalid request")
-            continue
-        if "id" in msg and msg.get("params") is not None and not isinstance(msg["params"], dict):
-            base.error(msg["id"], -32602 if isinstance(msg["params"], list) else -32600, "params must be an object")
+        msg = read_message(line, base.error)
+        if msg is None:
             continue
         handle(mode, msg)
 

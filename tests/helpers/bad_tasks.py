@@ -52,6 +52,7 @@ import sys
 import time
 from datetime import UTC, datetime
 from typing import Any
+from jsonrpc_lines import read_message  # (tests/helpers, beside this script)
 
 REVISION = "2025-11-25"
 WORK = 0.2
@@ -297,16 +298,8 @@ def main() -> None:
         if not line.strip():
             continue
         # Malformed input gets the JSON-RPC answers, as a correct server gives them.
-        try:
-            msg = json.loads(line)
-        except ValueError:
-            server.error(None, -32700, "parse error")
-            continue
-        if not isinstance(msg, dict) or not ({"method", "result", "error"} & msg.keys()):
-            server.error(msg.get("id") if isinstance(msg, dict) else None, -32600, "invalid request")
-            continue
-        if "id" in msg and msg.get("params") is not None and not isinstance(msg["params"], dict):
-            server.error(msg["id"], -32602 if isinstance(msg["params"], list) else -32600, "params must be an object")
+        msg = read_message(line, server.error)
+        if msg is None:
             continue
         server.handle(msg)
 
