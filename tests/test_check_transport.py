@@ -19,7 +19,8 @@ from helpers.bad_http import LegacyFake, StreamFake
 from helpers.h11_fake import serve
 
 from trimcp.conformance import run_checks
-from trimcp.conformance.catalog import CATALOG
+from trimcp.conformance.model import Level
+from trimcp.conformance.catalog import CATALOG, HANDSHAKE
 from trimcp.conformance.checks.http import HTTP_CHECKS, check_http_transport
 from trimcp.conformance.checks.http_sessions import SESSION_CHECKS
 from trimcp.conformance.checks.sse_legacy import check_sse_transport
@@ -152,9 +153,10 @@ async def test_reference_over_http_sse(nursery: trio.Nursery, revision: str | No
     assert report.must_failures == []
     for check_id in (*HTTP_CHECKS, *SESSION_CHECKS):
         assert results[check_id].status is Status.SKIP, results[check_id]
-    if revision == "2024-11-05":
-        for check_id in ("sse.endpoint", "sse.exchange", "sse.origin"):
-            assert results[check_id].status is Status.PASS, results[check_id]
+    # The old transport's rules run whatever revision it carries (unpinned: 2025-11-25).
+    assert report.revision == (revision or "2025-11-25")
+    for check_id in ("sse.endpoint", "sse.exchange", "sse.origin"):
+        assert results[check_id].status is Status.PASS, results[check_id]
 
 
 async def test_reference_over_streamable_http(nursery: trio.Nursery) -> None:
@@ -231,5 +233,11 @@ def test_transport_catalog_revisions() -> None:
     eras = {spec.id: spec.eras for spec in transport.SPECS}
     assert [c for c, e in eras.items() if e == ("stateless",)] == ["stdio.no-requests"]
     assert {c for c, e in eras.items() if c.startswith("sse.")} == {"sse.endpoint", "sse.exchange", "sse.origin"}
-    assert all(transport.SPECS[i].revisions == ("2024-11-05",) for i, s in enumerate(transport.SPECS)
-               if s.id.startswith("sse."))
+    # The old transport may carry any handshake revision (a server kept for older clients); its
+    # rules are MUST in 2024-11-05 only, except the Origin rule every later page repeats.
+    sse = [s for s in transport.SPECS if s.id.startswith("sse.")]
+    assert all(s.revisions == HANDSHAKE for s in sse)
+    assert {s.id: s.level_for("2024-11-05") for s in sse} == dict.fromkeys(
+        ("sse.endpoint", "sse.exchange", "sse.origin"), Level.MUST)
+    assert {s.id: s.level_for("2025-11-25") for s in sse} == {
+        "sse.endpoint": Level.BEST, "sse.exchange": Level.BEST, "sse.origin": Level.MUST}

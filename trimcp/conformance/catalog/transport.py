@@ -3,7 +3,8 @@ streams (handshake era), and the HTTP+SSE transport of 2024-11-05.
 
 Sections name ``basic/transports`` (up to 2025-11-25) and ``basic/transports/stdio``
 (2026-07-28); levels follow the sentences of ``requirements/data/transports.json``.
-The HTTP+SSE rows hold for 2024-11-05 only: no later page carries their sentences.
+The HTTP+SSE rows are MUST in 2024-11-05; no later page carries their sentences, so over the
+old transport at a later revision they are best practice.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from typing import Final
 
 from ..model import CheckSpec, Level
-from .core import FROM_2025_11_25, HTTP_2025, STATELESS, STREAMABLE_HANDSHAKE
+from .core import FROM_2025_11_25, HANDSHAKE, HTTP_2025, STATELESS, STREAMABLE_HANDSHAKE
 
 M, S, B = Level.MUST, Level.SHOULD, Level.BEST
 LEGACY: Final = ("2024-11-05",)
@@ -44,11 +45,16 @@ SPECS: Final[tuple[CheckSpec, ...]] = (
               "an SSE answer to a POST opens with an event holding an id and empty data", PRIMING),
     CheckSpec("http.sse-response", S, HTTP_2025,
               "an SSE answer to a POST carries the response, then the stream ends", STREAMABLE_HANDSHAKE),
-    # ---- HTTP+SSE (2024-11-05)
-    CheckSpec("sse.endpoint", M, "basic/transports",
-              "the SSE stream's first event is `endpoint`, naming the URI to POST to", LEGACY),
-    CheckSpec("sse.exchange", M, "basic/transports",
-              "a message POSTed to the endpoint is accepted and answered on the SSE stream", LEGACY),
+    # ---- HTTP+SSE (2024-11-05).  A later handshake revision may be spoken over the old transport
+    # (a server kept for older clients, reached after the fallback); its rules are then still the
+    # 2024-11-05 page's, which binds no later revision: best practice there, MUST in 2024-11-05.
+    CheckSpec("sse.endpoint", B, "basic/transports",
+              "the SSE stream's first event is `endpoint`, naming the URI to POST to", HANDSHAKE,
+              levels=((LEGACY[0], M),)),
+    CheckSpec("sse.exchange", B, "basic/transports",
+              "a message POSTed to the endpoint is accepted and answered on the SSE stream", HANDSHAKE,
+              levels=((LEGACY[0], M),)),
+    # The Origin MUST of the later pages covers every incoming connection, the old transport's too.
     CheckSpec("sse.origin", M, "basic/transports",
-              "the SSE stream is refused to a foreign Origin and opened for the server's own", LEGACY),
+              "the SSE stream is refused to a foreign Origin and opened for the server's own", HANDSHAKE),
 )
