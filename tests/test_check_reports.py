@@ -497,3 +497,16 @@ def test_cli_progress_on_a_terminal_stderr_only() -> None:
     assert proc.returncode == 1
     assert "\rtrimcp: 1 results, last: " in stderr and "tools.input-schema FAIL" in stderr
     assert "\r" not in proc.stdout and "trimcp: " not in proc.stdout  # the report itself is untouched
+
+
+def test_probe_groups_name_every_check_they_decide() -> None:
+    """The runner skips a probe group when none of its listed checks is selected: a check the
+    group decides but the list forgets would never run under ``--only`` that names it."""
+    from trimcp.conformance import runner
+
+    root = Path(runner.__file__).parent / "checks"
+    for module, listed in (("negative.py", runner.NEGATIVE_PROBE_CHECKS),
+                           ("feature_probes.py", runner.FEATURE_PROBE_CHECKS)):
+        named = set(re.findall(r'"([a-z]+\.[a-z0-9-]+)"', (root / module).read_text())) & set(CATALOG)
+        decided = named - {"jsonrpc.unknown-method", "jsonrpc.error-codes"}  # (decided elsewhere too)
+        assert decided <= set(listed), (module, sorted(decided - set(listed)))

@@ -20,18 +20,25 @@ The tour then depends on the era:
   with a ``logLevel``, a ``subscriptions/listen`` stream;
 
 and in both the feature tour (``checks/features.py``): every list, read and prompt,
-the read-only tools, the negative probes.  Afterwards the whole recorded
-conversation is validated with the negotiated revision's schema tables, the
-stateless rules that are properties of every message (``resultType``, cache
-hints, the fate of every InputRequiredResult, stray log messages) are read
-off it, and the raw probes (``checks/probes.py``: a method of an unadvertised
-capability, unknown revision, missing envelope, tampered ``requestState``;
-at 2025-11-25 the tasks walk, ``checks/tasks.py``) run on fresh connections.  For an
-``http(s)://`` target, last come the transport checks (``checks/http.py``:
-status codes, headers, sessions, Origin) as raw HTTP exchanges, carrying the
-OAuth ``Authorization`` when the run was authorized, and for every
-``http(s)://`` target the authorization checks (``checks/auth.py``: what the
-server shows a client without credentials).
+the tools the calling policy allows (``checks/tool_calls.py``: ``call_tools``,
+``probe_tools``, ``open_world``), the negative probes a correct client may send too.
+Afterwards the whole recorded conversation is validated with the negotiated
+revision's schema tables, the stateless rules that are properties of every
+message (``resultType``, cache hints, the fate of every InputRequiredResult,
+stray log messages) are read off it, and the raw probes run on fresh
+connections: ``checks/probes.py`` (a method of an unadvertised capability,
+unknown revision, missing envelope, tampered ``requestState``; at 2025-11-25
+the tasks walk, ``checks/tasks.py``), ``checks/feature_probes.py`` (invalid
+cursors, unknown prompts, wrong arguments) and ``checks/negative.py`` (invalid
+JSON, invalid requests, stray cancellations, a cancellation in flight).  What
+the probe connections received is judged like the main conversation (JSON-RPC,
+schema, capabilities, error codes, progress, ``_meta``).  For an ``http(s)://``
+target, last come the authorization checks (``checks/auth*.py``: what the server
+shows a client without credentials, or with a forged token) and the transport
+checks (``checks/http*.py``, ``checks/sse_legacy.py``: status codes, headers,
+sessions, streams, Origin and Host) as raw HTTP exchanges, carrying the OAuth
+``Authorization`` when the run was authorized.  A ``selection`` (``--only`` /
+``--skip``) leaves out each probe group none of whose checks it selects.
 
 Every catalog check ends up in the report: a check the negotiated revision
 does not have is ``skip`` "not in <revision>", one whose feature the server
