@@ -93,7 +93,7 @@ class Probe:
 
     async def ask(self, request: rpc.Request) -> Answer:
         await self.stream.send(request, self._meta())
-        return await _answer_to(self.stream, request.id)
+        return await answer_to(self.stream, request.id)
 
     async def tell(self, notification: rpc.Notification) -> None:
         await self.stream.send(notification, self._meta())
@@ -118,7 +118,13 @@ async def probe_connection(connect: Connector, timeout: float) -> AsyncIterator[
         raise ProbeFailed(f"{type(exc).__name__} {exc}".strip()) from exc
 
 
-async def _answer_to(stream: MessageStream, request_id: rpc.RequestId) -> Answer:
+async def answer_to(
+    stream: MessageStream,
+    request_id: rpc.RequestId,
+    other: Callable[[rpc.Message], Awaitable[None]] | None = None,
+) -> Answer:
+    """The answer to ``request_id``; every other message received meanwhile goes to ``other``
+    (when given), and the transport's word that the answer is lost is raised."""
     while True:
         item = await stream.receive()
         if isinstance(item, RequestFailed):
@@ -130,6 +136,8 @@ async def _answer_to(stream: MessageStream, request_id: rpc.RequestId) -> Answer
         for msg in item.payload.messages:
             if isinstance(msg, (rpc.Response, rpc.ErrorResponse)) and msg.id == request_id:
                 return msg
+            if other is not None:
+                await other(msg)
 
 
 def envelope(revision: str, capabilities: dict[str, Any] | None = None, version: str | None = None) -> dict[str, Any]:

@@ -22,12 +22,12 @@ from typing import Any, Final
 import attrs
 import trio
 
+from ..._errors import TrimcpError
 from ..._sansio import jsonrpc as rpc
 from ..._sansio import schema as s
-from ..._trio.stream import RequestFailed, StreamLost
 from ..catalog.tasks import SPECS
 from ..evidence import received, sent
-from .probes import CANNED_INPUT, Answer, Probe, ProbeFailed
+from .probes import CANNED_INPUT, Answer, Probe, ProbeFailed, answer_to
 
 CHECKS: Final = tuple(spec.id for spec in SPECS)
 REVISION: Final = "2025-11-25"
@@ -115,18 +115,10 @@ class Session:
         return found
 
     async def _answer(self, request_id: rpc.RequestId) -> Answer:
-        while True:
-            item = await self.probe.stream.receive()
-            if isinstance(item, RequestFailed):
-                if item.request_id == request_id:
-                    raise ProbeFailed(str(item.error))
-                continue
-            if isinstance(item, StreamLost):
-                continue
-            for msg in item.payload.messages:
-                if isinstance(msg, (rpc.Response, rpc.ErrorResponse)) and msg.id == request_id:
-                    return msg
-                await self._other(msg)
+        try:
+            return await answer_to(self.probe.stream, request_id, self._other)
+        except TrimcpError as exc:  # the transport knows the answer is lost
+            raise ProbeFailed(str(exc)) from exc
 
     async def _other(self, msg: rpc.Message) -> None:
         if isinstance(msg, rpc.Notification) and msg.method == "notifications/tasks/status":
