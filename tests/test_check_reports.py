@@ -27,8 +27,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 import trio
+from test_check import reference_connector
 
-from trimcp._trio.memory import memory_stream_pair
 from trimcp._trio.stream import MessageStream
 from trimcp.cli.commands import _read_command_line
 from trimcp.cli.targets import UsageError
@@ -47,8 +47,6 @@ from trimcp.conformance.report_rows import spec_link
 from trimcp.conformance.requirements import Catalogue, Coverage, Requirement, spec_url
 from trimcp.conformance.results import Results
 from trimcp.conformance.selection import Selection
-from trimcp.reference.server import build_server
-from trimcp.server.serve import serve_stream
 
 REPO = Path(__file__).resolve().parent.parent
 BAD_SERVER = str(REPO / "tests" / "helpers" / "bad_server.py")
@@ -64,15 +62,8 @@ class Counting:
     @asynccontextmanager
     async def __call__(self) -> AsyncIterator[MessageStream]:
         self.opened += 1
-        server = build_server()
-        client_end, server_end = memory_stream_pair()
-        async with trio.open_nursery() as nursery:
-            await nursery.start(serve_stream, server, server_end)
-            try:
-                yield client_end
-            finally:
-                nursery.cancel_scope.cancel()
-                await client_end.aclose()
+        async with reference_connector() as stream:
+            yield stream
 
 
 async def _reference(**kwargs: object) -> tuple[Report, int]:
