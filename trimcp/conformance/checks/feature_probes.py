@@ -209,6 +209,11 @@ def _judge_32602(rec: Results, request: rpc.Request, answer: Answer) -> None:
             "prompts.unknown-name": "prompts/get of an unknown prompt",
             "completion.invalid-ref": "completion/complete of an unknown prompt",
             "tools.call-without-name": "tools/call without a name"}[check]
+    _expect_invalid_params(rec, check, what, request, answer)
+
+
+def _expect_invalid_params(rec: Results, check: str, what: str, request: rpc.Request, answer: Answer) -> None:
+    """A result fails ``check``, another error code warns (the page names -32602)."""
     ev = _evidence(request, answer)
     if isinstance(answer, rpc.Response):
         rec.fail(check, f"{what} was answered with a result", ev)
@@ -243,13 +248,7 @@ def _judge_undeclared(rec: Results, request: rpc.Request, answer: Answer) -> Non
 
 
 def _judge_level(rec: Results, request: rpc.Request, answer: Answer) -> None:
-    check, ev = "logging.invalid-level", _evidence(request, answer)
-    if isinstance(answer, rpc.Response):
-        rec.fail(check, f"{request.method} with an unknown log level was answered with a result", ev)
-    elif answer.error.code != rpc.INVALID_PARAMS:
-        rec.warn(check, f"{request.method} with an unknown log level: error {answer.error.code}, not -32602", ev)
-    else:
-        rec.ok(check, f"{request.method} with an unknown log level: -32602")
+    _expect_invalid_params(rec, "logging.invalid-level", f"{request.method} with an unknown log level", request, answer)
 
 
 def _judge_invalid_uri(rec: Results, request: rpc.Request, answer: Answer) -> None:
