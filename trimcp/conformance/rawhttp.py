@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import json
 import ssl
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from typing import Any, cast
 from urllib.parse import urlsplit
 
@@ -186,17 +186,10 @@ async def open_stream(
 
     Connecting and reading the head run under ``timeout``; each ``next_event`` has its own."""
     tls, host, port, target, hdrs, data = _prepare(url, method, headers, body, extra_headers)
-    try:
-        with trio.fail_after(timeout):
-            context = ssl.create_default_context() if tls else None
-            stream, _ = await open_connection(host, port, ssl_context=context)
-            conn = H11ClientConnection(stream, f"{host}:{port}")
-            await conn.send_request(method, target, hdrs, data)
-            response = await conn.read_head()
-    except trio.TooSlowError:
-        raise ProbeError(f"{method} {target}: no answer within {timeout:g}s") from None
-    except (ConnectError, ConnectionLost) as exc:
-        raise ProbeError(f"{method} {target}: {type(exc).__name__}: {exc}") from None
+    with _as_probe_error(method, target, timeout), trio.fail_after(timeout):
+        conn = await _connect(tls, host, port)
+        await conn.send_request(method, target, hdrs, data)
+        response = await conn.read_head()
     head = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in response.headers}
     try:
         yield OpenStream(response.status_code, head, conn, timeout)
@@ -241,15 +234,25 @@ async def request(
     ``extra_headers`` are added where ``headers`` does not set the same name; a ``Host``
     in ``headers`` replaces the URL's."""
     tls, host, port, target, hdrs, data = _prepare(url, method, headers, body, extra_headers)
+    with _as_probe_error(method, target, timeout), trio.fail_after(timeout):
+        conn = await _connect(tls, host, port)
+        try:
+            return await _exchange(conn, method, target, hdrs, data, read_body)
+        finally:
+            await conn.aclose()
+
+
+async def _connect(tls: bool, host: str, port: int) -> H11ClientConnection:
+    context = ssl.create_default_context() if tls else None
+    stream, _ = await open_connection(host, port, ssl_context=context)
+    return H11ClientConnection(stream, f"{host}:{port}")
+
+
+@contextmanager
+def _as_probe_error(method: str, target: str, timeout: float) -> Iterator[None]:
+    """The one place a failed exchange becomes a ``ProbeError`` naming the request."""
     try:
-        with trio.fail_after(timeout):
-            context = ssl.create_default_context() if tls else None
-            stream, _ = await open_connection(host, port, ssl_context=context)
-            conn = H11ClientConnection(stream, f"{host}:{port}")
-            try:
-                return await _exchange(conn, method, target, hdrs, data, read_body)
-            finally:
-                await conn.aclose()
+        yield
     except trio.TooSlowError:
         raise ProbeError(f"{method} {target}: no answer within {timeout:g}s") from None
     except (ConnectError, ConnectionLost) as exc:
