@@ -13,7 +13,7 @@ Trio).  One run measures every (server, transport) cell:
                           takes ``message``; many more tools registered), HTTP only
             official      ``mcp.server.mcpserver.MCPServer`` (servers/mcp_echo.py)
             fastmcp       ``fastmcp.FastMCP`` (servers/fastmcp_echo.py), from its own venv
-                          (``--setup`` makes /work/venv-fastmcp: fastmcp==4.2.3, mcp==2.3.0)
+                          (``--setup`` makes .venv-fastmcp: fastmcp==4.2.3, mcp==2.3.0)
   HTTP      a fresh server per cell and round on 127.0.0.1 port 0; ``sequential``: one
             session, one keep-alive connection, calls back to back; ``50 sessions``: 50
             sessions, each on its own connection, ``calls`` each, all concurrently, from
@@ -64,7 +64,7 @@ sys.path.insert(0, str(HERE))
 from bench_stdio import _fmt, _kill_group, _ratio
 from server_load import vm_hwm_kb
 
-FASTMCP_VENV = Path("/work/venv-fastmcp")
+FASTMCP_VENV = Path(os.environ.get("TRIMCP_FASTMCP_VENV", str(ROOT / ".venv-fastmcp")))
 FASTMCP_PINS = ["fastmcp==4.2.3", "mcp==2.3.0"]
 SERVERS = ("trimcp", "trimcp serve", "official", "fastmcp")
 TRANSPORTS = ("http", "stdio")
