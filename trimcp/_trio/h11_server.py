@@ -18,11 +18,22 @@ only moves its events over Trio:
   request (keep-alive); pipelining is not served, but bytes a client sends
   early are kept by h11 and read in order.  A handler that answers with
   ``Connection: close`` ends the connection after that response.
+* Deadlines (RFC 9112 section 9.5 lets a server close idle connections): a
+  fresh connection has ``header_timeout`` for its whole request head, from
+  accept, never renewed per byte (a client dripping its head is dropped when
+  it passes); a keep-alive connection may wait ``idle_timeout`` for its next
+  request to begin, then has ``header_timeout`` for the head; the body has
+  ``body_timeout``.  A slow head that began gets 408 (RFC 9110 section
+  15.5.9) written outside h11, which has no response to send before a
+  request; a connection that sent nothing is closed silently.
 * ``serve_connection`` is the loop: read a request, hand it to
   ``handler(http, head, body)``, repeat while keep-alive allows.  What the
-  loop answers itself is HTTP-level: 400 for malformed HTTP, 408 for a body
-  that takes too long, 413 for one over ``max_body`` (then it closes), and
-  500 when the handler raises (logged: a bug costs one connection, never the
+  loop answers itself is HTTP-level: 400 for malformed HTTP, 408 for a head
+  or body that takes too long, 413 for a body over ``max_body`` (on its
+  ``Content-Length`` before reading any of it; a chunked one when it passes
+  the cap), 503 when the bodies of all connections use up the shared
+  ``BodyBudget`` (``http_limits``) for longer than the body may take (each
+  of these then closes), and 500 when the handler raises (logged: a bug costs one connection, never the
   listener).  ``error_code`` is the JSON-RPC code those answers carry in a
   JSON-RPC error body (an MCP endpoint), ``None`` for a plain-text body.
 
@@ -50,6 +61,7 @@ import trio
 
 from .._sansio import jsonrpc as rpc
 from .._sansio.http.routing import HttpError, RequestHead
+from .http_limits import BodyBudget
 
 __all__ = ["ClientGone", "H11Stream", "RequestHandler", "serve_connection"]
 
@@ -61,6 +73,24 @@ _EARLY_DATA_CAP = 256 * 1024
 #: Longest request head (request line and headers) accepted: h11's default.
 MAX_HEAD = 16 * 1024
 SERVER_HEADER = ("server", "trimcp")
+
+
+#: How long a client that does not read may hold up an answer sent outside h11.
+_RAW_SEND_TIMEOUT = 1.0
+
+
+def _seconds(timeout: float | None) -> float:
+    return float("inf") if timeout is None else timeout
+
+
+def _content_length(request: h11.Request) -> int | None:
+    """The declared body length (h11 checked it is digits); ``None``: chunked."""
+    if any(k == b"transfer-encoding" for k, _ in request.headers):
+        return None
+    for name, value in request.headers:
+        if name == b"content-length":
+            return int(value)
+    return 0
 
 
 class ClientGone(Exception):
@@ -85,11 +115,21 @@ class H11Stream:
         body_timeout: float = 30.0,
         max_head: int = MAX_HEAD,
         error_code: int | None = rpc.INVALID_REQUEST,
+        header_timeout: float | None = None,
+        budget: BodyBudget | None = None,
     ) -> None:
         self.stream = stream
         self.conn = h11.Connection(h11.SERVER, max_incomplete_event_size=max_head)
         self.max_body = max_body
         self.body_timeout = body_timeout
+        #: The whole request head must arrive within this (None: ``idle_timeout`` does).
+        self.header_timeout = header_timeout
+        #: The memory budget request bodies share across connections (None: no budget).
+        self.budget = budget
+        #: Bytes of ``budget`` the current request's body holds.
+        self.held = 0
+        #: Whether a request was read on this connection (the next one is keep-alive).
+        self.served = False
         #: The JSON-RPC code of the errors this layer answers by itself (None: plain text).
         self.error_code = error_code
         self.peer_closed = False
@@ -116,40 +156,102 @@ class H11Stream:
                 self.peer_closed = True
             self.conn.receive_data(data)
 
+    async def _fill(self) -> None:
+        data = await self._receive()
+        if not data:
+            self.peer_closed = True
+        self.conn.receive_data(data)
+
+    def _buffered(self) -> bool:
+        """Whether some of the next request has arrived (h11 holds a partial head)."""
+        return bool(self.conn.trailing_data[0])
+
     async def read_request(
         self, idle_timeout: float | None
     ) -> tuple[RequestHead, bytes] | HttpError | None:
         """The next request and its body; ``None`` when the client closed or stayed idle too long.
 
-        An oversize or too slow body gives the ``HttpError`` to answer (the
-        connection is then closed).  Raises ``h11.RemoteProtocolError`` for
-        malformed HTTP.
+        A fresh connection must deliver the whole head within
+        ``header_timeout``; a keep-alive one may first wait ``idle_timeout``
+        for the next request to begin, and then has ``header_timeout`` for the
+        head (without ``header_timeout``, ``idle_timeout`` bounds each wait).
+        The deadline is not renewed per byte, so dripping a head does not keep
+        a connection.  A head that is too slow, an oversize or too slow body,
+        and a body the shared budget has no room for give the ``HttpError`` to
+        answer (the connection is then closed).  Raises
+        ``h11.RemoteProtocolError`` for malformed HTTP.
         """
-        with trio.move_on_after(idle_timeout if idle_timeout is not None else float("inf")):
+        if self.served and not self._buffered():
+            with trio.move_on_after(_seconds(idle_timeout)):
+                await self._fill()
+            if not self._buffered():
+                return None  # idle too long, or closed: nothing to answer
+        limit = self.header_timeout if self.header_timeout is not None else idle_timeout
+        with trio.move_on_after(_seconds(limit)) as head_scope:
             event = await self._next_event()
-            if not isinstance(event, h11.Request):
-                return None
-            head = RequestHead.build(
-                event.method.decode("ascii", "replace"),
-                event.target.decode("ascii", "replace"),
-                [(k.decode("ascii", "replace"), v.decode("latin-1")) for k, v in event.headers],
+        if head_scope.cancelled_caught:
+            # RFC 9110 15.5.9: 408 for a request that began; a silent connection just closes.
+            return self.error(408, "Request Timeout: the request head took too long") if (
+                self._buffered()
+            ) else None
+        if not isinstance(event, h11.Request):
+            return None
+        self.served = True
+        head = RequestHead.build(
+            event.method.decode("ascii", "replace"),
+            event.target.decode("ascii", "replace"),
+            [(k.decode("ascii", "replace"), v.decode("latin-1")) for k, v in event.headers],
+        )
+        length = _content_length(event)
+        if length is not None and length > self.max_body:
+            # Refused on the head: not a byte of the body is read (nor 100-continue sent).
+            return self._too_large()
+        return await self._read_body(head, length)
+
+    async def _read_body(
+        self, head: RequestHead, length: int | None
+    ) -> tuple[RequestHead, bytes] | HttpError | None:
+        chunks: list[bytes] = []
+        size = 0
+        reserving = False
+        with trio.move_on_after(self.body_timeout):
+            if self.budget is not None and length != 0:
+                # A chunked body may grow to the cap: reserve that, trim to the truth after.
+                want = self.max_body if length is None else length
+                reserving = True
+                await self.budget.reserve(want)
+                self.held, reserving = want, False
+            while True:
+                part = await self._next_event()
+                if isinstance(part, h11.Data):
+                    chunks.append(bytes(part.data))
+                    size += len(part.data)
+                    if size > self.max_body:
+                        return self._too_large()
+                elif isinstance(part, h11.EndOfMessage):
+                    if self.budget is not None and self.held > size:
+                        self.budget.release(self.held - size)
+                        self.held = size
+                    return head, chunks[0] if len(chunks) == 1 else b"".join(chunks)
+                else:
+                    return None
+        if reserving:
+            return HttpError(
+                503,
+                "Service Unavailable: request bodies use up the server's memory budget",
+                code=self.error_code,
+                headers=(("retry-after", "1"),),
             )
-            body = bytearray()
-            with trio.move_on_after(self.body_timeout):
-                while True:
-                    part = await self._next_event()
-                    if isinstance(part, h11.Data):
-                        body += part.data
-                        if len(body) > self.max_body:
-                            return self.error(
-                                413, f"Payload Too Large: more than {self.max_body} bytes"
-                            )
-                    elif isinstance(part, h11.EndOfMessage):
-                        return head, bytes(body)
-                    else:
-                        return None
-            return self.error(408, "Request Timeout: the body took too long")
-        return None
+        return self.error(408, "Request Timeout: the body took too long")
+
+    def _too_large(self) -> HttpError:
+        return self.error(413, f"Payload Too Large: more than {self.max_body} bytes")
+
+    def release_body(self) -> None:
+        """Give the current body's bytes back to the shared budget (its request is served)."""
+        if self.budget is not None and self.held:
+            self.budget.release(self.held)
+        self.held = 0
 
     def error(self, status: int, message: str) -> HttpError:
         """An answer of this layer's own, in the body format the server speaks."""
@@ -197,7 +299,24 @@ class H11Stream:
 
     async def respond_error(self, error: HttpError, extra: Iterable[tuple[str, str]] = ()) -> None:
         headers = [("content-type", error.content_type), *error.headers, *extra]
-        await self.respond(error.status, headers, error.body())
+        body = error.body()
+        if self.conn.our_state is h11.IDLE and self.conn.their_state is h11.IDLE:
+            # No request head was read (a 408 for a slow head): h11 has no response to
+            # send in this state, so the bytes are written here, and the connection closes.
+            await self._send_raw(error.status, headers, body)
+            return
+        await self.respond(error.status, headers, body)
+
+    async def _send_raw(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
+        lines = [b"HTTP/1.1 %d %s" % (status, _reason(status))]
+        for name, value in [SERVER_HEADER, *headers, ("content-length", str(len(body)))]:
+            lines.append(f"{name}: {value}".encode("latin-1"))
+        self.peer_closed = True  # the connection cannot carry another request
+        with trio.move_on_after(_RAW_SEND_TIMEOUT):
+            try:
+                await self.stream.send_all(b"\r\n".join(lines) + b"\r\n\r\n" + body)
+            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+                raise ClientGone(str(exc)) from None
 
     async def start(self, status: int, headers: Iterable[tuple[str, str]]) -> None:
         """Begin a streamed response (no length)."""
@@ -243,11 +362,16 @@ async def serve_connection(
     body_timeout: float = 30.0,
     max_head: int = MAX_HEAD,
     error_code: int | None = rpc.INVALID_REQUEST,
+    header_timeout: float | None = None,
+    budget: BodyBudget | None = None,
 ) -> None:
     """Serve every request of one connection with ``handler``, then close it.
 
-    ``idle_timeout`` bounds the wait for a request (the first one and each
-    keep-alive one), ``body_timeout`` the reading of its body.
+    ``header_timeout`` bounds the arrival of each request head (see
+    ``H11Stream.read_request``), ``idle_timeout`` the wait for a keep-alive
+    request to begin (and, without ``header_timeout``, each head),
+    ``body_timeout`` the reading of a body; ``budget`` is shared by the bodies
+    of every connection.
     """
     http = H11Stream(
         stream,
@@ -255,6 +379,8 @@ async def serve_connection(
         body_timeout=body_timeout,
         max_head=max_head,
         error_code=error_code,
+        header_timeout=header_timeout,
+        budget=budget,
     )
     try:
         while True:
@@ -270,7 +396,12 @@ async def serve_connection(
                 await http.respond_error(got, [("connection", "close")])
                 return
             head, body = got
-            await handler(http, head, body)
+            del got  # an idle keep-alive connection must not keep its last body alive
+            try:
+                await handler(http, head, body)
+            finally:
+                del body
+                http.release_body()
             if not http.next_cycle():
                 return
     except ClientGone:
@@ -282,4 +413,5 @@ async def serve_connection(
             with trio.move_on_after(1):
                 await http.respond_error(HttpError(500, "Internal Server Error", code=None))
     finally:
+        http.release_body()
         await http.aclose()

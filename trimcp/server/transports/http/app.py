@@ -38,8 +38,25 @@ body) and then served by era:
   by ``legacy_sse``.
 
 ``task_status.started`` hands back a ``BoundHttpServer`` (address, URLs, the
-live sessions).  Sessions idle longer than ``session_idle_timeout`` (no
-request in flight, no stream attached) are closed.
+live sessions).
+
+Limits that hold under abuse (each settable; ``None`` turns one off):
+
+* per connection (``trimcp._trio.h11_server``): ``header_timeout`` for the
+  whole request head from accept (a slow-loris is dropped, with 408, when it
+  passes), ``idle_timeout`` for a keep-alive connection's wait for its next
+  request, ``body_timeout`` for the body, ``max_body_size`` refused with 413
+  on the ``Content-Length`` before any of the body is read;
+* across connections (``trimcp._trio.http_limits``): at most
+  ``max_connections`` open at once (SSE streams count), the others answered
+  503 ``Connection: close`` at once; request bodies share one
+  ``max_body_budget`` (default 4 x ``max_body_size``): a body that does not
+  fit waits for room within its ``body_timeout``, then gets 503;
+* sessions (``session_table``): idle ones close after
+  ``session_idle_timeout``; at ``max_sessions`` an initialize evicts the
+  least recently active session with no request in flight (an open GET
+  stream does not protect it), or gets 503 with a JSON-RPC error when there
+  is none; an evicted session ends as a DELETE ends it (later requests: 404).
 """
 
 from __future__ import annotations
@@ -52,20 +69,22 @@ import attrs
 import trio
 
 from ...._errors import TransportClosed
-from ...._sansio.http import routing as hs
 from ...._sansio import jsonrpc as rpc
+from ...._sansio.http import routing as hs
+from ...._sansio.http.replay import DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_EVENTS, parse_event_id
 from ...._sansio.http.routing import HttpError, RequestHead
 from ...._sansio.http.server_headers import check_stateless_request
-from ...._sansio.http.replay import DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_EVENTS, parse_event_id
 from ...._sansio.revisions import Era, get_revision
-from ...definition import Server
 from ...._trio.h11_server import H11Stream, serve_connection
+from ...._trio.http_limits import BodyBudget, ConnectionLimit
 from ...._trio.stream import Received
-from .sessions import HttpSession, RequestStream
-from .streams import Outcome, OutStream, ResponseMode, write_response
-from .legacy_sse import LegacyEndpoints
+from ...definition import Server
 from ...serve import serve_stream
 from ...server_session import ServerSession
+from .legacy_sse import LegacyEndpoints
+from .session_table import SessionTable
+from .sessions import HttpSession, RequestStream
+from .streams import Outcome, OutStream, ResponseMode, write_response
 
 logger = logging.getLogger("trimcp.server.transports.http.app")
 
@@ -118,9 +137,19 @@ class HttpApp:
         replay_events: int = DEFAULT_REPLAY_EVENTS,
         replay_bytes: int = DEFAULT_REPLAY_BYTES,
         max_body_size: int = 16 * 1024 * 1024,
-        idle_timeout: float | None = 120.0,
+        idle_timeout: float | None = 60.0,
         session_idle_timeout: float | None = 3600.0,
+        header_timeout: float | None = 10.0,
+        body_timeout: float = 30.0,
+        max_connections: int | None = 1000,
+        max_sessions: int | None = 10_000,
+        max_body_budget: int | None = None,
     ) -> None:
+        budget = 4 * max_body_size if max_body_budget is None else max_body_budget
+        if budget < max_body_size:
+            raise ValueError(
+                f"max_body_budget ({budget}) must hold one body of max_body_size ({max_body_size})"
+            )
         self.server = server
         self.policy = policy
         self.mcp_path = mcp_path
@@ -135,10 +164,14 @@ class HttpApp:
         self.max_body_size = max_body_size
         self.idle_timeout = idle_timeout
         self.session_idle_timeout = session_idle_timeout
+        self.header_timeout = header_timeout
+        self.body_timeout = body_timeout
+        self.connections = ConnectionLimit(max_connections)
+        self.body_budget = BodyBudget(budget)
         versions = server.supported_versions
         self.handshake_versions = tuple(v for v in versions if get_revision(v).era is Era.HANDSHAKE)
-        #: Live handshake-era sessions by id.
-        self.sessions: dict[str, HttpSession] = {}
+        #: Live handshake-era sessions by id, least recently active first.
+        self.sessions = SessionTable(max_sessions)
         self.legacy = LegacyEndpoints(
             server, messages_path or "/messages", keepalive=keepalive, max_body_size=max_body_size
         )
@@ -161,10 +194,22 @@ class HttpApp:
         return self._nursery
 
     async def handle_connection(self, stream: trio.abc.Stream) -> None:
-        """Serve every request of one TCP connection."""
-        await serve_connection(
-            stream, self._serve_request, max_body=self.max_body_size, idle_timeout=self.idle_timeout
-        )
+        """Serve every request of one TCP connection (or refuse it, over the cap)."""
+        if not self.connections.try_enter():
+            await self.connections.refuse(stream)
+            return
+        try:
+            await serve_connection(
+                stream,
+                self._serve_request,
+                max_body=self.max_body_size,
+                idle_timeout=self.idle_timeout,
+                header_timeout=self.header_timeout,
+                body_timeout=self.body_timeout,
+                budget=self.body_budget,
+            )
+        finally:
+            self.connections.leave()
 
     async def _serve_request(self, http: H11Stream, head: RequestHead, body: bytes) -> None:
         try:
@@ -273,7 +318,7 @@ class HttpApp:
         if problem is not None:
             await http.respond_error(problem.with_id(rid))
             return None
-        session.touch()
+        self.sessions.active(session)
         return session
 
     def _priming(self, session: HttpSession) -> bool:
@@ -323,12 +368,28 @@ class HttpApp:
         if not (json_ok or sse_ok):
             await http.respond_error(hs.NOT_ACCEPTABLE.with_id(request.id))
             return
+        admitted, evicted = self.sessions.make_room()
+        if not admitted:
+            await http.respond_error(
+                HttpError(
+                    503,
+                    f"Service Unavailable: {len(self.sessions)} sessions are open and busy",
+                    code=rpc.INTERNAL_ERROR,
+                    request_id=request.id,
+                    headers=(("retry-after", "1"),),
+                )
+            )
+            return
         session = HttpSession(
             secrets.token_urlsafe(32),
             replay_events=self.replay_events,
             replay_bytes=self.replay_bytes,
         )
-        self.sessions[session.id] = session
+        # Inserted before any await, so concurrent initializes cannot overshoot the cap.
+        self.sessions.add(session)
+        if evicted is not None:
+            logger.info("session cap reached: closing %s", evicted.describe())
+            await evicted.aclose()
         session.server_session = await self.nursery.start(self._run_session, session)
         stream = session.open_exchange([request], sse=False)
         await session.submit(Received(post.data, post.payload, related_request=request.id))
@@ -338,7 +399,7 @@ class HttpApp:
         answer = stream.final_message
         if not isinstance(answer, rpc.Response):
             # Refused (or unanswered): no session comes of it.
-            self.sessions.pop(session.id, None)
+            self.sessions.discard(session)
             await session.aclose()
         if answer is None:
             await http.respond_error(
@@ -362,8 +423,7 @@ class HttpApp:
         try:
             await serve_stream(self.server, session, task_status=task_status)
         finally:
-            if self.sessions.get(session.id) is session:
-                del self.sessions[session.id]
+            self.sessions.discard(session)
             await session.aclose()
 
     async def _reap(self) -> None:
@@ -371,12 +431,7 @@ class HttpApp:
         assert timeout is not None
         while True:
             await trio.sleep(max(1.0, min(60.0, timeout / 4)))
-            now = trio.current_time()
-            for session in list(self.sessions.values()):
-                if not session.busy and now - session.last_active > timeout:
-                    logger.info("closing idle %s", session.describe())
-                    self.sessions.pop(session.id, None)
-                    await session.aclose()
+            await self.sessions.reap(timeout)
 
     # ------------------------------------------------------------ stateless POST
 
@@ -500,7 +555,7 @@ class HttpApp:
         session = await self._session_of(http, head, None)
         if session is None:
             return
-        self.sessions.pop(session.id, None)
+        self.sessions.discard(session)
         await session.aclose()
         await http.respond(200)
 
@@ -532,6 +587,12 @@ async def serve_http(
     replay_events: int = DEFAULT_REPLAY_EVENTS,
     max_body_size: int = 16 * 1024 * 1024,
     session_idle_timeout: float | None = 3600.0,
+    header_timeout: float | None = 10.0,
+    connection_idle_timeout: float | None = 60.0,
+    body_timeout: float = 30.0,
+    max_connections: int | None = 1000,
+    max_sessions: int | None = 10_000,
+    max_body_budget: int | None = None,
     task_status: trio.TaskStatus[BoundHttpServer] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``server`` over HTTP until cancelled (see the module docstring).
@@ -540,7 +601,9 @@ async def serve_http(
     enables the legacy HTTP+SSE transport there, with ``messages_path`` for its
     POSTs.  ``allowed_origins``/``allowed_hosts`` replace the loopback defaults
     (``["*"]``: anything).  ``await nursery.start(serve_http, server)`` returns
-    a ``BoundHttpServer`` with the address and URLs.
+    a ``BoundHttpServer`` with the address and URLs.  The limits (timeouts in
+    seconds, sizes in bytes; ``None`` turns one off) are described in the
+    module docstring; ``max_body_budget`` defaults to 4 x ``max_body_size``.
     """
     if path is None and sse_path is None:
         raise ValueError("serve_http needs path and/or sse_path")
@@ -559,6 +622,12 @@ async def serve_http(
         replay_events=replay_events,
         max_body_size=max_body_size,
         session_idle_timeout=session_idle_timeout,
+        header_timeout=header_timeout,
+        idle_timeout=connection_idle_timeout,
+        body_timeout=body_timeout,
+        max_connections=max_connections,
+        max_sessions=max_sessions,
+        max_body_budget=max_body_budget,
     )
     async with trio.open_nursery() as nursery:
         await nursery.start(app.run)

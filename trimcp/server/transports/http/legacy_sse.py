@@ -29,17 +29,17 @@ import secrets
 import trio
 
 from ...._errors import TransportClosed
-from ...._sansio.http import routing as hs
 from ...._sansio import jsonrpc as rpc
-from ...._sansio.http.routing import HttpError, RequestHead
-from ...._sansio.http.replay import DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_EVENTS, ReplayBuffer
 from ...._sansio.framing.sse import encode_event
-from ...._trio.stream import NO_META, Received, SendMeta
+from ...._sansio.http import routing as hs
+from ...._sansio.http.replay import DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_EVENTS, ReplayBuffer
+from ...._sansio.http.routing import HttpError, RequestHead
 from ...._trio.h11_server import H11Stream
-from .streams import ResponseMode, OutStream, write_response
+from ...._trio.stream import NO_META, Received, SendMeta
 from ...definition import Server
 from ...serve import serve_stream
 from ...server_session import ServerSession
+from .streams import OutStream, ResponseMode, write_response
 
 
 class LegacySession:

@@ -54,7 +54,10 @@ import trio
 from ...._errors import TransportClosed
 from ...._sansio import jsonrpc as rpc
 from ...._sansio.http.replay import (
-    DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_EVENTS, STANDALONE_KEY, ReplayBuffer,
+    DEFAULT_REPLAY_BYTES,
+    DEFAULT_REPLAY_EVENTS,
+    STANDALONE_KEY,
+    ReplayBuffer,
 )
 from ...._trio.stream import NO_META, Received, SendMeta
 from ...server_session import ServerSession

@@ -1,0 +1,161 @@
+"""Limits an HTTP server keeps across its connections: a connection cap and a body budget.
+
+Theory of operation
+-------------------
+Each connection alone is bounded by ``H11Stream`` (head size and time, body
+size and time); these two objects bound what many connections take together.
+
+* ``ConnectionLimit`` counts the open connections (SSE streams included:
+  they are connections).  ``try_enter`` is O(1).  A connection over the cap
+  is refused with a ready-made ``503 Service Unavailable`` carrying
+  ``Connection: close`` and ``Retry-After`` (RFC 9110 section 15.6.4, 10.2.3),
+  sent without reading the request: a client learns *why* instead of seeing a
+  bare reset.  After the answer the write side is shut and what the client
+  sent is drained for a moment before closing, because closing a socket with
+  unread data makes the kernel send a reset, which can destroy the 503 before
+  the client reads it (RFC 9112 section 9.6, "tear-down").  The drain is
+  bounded in time and bytes, and only ``max_lingering`` refused connections
+  linger at once; past that they are closed at once.
+* ``BodyBudget`` is the one memory budget that request bodies share.  A body
+  reserves its ``Content-Length`` (a chunked one its cap, trimmed to what it
+  turned out to be) before a byte of it is read, and gives it back once its
+  request has been served.  A reservation that does not fit waits, in FIFO
+  order so a big body is not starved by small ones, bounded by the caller's
+  deadline (the server then answers 503).  Reserving and releasing are O(1)
+  apart from waking the waiters that now fit.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import trio
+
+__all__ = ["OVERLOAD_RESPONSE", "BodyBudget", "ConnectionLimit"]
+
+#: What a connection over the cap gets (RFC 9110 section 15.6.4).
+OVERLOAD_RESPONSE = (
+    b"HTTP/1.1 503 Service Unavailable\r\n"
+    b"server: trimcp\r\n"
+    b"connection: close\r\n"
+    b"retry-after: 1\r\n"
+    b"content-type: text/plain; charset=utf-8\r\n"
+    b"content-length: 41\r\n"
+    b"\r\n"
+    b"Service Unavailable: too many connections\n"
+)
+_LINGER_SECONDS = 1.0
+_LINGER_BYTES = 64 * 1024
+
+
+class ConnectionLimit:
+    """How many connections are open, against a cap (see the module docstring)."""
+
+    def __init__(self, max_connections: int | None, *, max_lingering: int = 64) -> None:
+        if max_connections is not None and max_connections < 1:
+            raise ValueError("max_connections must be at least 1")
+        self.max_connections = max_connections
+        self.max_lingering = max_lingering
+        self.open = 0
+        #: Connections refused so far (for logs and benchmarks).
+        self.refused = 0
+        self._lingering = 0
+
+    def try_enter(self) -> bool:
+        if self.max_connections is not None and self.open >= self.max_connections:
+            self.refused += 1
+            return False
+        self.open += 1
+        return True
+
+    def leave(self) -> None:
+        self.open -= 1
+
+    async def refuse(self, stream: trio.abc.Stream) -> None:
+        """Answer 503 on a connection over the cap, then close it."""
+        try:
+            if self._lingering >= self.max_lingering:
+                return
+            self._lingering += 1
+            try:
+                with trio.move_on_after(_LINGER_SECONDS):
+                    await stream.send_all(OVERLOAD_RESPONSE)
+                    if isinstance(stream, trio.abc.HalfCloseableStream):
+                        await stream.send_eof()
+                    taken = 0
+                    while taken < _LINGER_BYTES:
+                        data = await stream.receive_some(_LINGER_BYTES)
+                        if not data:
+                            break
+                        taken += len(data)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+            finally:
+                self._lingering -= 1
+        finally:
+            await trio.aclose_forcefully(stream)
+
+
+class BodyBudget:
+    """Bytes of request bodies held at once, across connections (see the module docstring)."""
+
+    def __init__(self, capacity: int) -> None:
+        if capacity < 1:
+            raise ValueError("the body budget must be at least 1 byte")
+        self.capacity = capacity
+        self.used = 0
+        #: Highest ``used`` seen (for tests and benchmarks).
+        self.peak = 0
+        self._waiters: deque[_Waiter] = deque()
+
+    async def reserve(self, amount: int) -> None:
+        """Take ``amount`` bytes, waiting (FIFO) until they fit; cancel to give up."""
+        amount = min(amount, self.capacity)
+        if not self._waiters and self.used + amount <= self.capacity:
+            self._take(amount)
+            await trio.lowlevel.checkpoint()
+            return
+        waiter = _Waiter(amount)
+        self._waiters.append(waiter)
+        try:
+            await waiter.event.wait()
+        except BaseException:
+            if waiter.granted:
+                self.release(amount)  # granted as we were cancelled: give it back
+            else:
+                waiter.abandoned = True  # dropped lazily by _wake
+                self._wake()
+            raise
+
+    def release(self, amount: int) -> None:
+        amount = min(amount, self.capacity)
+        self.used -= amount
+        self._wake()
+
+    def _take(self, amount: int) -> None:
+        self.used += amount
+        self.peak = max(self.peak, self.used)
+
+    def _wake(self) -> None:
+        waiters = self._waiters
+        while waiters:
+            first = waiters[0]
+            if first.abandoned:
+                waiters.popleft()
+                continue
+            if self.used + first.amount > self.capacity:
+                return
+            waiters.popleft()
+            self._take(first.amount)
+            first.granted = True
+            first.event.set()
+
+
+class _Waiter:
+    __slots__ = ("abandoned", "amount", "event", "granted")
+
+    def __init__(self, amount: int) -> None:
+        self.amount = amount
+        self.event = trio.Event()
+        self.granted = False
+        self.abandoned = False
