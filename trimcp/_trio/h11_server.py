@@ -61,7 +61,7 @@ import trio
 
 from .._sansio import jsonrpc as rpc
 from .._sansio.http.routing import HttpError, RequestHead
-from .http_limits import BodyBudget
+from .http_limits import BodyBudget, linger
 
 __all__ = ["ClientGone", "H11Stream", "RequestHandler", "serve_connection"]
 
@@ -394,6 +394,9 @@ async def serve_connection(
                 return
             if isinstance(got, HttpError):
                 await http.respond_error(got, [("connection", "close")])
+                # The body may be unread (413 on its length): closing now would reset the
+                # connection and could destroy the answer before the client reads it.
+                await linger(http.stream)
                 return
             head, body = got
             del got  # an idle keep-alive connection must not keep its last body alive

@@ -13,7 +13,8 @@ size and time); these two objects bound what many connections take together.
   bare reset.  After the answer the write side is shut and what the client
   sent is drained for a moment before closing, because closing a socket with
   unread data makes the kernel send a reset, which can destroy the 503 before
-  the client reads it (RFC 9112 section 9.6, "tear-down").  The drain is
+  the client reads it (RFC 9112 section 9.6, "tear-down"; ``linger``, which
+  ``h11_server`` uses too after an error that closes).  The drain is
   bounded in time and bytes, and only ``max_lingering`` refused connections
   linger at once; past that they are closed at once.
 * ``BodyBudget`` is the one memory budget that request bodies share.  A body
@@ -31,7 +32,7 @@ from collections import deque
 
 import trio
 
-__all__ = ["OVERLOAD_RESPONSE", "BodyBudget", "ConnectionLimit"]
+__all__ = ["OVERLOAD_RESPONSE", "BodyBudget", "ConnectionLimit", "linger"]
 
 #: What a connection over the cap gets (RFC 9110 section 15.6.4).
 OVERLOAD_RESPONSE = (
@@ -45,7 +46,7 @@ OVERLOAD_RESPONSE = (
     b"Service Unavailable: too many connections\n"
 )
 _LINGER_SECONDS = 1.0
-_LINGER_BYTES = 64 * 1024
+_LINGER_BYTES = 256 * 1024
 
 
 class ConnectionLimit:
@@ -80,20 +81,32 @@ class ConnectionLimit:
             try:
                 with trio.move_on_after(_LINGER_SECONDS):
                     await stream.send_all(OVERLOAD_RESPONSE)
-                    if isinstance(stream, trio.abc.HalfCloseableStream):
-                        await stream.send_eof()
-                    taken = 0
-                    while taken < _LINGER_BYTES:
-                        data = await stream.receive_some(_LINGER_BYTES)
-                        if not data:
-                            break
-                        taken += len(data)
+                    await linger(stream)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 pass
             finally:
                 self._lingering -= 1
         finally:
             await trio.aclose_forcefully(stream)
+
+
+async def linger(
+    stream: trio.abc.Stream, *, seconds: float = _LINGER_SECONDS, max_bytes: int = _LINGER_BYTES
+) -> None:
+    """After a last answer: shut our side and read what the client still sends, for a bounded
+    while, so that closing does not reset the connection before the answer is read."""
+    try:
+        with trio.move_on_after(seconds):
+            if isinstance(stream, trio.abc.HalfCloseableStream):
+                await stream.send_eof()
+            taken = 0
+            while taken < max_bytes:
+                data = await stream.receive_some(65536)
+                if not data:
+                    return
+                taken += len(data)
+    except (trio.BrokenResourceError, trio.ClosedResourceError):
+        pass
 
 
 class BodyBudget:
