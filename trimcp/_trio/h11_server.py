@@ -393,6 +393,7 @@ async def serve_connection(
             if got is None:
                 return
             if isinstance(got, HttpError):
+                http.release_body()
                 await http.respond_error(got, [("connection", "close")])
                 # The body may be unread (413 on its length): closing now would reset the
                 # connection and could destroy the answer before the client reads it.

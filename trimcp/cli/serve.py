@@ -14,7 +14,8 @@ conformance suite's launcher) can read it.
 The spec advises local servers to bind to 127.0.0.1 only; a host that is not
 a loopback address is refused unless ``--allow-remote`` is given (then the
 ``Host`` header check is off, the ``Origin`` check keeps allowing only local
-origins).  Nothing here imports h11 or trio-websocket until a server starts.
+origins).  The HTTP limits (``serve_http``'s keyword arguments) have flags of
+their own; a bad value is an argparse usage error.  Nothing here imports h11 or trio-websocket until a server starts.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import sys
 from functools import partial
+from typing import Any
 
 import trio
 
@@ -56,6 +58,85 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--page-size", type=int, default=5, help="items per */list page (0: no pagination)"
     )
+    limits = parser.add_argument_group("HTTP limits (--http / --sse)")
+    limits.add_argument(
+        "--header-timeout", type=_seconds, default=10.0, metavar="S",
+        help="seconds for a whole request head to arrive (default 10)",
+    )
+    limits.add_argument(
+        "--connection-idle-timeout", type=_seconds, default=60.0, metavar="S",
+        help="seconds a keep-alive connection may wait for its next request (default 60)",
+    )
+    limits.add_argument(
+        "--idle-timeout", type=_seconds, default=3600.0, metavar="S",
+        help="seconds before an idle session is closed (default 3600)",
+    )
+    limits.add_argument(
+        "--max-connections", type=_count, default=1000, metavar="N",
+        help="open connections at most; more get 503 (default 1000)",
+    )
+    limits.add_argument(
+        "--max-sessions", type=_count, default=10_000, metavar="N",
+        help="sessions at most; the least recently active idle one makes room (default 10000)",
+    )
+    limits.add_argument(
+        "--max-body", type=parse_size, default=16 * 1024 * 1024, metavar="BYTES",
+        help="largest request body, e.g. 1048576, 512K, 16M, 1G (default 16M)",
+    )
+    limits.add_argument(
+        "--max-body-budget", type=parse_size, default=None, metavar="BYTES",
+        help="request bodies held at once across connections (default 4 x --max-body)",
+    )
+
+
+_UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
+
+
+def parse_size(text: str) -> int:
+    """``1048576``, ``512K``, ``16M``, ``1G`` (binary units, optional ``B``/``iB``) -> bytes."""
+    raw = text.strip().upper().removesuffix("IB").removesuffix("B")
+    unit = raw[-1:] if raw[-1:] in ("K", "M", "G") else ""
+    number = raw[: len(raw) - len(unit)]
+    try:
+        size = int(float(number) * _UNITS[unit]) if number else -1
+    except ValueError:
+        size = -1
+    if size < 1:
+        raise argparse.ArgumentTypeError(f"expected a size such as 1048576, 512K, 16M or 1G, got {text!r}")
+    return size
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return value
+
+
+def limit_options(ns: argparse.Namespace) -> dict[str, Any]:
+    """The ``serve_http`` keyword arguments the limit flags give."""
+    return {
+        "header_timeout": ns.header_timeout,
+        "connection_idle_timeout": ns.connection_idle_timeout,
+        "session_idle_timeout": ns.idle_timeout,
+        "max_connections": ns.max_connections,
+        "max_sessions": ns.max_sessions,
+        "max_body_size": ns.max_body,
+        "max_body_budget": ns.max_body_budget,
+    }
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -94,14 +175,15 @@ async def _serve(ns: argparse.Namespace, host: str, port: int) -> None:
             return
         from ..server import serve_http
 
+        limits = limit_options(ns)
         if ns.http:
             bound = await nursery.start(
-                partial(serve_http, server, host, port, json_response=ns.json_response)
+                partial(serve_http, server, host, port, json_response=ns.json_response, **limits)
             )
             _announce("Streamable HTTP", bound.url)
         else:
             bound = await nursery.start(
-                partial(serve_http, server, host, port, path=None, sse_path="/sse")
+                partial(serve_http, server, host, port, path=None, sse_path="/sse", **limits)
             )
             _announce("HTTP+SSE, POST to /messages", bound.url)
 
@@ -117,6 +199,12 @@ def run_serve(ns: argparse.Namespace) -> int:
         host, port = parse_listen(address)
     except ValueError as exc:
         sys.stderr.write(f"trimcp: {exc}\n")
+        return EXIT_USAGE
+    budget = ns.max_body_budget
+    if budget is not None and budget < ns.max_body:
+        sys.stderr.write(
+            f"trimcp: --max-body-budget ({budget}) must hold one body of --max-body ({ns.max_body})\n"
+        )
         return EXIT_USAGE
     if not is_loopback(host) and not ns.allow_remote:
         sys.stderr.write(
@@ -146,4 +234,4 @@ def _first(group: BaseExceptionGroup[OSError]) -> OSError:
     return _first(leaf) if isinstance(leaf, BaseExceptionGroup) else leaf
 
 
-__all__ = ["add_serve_arguments", "parse_listen", "run_serve"]
+__all__ = ["add_serve_arguments", "limit_options", "parse_listen", "parse_size", "run_serve"]
