@@ -283,14 +283,15 @@ async def test_bodies_share_one_budget(nursery: trio.Nursery, autojump_clock: tr
     budget = bound.app.body_budget
     body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'.ljust(1000)
     first = await trio.open_tcp_stream("127.0.0.1", bound.port)
-    await first.send_all(post_head(1000, port=bound.port) + body[:10])  # holds 1000
-    while budget.used < 1000:
+    # Each body costs twice its length (its bytes, the parsed text): 2000, clamped to 1500.
+    await first.send_all(post_head(1000, port=bound.port) + body[:10])
+    while budget.used < 1500:
         await trio.sleep(0.01)
     second = await trio.open_tcp_stream("127.0.0.1", bound.port)
     await second.send_all(post_head(1000, port=bound.port) + body)  # does not fit: waits
     with trio.move_on_after(5):
         assert await second.receive_some(65536) == b""  # pragma: no cover - must not answer yet
-    assert budget.used == 1000
+    assert budget.used == 1500
     await first.send_all(body[10:])  # the first body completes and is served: room
     assert (await read_all(second)).split(b"\r\n", 1)[0] != b"HTTP/1.1 503 Service Unavailable"
     await first.aclose()
@@ -298,14 +299,14 @@ async def test_bodies_share_one_budget(nursery: trio.Nursery, autojump_clock: tr
         await trio.sleep(0.01)
     # A body that never gets room is refused with 503 when its deadline passes.  (The room
     # is held here, not by another body: that one's own deadline would pass first.)
-    await budget.reserve(1000)
+    await budget.reserve(1)
     fourth = await trio.open_tcp_stream("127.0.0.1", bound.port)
     began = trio.current_time()
     await fourth.send_all(post_head(1000, port=bound.port) + body)
     answer = await read_all(fourth)
     assert answer.startswith(b"HTTP/1.1 503 "), answer
     assert 20.0 <= trio.current_time() - began < 22.0
-    budget.release(1000)
+    budget.release(1)
     assert budget.peak <= 1500
     for stream in (second, fourth):
         await stream.aclose()

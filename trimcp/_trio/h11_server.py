@@ -53,6 +53,7 @@ not load h11.
 from __future__ import annotations
 
 import http
+import io
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 
@@ -75,6 +76,9 @@ MAX_HEAD = 16 * 1024
 SERVER_HEADER = ("server", "trimcp")
 
 
+#: What a body costs the shared budget, in copies of itself: its bytes, and the text
+#: the JSON parser decodes from them while its request is served.
+BODY_COPIES = 2
 #: How long a client that does not read may hold up an answer sent outside h11.
 _RAW_SEND_TIMEOUT = 1.0
 
@@ -211,28 +215,30 @@ class H11Stream:
     async def _read_body(
         self, head: RequestHead, length: int | None
     ) -> tuple[RequestHead, bytes] | HttpError | None:
-        chunks: list[bytes] = []
+        # BytesIO, not a list to join: getvalue() hands over its buffer without a copy,
+        # so a body costs about its size once, not twice at the end.
+        buffer = io.BytesIO()
         size = 0
         reserving = False
         with trio.move_on_after(self.body_timeout):
             if self.budget is not None and length != 0:
                 # A chunked body may grow to the cap: reserve that, trim to the truth after.
-                want = self.max_body if length is None else length
+                want = BODY_COPIES * (self.max_body if length is None else length)
                 reserving = True
                 await self.budget.reserve(want)
                 self.held, reserving = want, False
             while True:
                 part = await self._next_event()
                 if isinstance(part, h11.Data):
-                    chunks.append(bytes(part.data))
+                    buffer.write(part.data)
                     size += len(part.data)
                     if size > self.max_body:
                         return self._too_large()
                 elif isinstance(part, h11.EndOfMessage):
-                    if self.budget is not None and self.held > size:
-                        self.budget.release(self.held - size)
-                        self.held = size
-                    return head, chunks[0] if len(chunks) == 1 else b"".join(chunks)
+                    if self.budget is not None and self.held > BODY_COPIES * size:
+                        self.budget.release(self.held - BODY_COPIES * size)
+                        self.held = BODY_COPIES * size
+                    return head, buffer.getvalue()
                 else:
                     return None
         if reserving:

@@ -18,9 +18,12 @@ size and time); these two objects bound what many connections take together.
   bounded in time and bytes, and only ``max_lingering`` refused connections
   linger at once; past that they are closed at once.
 * ``BodyBudget`` is the one memory budget that request bodies share.  A body
-  reserves its ``Content-Length`` (a chunked one its cap, trimmed to what it
-  turned out to be) before a byte of it is read, and gives it back once its
-  request has been served.  A reservation that does not fit waits, in FIFO
+  reserves what it will cost (``h11_server.BODY_COPIES`` times its
+  ``Content-Length``, for its bytes and the text parsed from them; a chunked
+  one the cost of its cap, trimmed to what it turned out to be) before a
+  byte of it is read, and gives it back once its request has been served.
+  A reservation larger than the whole budget takes the whole budget, so one
+  body of ``max_body`` always gets in.  A reservation that does not fit waits, in FIFO
   order so a big body is not starved by small ones, bounded by the caller's
   deadline (the server then answers 503).  Reserving and releasing are O(1)
   apart from waking the waiters that now fit.

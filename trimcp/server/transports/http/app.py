@@ -50,7 +50,8 @@ Limits that hold under abuse (each settable; ``None`` turns one off):
 * across connections (``trimcp._trio.http_limits``): at most
   ``max_connections`` open at once (SSE streams count), the others answered
   503 ``Connection: close`` at once; request bodies share one
-  ``max_body_budget`` (default 4 x ``max_body_size``): a body that does not
+  ``max_body_budget`` (default 4 x ``max_body_size``; a body counts twice its
+  size, for its bytes and the text parsed from them): a body that does not
   fit waits for room within its ``body_timeout``, then gets 503;
 * sessions (``session_table``): idle ones close after
   ``session_idle_timeout``; at ``max_sessions`` an initialize evicts the
