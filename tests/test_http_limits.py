@@ -11,6 +11,7 @@ waits, and the timings asserted are virtual seconds.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -53,6 +54,13 @@ async def read_all(stream: trio.SocketStream, limit: float = 120) -> bytes:
             if not part:
                 return data
             data += part
+
+
+async def until(condition: Callable[[], bool], limit: float = 60) -> None:
+    """Wait (bounded) for the server to reach a state the test can see."""
+    with trio.fail_after(limit):
+        while not condition():
+            await trio.sleep(0.01)
 
 
 def post_head(length: int | None, *, port: int) -> bytes:
@@ -129,7 +137,7 @@ async def test_idle_keep_alive_connection_has_its_own_timeout(
 
 
 async def test_connections_over_the_cap_get_503_and_freed_slots_are_reused(
-    nursery: trio.Nursery,
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
 ) -> None:
     bound = await start(nursery, max_connections=6, header_timeout=30.0)
     with trio.fail_after(20):
@@ -153,8 +161,7 @@ async def test_connections_over_the_cap_get_503_and_freed_slots_are_reused(
             assert await client.list_tools()
             for stream in held:
                 await stream.aclose()
-        while bound.app.connections.open:
-            await trio.sleep(0.01)
+        await until(lambda: bound.app.connections.open == 0)
     await fresh_client_works(bound)
 
 
@@ -222,8 +229,7 @@ async def test_session_cap_with_every_session_busy_refuses_initialize(
             async with trio.open_nursery() as inner:
                 inner.start_soon(in_flight)
                 (session,) = bound.app.sessions.values()
-                while not session.exchanges:
-                    await trio.sleep(0.01)
+                await until(lambda: bool(session.exchanges))
                 init = {"jsonrpc": "2.0", "id": 9, "method": "initialize", "params": {
                     "protocolVersion": LATEST, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
                 r = await client.post(bound.url, json=init, headers=ACCEPT)
@@ -285,8 +291,7 @@ async def test_bodies_share_one_budget(nursery: trio.Nursery, autojump_clock: tr
     first = await trio.open_tcp_stream("127.0.0.1", bound.port)
     # Each body costs twice its length (its bytes, the parsed text): 2000, clamped to 1500.
     await first.send_all(post_head(1000, port=bound.port) + body[:10])
-    while budget.used < 1500:
-        await trio.sleep(0.01)
+    await until(lambda: budget.used == 1500)
     second = await trio.open_tcp_stream("127.0.0.1", bound.port)
     await second.send_all(post_head(1000, port=bound.port) + body)  # does not fit: waits
     with trio.move_on_after(5):
@@ -295,8 +300,7 @@ async def test_bodies_share_one_budget(nursery: trio.Nursery, autojump_clock: tr
     await first.send_all(body[10:])  # the first body completes and is served: room
     assert (await read_all(second)).split(b"\r\n", 1)[0] != b"HTTP/1.1 503 Service Unavailable"
     await first.aclose()
-    while budget.used:  # the second's request is served and its bytes given back
-        await trio.sleep(0.01)
+    await until(lambda: budget.used == 0)  # the second is served, its bytes given back
     # A body that never gets room is refused with 503 when its deadline passes.  (The room
     # is held here, not by another body: that one's own deadline would pass first.)
     await budget.reserve(1)
