@@ -393,3 +393,20 @@ def test_budget_smaller_than_a_body_is_a_usage_error(capsys: pytest.CaptureFixtu
     assert "--max-body-budget" in capsys.readouterr().err
 
 
+
+
+def test_the_real_cli_rejects_a_bad_limit_without_a_traceback() -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-m", "trimcp", "serve", "--http", "127.0.0.1:0", "--max-body", "12Q"],
+        check=False, capture_output=True, text=True, timeout=30, cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)}, stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 1
+    assert "error: argument --max-body: expected a size" in done.stderr
+    assert "Traceback" not in done.stderr
