@@ -40,24 +40,16 @@ body) and then served by era:
 ``task_status.started`` hands back a ``BoundHttpServer`` (address, URLs, the
 live sessions).
 
-Limits that hold under abuse (each settable; ``None`` turns one off):
-
-* per connection (``trimcp._trio.h11_server``): ``header_timeout`` for the
-  whole request head from accept (a slow-loris is dropped, with 408, when it
-  passes), ``idle_timeout`` for a keep-alive connection's wait for its next
-  request, ``body_timeout`` for the body, ``max_body_size`` refused with 413
-  on the ``Content-Length`` before any of the body is read;
-* across connections (``trimcp._trio.http_limits``): at most
-  ``max_connections`` open at once (SSE streams count), the others answered
-  503 ``Connection: close`` at once; request bodies share one
-  ``max_body_budget`` (default 4 x ``max_body_size``; a body counts twice its
-  size, for its bytes and the text parsed from them): a body that does not
-  fit waits for room within its ``body_timeout``, then gets 503;
-* sessions (``session_table``): idle ones close after
-  ``session_idle_timeout``; at ``max_sessions`` an initialize evicts the
-  least recently active session with no request in flight (an open GET
-  stream does not protect it), or gets 503 with a JSON-RPC error when there
-  is none; an evicted session ends as a DELETE ends it (later requests: 404).
+Limits that hold under abuse (each settable on ``serve_http``; ``None`` turns
+one off): per connection, ``header_timeout`` (the whole head, from accept;
+408), ``idle_timeout`` (keep-alive wait), ``body_timeout`` and
+``max_body_size`` (413 on the ``Content-Length``, before the body) in
+``trimcp._trio.h11_server``; across connections, ``max_connections`` (503
+``Connection: close`` at once) and ``max_body_budget`` (default 4 x
+``max_body_size``, each body counting twice its size: a body waits for room
+within its deadline, then 503) in ``trimcp._trio.http_limits``; sessions,
+``session_idle_timeout`` and ``max_sessions`` (the least recently active
+session with no request in flight is evicted; none: 503) in ``session_table``.
 """
 
 from __future__ import annotations
@@ -66,7 +58,6 @@ import logging
 import secrets
 from typing import Any
 
-import attrs
 import trio
 
 from ...._errors import TransportClosed
@@ -82,9 +73,10 @@ from ...._trio.stream import Received
 from ...definition import Server
 from ...serve import serve_stream
 from ...server_session import ServerSession
+from .bound import BoundHttpServer
 from .legacy_sse import LegacyEndpoints
 from .session_table import SessionTable
-from .sessions import HttpSession, RequestStream
+from .sessions import HttpSession, RequestStream, close_sse_stream
 from .streams import Outcome, OutStream, ResponseMode, write_response
 
 logger = logging.getLogger("trimcp.server.transports.http.app")
@@ -94,30 +86,6 @@ _PRIMING_FROM = "2025-11-25"
 _SESSION_TERMINATED = HttpError(404, "Not Found: the session ended before the request was answered")
 #: The Connection answers initialize itself: this only guards against a wedged session.
 _INITIALIZE_TIMEOUT = 30.0
-
-
-@attrs.frozen
-class BoundHttpServer:
-    """What ``serve_http`` reports once it listens."""
-
-    host: str
-    port: int
-    mcp_path: str | None
-    sse_path: str | None
-    app: HttpApp
-
-    @property
-    def base_url(self) -> str:
-        return f"http://{hs.authority(self.host, self.port)}"
-
-    @property
-    def url(self) -> str:
-        """The MCP endpoint (or, for a legacy-only server, the SSE endpoint)."""
-        return self.base_url + (self.mcp_path or self.sse_path or "/")
-
-    @property
-    def sse_url(self) -> str | None:
-        return self.base_url + self.sse_path if self.sse_path else None
 
 
 class HttpApp:
@@ -559,16 +527,6 @@ class HttpApp:
         self.sessions.discard(session)
         await session.aclose()
         await http.respond(200)
-
-
-def close_sse_stream(session: ServerSession, request_id: rpc.RequestId) -> bool:
-    """Close the HTTP connection carrying request ``request_id``'s SSE stream,
-    without ending the stream: the client reconnects after ``retry`` ms with
-    ``Last-Event-ID`` and gets the rest (SSE polling, spec 2025-11-25).  A tool
-    calls it as ``close_sse_stream(ctx.session, ctx.request_id)``; False when the
-    request is not on a resumable HTTP stream."""
-    transport = session.driver.stream
-    return isinstance(transport, HttpSession) and transport.hang_up(request_id)
 
 
 async def serve_http(

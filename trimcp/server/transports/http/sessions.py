@@ -312,4 +312,14 @@ class RequestStream:
         await trio.lowlevel.checkpoint()
 
 
-__all__ = ["SESSION_WIDE", "HttpSession", "RequestStream"]
+def close_sse_stream(session: ServerSession, request_id: rpc.RequestId) -> bool:
+    """Close the HTTP connection carrying request ``request_id``'s SSE stream,
+    without ending the stream: the client reconnects after ``retry`` ms with
+    ``Last-Event-ID`` and gets the rest (SSE polling, spec 2025-11-25).  A tool
+    calls it as ``close_sse_stream(ctx.session, ctx.request_id)``; False when the
+    request is not on a resumable HTTP stream."""
+    transport = session.driver.stream
+    return isinstance(transport, HttpSession) and transport.hang_up(request_id)
+
+
+__all__ = ["SESSION_WIDE", "HttpSession", "RequestStream", "close_sse_stream"]
