@@ -6,51 +6,128 @@ clients), ``trimcp.conformance`` (the harness), ``trimcp.reference`` (the
 reference server) and ``trimcp.config`` (the ``mcpServers`` files of Claude and
 VS Code); ``trimcp.cli`` is the ``trimcp`` command, written against these alone.  Underneath, ``trimcp._sansio`` holds the pure protocol core
 (``Connection``) and ``trimcp._trio`` the transports and sessions.
+
+Import cost: only the error tree is imported with the package.  Every other
+export is a lazy module attribute (PEP 562 ``__getattr__``): the first
+``trimcp.open_client`` or ``from trimcp import Connection`` imports the module
+that defines it (and with it trio, attrs, cattrs, the schema) and caches the
+object in this module's namespace, so later look-ups are plain dict hits.
+Type checkers read the same names from the ``TYPE_CHECKING`` block below.
 """
 
-from ._errors import (
-    AuthError as AuthError,
-    ConnectError as ConnectError,
-    InputRoundsExceeded as InputRoundsExceeded,
-    LocalProtocolError as LocalProtocolError,
-    McpError as McpError,
-    PaginationError as PaginationError,
-    ProtocolError as ProtocolError,
-    RemoteProtocolError as RemoteProtocolError,
-    RequestTimeout as RequestTimeout,
-    SessionExpired as SessionExpired,
-    TransportClosed as TransportClosed,
-    TransportError as TransportError,
-    TrimcpError as TrimcpError,
-)
-from . import schema as schema
-from ._sansio.connection.lifecycle import Role as Role
-from ._sansio.revisions import ALL_VERSIONS as ALL_VERSIONS
-from ._sansio.revisions import HANDSHAKE_VERSIONS as HANDSHAKE_VERSIONS
-from ._sansio.revisions import Era as Era
-from ._sansio.schema import SchemaError as SchemaError
-from ._sansio.schema import from_wire as from_wire
-from ._sansio.schema import to_wire as to_wire
-from ._sansio.connection.core import Connection as Connection
-from ._trio.client import ClientSession as ClientSession
-from ._trio.client import open_client as open_client
-from ._trio.memory import memory_stream_pair as memory_stream_pair
-from ._trio.driver import RequestContext as RequestContext
-from ._trio.transports.stdio import open_stdio_process as open_stdio_process
-from ._trio.transports.registry import TransportFactory as TransportFactory
-from ._trio.transports.registry import TransportOptions as TransportOptions
-from .config import ShutdownPolicy as ShutdownPolicy
-from ._trio.transports.registry import register_transport as register_transport
-from ._trio.stream import MessageStream as MessageStream
+from __future__ import annotations
+
+from importlib import import_module as _import_module
+from typing import TYPE_CHECKING, Any
+
+from ._errors import AuthError as AuthError
+from ._errors import ConnectError as ConnectError
+from ._errors import InputRoundsExceeded as InputRoundsExceeded
+from ._errors import LocalProtocolError as LocalProtocolError
+from ._errors import McpError as McpError
+from ._errors import PaginationError as PaginationError
+from ._errors import ProtocolError as ProtocolError
+from ._errors import RemoteProtocolError as RemoteProtocolError
+from ._errors import RequestTimeout as RequestTimeout
+from ._errors import SessionExpired as SessionExpired
+from ._errors import TransportClosed as TransportClosed
+from ._errors import TransportError as TransportError
+from ._errors import TrimcpError as TrimcpError
+
+if TYPE_CHECKING:
+    from . import schema as schema
+    from ._sansio.connection.core import Connection as Connection
+    from ._sansio.connection.lifecycle import Role as Role
+    from ._sansio.revisions import ALL_VERSIONS as ALL_VERSIONS
+    from ._sansio.revisions import HANDSHAKE_VERSIONS as HANDSHAKE_VERSIONS
+    from ._sansio.revisions import Era as Era
+    from ._sansio.schema import SchemaError as SchemaError
+    from ._sansio.schema import from_wire as from_wire
+    from ._sansio.schema import to_wire as to_wire
+    from ._trio.client import ClientSession as ClientSession
+    from ._trio.client import open_client as open_client
+    from ._trio.driver import RequestContext as RequestContext
+    from ._trio.memory import memory_stream_pair as memory_stream_pair
+    from ._trio.stream import MessageStream as MessageStream
+    from ._trio.transports.registry import TransportFactory as TransportFactory
+    from ._trio.transports.registry import TransportOptions as TransportOptions
+    from ._trio.transports.registry import register_transport as register_transport
+    from ._trio.transports.stdio import open_stdio_process as open_stdio_process
+    from .config import ShutdownPolicy as ShutdownPolicy
+
+#: Lazy export -> the module defining it (relative to this package); ``schema`` is that module
+#: itself.  Keep in step with the ``TYPE_CHECKING`` block (tests/test_import_cost.py checks).
+_LAZY: dict[str, str] = {
+    "schema": ".schema",
+    "Connection": "._sansio.connection.core",
+    "Role": "._sansio.connection.lifecycle",
+    "ALL_VERSIONS": "._sansio.revisions",
+    "HANDSHAKE_VERSIONS": "._sansio.revisions",
+    "Era": "._sansio.revisions",
+    "SchemaError": "._sansio.schema",
+    "from_wire": "._sansio.schema",
+    "to_wire": "._sansio.schema",
+    "ClientSession": "._trio.client",
+    "open_client": "._trio.client",
+    "RequestContext": "._trio.driver",
+    "memory_stream_pair": "._trio.memory",
+    "MessageStream": "._trio.stream",
+    "TransportFactory": "._trio.transports.registry",
+    "TransportOptions": "._trio.transports.registry",
+    "register_transport": "._trio.transports.registry",
+    "open_stdio_process": "._trio.transports.stdio",
+    "ShutdownPolicy": ".config",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a lazy export on first use and cache it here (PEP 562)."""
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = _import_module(where, __name__)
+    value = module if name == "schema" else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "ALL_VERSIONS", "AuthError", "ClientSession", "ConnectError", "Connection", "Era",
-    "HANDSHAKE_VERSIONS", "InputRoundsExceeded", "LocalProtocolError", "McpError", "MessageStream",
-    "PaginationError", "ProtocolError",
-    "RemoteProtocolError", "RequestContext", "RequestTimeout", "Role", "SchemaError",
-    "SessionExpired", "ShutdownPolicy", "TransportClosed", "TransportError", "TransportFactory", "TransportOptions",
-    "TrimcpError", "from_wire", "memory_stream_pair", "open_client", "open_stdio_process",
-    "register_transport", "schema", "to_wire",
+    "ALL_VERSIONS",
+    "HANDSHAKE_VERSIONS",
+    "AuthError",
+    "ClientSession",
+    "ConnectError",
+    "Connection",
+    "Era",
+    "InputRoundsExceeded",
+    "LocalProtocolError",
+    "McpError",
+    "MessageStream",
+    "PaginationError",
+    "ProtocolError",
+    "RemoteProtocolError",
+    "RequestContext",
+    "RequestTimeout",
+    "Role",
+    "SchemaError",
+    "SessionExpired",
+    "ShutdownPolicy",
+    "TransportClosed",
+    "TransportError",
+    "TransportFactory",
+    "TransportOptions",
+    "TrimcpError",
+    "from_wire",
+    "memory_stream_pair",
+    "open_client",
+    "open_stdio_process",
+    "register_transport",
+    "schema",
+    "to_wire",
 ]

@@ -19,48 +19,119 @@ the sampling and roots handlers and sends servers' log messages to ``logging``.
 ``truncate_result`` fits a tool result into a model's context (``truncate.py``):
 structure-preserving cuts from the pure core, an optional exact counter
 (``counters.py``), images downscaled with Pillow when installed (``images.py``).
+
+Import cost: nothing below is imported with this package.  Every export is a lazy
+module attribute (PEP 562 ``__getattr__``): the first use of a name imports the
+module that defines it (and with it trio, the schema, jsonschema...) and caches it
+here; type checkers read the names from the ``TYPE_CHECKING`` block.
 """
 
-from .._sansio.host.backoff import Backoff as Backoff
-from .._sansio.host.classify import classify_tool as classify_tool
-from .._sansio.host.forms import FormField as FormField
-from .._sansio.host.forms import FormResult as FormResult
-from .._sansio.host.forms import form_fields as form_fields
-from .._sansio.host.forms import validate_form as validate_form
-from .._sansio.host.naming import NameTable as NameTable
-from .._sansio.host.naming import cap_description as cap_description
-from .._sansio.host.naming import mcp_tool_name as mcp_tool_name
-from .._sansio.host.naming import normalize_name as normalize_name
-from .._sansio.host.naming import unique_tool_name as unique_tool_name
-from .batch import BatchOutcome as BatchOutcome
-from .counters import TokenCounter as TokenCounter
-from .counters import estimate as estimate
-from .counters import local_counter as local_counter
-from .elicitation import Elicitation as Elicitation
-from .elicitation import ElicitationContext as ElicitationContext
-from .elicitation import ServerElicitation as ServerElicitation
-from .events import EventStream as EventStream
-from .forms import validate_form_async as validate_form_async
-from .handlers import RootsHandler as RootsHandler
-from .handlers import SamplingHandler as SamplingHandler
-from .handlers import log_to_python as log_to_python
-from .handlers import server_logger as server_logger
-from .outputs import OutputValidationError as OutputValidationError
-from .pool import Pool as Pool
-from .pool import UnknownServer as UnknownServer
-from .pool import open_pool as open_pool
-from .slot import ServerUnavailable as ServerUnavailable
-from .status import PoolEvent as PoolEvent
-from .status import ServerNotification as ServerNotification
-from .status import ServerState as ServerState
-from .status import ServerStatus as ServerStatus
-from .status import StatusChanged as StatusChanged
-from .status import ToolsChanged as ToolsChanged
-from .status import config_key as config_key
-from .tools import HostTool as HostTool
-from .tools import UnknownTool as UnknownTool
-from .truncate import truncate_result as truncate_result
-from .truncate import truncate_result_sync as truncate_result_sync
+from __future__ import annotations
+
+from importlib import import_module as _import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .._sansio.host.backoff import Backoff as Backoff
+    from .._sansio.host.classify import classify_tool as classify_tool
+    from .._sansio.host.forms import FormField as FormField
+    from .._sansio.host.forms import FormResult as FormResult
+    from .._sansio.host.forms import form_fields as form_fields
+    from .._sansio.host.forms import validate_form as validate_form
+    from .._sansio.host.naming import NameTable as NameTable
+    from .._sansio.host.naming import cap_description as cap_description
+    from .._sansio.host.naming import mcp_tool_name as mcp_tool_name
+    from .._sansio.host.naming import normalize_name as normalize_name
+    from .._sansio.host.naming import unique_tool_name as unique_tool_name
+    from .batch import BatchOutcome as BatchOutcome
+    from .counters import TokenCounter as TokenCounter
+    from .counters import estimate as estimate
+    from .counters import local_counter as local_counter
+    from .elicitation import Elicitation as Elicitation
+    from .elicitation import ElicitationContext as ElicitationContext
+    from .elicitation import ServerElicitation as ServerElicitation
+    from .events import EventStream as EventStream
+    from .forms import validate_form_async as validate_form_async
+    from .handlers import RootsHandler as RootsHandler
+    from .handlers import SamplingHandler as SamplingHandler
+    from .handlers import log_to_python as log_to_python
+    from .handlers import server_logger as server_logger
+    from .outputs import OutputValidationError as OutputValidationError
+    from .pool import Pool as Pool
+    from .pool import UnknownServer as UnknownServer
+    from .pool import open_pool as open_pool
+    from .slot import ServerUnavailable as ServerUnavailable
+    from .status import PoolEvent as PoolEvent
+    from .status import ServerNotification as ServerNotification
+    from .status import ServerState as ServerState
+    from .status import ServerStatus as ServerStatus
+    from .status import StatusChanged as StatusChanged
+    from .status import ToolsChanged as ToolsChanged
+    from .status import config_key as config_key
+    from .tools import HostTool as HostTool
+    from .tools import UnknownTool as UnknownTool
+    from .truncate import truncate_result as truncate_result
+    from .truncate import truncate_result_sync as truncate_result_sync
+
+#: Lazy export -> the module defining it (relative to this package).  Keep in step with the
+#: ``TYPE_CHECKING`` block (tests/test_import_cost.py checks).
+_LAZY: dict[str, str] = {
+    "Backoff": ".._sansio.host.backoff",
+    "classify_tool": ".._sansio.host.classify",
+    "FormField": ".._sansio.host.forms",
+    "FormResult": ".._sansio.host.forms",
+    "form_fields": ".._sansio.host.forms",
+    "validate_form": ".._sansio.host.forms",
+    "NameTable": ".._sansio.host.naming",
+    "cap_description": ".._sansio.host.naming",
+    "mcp_tool_name": ".._sansio.host.naming",
+    "normalize_name": ".._sansio.host.naming",
+    "unique_tool_name": ".._sansio.host.naming",
+    "BatchOutcome": ".batch",
+    "TokenCounter": ".counters",
+    "estimate": ".counters",
+    "local_counter": ".counters",
+    "Elicitation": ".elicitation",
+    "ElicitationContext": ".elicitation",
+    "ServerElicitation": ".elicitation",
+    "EventStream": ".events",
+    "validate_form_async": ".forms",
+    "RootsHandler": ".handlers",
+    "SamplingHandler": ".handlers",
+    "log_to_python": ".handlers",
+    "server_logger": ".handlers",
+    "OutputValidationError": ".outputs",
+    "Pool": ".pool",
+    "UnknownServer": ".pool",
+    "open_pool": ".pool",
+    "ServerUnavailable": ".slot",
+    "PoolEvent": ".status",
+    "ServerNotification": ".status",
+    "ServerState": ".status",
+    "ServerStatus": ".status",
+    "StatusChanged": ".status",
+    "ToolsChanged": ".status",
+    "config_key": ".status",
+    "HostTool": ".tools",
+    "UnknownTool": ".tools",
+    "truncate_result": ".truncate",
+    "truncate_result_sync": ".truncate",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a lazy export on first use and cache it here (PEP 562)."""
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_import_module(where, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "Backoff", "BatchOutcome", "Elicitation", "ElicitationContext", "EventStream", "FormField",

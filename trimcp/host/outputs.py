@@ -39,8 +39,6 @@ import warnings
 from typing import Any, Final, Literal
 
 import attrs
-import jsonschema
-import jsonschema.exceptions
 
 from .._errors import TrimcpError
 from .._sansio import schema as s
@@ -124,6 +122,10 @@ class OutputChecker:
         found = cache.validators.get(tool)
         if found is not None:
             return found
+        # jsonschema (with referencing and rpds) costs more to import than the rest of the
+        # host package: paid by the first tool that has an outputSchema, not by the import.
+        import jsonschema.exceptions
+
         try:
             with warnings.catch_warnings():
                 # jsonschema warns (DeprecationWarning) about a $schema it does not know,
@@ -161,6 +163,8 @@ class OutputChecker:
             return None
         if result.structured_content is None:
             return "$", "the tool has an outputSchema but the result has no structuredContent"
+        import jsonschema.exceptions  # loaded by _validator above: a dict hit
+
         error = jsonschema.exceptions.best_match(validator.iter_errors(result.structured_content))
         if error is None:
             return None
