@@ -10,6 +10,12 @@ times its own import (``perf_counter`` around it), then prints ``VmRSS`` from
 Rows run interleaved, round after round, so drift on this shared machine hits every row
 alike; each figure is the median over the rounds.
 
+Bytecode: by default the children write and read ``.pyc`` files under a temporary
+``PYTHONPYCACHEPREFIX`` (one uncounted warm-up round fills it), as an installed package
+has them (pip compiles at install).  This machine sets ``PYTHONDONTWRITEBYTECODE=1``, so a
+plain ``python -c "import trimcp"`` here compiles every trimcp module from source on every
+run, while its dependencies' ``.pyc`` came with their wheels; ``--cold`` measures that case.
+
 Rows
   pass                    ``python -c pass``: the interpreter's own floor.
   import trimcp           the package (its exports are lazy module attributes).
@@ -29,6 +35,7 @@ this machine swing 2x between runs; compare rows of one run only.
 Run:   .venv/bin/python benchmarks/bench_import.py            (20 rounds, ~1 minute)
        .venv/bin/python benchmarks/bench_import.py --quick    (3 rounds, < 20 s)
        ... --against /tmp/before   also the same rows from that checkout's trimcp
+       ... --cold                  no bytecode cache: trimcp compiled from source every run
        ... --json out.json         also writes every raw number
 """
 
@@ -37,9 +44,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -71,20 +80,24 @@ PROBE = (
 )
 
 
-def _env(checkout: Path | None) -> dict[str, str]:
+def _env(checkout: Path | None, pycache: str | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     if checkout is not None:
         # PYTHONPATH comes before site-packages (and an editable install's finder).
         env["PYTHONPATH"] = str(checkout)
+    if pycache is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = pycache
     return env
 
 
-def run_once(code: str, checkout: Path | None) -> dict[str, Any]:
+def run_once(code: str, checkout: Path | None, pycache: str | None = None) -> dict[str, Any]:
     """One fresh interpreter: wall ms (spawn to exit), in-process import ms, RSS KB."""
+    env = _env(checkout, pycache)
     t0 = time.perf_counter()
     res = subprocess.run(
         [sys.executable, "-c", PROBE.format(code=code)],
-        capture_output=True, text=True, timeout=60, cwd="/", env=_env(checkout), check=False,
+        capture_output=True, text=True, timeout=60, cwd="/", env=env, check=False,
     )
     wall = (time.perf_counter() - t0) * 1e3
     if res.returncode != 0:
@@ -99,7 +112,16 @@ def run_once(code: str, checkout: Path | None) -> dict[str, Any]:
     }
 
 
-def measure(rounds: int, against: Path | None) -> dict[str, Any]:
+def measure(rounds: int, against: Path | None, cold: bool = False) -> dict[str, Any]:
+    pycache = None if cold else tempfile.mkdtemp(prefix="bench-import-pycache-")
+    try:
+        return _measure(rounds, against, pycache)
+    finally:
+        if pycache is not None:
+            shutil.rmtree(pycache, ignore_errors=True)
+
+
+def _measure(rounds: int, against: Path | None, pycache: str | None) -> dict[str, Any]:
     plan: list[tuple[str, str, Path | None, bool]] = []
     for name, (code, which, target) in ROWS.items():
         plan.append((name, code, REPO if which == "repo" else None, target))
@@ -108,11 +130,14 @@ def measure(rounds: int, against: Path | None) -> dict[str, Any]:
             plan.append((f"{name} (against)", ROWS[name][0], against, False))
     raw: dict[str, list[dict[str, Any]]] = {name: [] for name, *_ in plan}
     errors: dict[str, str] = {}
+    if pycache is not None:
+        for _name, code, checkout, _target in plan:  # warm-up: fills the bytecode cache
+            run_once(code, checkout, pycache)
     for _ in range(rounds):
         for name, code, checkout, _target in plan:
             if name in errors:
                 continue
-            got = run_once(code, checkout)
+            got = run_once(code, checkout, pycache)
             if "error" in got:
                 errors[name] = got["error"]
             else:
@@ -136,13 +161,15 @@ def measure(rounds: int, against: Path | None) -> dict[str, Any]:
             "target": target,
             "met": (wall <= TARGET_WALL_MS and rss <= TARGET_RSS_MB) if target else None,
         }
-    return {"raw": raw, "summary": summary, "errors": errors}
+    return {"raw": raw, "summary": summary, "errors": errors,
+            "bytecode": "cached" if pycache is not None else "cold"}
 
 
 def report(result: dict[str, Any], rounds: int) -> str:
     lines = [
-        (f"fresh-process import cost, median of {rounds} interleaved rounds "
-         f"(targets: wall <= {TARGET_WALL_MS:.0f} ms and RSS <= {TARGET_RSS_MB:.0f} MB)"),
+        (f"fresh-process import cost, median of {rounds} interleaved rounds, bytecode "
+         f"{result['bytecode']} (targets: wall <= {TARGET_WALL_MS:.0f} ms and RSS <= "
+         f"{TARGET_RSS_MB:.0f} MB)"),
         "",
         f"{'row':<34} {'wall ms':>8} {'-pass':>7} {'in-proc':>8} {'RSS MB':>7}  target",
     ]
@@ -168,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, help="interleaved rounds (default 20, --quick 3)")
     ap.add_argument("--against", metavar="CHECKOUT", type=Path,
                     help="also measure the trimcp of this checkout (a directory holding trimcp/)")
+    ap.add_argument("--cold", action="store_true",
+                    help="no bytecode cache (this machine's PYTHONDONTWRITEBYTECODE=1 as it is)")
     ap.add_argument("--json", metavar="PATH", help="also write every raw number as JSON")
     ns = ap.parse_args(argv)
     if ns.against is not None and not (ns.against / "trimcp" / "__init__.py").is_file():
@@ -176,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     if rounds < 1:
         ap.error("--rounds must be at least 1")
     started = time.perf_counter()
-    result = measure(rounds, ns.against.resolve() if ns.against else None)
+    result = measure(rounds, ns.against.resolve() if ns.against else None, cold=ns.cold)
     print(report(result, rounds))
     print(f"({time.perf_counter() - started:.1f} s; load {' '.join(f'{x:.2f}' for x in os.getloadavg())})")
     if ns.json:

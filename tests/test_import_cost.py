@@ -32,6 +32,7 @@ HEAVY = (
     "trimcp._trio", "trimcp._sansio.schema", "trimcp.schema", "trimcp._sansio.connection",
     "trimcp._sansio.host", "trimcp.conformance", "trimcp.server", "trimcp.reference",
     "trimcp.oauth", "trimcp.config", "trimcp.cli", "trimcp.host.pool", "trimcp.host.outputs",
+    "zoneinfo",
 )
 
 
@@ -64,10 +65,17 @@ def test_the_error_tree_is_there_without_loading_anything_heavy() -> None:
     assert _loaded_after("from trimcp import TrimcpError, McpError, TransportClosed") == []
 
 
-def test_the_host_imports_jsonschema_only_to_validate() -> None:
-    loaded = _loaded_after("from trimcp.host import open_pool, OutputValidationError")
+def test_the_host_imports_jsonschema_and_zoneinfo_only_when_used() -> None:
+    loaded = _loaded_after("from trimcp.host import open_pool, OutputValidationError, validate_form_async")
     assert "trimcp.host.pool" in loaded and "trio" in loaded  # the probe sees what is loaded
-    assert not {"jsonschema", "referencing", "rpds"} & set(loaded)
+    assert not {"jsonschema", "referencing", "rpds", "zoneinfo"} & set(loaded)
+
+
+def test_the_server_package_imports_jsonschema_only_to_validate() -> None:
+    loaded = _loaded_after("import trimcp.server, trimcp.reference")
+    assert "trimcp.server" in loaded and "trio" in loaded
+    assert not {"jsonschema", "referencing", "rpds", "h11", "httpx", "trio_websocket",
+                "trimcp.conformance"} & set(loaded)
 
 
 @pytest.mark.parametrize("name", ["trimcp", "trimcp.host"])

@@ -26,7 +26,6 @@ import functools
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeAlias
-from zoneinfo import ZoneInfo
 
 import trio
 
@@ -89,6 +88,8 @@ async def validate_form_async(
     parser cannot read keeps its strict error, with a hint to install ``trimcp[dates]``
     when no parser is there.
     """
+    from zoneinfo import ZoneInfo  # only for a zone given by name (it loads sysconfig)
+
     zone: dt.tzinfo = ZoneInfo(tz) if isinstance(tz, str) else tz or (now.tzinfo if now and now.tzinfo else dt.UTC)
     moment = now if now is not None else dt.datetime.now(zone)
     if moment.tzinfo is None:

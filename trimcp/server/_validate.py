@@ -15,8 +15,6 @@ from __future__ import annotations
 import logging
 from typing import Any, Final
 
-import jsonschema
-
 _MAX_PROBLEMS: Final = 10
 
 logger = logging.getLogger("trimcp.server")
@@ -26,6 +24,10 @@ def validate(value: Any, schema: Any) -> list[str]:
     """Problems with ``value`` under ``schema`` (empty when valid)."""
     if not isinstance(schema, dict):
         return []  # ``true``-like schemas accept anything
+    # jsonschema (with referencing and rpds) is the heaviest import of the server package:
+    # the first call with a schema pays it, not every server's start (a stdio spawn).
+    import jsonschema
+
     try:
         cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
         problems: list[str] = []
