@@ -10,11 +10,12 @@ times its own import (``perf_counter`` around it), then prints ``VmRSS`` from
 Rows run interleaved, round after round, so drift on this shared machine hits every row
 alike; each figure is the median over the rounds.
 
-Bytecode: by default the children write and read ``.pyc`` files under a temporary
-``PYTHONPYCACHEPREFIX`` (one uncounted warm-up round fills it), as an installed package
-has them (pip compiles at install).  This machine sets ``PYTHONDONTWRITEBYTECODE=1``, so a
-plain ``python -c "import trimcp"`` here compiles every trimcp module from source on every
-run, while its dependencies' ``.pyc`` came with their wheels; ``--cold`` measures that case.
+Bytecode: by default the children import a copy of each checkout's ``trimcp/`` in a
+temporary directory, compiled there first (``compileall``), as an installed package has
+its ``.pyc`` (pip compiles at install); the checkout itself is not written to.  This
+machine sets ``PYTHONDONTWRITEBYTECODE=1``, so a plain ``python -c "import trimcp"`` from a
+checkout here compiles every trimcp module from source on every run, while the
+dependencies' ``.pyc`` came with their wheels; ``--cold`` measures that case.
 
 Rows
   pass                    ``python -c pass``: the interpreter's own floor.
@@ -24,6 +25,7 @@ Rows
   open_client (1st use)   ``from trimcp import open_client``: what a client program pays
                           before connecting (trio, attrs, cattrs, the schema).  No target.
   open_pool (1st use)     ``from trimcp.host import open_pool``.  No target.
+  import trimcp.server    the server framework (what every ``trimcp serve`` spawn pays).
   ... (against)           with ``--against CHECKOUT``: the same trimcp rows importing the
                           trimcp of another checkout (the code before a change), in the
                           same interleaved rounds, so before/after share one run.
@@ -42,6 +44,7 @@ Run:   .venv/bin/python benchmarks/bench_import.py            (20 rounds, ~1 min
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import shutil
@@ -63,8 +66,10 @@ ROWS: dict[str, tuple[str, str | None, bool]] = {
     "import mcp": ("import mcp", None, False),
     "open_client (1st use)": ("from trimcp import open_client", "repo", False),
     "open_pool (1st use)": ("from trimcp.host import open_pool", "repo", False),
+    "import trimcp.server": ("import trimcp.server", "repo", False),
 }
-AGAINST_ROWS = ("import trimcp", "import trimcp.host", "open_client (1st use)", "open_pool (1st use)")
+AGAINST_ROWS = ("import trimcp", "import trimcp.host", "open_client (1st use)", "open_pool (1st use)",
+                "import trimcp.server")
 
 TARGET_WALL_MS = 250.0
 TARGET_RSS_MB = 35.0
@@ -80,20 +85,26 @@ PROBE = (
 )
 
 
-def _env(checkout: Path | None, pycache: str | None) -> dict[str, str]:
+def _env(checkout: Path | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     if checkout is not None:
         # PYTHONPATH comes before site-packages (and an editable install's finder).
         env["PYTHONPATH"] = str(checkout)
-    if pycache is not None:
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env["PYTHONPYCACHEPREFIX"] = pycache
     return env
 
 
-def run_once(code: str, checkout: Path | None, pycache: str | None = None) -> dict[str, Any]:
+def compiled_copy(checkout: Path, into: Path) -> Path:
+    """``checkout``'s ``trimcp/`` copied under ``into`` and byte-compiled there."""
+    into.mkdir(parents=True)
+    shutil.copytree(checkout / "trimcp", into / "trimcp", ignore=shutil.ignore_patterns("__pycache__"))
+    if not compileall.compile_dir(into / "trimcp", quiet=1):
+        raise SystemExit(f"cannot byte-compile {checkout / 'trimcp'}")
+    return into
+
+
+def run_once(code: str, checkout: Path | None) -> dict[str, Any]:
     """One fresh interpreter: wall ms (spawn to exit), in-process import ms, RSS KB."""
-    env = _env(checkout, pycache)
+    env = _env(checkout)
     t0 = time.perf_counter()
     res = subprocess.run(
         [sys.executable, "-c", PROBE.format(code=code)],
@@ -113,31 +124,28 @@ def run_once(code: str, checkout: Path | None, pycache: str | None = None) -> di
 
 
 def measure(rounds: int, against: Path | None, cold: bool = False) -> dict[str, Any]:
-    pycache = None if cold else tempfile.mkdtemp(prefix="bench-import-pycache-")
-    try:
-        return _measure(rounds, against, pycache)
-    finally:
-        if pycache is not None:
-            shutil.rmtree(pycache, ignore_errors=True)
+    if cold:
+        return _measure(rounds, REPO, against, "cold")
+    with tempfile.TemporaryDirectory(prefix="bench-import-") as tmp:
+        repo = compiled_copy(REPO, Path(tmp) / "repo")
+        other = compiled_copy(against, Path(tmp) / "against") if against is not None else None
+        return _measure(rounds, repo, other, "compiled")
 
 
-def _measure(rounds: int, against: Path | None, pycache: str | None) -> dict[str, Any]:
+def _measure(rounds: int, repo: Path, against: Path | None, bytecode: str) -> dict[str, Any]:
     plan: list[tuple[str, str, Path | None, bool]] = []
     for name, (code, which, target) in ROWS.items():
-        plan.append((name, code, REPO if which == "repo" else None, target))
+        plan.append((name, code, repo if which == "repo" else None, target))
     if against is not None:
         for name in AGAINST_ROWS:
             plan.append((f"{name} (against)", ROWS[name][0], against, False))
     raw: dict[str, list[dict[str, Any]]] = {name: [] for name, *_ in plan}
     errors: dict[str, str] = {}
-    if pycache is not None:
-        for _name, code, checkout, _target in plan:  # warm-up: fills the bytecode cache
-            run_once(code, checkout, pycache)
     for _ in range(rounds):
         for name, code, checkout, _target in plan:
             if name in errors:
                 continue
-            got = run_once(code, checkout, pycache)
+            got = run_once(code, checkout)
             if "error" in got:
                 errors[name] = got["error"]
             else:
@@ -162,7 +170,7 @@ def _measure(rounds: int, against: Path | None, pycache: str | None) -> dict[str
             "met": (wall <= TARGET_WALL_MS and rss <= TARGET_RSS_MB) if target else None,
         }
     return {"raw": raw, "summary": summary, "errors": errors,
-            "bytecode": "cached" if pycache is not None else "cold"}
+            "bytecode": bytecode}
 
 
 def report(result: dict[str, Any], rounds: int) -> str:
@@ -186,6 +194,8 @@ def report(result: dict[str, Any], rounds: int) -> str:
     froms = sorted({row["from"] for row in result["summary"].values()
                     if "error" not in row and row["from"] not in ("", "None")})
     lines += ["", "trimcp imported from: " + ", ".join(froms)]
+    if result["bytecode"] == "compiled":
+        lines.append("(compiled copies of this checkout" + (" and of --against" if len(froms) > 1 else "") + ")")
     return "\n".join(lines)
 
 
@@ -196,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--against", metavar="CHECKOUT", type=Path,
                     help="also measure the trimcp of this checkout (a directory holding trimcp/)")
     ap.add_argument("--cold", action="store_true",
-                    help="no bytecode cache (this machine's PYTHONDONTWRITEBYTECODE=1 as it is)")
+                    help="import the checkouts as they are: no .pyc here (PYTHONDONTWRITEBYTECODE=1)")
     ap.add_argument("--json", metavar="PATH", help="also write every raw number as JSON")
     ns = ap.parse_args(argv)
     if ns.against is not None and not (ns.against / "trimcp" / "__init__.py").is_file():
