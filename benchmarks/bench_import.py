@@ -26,6 +26,7 @@ Rows
                           before connecting (trio, attrs, cattrs, the schema).  No target.
   open_pool (1st use)     ``from trimcp.host import open_pool``.  No target.
   import trimcp.server    the server framework (what every ``trimcp serve`` spawn pays).
+  import trimcp.cli       the ``trimcp`` command before it parses its arguments.
   ... (against)           with ``--against CHECKOUT``: the same trimcp rows importing the
                           trimcp of another checkout (the code before a change), in the
                           same interleaved rounds, so before/after share one run.
@@ -67,9 +68,10 @@ ROWS: dict[str, tuple[str, str | None, bool]] = {
     "open_client (1st use)": ("from trimcp import open_client", "repo", False),
     "open_pool (1st use)": ("from trimcp.host import open_pool", "repo", False),
     "import trimcp.server": ("import trimcp.server", "repo", False),
+    "import trimcp.cli": ("import trimcp.cli", "repo", False),
 }
 AGAINST_ROWS = ("import trimcp", "import trimcp.host", "open_client (1st use)", "open_pool (1st use)",
-                "import trimcp.server")
+                "import trimcp.server", "import trimcp.cli")
 
 TARGET_WALL_MS = 250.0
 TARGET_RSS_MB = 35.0

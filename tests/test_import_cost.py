@@ -78,6 +78,13 @@ def test_the_server_package_imports_jsonschema_only_to_validate() -> None:
                 "trimcp.conformance"} & set(loaded)
 
 
+def test_the_cli_imports_the_conformance_package_only_to_check() -> None:
+    # every command builds the whole parser, so ``trimcp serve`` would pay for the harness
+    loaded = _loaded_after("import trimcp.cli")
+    assert "trimcp.cli" in loaded
+    assert not {"trimcp.conformance", "h11", "httpx", "jsonschema", "email"} & set(loaded)
+
+
 @pytest.mark.parametrize("name", ["trimcp", "trimcp.host"])
 def test_every_listed_name_resolves_in_a_fresh_interpreter(name: str) -> None:
     # fresh, so that each name goes through ``__getattr__`` rather than a cache this process filled

@@ -34,29 +34,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import ALL_VERSIONS
-from ..conformance import (
-    CATALOG,
-    Progress,
-    Report,
-    Selection,
-    connector_for,
-    is_url,
-    judge,
-    print_report,
-    read_expected,
-    run_checks,
-    summary_line,
-    use_color,
-    write_json,
-    write_junit,
-    write_markdown,
-    write_requirements_coverage,
-    write_transcript,
-)
 from .servers import ServerSpec
 from .targets import UsageError
 
+# The conformance package (its catalogue, checks, reporters, and through its raw HTTP probe
+# h11) is imported by the functions that run a check, not with the parser every command
+# builds: ``trimcp serve`` and ``trimcp call`` do not pay for it.
 if TYPE_CHECKING:
+    from ..conformance import Report
     from ..oauth import OAuthProvider
 
 __all__ = ["FORMATS", "add_check_options", "prepare_check", "run_check", "run_check_many_command", "run_requirements"]
@@ -124,6 +109,8 @@ def prepare_check(ns: argparse.Namespace, trailing: list[str]) -> None:
         return
     if ns.list_uncovered:
         raise UsageError("-v/--list goes with --requirements")
+    from ..conformance import CATALOG, Selection, read_expected
+
     ns.selection = Selection(tuple(ns.only), tuple(ns.skip))
     unknown = ns.selection.unknown_patterns(CATALOG)
     if unknown:
@@ -135,6 +122,8 @@ def prepare_check(ns: argparse.Namespace, trailing: list[str]) -> None:
 
 
 def run_requirements(ns: argparse.Namespace) -> int:
+    from ..conformance import write_requirements_coverage
+
     revisions = ALL_VERSIONS if ns.revision == "auto" else (ns.revision,)
     with _destination(ns) as out:
         write_requirements_coverage(revisions, out, as_json=ns.format == "json", listing=ns.list_uncovered)
@@ -163,6 +152,20 @@ async def run_check(
 ) -> int:
     """Check the target; ``open_provider`` and ``mark_auth_needed`` are the OAuth steps ``trimcp
     auth login`` shares (``commands.py``)."""
+    from ..conformance import (
+        Progress,
+        connector_for,
+        is_url,
+        judge,
+        print_report,
+        run_checks,
+        summary_line,
+        use_color,
+        write_json,
+        write_junit,
+        write_markdown,
+    )
+
     # The report names every protocol issue; the client's own warnings would only repeat them.
     logging.getLogger("trimcp").setLevel(logging.ERROR)
 
@@ -223,6 +226,8 @@ def _policy(ns: argparse.Namespace) -> dict[str, Any]:
 
 
 def _record(folder: str, report: Report) -> None:
+    from ..conformance import write_transcript
+
     meta = {"target": report.target, "transport": report.transport, "era": report.era,
             "revision": report.revision, "server_info": report.server_info}
     try:
@@ -234,6 +239,7 @@ def _record(folder: str, report: Report) -> None:
 
 async def run_check_many_command(ns: argparse.Namespace) -> int:
     """``check --config FILE [NAME...]``: the file's servers, concurrently, one summary table."""
+    from ..conformance import judge
     from .check_many import exit_code, print_rows, print_rows_json, run_check_many
 
     logging.getLogger("trimcp").setLevel(logging.ERROR)
