@@ -11,7 +11,9 @@ which request to send, how far to read the body) stays with them.
 
 * ``open_connection(host, port, ssl_context=...)`` opens TCP, then TLS when
   given a context (SNI and certificate checks for ``host``), and returns the
-  stream with its socket (the pool polls an idle socket for EOF).  It raises
+  stream with its socket (the pool polls an idle socket for EOF).  Plain TCP
+  is a ``tcp.FastTcpStream``: no scheduler pass per read or write that need
+  not wait.  It raises
   ``ConnectError``: nothing was sent.
 * ``send_request`` writes a whole request (head, body, end) in one
   ``send_all``; ``read_head`` reads until the response head, skipping 1xx
@@ -35,6 +37,7 @@ import h11
 import trio
 
 from .._errors import ConnectError
+from .tcp import fast_stream
 from .transports.http.executor import ConnectionLost
 
 __all__ = ["MAX_HEAD_SIZE", "H11ClientConnection", "open_connection"]
@@ -56,7 +59,8 @@ async def open_connection(
     except OSError as exc:
         raise ConnectError(f"cannot connect to {name}: {exc}") from None
     if ssl_context is None:
-        return tcp, tcp.socket
+        fast = fast_stream(tcp)  # no scheduler pass per send/receive that need not wait (tcp.py)
+        return fast, fast.socket
     tls = trio.SSLStream(tcp, ssl_context, server_hostname=host, https_compatible=True)
     try:
         await tls.do_handshake()

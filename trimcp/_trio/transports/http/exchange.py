@@ -100,8 +100,10 @@ class PostRunner:
 
         ex: Exchange | None = None
         try:
-            if not (isinstance(message, rpc.Request) and message.method == "initialize"):
-                await self.keeper.ready.wait()
+            if not self.keeper.ready.is_set() and not (
+                isinstance(message, rpc.Request) and message.method == "initialize"
+            ):
+                await self.keeper.ready.wait()  # (tested first: a set Event's wait() still yields)
             plan = self.planner.plan_post(message, body, header_params=meta.header_params)
             reissues = self._reissues.pop(meta.reissue_of, 0) if meta.reissue_of is not None else 0
             policy = p.ExchangePolicy(

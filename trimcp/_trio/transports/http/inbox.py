@@ -180,6 +180,13 @@ class Inbox:
 
     async def _send(self, item: Inbound) -> None:
         try:
-            await self._to_session.send(item)
+            # Hot path: a free buffer slot takes the item without a scheduler pass (the
+            # exchange yields soon enough, when it next waits for the network).
+            self._to_session.send_nowait(item)
+        except trio.WouldBlock:
+            try:
+                await self._to_session.send(item)
+            except (trio.ClosedResourceError, trio.BrokenResourceError):
+                pass
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             pass

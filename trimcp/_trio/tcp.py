@@ -1,0 +1,125 @@
+"""A plain TCP stream that yields to the scheduler only when it has to.
+
+Theory of operation
+-------------------
+``trio.SocketStream`` makes every ``send_all`` and ``receive_some`` a full
+checkpoint: even when the kernel takes or hands over the bytes at once, the
+task goes back through the run loop (one more task step and one more
+``epoll_wait`` each).  An HTTP/1.1 request/response exchange of the MCP client
+makes two such calls that rarely need to wait for the socket, so those passes
+were a large share of its CPU per call (``benchmarks/bench_http.py``).
+
+``FastTcpStream`` owns the connected socket (taken from the ``SocketStream``
+that ``trio.open_tcp_stream`` opened, so address resolution and happy eyeballs
+stay trio's) and calls ``send``/``recv`` on it directly, waiting with
+``trio.lowlevel.wait_writable``/``wait_readable`` only when the kernel says it
+would block.  Trio's two promises are kept: every call raises ``Cancelled`` at
+its start if the caller is cancelled (``checkpoint_if_cancelled``), and a task
+whose socket never blocks still yields every ``FAIR_STREAK`` calls, so a fast
+peer cannot starve the other tasks.  Failures map as trio's do: a reset or
+broken pipe is ``BrokenResourceError``, use after ``aclose`` is
+``ClosedResourceError``; ``aclose`` wakes any task waiting on the socket.
+Only plain TCP takes this path; TLS stays on ``trio.SSLStream``.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Awaitable, Callable
+from typing import Final
+
+import trio
+
+__all__ = ["FAIR_STREAK", "FastTcpStream", "fast_stream"]
+
+#: Calls that did not wait for the socket after which one yields anyway.
+FAIR_STREAK: Final = 8
+_DEFAULT_READ: Final = 64 * 1024
+
+
+def fast_stream(tcp: trio.SocketStream) -> FastTcpStream:
+    """Take over the socket of a connected ``trio.SocketStream`` (which is left closed)."""
+    fd = tcp.socket.detach()
+    return FastTcpStream(socket.socket(fileno=fd))
+
+
+class FastTcpStream(trio.abc.HalfCloseableStream):
+    """A connected TCP socket as a Trio stream (see the module docstring)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        sock.setblocking(False)
+        self.socket = sock
+        self._streak = 0
+        self._closed = False
+
+    async def _after_ready_op(self) -> None:
+        self._streak += 1
+        if self._streak >= FAIR_STREAK:
+            self._streak = 0
+            await trio.lowlevel.cancel_shielded_checkpoint()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise trio.ClosedResourceError("the stream is closed")
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        self._check_open()
+        await trio.lowlevel.checkpoint_if_cancelled()
+        view = memoryview(data)
+        while view:
+            try:
+                sent = self.socket.send(view)
+            except BlockingIOError:
+                self._streak = 0
+                await self._wait(trio.lowlevel.wait_writable)
+                continue
+            except OSError as exc:
+                raise self._broken(exc) from exc
+            view = view[sent:]
+        await self._after_ready_op()
+
+    async def wait_send_all_might_not_block(self) -> None:
+        self._check_open()
+        await self._wait(trio.lowlevel.wait_writable)
+
+    async def send_eof(self) -> None:
+        self._check_open()
+        await trio.lowlevel.checkpoint()
+        try:
+            self.socket.shutdown(socket.SHUT_WR)
+        except OSError as exc:
+            raise self._broken(exc) from exc
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes:
+        self._check_open()
+        await trio.lowlevel.checkpoint_if_cancelled()
+        size = _DEFAULT_READ if max_bytes is None else max_bytes
+        while True:
+            try:
+                data = self.socket.recv(size)
+            except BlockingIOError:
+                self._streak = 0
+                await self._wait(trio.lowlevel.wait_readable)
+                continue
+            except OSError as exc:
+                raise self._broken(exc) from exc
+            await self._after_ready_op()
+            return data
+
+    async def _wait(self, wait: Callable[[socket.socket], Awaitable[None]]) -> None:
+        try:
+            await wait(self.socket)
+        except trio.ClosedResourceError:
+            raise trio.ClosedResourceError("the stream was closed while waiting") from None
+
+    def _broken(self, exc: OSError) -> BaseException:
+        if self._closed:
+            return trio.ClosedResourceError("the stream is closed")
+        return trio.BrokenResourceError(f"socket error: {exc}")
+
+    async def aclose(self) -> None:
+        if not self._closed:
+            self._closed = True
+            trio.lowlevel.notify_closing(self.socket)
+            self.socket.close()
+        await trio.lowlevel.checkpoint()
