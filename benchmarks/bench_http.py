@@ -11,8 +11,11 @@ measures every client against it, each in its own worker process (``--worker``, 
 structure of ``bench_stdio.py``, whose process helpers it reuses).
 
 Clients (columns)
-  floor        trio.open_tcp_stream + h11 by hand, one keep-alive connection per stream
-               of calls (64 connections for the 64-in-flight row); no MCP library.
+  floor        trio.open_tcp_stream and HTTP/1.1 by hand (the request formatted, the
+               response head split and its Content-Length body read; no h11, no MCP
+               library), one keep-alive connection per stream of calls (64 connections
+               for the 64-in-flight row): the least a Trio client can do.
+  floor/h11    the same with h11 doing the HTTP/1.1 (what h11 alone costs).
   httpx        ``httpx.AsyncClient`` POST loop under asyncio (no MCP either).
   mcp          the official SDK: ``streamable_http_client`` + ``ClientSession``, asyncio.
   trimcp/h11   ``trimcp.open_client(url)``, its h11 executor (keep-alive pool).
@@ -26,10 +29,14 @@ Metrics
   64 in flight  64 tasks sharing one session (floor: 64 connections), calls/s.
   TCP conns     connections the server accepted during the sequential + 64-in-flight
                 phases of that client (read from the server's ``/stats``).
+  10 MB result  one tools/call whose answer is a 10 MiB text (about 10 MB of JSON), median
+                ms of a few calls on the sequential session.
 
-Targets (the issue's): trimcp >= 10x the official client's sequential and 64-in-flight
-calls/s; >= 0.4x the floor's; connect+init <= 3x the floor's; at most one TCP connection
-per concurrent stream (<= 65 for the whole run: 64 + the sequential one).
+Targets (issue 15): trimcp >= 10x the official client's sequential and 64-in-flight
+calls/s; sequential >= 0.5x the floor's, 64 in flight >= 0.4x; client CPU per call <= 2x the
+floor's; a 10 MB result <= 1.5x the floor's time and no slower than the official client;
+connect+init <= 3x the floor's; at most one TCP connection per concurrent stream (<= 65 for
+the whole run: 64 + the sequential one).
 
 Run:   /work/venv/bin/python benchmarks/bench_http.py           (full, ~1-2 minutes)
        /work/venv/bin/python benchmarks/bench_http.py --quick   (< 60 s)
@@ -56,17 +63,21 @@ sys.path.insert(0, str(HERE.parent))
 
 from bench_stdio import _fmt, _kill_group, _ratio  # noqa: E402
 
-CLIENTS = ("floor", "httpx", "mcp", "trimcp/h11", "trimcp/httpx")
+CLIENTS = ("floor", "floor/h11", "httpx", "mcp", "trimcp/h11", "trimcp/httpx")
 CONCURRENCY = 64
 REVISION = "2025-11-25"
 PARAMS: dict[str, dict[str, Any]] = {
     "full": {"connect_runs": 15, "warmup": 200, "seq_calls": 2000, "seq_rounds": 5,
-             "conc_calls": 6400, "conc_rounds": 3, "timeout": 240.0},
+             "conc_calls": 6400, "conc_rounds": 3, "big_calls": 5, "timeout": 240.0},
     "quick": {"connect_runs": 3, "warmup": 20, "seq_calls": 200, "seq_rounds": 2,
-              "conc_calls": 640, "conc_rounds": 1, "timeout": 40.0},
+              "conc_calls": 640, "conc_rounds": 1, "big_calls": 2, "timeout": 40.0},
 }
-TARGETS = {"vs_official": 10.0, "vs_floor": 0.4, "connect_vs_floor": 3.0}
+TARGETS = {"vs_official": 10.0, "vs_floor": 0.5, "conc_vs_floor": 0.4, "cpu_vs_floor": 2.0,
+           "big_vs_floor": 1.5, "connect_vs_floor": 3.0}
 CALL = {"name": "echo", "arguments": {"text": "hi"}}
+#: The big answer: a text of BIG_SIZE characters (``tools/call`` of tool ``big``).
+BIG_SIZE = 10 * 1024 * 1024
+BIG_CALL = {"name": "big", "arguments": {}}
 
 # =========================================================================== the server
 
@@ -84,10 +95,20 @@ def _answer(msg: dict[str, Any]) -> tuple[int, bytes, list[str]]:
         return 400, json.dumps({"jsonrpc": "2.0", "id": msg["id"],
                                 "error": {"code": -32601, "message": "no discover"}}).encode(), []
     if method == "tools/call":
-        return 200, _rpc(msg["id"], {"content": [{"type": "text", "text": "hi"}], "isError": False}), []
+        text = _big_text() if msg["params"].get("name") == "big" else "hi"
+        return 200, _rpc(msg["id"], {"content": [{"type": "text", "text": text}], "isError": False}), []
     if method == "tools/list":
         return 200, _rpc(msg["id"], {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}), []
     return 200, _rpc(msg["id"], {}), []
+
+
+_BIG: list[str] = []
+
+
+def _big_text() -> str:
+    if not _BIG:
+        _BIG.append("x" * BIG_SIZE)
+    return _BIG[0]
 
 
 def _rpc(rid: Any, result: dict[str, Any]) -> bytes:
@@ -161,7 +182,12 @@ def run_server(port_file: str) -> None:
                     out += _respond(405, b"", ["Allow: POST, DELETE"])
             if out:
                 try:
-                    conn.sendall(out)  # small answers: the socket buffer takes them whole
+                    if len(out) > 1 << 20:  # the big answer: block until it is all written
+                        conn.setblocking(True)
+                        conn.sendall(out)
+                        conn.setblocking(False)
+                    else:
+                        conn.sendall(out)  # small answers: the socket buffer takes them whole
                 except OSError:
                     pass
 
@@ -170,7 +196,7 @@ def run_server(port_file: str) -> None:
 
 
 class _Floor:
-    """One keep-alive HTTP/1.1 connection, h11 by hand."""
+    """One keep-alive HTTP/1.1 connection, h11 by hand (``floor/h11``)."""
 
     def __init__(self, url: str) -> None:
         from urllib.parse import urlsplit
@@ -228,8 +254,53 @@ class _Floor:
         if status != 200 or b'"result"' not in body:
             raise RuntimeError(f"floor call failed: {status} {body[:100]!r}")
 
+    async def call_big(self) -> None:
+        self.ids += 1
+        status, body, _ = await self.post({"jsonrpc": "2.0", "id": self.ids, "method": "tools/call",
+                                           "params": BIG_CALL})
+        text = json.loads(body)["result"]["content"][0]["text"] if status == 200 else ""
+        if len(text) != BIG_SIZE:
+            raise RuntimeError(f"floor big call failed: {status}")
+
     async def aclose(self) -> None:
         await self.stream.aclose()
+
+
+class _RawFloor(_Floor):
+    """One keep-alive HTTP/1.1 connection, the bytes by hand (``floor``): no h11."""
+
+    async def open(self) -> None:
+        import trio
+
+        self.stream = await trio.open_tcp_stream(self.host, self.port)
+        self.buf = bytearray()
+        self.prefix = (f"POST {self.path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+                       "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n")
+
+    async def post(self, msg: dict[str, Any]) -> tuple[int, bytes, Any]:
+        data = json.dumps(msg).encode()
+        extra = f"Mcp-Session-Id: {self.sid}\r\nMCP-Protocol-Version: {REVISION}\r\n" if self.sid else ""
+        head = f"{self.prefix}{extra}Content-Length: {len(data)}\r\n\r\n".encode("latin-1")
+        await self.stream.send_all(head + data)
+        buf = self.buf
+        while (end := buf.find(b"\r\n\r\n")) < 0:
+            buf += await self.stream.receive_some(65536)
+        lines = bytes(buf[:end]).decode("latin-1").split("\r\n")
+        status = int(lines[0].split(" ", 2)[1])
+        length, sid = 0, None
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            name = name.lower()
+            if name == "content-length":
+                length = int(value)
+            elif name == "mcp-session-id":
+                sid = value.strip().encode()
+        need = end + 4 + length
+        while len(buf) < need:
+            buf += await self.stream.receive_some(max(65536, need - len(buf)))
+        body = bytes(buf[end + 4:need])
+        del buf[:need]
+        return status, body, sid
 
 
 async def _stats(url: str) -> int:
@@ -246,15 +317,17 @@ async def trio_worker(job: dict[str, Any]) -> dict[str, Any]:
     client, url, p = job["client"], job["url"], job["params"]
     out: dict[str, Any] = {}
 
-    if client == "floor":
+    if client in ("floor", "floor/h11"):
+        kind = _RawFloor if client == "floor" else _Floor
+
         async def connect() -> tuple[Any, Any]:
-            f = _Floor(url)
+            f = kind(url)
             await f.initialize()
             return f, f.aclose
 
         async def conc(n: int) -> None:
             async def lane(k: int) -> None:
-                f = _Floor(url)
+                f = kind(url)
                 await f.initialize()
                 for _ in range(k):
                     await f.call()
@@ -281,6 +354,11 @@ async def trio_worker(job: dict[str, Any]) -> dict[str, Any]:
                     result = await session.call_tool("echo", CALL["arguments"])
                     if result.is_error:
                         raise RuntimeError("tool error")
+
+                async def call_big(self) -> None:
+                    result = await session.call_tool("big", {})
+                    if len(result.content[0].text) != BIG_SIZE:
+                        raise RuntimeError("big call failed")
 
             async def close() -> None:
                 await cm.__aexit__(None, None, None)
@@ -331,6 +409,13 @@ async def _measure(out: dict[str, Any], connect: Any, conc: Any, url: str, p: di
         cpus.append((c1 - c0) / p["seq_calls"] * 1e6)
     out["seq_per_s"] = statistics.median(rates)
     out["cpu_us"] = statistics.median(cpus)
+    await s.call_big()  # warm-up (the server builds its answer once)
+    bigs = []
+    for _ in range(p["big_calls"]):
+        t0 = time.perf_counter()
+        await s.call_big()
+        bigs.append((time.perf_counter() - t0) * 1e3)
+    out["big_ms"] = statistics.median(bigs)
     rates = []
     per = p["conc_calls"] // CONCURRENCY
     for _ in range(p["conc_rounds"]):
@@ -391,6 +476,13 @@ async def asyncio_worker(job: dict[str, Any]) -> dict[str, Any]:
                     if r.status_code != 200 or "result" not in r.json():
                         raise RuntimeError("httpx call failed")
 
+                async def call_big(self) -> None:
+                    self.ids += 1
+                    r = await http.post(url, headers=h, json={
+                        "jsonrpc": "2.0", "id": self.ids, "method": "tools/call", "params": BIG_CALL})
+                    if len(r.json()["result"]["content"][0]["text"]) != BIG_SIZE:
+                        raise RuntimeError("httpx big call failed")
+
             async def close() -> None:
                 pass
             return _S(), close
@@ -410,6 +502,11 @@ async def asyncio_worker(job: dict[str, Any]) -> dict[str, Any]:
                     result = await session.call_tool("echo", CALL["arguments"])
                     if result.is_error:
                         raise RuntimeError("tool error")
+
+                async def call_big(self) -> None:
+                    result = await session.call_tool("big", {})
+                    if len(result.content[0].text) != BIG_SIZE:  # type: ignore[union-attr]
+                        raise RuntimeError("big call failed")
 
             async def close() -> None:
                 await sess_cm.__aexit__(None, None, None)
@@ -467,6 +564,7 @@ ROWS = (
     ("sequential calls/s", "seq_per_s", "{:,.0f}"),
     ("client CPU/call (us)", "cpu_us", "{:.1f}"),
     ("64 in flight calls/s", "conc_per_s", "{:,.0f}"),
+    ("10 MB result (ms)", "big_ms", "{:.0f}"),
     ("TCP conns accepted", "tcp_conns", "{:.0f}"),
 )
 
@@ -493,7 +591,7 @@ def render(results: dict[str, dict[str, Any]]) -> str:
         base = results.get(c + BASE_SUFFIX)
         if base is None:
             continue
-        for label, key, fmt in ROWS[2:5]:
+        for label, key, fmt in ROWS[2:6]:
             lines.append(f"  {c} / {c}{BASE_SUFFIX} {label}: {_ratio(results[c].get(key), base.get(key))}")
     for c in clients:
         if "fatal" in results[c]:
@@ -511,7 +609,10 @@ def targets(results: dict[str, dict[str, Any]]) -> list[str]:
             ("64-in-flight vs official", r.get("conc_per_s"), official.get("conc_per_s"),
              TARGETS["vs_official"], True),
             ("sequential vs floor", r.get("seq_per_s"), floor.get("seq_per_s"), TARGETS["vs_floor"], True),
-            ("64-in-flight vs floor", r.get("conc_per_s"), floor.get("conc_per_s"), TARGETS["vs_floor"], True),
+            ("64-in-flight vs floor", r.get("conc_per_s"), floor.get("conc_per_s"), TARGETS["conc_vs_floor"], True),
+            ("CPU/call vs floor", r.get("cpu_us"), floor.get("cpu_us"), TARGETS["cpu_vs_floor"], False),
+            ("10 MB result vs floor", r.get("big_ms"), floor.get("big_ms"), TARGETS["big_vs_floor"], False),
+            ("10 MB result vs official", r.get("big_ms"), official.get("big_ms"), 1.0, False),
             ("connect+init vs floor", r.get("connect_ms"), floor.get("connect_ms"),
              TARGETS["connect_vs_floor"], False),
         ]
