@@ -30,11 +30,32 @@ from typing import Final
 
 import trio
 
-__all__ = ["FAIR_STREAK", "FastTcpStream", "fast_stream"]
+__all__ = ["FAIR_STREAK", "FastTcpStream", "ReadyStreak", "fast_stream"]
 
 #: Calls that did not wait for the socket after which one yields anyway.
 FAIR_STREAK: Final = 8
 _DEFAULT_READ: Final = 64 * 1024
+
+
+class ReadyStreak:
+    """Operations in a row that found the fd ready: one yield every ``FAIR_STREAK`` of them
+    (the stdio line reader shares it)."""
+
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def waited(self) -> None:
+        """The operation had to wait for the fd (and so yielded)."""
+        self.count = 0
+
+    async def ready(self) -> None:
+        """The operation did not wait: yield if the streak is long enough."""
+        self.count += 1
+        if self.count >= FAIR_STREAK:
+            self.count = 0
+            await trio.lowlevel.cancel_shielded_checkpoint()
 
 
 def fast_stream(tcp: trio.SocketStream) -> FastTcpStream:
@@ -49,14 +70,8 @@ class FastTcpStream(trio.abc.HalfCloseableStream):
     def __init__(self, sock: socket.socket) -> None:
         sock.setblocking(False)
         self.socket = sock
-        self._streak = 0
+        self._streak = ReadyStreak()
         self._closed = False
-
-    async def _after_ready_op(self) -> None:
-        self._streak += 1
-        if self._streak >= FAIR_STREAK:
-            self._streak = 0
-            await trio.lowlevel.cancel_shielded_checkpoint()
 
     def _check_open(self) -> None:
         if self._closed:
@@ -70,13 +85,13 @@ class FastTcpStream(trio.abc.HalfCloseableStream):
             try:
                 sent = self.socket.send(view)
             except BlockingIOError:
-                self._streak = 0
+                self._streak.waited()
                 await self._wait(trio.lowlevel.wait_writable)
                 continue
             except OSError as exc:
                 raise self._broken(exc) from exc
             view = view[sent:]
-        await self._after_ready_op()
+        await self._streak.ready()
 
     async def wait_send_all_might_not_block(self) -> None:
         self._check_open()
@@ -98,12 +113,12 @@ class FastTcpStream(trio.abc.HalfCloseableStream):
             try:
                 data = self.socket.recv(size)
             except BlockingIOError:
-                self._streak = 0
+                self._streak.waited()
                 await self._wait(trio.lowlevel.wait_readable)
                 continue
             except OSError as exc:
                 raise self._broken(exc) from exc
-            await self._after_ready_op()
+            await self._streak.ready()
             return data
 
     async def _wait(self, wait: Callable[[socket.socket], Awaitable[None]]) -> None:

@@ -39,7 +39,7 @@ import trio
 
 from ..._errors import RemoteProtocolError
 from .._locks import held
-from ..tcp import FAIR_STREAK
+from ..tcp import ReadyStreak
 from ..._sansio.framing.lines import LineDecoder, frame
 
 _log = logging.getLogger("trimcp.stdio")
@@ -107,7 +107,7 @@ class LineReader:
         #: The fd a read is waiting on, if one is.
         self._waiting: int | None = None
         #: Reads in a row that found data at once (see ``_read``).
-        self._streak = 0
+        self._streak = ReadyStreak()
 
     def source_exited(self) -> None:
         """The writer (the child process) has exited: stop waiting for more than the pipe holds."""
@@ -140,7 +140,8 @@ class LineReader:
     async def _read(self) -> bytes:
         """One chunk, ``b""`` at EOF (or once the writer exited and the pipe is empty)."""
         # Cancellation is checked before reading (it loses nothing there), but the task
-        # yields only when the pipe would block or after FAIR_STREAK reads that did not:
+        # yields only when the pipe would block or after a streak of reads that did not
+        # (tcp.ReadyStreak):
         # a full checkpoint per line cost a scheduler pass per message (benchmarks/).
         await trio.lowlevel.checkpoint_if_cancelled()
         while True:
@@ -154,7 +155,7 @@ class LineReader:
                 if self.source_gone:
                     return b""  # all the dead writer left has been read; later lines are not its
                 self._waiting = fd
-                self._streak = 0
+                self._streak.waited()
                 try:
                     await trio.lowlevel.wait_readable(fd)
                 except trio.ClosedResourceError:
@@ -169,10 +170,7 @@ class LineReader:
                 return b""  # a broken pipe is an end of input like any other
             if self.source_gone:
                 self._drain_budget -= len(data)
-            self._streak += 1
-            if self._streak >= FAIR_STREAK:
-                self._streak = 0
-                await trio.lowlevel.cancel_shielded_checkpoint()
+            await self._streak.ready()
             return data
 
     async def aclose(self) -> None:
