@@ -836,6 +836,72 @@ async def test_post_deadline_in_virtual_time(autojump_clock: trio.abc.Clock) -> 
             assert trio.current_time() - start == pytest.approx(5.0)
 
 
+class PacedExecutor(ScriptedExecutor):
+    """Takes ``delays[method]`` seconds to put a POST on the wire; logs when each began and left."""
+
+    def __init__(self, delays: dict[str, float]) -> None:
+        super().__init__()
+        self.delays = delays
+        self.log: list[tuple[str, str, float]] = []
+        self.cancelled: list[str] = []
+
+    async def open(self, request: Any, *, sent: Any = None) -> ScriptedResponse:
+        if request.method != "POST":
+            return await super().open(request, sent=sent)
+        method = json.loads(request.body).get("method", "")
+        self.log.append(("open", method, trio.current_time()))
+        await trio.sleep(self.delays.get(method, 0.0))
+        self.log.append(("sent", method, trio.current_time()))
+        try:
+            return await super().open(request, sent=sent)
+        except trio.Cancelled:
+            self.cancelled.append(method)
+            raise
+
+
+async def test_messages_leave_in_order_without_the_caller_waiting(autojump_clock: trio.abc.Clock) -> None:
+    from trimcp._sansio import jsonrpc as rpc
+
+    names = [f"notifications/n{i}" for i in range(8)]
+    executor = PacedExecutor({names[0]: 3.0, names[3]: 2.0})
+    async with open_http_stream(
+        "http://127.0.0.1:9/mcp", executor=executor, standalone_stream=False
+    ) as stream:
+        async with trimcp.open_client(stream, revision=HANDSHAKE):
+            start = trio.current_time()
+            for name in names:
+                await stream.send(rpc.Notification(method=name))
+            assert trio.current_time() == start  # no send waited for its POST to leave
+            await trio.sleep(10)
+    posted = [(kind, m, t) for kind, m, t in executor.log if m in names]
+    assert [m for kind, m, _ in posted if kind == "open"] == names
+    # Each POST began only once the one before it was on the wire.
+    began = {m: t for kind, m, t in posted if kind == "open"}
+    left = {m: t for kind, m, t in posted if kind == "sent"}
+    for before, after in zip(names, names[1:]):
+        assert began[after] >= left[before]
+    assert left[names[-1]] == pytest.approx(start + 5.0)
+
+
+async def test_a_cancellation_sent_right_after_its_request_frees_the_exchange(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    from trimcp._sansio import jsonrpc as rpc
+
+    executor = PacedExecutor({"ping": 1.0})
+    async with open_http_stream(
+        "http://127.0.0.1:9/mcp", executor=executor, standalone_stream=False
+    ) as stream:
+        async with trimcp.open_client(stream, revision=HANDSHAKE):
+            # The request's exchange has not even started when the cancellation is sent.
+            await stream.send(rpc.Request(id="x-1", method="ping"))
+            await stream.send(rpc.Notification(method="notifications/cancelled", params={"requestId": "x-1"}))
+            await trio.sleep(5)
+            assert executor.cancelled == ["ping"]  # its POST, waiting for an answer, was let go
+    methods = [m for kind, m, _ in executor.log if kind == "open"]
+    assert methods.index("ping") < methods.index("notifications/cancelled")
+
+
 # --------------------------------------------------------------------------- real peers
 
 

@@ -49,6 +49,7 @@ errors ignored) and cancels every task.
 from __future__ import annotations
 
 from collections import deque
+from functools import partial
 from typing import Final
 
 import trio
@@ -123,6 +124,8 @@ class HttpClientStream:
         )
         self._closing = False
         self._closed = trio.Event()
+        #: Set once the last message sent is on the network (the next one waits for it).
+        self._last_sent: trio.Event | None = None
 
     # ------------------------------------------------------------------ what it is
 
@@ -155,17 +158,33 @@ class HttpClientStream:
             self._learn_version(message, meta)
         target = None
         if isinstance(message, rpc.Notification) and message.method == "notifications/cancelled":
+            previous = self._last_sent
+            if previous is not None and not previous.is_set():
+                await previous.wait()  # the request's exchange registers before it is sent
             target = self.inbox.exchange((message.params or {}).get("requestId"))
             if target is not None and target.plan.stateless_version is not None:
                 # 2026-07-28: closing the request's stream *is* the cancellation.
                 target.close()
                 await trio.lowlevel.checkpoint()
                 return
-        await self._nursery.start(self.posts.post, message, meta, rpc.serialize(message))
-        if target is not None:
-            # Handshake era: the server was told; its answer would be dropped anyway, so
-            # free the connection that was waiting for it.
-            target.close()
+        else:
+            # Not a scheduler pass per call: only a cancelled caller stops here.
+            await trio.lowlevel.checkpoint_if_cancelled()
+        sent = trio.Event()
+        after, self._last_sent = self._last_sent, sent
+
+        def on_sent() -> None:
+            sent.set()
+            if target is not None:
+                # Handshake era: the server was told; its answer would be dropped anyway,
+                # so free the connection that was waiting for it.
+                target.close()
+
+        # The exchange runs as a task of the transport; it goes out after the message
+        # sent before it (``after``), so no caller waits for its own POST to leave.
+        self._nursery.start_soon(
+            partial(self.posts.post, message, meta, rpc.serialize(message), after=after, on_sent=on_sent)
+        )
 
     async def receive(self) -> Inbound:
         try:

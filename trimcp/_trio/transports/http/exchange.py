@@ -4,9 +4,10 @@ Theory of operation
 -------------------
 ``PostRunner.post`` runs one message the session sent (spec 2025-11-25
 basic/transports "Sending Messages to the Server"; 2026-07-28
-basic/transports/streamable-http) as a task of its own.  It returns control to
-the session (``task_status.started``) once the request is on the network, so
-that messages leave in order while answers stream back concurrently.  Then it
+basic/transports/streamable-http) as a task of its own, which the session
+starts without waiting for it: each exchange waits until the one sent before it
+is on the network (``after``), so messages leave in order while answers stream
+back concurrently, and a call costs its caller no scheduler pass.  Then it
 is a loop: ask the ``ExchangePolicy`` (``_sansio/http/policy.py``) what to do,
 do it, report the outcome as a fact, until the policy's action ends the
 exchange.  Doing means: POST (with the OAuth provider's header), read the
@@ -36,7 +37,7 @@ from ...._sansio.http.plan import HttpPlanner
 from ...._sansio.http import policy as p
 from ...stream import SendMeta
 from ...oauth.hook import AuthHook
-from .executor import Executor, HttpResponse
+from .executor import Executor, HttpResponse, noop
 from .follower import StreamFollower
 from .headers_helper import DynamicHeaders
 from .inbox import Exchange, Inbox, IssueLog
@@ -88,18 +89,27 @@ class PostRunner:
         meta: SendMeta,
         body: bytes,
         *,
-        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+        after: trio.Event | None = None,
+        on_sent: Callable[[], None] = noop,
     ) -> None:
+        """One message's exchange, in a task of its own (its answer may stream for long).
+
+        ``after`` is set once the message sent before this one is on the wire: this one
+        goes out after it, so messages leave in the order they were sent although no
+        caller waits for its POST.  ``on_sent`` is called once, when the request is on
+        the wire or the exchange ended without sending it."""
         started = False
 
         def mark_sent() -> None:
             nonlocal started
             if not started:
                 started = True
-                task_status.started()
+                on_sent()
 
         ex: Exchange | None = None
         try:
+            if after is not None and not after.is_set():
+                await after.wait()
             if not self.keeper.ready.is_set() and not (
                 isinstance(message, rpc.Request) and message.method == "initialize"
             ):
