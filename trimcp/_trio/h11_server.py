@@ -108,6 +108,10 @@ def _content_length(request: h11.Request) -> int | None:
     return 0
 
 
+class _TooSlow(Exception):
+    """A deadline of ``read_request`` passed while it waited for bytes."""
+
+
 class ClientGone(Exception):
     """The client closed or reset the connection."""
 
@@ -160,16 +164,23 @@ class H11Stream:
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             return b""
 
-    async def _next_event(self) -> object:
+    async def _next_event(self, deadline: float) -> object:
+        """The next h11 event; ``_TooSlow`` when ``deadline`` passes waiting for bytes.
+
+        The timer is armed only around the I/O: a head or body h11 already
+        holds (the common small request) costs no cancel scope."""
         while True:
             event = self.conn.next_event()
             if event is not h11.NEED_DATA:
                 return event
-            if self.conn.they_are_waiting_for_100_continue:
-                await self._send(
-                    h11.InformationalResponse(status_code=100, headers=[SERVER_HEADER])
-                )
-            data = await self._receive()
+            with trio.move_on_at(deadline) as scope:
+                if self.conn.they_are_waiting_for_100_continue:
+                    await self._send(
+                        h11.InformationalResponse(status_code=100, headers=[SERVER_HEADER])
+                    )
+                data = await self._receive()
+            if scope.cancelled_caught:
+                raise _TooSlow
             if not data:
                 self.peer_closed = True
             self.conn.receive_data(data)
@@ -205,9 +216,9 @@ class H11Stream:
             if not self._buffered():
                 return None  # idle too long, or closed: nothing to answer
         limit = self.header_timeout if self.header_timeout is not None else idle_timeout
-        with trio.move_on_after(_seconds(limit)) as head_scope:
-            event = await self._next_event()
-        if head_scope.cancelled_caught:
+        try:
+            event = await self._next_event(trio.current_time() + _seconds(limit))
+        except _TooSlow:
             # RFC 9110 15.5.9: 408 for a request that began; a silent connection just closes.
             return self.error(408, "Request Timeout: the request head took too long") if (
                 self._buffered()
@@ -233,17 +244,25 @@ class H11Stream:
         # so a body costs about its size once, not twice at the end.
         buffer = io.BytesIO()
         size = 0
-        reserving = False
-        with trio.move_on_after(self.body_timeout):
-            if self.budget is not None and length != 0:
-                # A chunked body may grow to the cap: reserve that, trim to the truth after.
-                want = BODY_COPIES * (self.max_body if length is None else length)
-                if not self.budget.try_reserve(want):  # the common case takes no pass
-                    reserving = True
+        deadline = trio.current_time() + self.body_timeout
+        if self.budget is not None and length != 0:
+            # A chunked body may grow to the cap: reserve that, trim to the truth after.
+            want = BODY_COPIES * (self.max_body if length is None else length)
+            if not self.budget.try_reserve(want):  # the common case takes no pass
+                with trio.move_on_at(deadline):
                     await self.budget.reserve(want)
-                self.held, reserving = want, False
+                    self.held = want
+                if not self.held:
+                    return HttpError(
+                        503,
+                        "Service Unavailable: request bodies use up the server's memory budget",
+                        code=self.error_code,
+                        headers=(("retry-after", "1"),),
+                    )
+            self.held = want
+        try:
             while True:
-                part = await self._next_event()
+                part = await self._next_event(deadline)
                 if isinstance(part, h11.Data):
                     buffer.write(part.data)
                     size += len(part.data)
@@ -256,14 +275,8 @@ class H11Stream:
                     return head, buffer.getvalue()
                 else:
                     return None
-        if reserving:
-            return HttpError(
-                503,
-                "Service Unavailable: request bodies use up the server's memory budget",
-                code=self.error_code,
-                headers=(("retry-after", "1"),),
-            )
-        return self.error(408, "Request Timeout: the body took too long")
+        except _TooSlow:
+            return self.error(408, "Request Timeout: the body took too long")
 
     def _too_large(self) -> HttpError:
         return self.error(413, f"Payload Too Large: more than {self.max_body} bytes")
