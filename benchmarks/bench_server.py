@@ -33,6 +33,10 @@ Goal (issue 15): trimcp >= 5x the official server's 50-session calls/s at a p99 
 Noise: 2 shared cores carry the server and the load processes; absolute numbers swing ~2x
 between runs, so compare only within one run (the header prints the load average).
 
+``--against CHECKOUT`` adds the trimcp cells once more with trimcp imported from another checkout
+(``trimcp@base``, ``trimcp serve@base``: the same server script, ``PYTHONPATH=CHECKOUT``), in the
+same interleaved rounds, and a ``trimcp/@base`` ratio column: a before/after in one run.
+
 Run:   python benchmarks/bench_server.py --setup    (once: the fastmcp venv)
        python benchmarks/bench_server.py            (full: 3 rounds, a few minutes)
        python benchmarks/bench_server.py --quick    (1 round, < 90 s)
@@ -90,8 +94,20 @@ def fastmcp_python() -> str | None:
     return str(py) if py.exists() else None
 
 
+#: The suffix of a trimcp cell run from the ``--against`` checkout (the code before a change).
+BASE_SUFFIX = "@base"
+#: The ``--against`` checkout (set by ``main``).
+AGAINST: Path | None = None
+
+
 def commands(server: str, transport: str) -> tuple[list[str], str] | str:
     """(command line, the echo tool's argument name), or why the cell cannot run."""
+    if server.endswith(BASE_SUFFIX):
+        what = commands(server[: -len(BASE_SUFFIX)], transport)
+        if isinstance(what, str) or AGAINST is None:
+            return what if isinstance(what, str) else "no --against checkout"
+        # ``env`` execs the interpreter: same pid (RSS), same process group (kill).
+        return ["env", f"PYTHONPATH={AGAINST}", *what[0]], what[1]
     py = sys.executable
     if server == "trimcp":
         cmd = [py, str(HERE / "servers" / "trimcp_echo.py")]
@@ -266,17 +282,18 @@ def _round_ratio(a: list[dict[str, Any]], b: list[dict[str, Any]], key: str) -> 
 def render(runs: dict[tuple[str, str], list[dict[str, Any]]], servers: list[str],
            transports: list[str]) -> list[str]:
     lines: list[str] = []
-    w = 14
+    w = max(14, *(len(s) + 2 for s in servers))
     for transport in transports:
-        cols = [s for s in servers if not (transport == "stdio" and s == "trimcp serve")]
+        cols = [s for s in servers if not (transport == "stdio" and s.startswith("trimcp serve"))]
+        peers = ["official", "fastmcp"] + (["trimcp" + BASE_SUFFIX] if "trimcp" + BASE_SUFFIX in cols else [])
         lines.append(f"\n{transport}" + " " * (22 - len(transport)) + "".join(f"{c:>{w}}" for c in cols)
-                     + f"{'trimcp/official':>{w + 3}}{'trimcp/fastmcp':>{w + 3}}")
+                     + "".join(f"{'trimcp/' + peer.replace('trimcp', ''):>{w + 3}}" for peer in peers))
         for label, key, fmt, _ in ROWS:
             label = STDIO_LABELS.get(key, label) if transport == "stdio" else label
             row = f"  {label:20}" + "".join(
                 f"{_fmt(_median(runs.get((s, transport), []), key), fmt):>{w}}" for s in cols)
             mine = runs.get(("trimcp", transport), [])
-            for peer in ("official", "fastmcp"):
+            for peer in peers:
                 row += f"{_ratio(_round_ratio(mine, runs.get((peer, transport), []), key), 1.0):>{w + 3}}"
             lines.append(row)
     notes = []
@@ -292,7 +309,7 @@ def render(runs: dict[tuple[str, str], list[dict[str, Any]]], servers: list[str]
 def target_lines(runs: dict[tuple[str, str], list[dict[str, Any]]], transports: list[str]) -> list[str]:
     out = []
     for transport in transports:
-        for mine in ("trimcp", "trimcp serve"):
+        for mine in ("trimcp", "trimcp serve", "trimcp" + BASE_SUFFIX, "trimcp serve" + BASE_SUFFIX):
             a, b = runs.get((mine, transport)), runs.get(("official", transport))
             if not a or not b:
                 continue
@@ -318,6 +335,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--servers", default=",".join(SERVERS))
     ap.add_argument("--transports", default=",".join(TRANSPORTS))
     ap.add_argument("--rounds", type=int, help="override the mode's number of rounds")
+    ap.add_argument("--against", metavar="CHECKOUT", type=Path,
+                    help="also run the trimcp cells with trimcp imported from CHECKOUT (same rounds)")
     ap.add_argument("--load-procs", type=int, default=2, help="load processes sharing the 50 HTTP sessions")
     ns = ap.parse_args(argv)
     if ns.setup:
@@ -327,11 +346,17 @@ def main(argv: list[str] | None = None) -> int:
     if ns.rounds:
         p["rounds"] = ns.rounds
     servers = [s for s in SERVERS if s in ns.servers.split(",")]
+    if ns.against:
+        global AGAINST
+        AGAINST = ns.against.resolve()
+        if not (AGAINST / "trimcp" / "__init__.py").exists():
+            ap.error(f"--against {ns.against}: no trimcp package there")
+        servers += [s + BASE_SUFFIX for s in ("trimcp", "trimcp serve") if s in servers]
     transports = [t for t in TRANSPORTS if t in ns.transports.split(",")]
     if not servers or not transports or not 1 <= ns.load_procs <= SESSIONS:
         ap.error(f"--servers from {','.join(SERVERS)}; --transports from {','.join(TRANSPORTS)}; "
                  f"--load-procs 1..{SESSIONS}")
-    cells = [(s, t) for t in transports for s in servers if not (t == "stdio" and s == "trimcp serve")]
+    cells = [(s, t) for t in transports for s in servers if not (t == "stdio" and s.startswith("trimcp serve"))]
     runs: dict[tuple[str, str], list[dict[str, Any]]] = {c: [] for c in cells}
     t0 = time.monotonic()
     for rnd in range(p["rounds"]):
@@ -341,7 +366,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  [{rnd + 1}/{p['rounds']}] {server} / {transport}: done", file=sys.stderr, flush=True)
     print(f"bench_server ({mode}); python {sys.version.split()[0]}; {os.cpu_count()} CPUs; "
           f"loadavg {os.getloadavg()[0]:.2f}; {p['rounds']} round(s), medians; {SESSIONS} sessions x "
-          f"{p['conc_calls']} calls over {ns.load_procs} load processes; {time.monotonic() - t0:.0f} s")
+          f"{p['conc_calls']} calls over {ns.load_procs} load processes; {time.monotonic() - t0:.0f} s"
+          + (f"; {BASE_SUFFIX} = trimcp from {AGAINST}" if AGAINST else ""))
     print("\n".join(render(runs, servers, transports)))
     print("targets (issue 15):")
     print("\n".join(target_lines(runs, transports)))

@@ -44,6 +44,14 @@ cancellation signal, and a standalone SSE stream may otherwise wait forever.
 it reads meanwhile goes to h11's buffer, up to a cap).  Trio allows one task
 to receive while another sends on the same stream.
 
+Writes are grouped: ``respond`` sends head, body and end in one ``send_all``
+(a body over 64 KiB goes on its own), and between ``cork`` and ``flush`` the
+pieces of a streamed response wait to leave together (the SSE writer flushes
+before it waits for more).  The bytes are h11's either way; each write saved
+is a system call and, on a plain TCP connection (taken over by
+``FastTcpStream``, ``tcp.py``, which yields only when the socket would block),
+often a scheduler pass.
+
 Every network failure surfaces as ``ClientGone``; an h11 protocol violation
 by the peer as ``h11.RemoteProtocolError`` (the loop answers 400 and
 closes).  Only the HTTP servers import this module, so ``import trimcp`` does
@@ -63,6 +71,7 @@ import trio
 from .._sansio import jsonrpc as rpc
 from .._sansio.http.routing import HttpError, RequestHead
 from .http_limits import BodyBudget, linger
+from .tcp import fast_stream
 
 __all__ = ["ClientGone", "H11Stream", "RequestHandler", "serve_connection"]
 
@@ -79,6 +88,8 @@ SERVER_HEADER = ("server", "trimcp")
 #: What a body costs the shared budget, in copies of itself: its bytes, and the text
 #: the JSON parser decodes from them while its request is served.
 BODY_COPIES = 2
+#: Largest body ``respond`` copies into the write of its head (larger: a write of its own).
+_COALESCE_MAX = 64 * 1024
 #: How long a client that does not read may hold up an answer sent outside h11.
 _RAW_SEND_TIMEOUT = 1.0
 
@@ -95,6 +106,10 @@ def _content_length(request: h11.Request) -> int | None:
         if name == b"content-length":
             return int(value)
     return 0
+
+
+class _TooSlow(Exception):
+    """A deadline of ``read_request`` passed while it waited for bytes."""
 
 
 class ClientGone(Exception):
@@ -137,6 +152,9 @@ class H11Stream:
         #: The JSON-RPC code of the errors this layer answers by itself (None: plain text).
         self.error_code = error_code
         self.peer_closed = False
+        #: While corked, what h11 produces is kept here and leaves in one write at ``flush``.
+        self._corked = False
+        self._out: list[bytes] = []
 
     # ------------------------------------------------------------ reading
 
@@ -146,16 +164,23 @@ class H11Stream:
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             return b""
 
-    async def _next_event(self) -> object:
+    async def _next_event(self, deadline: float) -> object:
+        """The next h11 event; ``_TooSlow`` when ``deadline`` passes waiting for bytes.
+
+        The timer is armed only around the I/O: a head or body h11 already
+        holds (the common small request) costs no cancel scope."""
         while True:
             event = self.conn.next_event()
             if event is not h11.NEED_DATA:
                 return event
-            if self.conn.they_are_waiting_for_100_continue:
-                await self._send(
-                    h11.InformationalResponse(status_code=100, headers=[SERVER_HEADER])
-                )
-            data = await self._receive()
+            with trio.move_on_at(deadline) as scope:
+                if self.conn.they_are_waiting_for_100_continue:
+                    await self._send(
+                        h11.InformationalResponse(status_code=100, headers=[SERVER_HEADER])
+                    )
+                data = await self._receive()
+            if scope.cancelled_caught:
+                raise _TooSlow
             if not data:
                 self.peer_closed = True
             self.conn.receive_data(data)
@@ -191,9 +216,9 @@ class H11Stream:
             if not self._buffered():
                 return None  # idle too long, or closed: nothing to answer
         limit = self.header_timeout if self.header_timeout is not None else idle_timeout
-        with trio.move_on_after(_seconds(limit)) as head_scope:
-            event = await self._next_event()
-        if head_scope.cancelled_caught:
+        try:
+            event = await self._next_event(trio.current_time() + _seconds(limit))
+        except _TooSlow:
             # RFC 9110 15.5.9: 408 for a request that began; a silent connection just closes.
             return self.error(408, "Request Timeout: the request head took too long") if (
                 self._buffered()
@@ -219,16 +244,25 @@ class H11Stream:
         # so a body costs about its size once, not twice at the end.
         buffer = io.BytesIO()
         size = 0
-        reserving = False
-        with trio.move_on_after(self.body_timeout):
-            if self.budget is not None and length != 0:
-                # A chunked body may grow to the cap: reserve that, trim to the truth after.
-                want = BODY_COPIES * (self.max_body if length is None else length)
-                reserving = True
-                await self.budget.reserve(want)
-                self.held, reserving = want, False
+        deadline = trio.current_time() + self.body_timeout
+        if self.budget is not None and length != 0:
+            # A chunked body may grow to the cap: reserve that, trim to the truth after.
+            want = BODY_COPIES * (self.max_body if length is None else length)
+            if not self.budget.try_reserve(want):  # the common case takes no pass
+                with trio.move_on_at(deadline):
+                    await self.budget.reserve(want)
+                    self.held = want
+                if not self.held:
+                    return HttpError(
+                        503,
+                        "Service Unavailable: request bodies use up the server's memory budget",
+                        code=self.error_code,
+                        headers=(("retry-after", "1"),),
+                    )
+            self.held = want
+        try:
             while True:
-                part = await self._next_event()
+                part = await self._next_event(deadline)
                 if isinstance(part, h11.Data):
                     buffer.write(part.data)
                     size += len(part.data)
@@ -241,14 +275,8 @@ class H11Stream:
                     return head, buffer.getvalue()
                 else:
                     return None
-        if reserving:
-            return HttpError(
-                503,
-                "Service Unavailable: request bodies use up the server's memory budget",
-                code=self.error_code,
-                headers=(("retry-after", "1"),),
-            )
-        return self.error(408, "Request Timeout: the body took too long")
+        except _TooSlow:
+            return self.error(408, "Request Timeout: the body took too long")
 
     def _too_large(self) -> HttpError:
         return self.error(413, f"Payload Too Large: more than {self.max_body} bytes")
@@ -279,13 +307,43 @@ class H11Stream:
 
     # ------------------------------------------------------------ writing
 
+    def _bytes(self, event: h11.Event) -> bytes:
+        return self.conn.send(event) or b""  # (None only for ConnectionClosed)
+
     async def _send(self, event: h11.Event) -> None:
-        data = self.conn.send(event)
-        if data:
-            try:
-                await self.stream.send_all(data)
-            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
-                raise ClientGone(str(exc)) from None
+        data = self._bytes(event)
+        if self._corked:
+            self._out.append(data)
+        elif data:
+            await self._send_bytes(data)
+
+    async def _send_bytes(self, data: bytes) -> None:
+        try:
+            await self.stream.send_all(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            raise ClientGone(str(exc)) from None
+
+    def cork(self) -> None:
+        """Hold the bytes of ``start``/``write``/``end`` until ``flush``/``uncork``.
+
+        A streamed answer that is ready at once (head, an event or two, the last
+        chunk) then costs one write, not one per piece: each write is a system
+        call, and on a stream that waits, a pass through the scheduler.  The
+        bytes are those h11 makes either way; only their grouping changes.
+        """
+        self._corked = True
+
+    async def flush(self) -> None:
+        """Write what the cork holds (call it before waiting for more to write)."""
+        if self._out:
+            data = b"".join(self._out)
+            self._out.clear()
+            if data:
+                await self._send_bytes(data)
+
+    async def uncork(self) -> None:
+        await self.flush()
+        self._corked = False
 
     @staticmethod
     def _headers(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -296,12 +354,22 @@ class H11Stream:
     ) -> None:
         """A complete response."""
         hdrs = self._headers(headers)
-        if status not in (204, 304):
+        has_body = status not in (204, 304)
+        if has_body:
             hdrs.append(("content-length", str(len(body))))
-        await self._send(h11.Response(status_code=status, headers=hdrs, reason=_reason(status)))
-        if body and status not in (204, 304):
-            await self._send(h11.Data(data=body))
-        await self._send(h11.EndOfMessage())
+        parts = [self._bytes(h11.Response(status_code=status, headers=hdrs, reason=_reason(status)))]
+        if body and has_body:
+            if len(body) > _COALESCE_MAX:
+                # A large body goes on its own (no copy of it just to save a write).
+                await self._send_bytes(parts.pop())
+                await self._send_bytes(self._bytes(h11.Data(data=body)))
+            else:
+                parts.append(self._bytes(h11.Data(data=body)))
+        parts.append(self._bytes(h11.EndOfMessage()))
+        # One write for the whole response (head, body, end): fewer system calls and passes.
+        data = b"".join(parts)
+        if data:
+            await self._send_bytes(data)
 
     async def respond_error(self, error: HttpError, extra: Iterable[tuple[str, str]] = ()) -> None:
         headers = [("content-type", error.content_type), *error.headers, *extra]
@@ -345,6 +413,8 @@ class H11Stream:
         """Get ready for the next request on this connection; False when it must close."""
         if self.peer_closed:
             return False
+        self._corked = False
+        self._out.clear()
         if self.conn.our_state is h11.DONE and self.conn.their_state is h11.DONE:
             self.conn.start_next_cycle()
             return True
@@ -379,6 +449,9 @@ async def serve_connection(
     ``body_timeout`` the reading of a body; ``budget`` is shared by the bodies
     of every connection.
     """
+    if isinstance(stream, trio.SocketStream):
+        # Plain TCP: no scheduler pass per send/receive that need not wait (tcp.py).
+        stream = fast_stream(stream)
     http = H11Stream(
         stream,
         max_body=max_body,

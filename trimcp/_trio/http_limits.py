@@ -124,6 +124,14 @@ class BodyBudget:
         self.peak = 0
         self._waiters: deque[_Waiter] = deque()
 
+    def try_reserve(self, amount: int) -> bool:
+        """Take ``amount`` bytes now if they fit and nobody waits (no scheduler pass)."""
+        amount = min(amount, self.capacity)
+        if self._waiters or self.used + amount > self.capacity:
+            return False
+        self._take(amount)
+        return True
+
     async def reserve(self, amount: int) -> None:
         """Take ``amount`` bytes, waiting (FIFO) until they fit; cancel to give up."""
         amount = min(amount, self.capacity)

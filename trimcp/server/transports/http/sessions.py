@@ -193,7 +193,11 @@ class HttpSession:
         """Queue a POST body, as the HTTP side parsed it, for the session's reader."""
         self.touch()
         try:
-            await self._inbox_send.send(received)
+            try:
+                # Room in the inbox (the common case): no scheduler pass for queueing it.
+                self._inbox_send.send_nowait(received)
+            except trio.WouldBlock:
+                await self._inbox_send.send(received)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             raise TransportClosed(f"{self.describe()} ended") from None
 

@@ -31,7 +31,10 @@ Meanwhile ``H11Stream.watch_eof`` runs next to the writer: when the client
 closes the connection the writer stops and ``write_response`` reports
 ``Outcome.CLIENT_GONE`` (the caller decides whether that cancels the request:
 in the stateless era it does, in the handshake era it only detaches).
-Idle streams send an SSE comment every ``keepalive`` seconds.
+Idle streams send an SSE comment every ``keepalive`` seconds.  An SSE answer
+is written corked (``H11Stream.cork``): what is ready - head, priming event,
+events, the last chunk - leaves in one write, flushed before each wait, so a
+client waiting for a slow answer still gets the head at once.
 """
 
 from __future__ import annotations
@@ -258,6 +261,7 @@ async def pump(
             if retry_ms is not None:
                 await http.write(f"retry: {retry_ms}\n\n".encode("ascii"))
             return Outcome.DETACHED
+        await http.flush()  # what is written so far leaves before the wait
         with trio.move_on_after(keepalive if keepalive is not None else float("inf")) as idle:
             await stream.wait(cursor, generation)
         if idle.cancelled_caught:
@@ -348,6 +352,8 @@ async def _write(
         await http.respond(status_of(stream.final_message), [*JSON_HEADERS, *headers], stream.final)
         stream.written(stream.buffer.last_seq)
         return Outcome.COMPLETE
+    # Corked: the head and the events that are ready leave together (H11Stream.cork).
+    http.cork()
     await http.start(200, [*SSE_HEADERS, *headers])
     if preamble:
         await http.write(preamble)
@@ -364,6 +370,7 @@ async def _write(
         retry_ms=retry_ms if priming else None,
     )
     await http.end()
+    await http.uncork()
     if outcome is Outcome.COMPLETE and stream.final_ids and stream.final is None:
         return Outcome.ABORTED
     return outcome
