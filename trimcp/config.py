@@ -54,11 +54,11 @@ from ._errors import TrimcpError
 
 __all__ = [
     "ConfigError",
+    "HeartbeatPolicy",
     "McpConfig",
     "OAuthConfig",
     "RemoteServerConfig",
     "ServerConfig",
-    "HeartbeatPolicy",
     "ShutdownPolicy",
     "StdioServerConfig",
     "load_config",
@@ -406,7 +406,8 @@ class _Entry:
             raw = value["callbackPort"]
             if isinstance(raw, str):  # "${PORT}" is allowed: expanded, then read as a number
                 raw = self.expand(raw, "oauth.callbackPort")
-                raw = int(raw) if raw.isdigit() else raw
+                # ASCII digits only, and few: int() refuses "²" and 5000-digit strings.
+                raw = int(raw) if re.fullmatch(r"[0-9]{1,10}", raw) else raw
             if not isinstance(raw, int) or isinstance(raw, bool) or not 1 <= raw <= 65535:
                 raise self.error('"oauth.callbackPort" must be a port number (1-65535)', "oauth.callbackPort")
             port = raw

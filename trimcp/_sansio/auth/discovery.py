@@ -83,9 +83,16 @@ def prm_urls(server_url: str, header_url: str | None) -> list[str]:
 
 
 def as_metadata_urls(issuer: str) -> list[str]:
-    """Authorization-server metadata URLs for ``issuer``, in order."""
-    parts = urlsplit(issuer)
-    base = origin(issuer)
+    """Authorization-server metadata URLs for ``issuer``, in order.
+
+    ``issuer`` comes from the protected-resource metadata: one that is no URL is a
+    ``DiscoveryError``, not a ``ValueError``.
+    """
+    try:
+        parts = urlsplit(issuer)
+        base = origin(issuer)
+    except ValueError as exc:
+        raise DiscoveryError(f"the authorization server {issuer!r} is not a URL ({exc})") from None
     path = parts.path.rstrip("/")
     if not path:
         return [f"{base}/.well-known/oauth-authorization-server", f"{base}/.well-known/openid-configuration"]
@@ -97,8 +104,15 @@ def as_metadata_urls(issuer: str) -> list[str]:
 
 
 def resource_matches(prm_resource: str, server_url: str) -> bool:
-    """Does the PRM's ``resource`` cover ``server_url`` (same origin, path prefix by segment)?"""
-    a, b = urlsplit(canonical_resource(prm_resource)), urlsplit(canonical_resource(server_url))
+    """Does the PRM's ``resource`` cover ``server_url`` (same origin, path prefix by segment)?
+
+    A ``resource`` that is no URL (a bad port, an unclosed ``[``) covers nothing.
+    """
+    try:
+        a = urlsplit(canonical_resource(prm_resource))
+    except ValueError:
+        return False
+    b = urlsplit(canonical_resource(server_url))
     if (a.scheme, a.netloc) != (b.scheme, b.netloc):
         return False
     want = a.path.rstrip("/")

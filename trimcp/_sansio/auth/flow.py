@@ -276,7 +276,7 @@ def parse_token_response(status: int, body: bytes, *, now: float) -> Tokens:
     """``Tokens`` from a token endpoint answer, or raise ``OAuthError``."""
     try:
         data = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the stack
         data = None
     if not isinstance(data, dict):
         raise OAuthError("invalid_response", f"the token endpoint answered {status} without a JSON object")

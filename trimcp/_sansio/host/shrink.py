@@ -256,6 +256,13 @@ def _shrink_plain(text: str, budget: int) -> str:
     return text[:cut] + marker
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:20]} is out of float range")
+    return value
+
+
 def shrink_text(text: str, budget: int, *, max_depth: int = DEFAULT_MAX_DEPTH) -> str:
     """``text`` cut to at most ``budget`` characters, keeping JSON valid and table headers."""
     if len(text) <= budget:
@@ -263,8 +270,9 @@ def shrink_text(text: str, budget: int, *, max_depth: int = DEFAULT_MAX_DEPTH) -
     stripped = text.lstrip()
     if stripped[:1] in ("{", "[") and budget >= 3:
         try:
-            value = json.loads(text)
-        except ValueError:
+            # A number past float range would come back as Infinity, which is not JSON.
+            value = json.loads(text, parse_float=_finite_float)
+        except (ValueError, RecursionError):  # not JSON, or nested past the stack: cut as text
             pass
         else:
             return shrink_json(value, budget, max_depth=max_depth)[1]

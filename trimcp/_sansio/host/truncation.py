@@ -258,7 +258,9 @@ def _cut(
     # The notice's worst case (every block dropped) is reserved up front.
     worst = notice_text(max_tokens, full_output_path=full_output_path,
                         dropped=f"{len(blocks)} content blocks")
-    budget = int((max_tokens - _tokens(len(worst)) - 1) * scale) * CHARS_PER_TOKEN
+    # Only what is cut scales: the counter counts the notice too, at its own density, so
+    # the notice is taken from the limit after scaling (in estimator units).
+    budget = int(max_tokens * scale - _tokens(len(worst)) - 1) * CHARS_PER_TOKEN
     placeholders = sum(len(_placeholder(b)["text"]) for b in blocks if b.get("type") != "text")
     budget -= placeholders  # room for every placeholder, so none can push us over
     kept: list[dict[str, Any] | None] = [None] * len(blocks)

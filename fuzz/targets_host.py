@@ -1,0 +1,702 @@
+"""Fuzz targets for the host-side parsers: OAuth documents, URI templates, config, forms, truncation.
+
+Theory of operation
+-------------------
+Each target is a pure function of one ``bytes`` input, so it runs under atheris
+(coverage-guided) and under hypothesis alike.  A target raises only
+``AssertionError``, when one of its oracles fails; the errors each module documents
+are caught inside, anything else escaping is a finding.
+
+The input is read two ways.  When it is strict JSON (UTF-8, no ``NaN``) it is the
+document itself: the seed files in ``fuzz/corpus/<target>/`` are real documents.
+Otherwise ``_Source`` turns the bytes into a document, one decision per byte, from a
+per-target vocabulary (the member names and values the module branches on), so
+random bytes still reach deep paths and a mutating fuzzer has a smooth landscape.
+
+Targets and the specifications behind their oracles:
+
+* ``oauth_metadata``: RFC 8414 authorization-server metadata and RFC 9728
+  protected-resource metadata (``trimcp._sansio.auth.discovery`` and the flow
+  functions reading metadata): only ``DiscoveryError`` / ``OAuthError``, and each
+  check agrees with a direct reading of the document.
+* ``token_response``: RFC 6749 section 5.1/5.2 (``parse_token_response``): ``Tokens``
+  only from a 200 with a non-empty Bearer ``access_token``; else ``OAuthError``; no
+  token in a ``repr`` or an error message.
+* ``uri_template``: RFC 6570 level 1 (``trimcp.server._uritemplate``): a template is
+  compiled or refused with ``ValueError``; what a URI matches expands to a URI that
+  matches again (to the same values when there is one variable).
+* ``config``: the ``mcpServers`` files (``trimcp.config``): ``ConfigError`` only, and
+  every accepted entry well typed.
+* ``elicitation``: form-mode elicitation (spec "Client features / Elicitation",
+  ``trimcp._sansio.host.forms`` and ``trimcp.host.forms.validate_form_async``): never
+  raises; accepted content satisfies every field and validates to itself.
+* ``truncation``: ``CallToolResult`` fitting (``trimcp._sansio.host.truncation`` and
+  ``shrink``): within the cap, JSON in gives JSON out, never raises.
+"""
+
+from __future__ import annotations
+
+import atexit
+import base64
+import datetime as dt
+import json
+import math
+import re
+import shutil
+import tempfile
+from collections.abc import Callable, Coroutine, Sequence
+from pathlib import Path
+from typing import Any
+
+from trimcp import config as cfg
+from trimcp._sansio import schema as s
+from trimcp._sansio.auth import discovery as disc
+from trimcp._sansio.auth import flow
+from trimcp._sansio.host import forms
+from trimcp._sansio.host.shrink import dumps, shrink_json, shrink_text
+from trimcp._sansio.host.truncation import estimate_tokens, plan_truncation, truncate_result
+from trimcp.host.forms import validate_form_async
+from trimcp.server._uritemplate import UriTemplate
+
+# ------------------------------------------------------------------ input
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def strict_json(data: bytes | str) -> tuple[bool, Any]:
+    """``(True, value)`` when ``data`` is strict JSON (no NaN/Infinity, finite floats)."""
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        value = json.loads(text, parse_constant=_reject_constant)
+        json.dumps(value, allow_nan=False)  # 1e400 parses to inf
+    except (ValueError, RecursionError):
+        return False, None
+    return True, value
+
+
+_INTS = (0, 1, -1, 2, 3, 7, 64, 200, 443, 65535, 65536, 600_000, 600_001, 10**12, -(10**20), 2**63)
+_FLOATS = (0.0, 0.5, -0.0, 1.5, 3.0, 1e-9, 99.99, 1e300, -2.5, 6.0e5)
+
+
+class _Source:
+    """Bytes as a stream of decisions; past the end every decision is 0."""
+
+    def __init__(self, data: bytes, vocab: Sequence[str]) -> None:
+        self.data = data
+        self.pos = 0
+        self.vocab = vocab
+
+    def byte(self) -> int:
+        if self.pos >= len(self.data):
+            return 0
+        self.pos += 1
+        return self.data[self.pos - 1]
+
+    def pick(self, options: Sequence[Any]) -> Any:
+        return options[self.byte() % len(options)]
+
+    def string(self) -> str:
+        b = self.byte()
+        if b < 200:
+            return self.vocab[b % len(self.vocab)]
+        n = self.byte() % 24
+        raw = self.data[self.pos:self.pos + n]
+        self.pos += n
+        # surrogateescape: arbitrary bytes become lone surrogates, which JSON can carry
+        return raw.decode("utf-8", "surrogateescape")
+
+    def value(self, depth: int = 0) -> Any:
+        kind = self.byte() % (11 if depth < 4 else 6)
+        if kind == 0:
+            return None
+        if kind == 1:
+            return bool(self.byte() & 1)
+        if kind == 2:
+            return self.pick(_INTS)
+        if kind == 3:
+            return self.pick(_FLOATS)
+        if kind in (4, 5, 6):
+            return self.string()
+        if kind in (7, 8):
+            return [self.value(depth + 1) for _ in range(self.byte() % 4)]
+        return {self.string(): self.value(depth + 1) for _ in range(self.byte() % 5)}
+
+
+def _document(data: bytes, vocab: Sequence[str]) -> tuple[bool, Any]:
+    """``(was_json, document)``: the input itself when strict JSON, else built from it."""
+    ok, value = strict_json(data)
+    if ok:
+        return True, value
+    return False, _Source(data, vocab).value()
+
+
+def _finished(coro: Coroutine[Any, Any, Any]) -> Any:
+    """Run a coroutine that must not wait (no I/O, a synchronous date parser) to its end."""
+    try:
+        coro.send(None)
+    except StopIteration as stop:
+        return stop.value
+    coro.close()
+    raise AssertionError("validate_form_async waited on something with a synchronous parser")
+
+
+def _jsonable(value: Any) -> None:
+    json.dumps(value, allow_nan=False)
+
+
+# ------------------------------------------------------------------ oauth_metadata
+
+OAUTH_VOCAB = (
+    "issuer", "authorization_endpoint", "token_endpoint", "registration_endpoint",
+    "code_challenge_methods_supported", "S256", "plain", "scopes_supported", "resource",
+    "authorization_servers", "resource_metadata", "client_id_metadata_document_supported",
+    "token_endpoint_auth_methods_supported", "client_secret_basic", "client_secret_post",
+    "none", "private_key_jwt", "mcp:read", "mcp:write", "https://as.example.com",
+    "https://as.example.com/tenant/1", "http://127.0.0.1:8080", "https://mcp.example.com/mcp",
+    "https://mcp.example.com", "HTTPS://MCP.EXAMPLE.COM:443/mcp/sub", "http://[", "http://[::1]:8/x",
+    "https://mcp.example.com:99999/", "http://h:abc/", "", "/", "https://", "mcp.example.com",
+    "https://mcp.example.com/mcpx", "https://as.example.com/", "file:///etc",
+)
+_ISSUERS = ("https://as.example.com", "https://as.example.com/tenant/1", "http://127.0.0.1:8080")
+_SERVERS = ("https://mcp.example.com/mcp", "https://mcp.example.com", "http://[::1]:8/x")
+_AUTH_METHODS = frozenset({"client_secret_basic", "client_secret_post", "none"})
+
+
+def fuzz_oauth_metadata(data: bytes) -> None:
+    """The metadata checks raise only their AuthErrors and agree with the document."""
+    _, doc = _document(data, OAUTH_VOCAB)
+    if not isinstance(doc, dict):  # put a non-object where every reader will look at it
+        doc = {"issuer": doc, "resource": doc, "authorization_servers": [doc],
+               "code_challenge_methods_supported": doc, "scopes_supported": doc}
+    issuer = _ISSUERS[len(data) % len(_ISSUERS)]
+    server = _SERVERS[len(data) // 3 % len(_SERVERS)]
+    issuers = [issuer] + ([doc["issuer"]] if isinstance(doc.get("issuer"), str) else [])
+    for want in issuers:
+        try:
+            disc.check_issuer(doc, want)
+            assert doc.get("issuer") == want
+        except disc.DiscoveryError:
+            assert doc.get("issuer") != want
+    methods = doc.get("code_challenge_methods_supported")
+    try:
+        disc.check_pkce(doc)
+        assert isinstance(methods, list) and "S256" in methods
+    except disc.DiscoveryError:
+        assert not isinstance(methods, list) or "S256" not in methods
+    # Every string the document holds is, somewhere in the flow, a URL from the server.
+    urls = [v for v in doc.values() if isinstance(v, str)]
+    servers = doc.get("authorization_servers")
+    if isinstance(servers, list):
+        urls += [v for v in servers if isinstance(v, str)]
+    for url in urls:
+        matched = disc.resource_matches(url, server)
+        assert isinstance(matched, bool)
+        if matched:
+            assert disc.origin(disc.canonical_resource(url)) == disc.origin(disc.canonical_resource(server))
+        try:
+            found = disc.as_metadata_urls(url)
+        except disc.DiscoveryError:
+            pass
+        else:
+            assert 2 <= len(found) <= 3 and all(isinstance(u, str) and "/.well-known/" in u for u in found)
+        assert disc.prm_urls(server, url or None)[0] == (url or disc.prm_urls(server, None)[0])
+    assert disc.resource_matches(server, server)
+    _identity(doc)
+
+
+def _identity(doc: dict[str, Any]) -> None:
+    for metadata_url in (None, "https://client.example.com/meta.json", "http://client.example.com/m"):
+        try:
+            how = flow.choose_identity(doc, pre_registered=None, metadata_url=metadata_url)
+        except flow.OAuthError as exc:
+            assert exc.error in ("invalid_client_metadata", "no_client_identity")
+            continue
+        assert how in ("cimd", "dcr")
+        assert how != "dcr" or doc.get("registration_endpoint")
+    for has_secret in (False, True):
+        assert flow.choose_auth_method(doc, has_secret) in _AUTH_METHODS
+    body = flow.registration_body(client_name="fuzz", redirect_uri="http://127.0.0.1:1/cb",
+                                  scope=flow.select_scope(None, doc), revision=None, as_metadata=doc)
+    assert isinstance(body["token_endpoint_auth_method"], str)
+    json.dumps(body)
+    scope = flow.select_scope(None, doc)
+    assert scope is None or isinstance(scope, str)
+
+
+# ------------------------------------------------------------------ token_response
+
+TOKEN_VOCAB = (
+    "access_token", "token_type", "expires_in", "refresh_token", "scope", "error",
+    "error_description", "error_uri", "Bearer", "bearer", "BEARER", "DPoP", "mac", "s3cr3t-tok",
+    "s3cr3t-ref", "invalid_grant", "invalid_refresh_token", "expired_refresh_token",
+    "token_expired", "invalid_client", "mcp:read mcp:write", "",
+)
+_STATUSES = (200, 200, 200, 201, 400, 401, 500)
+_NOWS = (0.0, 1.7e9, 1e308)
+
+
+def fuzz_token_response(data: bytes) -> None:
+    """parse_token_response gives Tokens for a good 200 and OAuthError for everything else."""
+    was_json, _ = strict_json(data)
+    if was_json or not data:
+        status, body = 200, data
+    elif data[0] % 4 == 0:
+        status, body = _STATUSES[data[-1] % len(_STATUSES)], data[1:]
+    else:
+        src = _Source(data[1:], TOKEN_VOCAB)
+        doc = src.value() if data[0] % 4 == 1 else {src.string(): src.value() for _ in range(src.byte() % 7)}
+        status = _STATUSES[data[0] % len(_STATUSES)]
+        body = json.dumps(doc).encode()
+    now = _NOWS[len(data) % len(_NOWS)]
+    _, parsed = strict_json(body)
+    try:
+        tokens = flow.parse_token_response(status, body, now=now)
+    except flow.OAuthError as exc:
+        assert isinstance(exc.error, str) and exc.error
+        assert exc.error not in ("invalid_refresh_token", "expired_refresh_token", "token_expired")
+        if isinstance(parsed, dict):  # the vocabulary's tokens are marked, so they can be looked for
+            shown = repr(parsed.get("error")) + repr(parsed.get("error_description"))
+            for key in ("access_token", "refresh_token"):
+                secret = parsed.get(key)
+                if isinstance(secret, str) and "s3cr3t" in secret and secret not in shown:
+                    assert secret not in str(exc), "a token in an error message"
+        return
+    assert status == 200
+    assert isinstance(parsed, dict) and parsed.get("error") is None, parsed
+    assert isinstance(tokens.access_token, str) and tokens.access_token == parsed["access_token"]
+    assert tokens.token_type == "Bearer"
+    assert tokens.refresh_token is None or isinstance(tokens.refresh_token, str)
+    assert tokens.scope is None or isinstance(tokens.scope, str)
+    assert tokens.expires_at is None or (isinstance(tokens.expires_at, float) and math.isfinite(tokens.expires_at))
+    assert "access_token=" not in repr(tokens) and "refresh_token=" not in repr(tokens)
+    _jsonable(tokens.to_dict())
+    assert flow.Tokens.from_dict(tokens.to_dict()) == tokens
+
+
+# ------------------------------------------------------------------ uri_template
+
+
+def _has_surrogate(text: str) -> bool:
+    return any("\ud800" <= c <= "\udfff" for c in text)
+
+
+def fuzz_uri_template(data: bytes) -> None:
+    """A template compiles or is refused with ValueError; matches re-expand to matches."""
+    text = data.decode("utf-8", "surrogateescape")
+    template, *uris = text.split("\n")
+    try:
+        compiled = UriTemplate(template)
+    except ValueError:
+        return
+    names = compiled.variables
+    assert len(set(names)) == len(names) and len(names) == len(re.findall(r"\{[^{}]*\}", template))
+    for uri in uris:
+        found = compiled.match(uri)
+        if found is None:
+            continue
+        assert list(found) == list(names) and all(isinstance(v, str) and v for v in found.values())
+        _reexpand(compiled, found)
+    # Values of our own (each line a value, surrogates and all) expand to a matching URI.
+    values = [u for u in uris if u] or ["x"]
+    _reexpand(compiled, {n: values[i % len(values)] for i, n in enumerate(names)})
+
+
+def _reexpand(compiled: UriTemplate, values: dict[str, str]) -> None:
+    try:
+        uri = compiled.expand(**values)
+    except UnicodeEncodeError:
+        # A lone surrogate has no UTF-8 form, so no URI can carry it (noted, not a crash).
+        assert any(_has_surrogate(v) for v in values.values())
+        return
+    again = compiled.match(uri)
+    assert again is not None, (compiled, values, uri)
+    if len(compiled.variables) == 1:
+        assert again == values, (compiled, values, uri, again)
+
+
+# ------------------------------------------------------------------ config
+
+CONFIG_VOCAB = (
+    "mcpServers", "servers", "command", "args", "env", "cwd", "type", "stdio", "http",
+    "streamable-http", "sse", "ws", "url", "headers", "headersHelper", "oauth", "clientId",
+    "callbackPort", "authServerMetadataUrl", "shutdown", "graceMs", "sigintMs", "sigtermMs",
+    "heartbeat", "intervalMs", "timeoutMs", "disabled", "inputs", "time", "https://x.example/mcp",
+    "ws://127.0.0.1:1/", "wss://x", "HTTP://X", "uvx", "npx", "${PORT}", "${NOPE}", "${NOPE:-d}",
+    "${env:HOME}", "${input:key}", "${}", "${EMPTY:-}", "\u00b2", "8080", "0", "-y", "", "//", "/*",
+)
+_ENV = {"HOME": "/home/fuzz", "PORT": "8080", "TOKEN": "t0k", "EMPTY": "", "BRACE": "x}"}
+_SCHEMES = {"http": ("http://", "https://"), "sse": ("http://", "https://"), "ws": ("ws://", "wss://")}
+_tmp: list[Path] = []
+
+
+def _config_file() -> Path:
+    if not _tmp:
+        path = Path(tempfile.mkdtemp(prefix="trimcp-fuzz-config-"))
+        atexit.register(shutil.rmtree, path, ignore_errors=True)
+        _tmp.append(path / "mcp.json")
+    return _tmp[0]
+
+
+def fuzz_config(data: bytes) -> None:
+    """load_config (the bytes as a file) and parse_config (a built object) raise only ConfigError."""
+    path = _config_file()
+    path.write_bytes(data)
+    try:
+        loaded = cfg.load_config(path, environ=_ENV)
+    except cfg.ConfigError as exc:
+        assert exc.source == str(path) and str(exc).startswith(str(path))
+    else:
+        _check_config(loaded, None)
+    was_json, _ = strict_json(data)
+    if not was_json:
+        src = _Source(data, CONFIG_VOCAB)
+        entries = {src.string(): _entry(src) for _ in range(1 + src.byte() % 3)}
+        obj: Any = {src.pick(("mcpServers", "servers")): entries} if data[:1] != b"\x00" else src.value()
+        try:
+            parsed = cfg.parse_config(obj, source="<fuzz>", environ=_ENV)
+        except cfg.ConfigError as exc:
+            assert exc.source == "<fuzz>"
+            return
+        _check_config(parsed, entries if isinstance(obj, dict) and obj.get("mcpServers") is entries
+                      or (isinstance(obj, dict) and "mcpServers" not in obj and obj.get("servers") is entries)
+                      else None)
+
+
+def _entry(src: _Source) -> Any:
+    if src.byte() % 8 == 0:
+        return src.value()
+    entry: dict[str, Any] = {}
+    for _ in range(src.byte() % 6):
+        key = src.string()
+        b = src.byte() % 4
+        entry[key] = src.string() if b == 0 else [src.string() for _ in range(src.byte() % 3)] if b == 1 \
+            else {src.string(): src.value(3) for _ in range(src.byte() % 3)} if b == 2 else src.value(2)
+    return entry
+
+
+def _check_config(config: cfg.McpConfig, entries: dict[str, Any] | None) -> None:
+    assert not set(config.servers) & set(config.errors)
+    if entries is not None:
+        assert set(config.servers) | set(config.errors) == set(entries)
+    assert all(isinstance(w, str) for w in config.warnings)
+    for name, error in config.errors.items():
+        assert isinstance(error, cfg.ConfigError) and error.server == name
+        try:
+            config.server(name)
+            raise AssertionError("an entry with an error was returned")
+        except cfg.ConfigError:
+            pass
+    for name, server in config.servers.items():
+        assert server.name == name and config.server(name) is server
+        assert isinstance(server.extra, dict) and isinstance(server.disabled, bool)
+        _strings(server.extra.keys())
+        if server.heartbeat is not None:
+            assert 0 < server.heartbeat.interval < math.inf and 0 < server.heartbeat.timeout < math.inf
+        if isinstance(server, cfg.StdioServerConfig):
+            assert isinstance(server.command, str) and server.command
+            assert isinstance(server.args, tuple)
+            _strings(server.args)
+            _strings(server.env.keys(), server.env.values())
+            assert server.cwd is None or isinstance(server.cwd, str)
+            if server.shutdown is not None:
+                for wait in (server.shutdown.grace, server.shutdown.sigint_wait, server.shutdown.sigterm_wait):
+                    assert 0 <= wait <= 600
+            continue
+        assert isinstance(server, cfg.RemoteServerConfig) and server.transport in _SCHEMES
+        assert isinstance(server.url, str) and server.url.lower().startswith(_SCHEMES[server.transport])
+        _strings(server.headers.keys(), server.headers.values())
+        assert server.headers_helper is None or isinstance(server.headers_helper, str)
+        if server.oauth is not None:
+            port = server.oauth.callback_port
+            assert port is None or (type(port) is int and 1 <= port <= 65535)
+            for text in (server.oauth.client_id, server.oauth.auth_server_metadata_url):
+                assert text is None or isinstance(text, str)
+
+
+def _strings(*groups: Any) -> None:
+    for group in groups:
+        assert all(isinstance(v, str) for v in group), group
+
+
+# ------------------------------------------------------------------ elicitation
+
+FORM_VOCAB = (
+    "type", "object", "properties", "required", "string", "number", "integer", "boolean", "array",
+    "enum", "enumNames", "oneOf", "anyOf", "const", "title", "items", "format", "email", "uri",
+    "date", "date-time", "pattern", "minLength", "maxLength", "minimum", "maximum", "minItems",
+    "maxItems", "default", "description", "name", "a", "b", "yes", "off", "3", " 3 ", "2.0", "1e3",
+    "1e400", "x@example.com", "https://e.com", "2026-12-01", "2026-13-01", "2026-12-01T18:00:00Z",
+    "next monday", "^[a-z]+$", "(", "[", "\\d", "Red", "red", "RED", "", "9" * 5000,
+)
+_KINDS = ("string", "number", "integer", "boolean", "array", "string", "object", None)
+_FIELD_KEYS = ("enum", "enumNames", "oneOf", "format", "pattern", "minLength", "maxLength",
+               "minimum", "maximum", "minItems", "maxItems", "default", "title", "description", "items")
+NOW = dt.datetime(2026, 12, 1, 18, 0, tzinfo=dt.UTC)
+_ZONES: tuple[dt.tzinfo, ...] = (dt.UTC, dt.timezone(dt.timedelta(hours=-3)),
+                                 dt.timezone(dt.timedelta(hours=5, minutes=30, seconds=7)))
+
+
+def _form_value(src: _Source, depth: int = 0) -> Any:
+    b = src.byte() % 5 if depth < 2 else 3
+    if b == 0:
+        return [src.string() for _ in range(src.byte() % 4)]
+    if b == 1:
+        return [{src.pick(("const", "title")): src.string(), "title": src.string()} for _ in range(src.byte() % 3)]
+    if b == 2:
+        return {src.pick(("enum", "anyOf")): _form_value(src, depth + 1)}
+    return src.value(3)
+
+
+def _form(data: bytes) -> tuple[Any, Any]:
+    """``(requestedSchema, content)``: the input's own when it is JSON of that shape, else built."""
+    ok, doc = strict_json(data)
+    if ok:
+        if isinstance(doc, dict) and "requestedSchema" in doc:
+            return doc["requestedSchema"], doc.get("content")
+        return doc, None
+    src = _Source(data, FORM_VOCAB)
+    if src.byte() % 16 == 0:
+        return src.value(), src.value()
+    props: dict[str, Any] = {}
+    for _ in range(src.byte() % 4):
+        field: dict[str, Any] = {"type": src.pick(_KINDS)}
+        for _ in range(src.byte() % 5):
+            field[src.pick(_FIELD_KEYS)] = _form_value(src)
+        props[src.string()] = field if src.byte() % 10 else src.value(2)
+    names = list(props) + [src.string()]
+    schema = {"type": "object", "properties": props, "required": [n for n in names if src.byte() % 3 == 0]}
+    content = {n if src.byte() % 6 else src.string(): _form_value(src) if src.byte() % 3 == 0 else src.value(3)
+               for n in names}
+    return schema, content if src.byte() % 12 else src.value()
+
+
+def _date_parser(text: str, now: dt.datetime, tz: dt.tzinfo) -> dt.datetime | dt.date | None:
+    """A stand-in for dateparser: some text it reads (in several shapes), some it cannot."""
+    h = sum(text.encode("utf-8", "surrogatepass")) % 6
+    if h == 0:
+        return None
+    if h == 1:
+        return now.date()
+    if h == 2:
+        return now.replace(tzinfo=None)
+    if h == 3:
+        return now.astimezone(dt.timezone(dt.timedelta(minutes=-90)))
+    if h == 4:
+        return dt.datetime(1, 1, 1, 0, 0, 0, 1)
+    return now.astimezone(tz)
+
+
+def fuzz_elicitation(data: bytes) -> None:
+    """validate_form (and the async one with a date parser) never raise; what they accept fits."""
+    schema, content = _form(data)
+    fields, _ = forms.form_fields(schema)
+    strict = forms.validate_form(schema, content, now=NOW)
+    _check_form(schema, content, fields, strict)
+    zone = _ZONES[len(data) % len(_ZONES)]
+    lenient = _finished(validate_form_async(schema, content, now=NOW, tz=zone, date_parser=_date_parser))
+    _check_form(schema, content, fields, lenient)
+    if strict.ok:
+        assert lenient == strict
+
+
+def _check_form(schema: Any, content: Any, fields: list[forms.FormField], result: forms.FormResult) -> None:
+    by_name = {f.name: f for f in fields}
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    names = set(properties) if isinstance(properties, dict) else set()
+    assert set(result.content) <= set(by_name), (result.content, by_name)
+    assert set(result.errors) <= names | {forms.FORM}, result.errors
+    # (A property named "" shares its key with FORM: a known ambiguity, not checked here.)
+    assert not set(result.content) & set(result.errors) - {forms.FORM}
+    assert all(isinstance(m, str) and m for m in result.errors.values())
+    assert all(isinstance(n, str) and n not in by_name for n in result.ignored)
+    _jsonable(result.content)
+    for name, value in result.content.items():
+        _fits(by_name[name], value)
+    # Validating what came out changes nothing (defaults of failed fields may join).
+    again = forms.validate_form(schema, result.content, now=NOW)
+    assert {k: again.content[k] for k in result.content} == result.content, (result.content, again.content)
+    assert not set(again.errors) & set(result.content) - {forms.FORM}, again.errors
+    if result.ok:
+        assert again.ok and again.content == result.content, again
+    if result.ok and isinstance(content, dict):
+        for field in fields:
+            if field.required:
+                assert field.name in result.content
+
+
+def _fits(field: forms.FormField, value: Any) -> None:
+    """An independent reading of the field's constraints: ``value`` is valid for ``field``."""
+    kind = field.kind
+    if kind == "string":
+        assert isinstance(value, str)
+        assert field.min_length is None or len(value) >= field.min_length
+        assert field.max_length is None or len(value) <= field.max_length
+        assert field.pattern is None or re.search(field.pattern, value)
+        assert forms.is_iso_date(field.format, value)
+        return
+    if kind in ("number", "integer"):
+        assert isinstance(value, (int, float)) and not isinstance(value, bool)
+        assert kind == "number" or isinstance(value, int)
+        assert not isinstance(value, float) or math.isfinite(value)
+        assert field.minimum is None or value >= field.minimum
+        assert field.maximum is None or value <= field.maximum
+        return
+    if kind == "boolean":
+        assert isinstance(value, bool)
+        return
+    values = [v for v, _ in field.choices]
+    if kind == "enum":
+        assert value in values
+        return
+    assert isinstance(value, list) and all(v in values for v in value) and len(set(value)) == len(value)
+    assert field.min_items is None or len(value) >= field.min_items
+    assert field.max_items is None or len(value) <= field.max_items
+
+
+# ------------------------------------------------------------------ truncation
+
+TRUNC_VOCAB = (
+    "text", "image", "audio", "resource", "resource_link", "uri", "mimeType", "data", "blob",
+    "name", "value", "rows", "id", "image/png", "a,b,c", "| a | b |", "|---|---|", "\n", "{", "[",
+    "…", "\u00e9", "\ud83d\ude00", "x" * 50, "AAAA",
+)
+_LIMITS = (64, 65, 80, 100, 150, 200, 400, 1000, 25_000)
+_MARKER = "chars in all, truncated]"
+
+
+def _long_text(src: _Source) -> str:
+    """Text big enough to need cutting: repeated pieces, JSON, a CSV or a Markdown table."""
+    shape = src.byte() % 5
+    times = 1 + src.byte() * (1 + src.byte() % 8)
+    if shape == 0:
+        return (src.string() + src.pick(("", "\n", " "))) * times
+    if shape == 1:
+        return json.dumps([src.value(1) for _ in range(min(times, 400))], ensure_ascii=src.byte() % 2 == 0)
+    if shape == 2:
+        return json.dumps({f"k{i}": src.value(2) for i in range(min(times, 300))})
+    if shape == 3:
+        return "a,b,c\n" + "".join(f"{i},{src.string()},x\n" for i in range(min(times, 400)))
+    return "| a | b |\n|---|---|\n" + "".join(f"| {i} | {src.string()} |\n" for i in range(min(times, 400)))
+
+
+def _block(src: _Source) -> Any:
+    kind = src.byte() % 8
+    if kind <= 2:
+        return {"type": "text", "text": _long_text(src)}
+    if kind == 3:
+        size = src.pick((4, 400, 6400, 8000, 40000))
+        return {"type": "image", "data": "A" * size, "mimeType": src.pick(("image/png", "image/jpeg"))}
+    if kind == 4:
+        return {"type": "audio", "data": "B" * src.pick((4, 4000, 30000)), "mimeType": "audio/wav"}
+    if kind == 5:
+        inner = {"uri": "file:///x", "text": _long_text(src)} if src.byte() % 2 else \
+            {"uri": "file:///y", "blob": base64.b64encode(b"z" * (src.byte() * 40)).decode()}
+        return {"type": "resource", "resource": inner}
+    if kind == 6:
+        return {"type": "resource_link", "uri": "file:///z", "name": src.string()}
+    return src.value(2)
+
+
+def _tool_result(data: bytes) -> Any:
+    ok, doc = strict_json(data)
+    if ok:
+        return doc
+    src = _Source(data, TRUNC_VOCAB)
+    wire: dict[str, Any] = {"content": [_block(src) for _ in range(src.byte() % 5)]}
+    if src.byte() % 3 == 0:
+        wire["structuredContent"] = {"rows": [src.value(2) for _ in range(src.byte() * 4)], "k": _long_text(src)}
+    if src.byte() % 4 == 0:
+        wire["isError"] = True
+    return wire
+
+
+def _images(wire: dict[str, Any]) -> int:
+    """Tokens of the image blocks: the fixed cost an exact counter never sees."""
+    cost = 0
+    for block in wire["content"]:
+        if block.get("type") == "image":
+            data = block.get("data")
+            cost += min(1600, math.ceil(len(data) / 4)) if isinstance(data, str) else 1600
+    return cost
+
+
+def _tokens_of(wire: dict[str, Any], counter: Callable[[str], int] | None) -> int:
+    """What the limit is measured in: the estimate, or the counter plus the images."""
+    if counter is None:
+        return estimate_tokens(wire)
+    return counter(plan_truncation(wire, max_tokens=64).count_input()) + _images(wire)
+
+
+def _framing_only(wire: dict[str, Any]) -> bool:
+    """Nothing of the result is left but placeholders, the notice and a "…" summary."""
+    texts = [b.get("text", "") for b in wire["content"]]
+    return (all(t.endswith("omitted: it did not fit the token limit]") for t in texts[:-1])
+            and len(dumps(wire.get("structuredContent", ""))) <= 5)
+
+
+def _hook(block: Any, max_tokens: int) -> Any:
+    return {"type": "image", "data": "C" * max(4, max_tokens * 4 - 8), "mimeType": "image/png"}
+
+
+_COUNTERS: tuple[Callable[[str], int] | None, ...] = (None, lambda t: math.ceil(len(t) / 4), lambda t: len(t) // 3 + 1)
+
+
+def fuzz_truncation(data: bytes) -> None:
+    """truncate_result stays within its cap and keeps content valid; shrink_* keep JSON valid."""
+    wire = _tool_result(data)
+    try:
+        result = s.from_wire(s.CallToolResult, wire)
+    except s.SchemaError:
+        return  # not a tool result (the parser's business, fuzzed by the "schema" target)
+    n = len(data)
+    limit = _LIMITS[n % len(_LIMITS)]
+    counter = _COUNTERS[n // 7 % len(_COUNTERS)]
+    hook = _hook if n % 2 else None
+    as_wire = s.to_wire(result)
+    for given in (result, as_wire):
+        out = truncate_result(given, max_tokens=limit, counter=counter, image_hook=hook,
+                              full_output_path="/tmp/full.json" if n % 3 == 0 else None)
+        assert type(out) is type(given)
+        out_wire = s.to_wire(out) if isinstance(out, s.CallToolResult) else out
+        _jsonable(out_wire)
+        s.from_wire(s.CallToolResult, out_wire)
+        if out is not given:
+            assert isinstance(out_wire["content"], list) and out_wire["content"][-1]["type"] == "text"
+            assert out_wire["content"][-1]["text"].startswith(f"[OUTPUT TRUNCATED - exceeded {limit} token")
+            if _framing_only(out_wire):
+                continue  # over the limit only by the notice and placeholders: see KNOWN in the tests
+        used = _tokens_of(out_wire, counter)
+        assert used <= limit, (used, limit, out is given)
+    _shrinks(as_wire, limit)
+
+
+def _shrinks(wire: dict[str, Any], limit: int) -> None:
+    texts = [b["text"] for b in wire["content"] if b.get("type") == "text"]
+    texts += [b["resource"]["text"] for b in wire["content"]
+              if b.get("type") == "resource" and isinstance(b["resource"].get("text"), str)]
+    for text in texts:
+        was_json = text.lstrip()[:1] in ("{", "[") and strict_json(text)[0]
+        for budget in (3, 16, 64, limit, 4 * limit):
+            cut = shrink_text(text, budget)
+            assert len(cut) <= max(budget, 0), (budget, len(cut))
+            if len(text) <= budget:
+                assert cut == text
+            elif was_json:
+                assert strict_json(cut)[0], (text[:80], cut)
+    if "structuredContent" in wire:
+        for budget in (3, 16, 64, limit * 4):
+            value, text = shrink_json(wire["structuredContent"], budget)
+            assert len(text) <= budget and text == dumps(value)
+            assert strict_json(text)[0]
+
+
+TARGETS: dict[str, Callable[[bytes], None]] = {
+    "oauth_metadata": fuzz_oauth_metadata,
+    "token_response": fuzz_token_response,
+    "uri_template": fuzz_uri_template,
+    "config": fuzz_config,
+    "elicitation": fuzz_elicitation,
+    "truncation": fuzz_truncation,
+}
