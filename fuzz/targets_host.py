@@ -9,7 +9,7 @@ are caught inside, anything else escaping is a finding.
 
 The input is read two ways.  When it is strict JSON (UTF-8, no ``NaN``) it is the
 document itself: the seed files in ``fuzz/corpus/<target>/`` are real documents.
-Otherwise ``_Source`` turns the bytes into a document, one decision per byte, from a
+Otherwise ``_inputs.Source`` turns the bytes into a document, one decision per byte, from a
 per-target vocabulary (the member names and values the module branches on), so
 random bytes still reach deep paths and a mutating fuzzer has a smooth landscape.
 
@@ -44,236 +44,19 @@ import math
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from fuzz._inputs import Source, finished, jsonable, strict_json
+from fuzz.targets_auth import TARGETS as AUTH_TARGETS
 from trimcp import config as cfg
 from trimcp._sansio import schema as s
-from trimcp._sansio.auth import discovery as disc
-from trimcp._sansio.auth import flow
 from trimcp._sansio.host import forms
 from trimcp._sansio.host.shrink import dumps, shrink_json, shrink_text
 from trimcp._sansio.host.truncation import estimate_tokens, plan_truncation, truncate_result
 from trimcp.host.forms import validate_form_async
 from trimcp.server._uritemplate import UriTemplate
-
-# ------------------------------------------------------------------ input
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(name)
-
-
-def strict_json(data: bytes | str) -> tuple[bool, Any]:
-    """``(True, value)`` when ``data`` is strict JSON (no NaN/Infinity, finite floats)."""
-    try:
-        text = data.decode("utf-8") if isinstance(data, bytes) else data
-        value = json.loads(text, parse_constant=_reject_constant)
-        json.dumps(value, allow_nan=False)  # 1e400 parses to inf
-    except (ValueError, RecursionError):
-        return False, None
-    return True, value
-
-
-_INTS = (0, 1, -1, 2, 3, 7, 64, 200, 443, 65535, 65536, 600_000, 600_001, 10**12, -(10**20), 2**63)
-_FLOATS = (0.0, 0.5, -0.0, 1.5, 3.0, 1e-9, 99.99, 1e300, -2.5, 6.0e5)
-
-
-class _Source:
-    """Bytes as a stream of decisions; past the end every decision is 0."""
-
-    def __init__(self, data: bytes, vocab: Sequence[str]) -> None:
-        self.data = data
-        self.pos = 0
-        self.vocab = vocab
-
-    def byte(self) -> int:
-        if self.pos >= len(self.data):
-            return 0
-        self.pos += 1
-        return self.data[self.pos - 1]
-
-    def pick(self, options: Sequence[Any]) -> Any:
-        return options[self.byte() % len(options)]
-
-    def string(self) -> str:
-        b = self.byte()
-        if b < 200:
-            return self.vocab[b % len(self.vocab)]
-        n = self.byte() % 24
-        raw = self.data[self.pos:self.pos + n]
-        self.pos += n
-        # surrogateescape: arbitrary bytes become lone surrogates, which JSON can carry
-        return raw.decode("utf-8", "surrogateescape")
-
-    def value(self, depth: int = 0) -> Any:
-        kind = self.byte() % (11 if depth < 4 else 6)
-        if kind == 0:
-            return None
-        if kind == 1:
-            return bool(self.byte() & 1)
-        if kind == 2:
-            return self.pick(_INTS)
-        if kind == 3:
-            return self.pick(_FLOATS)
-        if kind in (4, 5, 6):
-            return self.string()
-        if kind in (7, 8):
-            return [self.value(depth + 1) for _ in range(self.byte() % 4)]
-        return {self.string(): self.value(depth + 1) for _ in range(self.byte() % 5)}
-
-
-def _document(data: bytes, vocab: Sequence[str]) -> tuple[bool, Any]:
-    """``(was_json, document)``: the input itself when strict JSON, else built from it."""
-    ok, value = strict_json(data)
-    if ok:
-        return True, value
-    return False, _Source(data, vocab).value()
-
-
-def _finished(coro: Coroutine[Any, Any, Any]) -> Any:
-    """Run a coroutine that must not wait (no I/O, a synchronous date parser) to its end."""
-    try:
-        coro.send(None)
-    except StopIteration as stop:
-        return stop.value
-    coro.close()
-    raise AssertionError("validate_form_async waited on something with a synchronous parser")
-
-
-def _jsonable(value: Any) -> None:
-    json.dumps(value, allow_nan=False)
-
-
-# ------------------------------------------------------------------ oauth_metadata
-
-OAUTH_VOCAB = (
-    "issuer", "authorization_endpoint", "token_endpoint", "registration_endpoint",
-    "code_challenge_methods_supported", "S256", "plain", "scopes_supported", "resource",
-    "authorization_servers", "resource_metadata", "client_id_metadata_document_supported",
-    "token_endpoint_auth_methods_supported", "client_secret_basic", "client_secret_post",
-    "none", "private_key_jwt", "mcp:read", "mcp:write", "https://as.example.com",
-    "https://as.example.com/tenant/1", "http://127.0.0.1:8080", "https://mcp.example.com/mcp",
-    "https://mcp.example.com", "HTTPS://MCP.EXAMPLE.COM:443/mcp/sub", "http://[", "http://[::1]:8/x",
-    "https://mcp.example.com:99999/", "http://h:abc/", "", "/", "https://", "mcp.example.com",
-    "https://mcp.example.com/mcpx", "https://as.example.com/", "file:///etc",
-)
-_ISSUERS = ("https://as.example.com", "https://as.example.com/tenant/1", "http://127.0.0.1:8080")
-_SERVERS = ("https://mcp.example.com/mcp", "https://mcp.example.com", "http://[::1]:8/x")
-_AUTH_METHODS = frozenset({"client_secret_basic", "client_secret_post", "none"})
-
-
-def fuzz_oauth_metadata(data: bytes) -> None:
-    """The metadata checks raise only their AuthErrors and agree with the document."""
-    _, doc = _document(data, OAUTH_VOCAB)
-    if not isinstance(doc, dict):  # put a non-object where every reader will look at it
-        doc = {"issuer": doc, "resource": doc, "authorization_servers": [doc],
-               "code_challenge_methods_supported": doc, "scopes_supported": doc}
-    issuer = _ISSUERS[len(data) % len(_ISSUERS)]
-    server = _SERVERS[len(data) // 3 % len(_SERVERS)]
-    issuers = [issuer] + ([doc["issuer"]] if isinstance(doc.get("issuer"), str) else [])
-    for want in issuers:
-        try:
-            disc.check_issuer(doc, want)
-            assert doc.get("issuer") == want
-        except disc.DiscoveryError:
-            assert doc.get("issuer") != want
-    methods = doc.get("code_challenge_methods_supported")
-    try:
-        disc.check_pkce(doc)
-        assert isinstance(methods, list) and "S256" in methods
-    except disc.DiscoveryError:
-        assert not isinstance(methods, list) or "S256" not in methods
-    # Every string the document holds is, somewhere in the flow, a URL from the server.
-    urls = [v for v in doc.values() if isinstance(v, str)]
-    servers = doc.get("authorization_servers")
-    if isinstance(servers, list):
-        urls += [v for v in servers if isinstance(v, str)]
-    for url in urls:
-        matched = disc.resource_matches(url, server)
-        assert isinstance(matched, bool)
-        if matched:
-            assert disc.origin(disc.canonical_resource(url)) == disc.origin(disc.canonical_resource(server))
-        try:
-            found = disc.as_metadata_urls(url)
-        except disc.DiscoveryError:
-            pass
-        else:
-            assert 2 <= len(found) <= 3 and all(isinstance(u, str) and "/.well-known/" in u for u in found)
-        assert disc.prm_urls(server, url or None)[0] == (url or disc.prm_urls(server, None)[0])
-    assert disc.resource_matches(server, server)
-    _identity(doc)
-
-
-def _identity(doc: dict[str, Any]) -> None:
-    for metadata_url in (None, "https://client.example.com/meta.json", "http://client.example.com/m"):
-        try:
-            how = flow.choose_identity(doc, pre_registered=None, metadata_url=metadata_url)
-        except flow.OAuthError as exc:
-            assert exc.error in ("invalid_client_metadata", "no_client_identity")
-            continue
-        assert how in ("cimd", "dcr")
-        assert how != "dcr" or doc.get("registration_endpoint")
-    for has_secret in (False, True):
-        assert flow.choose_auth_method(doc, has_secret) in _AUTH_METHODS
-    body = flow.registration_body(client_name="fuzz", redirect_uri="http://127.0.0.1:1/cb",
-                                  scope=flow.select_scope(None, doc), revision=None, as_metadata=doc)
-    assert isinstance(body["token_endpoint_auth_method"], str)
-    json.dumps(body)
-    scope = flow.select_scope(None, doc)
-    assert scope is None or isinstance(scope, str)
-
-
-# ------------------------------------------------------------------ token_response
-
-TOKEN_VOCAB = (
-    "access_token", "token_type", "expires_in", "refresh_token", "scope", "error",
-    "error_description", "error_uri", "Bearer", "bearer", "BEARER", "DPoP", "mac", "s3cr3t-tok",
-    "s3cr3t-ref", "invalid_grant", "invalid_refresh_token", "expired_refresh_token",
-    "token_expired", "invalid_client", "mcp:read mcp:write", "",
-)
-_STATUSES = (200, 200, 200, 201, 400, 401, 500)
-_NOWS = (0.0, 1.7e9, 1e308)
-
-
-def fuzz_token_response(data: bytes) -> None:
-    """parse_token_response gives Tokens for a good 200 and OAuthError for everything else."""
-    was_json, _ = strict_json(data)
-    if was_json or not data:
-        status, body = 200, data
-    elif data[0] % 4 == 0:
-        status, body = _STATUSES[data[-1] % len(_STATUSES)], data[1:]
-    else:
-        src = _Source(data[1:], TOKEN_VOCAB)
-        doc = src.value() if data[0] % 4 == 1 else {src.string(): src.value() for _ in range(src.byte() % 7)}
-        status = _STATUSES[data[0] % len(_STATUSES)]
-        body = json.dumps(doc).encode()
-    now = _NOWS[len(data) % len(_NOWS)]
-    _, parsed = strict_json(body)
-    try:
-        tokens = flow.parse_token_response(status, body, now=now)
-    except flow.OAuthError as exc:
-        assert isinstance(exc.error, str) and exc.error
-        assert exc.error not in ("invalid_refresh_token", "expired_refresh_token", "token_expired")
-        if isinstance(parsed, dict):  # the vocabulary's tokens are marked, so they can be looked for
-            shown = repr(parsed.get("error")) + repr(parsed.get("error_description"))
-            for key in ("access_token", "refresh_token"):
-                secret = parsed.get(key)
-                if isinstance(secret, str) and "s3cr3t" in secret and secret not in shown:
-                    assert secret not in str(exc), "a token in an error message"
-        return
-    assert status == 200
-    assert isinstance(parsed, dict) and parsed.get("error") is None, parsed
-    assert isinstance(tokens.access_token, str) and tokens.access_token == parsed["access_token"]
-    assert tokens.token_type == "Bearer"
-    assert tokens.refresh_token is None or isinstance(tokens.refresh_token, str)
-    assert tokens.scope is None or isinstance(tokens.scope, str)
-    assert tokens.expires_at is None or (isinstance(tokens.expires_at, float) and math.isfinite(tokens.expires_at))
-    assert "access_token=" not in repr(tokens) and "refresh_token=" not in repr(tokens)
-    _jsonable(tokens.to_dict())
-    assert flow.Tokens.from_dict(tokens.to_dict()) == tokens
-
 
 # ------------------------------------------------------------------ uri_template
 
@@ -351,7 +134,7 @@ def fuzz_config(data: bytes) -> None:
         _check_config(loaded, None)
     was_json, _ = strict_json(data)
     if not was_json:
-        src = _Source(data, CONFIG_VOCAB)
+        src = Source(data, CONFIG_VOCAB)
         entries = {src.string(): _entry(src) for _ in range(1 + src.byte() % 3)}
         obj: Any = {src.pick(("mcpServers", "servers")): entries} if data[:1] != b"\x00" else src.value()
         try:
@@ -364,7 +147,7 @@ def fuzz_config(data: bytes) -> None:
                       else None)
 
 
-def _entry(src: _Source) -> Any:
+def _entry(src: Source) -> Any:
     if src.byte() % 8 == 0:
         return src.value()
     entry: dict[str, Any] = {}
@@ -438,7 +221,7 @@ _ZONES: tuple[dt.tzinfo, ...] = (dt.UTC, dt.timezone(dt.timedelta(hours=-3)),
                                  dt.timezone(dt.timedelta(hours=5, minutes=30, seconds=7)))
 
 
-def _form_value(src: _Source, depth: int = 0) -> Any:
+def _form_value(src: Source, depth: int = 0) -> Any:
     b = src.byte() % 5 if depth < 2 else 3
     if b == 0:
         return [src.string() for _ in range(src.byte() % 4)]
@@ -456,7 +239,7 @@ def _form(data: bytes) -> tuple[Any, Any]:
         if isinstance(doc, dict) and "requestedSchema" in doc:
             return doc["requestedSchema"], doc.get("content")
         return doc, None
-    src = _Source(data, FORM_VOCAB)
+    src = Source(data, FORM_VOCAB)
     if src.byte() % 16 == 0:
         return src.value(), src.value()
     props: dict[str, Any] = {}
@@ -495,7 +278,7 @@ def fuzz_elicitation(data: bytes) -> None:
     strict = forms.validate_form(schema, content, now=NOW)
     _check_form(schema, content, fields, strict)
     zone = _ZONES[len(data) % len(_ZONES)]
-    lenient = _finished(validate_form_async(schema, content, now=NOW, tz=zone, date_parser=_date_parser))
+    lenient = finished(validate_form_async(schema, content, now=NOW, tz=zone, date_parser=_date_parser))
     _check_form(schema, content, fields, lenient)
     if strict.ok:
         assert lenient == strict
@@ -511,7 +294,7 @@ def _check_form(schema: Any, content: Any, fields: list[forms.FormField], result
     assert not set(result.content) & set(result.errors) - {forms.FORM}
     assert all(isinstance(m, str) and m for m in result.errors.values())
     assert all(isinstance(n, str) and n not in by_name for n in result.ignored)
-    _jsonable(result.content)
+    jsonable(result.content)
     for name, value in result.content.items():
         _fits(by_name[name], value)
     # Validating what came out changes nothing (defaults of failed fields may join).
@@ -566,7 +349,7 @@ _LIMITS = (64, 65, 80, 100, 150, 200, 400, 1000, 25_000)
 _MARKER = "chars in all, truncated]"
 
 
-def _long_text(src: _Source) -> str:
+def _long_text(src: Source) -> str:
     """Text big enough to need cutting: repeated pieces, JSON, a CSV or a Markdown table."""
     shape = src.byte() % 5
     times = 1 + src.byte() * (1 + src.byte() % 8)
@@ -581,7 +364,7 @@ def _long_text(src: _Source) -> str:
     return "| a | b |\n|---|---|\n" + "".join(f"| {i} | {src.string()} |\n" for i in range(min(times, 400)))
 
 
-def _block(src: _Source) -> Any:
+def _block(src: Source) -> Any:
     kind = src.byte() % 8
     if kind <= 2:
         return {"type": "text", "text": _long_text(src)}
@@ -603,7 +386,7 @@ def _tool_result(data: bytes) -> Any:
     ok, doc = strict_json(data)
     if ok:
         return doc
-    src = _Source(data, TRUNC_VOCAB)
+    src = Source(data, TRUNC_VOCAB)
     wire: dict[str, Any] = {"content": [_block(src) for _ in range(src.byte() % 5)]}
     if src.byte() % 3 == 0:
         wire["structuredContent"] = {"rows": [src.value(2) for _ in range(src.byte() * 4)], "k": _long_text(src)}
@@ -660,7 +443,7 @@ def fuzz_truncation(data: bytes) -> None:
                               full_output_path="/tmp/full.json" if n % 3 == 0 else None)
         assert type(out) is type(given)
         out_wire = s.to_wire(out) if isinstance(out, s.CallToolResult) else out
-        _jsonable(out_wire)
+        jsonable(out_wire)
         s.from_wire(s.CallToolResult, out_wire)
         if out is not given:
             assert isinstance(out_wire["content"], list) and out_wire["content"][-1]["type"] == "text"
@@ -693,8 +476,7 @@ def _shrinks(wire: dict[str, Any], limit: int) -> None:
 
 
 TARGETS: dict[str, Callable[[bytes], None]] = {
-    "oauth_metadata": fuzz_oauth_metadata,
-    "token_response": fuzz_token_response,
+    **AUTH_TARGETS,  # oauth_metadata, token_response (targets_auth.py)
     "uri_template": fuzz_uri_template,
     "config": fuzz_config,
     "elicitation": fuzz_elicitation,
