@@ -172,3 +172,7 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
     "connection": fuzz_connection,
     "schema": fuzz_schema,
 }
+
+from fuzz.targets_wire import TARGETS as _WIRE
+
+TARGETS.update(_WIRE)
