@@ -173,6 +173,9 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
     "schema": fuzz_schema,
 }
 
+# The other areas' targets, each in a file of its own.
 from fuzz.targets_host import TARGETS as _HOST
+from fuzz.targets_wire import TARGETS as _WIRE
 
 TARGETS.update(_HOST)
+TARGETS.update(_WIRE)

@@ -140,7 +140,10 @@ def resolve_endpoint(sse_url: str, announced: str) -> str:
     text = announced.strip()
     if not text:
         raise RemoteProtocolError("the endpoint event is empty")
-    absolute = urljoin(sse_url, text)
+    try:
+        absolute = urljoin(sse_url, text)
+    except ValueError as exc:  # urllib refuses some hosts outright (e.g. "Invalid IPv6 URL")
+        raise RemoteProtocolError(f"the endpoint event names an unusable URL: {exc}") from None
     try:
         parsed = parse_url(absolute)
     except LocalProtocolError as exc:
@@ -201,6 +204,11 @@ def _stateless_version(params: Mapping[str, Any] | None) -> str | None:
     meta = params.get("_meta") if params is not None else None
     version = meta.get(PROTOCOL_VERSION_KEY) if isinstance(meta, Mapping) else None
     return version if isinstance(version, str) else None
+
+
+def _plain_header_text(value: str) -> bool:
+    """Visible ASCII with inner spaces/tabs: a field value that survives any HTTP writer."""
+    return value == value.strip(" \t") and all(c == "\t" or " " <= c <= "~" for c in value)
 
 
 def check_static_headers(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -377,9 +385,15 @@ class HttpPlanner:
         return self.plan_post(rpc.Request(wire_id, "initialize", self.initialize_params))
 
     def plan_get(self, last_event_id: str | None = None) -> HttpRequest:
-        """The standalone GET stream, or (with ``last_event_id``) a resumption."""
+        """The standalone GET stream, or (with ``last_event_id``) a resumption.
+
+        The id is the server's SSE ``id`` text, which may hold any character but
+        CR, LF and NUL; one that is not plain header text (visible ASCII, inner
+        spaces and tabs) cannot travel as a field value and is left out, so the
+        GET opens a fresh stream instead of failing in the HTTP writer.
+        """
         headers = self._common() + [("Accept", ACCEPT_SSE)] + self._session_headers()
-        if last_event_id:
+        if last_event_id and _plain_header_text(last_event_id):
             headers.append((LAST_EVENT_ID_HEADER, last_event_id))
         return HttpRequest("GET", self.url, tuple(headers))
 

@@ -483,8 +483,8 @@ class ResponseReader:
         if not raw.strip():
             issue = TransportIssue(f"HTTP {self.status} with an empty body for a request")
             return [issue, AnswerElsewhere(self.status or 200), StreamEnded()]
-        if not self._overflow:
-            payload = self._parse(raw)  # within the cap: MAX_ERROR_BODY is smaller
+        if not self._overflow and len(raw) <= self.max_message_size:
+            payload = self._parse(raw)
             if not _is_unparsable(payload):
                 self._body = _Body.JSON
                 return [TransportIssue(f"a JSON body labelled {media!r}"), *self._end_json(raw, payload)]
@@ -493,7 +493,8 @@ class ResponseReader:
     def _end_error(self) -> list[HttpEvent]:
         status = self.status or 0
         raw = bytes(self._buffer)
-        payload = None if self._overflow or not raw.strip() else self._parse(raw)
+        too_big = self._overflow or len(raw) > self.max_message_size
+        payload = None if too_big or not raw.strip() else self._parse(raw)
         error = _error_fields(payload)
         if self.sent_session and session_gone(status, error):
             return [SessionExpired(f"HTTP {status} on a request with a session id")]
