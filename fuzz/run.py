@@ -172,11 +172,17 @@ def smoke(seconds: float, engine: str) -> int:
     share = seconds / len(TARGETS)
     rows: list[tuple[str, str, int, int]] = []
     failures: list[tuple[str, str]] = []
-    for name in TARGETS:
-        if engine == "atheris":
-            runs, _, crash = run_atheris(name, [], share, echo=False)
-        else:
-            runs, crash = run_hypothesis(name, 0, share)
+    if engine == "atheris":
+        # Each child spends seconds importing and instrumenting trimcp before its share
+        # of fuzzing starts: run them one per core, so the smoke costs about its budget.
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
+            done = list(pool.map(lambda n: run_atheris(n, [], share, echo=False), TARGETS))
+        results = [(runs, crash) for runs, _, crash in done]
+    else:
+        results = [run_hypothesis(name, 0, share) for name in TARGETS]
+    for name, (runs, crash) in zip(TARGETS, results):
         rows.append((name, engine, runs, int(crash is not None)))
         if crash is not None:
             failures.append((name, crash))
