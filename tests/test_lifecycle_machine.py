@@ -40,7 +40,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import event as label
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from trimcp._errors import LocalProtocolError
 from trimcp._sansio import jsonrpc as rpc
@@ -267,15 +267,28 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     # ------------------------------------------------------------ answering
 
-    @rule(who=st.sampled_from(["client", "server"]), data=st.data(),
-          kind=st.sampled_from(["result", "result", "error", "input_required"]))
-    def answer(self, who: str, data: st.DataObject, kind: str) -> None:
-        side = self.side(who)
-        conn = side.conn
-        if not side.theirs:
+    def pick(self, data: st.DataObject, eligible: list[Side]) -> Side:
+        return data.draw(st.sampled_from(eligible), label="side")
+
+    @rule(data=st.data())
+    def misuse(self, data: st.DataObject) -> None:
+        """Answering, cancelling or reporting progress on an id that is not ours to touch
+        raises LocalProtocolError and changes nothing."""
+        side = self.pick(data, [self.client, self.server])
+        conn, stray = side.conn, f"never-{next(self.counter)}"
+        for attempt in (
+            lambda: conn.send_response(stray, {}), lambda: conn.send_error(stray, -32000, "x"),
+            lambda: conn.cancel(stray), lambda: conn.send_progress(stray, 1),
+        ):
             with pytest.raises(LocalProtocolError):
-                conn.send_response(f"never-{next(self.counter)}", {})
-            return
+                attempt()
+        assert not conn.has_output
+
+    @precondition(lambda self: self.client.theirs or self.server.theirs)
+    @rule(data=st.data(), kind=st.sampled_from(["result", "error", "input_required"]))
+    def answer(self, data: st.DataObject, kind: str) -> None:
+        side = self.pick(data, [s for s in (self.client, self.server) if s.theirs])
+        conn = side.conn
         request_id = data.draw(st.sampled_from(sorted(side.theirs, key=repr)))
         theirs = side.theirs[request_id]
         mrtr_ok = side is self.server and "input_required" in LIFECYCLE[self.era]["client"][theirs.method]
@@ -321,12 +334,15 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     # ------------------------------------------------------------ progress and cancellation
 
-    @rule(who=st.sampled_from(["client", "server"]), data=st.data(), step=st.sampled_from([0.5, 1, 7]))
-    def progress(self, who: str, data: st.DataObject, step: float) -> None:
-        side = self.side(who)
-        live = sorted((k for k, t in side.theirs.items() if t.token is not None), key=repr)
-        if not live:
-            return
+    @staticmethod
+    def live(side: Side) -> list[rpc.RequestId]:
+        return sorted((k for k, t in side.theirs.items() if t.token is not None), key=repr)
+
+    @precondition(lambda self: self.live(self.client) or self.live(self.server))
+    @rule(data=st.data(), step=st.sampled_from([0.5, 1, 7]))
+    def progress(self, data: st.DataObject, step: float) -> None:
+        side = self.pick(data, [s for s in (self.client, self.server) if self.live(s)])
+        live = self.live(side)
         theirs = side.theirs[data.draw(st.sampled_from(live))]
         assert theirs.token is not None
         theirs.progress += step
@@ -335,13 +351,10 @@ class LifecycleMachine(RuleBasedStateMachine):
         # Progress only for a live request: once the peer's cancellation arrived, none.
         assert len(out) == (0 if theirs.cancelled else 1), (theirs, out)
 
-    @rule(who=st.sampled_from(["client", "server"]), data=st.data())
-    def cancel(self, who: str, data: st.DataObject) -> None:
-        side = self.side(who)
-        if not side.mine:
-            with pytest.raises(LocalProtocolError):
-                side.conn.cancel(f"never-{next(self.counter)}")
-            return
+    @precondition(lambda self: self.client.mine or self.server.mine)
+    @rule(data=st.data())
+    def cancel(self, data: st.DataObject) -> None:
+        side = self.pick(data, [s for s in (self.client, self.server) if s.mine])
         request_id = data.draw(st.sampled_from(sorted(side.mine, key=repr)))
         mine = self.end(side, request_id, "cancelled")
         side.late_ok.add(request_id)
@@ -543,7 +556,7 @@ class LifecycleMachine(RuleBasedStateMachine):
             assert self.client.ended[request_id] == "cancelled"
 
 
-SETTINGS: Final = settings(max_examples=60, stateful_step_count=40, deadline=None,
+SETTINGS: Final = settings(max_examples=100, stateful_step_count=50, deadline=None,
                            suppress_health_check=[HealthCheck.too_slow])
 
 
