@@ -336,10 +336,12 @@ class Connection:
         total: float | None = None,
         message: str | None = None,
     ) -> None:
-        """Report progress on a request the peer sent us with a progress token."""
+        """Report progress on a request the peer sent us with a progress token (nothing
+        is sent once the peer cancelled that request)."""
         params = self._incoming.progress_params(token, progress, total, message)
         _check(admission.send_notification_problem(self._cs, "notifications/progress", self.capabilities))
-        self._outbox.append(rpc.Notification("notifications/progress", params))
+        if params is not None:
+            self._outbox.append(rpc.Notification("notifications/progress", params))
 
     def should_log(self, level: str, request_id: rpc.RequestId | None = None) -> bool:
         """Server: whether a log message at ``level`` passes the client's threshold

@@ -199,12 +199,17 @@ class IncomingTable:
 
     def progress_params(
         self, token: str | int, progress: float, total: float | None, message: str | None
-    ) -> dict[str, Any]:
+    ) -> dict[str, Any] | None:
         """The params of our progress notification on the peer's request that carried
-        ``token``; ``LocalProtocolError`` for a dead token or progress that does not grow."""
+        ``token``; ``LocalProtocolError`` for a dead token or progress that does not grow.
+        None when the peer cancelled that request: its token is no longer live for the
+        peer (spec: progress MUST only reference an active request), and the handler
+        racing the cancellation should not fail for it - its answer is dropped too."""
         incoming = next((i for i in self._requests.values() if i.progress_token == token), None)
         if incoming is None:
             raise LocalProtocolError(f"progress token {token!r} belongs to no active request")
+        if incoming.cancelled:
+            return None
         if incoming.last_progress is not None and progress <= incoming.last_progress:
             raise LocalProtocolError("progress must increase with each notification")
         incoming.last_progress = progress
