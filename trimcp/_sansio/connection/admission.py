@@ -213,6 +213,11 @@ def refuse_in_revision(
     lacks it, or it needs a capability we never advertised.  None to take it."""
     if method in _ALL_REQUESTS and method not in revision.requests_from(sender):
         return Refused(NOT_IN_REVISION, f"method not found: {method}")
+    if sender is Role.SERVER and revision.era is Era.STATELESS and method in _ALL_REQUESTS:
+        # The revision lists them as what a server may ask for, but only inside an
+        # InputRequiredResult: a server MUST NOT send them as requests (spec: mrtr).
+        return Refused(NOT_IN_REVISION, f"method not found: {method} (in {revision.name} a server asks "
+                       "for it inside an InputRequiredResult, never as a request)")
     gate = peer_gate(method, revision)
     if gate is not None and not has_capability(own_capabilities, gate):
         # The peer called a feature we never advertised.
