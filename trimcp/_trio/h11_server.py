@@ -40,9 +40,11 @@ only moves its events over Trio:
 While a response is being produced the server does not read requests, yet it
 must notice a client that hung up: on a stateless-era MCP request that is the
 cancellation signal, and a standalone SSE stream may otherwise wait forever.
-``watch_eof`` reads in the background and returns when the peer closes (what
-it reads meanwhile goes to h11's buffer, up to a cap).  Trio allows one task
-to receive while another sends on the same stream.
+``watch_eof`` reads and returns when the peer closes (what it reads meanwhile
+goes to h11's buffer, up to a cap per request).  The response writer runs it
+as its own wait between writes, cancelled when there is more to write
+(``streams.OutStream.wait``): no task per request.  It may also run in a task
+of its own (Trio allows one task to receive while another sends).
 
 Writes are grouped: ``respond`` sends head, body and end in one ``send_all``
 (a body over 64 KiB goes on its own), and between ``cork`` and ``flush`` the
@@ -152,6 +154,8 @@ class H11Stream:
         #: The JSON-RPC code of the errors this layer answers by itself (None: plain text).
         self.error_code = error_code
         self.peer_closed = False
+        #: Bytes the client sent while its response was produced (``watch_eof``; per request).
+        self._early = 0
         #: While corked, what h11 produces is kept here and leaves in one write at ``flush``.
         self._corked = False
         self._out: list[bytes] = []
@@ -292,18 +296,25 @@ class H11Stream:
         return HttpError(status, message, code=self.error_code)
 
     async def watch_eof(self) -> None:
-        """Return when the client closes the connection (run next to a response)."""
-        taken = 0
+        """Return when the client closes the connection (while a response is produced).
+
+        What the client sends meanwhile (a pipelined request) goes to h11's
+        buffer and is served next; past ``_EARLY_DATA_CAP`` per request this
+        stops reading and waits to be cancelled.  It may be cancelled at any
+        point without losing a byte (a receive either happened or did not), so
+        the writer of a response can run it as its own wait for more to write
+        (``streams.OutStream.wait``) instead of in a task of its own.
+        """
         while True:
+            if self._early > _EARLY_DATA_CAP:
+                await trio.sleep_forever()
             data = await self._receive()
             if not data:
                 self.peer_closed = True
                 return
-            taken += len(data)
+            self._early += len(data)
             if self.conn.their_state is not h11.ERROR:
                 self.conn.receive_data(data)
-            if taken > _EARLY_DATA_CAP:
-                await trio.sleep_forever()
 
     # ------------------------------------------------------------ writing
 
@@ -415,6 +426,7 @@ class H11Stream:
             return False
         self._corked = False
         self._out.clear()
+        self._early = 0
         if self.conn.our_state is h11.DONE and self.conn.their_state is h11.DONE:
             self.conn.start_next_cycle()
             return True

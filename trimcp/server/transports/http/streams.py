@@ -27,10 +27,14 @@ modes:
   send it as JSON (with the status ``status_of`` gives it: the stateless era
   maps some JSON-RPC errors to 400/404), otherwise switch to SSE.
 
-Meanwhile ``H11Stream.watch_eof`` runs next to the writer: when the client
-closes the connection the writer stops and ``write_response`` reports
+The writer notices a client that closes the connection while it waits for
+the stream (``OutStream.wait`` with the ``H11Stream``): that wait *is*
+``H11Stream.watch_eof``, in a cancel scope the stream cancels when it has news
+(``_wake``), so one task waits for both and no watcher task is spawned and
+cancelled per request.  On EOF the writer stops and ``write_response`` reports
 ``Outcome.CLIENT_GONE`` (the caller decides whether that cancels the request:
-in the stateless era it does, in the handshake era it only detaches).
+in the stateless era it does, in the handshake era it only detaches).  What
+the client sends meanwhile (a pipelined request) stays in h11's buffer.
 Idle streams send an SSE comment every ``keepalive`` seconds.  An SSE answer
 is written corked (``H11Stream.cork``): what is ready - head, priming event,
 events, the last chunk - leaves in one write, flushed before each wait, so a
@@ -125,6 +129,8 @@ class OutStream:
         self._hangup_generation = -1
         self._hangup_next = False
         self._changed = trio.Event()
+        #: Scopes of writers waiting on their connection too (``wait`` with ``http``).
+        self._wakers: list[trio.CancelScope] = []
 
     def __repr__(self) -> str:
         return f"<OutStream {self.key} final_ids={self.final_ids!r} finished={self.finished}>"
@@ -183,6 +189,10 @@ class OutStream:
     def _wake(self) -> None:
         self._changed.set()
         self._changed = trio.Event()
+        if self._wakers:
+            for scope in self._wakers:
+                scope.cancel()
+            self._wakers.clear()
 
     # ------------------------------------------------------------ consuming
 
@@ -219,14 +229,34 @@ class OutStream:
     def superseded(self, generation: int) -> bool:
         return self._attached != generation or self._hangup_generation == generation
 
-    async def wait(self, cursor: int, generation: int | None = None) -> None:
-        """Until an event after ``cursor`` comes, the stream finishes, or the writer must stop."""
+    async def wait(
+        self, cursor: int, generation: int | None = None, http: H11Stream | None = None
+    ) -> None:
+        """Until an event after ``cursor`` comes, the stream finishes, or the writer must stop.
+
+        With ``http`` (the connection the writer answers on), the wait also
+        reads it: ``ClientGone`` when the client closes it."""
         while (
             self.buffer.last_seq <= cursor
             and not self.finished
             and not (generation is not None and self.superseded(generation))
         ):
-            await self._changed.wait()
+            if http is None:
+                await self._changed.wait()
+            else:
+                await self._watch(http)
+
+    async def _watch(self, http: H11Stream) -> None:
+        # ``_wake`` cancels the scope; until then the connection is read (EOF: gone).
+        scope = trio.CancelScope()
+        self._wakers.append(scope)
+        try:
+            with scope:
+                await http.watch_eof()
+                raise ClientGone("the client closed the connection")
+        finally:
+            if not scope.cancel_called:
+                self._wakers.remove(scope)
 
     def written(self, seq: int) -> None:
         self.delivered = max(self.delivered, seq)
@@ -263,7 +293,7 @@ async def pump(
             return Outcome.DETACHED
         await http.flush()  # what is written so far leaves before the wait
         with trio.move_on_after(keepalive if keepalive is not None else float("inf")) as idle:
-            await stream.wait(cursor, generation)
+            await stream.wait(cursor, generation, http)
         if idle.cancelled_caught:
             await http.write(encode_comment())
 
@@ -288,37 +318,28 @@ async def write_response(
     ``preamble`` is written first on an SSE response (the legacy ``endpoint`` event).
     """
     generation = stream.attach()
-    outcome = Outcome.CLIENT_GONE
     try:
-        async with trio.open_nursery() as nursery:
-
-            async def watch() -> None:
-                await http.watch_eof()
-                nursery.cancel_scope.cancel()
-
-            nursery.start_soon(watch)
-            try:
-                outcome = await _write(
-                    http,
-                    stream,
-                    mode,
-                    cursor,
-                    generation,
-                    event_ids,
-                    priming,
-                    retry_ms,
-                    keepalive,
-                    headers,
-                    status_of,
-                    json_ok,
-                    preamble,
-                )
-            except ClientGone:
-                outcome = Outcome.CLIENT_GONE
-            nursery.cancel_scope.cancel()
+        return await _write(
+            http,
+            stream,
+            mode,
+            cursor,
+            generation,
+            event_ids,
+            priming,
+            retry_ms,
+            keepalive,
+            headers,
+            status_of,
+            json_ok,
+            preamble,
+        )
+    except ClientGone:
+        # Seen while waiting (EOF) or while writing (reset): the connection is done.
+        http.peer_closed = True
+        return Outcome.CLIENT_GONE
     finally:
         stream.detach(generation)
-    return outcome
 
 
 async def _write(
@@ -337,7 +358,7 @@ async def _write(
     preamble: bytes,
 ) -> Outcome:
     if mode is ResponseMode.LAZY:
-        await stream.wait(cursor)
+        await stream.wait(cursor, http=http)
         pending = stream.buffer.since(cursor)
         only_final = stream.finished and all(stream.answers(seq) for seq, _ in pending)
         if only_final and json_ok:
@@ -346,7 +367,7 @@ async def _write(
             mode = ResponseMode.SSE
     if mode is ResponseMode.JSON:
         while not stream.finished:
-            await stream.wait(stream.buffer.last_seq)
+            await stream.wait(stream.buffer.last_seq, http=http)
         if stream.final is None or stream.final_message is None:
             return Outcome.ABORTED
         await http.respond(status_of(stream.final_message), [*JSON_HEADERS, *headers], stream.final)
