@@ -113,7 +113,9 @@ _VALUE_RE: Final = re.compile(r"(?:[\x21-\x7e\x80-\xff](?:[\t \x21-\x7e\x80-\xff
 _STATUS_RE: Final = re.compile(rb"HTTP/(1\.[01]) ([0-9]{3})(?: ([\t \x21-\x7e\x80-\xff]*))?\r?")
 # The field lines of a head, checked in one match: token ":" field bytes, CRLF or LF.
 _FIELDS_RE: Final = re.compile(rb"(?:" + _TOKEN + rb":[\t \x21-\x7e\x80-\xff]*\r?\n)*")
-_HEX_RE: Final = re.compile(rb"[0-9A-Fa-f]{1,16}")
+# chunk-size [ chunk-ext ], the extensions ignored; trailing whitespace tolerated as h11
+# does (RFC 9112 7.1.1 also allows BWS before ";", which is not accepted here).
+_CHUNK_RE: Final = re.compile(rb"([0-9A-Fa-f]{1,16})(?:;[\t \x21-\x7e\x80-\xff]*)?[ \t]*")
 
 # Request states / response states.
 _IDLE, _SENT, _DONE, _ERROR = range(4)
@@ -221,6 +223,8 @@ class H1Client:
     @property
     def reusable(self) -> bool:
         """Whether, once this exchange is complete, another request may follow."""
+        if self._state == _DONE and self._avail():
+            return False  # unsolicited bytes after the answer: nothing can follow safely
         return self._reusable and self._state != _ERROR and not self._eof
 
     @property
@@ -306,8 +310,6 @@ class H1Client:
             if state == _END:
                 self._state = _DONE
                 self._rstate = _HEAD
-                if self._avail():
-                    self._reusable = False  # unsolicited bytes: nothing can follow safely
                 return END
             if state == _TO_CLOSE:
                 if self._avail():
@@ -320,10 +322,10 @@ class H1Client:
             if line is None:
                 return self._starved()
             if state == _CHUNK_SIZE:
-                size = line.split(b";", 1)[0].rstrip(b" \t")
-                if _HEX_RE.fullmatch(size) is None:
+                chunk = _CHUNK_RE.fullmatch(line)
+                if chunk is None:
                     raise H1RemoteError(f"invalid chunk size line {line[:40]!r}")
-                self._remaining = int(size, 16)
+                self._remaining = int(chunk[1], 16)
                 self._rstate = _CHUNK_DATA if self._remaining else _TRAILERS
                 self._scanned = self._off
             elif state == _CHUNK_END:
@@ -345,7 +347,7 @@ class H1Client:
         return NEED_DATA
 
     def _line(self, cap: int) -> bytes | None:
-        """One line (CRLF or LF stripped) from the buffer, or ``None`` until it is whole."""
+        """One CRLF-ended line (RFC 9112 7.1: chunk lines take no bare LF), or ``None`` until whole."""
         buf, off = self._buf, self._off
         nl = buf.find(b"\n", off)
         if nl < 0:
@@ -354,8 +356,9 @@ class H1Client:
             return None
         if nl - off > cap:
             raise H1RemoteError("a chunk size or trailer line is too long")
-        end = nl - 1 if nl > off and buf[nl - 1] == 13 else nl
-        line = bytes(buf[off:end])
+        if nl == off or buf[nl - 1] != 13:
+            raise H1RemoteError("a chunk line does not end with CRLF")
+        line = bytes(buf[off:nl - 1])
         self._off = nl + 1
         return line
 
@@ -400,6 +403,8 @@ class H1Client:
         else:
             headers = []
         if code < 200:
+            if code < 100:
+                raise H1RemoteError(f"invalid status code {code_text.decode()}")
             if code == 101:
                 raise H1RemoteError("the server switched protocols, which this client never asks for")
             return None
@@ -437,7 +442,7 @@ class H1Client:
         if lengths is not None:
             if not lengths or any(not v.isdigit() for v in lengths):
                 raise H1RemoteError(f"invalid Content-Length {b', '.join(lengths)!r}")
-            if len(set(lengths)) > 1 and len({int(v) for v in lengths}) > 1:
+            if len(set(lengths)) > 1:  # only a repeated identical value is a mere duplicate
                 raise H1RemoteError(f"conflicting Content-Length values {b', '.join(lengths)!r}")
             self._remaining = int(lengths[0])
             self._rstate = _LENGTH if self._remaining else _END
