@@ -5,9 +5,11 @@ Theory of operation
 Two clients in trimcp speak HTTP/1.1 by hand: the Streamable HTTP client's
 keep-alive pool (``transports/http/h11_pool.py``) and the conformance
 harness's raw probes (``trimcp.conformance.rawhttp``), which must send what a
-correct client never sends.  Both open connections with ``open_connection``
-and run their exchanges on an ``H11ClientConnection``; what differs (pooling,
-which request to send, how far to read the body) stays with them.
+correct client never sends.  Both open connections with ``open_connection``.
+The probes run their exchanges on an ``H11ClientConnection``; the pool runs
+on ``h1_client.H1ClientConnection`` (the same interface over trimcp's own,
+cheaper codec).  What differs (pooling, which request to send, how far to
+read the body) stays with them.
 
 * ``open_connection(host, port, ssl_context=...)`` opens TCP, then TLS when
   given a context (SNI and certificate checks for ``host``), and returns the

@@ -1,4 +1,4 @@
-"""The default HTTP executor: h11 over Trio streams, with a keep-alive pool per origin.
+"""The default HTTP executor (``executor="h11"``): HTTP/1.1 over Trio streams, a keep-alive pool per origin.
 
 Theory of operation
 -------------------
@@ -8,8 +8,10 @@ most ``keepalive_expiry`` seconds).  A request takes an idle connection or
 opens a new one (``trio.open_tcp_stream``, then TLS with a lazily created
 default ``ssl`` context for ``https``), writes the whole request in one
 ``send_all``, and reads until the response head; the body is then read through
-the returned response.  When that response was read to its end and both sides
-of h11 are DONE the connection goes back to the pool, otherwise it is closed.
+the returned response.  The exchange runs on ``H1ClientConnection`` (trimcp's
+own HTTP/1.1 codec; the executor keeps its historical name).  When that
+response was read to its end and the codec says the connection can carry
+another request, it goes back to the pool, otherwise it is closed.
 An idle connection that became readable was closed by the server (or sent
 garbage) and is dropped before use; a request on a reused connection that
 fails before a single response byte arrived is retried once on a new one.
@@ -27,7 +29,8 @@ import trio
 
 from ...._errors import ConnectError
 from ...._sansio.http.plan import HttpRequest, Origin, ParsedUrl, parse_url
-from ...h11_client import H11ClientConnection, open_connection
+from ...h1_client import H1ClientConnection
+from ...h11_client import open_connection
 from .executor import ConnectionLost, HttpResponse, noop
 
 __all__ = ["H11Executor"]
@@ -44,9 +47,9 @@ def _host_header(origin: Origin) -> str:
 
 
 class _H11Connection:
-    """A pooled connection: the h11 exchange itself is ``H11ClientConnection``'s."""
+    """A pooled connection: the exchange itself is ``H1ClientConnection``'s."""
 
-    def __init__(self, wire: H11ClientConnection, origin: Origin, sock: Any) -> None:
+    def __init__(self, wire: H1ClientConnection, origin: Origin, sock: Any) -> None:
         self.wire = wire
         self.origin = origin
         self.sock = sock
@@ -70,7 +73,8 @@ class _H11Response:
         self._pool = pool
         self._conn: _H11Connection | None = conn
         self.status: int = head.status_code
-        self.headers = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in head.headers]
+        # The codec's names are already lowercased.
+        self.headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in head.headers]
         self._done = False
 
     async def read(self) -> bytes:
@@ -93,7 +97,7 @@ class _H11Response:
 
 
 class H11Executor:
-    """h11 over Trio streams with a keep-alive pool per origin (see the module docstring)."""
+    """HTTP/1.1 (trimcp's codec) over Trio streams with a keep-alive pool per origin (see the module docstring)."""
 
     def __init__(
         self,
@@ -127,7 +131,7 @@ class H11Executor:
         except trio.TooSlowError:
             raise ConnectError(f"connecting to {origin} timed out after {self.connect_timeout} s") from None
         self.connections_opened += 1
-        return _H11Connection(H11ClientConnection(stream, str(origin)), origin, sock)
+        return _H11Connection(H1ClientConnection(stream, str(origin)), origin, sock)
 
     async def _take_idle(self, origin: Origin) -> _H11Connection | None:
         idle = self._idle.get(origin)
