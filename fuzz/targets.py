@@ -174,8 +174,10 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
 }
 
 # The other areas' targets, each in a file of its own.
+from fuzz.targets_h1 import TARGETS as _H1
 from fuzz.targets_host import TARGETS as _HOST
 from fuzz.targets_wire import TARGETS as _WIRE
 
+TARGETS.update(_H1)
 TARGETS.update(_HOST)
 TARGETS.update(_WIRE)
