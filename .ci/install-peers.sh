@@ -13,7 +13,8 @@
 #         picks it up.  TRIMCP_NODE=/path/to/node overrides both.
 # Smoke:  each peer is started once and must answer `initialize` (uses $PYTHON, default python3;
 #         skip with TRIMCP_SKIP_PEER_SMOKE=1).
-# The PyPI peers (mcp, mcp-server-time) come from `pip install -e '.[test]' -c .ci/constraints.txt`.
+# npm peers: server-everything, server-filesystem, server-memory (pinned in .ci/npm).
+# The PyPI peers (mcp, mcp-server-time, mcp-server-fetch, mcp-server-git) come from `pip install -e '.[test]' -c .ci/constraints.txt`.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -81,6 +82,8 @@ if [[ "${TRIMCP_SKIP_PEER_SMOKE:-0}" != "1" ]]; then
         fi
     }
     smoke server-everything "$NODE" "$EVERYTHING" stdio
+    smoke server-filesystem "$NODE" "$PREFIX/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js" "$PREFIX"
+    MEMORY_FILE_PATH="$(mktemp)" smoke server-memory "$NODE" "$PREFIX/node_modules/@modelcontextprotocol/server-memory/dist/index.js"
     smoke raw_server "$PYTHON" "$ROOT/benchmarks/raw_server.py"
     if "$PYTHON" -c 'import mcp_server_time' 2>/dev/null; then
         smoke mcp-server-time "$PYTHON" -m mcp_server_time --local-timezone UTC

@@ -20,6 +20,15 @@ Peers (install them with ``.ci/install-peers.sh`` and ``pip install -e '.[test]'
   on Streamable HTTP (``/mcp``) or HTTP+SSE (``/sse``), pinned to 127.0.0.1 by a preload.
 - ``time_server_argv()``  mcp-server-time (PyPI): tools ``get_current_time``, ``convert_time``.
 - ``sdk_server_argv()``  tests/servers/mcp_sdk_server.py, built on the official ``mcp`` SDK 2.x.
+- ``filesystem_argv(root)`` / ``memory_argv()``  @modelcontextprotocol/server-filesystem (serves
+  only the folders it is given) and server-memory (a knowledge graph kept in
+  ``$MEMORY_FILE_PATH``: give it a temp file), npm, pinned beside server-everything.
+- ``fetch_server_argv()``  mcp-server-fetch (PyPI).  Its ``fetch`` tool reaches any URL: call it
+  only on a loopback URL you serve yourself.
+- ``git_server_argv(repo)``  mcp-server-git (PyPI) confined to ``repo`` (make a temp repo).
+- ``fastmcp_argv(http=False)``  tests/servers/fastmcp_server.py, from the fastmcp venv
+  (``$TRIMCP_FASTMCP_VENV``, default ``<repo>/.venv-fastmcp``; ``benchmarks/bench_server.py
+  --setup`` makes it).  ``--http`` binds 127.0.0.1 and prints ``PORT <n>``.
 - ``raw_server_argv()``  benchmarks/raw_server.py, a dependency-free floor server.
 
 Nothing here imports trimcp, so benchmarks can use it too.
@@ -163,6 +172,61 @@ def sdk_server_argv(
     return argv + list(extra)
 
 
+def _npm_js(package: str) -> Path | None:
+    if everything_js() is None:  # installs every npm peer when npm is there
+        return None
+    path = npm_prefix() / "node_modules" / "@modelcontextprotocol" / package / "dist" / "index.js"
+    return path if path.is_file() else None
+
+
+def filesystem_argv(root: str | os.PathLike[str]) -> list[str] | None:
+    """server-filesystem on stdio, allowed to touch ``root`` only (give it a temp folder)."""
+    node, js = node_executable(), _npm_js("server-filesystem")
+    if node is None or js is None:
+        return None
+    return [node, str(js), str(root)]
+
+
+def memory_argv() -> list[str] | None:
+    """server-memory on stdio; start it with ``MEMORY_FILE_PATH`` set to a temp file, or it
+    writes beside its own package."""
+    node, js = node_executable(), _npm_js("server-memory")
+    if node is None or js is None:
+        return None
+    return [node, str(js)]
+
+
+def fetch_server_argv() -> list[str] | None:
+    """mcp-server-fetch on stdio.  ``--ignore-robots-txt`` keeps a call on a loopback URL to
+    one request; never call its tool on anything but 127.0.0.1."""
+    if not _importable("mcp_server_fetch"):
+        return None
+    return [sys.executable, "-m", "mcp_server_fetch", "--ignore-robots-txt"]
+
+
+def git_server_argv(repo: str | os.PathLike[str]) -> list[str] | None:
+    """mcp-server-git on stdio, confined to the git repository ``repo``."""
+    if not _importable("mcp_server_git"):
+        return None
+    return [sys.executable, "-m", "mcp_server_git", "--repository", str(repo)]
+
+
+def fastmcp_python() -> str | None:
+    """The interpreter of the fastmcp venv, or None when there is none."""
+    venv = Path(os.environ.get("TRIMCP_FASTMCP_VENV", str(REPO / ".venv-fastmcp")))
+    python = venv / "bin" / "python"
+    return str(python) if os.access(python, os.X_OK) else None
+
+
+def fastmcp_argv(http: bool = False) -> list[str] | None:
+    """tests/servers/fastmcp_server.py (stdio, or Streamable HTTP on a free 127.0.0.1 port
+    announced as ``PORT <n>`` on stdout)."""
+    python = fastmcp_python()
+    if python is None:
+        return None
+    return [python, str(SERVERS / "fastmcp_server.py"), *(["--http"] if http else [])]
+
+
 def raw_server_argv() -> list[str]:
     """benchmarks/raw_server.py: always available (plain Python).  Startup ~25 ms."""
     return [sys.executable, str(REPO / "benchmarks" / "raw_server.py")]
@@ -197,6 +261,12 @@ __all__ = [
     "everything_http_env",
     "everything_js",
     "everything_stdio_argv",
+    "fastmcp_argv",
+    "fastmcp_python",
+    "fetch_server_argv",
+    "filesystem_argv",
+    "git_server_argv",
+    "memory_argv",
     "node_executable",
     "npm_prefix",
     "peer_env",

@@ -10,16 +10,26 @@ been received was sent after ``received[n - 1]`` and before ``received[n]``
 (the stateless checks use it to follow a multi-round-trip request from its
 InputRequiredResult to the retry).  ``transcript()`` is both directions in the
 order they crossed, in the ``spec/`` corpus format (``transcript.py`` writes it).
+
+``HttpCapture`` wraps an HTTP ``Executor`` and keeps each exchange's method, URL,
+status and the headers the transport rules speak of (``RULE_HEADERS``;
+basic/transports Streamable HTTP and HTTP+SSE), so an HTTP recording can carry
+them beside the messages (the ``"http"`` member, ``spec/record.py``).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+import attrs
 
 from .._errors import RemoteProtocolError
 from .._sansio import jsonrpc as rpc
+from .._sansio.http.plan import HttpRequest
 from .._trio.stream import NO_META, Inbound, MessageStream, Received, SendMeta
+from .._trio.transports.http.executor import Executor, HttpResponse
 
 
 class RecordingStream:
@@ -96,3 +106,115 @@ class RecordingStream:
     def __getattr__(self, name: str) -> Any:
         # Expose the wrapped transport's extras (stderr_tail, returncode, ...).
         return getattr(self.inner, name)
+
+
+# ---------------------------------------------------------------- HTTP exchanges
+
+#: The headers the transport rules speak of (basic/transports: Streamable HTTP, HTTP+SSE;
+#: basic/authorization): what a recording keeps of each HTTP exchange.
+RULE_HEADERS = frozenset({
+    "accept", "allow", "content-type", "last-event-id", "location", "mcp-method", "mcp-name",
+    "mcp-protocol-version", "mcp-session-id", "retry-after", "www-authenticate",
+})
+
+
+def rule_headers(headers: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """The headers of ``headers`` that matter to the rules (``Mcp-Param-*`` too), names lowercased."""
+    out: dict[str, str] = {}
+    for name, value in headers:
+        key = name.lower()
+        if key in RULE_HEADERS or key.startswith("mcp-param-"):
+            out[key] = value if key not in out else f"{out[key]}, {value}"
+    return out
+
+
+@attrs.define
+class Exchange:
+    """One HTTP request made by the client transport, and the head of its response."""
+
+    method: str
+    url: str
+    request_headers: dict[str, str]
+    #: The JSON body of a POST (``None`` for a GET, a DELETE, or a body that is not JSON).
+    body: Any = None
+    status: int | None = None
+    response_headers: dict[str, str] = attrs.field(factory=dict)
+    error: str | None = None
+
+    def as_obj(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"method": self.method, "url": self.url, "request_headers": self.request_headers}
+        if self.status is not None:
+            out["status"] = self.status
+            out["response_headers"] = self.response_headers
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+class _CapturedResponse:
+    def __init__(self, inner: HttpResponse, exchange: Exchange, capture: HttpCapture) -> None:
+        self.inner = inner
+        self.exchange = exchange
+        self.capture = capture
+        self.status = inner.status
+        self.headers = inner.headers
+
+    async def read(self) -> bytes:
+        data = await self.inner.read()
+        if data:
+            self.capture.last_read = self.exchange
+        return data
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class HttpCapture:
+    """An ``Executor`` wrapper that remembers every exchange (``open_http_stream(executor=...)``).
+
+    ``exchanges`` are in the order the requests were opened; ``last_read`` is the exchange
+    whose body gave the latest bytes, the best guess of where a message that is no answer
+    (a notification, a server request) arrived.
+    """
+
+    def __init__(self, inner: Executor) -> None:
+        self.inner = inner
+        self.exchanges: list[Exchange] = []
+        self.last_read: Exchange | None = None
+
+    async def open(self, request: HttpRequest, *, sent: Callable[[], None] | None = None) -> HttpResponse:
+        body: Any = None
+        if request.body:
+            try:
+                body = json.loads(request.body)
+            except ValueError:
+                body = None
+        exchange = Exchange(request.method, request.url, rule_headers(request.headers), body)
+        self.exchanges.append(exchange)
+        try:
+            response = await (self.inner.open(request) if sent is None else self.inner.open(request, sent=sent))
+        except Exception as exc:
+            exchange.error = f"{type(exc).__name__}: {exc}"
+            raise
+        exchange.status = response.status
+        exchange.response_headers = rule_headers(response.headers)
+        return _CapturedResponse(response, exchange, self)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def carrying(self, message: Mapping[str, Any], taken: set[int]) -> Exchange | None:
+        """The first exchange not in ``taken`` (indexes) whose body is ``message``."""
+        for index, exchange in enumerate(self.exchanges):
+            if index not in taken and exchange.body == message:
+                taken.add(index)
+                return exchange
+        return None
+
+    def request_post(self, request_id: Any) -> Exchange | None:
+        """The POST that carried the request ``request_id`` (its answer comes on that POST)."""
+        for exchange in self.exchanges:
+            body = exchange.body
+            if isinstance(body, dict) and "method" in body and body.get("id") == request_id:
+                return exchange
+        return None
