@@ -7,6 +7,9 @@ Each generator takes a transcript (tests/helpers/replay.py: a list of
 ``per_kind`` mutants ``Mutant(kind, entries, index)``: a copy of the
 transcript broken at entry ``index`` and nowhere before it.  A client that
 replays the mutant must report its first problem at exactly ``index``.
+``Mutant.where(j)`` says where the original entry ``j`` ended up (an entry
+inserted or moved shifts the ones after it), so what is excused at an original
+entry (tests/helpers/replay.py) can be excused at the same message in a mutant.
 
 The rules broken, by kind (spec: basic, lifecycle, schema.json per revision):
 
@@ -18,7 +21,8 @@ The rules broken, by kind (spec: basic, lifecycle, schema.json per revision):
 - ``duplicate``: an answer received a second time;
 - ``notification-not-allowed``: a notification whose capability the server did not
   declare - inserted, or made so by withdrawing a ``listChanged`` the server had
-  declared before a recorded list_changed notification;
+  declared (the site is then the FIRST recorded list_changed of that kind: every
+  later one breaks the same rule, but after it);
 - ``undeclared-request``: a request from the server for a client capability the
   client did not declare (or, in the stateless era, any server-to-client request:
   they only travel inside an InputRequiredResult there).
@@ -82,6 +86,19 @@ class Mutant:
     entries: list[Entry]
     index: int
     what: str
+    inserted: int | None = None  # a new entry at this index of ``entries``
+    moved: tuple[int, int] | None = None  # (from, to): an original entry moved earlier
+
+    def where(self, original: int) -> int:
+        """The index in ``entries`` of the original transcript's entry ``original``."""
+        if self.moved is not None:
+            src, dst = self.moved
+            if original == src:
+                return dst
+            return original + 1 if dst <= original < src else original
+        if self.inserted is not None and original >= self.inserted:
+            return original + 1
+        return original
 
     @property
     def expected(self) -> tuple[str, ...]:
@@ -220,7 +237,8 @@ def reordered(entries: list[Entry], rng: random.Random) -> Iterator[Mutant]:
         mutated = list(entries)
         answer = mutated.pop(i)
         mutated.insert(sent_at, answer)
-        yield Mutant("reordered", mutated, sent_at, f"answer to {method} moved from {i} before its request")
+        yield Mutant("reordered", mutated, sent_at, f"answer to {method} moved from {i} before its request",
+                     moved=(i, sent_at))
 
 
 def duplicate(entries: list[Entry], rng: random.Random) -> Iterator[Mutant]:
@@ -229,7 +247,7 @@ def duplicate(entries: list[Entry], rng: random.Random) -> Iterator[Mutant]:
     for i, method, _ in answers:
         mutated = list(entries)
         mutated.insert(i + 1, copy.deepcopy(entries[i]))
-        yield Mutant("duplicate", mutated, i + 1, f"answer to {method} at entry {i} received twice")
+        yield Mutant("duplicate", mutated, i + 1, f"answer to {method} at entry {i} received twice", inserted=i + 1)
 
 
 def _positions(entries: list[Entry], rng: random.Random) -> list[int]:
@@ -251,15 +269,17 @@ def notification_not_allowed(entries: list[Entry], rng: random.Random) -> Iterat
         if GATED_NOTIFICATIONS[method] is not None:
             note["params"] = GATED_NOTIFICATIONS[method]
         mutated.insert(at, ("recv", note))
-        yield Mutant("notification-not-allowed", mutated, at, f"{method} inserted at {at}")
+        yield Mutant("notification-not-allowed", mutated, at, f"{method} inserted at {at}", inserted=at)
     # A recorded list_changed made illegal by withdrawing the flag the server declared.
     first, _ = opening(entries)
     opened = next(i for i, (d, m) in enumerate(entries) if d == "recv" and isinstance(m, dict)
                   and m.get("id") == first["id"] and "method" not in m)
+    seen: set[tuple[str, ...]] = set()
     for i, (d, m) in enumerate(entries):
         gate = own_gate(m.get("method", "")) if d == "recv" and isinstance(m, dict) else None
-        if gate is None or gate[-1] != "listChanged" or "id" in m:
+        if gate is None or gate[-1] != "listChanged" or "id" in m or gate in seen:
             continue
+        seen.add(gate)  # withdrawn, the flag makes its first notification the first problem
         mutated = copy.deepcopy(entries)
         node = mutated[opened][1]["result"]["capabilities"]
         for key in gate[:-1]:
@@ -288,7 +308,7 @@ def undeclared_request(entries: list[Entry], rng: random.Random, revision: str) 
             request["params"] = SERVER_REQUESTS[method]
         mutated = list(entries)
         mutated.insert(at, ("recv", request))
-        yield Mutant("undeclared-request", mutated, at, f"{method} inserted at {at}")
+        yield Mutant("undeclared-request", mutated, at, f"{method} inserted at {at}", inserted=at)
 
 
 KINDS: dict[str, Callable[[list[Entry], random.Random, str], Iterator[Mutant]]] = {
