@@ -588,3 +588,16 @@ def _damaged(draw: st.DrawFn) -> bytes:
 def test_damaged_responses_raise_only_remote_errors(raw: bytes) -> None:
     # fuzz_h1_response lets H1RemoteError through and checks any accepted answer against h11
     fuzz_h1_response(raw)
+
+
+@pytest.mark.parametrize("raw", [
+    # the reuse verdict belongs to the final head, here HTTP/1.0 behind a 1.1 interim answer
+    b"HTTP/1.1 100 Y\r\n\r\nHTTP/1.0 204 OK\r\nConnection: keep-alive\r\n\r\n",
+    b"HTTP/1.0 100 Y\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nX-A: a \t\r\n\t b\r\nContent-Length: 0\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nT: a\r\n b\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n  ",
+    b"HTTP/1.1 200 OK\r\n\r\n\r\n \r\n",
+])
+def test_fuzz_seeds(raw: bytes) -> None:
+    fuzz_h1_response(raw)
