@@ -147,9 +147,8 @@ def test_request_connection_close_not_reusable() -> None:
 
 
 def test_one_request_per_cycle() -> None:
-    codec = client()
     with pytest.raises(H1LocalError, match="already"):
-        codec.send_request("GET", "/", HOST)
+        client().send_request("GET", "/", HOST)
 
 
 def test_validation_cache_lets_no_bad_value_through() -> None:
@@ -158,7 +157,6 @@ def test_validation_cache_lets_no_bad_value_through() -> None:
                 ("X-Token", "go\x00od")]:
         with pytest.raises(H1LocalError):
             H1Client().send_request("GET", "/", [*HOST, bad])
-    # the cached good pair is still good, and the cache never grows past its cap
     assert b"X-Token: good\r\n" in H1Client().send_request("GET", "/", [*HOST, ("X-Token", "good")])
     for n in range(h1._CACHE_MAX + 10):
         H1Client().send_request("GET", "/", [*HOST, ("X-N", str(n))])
@@ -340,8 +338,7 @@ def test_trailer_cap() -> None:
 
 
 def test_eof_inside_chunked_body() -> None:
-    fails(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel", "closed in the middle",
-          eof=True)
+    fails(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel", "closed in the", eof=True)
 
 
 @pytest.mark.parametrize("fields", [b"Content-Length: 5, 5", b"Content-Length: 5\r\nContent-Length: 5"])
@@ -451,14 +448,9 @@ def test_bytes_before_any_request() -> None:
 def test_eof_before_and_inside_the_head() -> None:
     codec = client()
     assert drain(codec, b"") == [CLOSED]
-    fails(b"HTTP/1.1 200 OK\r\nContent-Le", "closed in the middle of a response head", eof=True)
-
-
-def test_data_after_eof_refused() -> None:
-    codec = client()
-    codec.receive_data(b"")
     with pytest.raises(H1RemoteError, match="after the end"):
         codec.receive_data(b"x")
+    fails(b"HTTP/1.1 200 OK\r\nContent-Le", "closed in the middle of a response head", eof=True)
 
 
 def test_bytearray_and_memoryview_input() -> None:

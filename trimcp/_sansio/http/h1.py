@@ -17,6 +17,9 @@ pool needs.  ``H1Client`` does no I/O:
   ``Response`` (1xx answers are skipped; 101 is an error, this client never
   asks for an upgrade), ``Data`` pieces, ``EndOfMessage``, then ``NEED_DATA``
   (or ``CLOSED`` after EOF).  The response head is capped (``max_head``).
+  A response field line continued by obs-fold lines has each fold (with the
+  whitespace around it) replaced by one SP, as RFC 9112 section 5.2 asks of a
+  user agent; a first field line starting with whitespace is refused.
 * Body framing is RFC 9112 section 6.3, in its order: no body after HEAD and
   for 1xx/204/304; ``Transfer-Encoding`` ending in ``chunked`` is chunked
   (section 7.1: hex sizes, extensions ignored, trailers read, capped and
