@@ -17,6 +17,9 @@ pool needs.  ``H1Client`` does no I/O:
   ``Response`` (1xx answers are skipped; 101 is an error, this client never
   asks for an upgrade), ``Data`` pieces, ``EndOfMessage``, then ``NEED_DATA``
   (or ``CLOSED`` after EOF).  The response head is capped (``max_head``).
+  A response field line continued by obs-fold lines has each fold (with the
+  whitespace around it) replaced by one SP, as RFC 9112 section 5.2 asks of a
+  user agent; a first field line starting with whitespace is refused.
 * Body framing is RFC 9112 section 6.3, in its order: no body after HEAD and
   for 1xx/204/304; ``Transfer-Encoding`` ending in ``chunked`` is chunked
   (section 7.1: hex sizes, extensions ignored, trailers read, capped and
@@ -111,8 +114,13 @@ _TARGET_RE: Final = re.compile(r"[\x21-\x7e]+")
 # A value: no CTL but HTAB, no DEL; no surrounding whitespace (RFC 9110 section 5.5).
 _VALUE_RE: Final = re.compile(r"(?:[\x21-\x7e\x80-\xff](?:[\t \x21-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?)?")
 _STATUS_RE: Final = re.compile(rb"HTTP/(1\.[01]) ([0-9]{3})(?: ([\t \x21-\x7e\x80-\xff]*))?\r?")
-# The field lines of a head, checked in one match: token ":" field bytes, CRLF or LF.
-_FIELDS_RE: Final = re.compile(rb"(?:" + _TOKEN + rb":[\t \x21-\x7e\x80-\xff]*\r?\n)*")
+_FIELD_BYTES: Final = rb"[\t \x21-\x7e\x80-\xff]*\r?\n"
+# The field lines of a head, checked in one match: token ":" field bytes, CRLF or LF, each
+# line perhaps continued by obs-fold lines (starting with SP / HTAB, RFC 9112 section 5.2),
+# which can never come first.
+_FIELDS_RE: Final = re.compile(rb"(?:" + _TOKEN + rb":" + _FIELD_BYTES + rb"(?:[ \t]" + _FIELD_BYTES + rb")*)*")
+# One obs-fold with the whitespace around it (OWS CRLF RWS), replaced by one SP.
+_FOLD_RE: Final = re.compile(rb"[ \t]*\r?\n[ \t]+")
 # chunk-size [ chunk-ext ], the extensions ignored; trailing whitespace tolerated as h11
 # does (RFC 9112 7.1.1 also allows BWS before ";", which is not accepted here).
 _CHUNK_RE: Final = re.compile(rb"([0-9A-Fa-f]{1,16})(?:;[\t \x21-\x7e\x80-\xff]*)?[ \t]*")
@@ -334,7 +342,10 @@ class H1Client:
                 self._rstate = _CHUNK_SIZE
             elif not line:  # _TRAILERS: the empty line ends the message
                 self._rstate = _END
-            elif _FIELDS_RE.fullmatch(line + b"\n") is None:
+            elif _FIELDS_RE.fullmatch(line + b"\n") is None and not (
+                # an obs-fold line continues the trailer field before it (RFC 9112 5.2)
+                self._trailers and line[:1] in b" \t" and _FIELDS_RE.fullmatch(b"x:" + line + b"\n")
+            ):
                 raise H1RemoteError(f"invalid trailer field {line[:40]!r}")
             else:
                 self._trailers += len(line)
@@ -394,6 +405,9 @@ class H1Client:
         if fields:
             if _FIELDS_RE.fullmatch(fields) is None:
                 raise H1RemoteError(self._field_error(fields))
+            if b"\n " in fields or b"\n\t" in fields:
+                # RFC 9112 5.2: a user agent replaces each obs-fold with SP before reading the value.
+                fields = _FOLD_RE.sub(b" ", fields)
             headers: list[tuple[bytes, bytes]] = []
             for line in fields.split(b"\n")[:-1]:
                 name, _, value = line.partition(b":")
@@ -413,9 +427,11 @@ class H1Client:
 
     @staticmethod
     def _field_error(fields: bytes) -> str:
-        for line in fields.split(b"\n"):
+        for n, line in enumerate(fields.split(b"\n")):
             if line and line[:1] in b" \t":
-                return "obsolete line folding in a response header"
+                if n == 0:
+                    return "the first response header line starts with whitespace"
+                continue  # an obs-fold continuation line, valid after a field line
             if _FIELDS_RE.fullmatch(line + b"\n") is None:
                 return f"invalid response header line {line[:60]!r}"
         return "invalid response header"  # pragma: no cover - the block failed as a whole
