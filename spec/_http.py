@@ -7,7 +7,9 @@ latest bytes (``HttpCapture.last_read``); ``annotate`` then gives each transcrip
 
 * ``send``: ``{"method", "url", "headers"}`` of the request that carried the message (found
   by its JSON body) and ``"status"`` / ``"response_headers"`` of its answer (202 for a
-  notification or a response, 200 for a request);
+  notification or a response, 200 for a request); ``{"posted": false}`` on a
+  ``notifications/cancelled`` the transport did not POST (2026-07-28 closes the request's
+  stream instead);
 * ``recv``: ``{"via": "POST"|"GET", "status", "headers"}`` of the response that brought it:
   an answer on Streamable HTTP comes on the POST of its request (matched by id); anything
   else (a notification, a server request, every message over HTTP+SSE) on the exchange whose
@@ -65,6 +67,10 @@ def annotate(entries: list[dict[str, Any]], tags: list[Exchange | None], capture
                     http["status"] = ex.status
                     http["response_headers"] = ex.response_headers
                 entry["http"] = http
+            elif isinstance(message, dict) and message.get("method") == "notifications/cancelled":
+                # 2026-07-28 Streamable HTTP cancels by closing the request's stream; the
+                # notification is in the transcript (it is what the client decided) but not posted.
+                entry["http"] = {"posted": False}
         else:
             tag = next(received, None)
             is_answer = isinstance(message, dict) and "method" not in message and "id" in message

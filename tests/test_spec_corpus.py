@@ -255,3 +255,206 @@ def test_mutated_answer_is_rejected_at_the_mutation(data: st.DataObject) -> None
     assert info.value.path[:3] == ["result", key, index], str(info.value)
     # the unmutated original still parses
     s.parse_result(method, result)
+
+
+# ---------------------------------------------------------------- the HTTP evidence
+
+#: The transport each file name stands for (spec/README.md); the meta file must agree.
+def _transport_of(path: Path) -> str:
+    if path.name.endswith(".http.jsonl"):
+        return "streamable-http"
+    if path.name.endswith(".sse.jsonl"):
+        return "sse"
+    return "stdio"
+
+
+def _meta_of(path: Path) -> dict[str, Any]:
+    meta: dict[str, Any] = json.loads(path.with_name(path.name[: -len(".jsonl")] + ".meta.json").read_text("utf-8"))
+    return meta
+
+
+def _kind(obj: dict[str, Any]) -> str:
+    if "method" in obj:
+        return "request" if "id" in obj else "notification"
+    return "answer"
+
+
+def _content_type(headers: dict[str, str] | None) -> str:
+    return (headers or {}).get("content-type", "").split(";")[0].strip().lower()
+
+
+MESSAGE_TYPES = ("application/json", "text/event-stream")
+
+
+def check_meta_transport(path: Path, meta: dict[str, Any]) -> None:
+    assert meta.get("transport") == _transport_of(path), (path.name, meta.get("transport"))
+
+
+def check_streamable_http(entries: list[dict[str, Any]], revision: str) -> None:
+    """basic/transports, Streamable HTTP: a POSTed notification or response is answered
+    202; a POSTed request 200 with a JSON or SSE body (2026-07-28 may answer a JSON-RPC
+    error with a 4xx, as it must for HeaderMismatch or an unsupported version); from
+    2025-06-18 on every request after initialize carries ``MCP-Protocol-Version`` equal to
+    the negotiated revision; once the server issued ``Mcp-Session-Id`` every later request
+    carries it; every received message came on a 200 JSON or SSE response."""
+    cancelled = {obj["params"]["requestId"] for e in entries if e["dir"] == "send"
+                 for obj in [e["message"]] if obj.get("method") == "notifications/cancelled"}
+    session: str | None = None
+    for index, entry in enumerate(entries):
+        obj, http = entry["message"], entry.get("http")
+        where = f"entry {index} ({obj.get('method') or 'answer'})"
+        assert isinstance(http, dict), f"{where}: no http member"
+        if entry["dir"] == "send":
+            if http.get("posted") is False:
+                assert revision in STATELESS and obj.get("method") == "notifications/cancelled", where
+                continue
+            assert http["method"] == "POST", where
+            headers = http["headers"]
+            kind = _kind(obj)
+            if kind == "request" and obj["id"] in cancelled and http.get("status") is None:
+                pass  # cancelled before the answer's head arrived: the stream was closed
+            elif kind == "request":
+                status = http.get("status")
+                error_ok = revision in STATELESS and isinstance(status, int) and 400 <= status < 500
+                assert status == 200 or error_ok, f"{where}: status {status}"
+                assert _content_type(http.get("response_headers")) in MESSAGE_TYPES, where
+            else:
+                assert http.get("status") == 202, f"{where}: status {http.get('status')}"
+            if revision >= "2025-06-18" and obj.get("method") != "initialize":
+                assert headers.get("mcp-protocol-version") == revision, f"{where}: {headers}"
+            if session is not None:
+                assert headers.get("mcp-session-id") == session, f"{where}: {headers}"
+            issued = (http.get("response_headers") or {}).get("mcp-session-id")
+        else:
+            status = http.get("status") or 0
+            assert status == 200 or (revision in STATELESS and 400 <= status < 500), f"{where}: status {status}"
+            assert _content_type(http.get("headers")) in MESSAGE_TYPES, where
+            issued = (http.get("headers") or {}).get("mcp-session-id")
+        if session is None and issued:
+            session = issued
+
+
+def check_http_sse(entries: list[dict[str, Any]]) -> None:
+    """basic/transports 2024-11-05, HTTP with SSE: the client POSTs every message to the
+    endpoint the server announced (one URL, accepted with a 2xx); every server message
+    comes down the GET event stream."""
+    urls = set()
+    for index, entry in enumerate(entries):
+        obj, http = entry["message"], entry.get("http")
+        where = f"entry {index} ({obj.get('method') or 'answer'})"
+        assert isinstance(http, dict), f"{where}: no http member"
+        if entry["dir"] == "send":
+            assert http["method"] == "POST" and 200 <= (http.get("status") or 0) < 300, where
+            urls.add(http["url"])
+        else:
+            assert http["via"] == "GET" and http["status"] == 200, where
+            assert _content_type(http["headers"]) == "text/event-stream", where
+    assert len(urls) == 1, urls
+
+
+def check_http(path: Path, entries: list[dict[str, Any]], meta: dict[str, Any]) -> None:
+    check_meta_transport(path, meta)
+    transport = _transport_of(path)
+    if transport == "streamable-http":
+        check_streamable_http(entries, path.parent.name)
+    elif transport == "sse":
+        check_http_sse(entries)
+    else:
+        assert not any("http" in e for e in entries), "an stdio transcript with an http member"
+
+
+@pytest.mark.parametrize("path", FILES, ids=_ids(FILES))
+def test_http_evidence(path: Path) -> None:
+    check_http(path, _entries(path), _meta_of(path))
+
+
+def _first_send(entries: list[dict[str, Any]], kind: str, after_init: bool = True) -> dict[str, Any] | None:
+    for entry in entries[1 if after_init else 0:]:
+        http = entry.get("http") or {}
+        if entry["dir"] == "send" and _kind(entry["message"]) == kind and http.get("status") is not None:
+            return entry
+    return None
+
+
+def _set_status(kind: str, status: int) -> Any:
+    def mutate(entries: list[dict[str, Any]], revision: str) -> bool:
+        entry = _first_send(entries, kind)
+        if entry is None:
+            return False
+        entry["http"]["status"] = status
+        return True
+    return mutate
+
+
+def _json_as_html(entries: list[dict[str, Any]], revision: str) -> bool:
+    entry = _first_send(entries, "request")
+    if entry is None:
+        return False
+    entry["http"]["response_headers"]["content-type"] = "text/html"
+    return True
+
+
+def _header(name: str, value: str | None, since: str = "") -> Any:
+    def mutate(entries: list[dict[str, Any]], revision: str) -> bool:
+        if revision < since:
+            return False
+        later = [e for e in entries[1:] if e["dir"] == "send" and name in (e.get("http") or {}).get("headers", {})]
+        if not later:
+            return False
+        headers = later[-1]["http"]["headers"]
+        if value is None:
+            del headers[name]
+        else:
+            headers[name] = value
+        return True
+    return mutate
+
+
+def _recv_via_post(entries: list[dict[str, Any]], revision: str) -> bool:
+    for entry in entries:
+        if entry["dir"] == "recv":
+            entry["http"]["via"] = "POST"
+            return True
+    return False
+
+
+_HTTP_MUTATIONS = {
+    "notification answered 200": ("streamable-http", _set_status("notification", 200)),
+    "response answered 200": ("streamable-http", _set_status("answer", 200)),
+    "request answered 202": ("streamable-http", _set_status("request", 202)),
+    "request answered text/html": ("streamable-http", _json_as_html),
+    "protocol version header dropped": ("streamable-http", _header("mcp-protocol-version", None, "2025-06-18")),
+    "protocol version header wrong": ("streamable-http", _header("mcp-protocol-version", "2025-03-26", "2025-06-18")),
+    "session id dropped": ("streamable-http", _header("mcp-session-id", None)),
+    "session id changed": ("streamable-http", _header("mcp-session-id", "session-other")),
+    "sse message on a POST": ("sse", _recv_via_post),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_HTTP_MUTATIONS))
+def test_http_check_rejects_altered_transcript(name: str) -> None:
+    transport, mutate = _HTTP_MUTATIONS[name]
+    altered = 0
+    for path in HTTP_FILES:
+        if _transport_of(path) != transport:
+            continue
+        entries, meta = _entries(path), _meta_of(path)
+        check_http(path, entries, meta)  # the recording itself passes
+        if not mutate(entries, path.parent.name):
+            continue
+        altered += 1
+        with pytest.raises(AssertionError):
+            check_http(path, entries, meta)
+    if not altered:
+        pytest.skip(f"no {transport} transcript to alter")
+
+
+@pytest.mark.parametrize("path", HTTP_FILES[:1] + [p for p in FILES if p not in HTTP_FILES][:1],
+                         ids=_ids(HTTP_FILES[:1] + [p for p in FILES if p not in HTTP_FILES][:1]))
+def test_meta_transport_must_match_the_file_name(path: Path) -> None:
+    meta = _meta_of(path)
+    check_meta_transport(path, meta)
+    for wrong in ("stdio", "streamable-http", "sse"):
+        if wrong != meta["transport"]:
+            with pytest.raises(AssertionError):
+                check_meta_transport(path, {**meta, "transport": wrong})

@@ -161,9 +161,16 @@ class _CapturedResponse:
 
     async def read(self) -> bytes:
         data = await self.inner.read()
-        if data:
+        # Only a JSON or SSE body can carry a message: the "Accepted" text of an HTTP+SSE
+        # POST, read while a message is on its way down the GET stream, must not claim it.
+        if data and self.carries_messages:
             self.capture.last_read = self.exchange
         return data
+
+    @property
+    def carries_messages(self) -> bool:
+        kind = self.exchange.response_headers.get("content-type", "").split(";")[0].strip().lower()
+        return kind in ("application/json", "text/event-stream")
 
     async def aclose(self) -> None:
         await self.inner.aclose()
@@ -173,7 +180,7 @@ class HttpCapture:
     """An ``Executor`` wrapper that remembers every exchange (``open_http_stream(executor=...)``).
 
     ``exchanges`` are in the order the requests were opened; ``last_read`` is the exchange
-    whose body gave the latest bytes, the best guess of where a message that is no answer
+    whose JSON or SSE body gave the latest bytes, the best guess of where a message that is no answer
     (a notification, a server request) arrived.
     """
 
