@@ -54,6 +54,12 @@ PEER_DEFECTS: tuple[tuple[str, str, str, int], ...] = (
     ("mcp-sdk", "2025-03-26", UNDECLARED_LOGGING, 26),
     ("mcp-sdk", "2025-06-18", UNDECLARED_LOGGING, 26),
     ("mcp-sdk", "2025-11-25", UNDECLARED_LOGGING, 26),
+    # The same server over Streamable HTTP, and over HTTP+SSE in 2024-11-05.
+    ("mcp-sdk.http", "2024-11-05", UNDECLARED_LOGGING, 26),
+    ("mcp-sdk.http", "2025-03-26", UNDECLARED_LOGGING, 26),
+    ("mcp-sdk.http", "2025-06-18", UNDECLARED_LOGGING, 26),
+    ("mcp-sdk.http", "2025-11-25", UNDECLARED_LOGGING, 26),
+    ("mcp-sdk.sse", "2024-11-05", UNDECLARED_LOGGING, 26),
 )
 
 
