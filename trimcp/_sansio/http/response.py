@@ -284,16 +284,19 @@ class ResponseReader:
         )
         self._retry_seen = retry_ms
         self._endpoint_seen = False
+        #: (last event id, retry) as of the event that ended the stream: what the decoder
+        #: read after it in the same chunk was never delivered, so it must not count.
+        self._frozen: tuple[str | None, int | None] | None = None
 
     # -- input ---------------------------------------------------------------------
 
     @property
     def last_event_id(self) -> str | None:
-        return self._decoder.last_event_id
+        return self._decoder.last_event_id if self._frozen is None else self._frozen[0]
 
     @property
     def retry_ms(self) -> int | None:
-        return self._decoder.retry_ms
+        return self._decoder.retry_ms if self._frozen is None else self._frozen[1]
 
     def head(self, status: int, headers: Sequence[tuple[str, str]]) -> list[HttpEvent]:
         """The status line and headers (names in any case)."""
@@ -429,7 +432,10 @@ class ResponseReader:
         except RemoteProtocolError as exc:
             return [self._finish(StreamFailed(str(exc)))]
         out: list[HttpEvent] = []
+        retry_now = self._retry_seen
         for event in events:
+            if event.retry is not None:
+                retry_now = event.retry
             if event.event == "endpoint":
                 out += self._endpoint(event.data)
             elif event.event == "message":
@@ -442,6 +448,7 @@ class ResponseReader:
             else:
                 out.append(TransportIssue(f"ignored an SSE event of type {event.event!r}"))
             if self.finished:
+                self._frozen = (event.id, retry_now)
                 return out
         retry = self._decoder.retry_ms
         if retry is not None and retry != self._retry_seen:
