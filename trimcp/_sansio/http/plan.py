@@ -206,9 +206,14 @@ def _stateless_version(params: Mapping[str, Any] | None) -> str | None:
     return version if isinstance(version, str) else None
 
 
+def _printable(value: str) -> bool:
+    """Printable ASCII and tabs only: text any HTTP writer accepts in a field value."""
+    return all(c == "\t" or " " <= c <= "~" for c in value)
+
+
 def _plain_header_text(value: str) -> bool:
-    """Visible ASCII with inner spaces/tabs: a field value that survives any HTTP writer."""
-    return value == value.strip(" \t") and all(c == "\t" or " " <= c <= "~" for c in value)
+    """A field value as it is, with no surrounding whitespace for a writer to strip."""
+    return value == value.strip(" \t") and _printable(value)
 
 
 def check_static_headers(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -217,7 +222,7 @@ def check_static_headers(headers: Iterable[tuple[str, str]]) -> list[tuple[str, 
     for name, value in headers:
         if not isinstance(name, str) or not is_token(name):
             raise LocalProtocolError(f"invalid HTTP header name {name!r}")
-        if not isinstance(value, str) or not all(c == "\t" or " " <= c <= "~" for c in value):
+        if not isinstance(value, str) or not _printable(value):
             raise LocalProtocolError(
                 f"invalid value for HTTP header {name!r} (printable ASCII only; "
                 "encode other text, e.g. with encode_header_value)"
