@@ -925,6 +925,26 @@ def test_progress_flow() -> None:
     c.send_request("tools/list", progress_token="tok")
 
 
+def test_progress_after_the_peer_cancelled_is_dropped_but_still_checked() -> None:
+    c, s = pair()
+    rid = c.send_request("tools/call", {"name": "slow"}, progress_token="tok")
+    pump(c, s)
+    s.send_progress("tok", 1)
+    c.cancel(rid)
+    pump(c, s)
+    s.outgoing()
+    # The cancellation retired the token for the client: nothing more goes out ...
+    s.send_progress("tok", 2)
+    assert s.outgoing() == []
+    # ... but progress that does not grow is still the handler's bug, cancelled or not.
+    with pytest.raises(LocalProtocolError, match="must increase"):
+        s.send_progress("tok", 2)
+    with pytest.raises(LocalProtocolError, match="must increase"):
+        s.send_progress("tok", 1.5)
+    s.send_response(rid, {"content": []})
+    assert s.outgoing() == []
+
+
 def test_send_progress_unknown_token() -> None:
     _, s = pair()
     with pytest.raises(LocalProtocolError, match="no active request"):

@@ -204,15 +204,17 @@ class IncomingTable:
         ``token``; ``LocalProtocolError`` for a dead token or progress that does not grow.
         None when the peer cancelled that request: its token is no longer live for the
         peer (spec: progress MUST only reference an active request), and the handler
-        racing the cancellation should not fail for it - its answer is dropped too."""
+        racing the cancellation should not fail for it - its answer is dropped too.
+        Progress that does not grow is refused even then: it is the caller's bug,
+        whether or not the cancellation won the race."""
         incoming = next((i for i in self._requests.values() if i.progress_token == token), None)
         if incoming is None:
             raise LocalProtocolError(f"progress token {token!r} belongs to no active request")
-        if incoming.cancelled:
-            return None
         if incoming.last_progress is not None and progress <= incoming.last_progress:
             raise LocalProtocolError("progress must increase with each notification")
         incoming.last_progress = progress
+        if incoming.cancelled:
+            return None
         params: dict[str, Any] = {"progressToken": token, "progress": progress}
         if total is not None:
             params["total"] = total
