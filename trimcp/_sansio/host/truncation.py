@@ -72,13 +72,17 @@ ImageHook = Callable[[Mapping[str, Any], int], "Mapping[str, Any] | None"]
 R = TypeVar("R", CallToolResult, Mapping[str, Any])
 
 
-def notice_text(max_tokens: int, *, full_output_path: str | None = None, dropped: str = "") -> str:
-    """The notice that ends a truncated result."""
-    text = (
-        f"[OUTPUT TRUNCATED - exceeded {max_tokens} token limit]\n"
-        "The tool's output was cut to fit. To see the rest, call the server's pagination or "
-        "filtering tools (a page, cursor, offset or limit argument, or a narrower query)."
-    )
+def notice_text(
+    max_tokens: int, *, full_output_path: str | None = None, dropped: str = "", brief: bool = False
+) -> str:
+    """The notice that ends a truncated result (``brief``: its first line and what was
+    left out, for a limit the whole notice would not fit)."""
+    text = f"[OUTPUT TRUNCATED - exceeded {max_tokens} token limit]"
+    if not brief:
+        text += (
+            "\nThe tool's output was cut to fit. To see the rest, call the server's pagination or "
+            "filtering tools (a page, cursor, offset or limit argument, or a narrower query)."
+        )
     if dropped:
         text += f" Left out: {dropped}."
     if full_output_path is not None:
@@ -170,8 +174,8 @@ class TruncationPlan:
         return self.estimate * 2 >= self.max_tokens
 
     def count_input(self) -> str:
-        """The text an exact counter should count: every text part, newline-joined
-        (images keep their fixed cost of 1 600 tokens each)."""
+        """The text an exact counter should count: every part the estimate measures, the
+        same part of each block, newline-joined (images keep their fixed cost)."""
         parts: list[str] = []
         for block in self.wire.get("content") or ():
             if not isinstance(block, Mapping) or block.get("type") == "image":
@@ -181,6 +185,8 @@ class TruncationPlan:
             elif block.get("type") == "resource" and isinstance(block.get("resource"), Mapping):
                 inner = block["resource"]
                 parts.append(str(inner.get("text", inner.get("blob", ""))))
+            elif block.get("type") == "audio" and isinstance(block.get("data"), str):
+                parts.append(block["data"])  # what the estimate measures, as for a blob
             else:
                 parts.append(dumps(dict(block)))
         if self.wire.get("structuredContent") is not None:
@@ -255,15 +261,9 @@ def _cut(
     image_hook: ImageHook | None, full_output_path: str | None,
 ) -> dict[str, Any]:
     blocks = [b for b in wire.get("content") or () if isinstance(b, Mapping)]
-    # The notice's worst case (every block dropped) is reserved up front.
-    worst = notice_text(max_tokens, full_output_path=full_output_path,
-                        dropped=f"{len(blocks)} content blocks")
-    # Only what is cut scales: the counter counts the notice too, at its own density, so
-    # the notice is taken from the limit after scaling (in estimator units).
-    budget = int(max_tokens * scale - _tokens(len(worst)) - 1) * CHARS_PER_TOKEN
-    placeholders = sum(len(_placeholder(b)["text"]) for b in blocks if b.get("type") != "text")
-    budget -= placeholders  # room for every placeholder, so none can push us over
+    notice, per_block, budget = _framing(blocks, max_tokens, scale, full_output_path)
     kept: list[dict[str, Any] | None] = [None] * len(blocks)
+    omitted: set[int] = set()  # dropped fixed-cost blocks that get no placeholder
     dropped = 0
     # Fixed-cost blocks first: images are what a screenshot tool was called for.
     for index, block in enumerate(blocks):
@@ -280,11 +280,15 @@ def _cut(
             kept[index] = dict(smaller)
             budget -= _image_tokens(smaller) * CHARS_PER_TOKEN
         else:
-            kept[index] = _placeholder(block)
+            if per_block:
+                kept[index] = _placeholder(block)
+            else:
+                omitted.add(index)
             dropped += 1
     structured = wire.get("structuredContent")
     cap = _cap(max_tokens)
-    text_total = min(cap, sum(_block_chars(b, budget)[0] for i, b in enumerate(blocks) if kept[i] is None))
+    text_total = min(cap, sum(_block_chars(b, budget)[0] for i, b in enumerate(blocks)
+                              if kept[i] is None and i not in omitted))
     structured_budget = 0
     if structured is not None:
         # Both sides saturate at the same cap: two giants split the budget evenly.
@@ -292,7 +296,7 @@ def _cut(
         structured_budget = max(3, budget * s_chars // max(1, s_chars + text_total))
         budget -= structured_budget
     for index, block in enumerate(blocks):
-        if kept[index] is not None:
+        if kept[index] is not None or index in omitted:
             continue
         if budget < _MIN_TEXT_ROOM:
             dropped += 1
@@ -310,7 +314,35 @@ def _cut(
     if structured is not None:
         out["structuredContent"] = shrink_json(structured, max(3, structured_budget))[0]
     summary = f"{dropped} content block{'s' if dropped != 1 else ''}" if dropped else ""
-    content.append({"type": "text", "text": notice_text(max_tokens, full_output_path=full_output_path,
-                                                        dropped=summary)})
+    content.append({"type": "text", "text": notice(summary)})
     out["content"] = content
     return out
+
+
+def _framing(
+    blocks: list[Mapping[str, Any]], max_tokens: int, scale: float, full_output_path: str | None
+) -> tuple[Callable[[str], str], bool, int]:
+    """(notice maker, whether dropped blocks get a placeholder each, budget in characters
+    left for content).  The notice's worst case (every block dropped) and a placeholder
+    per fixed-cost block are reserved up front, so none can push the result over.  Near
+    the smallest limits they would not fit: the placeholders go first (the notice still
+    counts what was left out), then the notice's second sentence, then the file's path."""
+    # Only what is cut scales: the counter counts the notice too, at its own density, so
+    # the notice is taken from the limit after scaling (in estimator units).
+    room = int(max_tokens * scale) - 1
+    worst_drop = f"{len(blocks)} content blocks"
+    placeholders = sum(len(_placeholder(b)["text"]) for b in blocks if b.get("type") != "text")
+    forms = [(False, full_output_path), (True, full_output_path), (True, None)]
+    for index, (brief, path) in enumerate(forms):
+        worst = notice_text(max_tokens, full_output_path=path, dropped=worst_drop, brief=brief)
+        budget = (room - _tokens(len(worst))) * CHARS_PER_TOKEN
+        last = index == len(forms) - 1
+        if index == 0 and budget - placeholders >= 0:
+            return _notice_maker(max_tokens, path, brief), True, budget - placeholders
+        if budget >= 0 or last:
+            return _notice_maker(max_tokens, path, brief), False, max(0, budget)
+    raise AssertionError("unreachable")
+
+
+def _notice_maker(max_tokens: int, path: str | None, brief: bool) -> Callable[[str], str]:
+    return lambda dropped: notice_text(max_tokens, full_output_path=path, dropped=dropped, brief=brief)
