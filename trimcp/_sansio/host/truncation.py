@@ -261,7 +261,10 @@ def _cut(
     image_hook: ImageHook | None, full_output_path: str | None,
 ) -> dict[str, Any]:
     blocks = [b for b in wire.get("content") or () if isinstance(b, Mapping)]
-    notice, per_block, budget = _framing(blocks, max_tokens, scale, full_output_path)
+    # What the cut adds whatever the budget: the counter's newline between parts, and the
+    # smallest structuredContent ("…" as JSON).
+    fixed = len(blocks) + 1 + (3 if wire.get("structuredContent") is not None else 0)
+    notice, per_block, budget = _framing(blocks, max_tokens, scale, full_output_path, fixed)
     kept: list[dict[str, Any] | None] = [None] * len(blocks)
     omitted: set[int] = set()  # dropped fixed-cost blocks that get no placeholder
     dropped = 0
@@ -320,10 +323,10 @@ def _cut(
 
 
 def _framing(
-    blocks: list[Mapping[str, Any]], max_tokens: int, scale: float, full_output_path: str | None
+    blocks: list[Mapping[str, Any]], max_tokens: int, scale: float, full_output_path: str | None, fixed: int
 ) -> tuple[Callable[[str], str], bool, int]:
     """(notice maker, whether dropped blocks get a placeholder each, budget in characters
-    left for content).  The notice's worst case (every block dropped) and a placeholder
+    left for content; ``fixed`` characters are added whatever it is).  The notice's worst case (every block dropped) and a placeholder
     per fixed-cost block are reserved up front, so none can push the result over.  Near
     the smallest limits they would not fit: the placeholders go first (the notice still
     counts what was left out), then the notice's second sentence, then the file's path."""
@@ -335,7 +338,7 @@ def _framing(
     forms = [(False, full_output_path), (True, full_output_path), (True, None)]
     for index, (brief, path) in enumerate(forms):
         worst = notice_text(max_tokens, full_output_path=path, dropped=worst_drop, brief=brief)
-        budget = (room - _tokens(len(worst))) * CHARS_PER_TOKEN
+        budget = (room - _tokens(len(worst) + fixed)) * CHARS_PER_TOKEN
         last = index == len(forms) - 1
         if index == 0 and budget - placeholders >= 0:
             return _notice_maker(max_tokens, path, brief), True, budget - placeholders
