@@ -1,19 +1,7 @@
-"""HTTP evidence and normalization for ``spec/record.py``.
+"""Normalization and a loopback page for ``spec/record.py``.
 
-Theory of operation (basic/transports: Streamable HTTP and 2024-11-05 HTTP+SSE):
-``TaggingStream`` notes, for every message received, which HTTP exchange's body gave the
-latest bytes (``HttpCapture.last_read``); ``annotate`` then gives each transcript entry an
-``"http"`` member without touching ``dir``/``message``:
-
-* ``send``: ``{"method", "url", "headers"}`` of the request that carried the message (found
-  by its JSON body) and ``"status"`` / ``"response_headers"`` of its answer (202 for a
-  notification or a response, 200 for a request); ``{"posted": false}`` on a
-  ``notifications/cancelled`` the transport did not POST (2026-07-28 closes the request's
-  stream instead);
-* ``recv``: ``{"via": "POST"|"GET", "status", "headers"}`` of the response that brought it:
-  an answer on Streamable HTTP comes on the POST of its request (matched by id); anything
-  else (a notification, a server request, every message over HTTP+SSE) on the exchange whose
-  body was read last, which the recorder's single reader makes the right one.
+The ``"http"`` member of each entry comes from ``trimcp.conformance.http_evidence``
+(shared with ``trimcp check --record``), which says what it holds.
 
 ``Normalizer`` replaces what changes from one recording to the next: session ids become
 ``session-1``, ``session-2``... in order of appearance, ``127.0.0.1:<port>`` hides the port,
@@ -32,55 +20,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
-
-from trimcp._trio.stream import Inbound, Received
-from trimcp.conformance.recorder import Exchange, HttpCapture, RecordingStream
-
-
-class TaggingStream(RecordingStream):
-    def __init__(self, inner: Any, capture: HttpCapture) -> None:
-        super().__init__(inner)
-        self.capture = capture
-        #: For each received text, the exchange that was read last when it arrived.
-        self.http_tags: list[Exchange | None] = []
-
-    async def receive(self) -> Inbound:
-        item = await super().receive()
-        if isinstance(item, Received):
-            self.http_tags.append(self.capture.last_read)
-        return item
-
-
-def annotate(entries: list[dict[str, Any]], tags: list[Exchange | None], capture: HttpCapture,
-             transport: str) -> list[dict[str, Any]]:
-    taken: set[int] = set()
-    received = iter(tags)
-    out = []
-    for entry in entries:
-        entry = dict(entry)
-        message = entry.get("message")
-        if entry["dir"] == "send":
-            ex = capture.carrying(message, taken) if isinstance(message, dict) else None
-            if ex is not None:
-                http: dict[str, Any] = {"method": ex.method, "url": ex.url, "headers": ex.request_headers}
-                if ex.status is not None:
-                    http["status"] = ex.status
-                    http["response_headers"] = ex.response_headers
-                entry["http"] = http
-            elif isinstance(message, dict) and message.get("method") == "notifications/cancelled":
-                # 2026-07-28 Streamable HTTP cancels by closing the request's stream; the
-                # notification is in the transcript (it is what the client decided) but not posted.
-                entry["http"] = {"posted": False}
-        else:
-            tag = next(received, None)
-            is_answer = isinstance(message, dict) and "method" not in message and "id" in message
-            if is_answer and transport == "streamable-http":
-                tag = capture.request_post(message["id"]) or tag
-            if tag is not None:
-                entry["http"] = {"via": tag.method, "status": tag.status, "headers": tag.response_headers}
-        out.append(entry)
-    return out
-
 
 _PORT = re.compile(r"(127\.0\.0\.1|localhost):\d+")
 

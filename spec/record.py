@@ -13,7 +13,7 @@ make the server ask the client.  The transcript goes to
 or ``<server>.sse.jsonl`` (HTTP+SSE), with a ``.meta.json`` beside it
 (``write_transcript``: the transport, the revision, the server's info, the HTTP
 exchanges), in the format ``trimcp check --record`` writes.  Over HTTP every entry
-gets an ``"http"`` member (``_http.annotate``): the request headers and the POST's
+gets an ``"http"`` member (``trimcp.conformance.http_evidence.annotate``): the request headers and the POST's
 status on a ``send`` entry, the status and headers of the response that brought a
 ``recv`` entry.  Volatile values (session ids, ports, the temporary folder, the
 recording time) are normalized (``_http.normalize``) so that re-recording an
@@ -48,6 +48,7 @@ import _http
 from _servers import SERVERS, Launch, Server
 
 import trimcp
+from trimcp.conformance.http_evidence import annotate
 from trimcp.conformance.recorder import HttpCapture, RecordingStream
 from trimcp.conformance.transcript import write_transcript
 
@@ -97,7 +98,7 @@ async def record_one(server: Server, launch: Launch, revision: str, tmp: Path, p
                 capture = HttpCapture(H11Executor(connect_timeout=10))
                 async with open_http_stream(launch.url, executor=capture, legacy_only=launch.transport == "sse",
                                             legacy_fallback=False) as stream:
-                    rec = _http.TaggingStream(stream, capture)
+                    rec = RecordingStream(stream, capture=capture)
                     outcome = await _converse.run(rec, server, revision, tmp, page, capture=capture)
                     entries = rec.transcript()
                     tags = list(rec.http_tags)
@@ -106,7 +107,7 @@ async def record_one(server: Server, launch: Launch, revision: str, tmp: Path, p
                 proc.terminate()
     if outcome is None:
         return None
-    return {"entries": _http.annotate(entries, tags, capture, launch.transport), "outcome": outcome, "capture": capture}
+    return {"entries": annotate(entries, tags, capture, launch.transport), "outcome": outcome, "capture": capture}
 
 
 async def main(only: list[str], transports: list[str], revisions: list[str]) -> int:

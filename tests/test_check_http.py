@@ -5,9 +5,11 @@ transport rule, which the matching ``http.*`` check must flag.  Loopback only.
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -203,8 +205,52 @@ async def _wait_listening(port: int, proc: trio.Process) -> None:
             return
 
 
+@pytest.mark.parametrize("revision", [None, "2025-11-25"])
+async def test_recorded_http_conversation_keeps_status_and_headers(nursery: trio.Nursery, revision: str | None) -> None:
+    """``record_http`` (``trimcp check --record`` on a URL): every entry of the main
+    conversation says which exchange carried it, with the headers the rules speak of."""
+    bound: BoundHttpServer = await nursery.start(serve_http, build_server())
+    with trio.fail_after(120):
+        report = await run_checks(connector_for([bound.url], record_http=True), target=bound.url,
+                                  revision=revision, request_timeout=10)
+    assert _bad(report) == []
+    entries = report.conversation
+    assert entries and all("http" in e for e in entries if e["dir"] == "recv")
+    sent = [e for e in entries if e["dir"] == "send" and e["http"].get("posted", True)]
+    assert sent and all(e["http"]["method"] == "POST" and e["http"]["url"] == bound.url for e in sent)
+    requests = [e for e in sent if "method" in e["message"] and "id" in e["message"]]
+    answers = [e for e in entries if e["dir"] == "recv" and "id" in e["message"] and "method" not in e["message"]]
+    assert requests and answers and all(e["http"]["via"] == "POST" for e in answers)
+    # A result comes with 200; an error with 200 in the handshake era, with 200 or a 4xx in 2026.
+    by_id = {e["message"]["id"]: e for e in answers}
+    assert len(by_id) >= len(requests) - 2  # the harness's cancellation probes go unanswered
+    for request in requests:
+        answer = by_id.get(request["message"]["id"])
+        if answer is None:
+            continue
+        assert answer["http"]["status"] == request["http"]["status"]
+        if "result" in answer["message"]:
+            assert request["http"]["status"] == 200, request
+        else:
+            assert request["http"]["status"] == 200 or (revision is None and 400 <= request["http"]["status"] < 500)
+    later = requests[1:]
+    if revision is None:  # stateless: every request names its method and revision, no session
+        assert all(e["http"]["headers"]["mcp-method"] == e["message"]["method"] for e in requests)
+        assert all("mcp-session-id" not in e["http"]["headers"] for e in sent)
+    else:  # the session the initialize answer gave goes on every later request
+        [init] = [e for e in answers if "protocolVersion" in e["message"].get("result", {})]
+        session = init["http"]["headers"]["mcp-session-id"]
+        assert later and all(e["http"]["headers"]["mcp-session-id"] == session for e in later)
+        notes = [e for e in sent if "method" in e["message"] and "id" not in e["message"]]
+        assert notes and all(e["http"]["status"] == 202 for e in notes)
+    assert all(e["http"]["headers"]["mcp-protocol-version"] == report.revision for e in later)
+    # Without the option the conversation is the message transcript alone.
+    plain = await _check(bound.url, revision)
+    assert plain.conversation and not any("http" in e for e in plain.conversation)
+
+
 @pytest.mark.parametrize("revision", ["auto", "2025-11-25"])
-async def test_cli_check_against_trimcp_serve(nursery: trio.Nursery, revision: str) -> None:
+async def test_cli_check_against_trimcp_serve(nursery: trio.Nursery, revision: str, tmp_path: Path) -> None:
     port = _free_port()
     proc = await nursery.start(
         lambda task_status: trio.run_process(
@@ -216,12 +262,15 @@ async def test_cli_check_against_trimcp_serve(nursery: trio.Nursery, revision: s
         await _wait_listening(port, proc)
         with trio.fail_after(120):
             done = await trio.run_process(
-                [*CLI, "check", "--revision", revision, f"http://127.0.0.1:{port}/mcp"],
+                [*CLI, "check", "--revision", revision, "--record", str(tmp_path), f"http://127.0.0.1:{port}/mcp"],
                 capture_stdout=True, capture_stderr=True, check=False,
             )
     finally:
         proc.terminate()
     out = done.stdout.decode()
     assert done.returncode == 0, out + done.stderr.decode()
+    [recorded] = tmp_path.rglob("*.jsonl")  # --record keeps the HTTP evidence of a URL's conversation
+    entries = [json.loads(line) for line in recorded.read_text().splitlines()]
+    assert entries and all(e["http"]["via"] in ("POST", "GET") for e in entries if e["dir"] == "recv")
     assert "0 failed, 0 warnings" in out
     assert "http.origin" in out and "pass  Origin" in out

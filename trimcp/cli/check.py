@@ -193,7 +193,7 @@ async def run_check(
             spec: ServerSpec = ns.spec
             connect = connector_for(command, connect_timeout=ns.connect_timeout, auth=provider,
                                     env=spec.env, cwd=spec.cwd, headers=spec.headers,
-                                    transport=spec.transport)
+                                    transport=spec.transport, record_http=bool(ns.record))
             report = await run_checks(connect, target=" ".join(command), revision=None if ns.revision == "auto" else str(ns.revision),
                                       request_timeout=ns.timeout, connect_timeout=ns.connect_timeout,
                                       auth=provider, unauthorized=unauthorized,
@@ -251,7 +251,7 @@ async def run_check_many_command(ns: argparse.Namespace) -> int:
     rows = await run_check_many(
         ns.config, ns.many, revision=None if ns.revision == "auto" else str(ns.revision),
         request_timeout=ns.timeout, connect_timeout=ns.connect_timeout, failed=failed, progress=sys.stderr,
-        **_policy(ns),
+        record_http=bool(ns.record), **_policy(ns),
     )
     if ns.record:
         for row in rows:

@@ -78,9 +78,11 @@ async def run_check_many(
     connect_timeout: float,
     failed: Callable[[Report], bool] = lambda report: not report.ok,
     progress: TextIO | None = None,
+    record_http: bool = False,
     **policy: Any,
 ) -> list[Row]:
-    """One ``Row`` per server, in the file's order (or the order of ``wanted``)."""
+    """One ``Row`` per server, in the file's order (or the order of ``wanted``);
+    ``record_http`` keeps the HTTP evidence for ``--record`` (``connector_for``)."""
     names, blocked = _names(path, wanted)
     rows = {name: Row(name, "pending") for name in names}
     for name, why in blocked.items():
@@ -101,7 +103,7 @@ async def run_check_many(
         nonlocal done
         async with remote if spec.is_url else stdio:
             connect = connector_for(spec.target, connect_timeout=connect_timeout, env=spec.env, cwd=spec.cwd,
-                                    headers=spec.headers, transport=spec.transport)
+                                    headers=spec.headers, transport=spec.transport, record_http=record_http)
             try:
                 report = await run_checks(connect, target=name, revision=revision,
                                           request_timeout=request_timeout, connect_timeout=connect_timeout,

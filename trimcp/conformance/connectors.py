@@ -22,6 +22,7 @@ from .results import Connector
 
 if TYPE_CHECKING:
     from .._trio.oauth.provider import OAuthProvider
+    from .._trio.transports.http.executor import Executor
 
 __all__ = ["connector_for", "is_url", "transport_of"]
 
@@ -45,13 +46,15 @@ def connector_for(
     cwd: str | None = None,
     headers: Mapping[str, str] | None = None,
     transport: str | None = None,
+    record_http: bool = False,
 ) -> Connector:
     """The connector for a single URL or a command line, resolved through the transport
     registry that ``open_client`` uses (``transport`` forces a kind, e.g. ``"sse"``).
 
     ``auth`` authorizes the connections to an ``http(s)://`` URL (OAuth 2.1); ``headers``
     go with every request to a URL; ``env`` (merged onto ours) and ``cwd`` are the server
-    process's."""
+    process's.  ``record_http`` runs each HTTP connection's executor under an
+    ``HttpCapture`` (the stream's ``executor``), for ``--record``'s ``"http"`` members."""
     from .._trio.transports.registry import TransportOptions, resolve, transport_for
     from ..config import ShutdownPolicy
 
@@ -62,12 +65,19 @@ def connector_for(
         # stdio.shutdown judges the server's own exit after EOF: give it the 2 s a host would
         # wait at most, not the pool's short grace.
         shutdown=ShutdownPolicy(grace=HARNESS_SHUTDOWN_GRACE),
+        wrap_executor=_capture if record_http else None,
     )
 
     def connect() -> AbstractAsyncContextManager[MessageStream]:
         return factory(where, options)
 
     return connect
+
+
+def _capture(executor: Executor) -> Executor:
+    from .recorder import HttpCapture
+
+    return HttpCapture(executor)
 
 
 def transport_of(stream: object) -> str | None:

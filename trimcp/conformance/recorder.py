@@ -14,7 +14,8 @@ order they crossed, in the ``spec/`` corpus format (``transcript.py`` writes it)
 ``HttpCapture`` wraps an HTTP ``Executor`` and keeps each exchange's method, URL,
 status and the headers the transport rules speak of (``RULE_HEADERS``;
 basic/transports Streamable HTTP and HTTP+SSE), so an HTTP recording can carry
-them beside the messages (the ``"http"`` member, ``spec/record.py``).
+them beside the messages (the ``"http"`` member, ``http_evidence.py``; ``trimcp
+check --record`` and ``spec/record.py``).
 """
 
 from __future__ import annotations
@@ -33,8 +34,14 @@ from .._trio.transports.http.executor import Executor, HttpResponse
 
 
 class RecordingStream:
-    def __init__(self, inner: MessageStream) -> None:
+    """``capture`` (the ``HttpCapture`` under an HTTP stream) makes the recorder note, for
+    each text received, the exchange read last when it arrived (``http_tags``), the
+    evidence ``http_evidence.annotate`` turns into each entry's ``"http"`` member."""
+
+    def __init__(self, inner: MessageStream, *, capture: HttpCapture | None = None) -> None:
         self.inner = inner
+        self.capture = capture
+        self.http_tags: list[Exchange | None] = []
         #: Every JSON text received, in order.
         self.received: list[bytes] = []
         #: Method of every request we sent, by id (to type the answers).
@@ -63,6 +70,8 @@ class RecordingStream:
         if isinstance(item, Received):
             self._order.append(("recv", len(self.received)))
             self.received.append(item.data)
+            if self.capture is not None:
+                self.http_tags.append(self.capture.last_read)
         return item
 
     async def aclose(self) -> None:

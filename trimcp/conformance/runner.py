@@ -101,7 +101,8 @@ from .checks.tool_calls import CallTools, ToolPolicy
 from .connectors import transport_of
 from .model import CheckResult, Report
 from .rawhttp import ProbeError, RawClient, RawResponse
-from .recorder import RecordingStream
+from .http_evidence import annotate
+from .recorder import HttpCapture, RecordingStream
 from .results import Connector, Results, Tour
 from .selection import Selection
 from .validate import ValidationOutcome, validate_conversation
@@ -175,7 +176,7 @@ async def run_checks(
     tour: Tour | None = None
     try:
         async with connect() as raw:
-            recording = RecordingStream(raw)
+            recording = RecordingStream(raw, capture=_http_capture(raw))
             async with open_client(
                 recording,
                 revision=revision,
@@ -206,6 +207,9 @@ async def run_checks(
             rec.fail("jsonrpc.valid-messages", f"the session failed: {type(exc).__name__}: {exc}")
     if recording is not None:
         report.conversation = recording.transcript()
+        if recording.capture is not None:
+            report.conversation = annotate(report.conversation, recording.http_tags, recording.capture,
+                                           report.transport)
         stdio = hasattr(recording.inner, "stderr_tail")
         outcome = _check_conversation(rec, recording, report.revision, stdio=stdio)
         if stdio:
@@ -318,6 +322,12 @@ async def _basic_probes(tour: Tour, main: RecordingStream | None, timeout: float
         check_server_request_ids(tour.rec, everything)
     else:
         check_subscription_ids(tour.rec, everything)
+
+
+def _http_capture(stream: object) -> HttpCapture | None:
+    """The ``HttpCapture`` under an HTTP stream whose connector records its exchanges."""
+    executor = getattr(stream, "executor", None)
+    return executor if isinstance(executor, HttpCapture) else None
 
 
 def _unreachable(exc: TrimcpError, recording: RecordingStream | None) -> bool:

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     import httpx
 
     from ..oauth.provider import OAuthProvider
+    from .http.executor import Executor
     from .http.headers_helper import HeadersHelper
 
 __all__ = [
@@ -73,7 +74,7 @@ class TransportOptions:
     A factory reads the ones that mean something to it and ignores the rest:
     ``env``, ``cwd``, ``on_stderr`` and ``shutdown`` (how it is stopped; ``None``:
     the default ``ShutdownPolicy``) are for a subprocess; ``headers``,
-    ``headers_helper``, ``http_client`` and ``auth`` for HTTP (``headers`` for a
+    ``headers_helper``, ``http_client``, ``auth`` and ``wrap_executor`` for HTTP (``headers`` for a
     WebSocket too).  ``max_message_size`` caps one incoming message (the stdio
     line cap too); ``connect_timeout`` bounds whatever connecting the transport
     does before it yields its stream.
@@ -89,6 +90,9 @@ class TransportOptions:
     http_client: httpx.AsyncClient | None = None
     auth: OAuthProvider | None = None
     shutdown: ShutdownPolicy | None = None
+    #: Wraps the HTTP executor of each connection (``trimcp check --record`` keeps every
+    #: exchange's status and headers with it); HTTP only.
+    wrap_executor: Callable[[Executor], Executor] | None = None
 
 
 class TransportFactory(Protocol):
@@ -219,9 +223,14 @@ def _http_opener(kind: str, *, legacy_only: bool) -> TransportFactory:
         url = _url(target, kind, ("http", "https"))
         from .http.connect import open_http_stream  # h11 is imported only when HTTP is used
 
+        executor = None
+        if options.wrap_executor is not None:
+            from .http.connect import default_executor
+
+            executor = options.wrap_executor(default_executor(options.http_client, options.connect_timeout))
         async with open_http_stream(
             url, headers=options.headers, headers_helper=options.headers_helper,
-            http_client=options.http_client, max_message_size=options.max_message_size,
+            http_client=options.http_client, executor=executor, max_message_size=options.max_message_size,
             auth=options.auth, connect_timeout=options.connect_timeout, legacy_only=legacy_only,
         ) as stream:
             yield stream

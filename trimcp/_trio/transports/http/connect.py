@@ -69,14 +69,7 @@ async def open_http_stream(
         auth.bind(url)
     planner = HttpPlanner(url, headers=list((headers or {}).items()))
     if executor is None:
-        if http_client is not None:
-            from .httpx_executor import HttpxExecutor
-
-            executor = HttpxExecutor(http_client)
-        else:
-            from .h11_pool import H11Executor
-
-            executor = H11Executor(connect_timeout=connect_timeout)
+        executor = default_executor(http_client, connect_timeout)
     with collapse():
         async with trio.open_nursery() as outer:
             tasks: trio.Nursery = await outer.start(_task_nursery)
@@ -93,6 +86,17 @@ async def open_http_stream(
                 yield stream
             finally:
                 await stream.aclose()
+
+
+def default_executor(http_client: httpx.AsyncClient | None, connect_timeout: float) -> Executor:
+    """The caller's ``httpx.AsyncClient`` as an executor, else h11 over a keep-alive pool."""
+    if http_client is not None:
+        from .httpx_executor import HttpxExecutor
+
+        return HttpxExecutor(http_client)
+    from .h11_pool import H11Executor
+
+    return H11Executor(connect_timeout=connect_timeout)
 
 
 async def _open_legacy(stream: HttpClientStream, url: str, timeout: float) -> None:
