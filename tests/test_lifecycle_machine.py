@@ -45,7 +45,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from trimcp._errors import LocalProtocolError
 from trimcp._sansio import jsonrpc as rpc
 from trimcp._sansio.connection.core import Connection
-from trimcp._sansio.connection.lifecycle import IDLE, OPERATING, Role
+from trimcp._sansio.connection.lifecycle import CLOSED, IDLE, OPERATING, Role
 from trimcp._sansio.connection.stateless import retry_params
 from trimcp._sansio.events import (
     CancelRequested,
@@ -61,7 +61,15 @@ from trimcp._sansio.events import (
 
 # ---------------------------------------------------------------- the test's own lifecycle table
 
-ERA: Final = {"2025-06-18": "handshake", "2025-11-25": "handshake", "2026-07-28": "stateless"}
+ERA: Final = {"2024-11-05": "handshake", "2025-03-26": "handshake", "2025-06-18": "handshake",
+              "2025-11-25": "handshake", "2026-07-28": "stateless"}
+#: The server requests each handshake revision has (elicitation came in 2025-06-18).
+SERVER_METHODS: Final = {
+    "2024-11-05": {"sampling/createMessage", "roots/list"},
+    "2025-03-26": {"sampling/createMessage", "roots/list"},
+    "2025-06-18": {"elicitation/create", "sampling/createMessage", "roots/list"},
+    "2025-11-25": {"elicitation/create", "sampling/createMessage", "roots/list"},
+}
 #: How a request may end, in either era: its result, a JSON-RPC error, our cancellation
 #: (the sender stops waiting and ignores a late answer), or the connection closing.
 ENDS: Final = frozenset({"result", "error", "cancelled", "closed"})
@@ -177,6 +185,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         self.server = Side(Connection(Role.SERVER, info={"name": "s"}, capabilities=dict(SERVER_CAPS),
                                       supported_versions=versions), "server")
         self.ops: dict[int, Op] = {}
+        self.closed = False
         self.cursors_issued: set[str] = set()
         #: requestState -> (the inputRequests keys it asked, the request it answered);
         #: each is retried once unless the client had cancelled that request
@@ -227,6 +236,7 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     # ------------------------------------------------------------ client requests
 
+    @precondition(lambda self: not self.closed)
     @rule(method=st.sampled_from(sorted(LIFECYCLE["handshake"]["client"])), with_token=st.booleans())
     def client_request(self, method: str, with_token: bool) -> None:
         params: dict[str, Any] = {} if method == "resources/list" else {"name": f"n{next(self.counter)}"}
@@ -234,6 +244,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         self.ops[op] = Op(method, params)
         self.send(self.client, method, params, with_token, op)
 
+    @precondition(lambda self: not self.closed)
     @rule(data=st.data(), with_token=st.booleans())
     def client_follow_up(self, data: st.DataObject, with_token: bool) -> None:
         """Follow a listing's nextCursor, or retry a call that needed input."""
@@ -255,13 +266,16 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     # ------------------------------------------------------------ the server's own requests
 
+    @precondition(lambda self: not self.closed)
     @rule(method=st.sampled_from(sorted(LIFECYCLE["handshake"]["server"])), with_token=st.booleans())
     def server_request(self, method: str, with_token: bool) -> None:
-        if method not in LIFECYCLE[self.era]["server"]:
-            # 2026-07-28: such requests travel inside an InputRequiredResult only.
+        if method not in LIFECYCLE[self.era]["server"] or method not in SERVER_METHODS.get(self.REVISION, ()):
+            # 2026-07-28: such requests travel inside an InputRequiredResult only; before
+            # 2025-06-18 there is no elicitation/create to send.
+            before = dict(self.server.conn.pending)
             with pytest.raises(LocalProtocolError):
                 self.server.conn.send_request(method, INPUT_REQUESTS[method])
-            assert not self.server.conn.has_output and self.server.conn.pending == {}
+            assert not self.server.conn.has_output and self.server.conn.pending == before
             return
         self.send(self.server, method, dict(INPUT_REQUESTS[method]), with_token, -1)
 
@@ -284,7 +298,7 @@ class LifecycleMachine(RuleBasedStateMachine):
                 attempt()
         assert not conn.has_output
 
-    @precondition(lambda self: self.client.theirs or self.server.theirs)
+    @precondition(lambda self: not self.closed and (self.client.theirs or self.server.theirs))
     @rule(data=st.data(), kind=st.sampled_from(["result", "error", "input_required"]))
     def answer(self, data: st.DataObject, kind: str) -> None:
         side = self.pick(data, [s for s in (self.client, self.server) if s.theirs])
@@ -338,7 +352,7 @@ class LifecycleMachine(RuleBasedStateMachine):
     def live(side: Side) -> list[rpc.RequestId]:
         return sorted((k for k, t in side.theirs.items() if t.token is not None), key=repr)
 
-    @precondition(lambda self: self.live(self.client) or self.live(self.server))
+    @precondition(lambda self: not self.closed and (self.live(self.client) or self.live(self.server)))
     @rule(data=st.data(), step=st.sampled_from([0.5, 1, 7]))
     def progress(self, data: st.DataObject, step: float) -> None:
         side = self.pick(data, [s for s in (self.client, self.server) if self.live(s)])
@@ -351,7 +365,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         # Progress only for a live request: once the peer's cancellation arrived, none.
         assert len(out) == (0 if theirs.cancelled else 1), (theirs, out)
 
-    @precondition(lambda self: self.client.mine or self.server.mine)
+    @precondition(lambda self: not self.closed and (self.client.mine or self.server.mine))
     @rule(data=st.data())
     def cancel(self, data: st.DataObject) -> None:
         side = self.pick(data, [s for s in (self.client, self.server) if s.mine])
@@ -367,12 +381,14 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     # ------------------------------------------------------------ strays: unknown ids and rogue answers
 
+    @precondition(lambda self: not self.closed)
     @rule(who=st.sampled_from(["client", "server"]), as_error=st.booleans())
     def stray_answer(self, who: str, as_error: bool) -> None:
         request_id = f"stray-{next(self.counter)}"
         body: dict[str, Any] = {"error": {"code": -32000, "message": "?"}} if as_error else {"result": {}}
         self.feed(self.side(who), rpc.dumps({"jsonrpc": "2.0", "id": request_id, **body}))
 
+    @precondition(lambda self: not self.closed)
     @rule(who=st.sampled_from(["client", "server"]), kind=st.sampled_from(["progress", "cancelled"]))
     def stray_notification(self, who: str, kind: str) -> None:
         side = self.side(who)
@@ -382,6 +398,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         params = {key: f"stray-{next(self.counter)}", **({"progress": 1} if kind == "progress" else {})}
         self.feed(side, rpc.dumps({"jsonrpc": "2.0", "method": f"notifications/{kind}", "params": params}))
 
+    @precondition(lambda self: not self.closed)
     @rule(data=st.data())
     def rogue_late_answer(self, data: st.DataObject) -> None:
         """A server answers a request after its cancellation arrived (it SHOULD NOT)."""
@@ -389,8 +406,43 @@ class LifecycleMachine(RuleBasedStateMachine):
             request_id = data.draw(st.sampled_from(sorted(self.client.late_ok, key=repr)))
             self.feed(self.client, rpc.dumps({"jsonrpc": "2.0", "id": request_id, "result": {"echo": request_id}}))
 
+    # ------------------------------------------------------------ the transport dies mid-run
+
+    @precondition(lambda self: not self.closed)
+    @rule(first=st.sampled_from(["client", "server"]), really=st.integers(0, 5))
+    def close(self, first: str, really: int) -> None:
+        """The connection ends (the transport died) with requests in flight: ``first``
+        closes, then its peer; every waiting request ends "closed" and nothing more goes
+        out.  Only one run in six closes, so most runs reach the long interleavings."""
+        if really:
+            return
+        self.closed = True
+        for side in (self.side(first), self.peer(self.side(first))):
+            waiting = set(side.mine)
+            failed = side.conn.close()
+            assert sorted(failed, key=repr) == sorted(waiting, key=repr), (side.name, failed, waiting)
+            for request_id in failed:
+                mine = self.end(side, request_id, "closed")
+                if side is self.client:
+                    self.ops[mine.op].end = "closed"
+            for request_id in sorted(side.theirs, key=repr):  # never to be answered
+                del side.theirs[request_id]
+                side.done_theirs.add(request_id)
+                with pytest.raises(LocalProtocolError):
+                    side.conn.send_response(request_id, {})
+            with pytest.raises(LocalProtocolError):
+                side.conn.send_request("tools/call", {"name": "after-close"})
+            assert not side.conn.has_output and side.conn.close() == []
+            side.wire.clear()
+        for op in self.ops.values():  # a page or a retry not yet asked for will never be
+            if op.cursor is not None or op.retry is not None:
+                op.cursor = op.retry = None
+                op.end = "closed"
+        label("closed mid-run")
+
     # ------------------------------------------------------------ delivery
 
+    @precondition(lambda self: not self.closed)
     @rule(who=st.sampled_from(["client", "server"]), count=st.integers(1, 3))
     def deliver(self, who: str, count: int) -> None:
         sender = self.side(who)
@@ -398,6 +450,7 @@ class LifecycleMachine(RuleBasedStateMachine):
             if sender.wire:
                 self.feed(self.peer(sender), sender.wire.pop(0))
 
+    @precondition(lambda self: not self.closed)
     @rule()
     def deliver_all(self) -> None:
         while self.client.wire or self.server.wire:
@@ -514,6 +567,9 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     @invariant()
     def lifecycle_state_holds(self) -> None:
+        if self.closed:
+            assert self.client.conn.state is CLOSED and self.server.conn.state is CLOSED
+            return
         assert self.client.conn.state is OPERATING
         # A 2026-07-28 server has no session: it stays IDLE and serves each request on its own.
         assert self.server.conn.state is (OPERATING if self.era == "handshake" else IDLE)
@@ -523,7 +579,7 @@ class LifecycleMachine(RuleBasedStateMachine):
     def teardown(self) -> None:
         if not hasattr(self, "client"):
             return
-        for _ in range(100):
+        for _ in range(0 if self.closed else 100):
             for side in (self.client, self.server):
                 for request_id in sorted(side.theirs, key=repr):
                     theirs = side.theirs.pop(request_id)
@@ -536,8 +592,9 @@ class LifecycleMachine(RuleBasedStateMachine):
             if not (self.client.wire or self.server.wire):
                 break
             self.deliver_all()
-        else:  # pragma: no cover
-            raise AssertionError("the pair never went quiet")
+        else:
+            if not self.closed:  # pragma: no cover
+                raise AssertionError("the pair never went quiet")
         self.no_waiter_lost()
         self.stats_match_the_model()
         for side in (self.client, self.server):
@@ -545,19 +602,30 @@ class LifecycleMachine(RuleBasedStateMachine):
             assert side.mine == {}, (side.name, side.mine)
             assert side.conn.close() == []
         for op in self.ops.values():
-            # Every operation reached a final end; FOLLOWED_BY steps were all followed.
-            assert op.end in ENDS - {"closed"} and op.end not in FOLLOWED_BY, op
+            # Every operation reached a final end ("closed" only if the connection was);
+            # FOLLOWED_BY steps were all followed.
+            assert op.end in (ENDS if self.closed else ENDS - {"closed"}) and op.end not in FOLLOWED_BY, op
             assert op.retry is None and op.cursor is None
             if op.method == "resources/list" and op.end == "result":
                 assert op.pages == list(range(LAST_PAGE + 1)), op.pages
             label(f"operation {op.method} ended: {op.end}")
-        # Every input-required step that reached the client was retried once.
+        # Every input-required step that reached the client was retried once (or the
+        # connection closed first).
         for _, request_id in self.states_issued.values():
-            assert self.client.ended[request_id] == "cancelled"
+            assert self.client.ended[request_id] in (("cancelled", "closed", "input_required") if self.closed
+                                                     else ("cancelled",))
 
 
 SETTINGS: Final = settings(max_examples=100, stateful_step_count=50, deadline=None,
                            suppress_health_check=[HealthCheck.too_slow])
+
+
+class Handshake20241105(LifecycleMachine):
+    REVISION = "2024-11-05"
+
+
+class Handshake20250326(LifecycleMachine):
+    REVISION = "2025-03-26"
 
 
 class Handshake20250618(LifecycleMachine):
@@ -572,12 +640,15 @@ class Stateless20260728(LifecycleMachine):
     REVISION = "2026-07-28"
 
 
+TestLifecycle_2024_11_05 = Handshake20241105.TestCase
+TestLifecycle_2025_03_26 = Handshake20250326.TestCase
 TestLifecycle_2025_06_18 = Handshake20250618.TestCase
 TestLifecycle_2025_11_25 = Handshake20251125.TestCase
 TestLifecycle_2026_07_28 = Stateless20260728.TestCase
-for _case in (TestLifecycle_2025_06_18, TestLifecycle_2025_11_25, TestLifecycle_2026_07_28):
+for _case in (TestLifecycle_2024_11_05, TestLifecycle_2025_03_26, TestLifecycle_2025_06_18,
+              TestLifecycle_2025_11_25, TestLifecycle_2026_07_28):
     _case.settings = SETTINGS
-del _case  # (else pytest collects the loop variable as a fourth case)
+del _case  # (else pytest collects the loop variable as one more case)
 
 
 def test_the_table_covers_both_eras() -> None:
