@@ -23,7 +23,8 @@ the authorization URL without following redirects and returns the
 ``Location`` the mock authorization server answers with; pre-registered
 credentials come from the scenario context.  The client-credentials
 scenarios (an extension) use ``OAuthProvider(grant="client_credentials")``
-with the context's secret or private key instead.
+with the context's secret or private key instead; the DPoP scenarios
+(``auth/dpop``, ``auth/dpop-nonce``, RFC 9449) use ``OAuthProvider(dpop=True)``.
 """
 
 from __future__ import annotations
@@ -177,10 +178,11 @@ async def headless_authorize(authorization_url: str) -> str:
     return location
 
 
-def oauth_provider(context: dict[str, Any], revision: str | None) -> Any:
+def oauth_provider(context: dict[str, Any], revision: str | None, *, dpop: bool | None = None) -> Any:
     from trimcp.oauth import OAuthProvider
 
     return OAuthProvider(
+        dpop=dpop,
         authorize=headless_authorize,
         redirect_uri="http://localhost:3000/callback",
         client_id=context.get("client_id"),
@@ -225,6 +227,13 @@ async def with_oauth(url: str, context: dict[str, Any], revision: str | None) ->
                     log(f"tools/call {tool.name} failed: {exc!r}")
 
 
+async def with_dpop(url: str, context: dict[str, Any], revision: str | None) -> None:
+    """OAuth with DPoP-bound tokens (RFC 9449): required here, not just taken when offered."""
+    async with connect(url, revision, auth=oauth_provider(context, revision, dpop=True)) as session:
+        for tool in await session.list_tools():
+            await session.call_tool(tool.name, example_arguments(tool))
+
+
 SCENARIOS: dict[str, Handler] = {
     "initialize": initialize_only,
     "tools_call": exercise,
@@ -239,6 +248,8 @@ SCENARIOS: dict[str, Handler] = {
     "json-schema-2020-12-preservation": echo_schema,
     "auth/client-credentials-basic": with_client_credentials,
     "auth/client-credentials-jwt": with_client_credentials,
+    "auth/dpop": with_dpop,
+    "auth/dpop-nonce": with_dpop,
 }
 
 

@@ -4,7 +4,8 @@
 URLs to try and validates what they return; ``flow`` holds PKCE, state,
 scope selection, client identity, the authorization URL and callback, and
 token request / response handling; ``assertion`` builds RFC 7523 client
-assertions (signed by a callable) and the client-credentials grant form.
+assertions (signed by a callable) and the client-credentials grant form;
+``dpop`` builds RFC 9449 proofs and handles server-supplied nonces.
 The Trio driver is ``trimcp._trio.oauth.provider``.
 """
 
@@ -30,6 +31,21 @@ from .discovery import (
     prm_urls,
     resource_matches,
 )
+from .dpop import (
+    DPOP_TYP,
+    USE_DPOP_NONCE,
+    Nonces,
+    access_token_hash,
+    authorization_value,
+    dpop_challenge,
+    htu,
+    is_nonce_challenge,
+    proof_claims,
+    response_nonce,
+    should_retry_with_nonce,
+    sign_proof,
+    supports_dpop,
+)
 from .flow import (
     ClientIdentity,
     OAuthError,
@@ -47,18 +63,23 @@ from .flow import (
 )
 
 __all__ = [
+    "DPOP_TYP",
     "JWT_BEARER_ASSERTION",
     "SUPPORTED_ALGORITHMS",
+    "USE_DPOP_NONCE",
     "Challenge",
     "ClientIdentity",
     "DiscoveryError",
+    "Nonces",
     "OAuthError",
     "Pkce",
     "Signer",
     "Tokens",
+    "access_token_hash",
     "as_metadata_urls",
     "assertion_claims",
     "authorization_url",
+    "authorization_value",
     "bearer_challenge",
     "canonical_resource",
     "check_issuer",
@@ -66,6 +87,9 @@ __all__ = [
     "choose_auth_method",
     "choose_identity",
     "client_credentials_form",
+    "dpop_challenge",
+    "htu",
+    "is_nonce_challenge",
     "legacy_issuer",
     "legacy_metadata",
     "make_state",
@@ -74,10 +98,15 @@ __all__ = [
     "parse_challenges",
     "parse_token_response",
     "prm_urls",
+    "proof_claims",
     "registration_body",
     "resource_matches",
+    "response_nonce",
     "select_scope",
+    "should_retry_with_nonce",
     "sign_assertion",
+    "sign_proof",
     "signing_input",
+    "supports_dpop",
     "token_request",
 ]

@@ -272,8 +272,12 @@ def token_request(
     return form, headers
 
 
-def parse_token_response(status: int, body: bytes, *, now: float) -> Tokens:
-    """``Tokens`` from a token endpoint answer, or raise ``OAuthError``."""
+def parse_token_response(status: int, body: bytes, *, now: float, dpop: bool = False) -> Tokens:
+    """``Tokens`` from a token endpoint answer, or raise ``OAuthError``.
+
+    ``dpop``: the request carried a DPoP proof, so ``token_type`` may be
+    ``DPoP`` (RFC 9449 section 5) as well as ``Bearer``.
+    """
     try:
         data = json.loads(body)
     except (ValueError, RecursionError):  # not JSON, or nested past the stack
@@ -291,8 +295,11 @@ def parse_token_response(status: int, body: bytes, *, now: float) -> Tokens:
     token_type = data.get("token_type", "Bearer")
     if not isinstance(access, str) or not access:
         raise OAuthError("invalid_response", "the token response has no access_token")
-    if not isinstance(token_type, str) or token_type.lower() != "bearer":
-        raise OAuthError("invalid_response", "the token response's token_type is not Bearer")
+    kinds = ("bearer", "dpop") if dpop else ("bearer",)
+    if not isinstance(token_type, str) or token_type.lower() not in kinds:
+        raise OAuthError("invalid_response", "the token response's token_type is not "
+                         + ("Bearer or DPoP" if dpop else "Bearer"))
+    token_type = "DPoP" if token_type.lower() == "dpop" else "Bearer"
     expires = data.get("expires_in")
     expires_at: float | None = None
     if isinstance(expires, (int, float)) and not isinstance(expires, bool):
@@ -304,5 +311,5 @@ def parse_token_response(status: int, body: bytes, *, now: float) -> Tokens:
             expires_at = None
     refresh = data.get("refresh_token")
     scope = data.get("scope")
-    return Tokens(access, "Bearer", refresh if isinstance(refresh, str) else None, expires_at,
+    return Tokens(access, token_type, refresh if isinstance(refresh, str) else None, expires_at,
                   scope if isinstance(scope, str) else None)

@@ -16,7 +16,10 @@ decision delegated to ``trimcp._sansio.auth``:
 3. The authorization URL goes to the provider's ``authorize`` callback; the
    redirect it returns is checked (``state``, ``iss``) and the code is
    exchanged (PKCE verifier, ``resource``, ``redirect_uri``) at the token
-   endpoint with the client's auth method.
+   endpoint with the client's auth method.  When the authorization server
+   advertises DPoP (RFC 9449) and the provider allows it, every token request
+   carries a proof of a fresh key (``begin_dpop``) and one ``use_dpop_nonce``
+   answer is retried with the nonce it handed out.
 
 ``client_credentials`` is the machine-to-machine alternative to steps 2-3:
 discovery (PKCE and an authorization endpoint are not required), then one
@@ -87,6 +90,18 @@ class FlowSettings(Protocol):
 
     def remember_scope(self, scope: str | None) -> None:
         """The scope this authorization asked for (a later step-up widens it)."""
+        ...
+
+    def begin_dpop(self, as_metadata: dict[str, Any]) -> bool:
+        """A new authorization starts: whether its token requests carry DPoP proofs (a fresh key)."""
+        ...
+
+    def token_proof(self, url: str) -> tuple[str, str | None]:
+        """A DPoP proof for a token request to ``url``, and the nonce it carries."""
+        ...
+
+    def remember_nonce(self, url: str, nonce: str | None) -> None:
+        """A ``DPoP-Nonce`` the server at ``url`` handed out."""
         ...
 
 
@@ -196,15 +211,37 @@ async def identity(ctx: FlowContext, found: Discovered, scope: str | None) -> sa
 async def _token_call(
     ctx: FlowContext, endpoint: dict[str, Any], form: dict[str, str],
 ) -> sa.Tokens:
+    """One token request; with DPoP it carries a proof and retries once on ``use_dpop_nonce``."""
     ident = sa.ClientIdentity.from_dict(endpoint["client"])
     method = sa.choose_auth_method(endpoint.get("metadata") or {}, ident.client_secret is not None, ident.auth_method)
-    assertion = None
-    if method == "private_key_jwt":
-        audience = str(endpoint.get("issuer") or endpoint["url"])
-        assertion = ctx.provider.client_assertion(audience)
-    form, headers = sa.token_request(form, ident, method, assertion=assertion)
-    response = await ctx.client.post(str(endpoint["url"]), data=form, headers=headers)
-    return sa.parse_token_response(response.status_code, response.content, now=ctx.provider.clock())
+    url = str(endpoint["url"])
+    dpop = endpoint.get("dpop") is True
+    retried = False
+    while True:
+        assertion = None
+        if method == "private_key_jwt":  # a fresh one per attempt: its jti is single-use
+            audience = str(endpoint.get("issuer") or url)
+            assertion = ctx.provider.client_assertion(audience)
+        body, headers = sa.token_request(form, ident, method, assertion=assertion)
+        sent_nonce: str | None = None
+        if dpop:
+            headers["DPoP"], sent_nonce = ctx.provider.token_proof(url)
+        response = await ctx.client.post(url, data=body, headers=headers)
+        nonce = sa.response_nonce(response.headers.multi_items()) if dpop else None
+        ctx.provider.remember_nonce(url, nonce)
+        try:
+            return sa.parse_token_response(response.status_code, response.content, now=ctx.provider.clock(),
+                                           dpop=dpop)
+        except sa.OAuthError as exc:
+            if not dpop or exc.error != sa.USE_DPOP_NONCE:
+                raise
+            if sa.should_retry_with_nonce(error=exc.error, nonce=nonce, sent_nonce=sent_nonce, retried=retried):
+                log.debug("the token endpoint wants a DPoP nonce; retrying once with it")
+                retried = True
+                continue
+            why = ("again after the retry with its nonce" if retried
+                   else "without a new nonce in DPoP-Nonce")
+            raise sa.OAuthError(sa.USE_DPOP_NONCE, f"{url} demanded a DPoP nonce {why} (RFC 9449 section 8)") from None
 
 
 def _with_offline(scope: str | None, metadata: dict[str, Any]) -> str | None:
@@ -254,6 +291,7 @@ async def authorize(
         "metadata": {k: found.metadata.get(k) for k in ("token_endpoint_auth_methods_supported",)},
         "resource": resource,
         "issuer": found.issuer,
+        "dpop": p.begin_dpop(found.metadata),
     }
     form = {
         "grant_type": "authorization_code", "code": code, "redirect_uri": p.redirect_uri,
@@ -286,6 +324,7 @@ async def client_credentials(
         "metadata": {k: found.metadata.get(k) for k in ("token_endpoint_auth_methods_supported",)},
         "resource": resource,
         "issuer": found.issuer,
+        "dpop": p.begin_dpop(found.metadata),
     }
     tokens = await _token_call(ctx, endpoint, sa.client_credentials_form(resource=resource, scope=scope))
     if tokens.scope is None:

@@ -15,6 +15,13 @@ exchange policy (``_sansio/http/policy.py``) asks whether the provider
 provider, which refreshes or re-authorizes (or sees that another request
 already did).  The outcome is a fact for the policy: ``Authorized(ok)``, or
 the provider's ``AuthError`` when its flow failed; its texts never carry a token.
+
+DPoP (RFC 9449): ``authorize`` also adds the provider's fresh ``DPoP`` proof
+for the request's method and URL (none for a Bearer token), ``observe``
+hands every ``DPoP-Nonce`` a response carries to the provider, and a 401
+``DPoP error="use_dpop_nonce"`` (section 9) is answered here, not by a new
+authorization: the request is sent again once with the nonce; a second such
+challenge within the same request fails it (``AuthRound`` remembers).
 """
 
 from __future__ import annotations
@@ -25,10 +32,11 @@ from typing import Protocol
 import attrs
 
 from ..._errors import AuthError
+from ..._sansio import auth as sa
 from ..._sansio.http.plan import HttpRequest
 from ..._sansio.http.policy import Authorized
 
-__all__ = ["AuthHook", "AuthProvider"]
+__all__ = ["AuthHook", "AuthProvider", "AuthRound"]
 
 
 class AuthProvider(Protocol):
@@ -55,6 +63,26 @@ class AuthProvider(Protocol):
     async def handle_challenge(self, status: int, www_authenticate: Iterable[str], generation: int) -> bool:
         """Refresh or authorize; ``True``: send the request again."""
         ...
+
+    @property
+    def uses_dpop(self) -> bool:
+        """Whether the current tokens are DPoP-bound (RFC 9449)."""
+        ...
+
+    def proof_headers(self, method: str, url: str, authorization: str | None) -> list[tuple[str, str]]:
+        """The ``DPoP`` proof header for a request sent with this ``Authorization`` (or none)."""
+        ...
+
+    def remember_nonce(self, url: str, nonce: str | None) -> None:
+        """A ``DPoP-Nonce`` the server at ``url`` handed out."""
+        ...
+
+
+@attrs.define
+class AuthRound:
+    """What one request's authorization rounds remember: whether a nonce retry was spent."""
+
+    nonce_retried: bool = False
 
 
 def challenges(headers: Sequence[tuple[str, str]]) -> list[str]:
@@ -85,13 +113,43 @@ class AuthHook:
         auth = await self.headers()
         if auth:
             kept = tuple((n, v) for n, v in request.headers if n.lower() != "authorization")
-            request = attrs.evolve(request, headers=kept + tuple(auth))
+            request = self.stamp(attrs.evolve(request, headers=kept + tuple(auth)))
         return request, self.provider.generation
+
+    def stamp(self, request: HttpRequest) -> HttpRequest:
+        """``request`` with a fresh ``DPoP`` proof for its ``Authorization`` (unchanged for Bearer).
+
+        Synchronous, so the proof's ``ath`` is for the very token the request carries.
+        """
+        proof = self.provider.proof_headers(request.method, request.url, request.header("authorization"))
+        if not proof:
+            return request
+        kept = tuple((n, v) for n, v in request.headers if n.lower() != "dpop")
+        return attrs.evolve(request, headers=kept + tuple(proof))
+
+    def observe(self, url: str, headers: Sequence[tuple[str, str]]) -> None:
+        """Remember a ``DPoP-Nonce`` a response from ``url`` carries (RFC 9449 section 9)."""
+        if self.provider.uses_dpop:
+            self.provider.remember_nonce(url, sa.response_nonce(headers))
 
     def wants(self, status: int, headers: Sequence[tuple[str, str]]) -> bool:
         return status in (401, 403) and self.provider.wants(challenges(headers), status)
 
-    async def challenge(self, status: int, headers: Sequence[tuple[str, str]], generation: int) -> Authorized:
+    async def challenge(
+        self, status: int, headers: Sequence[tuple[str, str]], generation: int, auth_round: AuthRound | None = None,
+    ) -> Authorized:
+        www = challenges(headers)
+        if self.provider.uses_dpop and sa.is_nonce_challenge(status, www):
+            nonce = sa.response_nonce(headers)
+            if auth_round is not None and auth_round.nonce_retried:
+                return Authorized(False, sa.OAuthError(
+                    sa.USE_DPOP_NONCE, "the MCP server demanded a DPoP nonce again after the retry with its nonce"))
+            if nonce is None:
+                return Authorized(False, sa.OAuthError(
+                    sa.USE_DPOP_NONCE, "the MCP server demanded a DPoP nonce but sent no DPoP-Nonce"))
+            if auth_round is not None:
+                auth_round.nonce_retried = True
+            return Authorized(True)  # (``observe`` already remembered the nonce)
         try:
             ok = await self.provider.handle_challenge(status, challenges(headers), generation)
         except AuthError as exc:  # OAuthError, DiscoveryError: their texts never carry a token

@@ -9,6 +9,11 @@ callable turning the JWS signing input into the raw signature.  ECDSA
 signatures are converted from DER to the fixed-width ``r || s`` form JWS
 wants (RFC 7518 section 3.4).
 
+``DpopKey`` is the key pair of DPoP (RFC 9449): a fresh P-256 key
+(``DpopKey.generate``) that signs ES256 proofs through the same signer, with
+its public JWK for the proof header; ``to_pem``/``from_pem`` let it be kept
+with the tokens it is bound to.
+
 ``cryptography`` is imported only here, only when a private key is
 configured, so trimcp itself does not depend on it; without it a clear
 ``RuntimeError`` names the package to install.  Neither the PEM nor the key
@@ -17,11 +22,12 @@ appears in any message.
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from ..._sansio.auth.assertion import SUPPORTED_ALGORITHMS, Signer
 
-__all__ = ["pem_signer"]
+__all__ = ["DpopKey", "dpop_available", "pem_signer"]
 
 _CURVES = {"secp256r1": ("ES256", 32), "secp384r1": ("ES384", 48)}
 
@@ -79,3 +85,59 @@ def pem_signer(pem: str | bytes, alg: str | None = None) -> tuple[str, Signer]:
         ed_key = key
         return "EdDSA", lambda data: ed_key.sign(data)
     raise ValueError(f"unsupported private key type {type(key).__name__} for a client assertion")
+
+
+def _b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+class DpopKey:
+    """A DPoP key pair: ``alg``, the public ``jwk`` and ``sign`` (the private key stays inside)."""
+
+    def __init__(self, pem: bytes) -> None:
+        self._pem = pem
+        self.alg, self.sign = pem_signer(pem, "ES256")
+        key = _load(pem)
+        numbers = key.public_key().public_numbers()
+        self.jwk: dict[str, str] = {
+            "kty": "EC", "crv": "P-256",
+            "x": _b64url(numbers.x.to_bytes(32, "big")), "y": _b64url(numbers.y.to_bytes(32, "big")),
+        }
+
+    def __repr__(self) -> str:
+        return f"<DpopKey {self.alg} x={self.jwk['x'][:8]}...>"
+
+    @classmethod
+    def generate(cls) -> DpopKey:
+        """A fresh P-256 key (needs the optional ``cryptography`` package)."""
+        _load_module()
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+
+        key = ec.generate_private_key(ec.SECP256R1())
+        pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption())
+        return cls(pem)
+
+    @classmethod
+    def from_pem(cls, pem: str) -> DpopKey:
+        return cls(pem.encode("ascii"))
+
+    def to_pem(self) -> str:
+        return self._pem.decode("ascii")
+
+
+def _load_module() -> None:
+    try:
+        import cryptography  # noqa: F401
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise RuntimeError("DPoP needs the 'cryptography' package (pip install 'trimcp[oauth-jwt]')") from None
+
+
+def dpop_available() -> bool:
+    """Whether DPoP keys can be made here (the optional ``cryptography`` is installed)."""
+    try:
+        import cryptography  # noqa: F401
+    except ImportError:  # pragma: no cover - depends on the environment
+        return False
+    return True

@@ -25,6 +25,17 @@ With ``grant="client_credentials"`` the whole flow is instead
 authenticated by the client's secret or by a ``private_key_jwt`` assertion
 (signed by ``jwt.pem_signer``, the one place that imports ``cryptography``).
 
+DPoP (RFC 9449): when the authorization server advertises
+``dpop_signing_alg_values_supported`` with ES256 (and ``dpop`` is not
+``False``; by default only when ``cryptography`` is installed), a fresh
+P-256 key is made for the authorization and every token request carries a
+proof of it.  A ``DPoP`` token is then sent as ``Authorization: DPoP ...``
+with a fresh proof (``ath`` bound to the token) on every request
+(``proof_headers``); nonces the servers hand out are remembered per origin.
+The key lives as long as the tokens it is bound to: it is saved with them in
+the store (a PEM under ``_dpop_key``) and replaced only when new tokens come
+from a new authorization (a refresh keeps it).
+
 The flow sees the provider only as ``flow.FlowSettings`` (what it reads and
 the two calls it makes back), so ``flow`` does not import this module.
 
@@ -46,8 +57,9 @@ import httpx
 import trio
 
 from ..._sansio import auth as sa
-from .store import MemoryStore, TokenStore
 from .flow import FlowContext, authorize, client_credentials, refresh
+from .jwt import DpopKey, dpop_available
+from .store import MemoryStore, TokenStore
 
 __all__ = ["AuthorizeCallback", "OAuthProvider", "TokenStore"]
 
@@ -69,6 +81,8 @@ class OAuthProvider:
     client-credentials grant asks for when neither challenge nor PRM names one.
     ``client_id`` / ``client_secret`` / ``token_endpoint_auth_method``:
     pre-registered credentials (optionally only for ``client_issuer``).
+    ``dpop``: DPoP-bound tokens (RFC 9449) when the authorization server
+    offers them (``None``: if ``cryptography`` is installed; ``False``: never).
     ``client_metadata_url``: an https Client ID Metadata Document URL, used
     when the authorization server supports them.  ``revision``: the protocol
     revision the client speaks (2026-07-28 registration wants
@@ -95,6 +109,7 @@ class OAuthProvider:
         store: TokenStore | None = None,
         http_client: httpx.AsyncClient | None = None,
         max_attempts: int = 3,
+        dpop: bool | None = None,
         random: Callable[[int], bytes] = secrets.token_bytes,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -130,6 +145,12 @@ class OAuthProvider:
         self.max_attempts = max_attempts
         self.random = random
         self.clock = clock
+        #: DPoP: ``None`` when the AS offers it and ``cryptography`` is installed, ``True``
+        #: whenever the AS offers it, ``False`` never.
+        self.dpop = dpop
+        self._dpop_key: DpopKey | None = None  # bound to the current tokens
+        self._pending_key: DpopKey | None = None  # made for the authorization under way
+        self._nonces = sa.Nonces()
         self.server_url: str | None = None
         #: Bumped whenever the access token changes (the transport compares it).
         self.generation = 0
@@ -169,17 +190,26 @@ class OAuthProvider:
                 self._tokens = sa.Tokens.from_dict(stored)
                 self._scope = self._tokens.scope
                 self._token_endpoint = stored.get("_endpoint")
+                pem = stored.get("_dpop_key")
+                self._dpop_key = DpopKey.from_pem(pem) if isinstance(pem, str) else None
                 self.generation += 1
 
-    async def _set_tokens(self, tokens: sa.Tokens | None, endpoint: dict[str, Any] | None) -> None:
+    async def _set_tokens(
+        self, tokens: sa.Tokens | None, endpoint: dict[str, Any] | None, dpop_key: DpopKey | None = None,
+    ) -> None:
+        """New tokens (and the DPoP key they are bound to, kept with them)."""
         self._tokens = tokens
         self._token_endpoint = endpoint
+        self._dpop_key = dpop_key if tokens is not None and (endpoint or {}).get("dpop") is True else None
         self.generation += 1
         key = f"tokens:{self.resource}"
         if tokens is None:
             await self.store.delete(key)
         else:
-            await self.store.save(key, {**tokens.to_dict(), "_endpoint": endpoint})
+            record: dict[str, Any] = {**tokens.to_dict(), "_endpoint": endpoint}
+            if self._dpop_key is not None:
+                record["_dpop_key"] = self._dpop_key.to_pem()
+            await self.store.save(key, record)
 
     async def stored_tokens(self) -> sa.Tokens | None:
         """The tokens the store holds for the bound server (``None``: not authorized yet)."""
@@ -203,18 +233,61 @@ class OAuthProvider:
             if tokens is not None and tokens.expired(self.clock()) and tokens.refresh_token:
                 await self._try_refresh()
             tokens = self._tokens
-        return [("Authorization", f"Bearer {tokens.access_token}")] if tokens else []
+        return [("Authorization", sa.authorization_value(tokens.token_type, tokens.access_token))] if tokens else []
+
+    # -- DPoP (RFC 9449) ----------------------------------------------------------------
+
+    def begin_dpop(self, as_metadata: dict[str, Any]) -> bool:
+        """A new authorization: a fresh key when it is to use DPoP (``True``), else none."""
+        self._pending_key = None
+        if self.dpop is False or not sa.supports_dpop(as_metadata, "ES256"):
+            return False
+        if self.dpop is None and not dpop_available():
+            return False
+        self._pending_key = DpopKey.generate()
+        return True
+
+    def _proof(self, key: DpopKey, method: str, url: str, access_token: str | None) -> tuple[str, str | None]:
+        nonce = self._nonces.get(url)
+        claims = sa.proof_claims(method=method, url=url, now=self.clock(), jti=self.random(16),
+                                 nonce=nonce, access_token=access_token)
+        return sa.sign_proof(claims, alg=key.alg, jwk=key.jwk, sign=key.sign), nonce
+
+    def token_proof(self, url: str) -> tuple[str, str | None]:
+        """A proof for a token request (the new authorization's key, else the tokens' for a refresh)."""
+        key = self._pending_key or self._dpop_key
+        if key is None:
+            raise sa.OAuthError("invalid_dpop_proof", "no DPoP key for this token request")
+        return self._proof(key, "POST", url, None)
+
+    def remember_nonce(self, url: str, nonce: str | None) -> None:
+        self._nonces.remember(url, nonce)
+
+    def proof_headers(self, method: str, url: str, authorization: str | None) -> list[tuple[str, str]]:
+        """The ``DPoP`` header for a request sent with ``authorization`` (none for a Bearer token)."""
+        if authorization is None or self._dpop_key is None:
+            return []
+        scheme, _, token = authorization.partition(" ")
+        if scheme != "DPoP" or not token:
+            return []
+        return [("DPoP", self._proof(self._dpop_key, method, url, token)[0])]
+
+    @property
+    def uses_dpop(self) -> bool:
+        """Whether the current tokens are DPoP-bound."""
+        return self._dpop_key is not None and self._tokens is not None and self._tokens.token_type == "DPoP"
 
     def wants(self, www_authenticate: Iterable[str], status: int) -> bool:
         """Is this 401/403 one to authorize for (a 403 only with ``insufficient_scope``)?"""
         if status == 401:
             return True
-        challenge = sa.bearer_challenge(www_authenticate)
+        challenge = sa.bearer_challenge(www_authenticate) or sa.dpop_challenge(www_authenticate)
         return status == 403 and challenge is not None and challenge.error == "insufficient_scope"
 
     async def handle_challenge(self, status: int, www_authenticate: Iterable[str], generation: int) -> bool:
         """React to a 401/403; ``True``: retry the request (with fresh ``headers()``)."""
-        challenge = sa.bearer_challenge(www_authenticate) or sa.Challenge("Bearer")
+        challenge = (sa.bearer_challenge(www_authenticate) or sa.dpop_challenge(www_authenticate)
+                     or sa.Challenge("Bearer"))
         if status == 403 and challenge.error != "insufficient_scope":
             return False
         async with self._lock:
@@ -235,13 +308,16 @@ class OAuthProvider:
                     tokens, endpoint = await self._run(lambda ctx: authorize(ctx, challenge, scope, status))
             except httpx.HTTPError as exc:
                 raise sa.OAuthError("server_error", f"{type(exc).__name__} talking to the authorization server") from None
-            await self._set_tokens(tokens, endpoint)
+            finally:
+                pending, self._pending_key = self._pending_key, None
+            await self._set_tokens(tokens, endpoint, pending)
             return True
 
     async def _try_refresh(self) -> bool:
         tokens, endpoint = self._tokens, self._token_endpoint
         if tokens is None or not tokens.refresh_token or endpoint is None:
             return False
+        self._pending_key = None  # a refresh proves the key the tokens are bound to
         try:
             new = await self._run(lambda ctx: refresh(ctx, tokens, endpoint))
         except (sa.OAuthError, httpx.HTTPError) as exc:
@@ -251,7 +327,7 @@ class OAuthProvider:
             return False
         if new.refresh_token is None:
             new.refresh_token = tokens.refresh_token
-        await self._set_tokens(new, endpoint)
+        await self._set_tokens(new, endpoint, self._dpop_key)
         return True
 
     async def _run(self, step: Callable[[FlowContext], Awaitable[Any]]) -> Any:

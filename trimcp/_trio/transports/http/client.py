@@ -49,6 +49,7 @@ errors ignored) and cancels every task.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from functools import partial
 from typing import Final
 
@@ -56,9 +57,9 @@ import trio
 
 from ...._errors import TransportClosed, TransportError
 from ...._sansio import jsonrpc as rpc
-from ...._sansio.http.plan import HttpPlanner, Mode
-from ...._sansio.http.policy import ReconnectPolicy
 from ...._sansio.connection import stateless as sl
+from ...._sansio.http.plan import HttpPlanner, HttpRequest, Mode
+from ...._sansio.http.policy import ReconnectPolicy
 from ...._sansio.revisions import Era, get_revision
 from ...oauth.hook import AuthHook, AuthProvider
 from ...stream import NO_META, Inbound, SendMeta
@@ -108,10 +109,13 @@ class HttpClientStream:
         self.auth = None if auth is None else AuthHook(auth, self.headers.set_auth)
         if self.auth is not None:
             self.headers.auth_headers = self.auth.headers
+        #: Adds a DPoP proof to a request that carries no other auth step (GET, DELETE).
+        self._stamp: Callable[[HttpRequest], HttpRequest] = (lambda r: r) if self.auth is None else self.auth.stamp
         pump = Pump(self.inbox, planner, self._log)
         self.follower = StreamFollower(
             planner, executor, pump, self._log, nursery, self.inbox,
             reconnect=reconnect, max_message_size=max_message_size, standalone=standalone_stream,
+            stamp=self._stamp,
         )
         self.keeper = SessionKeeper(
             planner, executor, pump, self.inbox, self.follower, self.headers, self._log, nursery,
@@ -209,7 +213,7 @@ class HttpClientStream:
                 if request is not None:
                     with trio.move_on_after(DELETE_TIMEOUT):
                         try:
-                            response = await self.executor.open(request)
+                            response = await self.executor.open(self._stamp(request))
                             await response.aclose()
                         except TransportError as exc:
                             self._log(f"DELETE of the session failed: {exc}")

@@ -36,7 +36,7 @@ from ...._sansio import jsonrpc as rpc
 from ...._sansio.http.plan import HttpPlanner
 from ...._sansio.http import policy as p
 from ...stream import SendMeta
-from ...oauth.hook import AuthHook
+from ...oauth.hook import AuthHook, AuthRound
 from .executor import Executor, HttpResponse, noop
 from .follower import StreamFollower
 from .headers_helper import DynamicHeaders
@@ -198,6 +198,8 @@ class PostRunner:
             return p.Lost(str(exc))
         self.reached_server = True
         attempt.response = response
+        if self.auth is not None:
+            self.auth.observe(request.url, response.headers)
         if response.status in (401, 403):
             wants = self.auth is not None and self.auth.wants(response.status, response.headers)
             return p.Challenged(response.status, wants)
@@ -207,7 +209,7 @@ class PostRunner:
         assert self.auth is not None and attempt.response is not None
         status, headers = attempt.response.status, attempt.response.headers
         await attempt.close()
-        return await self.auth.challenge(status, headers, attempt.generation)
+        return await self.auth.challenge(status, headers, attempt.generation, attempt.auth_round)
 
     async def _refresh_headers(self, ex: Exchange, action: p.RefreshHeaders, attempt: _Attempt) -> p.ExchangeFact:
         await attempt.close()
@@ -250,6 +252,7 @@ class _Attempt:
         self.response: HttpResponse | None = None
         self.generation = 0
         self.posts = 0
+        self.auth_round = AuthRound()
 
     async def close(self) -> None:
         response, self.response = self.response, None

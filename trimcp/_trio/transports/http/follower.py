@@ -21,11 +21,13 @@ counts as a terminal failure there (``_sansio/connection/health.py``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import trio
 
 from ...._errors import ConnectError, TransportClosed, TransportError
 from ...._sansio.http import response as hr
-from ...._sansio.http.plan import HttpPlanner
+from ...._sansio.http.plan import HttpPlanner, HttpRequest
 from ...._sansio.http.policy import (
     Connect, Done, FollowFact, FollowPolicy, GiveUp, Lost, ReconnectPolicy, Resume, Stop,
     StreamRead, Unreachable,
@@ -52,7 +54,10 @@ class StreamFollower:
         reconnect: ReconnectPolicy,
         max_message_size: int,
         standalone: bool,
+        stamp: Callable[[HttpRequest], HttpRequest] | None = None,
     ) -> None:
+        #: The auth hook's DPoP stamp for each GET (identity without OAuth).
+        self.stamp = stamp or (lambda request: request)
         self.planner = planner
         self.executor = executor
         self.pump = pump
@@ -123,7 +128,7 @@ class StreamFollower:
     async def _connect(
         self, last_event_id: str | None, retry_ms: int | None, ex: Exchange | None
     ) -> FollowFact:
-        request = self.planner.plan_get(last_event_id)
+        request = self.stamp(self.planner.plan_get(last_event_id))
         try:
             response = await self.executor.open(request)
         except ConnectError as exc:
