@@ -209,7 +209,9 @@ class DpopMcp(McpFake):
         path = urlsplit(req.target).path
         prm = f"{self.base}/.well-known/oauth-protected-resource/mcp"
         if path == "/.well-known/oauth-protected-resource/mcp":
-            await reply.json({"resource": f"{self.base}/mcp", "authorization_servers": [self.auth.base]})
+            # RFC 9728: the resource says it takes (here: requires) DPoP-bound tokens.
+            await reply.json({"resource": f"{self.base}/mcp", "authorization_servers": [self.auth.base],
+                              "dpop_bound_access_tokens_required": True})
             return
         authorization = req.header("authorization")
         if authorization is None:
@@ -311,10 +313,19 @@ async def test_bearer_when_the_server_does_not_offer_dpop() -> None:
     auth = DpopAuthServer()
     auth.advertise = False
     provider = OAuthProvider(authorize=headless, redirect_uri=REDIRECT, dpop=True)
-    assert provider.begin_dpop({"issuer": "x"}) is False
+    assert provider.begin_dpop({"issuer": "x"}, None) is False
     assert provider.proof_headers("POST", "http://h/mcp", "Bearer t") == []
+    offered = {"dpop_signing_alg_values_supported": ["ES256"]}
     no = OAuthProvider(authorize=headless, redirect_uri=REDIRECT, dpop=False)
-    assert no.begin_dpop({"dpop_signing_alg_values_supported": ["ES256"]}) is False
+    assert no.begin_dpop(offered, {"dpop_bound_access_tokens_required": True}) is False
+    # The default asks for DPoP only when the resource says it takes DPoP tokens too:
+    # an authorization server offering DPoP says nothing of a Bearer-only resource.
+    default = OAuthProvider(authorize=headless, redirect_uri=REDIRECT)
+    assert default.begin_dpop(offered, None) is False
+    assert default.begin_dpop(offered, {"resource": "http://h/mcp"}) is False
+    assert default.begin_dpop(offered, {"dpop_signing_alg_values_supported": ["RS256"]}) is False
+    assert default.begin_dpop(offered, {"dpop_bound_access_tokens_required": True}) is True
+    assert default.begin_dpop(offered, {"dpop_signing_alg_values_supported": ["ES256"]}) is True
 
 
 async def test_key_is_kept_with_the_stored_tokens() -> None:

@@ -44,6 +44,7 @@ from .dpop import (
     response_nonce,
     should_retry_with_nonce,
     sign_proof,
+    resource_wants_dpop,
     supports_dpop,
 )
 from .flow import (
@@ -107,6 +108,7 @@ __all__ = [
     "sign_assertion",
     "sign_proof",
     "signing_input",
+    "resource_wants_dpop",
     "supports_dpop",
     "token_request",
 ]

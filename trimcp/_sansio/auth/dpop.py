@@ -52,6 +52,7 @@ __all__ = [
     "htu",
     "is_nonce_challenge",
     "proof_claims",
+    "resource_wants_dpop",
     "response_nonce",
     "should_retry_with_nonce",
     "sign_proof",
@@ -74,6 +75,19 @@ def _b64url(data: bytes) -> str:
 def supports_dpop(as_metadata: Mapping[str, Any], alg: str = "ES256") -> bool:
     """Whether the authorization server takes DPoP proofs signed with ``alg``."""
     values = as_metadata.get("dpop_signing_alg_values_supported")
+    return isinstance(values, list) and alg in values
+
+
+def resource_wants_dpop(prm: Mapping[str, Any] | None, alg: str = "ES256") -> bool:
+    """Whether the protected resource's metadata (RFC 9728 section 2) says it takes
+    DPoP-bound tokens: ``dpop_bound_access_tokens_required``, or ``alg`` among its
+    ``dpop_signing_alg_values_supported``.  An authorization server that issues DPoP
+    tokens says nothing about the resource: a Bearer-only resource refuses them."""
+    if not prm:
+        return False
+    if prm.get("dpop_bound_access_tokens_required") is True:
+        return True
+    values = prm.get("dpop_signing_alg_values_supported")
     return isinstance(values, list) and alg in values
 
 

@@ -92,7 +92,7 @@ class FlowSettings(Protocol):
         """The scope this authorization asked for (a later step-up widens it)."""
         ...
 
-    def begin_dpop(self, as_metadata: dict[str, Any]) -> bool:
+    def begin_dpop(self, as_metadata: dict[str, Any], prm: dict[str, Any] | None) -> bool:
         """A new authorization starts: whether its token requests carry DPoP proofs (a fresh key)."""
         ...
 
@@ -291,7 +291,7 @@ async def authorize(
         "metadata": {k: found.metadata.get(k) for k in ("token_endpoint_auth_methods_supported",)},
         "resource": resource,
         "issuer": found.issuer,
-        "dpop": p.begin_dpop(found.metadata),
+        "dpop": p.begin_dpop(found.metadata, found.prm),
     }
     form = {
         "grant_type": "authorization_code", "code": code, "redirect_uri": p.redirect_uri,
@@ -324,7 +324,7 @@ async def client_credentials(
         "metadata": {k: found.metadata.get(k) for k in ("token_endpoint_auth_methods_supported",)},
         "resource": resource,
         "issuer": found.issuer,
-        "dpop": p.begin_dpop(found.metadata),
+        "dpop": p.begin_dpop(found.metadata, found.prm),
     }
     tokens = await _token_call(ctx, endpoint, sa.client_credentials_form(resource=resource, scope=scope))
     if tokens.scope is None:

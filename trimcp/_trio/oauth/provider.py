@@ -26,8 +26,9 @@ authenticated by the client's secret or by a ``private_key_jwt`` assertion
 (signed by ``jwt.pem_signer``, the one place that imports ``cryptography``).
 
 DPoP (RFC 9449): when the authorization server advertises
-``dpop_signing_alg_values_supported`` with ES256 (and ``dpop`` is not
-``False``; by default only when ``cryptography`` is installed), a fresh
+``dpop_signing_alg_values_supported`` with ES256 (and ``dpop`` is ``True``, or
+``None`` with the resource's metadata naming DPoP too and ``cryptography``
+installed: a Bearer-only resource would refuse a DPoP token), a fresh
 P-256 key is made for the authorization and every token request carries a
 proof of it.  A ``DPoP`` token is then sent as ``Authorization: DPoP ...``
 with a fresh proof (``ath`` bound to the token) on every request
@@ -82,7 +83,8 @@ class OAuthProvider:
     ``client_id`` / ``client_secret`` / ``token_endpoint_auth_method``:
     pre-registered credentials (optionally only for ``client_issuer``).
     ``dpop``: DPoP-bound tokens (RFC 9449) when the authorization server
-    offers them (``None``: if ``cryptography`` is installed; ``False``: never).
+    offers them (``True``); ``None``: only when the protected resource's metadata
+    also asks for them and ``cryptography`` is installed; ``False``: never.
     ``client_metadata_url``: an https Client ID Metadata Document URL, used
     when the authorization server supports them.  ``revision``: the protocol
     revision the client speaks (2026-07-28 registration wants
@@ -237,12 +239,12 @@ class OAuthProvider:
 
     # -- DPoP (RFC 9449) ----------------------------------------------------------------
 
-    def begin_dpop(self, as_metadata: dict[str, Any]) -> bool:
+    def begin_dpop(self, as_metadata: dict[str, Any], prm: dict[str, Any] | None) -> bool:
         """A new authorization: a fresh key when it is to use DPoP (``True``), else none."""
         self._pending_key = None
         if self.dpop is False or not sa.supports_dpop(as_metadata, "ES256"):
             return False
-        if self.dpop is None and not dpop_available():
+        if self.dpop is None and not (sa.resource_wants_dpop(prm, "ES256") and dpop_available()):
             return False
         self._pending_key = DpopKey.generate()
         return True
