@@ -160,6 +160,8 @@ class WorkloadIdentityProvider(OAuthProvider):
             endpoint = _endpoint(found, sa.ClientIdentity("", None, "none"), resource)
             response = await ctx.client.post(endpoint["url"], data=form, headers=_FORM_HEADERS)
             tokens = sa.parse_token_response(response.status_code, response.content, now=self.clock())
+            # A refresh would need a client id; a fresh platform JWT is the way to a new token.
+            tokens.refresh_token = None
         if tokens.scope is None:
             tokens.scope = scope
         log.info("obtained an access token from %s (workload identity)", found.issuer)
@@ -202,7 +204,9 @@ class EnterpriseProvider(OAuthProvider):
         if self.idp_token_endpoint:
             return self.idp_token_endpoint
         assert self.idp_issuer is not None
-        for url in sa.as_metadata_urls(self.idp_issuer)[::-1]:  # an IdP: OpenID configuration first
+        urls = sa.as_metadata_urls(self.idp_issuer)
+        # An enterprise IdP is an OpenID provider first: its OpenID configuration, then RFC 8414.
+        for url in sorted(urls, key=lambda u: "openid-configuration" not in u):
             metadata = await _get_json(ctx, url)
             if metadata is not None:
                 sa.check_issuer(metadata, self.idp_issuer)
