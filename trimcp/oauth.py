@@ -2,7 +2,11 @@
 
 ``OAuthProvider`` goes to ``trimcp.open_client(url, auth=...)``.  Interactive
 use: ``open_loopback_callback`` (the RFC 8252 loopback redirect server) and
-``interactive_authorizer`` (prints the URL, opens the system browser).  Tokens
+``interactive_authorizer`` (prints the URL, opens the system browser).
+Without a browser: ``EnterpriseProvider`` (enterprise-managed authorization:
+an SSO identity assertion exchanged for an ID-JAG, RFC 8693 + RFC 7523) and
+``WorkloadIdentityProvider`` (a workload platform's JWT as the grant;
+``assertion_from_file`` re-reads a projected token).  Tokens
 and client registrations live in a ``TokenStore``: ``default_store()`` (the
 system keyring, else memory), ``FileStore`` or ``MemoryStore``; a store that
 cannot be used raises ``StoreUnavailable``.  ``AuthNeededCache`` remembers, for
@@ -29,9 +33,17 @@ if TYPE_CHECKING:
         interactive_authorizer,
         open_loopback_callback,
     )
+    from ._trio.oauth.grants import (
+        AssertionSource,
+        EnterpriseProvider,
+        WorkloadIdentityProvider,
+        assertion_from_file,
+    )
     from ._trio.oauth.provider import AuthorizeCallback, OAuthProvider
 
 _FROM_PROVIDER = frozenset({"AuthorizeCallback", "OAuthProvider"})
+_FROM_GRANTS = frozenset({"AssertionSource", "EnterpriseProvider", "WorkloadIdentityProvider",
+                          "assertion_from_file"})
 _FROM_CALLBACK = frozenset({"CallbackTimeout", "LoopbackCallback", "interactive_authorizer",
                             "open_loopback_callback"})
 
@@ -42,6 +54,10 @@ def __getattr__(name: str) -> Any:
         from ._trio.oauth import provider
 
         value = getattr(provider, name)
+    elif name in _FROM_GRANTS:
+        from ._trio.oauth import grants
+
+        value = getattr(grants, name)
     elif name in _FROM_CALLBACK:
         from ._trio.oauth import callback
 
@@ -53,7 +69,8 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "AuthNeededCache", "AuthorizeCallback", "CallbackTimeout", "ClientIdentity", "DiscoveryError",
-    "FileStore", "LoopbackCallback", "MemoryStore", "OAuthError", "OAuthProvider", "StoreUnavailable",
-    "TokenStore", "Tokens", "default_store", "interactive_authorizer", "open_loopback_callback",
+    "AssertionSource", "AuthNeededCache", "AuthorizeCallback", "CallbackTimeout", "ClientIdentity",
+    "DiscoveryError", "EnterpriseProvider", "FileStore", "LoopbackCallback", "MemoryStore", "OAuthError",
+    "OAuthProvider", "StoreUnavailable", "TokenStore", "Tokens", "WorkloadIdentityProvider",
+    "assertion_from_file", "default_store", "interactive_authorizer", "open_loopback_callback",
 ]

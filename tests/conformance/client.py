@@ -24,7 +24,10 @@ the authorization URL without following redirects and returns the
 credentials come from the scenario context.  The client-credentials
 scenarios (an extension) use ``OAuthProvider(grant="client_credentials")``
 with the context's secret or private key instead; the DPoP scenarios
-(``auth/dpop``, ``auth/dpop-nonce``, RFC 9449) use ``OAuthProvider(dpop=True)``.
+(``auth/dpop``, ``auth/dpop-nonce``, RFC 9449) use ``OAuthProvider(dpop=True)``;
+enterprise-managed authorization and workload identity use
+``EnterpriseProvider`` and ``WorkloadIdentityProvider`` with the context's ID
+token or workload JWT.
 """
 
 from __future__ import annotations
@@ -234,6 +237,30 @@ async def with_dpop(url: str, context: dict[str, Any], revision: str | None) -> 
             await session.call_tool(tool.name, example_arguments(tool))
 
 
+async def with_enterprise_auth(url: str, context: dict[str, Any], revision: str | None) -> None:
+    """Enterprise-managed authorization: the context's IdP ID token -> ID-JAG -> access token."""
+    from trimcp.oauth import EnterpriseProvider
+
+    auth = EnterpriseProvider(
+        id_token=context["idp_id_token"], idp_token_endpoint=context.get("idp_token_endpoint"),
+        idp_issuer=context.get("idp_issuer"), idp_client_id=context.get("idp_client_id"),
+        client_id=context["client_id"], client_secret=context.get("client_secret"), revision=revision,
+    )
+    async with connect(url, revision, auth=auth) as session:
+        for tool in await session.list_tools():
+            await session.call_tool(tool.name, example_arguments(tool))
+
+
+async def with_workload_identity(url: str, context: dict[str, Any], revision: str | None) -> None:
+    """Workload identity federation: the context's workload JWT is the JWT-bearer assertion."""
+    from trimcp.oauth import WorkloadIdentityProvider
+
+    auth = WorkloadIdentityProvider(assertion=context["valid_jwt"], client_id=context.get("client_id"),
+                                    revision=revision)
+    async with connect(url, revision, auth=auth) as session:
+        await session.list_tools()
+
+
 SCENARIOS: dict[str, Handler] = {
     "initialize": initialize_only,
     "tools_call": exercise,
@@ -250,6 +277,8 @@ SCENARIOS: dict[str, Handler] = {
     "auth/client-credentials-jwt": with_client_credentials,
     "auth/dpop": with_dpop,
     "auth/dpop-nonce": with_dpop,
+    "auth/enterprise-managed-authorization": with_enterprise_auth,
+    "auth/wif-jwt-bearer": with_workload_identity,
 }
 
 

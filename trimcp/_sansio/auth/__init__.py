@@ -5,7 +5,9 @@ URLs to try and validates what they return; ``flow`` holds PKCE, state,
 scope selection, client identity, the authorization URL and callback, and
 token request / response handling; ``assertion`` builds RFC 7523 client
 assertions (signed by a callable) and the client-credentials grant form;
-``dpop`` builds RFC 9449 proofs and handles server-supplied nonces.
+``dpop`` builds RFC 9449 proofs and handles server-supplied nonces;
+``grants`` the RFC 8693 token exchange (for an ID-JAG) and the RFC 7523
+JWT-bearer grant of enterprise-managed authorization and workload identity.
 The Trio driver is ``trimcp._trio.oauth.provider``.
 """
 

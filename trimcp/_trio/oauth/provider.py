@@ -73,6 +73,8 @@ AuthorizeCallback = Callable[[str], Awaitable[str]]
 class OAuthProvider:
     """Authorization for one MCP server URL (bound by the transport).
 
+    Subclasses adding a grant (``grants``) extend ``_GRANTS`` and ``_flow``.
+
     ``authorize``: the headless user agent (see ``AuthorizeCallback``); not
     needed with ``grant="client_credentials"`` (machine to machine: no user,
     no browser), which needs ``client_id`` and either ``client_secret``
@@ -90,6 +92,9 @@ class OAuthProvider:
     revision the client speaks (2026-07-28 registration wants
     ``application_type``).  ``random`` and ``clock`` are injectable for tests.
     """
+
+    #: The grants this class knows how to run (see ``_flow``).
+    _GRANTS: tuple[str, ...] = ("authorization_code", "client_credentials")
 
     def __init__(
         self,
@@ -115,7 +120,7 @@ class OAuthProvider:
         random: Callable[[int], bytes] = secrets.token_bytes,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        if grant not in ("authorization_code", "client_credentials"):
+        if grant not in self._GRANTS:
             raise ValueError(f"unsupported grant {grant!r}")
         if grant == "authorization_code" and authorize is None:
             raise ValueError("the authorization-code grant needs an authorize callback")
@@ -304,16 +309,19 @@ class OAuthProvider:
                 scope = _union(self._scope, challenge.scope)
             log.info("authorizing with %s (HTTP %d from the MCP server)", self.server_url, status)
             try:
-                if self.grant == "client_credentials":
-                    tokens, endpoint = await self._run(lambda ctx: client_credentials(ctx, challenge, scope))
-                else:
-                    tokens, endpoint = await self._run(lambda ctx: authorize(ctx, challenge, scope, status))
+                tokens, endpoint = await self._run(self._flow(challenge, scope, status))
             except httpx.HTTPError as exc:
                 raise sa.OAuthError("server_error", f"{type(exc).__name__} talking to the authorization server") from None
             finally:
                 pending, self._pending_key = self._pending_key, None
             await self._set_tokens(tokens, endpoint, pending)
             return True
+
+    def _flow(self, challenge: sa.Challenge, scope: str | None, status: int) -> Callable[[FlowContext], Awaitable[Any]]:
+        """The authorization step of ``self.grant``; returns ``(tokens, endpoint)``."""
+        if self.grant == "client_credentials":
+            return lambda ctx: client_credentials(ctx, challenge, scope)
+        return lambda ctx: authorize(ctx, challenge, scope, status)
 
     async def _try_refresh(self) -> bool:
         tokens, endpoint = self._tokens, self._token_endpoint
