@@ -503,3 +503,20 @@ def test_host_tool_is_frozen() -> None:
     with pytest.raises(AttributeError):
         host.name = "other"  # type: ignore[misc]
     assert not host.read_only and not host.concurrent
+
+
+def test_app_only_tools_stay_out_of_the_agents_list() -> None:
+    # MCP Apps: a host MUST NOT put a tool whose visibility leaves out "model" in the
+    # agent's tool list; tools with no link, or visible to both, stay.
+    from trimcp.host.tools import ToolCatalog
+
+    def tool(name: str, meta: dict[str, Any] | None = None) -> Tool:
+        return Tool(name=name, input_schema={"type": "object"}, meta=meta)
+
+    view = {"ui": {"resourceUri": "ui://s/v"}}
+    snapshot = [("srv", (tool("plain"), tool("both", view), tool("refresh", {"ui": {**view["ui"], "visibility": ["app"]}}),
+                         tool("model", {"ui": {**view["ui"], "visibility": ["model"]}})))]
+    catalog = ToolCatalog()
+    assert sorted(t.tool.name for t in catalog.tools(snapshot)) == ["both", "model", "plain"]
+    with pytest.raises(UnknownTool):
+        catalog.lookup(snapshot, "mcp__srv__refresh")

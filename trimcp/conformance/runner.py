@@ -55,6 +55,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._errors import ConnectError, TransportClosed, TrimcpError
+from .._sansio import apps
 from .._sansio import jsonrpc as rpc
 from .._sansio import schema as s
 from .._sansio.revisions import (
@@ -66,6 +67,7 @@ from .._sansio.revisions import (
     own_gate,
 )
 from .._trio.client import open_client
+from .checks.apps import check_apps
 from .checks.auth import check_auth, probe_unauthenticated, skip_auth
 from .checks.feature_probes import probe_features
 from .checks.features import feature_tour
@@ -99,9 +101,9 @@ from .checks.stdio import check_stdio_lines
 from .checks.tasks import check_tasks
 from .checks.tool_calls import CallTools, ToolPolicy
 from .connectors import transport_of
+from .http_evidence import annotate
 from .model import CheckResult, Report
 from .rawhttp import ProbeError, RawClient, RawResponse
-from .http_evidence import annotate
 from .recorder import HttpCapture, RecordingStream
 from .results import Connector, Results, Tour
 from .selection import Selection
@@ -188,6 +190,9 @@ async def run_checks(
                 sampling_handler=_sampling,
                 elicitation_handler=_elicitation,
                 roots=[],
+                # MCP Apps is opt-in: declared so that a server linking views only for
+                # clients that asked links them here (checks/apps.py).
+                extensions=apps.client_extension(),
             ) as client:
                 report.revision = rec.revision = client.protocol_version
                 report.era = client.era.value
@@ -270,6 +275,8 @@ async def _tour(tour: Tour, pinned: str | None, policy: ToolPolicy) -> None:
         check_handshake(tour.rec, client, pinned)
         await handshake_tour(tour)
     await feature_tour(tour, policy)
+    if tour.revision >= "2025-06-18":
+        await check_apps(tour)
     if client.era is Era.STATELESS:
         await stateless_tour(tour)
 

@@ -12,7 +12,9 @@ applies them to the pool's live state:
 * ``ToolCatalog.table(snapshot)`` is one ``NameTable`` over every (server, tool) pair
   of the cached lists (``slot.lists["tools"]``) of the connected servers.  It is
   rebuilt only when one of those lists is another object than last time (a list
-  changed, a server came or went), so names are stable while the set is;
+  changed, a server came or went), so names are stable while the set is.  A tool whose
+  MCP Apps visibility leaves out ``"model"`` (``_meta.ui.visibility: ["app"]``) is not
+  in it: the extension says a host MUST NOT put it in the agent's tool list;
 * ``host_tools`` makes a ``HostTool`` per pair: the full name, the ``Tool``, its
   class and traits, and the description capped for the model;
 * ``ToolCatalog.resolve(name)`` maps a full name back through the table, never by
@@ -30,6 +32,7 @@ from typing import Final
 import attrs
 
 from .._errors import TrimcpError
+from .._sansio import apps
 from .._sansio import schema as s
 from .._sansio.host.classify import ToolKind, ToolTraits, tool_traits
 from .._sansio.host.naming import (
@@ -89,7 +92,7 @@ def host_tools(
     tools in the order it listed them."""
     out = []
     for server, tools in snapshot:
-        for tool in tools:
+        for tool in _for_model(tools):
             traits = tool_traits(tool)
             out.append(HostTool(
                 name=table.name(server, tool.name), server=server, tool=tool, kind=traits.kind,
@@ -97,6 +100,11 @@ def host_tools(
                 traits=traits,
             ))
     return out
+
+
+def _for_model(tools: Sequence[s.Tool]) -> list[s.Tool]:
+    """The tools the agent may see: not those an MCP Apps view alone may call."""
+    return [t for t in tools if t.meta is None or apps.model_visible({"_meta": t.meta})]
 
 
 def _same(a: Snapshot, b: Snapshot) -> bool:
@@ -116,7 +124,7 @@ class ToolCatalog:
 
     def table(self, snapshot: Snapshot) -> NameTable:
         if not _same(snapshot, self._snapshot):
-            pairs = [(server, tool.name) for server, tools in snapshot for tool in tools]
+            pairs = [(server, tool.name) for server, tools in snapshot for tool in _for_model(tools)]
             self._table = NameTable(pairs)
             # Memoised with the default cap: what tools() hands out unless asked otherwise.
             self._tools = {t.name: t for t in host_tools(self._table, snapshot)}

@@ -24,6 +24,8 @@ What it exercises:
   ``readOnlyHint`` and ``openWorldHint: false`` (none reaches outside);
 * resources: static text, static binary, a counter that changes, and the
   template ``test://template/{id}/data``; subscriptions;
+* an MCP Apps view of ``echo`` (``views.py``), linked for clients that declare
+  the ``io.modelcontextprotocol/ui`` extension;
 * prompts with arguments, embedded resources and images; completion of a
   prompt argument and of a template variable;
 * pagination (``page_size`` 5 by default, so ``tools/list`` has several
@@ -50,6 +52,7 @@ from ..server.definition import Server
 from ..server.content import audio, embedded_text, error_result, image, resource_link, text
 from ..server.context import Context
 from ..server.serve import run_stdio
+from .views import ECHO_VIEW, register_views
 
 __all__ = ["INSTRUCTIONS", "NAME", "PNG", "VERSION", "WAV", "build_server", "main"]
 
@@ -99,6 +102,7 @@ def build_server(*, page_size: int | None = 5) -> Server:
     _register_tools(server)
     _register_conformance_tools(server)
     _register_resources(server)
+    register_views(server)
     _register_prompts(server)
     _reference_stateless.register(server)
     return server
@@ -110,7 +114,7 @@ def build_server(*, page_size: int | None = 5) -> Server:
 def _register_tools(server: Server) -> None:
     counter = {"value": 0}
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=READ_ONLY, ui=ECHO_VIEW)
     async def echo(ctx: Context, message: str) -> str:
         """Return the message unchanged."""
         return message

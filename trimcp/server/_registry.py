@@ -27,6 +27,7 @@ from typing import Any, Literal, Union
 
 import attrs
 
+from .._sansio import apps
 from ._uritemplate import UriTemplate
 
 Handler = Callable[..., Any]
@@ -120,6 +121,8 @@ class ToolEntry:
     name: str
     fn: Handler
     definition: dict[str, Any]
+    #: The MCP Apps ``_meta.ui`` link, listed only to clients that declared the extension.
+    ui: dict[str, Any] | None = None
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -136,6 +139,8 @@ class ResourceEntry:
     uri: str
     fn: Handler
     definition: dict[str, Any]
+    #: False: served by resources/read, left out of resources/list.
+    listed: bool = True
 
     @property
     def mime_type(self) -> str | None:
@@ -176,6 +181,7 @@ def make_tool(
     annotations: dict[str, Any] | None,
     icons: list[dict[str, Any]] | None = None,
     meta: dict[str, Any] | None = None,
+    ui: str | dict[str, Any] | None = None,
 ) -> ToolEntry:
     name = name or fn.__name__
     schema = input_schema if input_schema is not None else schema_from_signature(fn)
@@ -189,7 +195,13 @@ def make_tool(
     )
     definition["inputSchema"] = schema
     _optional(definition, outputSchema=output_schema, annotations=annotations, icons=icons, _meta=meta)
-    return ToolEntry(name, fn, definition)
+    link = {"resourceUri": ui} if isinstance(ui, str) else ui
+    if link is not None:
+        checked = apps.tool_link({"_meta": {"ui": link}})
+        if checked is None or checked.problems or checked.resource_uri is None:
+            why = "; ".join(checked.problems) if checked is not None else ""
+            raise ValueError(f"tool {name!r}: ui must be a ui:// URI or a _meta.ui object ({why or 'no resourceUri'})")
+    return ToolEntry(name, fn, definition, ui=None if link is None else dict(link))
 
 
 def make_resource(

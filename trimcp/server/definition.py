@@ -184,6 +184,7 @@ class Server:
         output_schema: dict[str, Any] | None = None,
         annotations: dict[str, Any] | None = None,
         icons: list[dict[str, Any]] | None = None,
+        ui: str | dict[str, Any] | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -196,11 +197,16 @@ class Server:
         output_schema: dict[str, Any] | None = None,
         annotations: dict[str, Any] | None = None,
         icons: list[dict[str, Any]] | None = None,
+        ui: str | dict[str, Any] | None = None,
     ) -> F | Callable[[F], F]:
         """Register ``async def f(ctx, **arguments)`` as a tool (``@server.tool`` or ``@server.tool(...)``).
 
         Without ``input_schema`` the schema is derived from ``f``'s signature;
         without ``description``, from the first paragraph of its docstring.
+        ``ui`` links an MCP Apps view: its ``ui://`` URI, or the whole ``_meta.ui``
+        object (``resourceUri``, ``visibility``); it is listed only to clients that
+        declared the ``io.modelcontextprotocol/ui`` extension (SEP-1865: a server
+        SHOULD check before linking views), the tool itself to every client.
         """
         if callable(name):
             self.add_tool(name)
@@ -210,7 +216,7 @@ class Server:
         def register(fn: F) -> F:
             self.add_tool(
                 fn, tool_name, title=title, description=description, input_schema=input_schema,
-                output_schema=output_schema, annotations=annotations, icons=icons,
+                output_schema=output_schema, annotations=annotations, icons=icons, ui=ui,
             )
             return fn
 
@@ -227,10 +233,11 @@ class Server:
         output_schema: dict[str, Any] | None = None,
         annotations: dict[str, Any] | None = None,
         icons: list[dict[str, Any]] | None = None,
+        ui: str | dict[str, Any] | None = None,
     ) -> ToolEntry:
         entry = make_tool(
             fn, name, title=title, description=description, input_schema=input_schema,
-            output_schema=output_schema, annotations=annotations, icons=icons,
+            output_schema=output_schema, annotations=annotations, icons=icons, ui=ui,
         )
         self.tools[entry.name] = entry
         return entry
@@ -250,13 +257,17 @@ class Server:
         mime_type: str | None = None,
         size: int | None = None,
         annotations: dict[str, Any] | None = None,
+        listed: bool = True,
     ) -> Callable[[F], F]:
-        """Register ``async def f(ctx)`` returning ``str`` (text) or ``bytes`` (blob) as resource ``uri``."""
+        """Register ``async def f(ctx)`` returning ``str`` (text) or ``bytes`` (blob) as resource ``uri``.
+
+        ``listed=False`` leaves it out of ``resources/list`` while ``resources/read``
+        serves it (an MCP Apps view, found through the tool that links it)."""
 
         def register(fn: F) -> F:
             self.add_resource(
                 fn, uri, name=name, title=title, description=description,
-                mime_type=mime_type, size=size, annotations=annotations,
+                mime_type=mime_type, size=size, annotations=annotations, listed=listed,
             )
             return fn
 
@@ -273,11 +284,13 @@ class Server:
         mime_type: str | None = None,
         size: int | None = None,
         annotations: dict[str, Any] | None = None,
+        listed: bool = True,
     ) -> ResourceEntry:
         entry = make_resource(
             fn, uri, name=name, title=title, description=description, mime_type=mime_type,
             size=size, annotations=annotations,
         )
+        entry.listed = listed
         self.resources[uri] = entry
         return entry
 

@@ -41,6 +41,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from .._errors import McpError
+from .._sansio import apps
 from .._sansio import jsonrpc as rpc
 from .._sansio.connection import stateless as sl
 from .._sansio.revisions import Era, get_revision
@@ -89,8 +90,15 @@ def _page(kind: str, key: str, items: list[dict[str, Any]], params: dict[str, An
 
 async def list_tools(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
     rev = ctx.protocol_version
-    items = [compat.tool(t.definition, rev) for t in server.tools.values()]
+    views = apps.declared(ctx.client_capabilities)
+    items = [compat.tool(_with_view(t.definition, t.ui) if views and t.ui else t.definition, rev)
+             for t in server.tools.values()]
     return _page("tools", "tools", items, params, server.page_size)
+
+
+def _with_view(definition: dict[str, Any], ui: dict[str, Any]) -> dict[str, Any]:
+    """A tool's definition with its MCP Apps link, for a client that declared the extension."""
+    return {**definition, "_meta": {**(definition.get("_meta") or {}), "ui": ui}}
 
 
 async def call_tool(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
@@ -134,7 +142,7 @@ async def _run_tool(
 
 async def list_resources(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
     rev = ctx.protocol_version
-    items = [compat.resource(r.definition, rev) for r in server.resources.values()]
+    items = [compat.resource(r.definition, rev) for r in server.resources.values() if r.listed]
     return _page("resources", "resources", items, params, server.page_size)
 
 

@@ -25,6 +25,7 @@ from contextlib import asynccontextmanager
 from typing import Any, Protocol, TypeVar, Union
 
 from ..._errors import LocalProtocolError, McpError, PaginationError, RemoteProtocolError
+from ..._sansio import apps
 from ..._sansio import events as ev
 from ..._sansio import jsonrpc as rpc
 from ..._sansio import schema as s
@@ -304,6 +305,30 @@ class ClientSession:
     async def read_resource(self, uri: str, *, timeout: Timeout = USE_DEFAULT) -> s.ReadResourceResult:
         result = await self.request("resources/read", {"uri": uri}, timeout=timeout)
         return _parse(s.ReadResourceResult, result, "resources/read")
+
+    async def read_view(self, tool: str | s.Tool, *, timeout: Timeout = USE_DEFAULT) -> apps.View:
+        """The MCP Apps view (``io.modelcontextprotocol/ui``) a tool links in
+        ``_meta.ui.resourceUri``, read with ``resources/read`` and checked: a ``ui://``
+        URI, ``text/html;profile=mcp-app``, HTML in text or blob, well-formed ``_meta.ui``
+        (``View.content_security_policy`` is the policy to serve it under).  A server
+        links views only for a client that declared the extension
+        (``open_client(extensions=apps.client_extension())``).  ``ValueError`` for a tool
+        that is unknown or links no view; ``RemoteProtocolError`` for a view that breaks
+        the extension's rules."""
+        if isinstance(tool, str):
+            found = next((t for t in await self.list_tools() if t.name == tool), None)
+            if found is None:
+                raise ValueError(f"the server has no tool {tool!r}")
+            tool = found
+        link = apps.tool_link(s.to_wire(tool))
+        if link is None or link.resource_uri is None or link.problems:
+            why = "; ".join(link.problems) if link is not None and link.problems else "it has no _meta.ui.resourceUri"
+            raise ValueError(f"tool {tool.name!r} links no usable view: {why}")
+        result = await self.request("resources/read", {"uri": link.resource_uri}, timeout=timeout)
+        try:
+            return apps.view_from_contents(link.resource_uri, result)
+        except ValueError as exc:
+            raise RemoteProtocolError(f"the view {link.resource_uri} of tool {tool.name!r}: {exc}") from None
 
     async def subscribe_resource(self, uri: str) -> None:
         await self.request("resources/subscribe", {"uri": uri})

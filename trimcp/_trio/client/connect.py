@@ -98,8 +98,11 @@ def _client_capabilities(
     elicitation: ElicitationHandler | None,
     elicitation_modes: Sequence[str],
     roots: RootsProvider | None,
+    extensions: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     caps: dict[str, Any] = {}
+    if extensions:
+        caps["extensions"] = _extensions(extensions)
     if roots is not None:
         caps["roots"] = {"listChanged": True}
     if sampling is not None:
@@ -114,6 +117,20 @@ def _client_capabilities(
             raise ValueError(f"elicitation_modes must name form and/or url, not {sorted(unknown) or 'nothing'}")
         caps["elicitation"] = {} if modes == {"form"} else {m: {} for m in ("form", "url") if m in modes}
     return caps
+
+
+def _extensions(extensions: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The ``extensions`` capability: ids of the form ``{vendor}/{name}``, each with its
+    settings object (SEP-1724; always opt-in, so only what the caller names)."""
+    out: dict[str, Any] = {}
+    for ext_id, settings in extensions.items():
+        vendor, slash, name = ext_id.partition("/") if isinstance(ext_id, str) else ("", "", "")
+        if not (slash and vendor and name) or any(c.isspace() for c in ext_id):
+            raise ValueError(f"an extension id is {{vendor}}/{{name}}, not {ext_id!r}")
+        if not isinstance(settings, Mapping):
+            raise ValueError(f"extension {ext_id!r}: its settings must be an object")
+        out[ext_id] = dict(settings)
+    return out
 
 
 def _request_handlers(
@@ -208,6 +225,7 @@ async def open_client(
     notification_handler: NotificationHandler | None = None,
     max_pages: int = 100,
     max_input_rounds: int = 8,
+    extensions: Mapping[str, Mapping[str, Any]] | None = None,
     on_stderr: Callable[[str], None] | None = None,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     headers: Mapping[str, str] | None = None,
@@ -252,6 +270,9 @@ async def open_client(
     with -32042 (URL elicitation required), elicits the listed URLs and the call is
     sent once more (``ClientSession.call_tool``); without it the ``McpError`` is raised.
     ``max_input_rounds`` bounds the InputRequiredResults one request may get.
+    ``extensions`` declares the extensions the client speaks, id -> settings (e.g.
+    ``trimcp.apps.client_extension()`` for MCP Apps), among its capabilities: the
+    handshake's, and every 2026-07-28 request's envelope.
     ``max_message_size`` caps one incoming message in bytes (the stdio line cap
     too); a bigger one breaks the connection and fails every pending request.
     ``max_concurrent_requests`` bounds the server's requests (sampling, ...)
@@ -307,7 +328,8 @@ async def open_client(
     connection = Connection(
         Role.CLIENT,
         info=dict(client_info or CLIENT_INFO),
-        capabilities=_client_capabilities(sampling_handler, elicitation_handler, elicitation_modes, roots),
+        capabilities=_client_capabilities(sampling_handler, elicitation_handler, elicitation_modes, roots,
+                                          extensions),
         supported_versions=versions,
         max_message_size=max_message_size,
     )

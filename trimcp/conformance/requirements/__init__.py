@@ -53,9 +53,17 @@ class Coverage(enum.Enum):
     PARTIAL = "partial"
 
 
+#: Extension pages (``extensions/<name>``): the specification in its own repository,
+#: at the version the requirements quote (extensions are versioned apart from revisions).
+EXTENSION_PAGES: Final = {
+    "extensions/apps": "https://github.com/modelcontextprotocol/ext-apps/blob/main/specification/2026-01-26/apps.mdx",
+}
+
+
 def spec_url(revision: str, page: str, anchor: str = "") -> str:
     """The published page of ``page`` (``basic/lifecycle``) in ``revision``, at ``anchor``."""
-    return f"{SPEC_BASE}/{revision}/{page}" + (f"#{anchor}" if anchor else "")
+    base = EXTENSION_PAGES.get(page) or f"{SPEC_BASE}/{revision}/{page}"
+    return base + (f"#{anchor}" if anchor else "")
 
 
 @attrs.frozen
