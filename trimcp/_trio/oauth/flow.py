@@ -111,7 +111,7 @@ class FlowContext:
     client: httpx.AsyncClient
 
 
-async def _get_json(ctx: FlowContext, url: str) -> dict[str, Any] | None:
+async def get_json(ctx: FlowContext, url: str) -> dict[str, Any] | None:
     try:
         response = await ctx.client.get(url, headers={"Accept": "application/json"}, follow_redirects=False)
     except httpx.HTTPError as exc:
@@ -138,7 +138,7 @@ async def discover(ctx: FlowContext, challenge: sa.Challenge, *, interactive: bo
     server = ctx.provider.server_url or ""
     prm: dict[str, Any] | None = None
     for url in sa.prm_urls(server, challenge.resource_metadata):
-        prm = await _get_json(ctx, url)
+        prm = await get_json(ctx, url)
         if prm is not None:
             break
     if prm is not None:
@@ -155,7 +155,7 @@ async def discover(ctx: FlowContext, challenge: sa.Challenge, *, interactive: bo
         issuer = sa.legacy_issuer(server)
     metadata: dict[str, Any] | None = None
     for url in sa.as_metadata_urls(issuer):
-        metadata = await _get_json(ctx, url)
+        metadata = await get_json(ctx, url)
         if metadata is not None:
             break
     if metadata is None:
@@ -208,7 +208,7 @@ async def identity(ctx: FlowContext, found: Discovered, scope: str | None) -> sa
     return ident
 
 
-async def _token_call(
+async def token_call(
     ctx: FlowContext, endpoint: dict[str, Any], form: dict[str, str],
 ) -> sa.Tokens:
     """One token request; with DPoP it carries a proof and retries once on ``use_dpop_nonce``."""
@@ -297,7 +297,7 @@ async def authorize(
         "grant_type": "authorization_code", "code": code, "redirect_uri": p.redirect_uri,
         "code_verifier": pkce.verifier, "resource": resource,
     }
-    tokens = await _token_call(ctx, endpoint, form)
+    tokens = await token_call(ctx, endpoint, form)
     if tokens.scope is None:
         tokens.scope = scope
     log.info("obtained an access token from %s", found.issuer)
@@ -326,7 +326,7 @@ async def client_credentials(
         "issuer": found.issuer,
         "dpop": p.begin_dpop(found.metadata, found.prm),
     }
-    tokens = await _token_call(ctx, endpoint, sa.client_credentials_form(resource=resource, scope=scope))
+    tokens = await token_call(ctx, endpoint, sa.client_credentials_form(resource=resource, scope=scope))
     if tokens.scope is None:
         tokens.scope = scope
     log.info("obtained an access token from %s (client credentials)", found.issuer)
@@ -337,7 +337,7 @@ async def refresh(ctx: FlowContext, tokens: sa.Tokens, endpoint: dict[str, Any])
     """The refresh-token grant (the new refresh token, if any, replaces the old)."""
     form = {"grant_type": "refresh_token", "refresh_token": tokens.refresh_token or "",
             "resource": str(endpoint.get("resource") or ctx.provider.resource)}
-    new = await _token_call(ctx, endpoint, form)
+    new = await token_call(ctx, endpoint, form)
     if new.scope is None:
         new.scope = tokens.scope
     log.info("refreshed the access token")

@@ -40,7 +40,7 @@ import trio
 
 from ..._sansio import auth as sa
 from ..._sansio.auth import grants as sg
-from .flow import Discovered, FlowContext, _get_json, _token_call, discover
+from .flow import Discovered, FlowContext, get_json, token_call, discover
 from .provider import OAuthProvider
 
 __all__ = ["AssertionSource", "EnterpriseProvider", "WorkloadIdentityProvider", "assertion_from_file"]
@@ -155,7 +155,7 @@ class WorkloadIdentityProvider(OAuthProvider):
         form = sg.jwt_bearer_form(assertion=jwt, scope=scope, resource=resource)
         if self.pre_registered is not None:
             endpoint = _endpoint(found, self.pre_registered, resource)
-            tokens = await _token_call(ctx, endpoint, form)
+            tokens = await token_call(ctx, endpoint, form)
         else:  # RFC 7523: client authentication is optional; the assertion identifies the workload
             endpoint = _endpoint(found, sa.ClientIdentity("", None, "none"), resource)
             response = await ctx.client.post(endpoint["url"], data=form, headers=_FORM_HEADERS)
@@ -207,7 +207,7 @@ class EnterpriseProvider(OAuthProvider):
         urls = sa.as_metadata_urls(self.idp_issuer)
         # An enterprise IdP is an OpenID provider first: its OpenID configuration, then RFC 8414.
         for url in sorted(urls, key=lambda u: "openid-configuration" not in u):
-            metadata = await _get_json(ctx, url)
+            metadata = await get_json(ctx, url)
             if metadata is not None:
                 sa.check_issuer(metadata, self.idp_issuer)
                 endpoint = metadata.get("token_endpoint")
@@ -245,7 +245,7 @@ class EnterpriseProvider(OAuthProvider):
         assert self.pre_registered is not None
         endpoint = _endpoint(found, self.pre_registered, resource)
         # The ID-JAG carries the scope and resource; the profile's request is grant_type + assertion.
-        tokens = await _token_call(ctx, endpoint, sg.jwt_bearer_form(assertion=id_jag))
+        tokens = await token_call(ctx, endpoint, sg.jwt_bearer_form(assertion=id_jag))
         if tokens.scope is None:
             tokens.scope = scope
         log.info("obtained an access token from %s (enterprise-managed authorization)", found.issuer)
