@@ -55,7 +55,7 @@ class TaskStateError(LocalProtocolError):
 
 
 def iso8601(now: float) -> str:
-    stamp = datetime.datetime.fromtimestamp(now, datetime.timezone.utc)
+    stamp = datetime.datetime.fromtimestamp(now, datetime.UTC)
     return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
