@@ -115,11 +115,21 @@ def _optional(out: dict[str, Any], **fields: Any) -> dict[str, Any]:
     return out
 
 
+#: How a tool takes part in ext-tasks: never as a task, as one when the request declared the
+#: extension, or only as one (-32021 to a request that did not declare it).
+TaskSupport = Literal["never", "optional", "required"]
+#: When a task-capable tool becomes a task: before it runs, or when it calls
+#: ``ctx.start_task()`` (questions asked before that go through multi-round-trip requests).
+TaskStart = Literal["at_once", "explicit"]
+
+
 @attrs.define
 class ToolEntry:
     name: str
     fn: Handler
     definition: dict[str, Any]
+    task: TaskSupport = "never"
+    task_start: TaskStart = "at_once"
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -176,8 +186,12 @@ def make_tool(
     annotations: dict[str, Any] | None,
     icons: list[dict[str, Any]] | None = None,
     meta: dict[str, Any] | None = None,
+    task: TaskSupport = "never",
+    task_start: TaskStart = "at_once",
 ) -> ToolEntry:
     name = name or fn.__name__
+    if task not in ("never", "optional", "required") or task_start not in ("at_once", "explicit"):
+        raise ValueError(f"tool {name!r}: task must be never/optional/required, task_start at_once/explicit")
     schema = input_schema if input_schema is not None else schema_from_signature(fn)
     if schema.get("type") != "object":
         raise ValueError(f"tool {name!r}: inputSchema must have type 'object' (spec: Tool.inputSchema)")
@@ -189,7 +203,7 @@ def make_tool(
     )
     definition["inputSchema"] = schema
     _optional(definition, outputSchema=output_schema, annotations=annotations, icons=icons, _meta=meta)
-    return ToolEntry(name, fn, definition)
+    return ToolEntry(name, fn, definition, task, task_start)
 
 
 def make_resource(
