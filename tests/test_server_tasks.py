@@ -165,3 +165,29 @@ async def test_handshake_era_initialize_leaves_the_extension_out(autojump_clock:
         }, bare=True)
     caps = init["result"]["capabilities"]
     assert "tools" in caps and "extensions" not in caps
+
+
+async def test_a_task_outlives_the_session_that_started_it(autojump_clock: trio.abc.Clock) -> None:
+    server = make_server()
+    async with server.tasks.hosting():  # what serve_http / serve_websocket open
+        async with stateless(server) as first:
+            task_id = (await first.tool("slow", {"seconds": 5}, caps=WITH_TASKS))["result"]["taskId"]
+        async with stateless(server) as second:
+            done = await settle(second, task_id)
+    assert done["status"] == "completed"
+
+
+async def test_no_task_host_is_an_internal_error_not_a_hang() -> None:
+    server = make_server()
+    with trio.fail_after(5):
+        try:
+            await server.tasks.call(lambda handle: None, _never, at_once=True)
+        except McpError as exc:
+            assert exc.code == rpc.INTERNAL_ERROR and "no task host" in exc.message
+        else:
+            raise AssertionError("expected an McpError")
+
+
+async def _never() -> dict[str, Any]:
+    await trio.sleep_forever()
+    raise AssertionError

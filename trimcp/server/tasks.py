@@ -145,6 +145,11 @@ class TaskRunner:
                 self._hosts.remove(nursery)
                 nursery.cancel_scope.cancel()
 
+    def hosting_unless_hosted(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """``hosting()``, or nothing when a longer-lived host (an HTTP or WebSocket server's)
+        already runs: one session ending must not cancel the tasks of the others."""
+        return self.hosting() if not self._hosts else contextlib.nullcontext()
+
     # ------------------------------------------------------------ tools/call
 
     async def call(
@@ -158,7 +163,7 @@ class TaskRunner:
         attach(TaskHandle(self, run))
         if at_once:
             self._create(run)
-        self._hosts[0].start_soon(self._background, run, body)  # the longest-lived host
+        self._hosts[0].start_soon(self._background, run, body)  # the oldest host lives longest
         try:
             await run.ready.wait()
         except BaseException:
