@@ -191,3 +191,11 @@ async def test_no_task_host_is_an_internal_error_not_a_hang() -> None:
 async def _never() -> dict[str, Any]:
     await trio.sleep_forever()
     raise AssertionError
+
+
+async def test_listen_for_task_ids_needs_the_extension(autojump_clock: trio.abc.Clock) -> None:
+    with trio.fail_after(5):  # (without the gate the listen request is held open)
+        async with stateless(make_server()) as raw:
+            refused = await raw.call("subscriptions/listen", {"notifications": {"taskIds": ["t"]}})
+    assert refused["error"]["code"] == -32021
+    assert refused["error"]["data"]["requiredCapabilities"] == {"extensions": {TASKS: {}}}

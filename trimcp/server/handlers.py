@@ -301,6 +301,14 @@ async def complete(server: Server, ctx: Context, params: dict[str, Any]) -> dict
 
 async def subscriptions_listen(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
     """``subscriptions/listen``: held open by ``subscriptions.listen`` in the server's ``listeners``."""
+    wanted = params.get("notifications")
+    if isinstance(wanted, dict) and "taskIds" in wanted and not extensions.declares(
+        ctx.client_capabilities, extensions.TASKS.id
+    ):
+        # ext-tasks: asking for task status notifications needs the extension declared (MUST).
+        # (Declared, the taskIds are not agreed to: trimcp sends no notifications/tasks.)
+        refused = extensions.missing_extension(extensions.TASKS.id)
+        raise McpError(refused.code, refused.message, refused.data)
     return await listen(server.listeners, ctx.session.driver, ctx.request_id, params)
 
 
