@@ -32,6 +32,8 @@ from typing import Any, Final
 
 import attrs
 
+from .extensions import UI
+
 __all__ = [
     "DEFAULT_CSP",
     "EXTENSION",
@@ -48,7 +50,7 @@ __all__ = [
     "view_problems",
 ]
 
-EXTENSION: Final = "io.modelcontextprotocol/ui"
+EXTENSION: Final = UI.id
 MIME_TYPE: Final = "text/html;profile=mcp-app"
 SCHEME: Final = "ui://"
 VISIBILITY: Final = frozenset({"model", "app"})
