@@ -16,7 +16,9 @@ under half the limit is returned unchanged and the exact counter is never called
 Phase 2 asks an exact counter for the text parts (images keep their fixed cost).  A
 result within the limit is returned unchanged.  Otherwise it is cut to the limit
 less the notice, in estimator units; when the counter found more tokens than the
-estimate, the budget shrinks by that ratio so the cut also fits the counter.
+estimate, the budget shrinks by that ratio so the cut also fits the counter.  The
+notice and placeholders are reserved at three characters a token at least (the
+counter counts them too, and a small result shows little of its density).
 
 The cut: images (and other blocks of fixed cost) are budgeted first, in order, and
 kept while they fit; one that does not is offered to ``image_hook`` (the place for
@@ -62,6 +64,9 @@ __all__ = [
 DEFAULT_MAX_TOKENS: Final = 25_000
 IMAGE_TOKENS: Final = 1_600
 CHARS_PER_TOKEN: Final = 4
+#: English prose at its densest under common BPE tokenizers (about 3.5 characters a token
+#: for the densest); what our own notice and placeholders are reserved at.
+DENSEST_CHARS_PER_TOKEN: Final = 3
 #: A text block left with less room than this is dropped rather than cut to a stub.
 _MIN_TEXT_ROOM: Final = 64
 
@@ -326,25 +331,35 @@ def _framing(
     blocks: list[Mapping[str, Any]], max_tokens: int, scale: float, full_output_path: str | None, fixed: int
 ) -> tuple[Callable[[str], str], bool, int]:
     """(notice maker, whether dropped blocks get a placeholder each, budget in characters
-    left for content; ``fixed`` characters are added whatever it is).  The notice's worst case (every block dropped) and a placeholder
-    per fixed-cost block are reserved up front, so none can push the result over.  Near
-    the smallest limits they would not fit: the placeholders go first (the notice still
-    counts what was left out), then the notice's second sentence, then the file's path."""
-    # Only what is cut scales: the counter counts the notice too, at its own density, so
-    # the notice is taken from the limit after scaling (in estimator units).
-    room = int(max_tokens * scale) - 1
+    left for content; ``fixed`` characters are added whatever it is).
+
+    The framing (the notice's worst case, with every block dropped, and a placeholder
+    per fixed-cost block) is reserved up front, so nothing can push the result over.
+    Near the smallest limits it would not fit: the placeholders go first (the notice
+    still counts what was left out), then the notice's second sentence, then the path."""
     worst_drop = f"{len(blocks)} content blocks"
     placeholders = sum(len(_placeholder(b)["text"]) for b in blocks if b.get("type") != "text")
-    forms = [(False, full_output_path), (True, full_output_path), (True, None)]
-    for index, (brief, path) in enumerate(forms):
+    forms = [(False, full_output_path, True), (False, full_output_path, False),
+             (True, full_output_path, False), (True, None, False)]
+    for index, (brief, path, per_block) in enumerate(forms):
         worst = notice_text(max_tokens, full_output_path=path, dropped=worst_drop, brief=brief)
-        budget = (room - _tokens(len(worst) + fixed)) * CHARS_PER_TOKEN
-        last = index == len(forms) - 1
-        if index == 0 and budget - placeholders >= 0:
-            return _notice_maker(max_tokens, path, brief), True, budget - placeholders
-        if budget >= 0 or last:
-            return _notice_maker(max_tokens, path, brief), False, max(0, budget)
+        budget = _content_budget(max_tokens, scale, len(worst) + fixed + (placeholders if per_block else 0))
+        if budget >= 0 or index == len(forms) - 1:
+            return _notice_maker(max_tokens, path, brief), per_block, max(0, budget)
     raise AssertionError("unreachable")
+
+
+def _content_budget(max_tokens: int, scale: float, framing: int) -> int:
+    """Characters of content that fit beside ``framing`` characters of our own text
+    (-1: the framing alone does not fit).
+
+    Content is measured in estimator units and scaled by the counter's density on it.
+    Our text is counted by the counter too, at a density the sample may not show (a
+    tool result of a few characters says nothing of how the counter reads prose), so
+    it is reserved at the larger of that scaled estimate and ``DENSEST_CHARS_PER_TOKEN``."""
+    framing_tokens = max(_tokens(framing) / (scale or 1.0), math.ceil(framing / DENSEST_CHARS_PER_TOKEN))
+    left = max_tokens - 1 - framing_tokens
+    return int(left * scale) * CHARS_PER_TOKEN if left >= 0 else -1
 
 
 def _notice_maker(max_tokens: int, path: str | None, brief: bool) -> Callable[[str], str]:
