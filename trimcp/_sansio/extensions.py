@@ -62,12 +62,19 @@ def declares(capabilities: Mapping[str, Any] | None, extension_id: str) -> bool:
     return isinstance(_declared(capabilities).get(extension_id), Mapping)
 
 
+#: (method, revision) -> the extension adding that client request there: one lookup for
+#: every request a server admits (``admission.refuse_in_revision``).
+_BY_METHOD: Final[Mapping[tuple[str, str], Extension]] = {
+    (method, revision): extension
+    for extension in EXTENSIONS.values()
+    for method in extension.client_requests
+    for revision in extension.revisions
+}
+
+
 def method_extension(method: str, revision: str) -> Extension | None:
     """The extension that adds client request ``method`` in ``revision``, if any."""
-    for extension in EXTENSIONS.values():
-        if revision in extension.revisions and method in extension.client_requests:
-            return extension
-    return None
+    return _BY_METHOD.get((method, revision))
 
 
 def admits(method: str, revision: str, own_capabilities: Mapping[str, Any] | None) -> bool:
