@@ -20,6 +20,7 @@ from typing import Any
 from ..server import inputs
 from ..server.context import Context
 from ..server.definition import Server
+from . import tasks as _tasks
 
 #: Every tool here touches nothing outside the process (asking the client is not the outside
 #: world), so it is closed-world too: ``trimcp check --no-open-world`` still calls it.
@@ -54,6 +55,7 @@ def _root_uris(roots: list[dict[str, Any]]) -> str:
 def register(server: Server) -> None:
     _register_input_tools(server)
     _register_stateless_tools(server)
+    _tasks.register(server)
 
     @server.prompt()
     async def test_input_required_result_prompt(ctx: Context) -> list[Any]:

@@ -116,11 +116,21 @@ def _optional(out: dict[str, Any], **fields: Any) -> dict[str, Any]:
     return out
 
 
+#: How a tool takes part in ext-tasks: never as a task, as one when the request declared the
+#: extension, or only as one (-32021 to a request that did not declare it).
+TaskSupport = Literal["never", "optional", "required"]
+#: When a task-capable tool becomes a task: before it runs, or when it calls
+#: ``ctx.start_task()`` (questions asked before that go through multi-round-trip requests).
+TaskStart = Literal["at_once", "explicit"]
+
+
 @attrs.define
 class ToolEntry:
     name: str
     fn: Handler
     definition: dict[str, Any]
+    task: TaskSupport = "never"
+    task_start: TaskStart = "at_once"
     #: The MCP Apps ``_meta.ui`` link, listed only to clients that declared the extension.
     ui: dict[str, Any] | None = None
 
@@ -182,8 +192,12 @@ def make_tool(
     icons: list[dict[str, Any]] | None = None,
     meta: dict[str, Any] | None = None,
     ui: str | dict[str, Any] | None = None,
+    task: TaskSupport = "never",
+    task_start: TaskStart = "at_once",
 ) -> ToolEntry:
     name = name or fn.__name__
+    if task not in ("never", "optional", "required") or task_start not in ("at_once", "explicit"):
+        raise ValueError(f"tool {name!r}: task must be never/optional/required, task_start at_once/explicit")
     schema = input_schema if input_schema is not None else schema_from_signature(fn)
     if schema.get("type") != "object":
         raise ValueError(f"tool {name!r}: inputSchema must have type 'object' (spec: Tool.inputSchema)")
@@ -201,7 +215,7 @@ def make_tool(
         if checked is None or checked.problems or checked.resource_uri is None:
             why = "; ".join(checked.problems) if checked is not None else ""
             raise ValueError(f"tool {name!r}: ui must be a ui:// URI or a _meta.ui object ({why or 'no resourceUri'})")
-    return ToolEntry(name, fn, definition, ui=None if link is None else dict(link))
+    return ToolEntry(name, fn, definition, task, task_start, ui=None if link is None else dict(link))
 
 
 def make_resource(

@@ -40,16 +40,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import trio
+
 from .._errors import LocalProtocolError
 from .._sansio import jsonrpc as rpc
-from .._sansio.revisions import get_revision, has_capability, peer_gate
 from .._sansio.connection.stateless import Envelope
+from .._sansio.revisions import get_revision, has_capability, peer_gate
 from .._trio.driver import USE_DEFAULT, RequestContext, UseDefault
 from . import inputs
 from ._errors import ClientCapabilityError
 from .definition import Server
 from .inputs import InputLedger, InputRequest, SamplingMessages
 from .server_session import ServerSession
+from .tasks import TaskHandle
 
 Timeout = float | None | UseDefault
 
@@ -63,6 +66,8 @@ class Context:
         self.session = session
         self.request = request
         self._ledger = ledger
+        #: ext-tasks: set while this call may run as a task (``trimcp.server.tasks``).
+        self._task: TaskHandle | None = None
 
     @property
     def server(self) -> Server:
@@ -180,6 +185,11 @@ class Context:
         if ledger is None:
             raise LocalProtocolError(f"a {self.method} request can't ask the client for input (spec: mrtr)")
         refused = inputs.missing_capability_error(list(requests.values()), self.client_capabilities)
+        if self._task is not None and self._task.started:
+            if refused is not None:
+                raise refused
+            # A task asks through its inputRequests and waits for tasks/update (ext-tasks).
+            return await self._task.ask({k: r.to_wire() for k, r in requests.items()})
         if refused is not None:
             raise inputs._Suspend(refused)
         found: dict[str, dict[str, Any]] = {}
@@ -193,6 +203,23 @@ class Context:
         if missing:
             raise ledger.suspend(missing)
         return found
+
+    @property
+    def task_id(self) -> str | None:
+        """ext-tasks: the id of the task this call runs as, once it is one."""
+        return self._task.task_id if self._task is not None else None
+
+    def attach_task(self, handle: TaskHandle) -> None:
+        """(framework) This call may run as the task behind ``handle``."""
+        self._task = handle
+
+    async def start_task(self) -> None:
+        """ext-tasks, a tool declared ``task_start="explicit"``: become a task now (the
+        client gets its ``CreateTaskResult``; the tool runs on).  A no-op when the call
+        can't be a task (the client did not declare the extension, or the handshake era)."""
+        if self._task is not None:
+            self._task.start()
+            await trio.lowlevel.checkpoint()
 
     async def ask(self, request: InputRequest, *, key: str | None = None, timeout: Timeout = None) -> dict[str, Any]:
         """Ask one question (see ``trimcp.server.inputs``); its answer.

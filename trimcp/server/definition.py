@@ -58,6 +58,7 @@ from typing import Any, Literal, Protocol, TypeVar, overload
 
 import trio
 
+from .._sansio import extensions
 from .._sansio.connection.core import Connection
 from .._sansio.connection.lifecycle import Role
 from .._sansio.revisions import ALL_VERSIONS
@@ -67,6 +68,8 @@ from ._registry import (
     Handler,
     PromptEntry,
     ResourceEntry,
+    TaskStart,
+    TaskSupport,
     TemplateEntry,
     ToolEntry,
     make_prompt,
@@ -76,6 +79,7 @@ from ._registry import (
 )
 from ._state import StateSealer
 from .subscriptions import ListenStream
+from .tasks import TaskRunner
 
 F = TypeVar("F", bound=Callable[..., Any])
 CacheScope = Literal["public", "private"]
@@ -165,6 +169,8 @@ class Server:
         #: roots-changed hooks (see ``trimcp._trio.driver``).
         self.max_concurrent_requests = max_concurrent_requests
         self.max_pending_callbacks = max_pending_callbacks
+        #: ext-tasks: the tasks of task-capable tools, and the background runs behind them.
+        self.tasks = TaskRunner()
 
     def __repr__(self) -> str:
         return f"<Server {self.info['name']} {self.info['version']}>"
@@ -185,6 +191,8 @@ class Server:
         annotations: dict[str, Any] | None = None,
         icons: list[dict[str, Any]] | None = None,
         ui: str | dict[str, Any] | None = None,
+        task: TaskSupport = "never",
+        task_start: TaskStart = "at_once",
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -198,6 +206,8 @@ class Server:
         annotations: dict[str, Any] | None = None,
         icons: list[dict[str, Any]] | None = None,
         ui: str | dict[str, Any] | None = None,
+        task: TaskSupport = "never",
+        task_start: TaskStart = "at_once",
     ) -> F | Callable[[F], F]:
         """Register ``async def f(ctx, **arguments)`` as a tool (``@server.tool`` or ``@server.tool(...)``).
 
@@ -207,6 +217,8 @@ class Server:
         object (``resourceUri``, ``visibility``); it is listed only to clients that
         declared the ``io.modelcontextprotocol/ui`` extension (SEP-1865: a server
         SHOULD check before linking views), the tool itself to every client.
+        ``task`` (``"optional"``/``"required"``) lets a call run as an ext-tasks task
+        (``trimcp.server.tasks``); ``task_start="explicit"`` waits for ``ctx.start_task()``.
         """
         if callable(name):
             self.add_tool(name)
@@ -217,6 +229,7 @@ class Server:
             self.add_tool(
                 fn, tool_name, title=title, description=description, input_schema=input_schema,
                 output_schema=output_schema, annotations=annotations, icons=icons, ui=ui,
+                task=task, task_start=task_start,
             )
             return fn
 
@@ -234,10 +247,13 @@ class Server:
         annotations: dict[str, Any] | None = None,
         icons: list[dict[str, Any]] | None = None,
         ui: str | dict[str, Any] | None = None,
+        task: TaskSupport = "never",
+        task_start: TaskStart = "at_once",
     ) -> ToolEntry:
         entry = make_tool(
             fn, name, title=title, description=description, input_schema=input_schema,
             output_schema=output_schema, annotations=annotations, icons=icons, ui=ui,
+            task=task, task_start=task_start,
         )
         self.tools[entry.name] = entry
         return entry
@@ -421,6 +437,9 @@ class Server:
             caps["resources"] = {"subscribe": True, "listChanged": True}
         if self.tools:
             caps["tools"] = {"listChanged": True}
+        if any(t.task != "never" for t in self.tools.values()):
+            # (left out of revisions that don't know the extension: ``_sansio.extensions``)
+            caps["extensions"] = {extensions.TASKS.id: {}}
         return caps
 
     def make_connection(self) -> Connection:

@@ -41,7 +41,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from .._errors import McpError
-from .._sansio import apps
+from .._sansio import apps, extensions
 from .._sansio import jsonrpc as rpc
 from .._sansio.connection import stateless as sl
 from .._sansio.revisions import Era, get_revision
@@ -111,14 +111,28 @@ async def call_tool(server: Server, ctx: Context, params: dict[str, Any]) -> dic
         arguments = {}
     if not isinstance(arguments, dict):
         raise _invalid("params.arguments must be an object")
+    if tool.task != "never" and ctx.is_stateless:
+        if extensions.declares(ctx.client_capabilities, extensions.TASKS.id):
+            async def as_task() -> dict[str, Any]:
+                result = await _run_tool(
+                    ctx, name, tool.fn, arguments, tool.input_schema, tool.output_schema, protocol_errors=True
+                )
+                return compat.call_tool_result(result, ctx.protocol_version)
+
+            return await server.tasks.call(ctx.attach_task, as_task, at_once=tool.task_start == "at_once")
+        if tool.task == "required":
+            refused = extensions.missing_extension(extensions.TASKS.id)
+            raise McpError(refused.code, refused.message, refused.data)
     result = await _run_tool(ctx, name, tool.fn, arguments, tool.input_schema, tool.output_schema)
     return compat.call_tool_result(result, ctx.protocol_version)
 
 
 async def _run_tool(
     ctx: Context, name: str, fn: Handler, arguments: dict[str, Any],
-    input_schema: dict[str, Any], output_schema: dict[str, Any] | None,
+    input_schema: dict[str, Any], output_schema: dict[str, Any] | None, *, protocol_errors: bool = False,
 ) -> dict[str, Any]:
+    """The tool's result; what goes wrong in the tool is an ``isError`` result, except an
+    ``McpError`` when ``protocol_errors`` (a task: it fails with that JSON-RPC error)."""
     problems = validate(arguments, input_schema)
     if problems:
         return content.error_result(f"Invalid arguments for tool {name}: " + "; ".join(problems))
@@ -126,8 +140,10 @@ async def _run_tool(
         value = await call(fn, ctx, **arguments)
         result = content.tool_result(value, structured=output_schema is not None)
     except Exception as exc:
+        if protocol_errors and isinstance(exc, McpError):
+            raise
         logger.info("tool %s failed", name, exc_info=True)
-        return content.error_result(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+        return content.error_result(_describe(exc))
     if output_schema is not None and not result.get("isError"):
         if "structuredContent" not in result:
             return content.error_result(f"tool {name} declares an outputSchema but returned no structured content")
@@ -135,6 +151,25 @@ async def _run_tool(
         if problems:
             return content.error_result(f"tool {name} returned output that breaks its outputSchema: " + "; ".join(problems))
     return result
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+# ---------------------------------------------------------------- tasks (ext-tasks)
+
+
+async def get_task(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+    return server.tasks.get(params)
+
+
+async def update_task(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+    return server.tasks.update(params)
+
+
+async def cancel_task(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+    return server.tasks.cancel(params)
 
 
 # ---------------------------------------------------------------- resources
@@ -273,6 +308,14 @@ async def complete(server: Server, ctx: Context, params: dict[str, Any]) -> dict
 
 async def subscriptions_listen(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
     """``subscriptions/listen``: held open by ``subscriptions.listen`` in the server's ``listeners``."""
+    wanted = params.get("notifications")
+    if isinstance(wanted, dict) and "taskIds" in wanted and not extensions.declares(
+        ctx.client_capabilities, extensions.TASKS.id
+    ):
+        # ext-tasks: asking for task status notifications needs the extension declared (MUST).
+        # (Declared, the taskIds are not agreed to: trimcp sends no notifications/tasks.)
+        refused = extensions.missing_extension(extensions.TASKS.id)
+        raise McpError(refused.code, refused.message, refused.data)
     return await listen(server.listeners, ctx.session.driver, ctx.request_id, params)
 
 
@@ -288,6 +331,10 @@ METHODS: Final[dict[str, Method]] = {
     "prompts/get": get_prompt,
     "completion/complete": complete,
     "subscriptions/listen": subscriptions_listen,
+    # ext-tasks: admitted only where we advertise the extension (``_sansio.extensions``)
+    "tasks/get": get_task,
+    "tasks/update": update_task,
+    "tasks/cancel": cancel_task,
 }
 _CACHEABLE_LISTS: Final = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list"})
 
@@ -317,6 +364,10 @@ def request_handlers(session: ServerSession) -> dict[str, Callable[[RequestConte
                 principal = hook(Context(session, request)) if hook is not None else None
                 ledger = InputLedger(server.request_state, name, request.params, principal)
             ctx = Context(session, request, ledger)
+            if request.envelope is not None:
+                refused = extensions.refuse_method(name, ctx.protocol_version, ctx.client_capabilities)
+                if refused is not None:
+                    raise McpError(refused.code, refused.message, refused.data)
             try:
                 result = await method(server, ctx, request.params)
             except BaseException as exc:

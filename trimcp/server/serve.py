@@ -75,7 +75,8 @@ async def serve_stream(
     server.sessions.add(session)
     try:
         with collapse():
-            async with trio.open_nursery() as nursery:
+            # (ext-tasks runs outlive their request; an HTTP/WebSocket server hosts them)
+            async with server.tasks.hosting_unless_hosted(), trio.open_nursery() as nursery:
                 await nursery.start(driver.run)
                 task_status.started(session)
     finally:

@@ -61,6 +61,7 @@ from typing import Any, Final
 
 import attrs
 
+from .. import extensions
 from .. import jsonrpc as rpc
 from ..revisions import REVISIONS, Era, Revision, get_revision, has_capability, own_gate, peer_gate
 from . import stateless as sl
@@ -211,6 +212,8 @@ def refuse_in_revision(
 ) -> Refused | None:
     """Why ``method`` from ``sender`` may not be taken in ``revision``: the revision
     lacks it, or it needs a capability we never advertised.  None to take it."""
+    if sender is Role.CLIENT and extensions.admits(method, revision.name, own_capabilities):
+        return None  # an extension we advertise adds it; the server gates it per request
     if method in _ALL_REQUESTS and method not in revision.requests_from(sender):
         return Refused(NOT_IN_REVISION, f"method not found: {method}")
     if sender is Role.SERVER and revision.era is Era.STATELESS and method in _ALL_REQUESTS:

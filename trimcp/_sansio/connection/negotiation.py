@@ -36,6 +36,7 @@ from typing import Any
 import attrs
 
 from ..._errors import LocalProtocolError
+from .. import extensions
 from .. import jsonrpc as rpc
 from ..events import Discovered, Event, HandshakeFailed, Initialized, LegacyServer, ProtocolIssue
 from ..revisions import Era
@@ -124,7 +125,10 @@ class Negotiator:
         cs.peer_capabilities = params["capabilities"]
         client_info = params.get("clientInfo")
         cs.peer_info = client_info if isinstance(client_info, dict) else {}
-        result: dict[str, Any] = {"protocolVersion": chosen, "capabilities": capabilities, "serverInfo": info}
+        result: dict[str, Any] = {
+            "protocolVersion": chosen, "capabilities": extensions.capabilities_for(capabilities, chosen),
+            "serverInfo": info,
+        }
         if instructions:
             result["instructions"] = instructions
         return Outcome(send=[rpc.Response(req.id, result)])

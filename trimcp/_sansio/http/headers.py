@@ -72,6 +72,10 @@ NAME_SOURCES: Final[Mapping[str, str]] = {
     "tools/call": "name",
     "prompts/get": "name",
     "resources/read": "uri",
+    # ext-tasks (Streamable HTTP: Routing Headers): the task id routes the task methods.
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
 }
 
 SENTINEL_PREFIX: Final = "=?base64?"

@@ -250,17 +250,18 @@ async def serve_websocket(
     async def session(stream: WebSocketStream) -> None:
         await serve_stream(server, stream)
 
-    await serve_websocket_streams(
-        session,
-        host,
-        port,
-        allowed_origins=allowed_origins,
-        max_message_size=max_message_size,
-        ssl_context=ssl_context,
-        handshake_timeout=handshake_timeout,
-        disconnect_timeout=disconnect_timeout,
-        task_status=task_status,
-    )
+    async with server.tasks.hosting():  # ext-tasks runs outlive the connection that started them
+        await serve_websocket_streams(
+            session,
+            host,
+            port,
+            allowed_origins=allowed_origins,
+            max_message_size=max_message_size,
+            ssl_context=ssl_context,
+            handshake_timeout=handshake_timeout,
+            disconnect_timeout=disconnect_timeout,
+            task_status=task_status,
+        )
 
 
 def run_websocket(

@@ -150,7 +150,8 @@ class HttpApp:
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Own the sessions' tasks (and the idle reaper) until cancelled."""
-        async with trio.open_nursery() as nursery:
+        # The tasks host (ext-tasks) lives as long as the app: a task outlives its request.
+        async with self.server.tasks.hosting(), trio.open_nursery() as nursery:
             self._nursery = nursery
             if self.session_idle_timeout is not None:
                 nursery.start_soon(self._reap)
