@@ -5,7 +5,8 @@ trio's ``autojump_clock``."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator
+import json
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -27,7 +28,10 @@ from trimcp._sansio import task_poll as tp
 from trimcp._sansio.connection import stateless as sl
 from trimcp._trio._groups import collapse
 from trimcp._trio.memory import memory_stream_pair
-from trimcp._trio.stream import NO_META, Inbound, SendMeta
+from trimcp._trio.stream import NO_META, Inbound, Received, SendMeta, parse_received
+from trimcp.conformance import run_checks
+from trimcp.conformance.model import Status
+from trimcp.conformance.selection import Selection
 from trimcp.reference.server import build_server
 from trimcp.server import Context, Server, serve_stream
 
@@ -328,3 +332,108 @@ def test_poller_decisions() -> None:
     assert tp.poll_delay(tp.parse_task({**TASK, "pollIntervalMs": 0}, detailed=True), None) == tp.MIN_POLL_INTERVAL
     no_hint = {k: v for k, v in TASK.items() if k != "pollIntervalMs"}
     assert tp.poll_delay(tp.parse_task(no_hint, detailed=True), None) == tp.DEFAULT_POLL_INTERVAL
+
+
+# ---------------------------------------------------------------- trimcp check: ext-tasks.*
+
+EXT_CHECKS = ("ext-tasks.methods-gated", "ext-tasks.unknown-get", "ext-tasks.unknown-other", "ext-tasks.create",
+              "ext-tasks.get", "ext-tasks.undeclared", "ext-tasks.ack")
+
+
+class Tamper:
+    """The client end of a connection whose incoming answers ``mutate`` rewrites (a broken server)."""
+
+    def __init__(self, inner: Any, mutate: Callable[[dict[str, Any]], None]) -> None:
+        self.inner, self.mutate = inner, mutate
+
+    async def send(self, message: rpc.Message, meta: SendMeta = NO_META) -> None:
+        await self.inner.send(message, meta)
+
+    async def receive(self) -> Inbound:
+        item = await self.inner.receive()
+        if not isinstance(item, Received):
+            return item
+        data = json.loads(item.data)
+        self.mutate(data)
+        return parse_received(json.dumps(data).encode())
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def ext_results(
+    mutate: Callable[[dict[str, Any]], None] | None = None, call_tools: Any = "read-only",
+) -> dict[str, Any]:
+    server = build_server()
+    async with trio.open_nursery() as nursery:
+        @asynccontextmanager
+        async def connect() -> AsyncIterator[Any]:
+            client_end, server_end = memory_stream_pair()
+            nursery.start_soon(serve_stream, server, server_end)
+            try:
+                yield client_end if mutate is None else Tamper(client_end, mutate)
+            finally:
+                with trio.CancelScope(shield=True):
+                    await client_end.aclose()
+
+        report = await run_checks(connect, target="reference", revision="2026-07-28", request_timeout=5,
+                                  selection=Selection(only=("ext-tasks.*",)), call_tools=call_tools)
+        nursery.cancel_scope.cancel()
+    return {r.id: r for r in report.results if r.id.startswith("ext-tasks.")}
+
+
+async def test_check_ext_tasks_passes_the_reference_server(autojump_clock: trio.abc.Clock) -> None:
+    got = await ext_results()
+    assert {k: r.status for k, r in got.items()} == dict.fromkeys(EXT_CHECKS, Status.PASS), got
+    assert "quick_task" in got["ext-tasks.create"].detail
+    assert "working -> completed" in got["ext-tasks.get"].detail
+
+
+async def test_check_ext_tasks_skips_without_a_task_capable_tool(autojump_clock: trio.abc.Clock) -> None:
+    got = await ext_results(call_tools="none")
+    for check_id in ("ext-tasks.create", "ext-tasks.get", "ext-tasks.undeclared", "ext-tasks.ack"):
+        assert got[check_id].status is Status.SKIP and "no tool is called" in got[check_id].detail
+    assert got["ext-tasks.methods-gated"].status is Status.PASS  # needs no task
+
+
+def _results(data: dict[str, Any]) -> dict[str, Any] | None:
+    result = data.get("result")
+    return result if isinstance(result, dict) else None
+
+
+def _no_ttl(data: dict[str, Any]) -> None:
+    result = _results(data)
+    if result is not None and result.get("resultType") == "task":
+        result.pop("ttlMs", None)
+
+
+def _gate_open(data: dict[str, Any]) -> None:
+    error = data.get("error")
+    if isinstance(error, dict) and error.get("code") == -32021:
+        error["code"] = -32601
+
+
+def _get_says_task(data: dict[str, Any]) -> None:
+    result = _results(data)
+    if result is not None and result.get("resultType") == "complete" and "taskId" in result:
+        result["resultType"] = "task"
+
+
+def _cancel_not_empty(data: dict[str, Any]) -> None:
+    result = _results(data)
+    if result is not None and set(result) <= {"resultType", "_meta"}:
+        result["status"] = "cancelled"
+
+
+@pytest.mark.parametrize(("mutate", "failing"), [
+    (_no_ttl, "ext-tasks.create"),
+    (_gate_open, "ext-tasks.methods-gated"),
+    (_get_says_task, "ext-tasks.get"),
+    (_cancel_not_empty, "ext-tasks.ack"),
+])
+async def test_check_ext_tasks_fails_a_broken_server(
+    autojump_clock: trio.abc.Clock, mutate: Callable[[dict[str, Any]], None], failing: str,
+) -> None:
+    got = await ext_results(mutate)
+    assert got[failing].status is Status.FAIL, got[failing]
+    assert got[failing].evidence
