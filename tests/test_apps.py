@@ -135,8 +135,9 @@ async def served(server: Server) -> AsyncIterator[MessageStream]:
         try:
             yield client_end
         finally:
+            with trio.CancelScope(shield=True):  # a checkpoint in the cancelled nursery would swallow errors
+                await client_end.aclose()
             nursery.cancel_scope.cancel()
-            await client_end.aclose()
 
 
 @pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])

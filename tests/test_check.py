@@ -58,8 +58,9 @@ async def reference_connector() -> AsyncIterator[MessageStream]:
         try:
             yield client_end
         finally:
+            with trio.CancelScope(shield=True):  # a checkpoint in the cancelled nursery would swallow errors
+                await client_end.aclose()
             nursery.cancel_scope.cancel()
-            await client_end.aclose()
 
 
 def _by_id(report_results: list) -> dict:  # type: ignore[type-arg]
@@ -179,8 +180,9 @@ async def test_gating_probe_runs_on_its_own_connection(revision: str) -> None:
             try:
                 yield recording
             finally:
+                with trio.CancelScope(shield=True):  # a checkpoint in the cancelled nursery would swallow errors
+                    await client_end.aclose()
                 nursery.cancel_scope.cancel()
-                await client_end.aclose()
 
     with trio.fail_after(60):
         report = await run_checks(connector, target="tools only", revision=revision)

@@ -163,8 +163,9 @@ async def _reference() -> AsyncIterator[MessageStream]:
         try:
             yield client_end
         finally:
+            with trio.CancelScope(shield=True):  # a checkpoint in the cancelled nursery would swallow errors
+                await client_end.aclose()
             nursery.cancel_scope.cancel()
-            await client_end.aclose()
 
 
 @pytest.mark.parametrize(("revision", "detail"), [

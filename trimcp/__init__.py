@@ -30,6 +30,7 @@ from ._errors import ProtocolError as ProtocolError
 from ._errors import RemoteProtocolError as RemoteProtocolError
 from ._errors import RequestTimeout as RequestTimeout
 from ._errors import SessionExpired as SessionExpired
+from ._errors import TaskCancelled as TaskCancelled
 from ._errors import TransportClosed as TransportClosed
 from ._errors import TransportError as TransportError
 from ._errors import TrimcpError as TrimcpError
@@ -44,7 +45,9 @@ if TYPE_CHECKING:
     from ._sansio.schema import SchemaError as SchemaError
     from ._sansio.schema import from_wire as from_wire
     from ._sansio.schema import to_wire as to_wire
+    from ._sansio.task_poll import TaskState as TaskState
     from ._trio.client import ClientSession as ClientSession
+    from ._trio.client import ToolTask as ToolTask
     from ._trio.client import open_client as open_client
     from ._trio.driver import RequestContext as RequestContext
     from ._trio.memory import memory_stream_pair as memory_stream_pair
@@ -67,7 +70,9 @@ _LAZY: dict[str, str] = {
     "SchemaError": "._sansio.schema",
     "from_wire": "._sansio.schema",
     "to_wire": "._sansio.schema",
+    "TaskState": "._sansio.task_poll",
     "ClientSession": "._trio.client",
+    "ToolTask": "._trio.client",
     "open_client": "._trio.client",
     "RequestContext": "._trio.driver",
     "memory_stream_pair": "._trio.memory",
@@ -118,6 +123,9 @@ __all__ = [
     "SchemaError",
     "SessionExpired",
     "ShutdownPolicy",
+    "TaskCancelled",
+    "TaskState",
+    "ToolTask",
     "TransportClosed",
     "TransportError",
     "TransportFactory",

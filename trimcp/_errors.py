@@ -105,5 +105,14 @@ class RequestTimeout(TrimcpError):
     """A request got no answer within its deadline (the peer was told to cancel it)."""
 
 
+class TaskCancelled(TrimcpError):
+    """An ext-tasks task ended ``cancelled`` (by us, the server, or someone else)."""
+
+    def __init__(self, task_id: str, message: str | None = None) -> None:
+        super().__init__(f"task {task_id} was cancelled" + (f": {message}" if message else ""))
+        self.task_id = task_id
+        self.status_message = message
+
+
 class AuthError(TrimcpError):
     """Authorization is required or failed."""

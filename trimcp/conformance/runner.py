@@ -51,6 +51,7 @@ report, with a failed handshake and, having sent nothing, nothing passed.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -69,6 +70,7 @@ from .._sansio.revisions import (
 from .._trio.client import open_client
 from .checks.apps import check_apps
 from .checks.auth import check_auth, probe_unauthenticated, skip_auth
+from .checks.ext_tasks import check_ext_tasks
 from .checks.feature_probes import probe_features
 from .checks.features import feature_tour
 from .checks.handshake import check_handshake, handshake_tour, offered_revision
@@ -224,7 +226,7 @@ async def run_checks(
             if report.era == Era.STATELESS.value:
                 check_stateless_conversation(tour, outcome.server_requests)
     if tour is not None:
-        await _probes(tour, connect_timeout)
+        await _probes(tour, connect_timeout, policy)
         if rec.wants(*FEATURE_PROBE_CHECKS):
             await probe_features(tour, policy.probe_targets(tour.tools), connect_timeout)
         await _basic_probes(tour, recording, connect_timeout, hasattr(recording, "stderr_tail"))
@@ -281,7 +283,7 @@ async def _tour(tour: Tour, pinned: str | None, policy: ToolPolicy) -> None:
         await stateless_tour(tour)
 
 
-async def _probes(tour: Tour, timeout: float) -> None:
+async def _probes(tour: Tour, timeout: float, policy: ToolPolicy) -> None:
     rec, client, revision = tour.rec, tour.client, tour.revision
     # Each group runs only when the selection wants one of its checks (``--only``).
     if rec.wants("capabilities.gating"):
@@ -293,6 +295,12 @@ async def _probes(tour: Tour, timeout: float) -> None:
             await check_tasks(rec, tour.connect, revision, client.server_capabilities, timeout)
         return
     caps = client.server_capabilities
+    if rec.wants("ext-tasks.*"):
+        tools = tour.tools
+        if not tools and "tools" in caps:
+            with contextlib.suppress(TrimcpError):
+                tools = await client.list_tools()
+        await check_ext_tasks(rec, tour.connect, revision, caps, tools, policy, timeout)
     if rec.wants("stateless.unsupported-version"):
         await probe_stateless_version(rec, tour.connect, revision, caps, timeout, client.supported_versions or ())
     dual_era = any(v in HANDSHAKE_VERSIONS for v in client.supported_versions or ())

@@ -10,8 +10,9 @@ The scenarios call these tools by name (``greet``, ``slow_compute``,
 declares ``io.modelcontextprotocol/tasks`` (2026-07-28); elsewhere the
 task-capable ones run as plain tools, and ``failing_job`` (task ``required``)
 answers -32021 to a 2026-07-28 request that did not declare it.  Only
-``greet`` says it is read-only and closed-world: ``trimcp check`` calls such
-tools and would meet those -32021 answers, the elicitations and the sleeps.
+``greet`` and ``quick_task`` say they are read-only and closed-world: ``trimcp check`` calls such
+tools and would meet those -32021 answers, the elicitations and the sleeps; ``quick_task``
+(read-only too, a task when asked for) is the one it exercises the extension with.
 """
 
 from __future__ import annotations
@@ -44,6 +45,13 @@ def register(server: Server) -> None:
     async def greet(ctx: Context, name: str) -> str:
         """Greet someone (an ordinary tool: never a task)."""
         return f"Hello, {name}!"
+
+    @server.tool(annotations=READ_ONLY, task="optional")
+    async def quick_task(ctx: Context) -> str:
+        """Answer after a fifth of a second: a task when the client declared the tasks extension
+        (read-only, so ``trimcp check`` exercises the extension with it)."""
+        await trio.sleep(0.2)
+        return "quick task done"
 
     @server.tool(task="optional")
     async def slow_compute(ctx: Context, seconds: float = 1, label: str = "") -> str:

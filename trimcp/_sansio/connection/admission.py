@@ -19,7 +19,8 @@ after the result), and ``ANY`` means every method the revision has.
 that some revision defines must exist in the one in play for its sender's role
 (revisions.py; a method no revision knows, ``vendor/x``, is the application's
 business) and, when a capability gates it, the receiver must have advertised
-that capability.
+that capability.  A client may also send the methods an extension it declared
+adds (``extensions.py``; ext-tasks' ``tasks/get`` ...) once operating.
 ``NOTIFY_EARLY`` lists the notifications a side may send before it operates; a
 notification some revision defines must exist in the one in play and, when gated, the sender
 must have advertised the capability (``own_gate``).  Notifications are taken
@@ -252,11 +253,17 @@ def refuse_notification(cs: ConnectionState, method: str) -> Refused | None:
 # ------------------------------------------------------------------ sending
 
 
-def send_request_problem(cs: ConnectionState, method: str) -> str | None:
+def send_request_problem(
+    cs: ConnectionState, method: str, own_capabilities: Mapping[str, Any] | None = None
+) -> str | None:
     """Why we may not send request ``method`` now, or None."""
     if method not in SEND_ALLOWED[cs.role][cs.lifecycle]:
         return f"can't send {method!r} when role={cs.role.value} and state={cs.lifecycle!r}"
     revision = cs.revision
+    if cs.role is Role.CLIENT and cs.lifecycle is OPERATING and extensions.admits(
+        method, revision.name, own_capabilities
+    ):
+        return None  # a method of an extension we declared (e.g. ext-tasks' tasks/get)
     # ``revision`` is always one of the candidates (the only one once negotiated): asking it
     # first spares the general case on every request sent.
     if (

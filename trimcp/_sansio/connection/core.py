@@ -240,7 +240,7 @@ class Connection:
         state, the revision or the peer's capabilities forbid it."""
         if method == "initialize":
             raise LocalProtocolError("use Connection.initialize() to start the handshake")
-        _check(admission.send_request_problem(self._cs, method))
+        _check(admission.send_request_problem(self._cs, method, self.capabilities))
         if progress_token is not None:
             if self._requests.token_in_use(progress_token):
                 raise LocalProtocolError(f"progress token {progress_token!r} is already in use")

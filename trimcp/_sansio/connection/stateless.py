@@ -25,6 +25,7 @@ from typing import Any, Final
 import attrs
 
 from .. import jsonrpc as rpc
+from .. import task_poll
 from ..revisions import has_capability
 
 PROTOCOL_VERSION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
@@ -192,6 +193,9 @@ def result_problem(method: str, result: Mapping[str, Any], client_capabilities: 
         if method not in MRTR_METHODS:
             return f"{method} may not be answered with an InputRequiredResult"
         return input_required_problem(result, client_capabilities)
+    if kind == task_poll.RESULT_TASK:
+        # ext-tasks: a CreateTaskResult, only to a tools/call that declared the extension.
+        return task_poll.create_task_problem(method, result, client_capabilities)
     return f"unknown resultType {kind!r}"
 
 

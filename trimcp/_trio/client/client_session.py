@@ -25,7 +25,7 @@ from contextlib import asynccontextmanager
 from typing import Any, Protocol, TypeVar, Union
 
 from ..._errors import LocalProtocolError, McpError, PaginationError, RemoteProtocolError
-from ..._sansio import apps
+from ..._sansio import apps, extensions, task_poll
 from ..._sansio import events as ev
 from ..._sansio import jsonrpc as rpc
 from ..._sansio import schema as s
@@ -34,8 +34,10 @@ from ..._sansio.http.headers import ToolHeaderBook
 from ..._sansio.revisions import Era
 from ..driver import USE_DEFAULT, ProgressCallback, SessionDriver, UseDefault
 from ..stream import mirrors_tool_headers
+from ..waiters import Deadline
 from .cache import ListCache
 from .listen import NotificationRouter, Subscription, open_subscription
+from .tasks import ToolTask, created_task, follow_to_result
 
 logger = logging.getLogger("trimcp")
 
@@ -265,7 +267,57 @@ class ClientSession:
         that reports progress is kept alive without an ``on_progress``; the
         deadline never passes the start + ``max_total_timeout`` (``None``: 10 x the timeout).
         A refusal with -32042 (URL elicitation required) is elicited and the call sent
-        once more when ``open_client`` was given a ``url_elicitation``."""
+        once more when ``open_client`` was given a ``url_elicitation``.
+        When the client declared the tasks extension (``open_client(extensions=
+        {"io.modelcontextprotocol/tasks": {}})``) and the server answers with a task,
+        the task is polled to its end within the same deadline (``tasks.py``): its
+        result, ``McpError`` if it failed, ``TaskCancelled`` if it was cancelled;
+        cancelling the call, or its timing out, sends ``tasks/cancel``."""
+        deadline = Deadline(
+            self.driver.request_timeout if isinstance(timeout, UseDefault) else timeout,
+            self.driver.reset_timeout_on_progress if reset_timeout_on_progress is None else reset_timeout_on_progress,
+            self.driver.max_total_timeout if isinstance(max_total_timeout, UseDefault) else max_total_timeout,
+        )
+        result = await self._send_tool_call(
+            name, arguments, timeout=timeout, on_progress=on_progress,
+            reset_timeout_on_progress=reset_timeout_on_progress, max_total_timeout=max_total_timeout,
+        )
+        if result.get("resultType") == task_poll.RESULT_TASK:
+            return await follow_to_result(self.driver, result, deadline)
+        return _parse(s.CallToolResult, result, "tools/call")
+
+    async def call_tool_as_task(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: Timeout = USE_DEFAULT,
+    ) -> ToolTask | s.CallToolResult:
+        """Call a tool and hand over the task, if the server made one: a ``ToolTask``
+        (``status()``, ``wait()``, ``result()``, ``cancel()``), else the result it
+        answered with at once (ext-tasks: the server alone decides).  ``timeout`` bounds
+        the ``tools/call`` only.  Needs the tasks extension declared (``open_client``)."""
+        if not extensions.declares(self.connection.capabilities, extensions.TASKS.id):
+            raise LocalProtocolError(
+                f"call_tool_as_task needs the {extensions.TASKS.id} extension declared: "
+                f"open_client(..., extensions={{{extensions.TASKS.id!r}: {{}}}})"
+            )
+        result = await self._send_tool_call(name, arguments, timeout=timeout)
+        if result.get("resultType") == task_poll.RESULT_TASK:
+            return ToolTask(self.driver, created_task(result))
+        return _parse(s.CallToolResult, result, "tools/call")
+
+    async def _send_tool_call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        *,
+        timeout: Timeout = USE_DEFAULT,
+        on_progress: ProgressCallback | None = None,
+        reset_timeout_on_progress: bool | None = None,
+        max_total_timeout: float | None | UseDefault = USE_DEFAULT,
+    ) -> dict[str, Any]:
+        """``tools/call`` (and its -32042 retry): the raw result."""
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
@@ -291,7 +343,7 @@ class ClientSession:
             if not await self.url_elicitation.required(list(data.elicitations)):
                 raise
             result = await send()
-        return _parse(s.CallToolResult, result, "tools/call")
+        return result
 
     async def list_resources(self, *, refresh: bool = False) -> list[s.Resource]:
         """Every page; pages still fresh per their ``ttlMs`` come from the cache unless ``refresh``."""

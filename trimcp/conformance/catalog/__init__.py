@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from ..model import CheckSpec
-from . import apps, auth, basic, core, features, http26, stateless, tasks, transport
+from . import apps, auth, basic, core, ext_tasks, features, http26, stateless, tasks, transport
 from .core import AUTH as AUTH
 from .core import FROM_2025_06_18 as FROM_2025_06_18
 from .core import FROM_2025_06_18_HANDSHAKE as FROM_2025_06_18_HANDSHAKE
@@ -39,6 +39,7 @@ _AREAS: Final[tuple[tuple[CheckSpec, ...], ...]] = (
     features.SPECS,
     basic.SPECS,
     apps.SPECS,
+    ext_tasks.SPECS,
 )
 
 

@@ -57,6 +57,7 @@ class Coverage(enum.Enum):
 #: at the version the requirements quote (extensions are versioned apart from revisions).
 EXTENSION_PAGES: Final = {
     "extensions/apps": "https://github.com/modelcontextprotocol/ext-apps/blob/main/specification/2026-01-26/apps.mdx",
+    "extensions/tasks": "https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md",
 }
 
 
