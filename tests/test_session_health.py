@@ -200,17 +200,20 @@ async def test_the_heartbeat_finds_a_silent_peer(autojump_clock: trio.abc.Clock)
 async def test_the_heartbeat_is_quiet_on_a_busy_session_and_an_error_answer_is_alive(
     autojump_clock: trio.abc.Clock,
 ) -> None:
-    async with session(heartbeat_interval=5.0, heartbeat_timeout=2.0) as (client, stream), trio.open_nursery() as n:
+    async with session(heartbeat_interval=5.0, heartbeat_timeout=2.0) as (client, stream):
         async def server() -> None:
             while True:
                 request = await stream.expect("tools/list")
                 await stream.answer(request, {"tools": []})
 
-        n.start_soon(server)
-        for _ in range(30):
-            await client.request("tools/list")
-            await trio.sleep(1)
-        n.cancel_scope.cancel()
+        # The answering task has a nursery of its own: what follows must not run in a
+        # cancelled scope (its first checkpoint would end the test, passing, unseen).
+        async with trio.open_nursery() as n:
+            n.start_soon(server)
+            for _ in range(30):
+                await client.request("tools/list")
+                await trio.sleep(1)
+            n.cancel_scope.cancel()
         assert stream.requests() == []  # no heartbeat while messages keep arriving
         # Quiet now: a heartbeat goes out after the interval; an error answer keeps the session.
         for _ in range(3):
