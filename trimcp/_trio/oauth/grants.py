@@ -40,7 +40,7 @@ import trio
 
 from ..._sansio import auth as sa
 from ..._sansio.auth import grants as sg
-from .flow import Discovered, FlowContext, get_json, token_call, discover
+from .flow import Discovered, FlowContext, discover, get_json, resource_of, token_call
 from .provider import OAuthProvider
 
 __all__ = ["AssertionSource", "EnterpriseProvider", "WorkloadIdentityProvider", "assertion_from_file"]
@@ -51,6 +51,19 @@ _FORM_HEADERS = {"Content-Type": "application/x-www-form-urlencoded", "Accept": 
 
 #: A JWT, or something that produces one on demand (sync or async).
 AssertionSource = str | Callable[[], str | Awaitable[str]]
+
+
+async def _discover_for_grant(
+    provider: OAuthProvider, ctx: FlowContext, challenge: sa.Challenge, scope: str | None
+) -> tuple[Discovered, str | None, str]:
+    """What both grants start with: browserless discovery, the scope (the challenge's, the
+    PRM's or the default; remembered for step-up) and the resource to name."""
+    found = await discover(ctx, challenge, interactive=False)
+    _warn_grant(found)
+    if scope is None:
+        scope = sa.select_scope(None, found.prm) or provider.default_scope
+    provider.remember_scope(scope)
+    return found, scope, resource_of(found, provider.resource)
 
 
 def assertion_from_file(path: str | trio.Path) -> Callable[[], Awaitable[str]]:
@@ -108,11 +121,6 @@ def _endpoint(found: Discovered, ident: sa.ClientIdentity, resource: str) -> dic
     }
 
 
-def _resource(found: Discovered, fallback: str) -> str:
-    published = (found.prm or {}).get("resource")
-    return published if isinstance(published, str) and published else fallback
-
-
 def _warn_grant(found: Discovered) -> None:
     supported = found.metadata.get("grant_types_supported")
     if isinstance(supported, list) and sg.JWT_BEARER_GRANT not in supported:
@@ -143,12 +151,7 @@ class WorkloadIdentityProvider(OAuthProvider):
     async def _workload_grant(
         self, ctx: FlowContext, challenge: sa.Challenge, scope: str | None,
     ) -> tuple[sa.Tokens, dict[str, Any]]:
-        found = await discover(ctx, challenge, interactive=False)
-        _warn_grant(found)
-        if scope is None:
-            scope = sa.select_scope(None, found.prm) or self.default_scope
-        self.remember_scope(scope)
-        resource = _resource(found, self.resource)
+        found, scope, resource = await _discover_for_grant(self, ctx, challenge, scope)
         jwt = await fresh_assertion(self.assertion_source, now=self.clock,
                                     audience=found.issuer if self.check_audience else None,
                                     what="workload identity assertion")
@@ -235,12 +238,7 @@ class EnterpriseProvider(OAuthProvider):
     async def _enterprise_grant(
         self, ctx: FlowContext, challenge: sa.Challenge, scope: str | None,
     ) -> tuple[sa.Tokens, dict[str, Any]]:
-        found = await discover(ctx, challenge, interactive=False)
-        _warn_grant(found)
-        if scope is None:
-            scope = sa.select_scope(None, found.prm) or self.default_scope
-        self.remember_scope(scope)
-        resource = _resource(found, self.resource)
+        found, scope, resource = await _discover_for_grant(self, ctx, challenge, scope)
         id_jag = await self.exchange(ctx, audience=found.issuer, resource=resource, scope=scope)
         assert self.pre_registered is not None
         endpoint = _endpoint(found, self.pre_registered, resource)
