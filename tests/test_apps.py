@@ -20,7 +20,9 @@ from trimcp.conformance import run_checks
 from trimcp.conformance.model import Status
 from trimcp.reference.server import build_server
 from trimcp.reference.views import ECHO_VIEW
-from trimcp.server import Context, Server, serve_stream
+from trimcp.server import Context, Server
+
+from helpers.inprocess import served
 
 HTML = "<!doctype html><html><body>view</body></html>"
 
@@ -125,19 +127,6 @@ def _server(link: Any = "ui://s/v", view_result: str | None = HTML) -> Server:
         async def the_view(ctx: Context) -> str:
             return view_result
     return server
-
-
-@asynccontextmanager
-async def served(server: Server) -> AsyncIterator[MessageStream]:
-    client_end, server_end = memory_stream_pair()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(serve_stream, server, server_end)
-        try:
-            yield client_end
-        finally:
-            with trio.CancelScope(shield=True):  # a checkpoint in the cancelled nursery would swallow errors
-                await client_end.aclose()
-            nursery.cancel_scope.cancel()
 
 
 @pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])

@@ -26,7 +26,6 @@ import pytest
 import trio
 
 from trimcp import ConnectError
-from trimcp._trio.memory import memory_stream_pair
 from trimcp._trio.stream import MessageStream
 from trimcp.conformance import run_checks
 from trimcp.conformance.runner import TargetUnreachable
@@ -38,7 +37,7 @@ from trimcp.conformance.validate import validate_conversation
 from trimcp.conformance.values import example_arguments
 from trimcp.reference.server import build_server
 from trimcp.server import Context, Server
-from trimcp.server.serve import serve_stream
+from helpers.inprocess import served
 
 REPO = Path(__file__).resolve().parent.parent
 BAD_SERVER = str(REPO / "tests" / "helpers" / "bad_server.py")
@@ -51,16 +50,8 @@ CLI_TIMEOUT = 60
 
 @asynccontextmanager
 async def reference_connector() -> AsyncIterator[MessageStream]:
-    server = build_server()
-    client_end, server_end = memory_stream_pair()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(serve_stream, server, server_end)
-        try:
-            yield client_end
-        finally:
-            with trio.CancelScope(shield=True):  # a checkpoint in the cancelled nursery would swallow errors
-                await client_end.aclose()
-            nursery.cancel_scope.cancel()
+    async with served(build_server()) as stream:
+        yield stream
 
 
 def _by_id(report_results: list) -> dict:  # type: ignore[type-arg]
@@ -172,17 +163,10 @@ async def test_gating_probe_runs_on_its_own_connection(revision: str) -> None:
 
     @asynccontextmanager
     async def connector() -> AsyncIterator[MessageStream]:
-        client_end, server_end = memory_stream_pair()
-        recording = RecordingStream(client_end)
-        connections.append(recording)
-        async with trio.open_nursery() as nursery:
-            await nursery.start(serve_stream, _tools_only_server(), server_end)
-            try:
-                yield recording
-            finally:
-                with trio.CancelScope(shield=True):  # a checkpoint in the cancelled nursery would swallow errors
-                    await client_end.aclose()
-                nursery.cancel_scope.cancel()
+        async with served(_tools_only_server()) as stream:
+            recording = RecordingStream(stream)
+            connections.append(recording)
+            yield recording
 
     with trio.fail_after(60):
         report = await run_checks(connector, target="tools only", revision=revision)

@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 import trio
 
-from trimcp._trio.memory import memory_stream_pair
 from trimcp._trio.stream import MessageStream
 from trimcp.conformance import run_checks
 from trimcp.conformance.checks.task_session import CHECKS, NO_TOOLS_CALL, TOOL_CHECKS, task_problem
@@ -30,7 +29,7 @@ from trimcp.conformance.connectors import connector_for
 from trimcp.conformance.model import CheckResult, Status
 from trimcp.conformance.results import Results
 from trimcp.reference.server import build_server
-from trimcp.server.serve import serve_stream
+from helpers.inprocess import served
 
 FAKE = Path(__file__).resolve().parent / "helpers" / "bad_tasks.py"
 REVISION = "2025-11-25"
@@ -157,15 +156,8 @@ async def test_the_good_fake_passes_a_whole_run() -> None:
 
 @asynccontextmanager
 async def _reference() -> AsyncIterator[MessageStream]:
-    client_end, server_end = memory_stream_pair()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(serve_stream, build_server(), server_end)
-        try:
-            yield client_end
-        finally:
-            with trio.CancelScope(shield=True):  # a checkpoint in the cancelled nursery would swallow errors
-                await client_end.aclose()
-            nursery.cancel_scope.cancel()
+    async with served(build_server()) as stream:
+        yield stream
 
 
 @pytest.mark.parametrize(("revision", "detail"), [

@@ -34,6 +34,7 @@ from trimcp.conformance.model import Status
 from trimcp.conformance.selection import Selection
 from trimcp.reference.server import build_server
 from trimcp.server import Context, Server, serve_stream
+from helpers.inprocess import served as in_process
 
 TASKS = "io.modelcontextprotocol/tasks"
 WITH_TASKS: dict[str, dict[str, Any]] = {TASKS: {}}
@@ -64,17 +65,8 @@ class Recorder:
 @asynccontextmanager
 async def served(server: Server | None = None) -> AsyncIterator[tuple[Recorder, Server]]:
     server = server or build_server()
-    client_end, server_end = memory_stream_pair()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(serve_stream, server, server_end)
-        try:
-            yield Recorder(client_end), server
-        finally:
-            # Shielded: a checkpoint in a cancelled nursery would raise Cancelled, which
-            # the nursery then swallows - and with it whatever the test raised.
-            with trio.CancelScope(shield=True):
-                await client_end.aclose()
-            nursery.cancel_scope.cancel()
+    async with in_process(server) as stream:
+        yield Recorder(stream), server
 
 
 def text(result: s.CallToolResult) -> str:
