@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-__all__ = ["Challenge", "bearer_challenge", "parse_challenges"]
+__all__ = ["Challenge", "bearer_challenge", "parse_challenges", "scheme_challenge"]
 
 _TCHAR = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _T68 = frozenset("-._~+/0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -148,10 +148,17 @@ def parse_challenges(value: str) -> list[Challenge]:
                 return out
 
 
-def bearer_challenge(values: Iterable[str]) -> Challenge | None:
-    """The first ``Bearer`` challenge among a response's ``WWW-Authenticate`` values."""
+def scheme_challenge(values: Iterable[str], scheme: str) -> Challenge | None:
+    """The first challenge of ``scheme`` (case-insensitive) among a response's
+    ``WWW-Authenticate`` values."""
+    wanted = scheme.lower()
     for value in values:
         for challenge in parse_challenges(value):
-            if challenge.scheme.lower() == "bearer":
+            if challenge.scheme.lower() == wanted:
                 return challenge
     return None
+
+
+def bearer_challenge(values: Iterable[str]) -> Challenge | None:
+    """The first ``Bearer`` challenge among a response's ``WWW-Authenticate`` values."""
+    return scheme_challenge(values, "Bearer")

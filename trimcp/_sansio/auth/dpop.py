@@ -40,7 +40,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from .assertion import Signer, signing_input
-from .challenge import Challenge, parse_challenges
+from .challenge import Challenge, scheme_challenge
 
 __all__ = [
     "DPOP_TYP",
@@ -158,11 +158,7 @@ def response_nonce(headers: Iterable[tuple[str, str]]) -> str | None:
 
 def dpop_challenge(www_authenticate: Iterable[str]) -> Challenge | None:
     """The first ``DPoP`` challenge among a response's ``WWW-Authenticate`` values."""
-    for value in www_authenticate:
-        for challenge in parse_challenges(value):
-            if challenge.scheme.lower() == "dpop":
-                return challenge
-    return None
+    return scheme_challenge(www_authenticate, "DPoP")
 
 
 def is_nonce_challenge(status: int, www_authenticate: Iterable[str]) -> bool:
