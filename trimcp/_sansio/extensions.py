@@ -52,6 +52,20 @@ UI: Final = Extension("io.modelcontextprotocol/ui", frozenset({"2025-06-18", "20
 EXTENSIONS: Final[Mapping[str, Extension]] = {e.id: e for e in (TASKS, UI)}
 
 
+def declaration(extensions: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The ``extensions`` capability a party declares: ids of the form ``{vendor}/{name}``,
+    each with its settings object (always opt-in: only what is named); ``ValueError`` else."""
+    out: dict[str, Any] = {}
+    for ext_id, settings in extensions.items():
+        vendor, slash, name = ext_id.partition("/") if isinstance(ext_id, str) else ("", "", "")
+        if not (slash and vendor and name) or any(c.isspace() for c in ext_id):
+            raise ValueError(f"an extension id is {{vendor}}/{{name}}, not {ext_id!r}")
+        if not isinstance(settings, Mapping):
+            raise ValueError(f"extension {ext_id!r}: its settings must be an object")
+        out[ext_id] = dict(settings)
+    return out
+
+
 def _declared(capabilities: Mapping[str, Any] | None) -> Mapping[str, Any]:
     node = (capabilities or {}).get("extensions")
     return node if isinstance(node, Mapping) else {}

@@ -45,6 +45,7 @@ from ..._errors import (
     TransportClosed,
 )
 from ..._sansio import events as ev
+from ..._sansio import extensions as ext
 from ..._sansio import jsonrpc as rpc
 from ..._sansio import schema as s
 from ..._sansio.connection.core import Connection
@@ -102,7 +103,7 @@ def _client_capabilities(
 ) -> dict[str, Any]:
     caps: dict[str, Any] = {}
     if extensions:
-        caps["extensions"] = _extensions(extensions)
+        caps["extensions"] = ext.declaration(extensions)
     if roots is not None:
         caps["roots"] = {"listChanged": True}
     if sampling is not None:
@@ -117,20 +118,6 @@ def _client_capabilities(
             raise ValueError(f"elicitation_modes must name form and/or url, not {sorted(unknown) or 'nothing'}")
         caps["elicitation"] = {} if modes == {"form"} else {m: {} for m in ("form", "url") if m in modes}
     return caps
-
-
-def _extensions(extensions: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """The ``extensions`` capability: ids of the form ``{vendor}/{name}``, each with its
-    settings object (SEP-1724; always opt-in, so only what the caller names)."""
-    out: dict[str, Any] = {}
-    for ext_id, settings in extensions.items():
-        vendor, slash, name = ext_id.partition("/") if isinstance(ext_id, str) else ("", "", "")
-        if not (slash and vendor and name) or any(c.isspace() for c in ext_id):
-            raise ValueError(f"an extension id is {{vendor}}/{{name}}, not {ext_id!r}")
-        if not isinstance(settings, Mapping):
-            raise ValueError(f"extension {ext_id!r}: its settings must be an object")
-        out[ext_id] = dict(settings)
-    return out
 
 
 def _request_handlers(
