@@ -45,7 +45,13 @@ from typing import Any
 from trimcp import LocalProtocolError, RemoteProtocolError
 from trimcp._sansio import jsonrpc as rpc
 from trimcp._sansio.auth.challenge import bearer_challenge, parse_challenges
-from trimcp._sansio.framing.sse import ServerSentEvent, SSEDecoder, encode_comment, encode_event
+from trimcp._sansio.framing.sse import (
+    ServerSentEvent,
+    SSEDecoder,
+    SSEOverflow,
+    encode_comment,
+    encode_event,
+)
 from trimcp._sansio.http import headers as hh
 from trimcp._sansio.http import response as hr
 from trimcp._sansio.http.plan import HttpPlanner, parse_url, resolve_endpoint
@@ -112,7 +118,8 @@ def _sse_reference(data: bytes) -> tuple[list[ServerSentEvent], str | None, int 
         if not line:
             last_id = id_buf
             if buf:
-                events.append(ServerSentEvent(ev_type or "message", "\n".join(buf), last_id, block_retry))
+                events.append(ServerSentEvent(ev_type or "message", "\n".join(buf), last_id,
+                                              block_retry, retry))
             ev_type, buf, block_retry = "", [], None
             continue
         if line.startswith(":"):
@@ -138,7 +145,8 @@ def _sse_run(chunks: list[bytes], cap: int) -> tuple[list[ServerSentEvent], SSED
         for chunk in chunks:
             events += decoder.feed(chunk)
         decoder.close()
-    except RemoteProtocolError:
+    except SSEOverflow as exc:
+        events += exc.events
         return events, decoder, True
     assert decoder.eof and decoder.buffered == 0
     return events, decoder, False
@@ -178,11 +186,12 @@ def _sse_round_trip(data: bytes) -> None:
     got, decoder, failed = _sse_run([stream], 1 << 20)
     assert not failed and not decoder.truncated
     # ``id`` persists across events (WHATWG lastEventId): carry it forward in the expectation.
-    expected, last = [], None
+    expected, last, in_effect = [], None, None
     for _, ev in blocks:
         if ev is not None:
             last = ev.id if ev.id is not None else last
-            expected.append(ServerSentEvent(ev.event, ev.data, last, ev.retry))
+            in_effect = ev.retry if ev.retry is not None else in_effect
+            expected.append(ServerSentEvent(ev.event, ev.data, last, ev.retry, in_effect))
     assert got == expected, (stream, got, expected)
 
 
@@ -199,15 +208,16 @@ def fuzz_sse(data: bytes) -> None:
         chunks = _splits(data, rng)
         split, dec_split, failed_split = _sse_run(chunks, MAX_EVENT)
         assert failed_split == failed_whole, (chunks, failed_whole)
-        if not failed_whole:
-            assert split == whole, (chunks, split, whole)
-            assert _sse_state(dec_split) == _sse_state(dec_whole), chunks
+        # An overflow hands over what came before it, so even a failed stream's
+        # events and state do not depend on the cuts.
+        assert split == whole, (chunks, split, whole)
+        assert _sse_state(dec_split) == _sse_state(dec_whole), chunks
     events, last_id, retry = _sse_reference(data)
     unlimited, dec, failed = _sse_run(_splits(data, rng), 1 << 24)
     assert not failed
     assert (unlimited, dec.last_event_id, dec.retry_ms) == (events, last_id, retry)
-    if not failed_whole:
-        assert whole == unlimited
+    # Under the cap the events are the uncapped ones, up to the overflow when there is one.
+    assert whole == (unlimited[:len(whole)] if failed_whole else unlimited)
     _sse_round_trip(data)
 
 

@@ -431,6 +431,32 @@ def test_sse_cut_anywhere_is_broken_at_the_last_whole_event(cut: int) -> None:
     assert last.last_event_id == whole.last_event_id
 
 
+def test_sse_failure_mid_chunk_stops_the_state_at_the_failing_event() -> None:
+    # The fuzzer's finding (fuzz/corpus/http_response/regression-failed-mid-chunk-retry):
+    # a retry-only block, then a message over the cap, then more.  Read whole, the
+    # state froze before the retry; split, after it.  It is now the state in effect
+    # at the failing event however the body is cut.
+    big = b'{"jsonrpc":"2.0","method":"x","params":{"p":"' + b"y" * 64 + b'"}}'
+    stream = (b"id: 1\ndata: " + json.dumps(answer(9)).encode() + b"\n\nretry: 0\n\n"
+              b"id: 2\ndata: " + big + b"\n\nretry: 50\nid: 3\ndata: {}\n\n")
+    for cut in (None, 40, 60, len(stream) - 5):
+        chunks = [stream] if cut is None else [stream[:cut], stream[cut:]]
+        reader, events = sse_run(chunks, max_message_size=64)
+        assert isinstance(events[-1], hr.StreamFailed) and "64-byte limit" in events[-1].detail
+        assert [m["id"] for m in messages(events)] == [9]
+        assert (reader.last_event_id, reader.retry_ms) == ("2", 0), cut
+
+
+def test_sse_overflow_keeps_the_messages_before_it() -> None:
+    # The decoder's own cap (the message cap plus slack) fails on an endless line;
+    # what came whole before it in the same chunk is still delivered.
+    stream = b"id: 1\ndata: " + json.dumps(answer()).encode() + b"\n\n: " + b"z" * 6000
+    reader, events = sse_run([stream], max_message_size=100)
+    assert [e.answers for e in received(events)] == [(1,)] and reader.answered
+    assert isinstance(events[-1], hr.StreamFailed) and "larger than" in events[-1].detail
+    assert reader.last_event_id == "1"
+
+
 def test_sse_truncated_mid_event_and_early_end() -> None:
     _, events = sse_run([b"id: 7\ndata:\n\ndata: {\"jsonrpc\""])
     assert events[-1] == hr.StreamBroken("7", None, "the event stream ended in the middle of an event")

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from trimcp._errors import LocalProtocolError, RemoteProtocolError
 from trimcp._sansio.framing.sse import (
-    DEFAULT_MAX_EVENT_SIZE, ServerSentEvent, SSEDecoder, encode_comment, encode_event,
+    DEFAULT_MAX_EVENT_SIZE, ServerSentEvent, SSEDecoder, SSEOverflow, encode_comment, encode_event,
 )
 
 E = ServerSentEvent
@@ -68,7 +68,7 @@ def reference(stream: bytes) -> tuple[list[E], str | None, int | None]:
         if line == "":
             last_id = id_buf
             if data:
-                events.append(E(etype or "message", data[:-1], last_id, block_retry))
+                events.append(E(etype or "message", data[:-1], last_id, block_retry, retry))
             data, etype, block_retry = "", "", None
             continue
         if line.startswith(":"):
@@ -112,8 +112,8 @@ STREAM = (
 EVENTS = [
     E("endpoint", "/messages?session=1"),
     E("message", '{"jsonrpc":"2.0",\n"method":"x"}', "1"),
-    E("message", "caf\u00e9", "2", 500),
-    E("message", "last", "2"),
+    E("message", "caf\u00e9", "2", 500, 500),
+    E("message", "last", "2", None, 500),  # the reconnection time persists
 ]
 
 
@@ -313,7 +313,7 @@ def test_id_only_block_updates_last_event_id_without_an_event() -> None:
 
 def test_priming_event_with_empty_data_is_dispatched() -> None:
     # The official SDKs write priming events as id + empty data + retry.
-    assert all_ways(b"id: 0\ndata: \nretry: 500\n\n") == [E(data="", id="0", retry=500)]
+    assert all_ways(b"id: 0\ndata: \nretry: 500\n\n") == [E(data="", id="0", retry=500, reconnection_ms=500)]
 
 
 def test_id_of_unfinished_event_is_not_applied() -> None:
@@ -326,7 +326,7 @@ def test_id_of_unfinished_event_is_not_applied() -> None:
 def test_seeded_last_event_id_and_retry() -> None:
     dec = SSEDecoder(last_event_id="41", retry_ms=1000)
     assert dec.last_event_id == "41" and dec.retry_ms == 1000
-    assert dec.feed(b"data: a\n\n") == [E(data="a", id="41")]
+    assert dec.feed(b"data: a\n\n") == [E(data="a", id="41", reconnection_ms=1000)]
 
 
 # -- retry -------------------------------------------------------------------------------------
@@ -357,7 +357,7 @@ def test_seeded_last_event_id_and_retry() -> None:
 def test_retry_parsing(value: bytes, expected: int | None) -> None:
     dec = SSEDecoder()
     out = feed_chunks(dec, [b"retry: " + value + b"\ndata: x\n\n"])
-    assert out == [E(data="x", retry=expected)]
+    assert out == [E(data="x", retry=expected, reconnection_ms=expected)]
     assert dec.retry_ms == expected
 
 
@@ -368,11 +368,11 @@ def test_retry_takes_effect_immediately_and_persists() -> None:
     assert dec.feed(b"\n") == []
     assert dec.dataless_blocks == 1
     assert dec.feed(b"retry: bad\ndata: a\n\ndata: b\nretry:200\n\n") == [
-        E(data="a"),
-        E(data="b", retry=200),
+        E(data="a", reconnection_ms=100),  # a bad value changes nothing
+        E(data="b", retry=200, reconnection_ms=200),  # a block's own retry, before its end
     ]
     assert dec.retry_ms == 200
-    assert dec.feed(b"retry: 1\nretry: 2\ndata: c\n\n") == [E(data="c", retry=2)]
+    assert dec.feed(b"retry: 1\nretry: 2\ndata: c\n\n") == [E(data="c", retry=2, reconnection_ms=2)]
 
 
 # -- blocks without data ---------------------------------------------------------------------
@@ -441,6 +441,23 @@ def test_size_cap_inside_one_line() -> None:
         dec.feed(b"\n\n")
     with pytest.raises(LocalProtocolError):
         dec.feed(b"")
+
+
+def test_overflow_hands_over_the_events_completed_before_it() -> None:
+    # Found by reading the reader's fuzz findings: events the failing chunk held
+    # whole were lost when it was read in one piece and delivered when split.
+    stream = b"retry: 5\nid: 1\ndata: a\n\ndata: b\n\nid: 2\ndata: " + b"x" * 200 + b"\n\n"
+    for chunks in ([stream], [stream[:30], stream[30:]], [bytes([c]) for c in stream]):
+        dec = SSEDecoder(max_event_size=100)
+        got: list[E] = []
+        with pytest.raises(SSEOverflow, match="larger than 100 bytes") as info:
+            for chunk in chunks:
+                got += dec.feed(chunk)
+        got += info.value.events
+        assert got == [E(data="a", id="1", retry=5, reconnection_ms=5), E(data="b", id="1", reconnection_ms=5)]
+        # The id of the event that overflowed was never applied.
+        assert dec.last_event_id == "1" and dec.retry_ms == 5
+        assert isinstance(info.value, RemoteProtocolError)
 
 
 def test_size_cap_inside_one_line_in_one_chunk() -> None:
@@ -616,14 +633,16 @@ def test_round_trip(
     stream = b"\xef\xbb\xbf" if bom else b""
     expected: list[E] = []
     last_id: str | None = None
+    in_effect: int | None = None
     for data, event, id_, retry in specs:
         stream += encode_comment("keep\nalive") + encode_event(
             data, event=event, id=id_, retry=retry
         )
         if id_ is not None:
             last_id = id_
+        in_effect = retry if retry is not None else in_effect
         normalized = re.sub(r"\r\n|\r", "\n", data)
-        expected.append(E(event or "message", normalized, last_id, retry))
+        expected.append(E(event or "message", normalized, last_id, retry, in_effect))
     # The encoder writes LF only and never a raw CR or LF inside a line, so any
     # line-end style can be substituted.
     stream = stream.replace(b"\n", newline)

@@ -56,8 +56,10 @@ Choices this module makes where the standard leaves room
   resuming never skips the lost event.
 * **Size cap.**  ``max_event_size`` bounds the bytes held for the current event:
   the ``data`` values (plus one per line for the joining LF) and the partial
-  line.  Exceeding it raises ``RemoteProtocolError``; the decoder is unusable
-  afterwards.  The default (64 MiB) lets a 10 MB tool result through.
+  line.  Exceeding it raises ``SSEOverflow`` (a ``RemoteProtocolError``); the
+  decoder is unusable afterwards.  The exception carries the events the same
+  chunk completed before the overflow, so what was whole is never lost and the
+  events a stream yields do not depend on how its bytes were cut.  The default (64 MiB) lets a 10 MB tool result through.
 
 Work is linear in the input however it is split: each chunk is scanned once
 for line ends and a partial line is only ever appended to.  Nothing here does
@@ -76,6 +78,7 @@ from ..._errors import LocalProtocolError, RemoteProtocolError
 __all__ = [
     "DEFAULT_MAX_EVENT_SIZE",
     "SSEDecoder",
+    "SSEOverflow",
     "ServerSentEvent",
     "encode_comment",
     "encode_event",
@@ -96,19 +99,32 @@ _COLON: Final = 0x3A
 _MAX_RETRY_DIGITS: Final = 18
 
 
+class SSEOverflow(RemoteProtocolError):
+    """An event outgrew ``max_event_size``; ``events`` were completed before it."""
+
+    def __init__(self, message: str, events: list[ServerSentEvent]) -> None:
+        super().__init__(message)
+        self.events = events
+
+
 @attrs.frozen
 class ServerSentEvent:
     """One dispatched event.
 
     ``event`` is the type (``"message"`` by default); ``data`` the joined data
     lines; ``id`` the last event id in effect (``None`` if never set); ``retry``
-    the reconnection time in ms given by this event's own ``retry`` field.
+    the reconnection time in ms given by this event's own ``retry`` field;
+    ``reconnection_ms`` the reconnection time in effect when it was dispatched
+    (the stream's latest ``retry`` field so far, this block's included, or the
+    decoder's starting value).  ``id`` and ``reconnection_ms`` are what a reader
+    that stops at this event must report as the stream's state.
     """
 
     event: str = "message"
     data: str = ""
     id: str | None = None
     retry: int | None = None
+    reconnection_ms: int | None = None
 
 
 def _decode(raw: bytes | bytearray) -> str:
@@ -204,8 +220,8 @@ class SSEDecoder:
     def feed(self, data: bytes) -> list[ServerSentEvent]:
         """Feed bytes split anywhere; return the events they complete, in order.
 
-        ``b""`` means end of input.  Raises ``RemoteProtocolError`` when the
-        current event outgrows ``max_event_size``.
+        ``b""`` means end of input.  Raises ``SSEOverflow`` when the current
+        event outgrows ``max_event_size``.
         """
         if self._broken:
             raise LocalProtocolError("SSE decoder already failed")
@@ -227,6 +243,13 @@ class SSEDecoder:
             if not data:
                 return []
         out: list[ServerSentEvent] = []
+        try:
+            self._scan(data, out)
+        except RemoteProtocolError as exc:
+            raise SSEOverflow(str(exc), out) from None
+        return out
+
+    def _scan(self, data: bytes, out: list[ServerSentEvent]) -> None:
         pos = 0
         if self._skip_lf:
             self._skip_lf = False
@@ -248,7 +271,6 @@ class SSEDecoder:
         if pos < len(data):
             self._check_size(len(self._partial) + len(data) - pos)
             self._partial += data[pos:]
-        return out
 
     def receive_data(self, data: bytes) -> list[ServerSentEvent]:
         """Alias of ``feed`` for the h11-style verb used elsewhere in trimcp."""
@@ -325,6 +347,7 @@ class SSEDecoder:
                     data="\n".join(self._data),
                     id=self._last_event_id,
                     retry=self._block_retry,
+                    reconnection_ms=self._retry_ms,
                 )
             )
         elif self._block_has_id_or_retry:

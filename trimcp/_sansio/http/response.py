@@ -55,7 +55,7 @@ import attrs
 from ..._errors import RemoteProtocolError
 from .. import jsonrpc as rpc
 from .plan import resolve_endpoint
-from ..framing.sse import SSEDecoder
+from ..framing.sse import ServerSentEvent, SSEDecoder, SSEOverflow
 from ..connection.stateless import MODERN_ERROR_CODES
 
 __all__ = [
@@ -428,14 +428,19 @@ class ResponseReader:
 
     def _feed_sse(self, chunk: bytes) -> list[HttpEvent]:
         try:
-            events = self._decoder.feed(chunk)
-        except RemoteProtocolError as exc:
-            return [self._finish(StreamFailed(str(exc)))]
+            return self._sse_events(self._decoder.feed(chunk))
+        except SSEOverflow as exc:
+            # What the chunk completed before the overflow goes out first, then the
+            # retry in effect (the decoder applies one as soon as it is read), so the
+            # events and the final state do not depend on where the body was cut.
+            out = self._sse_events(exc.events)
+            if not self.finished:
+                out.append(self._finish(StreamFailed(str(exc))))
+            return out
+
+    def _sse_events(self, events: list[ServerSentEvent]) -> list[HttpEvent]:
         out: list[HttpEvent] = []
-        retry_now = self._retry_seen
         for event in events:
-            if event.retry is not None:
-                retry_now = event.retry
             if event.event == "endpoint":
                 out += self._endpoint(event.data)
             elif event.event == "message":
@@ -448,7 +453,8 @@ class ResponseReader:
             else:
                 out.append(TransportIssue(f"ignored an SSE event of type {event.event!r}"))
             if self.finished:
-                self._frozen = (event.id, retry_now)
+                # The state stops at this event, as it would had the body been cut here.
+                self._frozen = (event.id, event.reconnection_ms)
                 return out
         retry = self._decoder.retry_ms
         if retry is not None and retry != self._retry_seen:
