@@ -75,6 +75,8 @@ def fuzz_uri_template(data: bytes) -> None:
         return
     names = compiled.variables
     assert len(set(names)) == len(names) and len(names) == len(re.findall(r"\{[^{}]*\}", template))
+    # Every brace belongs to an expression: none is left once they are taken out.
+    assert not re.search(r"[{}]", re.sub(r"\{[^{}]*\}", "", template)), template
     for uri in uris:
         found = compiled.match(uri)
         if found is None:

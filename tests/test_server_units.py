@@ -81,7 +81,8 @@ def test_uri_template_matching() -> None:
     assert UriTemplate("x://{a}").match(UriTemplate("x://{a}").expand(a="ü?&")) == {"a": "ü?&"}
 
 
-@pytest.mark.parametrize("bad", ["x://{+path}", "x://{?q}", "x://{a}/{a}", "x://{a", "x://a}"])
+@pytest.mark.parametrize("bad", ["x://{+path}", "x://{?q}", "x://{a}/{a}", "x://{a", "x://a}",
+                                 "x://{{a}", "x://a}{b}", "x://}{a}/{b}"])
 def test_uri_template_rejects_what_level_1_lacks(bad: str) -> None:
     with pytest.raises(ValueError, match="URI template"):
         UriTemplate(bad)

@@ -24,6 +24,14 @@ _EXPRESSION: Final = re.compile(r"\{([^{}]*)\}")
 _VARNAME: Final = re.compile(r"[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*")
 
 
+def _literal(template: str, text: str) -> str:
+    # A brace outside an expression is no literal RFC 6570 allows (section 2.1):
+    # "a}{x}" or "{{x}" is a typo, not a template.
+    if "{" in text or "}" in text:
+        raise ValueError(f"URI template {template!r} has an unbalanced brace")
+    return re.escape(text)
+
+
 class UriTemplate:
     """A compiled level-1 URI template."""
 
@@ -42,13 +50,10 @@ class UriTemplate:
             if name in names:
                 raise ValueError(f"URI template {template!r}: variable {name!r} appears twice")
             names.append(name)
-            pattern.append(re.escape(template[pos:m.start()]))
+            pattern.append(_literal(template, template[pos:m.start()]))
             pattern.append(f"(?P<v{len(names) - 1}>[^/?#]+?)")
             pos = m.end()
-        tail = template[pos:]
-        if "{" in tail or "}" in tail:
-            raise ValueError(f"URI template {template!r} has an unbalanced brace")
-        pattern.append(re.escape(tail))
+        pattern.append(_literal(template, template[pos:]))
         self.variables: tuple[str, ...] = tuple(names)
         self._regex = re.compile("".join(pattern))
 
