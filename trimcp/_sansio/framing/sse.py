@@ -59,7 +59,8 @@ Choices this module makes where the standard leaves room
   line.  Exceeding it raises ``SSEOverflow`` (a ``RemoteProtocolError``); the
   decoder is unusable afterwards.  The exception carries the events the same
   chunk completed before the overflow, so what was whole is never lost and the
-  events a stream yields do not depend on how its bytes were cut.  The default (64 MiB) lets a 10 MB tool result through.
+  events a stream yields do not depend on how its bytes were cut.  The default
+  (64 MiB) lets a 10 MB tool result through.
 
 Work is linear in the input however it is split: each chunk is scanned once
 for line ends and a partial line is only ever appended to.  Nothing here does
