@@ -439,7 +439,8 @@ def test_sse_failure_mid_chunk_stops_the_state_at_the_failing_event() -> None:
     big = b'{"jsonrpc":"2.0","method":"x","params":{"p":"' + b"y" * 64 + b'"}}'
     stream = (b"id: 1\ndata: " + json.dumps(answer(9)).encode() + b"\n\nretry: 0\n\n"
               b"id: 2\ndata: " + big + b"\n\nretry: 50\nid: 3\ndata: {}\n\n")
-    for cut in (None, 40, 60, len(stream) - 5):
+    # Cut inside the first message, just after the retry block, inside the big one, near the end.
+    for cut in (None, 40, stream.index(b"id: 2"), stream.index(b"yyyy"), len(stream) - 5):
         chunks = [stream] if cut is None else [stream[:cut], stream[cut:]]
         reader, events = sse_run(chunks, max_message_size=64)
         assert isinstance(events[-1], hr.StreamFailed) and "64-byte limit" in events[-1].detail
