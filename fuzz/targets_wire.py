@@ -45,10 +45,10 @@ from typing import Any
 from trimcp import LocalProtocolError, RemoteProtocolError
 from trimcp._sansio import jsonrpc as rpc
 from trimcp._sansio.auth.challenge import bearer_challenge, parse_challenges
+from trimcp._sansio.framing import FramingOverflow
 from trimcp._sansio.framing.sse import (
     ServerSentEvent,
     SSEDecoder,
-    SSEOverflow,
     encode_comment,
     encode_event,
 )
@@ -145,8 +145,8 @@ def _sse_run(chunks: list[bytes], cap: int) -> tuple[list[ServerSentEvent], SSED
         for chunk in chunks:
             events += decoder.feed(chunk)
         decoder.close()
-    except SSEOverflow as exc:
-        events += exc.events
+    except FramingOverflow as exc:
+        events += exc.completed
         return events, decoder, True
     assert decoder.eof and decoder.buffered == 0
     return events, decoder, False

@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 
 from trimcp._errors import LocalProtocolError, RemoteProtocolError
 from trimcp._sansio.framing.sse import (
-    DEFAULT_MAX_EVENT_SIZE, ServerSentEvent, SSEDecoder, SSEOverflow, encode_comment, encode_event,
+    DEFAULT_MAX_EVENT_SIZE, ServerSentEvent, SSEDecoder, encode_comment, encode_event,
 )
+from trimcp._sansio.framing import FramingOverflow
 
 E = ServerSentEvent
 
@@ -450,10 +451,10 @@ def test_overflow_hands_over_the_events_completed_before_it() -> None:
     for chunks in ([stream], [stream[:30], stream[30:]], [bytes([c]) for c in stream]):
         dec = SSEDecoder(max_event_size=100)
         got: list[E] = []
-        with pytest.raises(SSEOverflow, match="larger than 100 bytes") as info:
+        with pytest.raises(FramingOverflow, match="larger than 100 bytes") as info:
             for chunk in chunks:
                 got += dec.feed(chunk)
-        got += info.value.events
+        got += info.value.completed
         assert got == [E(data="a", id="1", retry=5, reconnection_ms=5), E(data="b", id="1", reconnection_ms=5)]
         # The id of the event that overflowed was never applied.
         assert dec.last_event_id == "1" and dec.retry_ms == 5

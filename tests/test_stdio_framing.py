@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trimcp._errors import LocalProtocolError, RemoteProtocolError
+from trimcp._sansio.framing import FramingOverflow
 from trimcp._sansio.framing.lines import DEFAULT_MAX_LINE, LineDecoder, frame
 
 STREAM = b'{"a":1}\n{"b":"\xc3\xa9"}\r\n\n   \n{"c":[1,2]}\n'
@@ -132,6 +133,20 @@ def test_oversize_tail_after_complete_lines() -> None:
     dec = LineDecoder(max_line=4)
     with pytest.raises(RemoteProtocolError):
         dec.receive_data(b"ab\n" + b"x" * 5)
+
+
+@pytest.mark.parametrize("tail", [b"01234567890\n", b"01234567890"])
+def test_oversize_hands_over_the_lines_completed_before_it(tail: bytes) -> None:
+    # Read in one piece or split, the lines before a runaway one are the same.
+    stream = b"ok\n\nsecond\r\n" + tail
+    for chunks in ([stream], [stream[:4], stream[4:]], [bytes([c]) for c in stream]):
+        dec = LineDecoder(max_line=10)
+        got: list[bytes] = []
+        with pytest.raises(FramingOverflow, match="exceeds the 10-byte limit") as info:
+            for chunk in chunks:
+                got += dec.receive_data(chunk)
+        assert got + info.value.completed == [b"ok", b"second"]
+        assert isinstance(info.value, RemoteProtocolError) and dec.buffered == 0
 
 
 def test_max_length_crlf_line_split_before_lf() -> None:

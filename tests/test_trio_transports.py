@@ -210,6 +210,20 @@ async def test_stdio_oversize_line_closes_stream() -> None:
                 await stream.send(MESSAGES[1])
 
 
+async def test_stdio_oversize_line_delivers_what_came_before_it() -> None:
+    # A response and a runaway line in one read: the response is not lost with it.
+    answer = '{"jsonrpc":"2.0","id":1,"result":{"content":[]}}'
+    with trio.fail_after(10):
+        async with open_stdio_process(
+            child("oversize", "5000", answer), max_line=1024, shutdown_grace=5
+        ) as stream:
+            assert (await stream.receive()).data == answer.encode()
+            with pytest.raises(RemoteProtocolError, match="1024-byte limit"):
+                await stream.receive()
+            with pytest.raises(TransportClosed):
+                await stream.receive()
+
+
 async def test_stdio_missing_executable(tmp_path: Path) -> None:
     not_executable = tmp_path / "server.py"
     not_executable.write_text("print('hi')\n")

@@ -61,8 +61,9 @@ def flood(n: int) -> None:
     echo()
 
 
-def oversize(n: int) -> None:
-    sys.stdout.write("x" * n + "\n")
+def oversize(n: int, first: str = "") -> None:
+    # One write: a reader sees ``first`` and the runaway line in the same chunk.
+    sys.stdout.write(first + "x" * n + "\n")
     sys.stdout.flush()
     sys.stdin.read()
 
@@ -103,7 +104,7 @@ def main() -> None:
     elif mode == "flood":
         flood(int(args[0]))
     elif mode == "oversize":
-        oversize(int(args[0]))
+        oversize(int(args[0]), args[1] + "\n" if len(args) > 1 else "")
     elif mode == "partial":
         sys.stdout.write('{"jsonrpc":"2.0","id":1,"res')
         sys.stdout.flush()

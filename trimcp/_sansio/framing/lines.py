@@ -6,8 +6,10 @@ Over stdio each JSON-RPC message is one line of UTF-8 JSON with no embedded
 newline.  ``LineDecoder`` accepts bytes split anywhere, yields complete lines
 (without the terminator; a CR before the LF is tolerated and removed), skips
 blank lines, and enforces a cap on a line's length so a peer cannot make us
-buffer without bound.  ``receive_data(b"")`` means end of input: a partial
-line still buffered then is reported with ``RemoteProtocolError``.
+buffer without bound: an oversize line raises ``FramingOverflow`` carrying the
+lines the same input finished before it, so a response followed by a runaway
+line in one read is still delivered.  ``receive_data(b"")`` means end of input:
+a partial line still buffered then is reported with ``RemoteProtocolError``.
 ``frame`` is the encoder.
 """
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 from typing import Final
 
 from ..._errors import LocalProtocolError, RemoteProtocolError
+from . import FramingOverflow
 
 DEFAULT_MAX_LINE: Final = 64 * 1024 * 1024
 
@@ -47,8 +50,9 @@ class LineDecoder:
     def receive_data(self, data: bytes) -> list[bytes]:
         """Feed bytes; return the complete, non-blank lines they finish.
 
-        ``b""`` signals EOF.  Raises ``RemoteProtocolError`` for an oversize line
-        or for a partial line at EOF; after that the decoder is unusable.
+        ``b""`` signals EOF.  Raises ``FramingOverflow`` for an oversize line (with
+        the lines completed before it) or ``RemoteProtocolError`` for a partial line
+        at EOF; after that the decoder is unusable.
         """
         if self._broken:
             raise LocalProtocolError("decoder already failed")
@@ -75,7 +79,7 @@ class LineDecoder:
             if end > start and buf[end - 1] == 0x0D:  # tolerate CRLF
                 end -= 1
             if end - start > self.max_line:
-                self._fail(end - start)
+                self._fail(end - start, lines)
             line = bytes(buf[start:end])
             if line.strip():
                 lines.append(line)
@@ -86,10 +90,10 @@ class LineDecoder:
         self._scan_from = len(buf)
         # A trailing CR may be the first half of a CRLF: it doesn't count yet.
         if len(buf) - buf.endswith(b"\r") > self.max_line:
-            self._fail(len(buf))
+            self._fail(len(buf), lines)
         return lines
 
-    def _fail(self, size: int) -> None:
+    def _fail(self, size: int, completed: list[bytes]) -> None:
         self._broken = True
         self._buf.clear()
-        raise RemoteProtocolError(f"line of at least {size} bytes exceeds the {self.max_line}-byte limit")
+        raise FramingOverflow(f"line of at least {size} bytes exceeds the {self.max_line}-byte limit", completed)

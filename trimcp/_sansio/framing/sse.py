@@ -56,11 +56,9 @@ Choices this module makes where the standard leaves room
   resuming never skips the lost event.
 * **Size cap.**  ``max_event_size`` bounds the bytes held for the current event:
   the ``data`` values (plus one per line for the joining LF) and the partial
-  line.  Exceeding it raises ``SSEOverflow`` (a ``RemoteProtocolError``); the
-  decoder is unusable afterwards.  The exception carries the events the same
-  chunk completed before the overflow, so what was whole is never lost and the
-  events a stream yields do not depend on how its bytes were cut.  The default
-  (64 MiB) lets a 10 MB tool result through.
+  line.  Exceeding it raises ``FramingOverflow`` (a ``RemoteProtocolError``)
+  carrying the events the same chunk completed before it; the decoder is
+  unusable afterwards.  The default (64 MiB) lets a 10 MB tool result through.
 
 Work is linear in the input however it is split: each chunk is scanned once
 for line ends and a partial line is only ever appended to.  Nothing here does
@@ -75,11 +73,11 @@ from typing import Final
 import attrs
 
 from ..._errors import LocalProtocolError, RemoteProtocolError
+from . import FramingOverflow
 
 __all__ = [
     "DEFAULT_MAX_EVENT_SIZE",
     "SSEDecoder",
-    "SSEOverflow",
     "ServerSentEvent",
     "encode_comment",
     "encode_event",
@@ -98,14 +96,6 @@ _COLON: Final = 0x3A
 # A retry value longer than this (after leading zeros) is ignored: no sane
 # reconnection time needs it, and int() refuses very long digit strings.
 _MAX_RETRY_DIGITS: Final = 18
-
-
-class SSEOverflow(RemoteProtocolError):
-    """An event outgrew ``max_event_size``; ``events`` were completed before it."""
-
-    def __init__(self, message: str, events: list[ServerSentEvent]) -> None:
-        super().__init__(message)
-        self.events = events
 
 
 @attrs.frozen
@@ -221,8 +211,8 @@ class SSEDecoder:
     def feed(self, data: bytes) -> list[ServerSentEvent]:
         """Feed bytes split anywhere; return the events they complete, in order.
 
-        ``b""`` means end of input.  Raises ``SSEOverflow`` when the current
-        event outgrows ``max_event_size``.
+        ``b""`` means end of input.  Raises ``FramingOverflow`` (with the events
+        completed before it) when the current event outgrows ``max_event_size``.
         """
         if self._broken:
             raise LocalProtocolError("SSE decoder already failed")
@@ -247,7 +237,7 @@ class SSEDecoder:
         try:
             self._scan(data, out)
         except RemoteProtocolError as exc:
-            raise SSEOverflow(str(exc), out) from None
+            raise FramingOverflow(str(exc), out) from None
         return out
 
     def _scan(self, data: bytes, out: list[ServerSentEvent]) -> None:

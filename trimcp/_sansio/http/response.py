@@ -55,7 +55,8 @@ import attrs
 from ..._errors import RemoteProtocolError
 from .. import jsonrpc as rpc
 from .plan import resolve_endpoint
-from ..framing.sse import ServerSentEvent, SSEDecoder, SSEOverflow
+from ..framing import FramingOverflow
+from ..framing.sse import ServerSentEvent, SSEDecoder
 from ..connection.stateless import MODERN_ERROR_CODES
 
 __all__ = [
@@ -429,11 +430,11 @@ class ResponseReader:
     def _feed_sse(self, chunk: bytes) -> list[HttpEvent]:
         try:
             return self._sse_events(self._decoder.feed(chunk))
-        except SSEOverflow as exc:
+        except FramingOverflow as exc:
             # What the chunk completed before the overflow goes out first, then the
             # retry in effect (the decoder applies one as soon as it is read), so the
             # events and the final state do not depend on where the body was cut.
-            out = self._sse_events(exc.events)
+            out = self._sse_events(exc.completed)
             if not self.finished:
                 out.append(self._finish(StreamFailed(str(exc))))
             return out

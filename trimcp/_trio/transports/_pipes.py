@@ -40,6 +40,7 @@ import trio
 from ..._errors import RemoteProtocolError
 from .._locks import held
 from ..tcp import ReadyStreak
+from ..._sansio.framing import FramingOverflow
 from ..._sansio.framing.lines import LineDecoder, frame
 
 _log = logging.getLogger("trimcp.stdio")
@@ -108,6 +109,8 @@ class LineReader:
         self._waiting: int | None = None
         #: Reads in a row that found data at once (see ``_read``).
         self._streak = ReadyStreak()
+        #: An oversize line, raised once the lines that came before it are handed out.
+        self._overflow: FramingOverflow[bytes] | None = None
 
     def source_exited(self) -> None:
         """The writer (the child process) has exited: stop waiting for more than the pipe holds."""
@@ -119,9 +122,12 @@ class LineReader:
             trio.lowlevel.notify_closing(self._waiting)
 
     async def receive(self) -> bytes | None:
-        """Next line, or ``None`` at EOF.  Raises ``RemoteProtocolError`` (oversize line)
-        or ``trio.ClosedResourceError`` (closed on our side)."""
+        """Next line, or ``None`` at EOF.  Raises ``RemoteProtocolError`` (an oversize
+        line, once the lines before it are handed out) or ``trio.ClosedResourceError``
+        (closed on our side)."""
         while not self._lines:
+            if self._overflow is not None:
+                raise self._overflow
             if self.eof:
                 await trio.lowlevel.checkpoint()
                 return None
@@ -134,7 +140,11 @@ class LineReader:
                 except RemoteProtocolError:
                     self.torn_bytes = pending
                 return None
-            self._lines.extend(self._decoder.receive_data(data))
+            try:
+                self._lines.extend(self._decoder.receive_data(data))
+            except FramingOverflow as exc:
+                self._lines.extend(exc.completed)
+                self._overflow = exc
         return self._lines.popleft()
 
     async def _read(self) -> bytes:
