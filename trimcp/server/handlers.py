@@ -41,8 +41,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from .._errors import McpError
-from .._sansio import apps
-from .._sansio import extensions
+from .._sansio import apps, extensions
 from .._sansio import jsonrpc as rpc
 from .._sansio.connection import stateless as sl
 from .._sansio.revisions import Era, get_revision

@@ -61,6 +61,7 @@ from .flow import (
     parse_callback,
     parse_token_response,
     registration_body,
+    select_resource,
     select_scope,
     token_request,
 )
@@ -105,6 +106,7 @@ __all__ = [
     "registration_body",
     "resource_matches",
     "response_nonce",
+    "select_resource",
     "select_scope",
     "should_retry_with_nonce",
     "sign_assertion",

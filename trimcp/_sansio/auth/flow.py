@@ -7,6 +7,8 @@ clock as a number, so every function here is deterministic and testable.
 
 * ``select_scope``: the challenge's ``scope``; else every ``scopes_supported``
   of the PRM; else nothing (the ``scope`` parameter is then omitted).
+* ``select_resource``: the PRM's ``resource`` as published, else the server's
+  own URL (RFC 8707; every grant names the same one).
 * ``choose_identity``: pre-registered credentials; else a Client ID Metadata
   Document URL when the server sets ``client_id_metadata_document_supported``;
   else Dynamic Client Registration when there is a ``registration_endpoint``
@@ -53,6 +55,7 @@ __all__ = [
     "parse_callback",
     "parse_token_response",
     "registration_body",
+    "select_resource",
     "select_scope",
     "token_request",
 ]
@@ -135,6 +138,13 @@ class Tokens:
     def from_dict(cls, data: Mapping[str, Any]) -> Tokens:
         return cls(str(data["access_token"]), str(data.get("token_type") or "Bearer"),
                    data.get("refresh_token"), data.get("expires_at"), data.get("scope"))
+
+
+def select_resource(prm: Mapping[str, Any] | None, fallback: str) -> str:
+    """The RFC 8707 ``resource`` to name: the protected resource metadata's exactly as
+    published (discovery checked that it covers the server), else ``fallback``."""
+    published = (prm or {}).get("resource")
+    return published if isinstance(published, str) and published else fallback
 
 
 def select_scope(challenge_scope: str | None, prm: Mapping[str, Any] | None) -> str | None:

@@ -111,13 +111,6 @@ class FlowContext:
     client: httpx.AsyncClient
 
 
-def resource_of(found: Discovered, fallback: str) -> str:
-    """The resource to name: the PRM's exactly as published (discovery checked that it
-    covers the server), else ``fallback``."""
-    published = (found.prm or {}).get("resource")
-    return published if isinstance(published, str) and published else fallback
-
-
 async def get_json(ctx: FlowContext, url: str) -> dict[str, Any] | None:
     try:
         response = await ctx.client.get(url, headers={"Accept": "application/json"}, follow_redirects=False)
@@ -273,7 +266,7 @@ async def authorize(
     ident = await identity(ctx, found, scope)
     pkce = sa.Pkce.from_random(p.random(32))
     state = sa.make_state(p.random(16))
-    resource = resource_of(found, p.resource)
+    resource = sa.select_resource(found.prm, p.resource)
     url = sa.authorization_url(
         str(found.metadata["authorization_endpoint"]), client_id=ident.client_id,
         redirect_uri=p.redirect_uri, pkce=pkce, state=state, resource=resource, scope=scope,
@@ -321,7 +314,7 @@ async def client_credentials(
     ident = p.pre_registered if p.client_issuer in (None, found.issuer) else None
     if ident is None:
         raise sa.OAuthError("no_client_identity", f"no client credentials are configured for {found.issuer}")
-    resource = resource_of(found, p.resource)
+    resource = sa.select_resource(found.prm, p.resource)
     endpoint = {
         "url": str(found.metadata["token_endpoint"]),
         "client": ident.to_dict(),

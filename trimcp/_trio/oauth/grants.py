@@ -40,7 +40,7 @@ import trio
 
 from ..._sansio import auth as sa
 from ..._sansio.auth import grants as sg
-from .flow import Discovered, FlowContext, discover, get_json, resource_of, token_call
+from .flow import Discovered, FlowContext, discover, get_json, token_call
 from .provider import OAuthProvider
 
 __all__ = ["AssertionSource", "EnterpriseProvider", "WorkloadIdentityProvider", "assertion_from_file"]
@@ -63,7 +63,7 @@ async def _discover_for_grant(
     if scope is None:
         scope = sa.select_scope(None, found.prm) or provider.default_scope
     provider.remember_scope(scope)
-    return found, scope, resource_of(found, provider.resource)
+    return found, scope, sa.select_resource(found.prm, provider.resource)
 
 
 def assertion_from_file(path: str | trio.Path) -> Callable[[], Awaitable[str]]:
