@@ -47,21 +47,21 @@ SCHEMA: dict[str, Any] = {
         ([], "arguments: [] is not of type 'object'"),
     ],
 )
-def test_validate(value: Any, problem: str | None) -> None:
-    problems = v.validate(value, SCHEMA)
+async def test_validate(value: Any, problem: str | None) -> None:
+    problems = await v.validate(value, SCHEMA)
     if problem is None:
         assert problems == []
     else:
         assert any(problem in p for p in problems), problems
 
 
-def test_validate_uses_full_json_schema() -> None:
+async def test_validate_uses_full_json_schema() -> None:
     minimum = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 5}}}
-    assert v.validate({"n": 2}, minimum) == ["n: 2 is less than the minimum of 5"]
+    assert await v.validate({"n": 2}, minimum) == ["n: 2 is less than the minimum of 5"]
 
 
-def test_a_schema_jsonschema_rejects_accepts_anything() -> None:
-    assert v.validate({"a": 1}, {"type": "object", "properties": {"a": {"type": 12}}}) == []
+async def test_a_schema_jsonschema_rejects_accepts_anything() -> None:
+    assert await v.validate({"a": 1}, {"type": "object", "properties": {"a": {"type": 12}}}) == []
 
 
 # ---------------------------------------------------------------- URI templates

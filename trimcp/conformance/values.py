@@ -14,8 +14,10 @@ N``): the minimal one first, then one filling the optional properties too, then
 one per other value worth trying (other enum members, the other bound of a
 number, the longest string allowed, ``true``, a non-empty array, a formatted
 string: date-time, uri, email, ...).  Every set is validated against the schema
-(``jsonschema``, with its format checker) and dropped if it fails: a ``pattern``
-or a combinator we cannot satisfy makes fewer sets, never invalid ones.  When
+(``jsonschema`` with its format checker, bounded as ``trimcp._sansio.bounded.schemas``
+says: the server wrote the schema) and dropped if it fails or touches a constraint
+that could not be checked (a pattern RE2 cannot run): a ``pattern`` or a combinator
+we cannot satisfy makes fewer sets, never invalid ones.  When
 the schema is beyond this (``oneOf``, ``$ref``, nested required objects we
 cannot build) there is no set and the caller skips the tool.
 
@@ -27,6 +29,8 @@ from __future__ import annotations
 
 import math
 from typing import Any
+
+from .._sansio.bounded.budget import WorkBudget
 
 _SIMPLE: dict[str, Any] = {"string": "test", "integer": 1, "number": 1, "boolean": False, "array": [], "null": None}
 
@@ -162,17 +166,16 @@ def filled_arguments(schema: Any, depth: int = 0) -> dict[str, Any] | None:
     return out
 
 
+#: Work units for validating every candidate set of one tool (about 0.2 s): the
+#: server wrote the schema, so its cost is bounded (``trimcp._sansio.bounded``).
+VALIDATION_UNITS = 200_000
+
+
 def _validator(schema: dict[str, Any]) -> Any:
-    try:
-        import jsonschema
-    except ImportError:  # pragma: no cover - jsonschema is a dependency
-        return None
-    try:
-        cls = jsonschema.validators.validator_for(schema)
-        cls.check_schema(schema)
-        return cls(schema, format_checker=cls.FORMAT_CHECKER)
-    except jsonschema.SchemaError:
-        return None
+    from .._sansio.bounded.schemas import BoundedSchema
+
+    validator = BoundedSchema(schema, formats=True)
+    return validator if validator.problem is None else None
 
 
 def example_argument_sets(schema: Any, count: int) -> list[dict[str, Any]]:
@@ -188,10 +191,17 @@ def example_argument_sets(schema: Any, count: int) -> list[dict[str, Any]]:
                   for rank, value in _variants(prop)]
         candidates.extend(args for _, args in sorted(ranked, key=lambda pair: pair[0]))
     validator = _validator(schema)
+    budget = WorkBudget(VALIDATION_UNITS)
     out: list[dict[str, Any]] = []
     for args in candidates:
-        if args in out or (validator is not None and not validator.is_valid(args)):
+        if args in out:
             continue
+        if validator is not None:
+            verdict = validator.validate(args, budget, max_errors=1)
+            if verdict.exhausted:
+                break  # what is not validated is not sent
+            if verdict.errors or verdict.unchecked:
+                continue  # invalid, or it touched a constraint we could not check
         out.append(args)
         if len(out) == count:
             break

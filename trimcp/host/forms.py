@@ -27,6 +27,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeAlias
 
+import attrs
 import trio
 
 from .._sansio.host.forms import FormResult, form_fields, is_iso_date, looks_iso, validate_form
@@ -108,7 +109,7 @@ async def validate_form_async(
         errors = dict(result.errors)
         for field in pending:
             errors[field.name] += f"; {_INSTALL_HINT}"
-        return FormResult(content=result.content, errors=errors, ignored=result.ignored)
+        return attrs.evolve(result, errors=errors)
     fixed = dict(content)
     unread: list[Any] = []
     for field in pending:
@@ -125,4 +126,4 @@ async def validate_form_async(
     for field in unread:
         what = "date" if field.format == "date" else "date and time"
         errors[field.name] = f"could not read {content[field.name]!r} as a {what}"
-    return FormResult(content=again.content, errors=errors, ignored=again.ignored)
+    return attrs.evolve(again, errors=errors)

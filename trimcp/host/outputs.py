@@ -14,7 +14,11 @@ whose cached ``Tool`` has an ``outputSchema``:
   result is owed);
 * otherwise ``structuredContent`` is validated with ``jsonschema`` under the draft the
   schema names in ``$schema`` (2020-12 when it names none or one jsonschema does not
-  know).
+  know), through ``trimcp._sansio.bounded.schemas``: the server wrote the schema, so
+  its patterns run in RE2, its remote ``$ref`` are never fetched and its work is
+  budgeted, inline first and then in a worker thread (``trimcp._trio.offload``), so
+  no schema stalls the event loop.  What could not be enforced (a pattern RE2 cannot
+  run, a result too costly to check) is logged once per (server, tool).
 
 The schema comes from the pool's cached tool list (``slot.lists["tools"]``, filled on
 connect and refreshed on ``list_changed``): a check never sends ``tools/list``.  An
@@ -26,7 +30,7 @@ per (server, tool, schema) and never outlives the schema it was made from.
 What a mismatch does is the caller's choice (``validate_output``): ``"warn"`` logs
 once per (server, tool) and returns the result, ``"raise"`` raises
 ``OutputValidationError`` with the JSON path and the message, ``"ignore"`` checks
-nothing.  A schema jsonschema cannot use is logged once and treated as accepting
+nothing.  A schema that cannot be used is logged once and treated as accepting
 anything: the server's mistake must not make every call fail.
 """
 
@@ -35,13 +39,16 @@ from __future__ import annotations
 import json
 import logging
 import re
-import warnings
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
 from .._errors import TrimcpError
 from .._sansio import schema as s
+from .._trio import offload
+
+if TYPE_CHECKING:
+    from .._sansio.bounded.schemas import BoundedSchema
 
 __all__ = ["OutputChecker", "OutputValidationError", "ValidateOutput", "json_path"]
 
@@ -49,8 +56,6 @@ logger = logging.getLogger("trimcp.host")
 
 ValidateOutput = Literal["warn", "raise", "ignore"]
 VALIDATE_OUTPUT_MODES: Final = ("warn", "raise", "ignore")
-#: Stands in the validator cache for a schema that could not be compiled.
-_UNUSABLE: Final = object()
 
 
 class OutputValidationError(TrimcpError):
@@ -96,7 +101,7 @@ def json_path(parts: Any) -> str:
 class _ServerCache:
     tools: tuple[s.Tool, ...]
     by_name: dict[str, s.Tool]
-    validators: dict[str, Any] = attrs.field(factory=dict)
+    validators: dict[str, BoundedSchema] = attrs.field(factory=dict)
 
 
 class OutputChecker:
@@ -118,27 +123,18 @@ class OutputChecker:
     def forget(self, server: str) -> None:
         self._servers.pop(server, None)
 
-    def _validator(self, server: str, cache: _ServerCache, tool: str, schema: dict[str, Any]) -> Any:
+    async def _validator(
+        self, server: str, cache: _ServerCache, tool: str, schema: dict[str, Any]
+    ) -> BoundedSchema:
         found = cache.validators.get(tool)
         if found is not None:
             return found
-        # jsonschema (with referencing and rpds) costs more to import than the rest of the
-        # host package: paid by the first tool that has an outputSchema, not by the import.
-        import jsonschema.exceptions
-
-        try:
-            with warnings.catch_warnings():
-                # jsonschema warns (DeprecationWarning) about a $schema it does not know,
-                # then uses the default: that default is what we want, quietly.
-                warnings.simplefilter("ignore", DeprecationWarning)
-                cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-            cls.check_schema(schema)
-            validator: Any = cls(schema)
+        validator = await offload.read_schema(schema)
+        if validator.problem is None:
             self.compiled += 1
-        except (jsonschema.exceptions.SchemaError, TypeError, ValueError) as exc:
+        else:
             self._warn_once(server, tool, "outputSchema of tool %r of server %r is unusable, not checked: %s",
-                            tool, server, exc)
-            validator = _UNUSABLE
+                            tool, server, validator.problem)
         cache.validators[tool] = validator
         return validator
 
@@ -147,37 +143,43 @@ class OutputChecker:
             self._warned.add((server, tool))
             logger.warning(message, *args)
 
-    def problem(
+    async def problem(
         self, server: str, tools: tuple[s.Tool, ...] | None, tool: str, result: s.CallToolResult
     ) -> tuple[str, str] | None:
         """``(path, reason)`` of the first mismatch of ``result``, or ``None`` (it matches, or
-        there is nothing to check against: no cached list, no such tool, no schema)."""
+        there is nothing to check against: no cached list, no such tool, no schema, or a
+        schema that cannot be used)."""
         if tools is None or result.is_error:
             return None
         cache = self._cache(server, tools)
         known = cache.by_name.get(tool)
         if known is None or known.output_schema is None:
             return None
-        validator = self._validator(server, cache, tool, known.output_schema)
-        if validator is _UNUSABLE:
+        validator = await self._validator(server, cache, tool, known.output_schema)
+        if validator.problem is not None:
             return None
         if result.structured_content is None:
             return "$", "the tool has an outputSchema but the result has no structuredContent"
-        import jsonschema.exceptions  # loaded by _validator above: a dict hit
-
-        error = jsonschema.exceptions.best_match(validator.iter_errors(result.structured_content))
+        verdict = await offload.validate(validator, result.structured_content)
+        if verdict.unchecked or verdict.exhausted:
+            left = list(verdict.unchecked) + (
+                [f"the result was not checked in full (over {offload.THREAD_UNITS} work units)"]
+                if verdict.exhausted else [])
+            self._warn_once(server, tool, "outputSchema of tool %r of server %r not fully enforced: %s",
+                            tool, server, "; ".join(left))
+        error = verdict.best()
         if error is None:
             return None
         return json_path(error.absolute_path), error.message
 
-    def check(
+    async def check(
         self, server: str, tools: tuple[s.Tool, ...] | None, tool: str, result: s.CallToolResult,
         mode: ValidateOutput,
     ) -> s.CallToolResult:
         """``result``, once checked as ``mode`` says (see the module docstring)."""
         if mode == "ignore":
             return result
-        found = self.problem(server, tools, tool, result)
+        found = await self.problem(server, tools, tool, result)
         if found is None:
             return result
         path, reason = found

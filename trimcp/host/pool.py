@@ -277,7 +277,7 @@ class Pool:
         mode = self._validate_output if validate_output is None else check_mode(validate_output)
         slot = self._slot(name)
         result = await self._call_once_more_if_harmless(slot, tool, arguments, options)
-        return self._outputs.check(name, slot.lists.get("tools"), tool, result, mode)
+        return await self._outputs.check(name, slot.lists.get("tools"), tool, result, mode)
 
     async def _call_once_more_if_harmless(
         self, slot: ServerSlot, tool: str, arguments: Mapping[str, Any] | None, options: dict[str, Any]

@@ -133,7 +133,7 @@ async def _run_tool(
 ) -> dict[str, Any]:
     """The tool's result; what goes wrong in the tool is an ``isError`` result, except an
     ``McpError`` when ``protocol_errors`` (a task: it fails with that JSON-RPC error)."""
-    problems = validate(arguments, input_schema)
+    problems = await validate(arguments, input_schema)
     if problems:
         return content.error_result(f"Invalid arguments for tool {name}: " + "; ".join(problems))
     try:
@@ -147,7 +147,7 @@ async def _run_tool(
     if output_schema is not None and not result.get("isError"):
         if "structuredContent" not in result:
             return content.error_result(f"tool {name} declares an outputSchema but returned no structured content")
-        problems = validate(result["structuredContent"], output_schema)
+        problems = await validate(result["structuredContent"], output_schema, trusted=True)
         if problems:
             return content.error_result(f"tool {name} returned output that breaks its outputSchema: " + "; ".join(problems))
     return result

@@ -21,6 +21,13 @@ instead of raising, and ``validate_form`` checks a content dict against those fi
   must carry only what the server asked for (a name the user did not see must not leak),
   and the caller can still warn about a misspelt key.
 
+A ``pattern`` is the server's, so it runs in RE2 through ``bounded.patterns`` (linear
+time) and every match is charged to one ``WorkBudget`` per call (``FORM_UNITS`` by
+default, about 50 ms): a pattern RE2 cannot run, or a match the budget cannot pay for,
+is not checked, and ``FormResult.unchecked`` says so per field (``FormField.
+pattern_problem`` says it for a pattern before any value is typed).  The server still
+validates what it gets; the client only must not stall on the way.
+
 Dates are strict here: ``date`` is ``YYYY-MM-DD`` and ``date-time`` is RFC 3339 with an
 offset.  Natural-language dates need a parser and are ``trimcp.host.forms``' job, which
 calls ``is_iso_date`` to know which values to hand it.  No I/O and no clock: ``now`` is
@@ -37,11 +44,16 @@ from typing import Any, Final, Literal, TypeAlias
 
 import attrs
 
-__all__ = ["FORM", "FieldKind", "FormField", "FormResult", "form_fields", "is_iso_date", "looks_iso",
-           "validate_form"]
+from ..bounded.budget import BudgetExhausted, WorkBudget
+from ..bounded.patterns import peer_pattern
+
+__all__ = ["FORM", "FORM_UNITS", "FieldKind", "FormField", "FormResult", "form_fields", "is_iso_date",
+           "looks_iso", "validate_form"]
 
 #: The key of ``FormResult.errors`` for problems of the form as a whole.
 FORM: Final = ""
+#: Work units one call may spend matching patterns (about 50 ms of CPU).
+FORM_UNITS: Final = 50_000
 
 FieldKind: TypeAlias = Literal["string", "number", "integer", "boolean", "enum", "multi"]
 
@@ -74,6 +86,8 @@ class FormField:
     min_length: int | None = None
     max_length: int | None = None
     pattern: str | None = None
+    #: Why ``pattern`` is not checked (RE2 cannot run it), or ``None`` when it is.
+    pattern_problem: str | None = None
     minimum: float | None = None
     maximum: float | None = None
     min_items: int | None = None
@@ -91,7 +105,8 @@ class FormField:
             if value is not None:
                 out.append(label.format(_show_number(value)))
         if self.pattern is not None:
-            out.append(f"matching /{self.pattern}/")
+            unchecked = f" (not checked: {self.pattern_problem})" if self.pattern_problem else ""
+            out.append(f"matching /{self.pattern}/{unchecked}")
         return out
 
 
@@ -106,6 +121,8 @@ class FormResult:
     errors: dict[str, str]
     #: Names in the given content that the schema does not have (dropped).
     ignored: tuple[str, ...] = ()
+    #: Field name -> why its pattern was not checked (see the module docstring).
+    unchecked: dict[str, str] = attrs.field(factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -169,7 +186,15 @@ def _plain(raw: Any, labels: Any, problems: list[str], where: str) -> tuple[tupl
     return tuple((v, v) for v in raw)
 
 
-def _read_field(name: str, raw: Any, required: bool) -> tuple[FormField | None, str | None]:
+@attrs.define
+class _Checks:
+    """What one call spends on patterns, and which fields' patterns it could not check."""
+
+    budget: WorkBudget
+    unchecked: dict[str, str] = attrs.field(factory=dict)
+
+
+def _read_field(name: str, raw: Any, required: bool, checks: _Checks) -> tuple[FormField | None, str | None]:
     if not isinstance(raw, Mapping):
         return None, "the server's schema for this field is not an object"
     problems: list[str] = []
@@ -189,10 +214,10 @@ def _read_field(name: str, raw: Any, required: bool) -> tuple[FormField | None, 
             problems.append(f"unknown format {fmt!r} (the spec allows {', '.join(_FORMATS)})")
         pattern = _text(raw, "pattern", problems)
         if pattern is not None:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                problems.append(f"pattern {pattern!r} does not compile ({exc})")
+            compiled = peer_pattern(pattern)
+            if compiled.invalid:
+                problems.append(f"pattern {pattern!r} does not compile as a regular expression")
+            extra["pattern_problem"] = compiled.problem
         extra.update(format=fmt if fmt in _FORMATS else None, pattern=pattern,
                      min_length=_count(raw, "minLength", problems), max_length=_count(raw, "maxLength", problems))
     elif kind_of in ("number", "integer"):
@@ -216,15 +241,24 @@ def _read_field(name: str, raw: Any, required: bool) -> tuple[FormField | None, 
         return None, "the server's schema for this field is unusable: " + "; ".join(problems)
     field = FormField(kind=kind, **common, **extra)
     if "default" in raw:
-        value, error = _check(field, raw["default"])
+        value, error = _check(field, raw["default"], checks)
         if error is None:
             # An invalid default is not applied: it would turn a skipped optional field into an error.
             field = attrs.evolve(field, default=value)
     return field, None
 
 
-def form_fields(requested_schema: Any) -> tuple[list[FormField], dict[str, str]]:
-    """The fields of ``requested_schema`` in order, and what is wrong with the schema (name -> message)."""
+def form_fields(
+    requested_schema: Any, *, budget: WorkBudget | None = None,
+) -> tuple[list[FormField], dict[str, str]]:
+    """The fields of ``requested_schema`` in order, and what is wrong with the schema (name -> message).
+
+    ``budget`` pays for checking the schema's defaults against their patterns
+    (default: ``FORM_UNITS``); a default whose pattern is not checked is kept."""
+    return _fields(requested_schema, _Checks(WorkBudget(FORM_UNITS) if budget is None else budget))
+
+
+def _fields(requested_schema: Any, checks: _Checks) -> tuple[list[FormField], dict[str, str]]:
     if not isinstance(requested_schema, Mapping):
         return [], {FORM: "the requested schema is not an object"}
     if requested_schema.get("type", "object") != "object":
@@ -238,7 +272,7 @@ def form_fields(requested_schema: Any) -> tuple[list[FormField], dict[str, str]]
     fields: list[FormField] = []
     errors: dict[str, str] = {}
     for name, raw in properties.items():
-        field, error = _read_field(str(name), raw, name in required)
+        field, error = _read_field(str(name), raw, name in required, checks)
         if field is not None:
             fields.append(field)
         else:
@@ -280,14 +314,29 @@ def is_iso_date(fmt: str | None, text: str) -> bool:
     return True
 
 
-def _string(field: FormField, value: Any) -> tuple[Any, str | None]:
+def _matches(field: FormField, value: str, checks: _Checks) -> bool:
+    """Whether ``value`` matches the field's pattern; ``True`` when it cannot be checked
+    (noted in ``checks.unchecked``): the server, not this check, has the last word."""
+    assert field.pattern is not None
+    compiled = peer_pattern(field.pattern)
+    if compiled.problem is not None:
+        checks.unchecked[field.name] = compiled.problem
+        return True
+    try:
+        return compiled.search(value, checks.budget)
+    except BudgetExhausted:
+        checks.unchecked[field.name] = f"matching would cost more than the {checks.budget.limit}-unit work budget"
+        return True
+
+
+def _string(field: FormField, value: Any, checks: _Checks) -> tuple[Any, str | None]:
     if not isinstance(value, str):
         return None, "expected text"
     if field.min_length is not None and len(value) < field.min_length:
         return None, f"must be at least {field.min_length} characters (got {len(value)})"
     if field.max_length is not None and len(value) > field.max_length:
         return None, f"must be at most {field.max_length} characters (got {len(value)})"
-    if field.pattern is not None and re.search(field.pattern, value) is None:
+    if field.pattern is not None and not _matches(field, value, checks):
         return None, f"must match /{field.pattern}/"
     fmt = field.format
     if fmt == "email" and not _EMAIL.fullmatch(value):
@@ -388,10 +437,10 @@ def _multi(field: FormField, value: Any) -> tuple[Any, str | None]:
     return chosen, None
 
 
-def _check(field: FormField, value: Any) -> tuple[Any, str | None]:
+def _check(field: FormField, value: Any, checks: _Checks) -> tuple[Any, str | None]:
     """``value`` coerced for ``field``, or the message saying why it does not fit."""
     if field.kind == "string":
-        return _string(field, value)
+        return _string(field, value, checks)
     if field.kind in ("number", "integer"):
         return _number(field, value)
     if field.kind == "boolean":
@@ -403,16 +452,20 @@ def _check(field: FormField, value: Any) -> tuple[Any, str | None]:
 
 def validate_form(
     requested_schema: Any, content: Mapping[str, Any] | None, *, now: dt.datetime | None = None,
+    budget: WorkBudget | None = None,
 ) -> FormResult:
     """Check ``content`` against a form-mode ``requestedSchema``; never raises.
 
     Returns a ``FormResult``: ``content`` coerced with defaults applied to absent
     optional fields, ``errors`` one message per wrong field (``FORM`` for the schema
     itself), ``ignored`` the dropped names the schema does not have.  ``now`` is for
-    date checks relative to the present; no schema of the spec has one yet.
+    date checks relative to the present; no schema of the spec has one yet.  ``budget``
+    pays for pattern matching (default: ``FORM_UNITS``); ``unchecked`` names the fields
+    whose pattern it did not check.
     """
     del now  # part of the signature the async variant shares; see the module docstring
-    fields, errors = form_fields(requested_schema)
+    checks = _Checks(WorkBudget(FORM_UNITS) if budget is None else budget)
+    fields, errors = _fields(requested_schema, checks)
     given: Mapping[str, Any] = content if isinstance(content, Mapping) else {}
     if content is not None and not isinstance(content, Mapping):
         errors.setdefault(FORM, "the content is not an object")
@@ -425,12 +478,12 @@ def validate_form(
             elif field.default is not None:
                 out[field.name] = field.default
             continue
-        coerced, error = _check(field, value)
+        coerced, error = _check(field, value, checks)
         if error is not None:
             errors[field.name] = error
         else:
             out[field.name] = coerced
     known = {f.name for f in fields} | set(errors)
     ignored = tuple(str(k) for k in given if k not in known)
-    return FormResult(content=out, errors=errors, ignored=ignored)
+    return FormResult(content=out, errors=errors, ignored=ignored, unchecked=checks.unchecked)
 
