@@ -7,6 +7,12 @@
 * ``token_response``: RFC 6749 section 5.1/5.2 (``parse_token_response``): ``Tokens``
   only from a 200 with a non-empty Bearer ``access_token``; else ``OAuthError``; no
   token in a ``repr`` or an error message.
+* ``url_policy``: ``UrlPolicy`` (``trimcp._sansio.auth.url_policy``) on URLs and
+  addresses built from the input: only ``UrlRefused``; an accepted URL is https (or
+  http on loopback) with no user information, and a literal address in it is global
+  or loopback, as an independent reading with ``ipaddress`` says; each allowance
+  accepts a superset; ``address_allowed`` agrees likewise; the credentials rule sends
+  only to the configured issuer or the server's own origin.
 """
 
 from __future__ import annotations
@@ -16,9 +22,13 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import ipaddress
+from urllib.parse import urlsplit
+
 from fuzz._inputs import Source, document, jsonable, strict_json
 from trimcp._sansio.auth import discovery as disc
 from trimcp._sansio.auth import flow
+from trimcp._sansio.auth.url_policy import UrlPolicy, UrlRefused
 
 # ------------------------------------------------------------------ oauth_metadata
 
@@ -149,7 +159,78 @@ def fuzz_token_response(data: bytes) -> None:
     assert flow.Tokens.from_dict(tokens.to_dict()) == tokens
 
 
+# ------------------------------------------------------------------ url_policy
+
+URL_VOCAB = (
+    "https://", "http://", "file://", "javascript:", "HTTPS://", "hTtP://", "//", "@", ":", "/", "?",
+    "#", "[", "]", "%", "%2e", "%40", ".", "user", "pw", "localhost", "LOCALHOST", "localhost.",
+    "example.com", "as.example.com", "127.0.0.1", "127.255.0.9", "10.0.0.5", "169.254.169.254",
+    "192.168.1.1", "172.16.0.1", "100.64.0.1", "0.0.0.0", "224.0.0.1", "8.8.8.8", "93.184.215.14",
+    "::1", "::", "fe80::1", "fd00::1", "::ffff:169.254.169.254", "::ffff:127.0.0.1", "2606:4700::1111",
+    "2130706433", "0x7f000001", "0177.0.0.1", ":443", ":80", ":99999", ":0", "/.well-known/x",
+)
+_SERVER_URLS = ("https://mcp.example.com/mcp", "http://10.0.0.5:8000/mcp", "http://127.0.0.1:9/mcp")
+
+
+def _literal(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+def _reachable(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    return address.is_loopback or (address.is_global and not address.is_multicast)
+
+
+def _accepts(policy: UrlPolicy, url: str) -> bool:
+    try:
+        assert policy.check(url, "fuzz") == url
+    except UrlRefused as exc:
+        assert len(str(exc)) < 600  # the URL is quoted cut, however long it is
+        return False
+    return True
+
+
+def fuzz_url_policy(data: bytes) -> None:
+    """Only UrlRefused; what the default policy accepts, an independent reading accepts."""
+    source = Source(data, URL_VOCAB)
+    url = "".join(source.string() for _ in range(1 + source.byte() % 8))
+    server = _SERVER_URLS[source.byte() % len(_SERVER_URLS)]
+    default, trusting = UrlPolicy(), UrlPolicy().trusting(server)
+    accepted = _accepts(default, url)
+    for wider in (UrlPolicy(allow_http=True), UrlPolicy(allow_private=True), trusting,
+                  UrlPolicy(allow_http=True, allow_private=True)):
+        assert not accepted or _accepts(wider, url), (wider, url)
+    if accepted:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        assert parts.scheme.lower() == "https" or (parts.scheme.lower() == "http" and (
+            host.lower() in ("localhost", "localhost.") or (_literal(host) or ipaddress.ip_address("0.0.0.0")).is_loopback))
+        assert parts.username is None and parts.password is None and host
+        literal = _literal(host)
+        assert literal is None or _reachable(literal), url
+    if _accepts(trusting, url) and not accepted:
+        assert disc.origin(disc.canonical_resource(url)) == disc.origin(disc.canonical_resource(server))
+    # The address a name resolved to, judged on its own.
+    address = source.string()
+    verdict = default.address_allowed("as.example.com", address)
+    literal = _literal(address)
+    assert (verdict is None) == (literal is not None and _reachable(literal)), (address, verdict)
+    # The credentials rule: "send" only to the configured issuer or the server's own origin.
+    configured = source.pick((None, "https://as.example.com", url))
+    decision = flow.credentials_destination(url, configured_issuer=configured, server_url=server)
+    if decision == "send" and configured is None:
+        assert disc.origin(disc.canonical_resource(url)) == disc.origin(disc.canonical_resource(server))
+    if configured is not None:
+        assert decision == ("send" if url == configured else "withhold")
+
+
 TARGETS: dict[str, Callable[[bytes], None]] = {
     "oauth_metadata": fuzz_oauth_metadata,
     "token_response": fuzz_token_response,
+    "url_policy": fuzz_url_policy,
 }

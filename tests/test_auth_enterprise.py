@@ -25,6 +25,13 @@ from trimcp._sansio import auth as sa
 from trimcp._sansio.auth import grants as sg
 from trimcp.oauth import EnterpriseProvider
 
+
+def _trust_loopback(issuer: str) -> bool:
+    """The host's ``trust_issuer``: the test's authorization server listens on another
+    loopback port than its MCP server, so it is not on the server's origin."""
+    return issuer.startswith("http://127.0.0.1:")
+
+
 NOW = 1_800_000_000.0
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
@@ -146,6 +153,7 @@ async def _run(idp: Idp, auth: JagAuthServer, *, by_issuer: bool = False, fails:
             provider = EnterpriseProvider(
                 id_token=make_jwt(iss="idp", sub="alice", aud="idp-client", exp=NOW + 3600), **where,
                 idp_client_id="idp-client", client_id=CLIENT_ID, client_secret=SECRET, clock=lambda: NOW,
+                trust_issuer=_trust_loopback,
             )
             client = trimcp.open_client(mcp_server.url, revision="2025-11-25", auth=provider, connect_timeout=10)
             if fails:

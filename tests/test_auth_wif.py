@@ -26,6 +26,13 @@ from trimcp._sansio import auth as sa
 from trimcp._sansio.auth import grants as sg
 from trimcp.oauth import WorkloadIdentityProvider, assertion_from_file
 
+
+def _trust_loopback(issuer: str) -> bool:
+    """The host's ``trust_issuer``: the test's authorization server listens on another
+    loopback port than its MCP server, so it is not on the server's origin."""
+    return issuer.startswith("http://127.0.0.1:")
+
+
 NOW = 1_800_000_000.0
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
@@ -135,7 +142,8 @@ async def test_workload_jwt_is_the_grant() -> None:
 
     def provider(auth: WifAuthServer) -> WorkloadIdentityProvider:
         jwts["valid"] = make_jwt(iss="https://platform", sub="wl", aud=auth.issuer, exp=NOW + 300)
-        return WorkloadIdentityProvider(assertion=jwts["valid"], client_id="wl-client", clock=lambda: NOW)
+        return WorkloadIdentityProvider(assertion=jwts["valid"], client_id="wl-client", clock=lambda: NOW,
+                                        trust_issuer=_trust_loopback)
 
     auth = WifAuthServer()
     url = await _run(auth, provider)

@@ -26,6 +26,13 @@ import trimcp
 from trimcp._sansio import auth as sa
 from trimcp.oauth import OAuthProvider
 
+
+def _trust_loopback(issuer: str) -> bool:
+    """The host's ``trust_issuer``: the test's authorization server listens on another
+    loopback port than its MCP server, so it is not on the server's origin."""
+    return issuer.startswith("http://127.0.0.1:")
+
+
 HAVE_JWT = importlib.util.find_spec("cryptography") is not None and importlib.util.find_spec("jwt") is not None
 needs_jwt = pytest.mark.skipif(not HAVE_JWT, reason="needs cryptography and PyJWT")
 
@@ -249,7 +256,8 @@ async def _run_flow(auth: CcAuthServer, provider: OAuthProvider) -> tuple[str, l
 async def test_client_credentials_basic_flow(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     auth = CcAuthServer("client_secret_basic")
-    provider = OAuthProvider(grant="client_credentials", client_id=CLIENT_ID, client_secret=SECRET)
+    provider = OAuthProvider(grant="client_credentials", client_id=CLIENT_ID, client_secret=SECRET,
+                             trust_issuer=_trust_loopback)
     url, tokens = await _run_flow(auth, provider)
     assert len(auth.token_requests) == 2
     form = auth.token_requests[0]
@@ -265,7 +273,8 @@ async def test_client_credentials_private_key_jwt_flow(kind: str, caplog: pytest
     caplog.set_level(logging.DEBUG)
     pem, public = _rsa_pem() if kind == "RS256" else _ec_pem()
     auth = CcAuthServer("private_key_jwt", public)
-    provider = OAuthProvider(grant="client_credentials", client_id=CLIENT_ID, private_key_pem=pem.decode())
+    provider = OAuthProvider(grant="client_credentials", client_id=CLIENT_ID, private_key_pem=pem.decode(),
+                             trust_issuer=_trust_loopback)
     url, tokens = await _run_flow(auth, provider)
     assert len(auth.assertions) == 2
     first, second = auth.assertions

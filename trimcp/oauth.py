@@ -10,8 +10,9 @@ an SSO identity assertion exchanged for an ID-JAG, RFC 8693 + RFC 7523) and
 and client registrations live in a ``TokenStore``: ``default_store()`` (the
 system keyring, else memory), ``FileStore`` or ``MemoryStore``; a store that
 cannot be used raises ``StoreUnavailable``.  ``AuthNeededCache`` remembers, for
-a while and across processes, which servers answered 401.  The pure building
-blocks are in ``trimcp._sansio.auth``.
+a while and across processes, which servers answered 401.  ``UrlPolicy`` says
+what the flow may reach (``OAuthProvider(url_policy=...)``; a refusal is a
+``UrlRefused``).  The pure building blocks are in ``trimcp._sansio.auth``.
 
 This module is kept out of ``trimcp`` itself, and the names that need httpx or
 h11 (the provider, the loopback callback) are imported on first use
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._sansio.auth import ClientIdentity, DiscoveryError, OAuthError, Tokens
+from ._sansio.auth import ClientIdentity, DiscoveryError, OAuthError, Tokens, UrlPolicy, UrlRefused
 from ._trio.oauth.auth_cache import AuthNeededCache
 from ._trio.oauth.store import FileStore, MemoryStore, StoreUnavailable, TokenStore, default_store
 
@@ -71,6 +72,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "AssertionSource", "AuthNeededCache", "AuthorizeCallback", "CallbackTimeout", "ClientIdentity",
     "DiscoveryError", "EnterpriseProvider", "FileStore", "LoopbackCallback", "MemoryStore", "OAuthError",
-    "OAuthProvider", "StoreUnavailable", "TokenStore", "Tokens", "WorkloadIdentityProvider",
+    "OAuthProvider", "StoreUnavailable", "TokenStore", "Tokens", "UrlPolicy", "UrlRefused",
+    "WorkloadIdentityProvider",
     "assertion_from_file", "default_store", "interactive_authorizer", "open_loopback_callback",
 ]

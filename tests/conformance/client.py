@@ -181,6 +181,15 @@ async def headless_authorize(authorization_url: str) -> str:
     return location
 
 
+def scenario_issuer(issuer: str) -> bool:
+    """The host's ``trust_issuer``: the scenario's credentials are for the mock authorization
+    server it runs on another localhost port (so not on the MCP server's origin, which is
+    all trimcp trusts on its own), and only that one."""
+    from urllib.parse import urlsplit
+
+    return urlsplit(issuer).hostname in ("localhost", "127.0.0.1")
+
+
 def oauth_provider(context: dict[str, Any], revision: str | None, *, dpop: bool | None = None) -> Any:
     from trimcp.oauth import OAuthProvider
 
@@ -193,6 +202,7 @@ def oauth_provider(context: dict[str, Any], revision: str | None, *, dpop: bool 
         client_metadata_url=CIMD_URL,
         client_name="trimcp-conformance-client",
         revision=revision,
+        trust_issuer=scenario_issuer,
     )
 
 
@@ -207,6 +217,7 @@ def client_credentials_provider(context: dict[str, Any], revision: str | None) -
         private_key_pem=context.get("private_key_pem"),
         signing_algorithm=context.get("signing_algorithm"),
         revision=revision,
+        trust_issuer=scenario_issuer,
     )
 
 
@@ -245,6 +256,7 @@ async def with_enterprise_auth(url: str, context: dict[str, Any], revision: str 
         id_token=context["idp_id_token"], idp_token_endpoint=context.get("idp_token_endpoint"),
         idp_issuer=context.get("idp_issuer"), idp_client_id=context.get("idp_client_id"),
         client_id=context["client_id"], client_secret=context.get("client_secret"), revision=revision,
+        trust_issuer=scenario_issuer,
     )
     async with connect(url, revision, auth=auth) as session:
         for tool in await session.list_tools():
@@ -256,7 +268,7 @@ async def with_workload_identity(url: str, context: dict[str, Any], revision: st
     from trimcp.oauth import WorkloadIdentityProvider
 
     auth = WorkloadIdentityProvider(assertion=context["valid_jwt"], client_id=context.get("client_id"),
-                                    revision=revision)
+                                    revision=revision, trust_issuer=scenario_issuer)
     async with connect(url, revision, auth=auth) as session:
         await session.list_tools()
 

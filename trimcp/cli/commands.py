@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import trio
 
 from .. import ALL_VERSIONS, AuthError, ConnectError, McpError, TrimcpError, __version__, open_client, to_wire
-from ..oauth import OAuthError, StoreUnavailable, TokenStore
+from ..oauth import OAuthError, StoreUnavailable, TokenStore, UrlPolicy
 from .arguments import parse_args_json, parse_pairs, prompt_arguments, tool_arguments
 from .check import FORMATS as CHECK_FORMATS
 from .check import add_check_options, prepare_check, run_check, run_check_many_command, run_requirements
@@ -160,6 +160,13 @@ def _build_parser_tree() -> argparse.ArgumentParser:
                        help="print the authorization URL and read the redirect URL from stdin")
         p.add_argument("--redirect-uri", default=DEFAULT_REDIRECT_URI,
                        help=f"the redirect URI registered in headless mode (default {DEFAULT_REDIRECT_URI})")
+        p.add_argument("--oauth-allow-private", action="store_true",
+                       help="let OAuth reach private, link-local and other non-public addresses that "
+                            "the server's metadata names (an authorization server on the company "
+                            "network); refused by default")
+        p.add_argument("--oauth-allow-http", action="store_true",
+                       help="let OAuth use plain http:// authorization server URLs beyond loopback "
+                            "(the spec requires https); refused by default")
 
     check = _subcommand(sub, "check", "test a server against the MCP specification", CHECK_EXAMPLES)
     target_opts(check, formats=CHECK_FORMATS)
@@ -373,6 +380,11 @@ async def _authorizer(ns: argparse.Namespace) -> AsyncIterator[tuple[AuthorizeCa
         yield interactive_authorizer(callback), str(callback.redirect_uri)
 
 
+def _url_policy(ns: argparse.Namespace) -> UrlPolicy:
+    """``--oauth-allow-private`` / ``--oauth-allow-http`` (the check and auth commands')."""
+    return UrlPolicy(allow_private=ns.oauth_allow_private, allow_http=ns.oauth_allow_http)
+
+
 @contextlib.asynccontextmanager
 async def _provider(ns: argparse.Namespace, url: str) -> AsyncIterator[OAuthProvider]:
     from ..oauth import OAuthProvider
@@ -380,7 +392,7 @@ async def _provider(ns: argparse.Namespace, url: str) -> AsyncIterator[OAuthProv
     store = _store(ns)
     async with _authorizer(ns) as (authorize, redirect_uri):
         provider = OAuthProvider(authorize=authorize, redirect_uri=redirect_uri, store=store,
-                                 revision=_revision(ns))
+                                 revision=_revision(ns), url_policy=_url_policy(ns))
         provider.bind(url)
         yield provider
 

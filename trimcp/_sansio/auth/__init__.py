@@ -6,7 +6,8 @@ scope selection, client identity, the authorization URL and callback, and
 token request / response handling; ``assertion`` builds RFC 7523 client
 assertions (signed by a callable) and the client-credentials grant form;
 ``dpop`` builds RFC 9449 proofs and handles server-supplied nonces;
-``grants`` the RFC 8693 token exchange (for an ID-JAG) and the RFC 7523
+``url_policy`` which URLs and addresses the flow may reach (https, no private
+or link-local address a peer names); ``grants`` the RFC 8693 token exchange (for an ID-JAG) and the RFC 7523
 JWT-bearer grant of enterprise-managed authorization and workload identity.
 The Trio driver is ``trimcp._trio.oauth.provider``.
 """
@@ -51,6 +52,8 @@ from .dpop import (
 )
 from .flow import (
     ClientIdentity,
+    CredentialsDecision,
+    credentials_destination,
     OAuthError,
     Pkce,
     Tokens,
@@ -65,6 +68,7 @@ from .flow import (
     select_scope,
     token_request,
 )
+from .url_policy import UrlPolicy, UrlRefused, is_loopback_host
 
 __all__ = [
     "DPOP_TYP",
@@ -73,12 +77,15 @@ __all__ = [
     "USE_DPOP_NONCE",
     "Challenge",
     "ClientIdentity",
+    "CredentialsDecision",
     "DiscoveryError",
     "Nonces",
     "OAuthError",
     "Pkce",
     "Signer",
     "Tokens",
+    "UrlPolicy",
+    "UrlRefused",
     "access_token_hash",
     "as_metadata_urls",
     "assertion_claims",
@@ -91,8 +98,10 @@ __all__ = [
     "choose_auth_method",
     "choose_identity",
     "client_credentials_form",
+    "credentials_destination",
     "dpop_challenge",
     "htu",
+    "is_loopback_host",
     "is_nonce_challenge",
     "legacy_issuer",
     "legacy_metadata",

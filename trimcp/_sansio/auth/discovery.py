@@ -34,6 +34,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from ..._errors import AuthError
+from ..bounded.echo import quote
 
 __all__ = [
     "DiscoveryError", "as_metadata_urls", "canonical_resource", "check_issuer", "check_pkce",
@@ -92,7 +93,7 @@ def as_metadata_urls(issuer: str) -> list[str]:
         parts = urlsplit(issuer)
         base = origin(issuer)
     except ValueError as exc:
-        raise DiscoveryError(f"the authorization server {issuer!r} is not a URL ({exc})") from None
+        raise DiscoveryError(f"the authorization server {quote(issuer)} is not a URL ({exc})") from None
     path = parts.path.rstrip("/")
     if not path:
         return [f"{base}/.well-known/oauth-authorization-server", f"{base}/.well-known/openid-configuration"]
@@ -124,7 +125,7 @@ def check_issuer(metadata: dict[str, Any], issuer: str) -> None:
     """Raise unless the metadata's ``issuer`` is exactly ``issuer`` (RFC 8414 section 3.3)."""
     got = metadata.get("issuer")
     if got != issuer:
-        raise DiscoveryError(f"authorization server metadata names issuer {got!r}, expected {issuer!r}")
+        raise DiscoveryError(f"authorization server metadata names issuer {quote(got)}, expected {quote(issuer)}")
 
 
 def check_pkce(metadata: dict[str, Any]) -> None:

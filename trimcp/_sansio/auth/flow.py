@@ -37,13 +37,17 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 from ..._errors import AuthError
+from ..bounded.echo import clip
 from .assertion import JWT_BEARER_ASSERTION
+from .discovery import canonical_resource, origin
 
 __all__ = [
+    "CredentialsDecision",
+    "credentials_destination",
     "ClientIdentity",
     "OAuthError",
     "Pkce",
@@ -67,9 +71,11 @@ class OAuthError(AuthError):
     """An OAuth step failed; ``error`` is the (normalised) OAuth error code."""
 
     def __init__(self, error: str, description: str | None = None) -> None:
-        self.error = error
-        self.description = description
-        super().__init__(f"{error}: {description}" if description else error)
+        # Both may come from the authorization server: cut and escaped before they reach
+        # a message, a log line or a terminal (an error_description of 300 MB, or ANSI).
+        self.error = clip(error, 100)
+        self.description = clip(description, 500) if description is not None else None
+        super().__init__(f"{self.error}: {self.description}" if self.description else self.error)
 
 
 def _b64url(data: bytes) -> str:
@@ -154,6 +160,32 @@ def select_scope(challenge_scope: str | None, prm: Mapping[str, Any] | None) -> 
     if isinstance(supported, list) and supported:
         return " ".join(str(s) for s in supported)
     return None
+
+
+CredentialsDecision = Literal["send", "withhold", "ask"]
+
+
+def credentials_destination(
+    issuer: str, *, configured_issuer: str | None, server_url: str | None,
+) -> CredentialsDecision:
+    """May the pre-registered client credentials (a secret, a signing key) go to ``issuer``?
+
+    ``send``: they were configured for this issuer (``client_issuer``), or none was named
+    and the issuer is on the MCP server's own origin.  ``withhold``: they were configured
+    for another issuer (the flow goes on without them).  ``ask``: none was named and the
+    issuer is elsewhere: only the host (a ``trust_issuer`` hook) may say yes.  The PRM
+    names the issuer, so without this rule any server could collect the client's secret.
+    """
+    if configured_issuer is not None:
+        return "send" if issuer == configured_issuer else "withhold"
+    if server_url is not None:
+        try:
+            same = origin(canonical_resource(issuer)) == origin(canonical_resource(server_url))
+        except ValueError:
+            same = False
+        if same:
+            return "send"
+    return "ask"
 
 
 def choose_identity(

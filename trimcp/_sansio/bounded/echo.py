@@ -15,29 +15,48 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-__all__ = ["ECHO_LIMIT", "quote", "short_repr"]
+__all__ = ["ECHO_LIMIT", "clip", "quote", "short_repr"]
 
 #: Characters of a peer's value kept in an exception or a log line.
 ECHO_LIMIT: Final = 200
 
 
-def _escape(text: str) -> str:
-    # repr escapes C0, DEL and C1 controls and the quote itself; it leaves other
-    # printable characters (non-ASCII letters) as they are.
-    return repr(text)[1:-1]
+def _escaped(text: str, limit: int, quote_char: str | None) -> tuple[str, bool]:
+    """``text`` with controls (C0, DEL, C1, lone surrogates, other unprintables) escaped,
+    at most ``limit`` characters of it *as shown*; and whether all of ``text`` is there."""
+    out: list[str] = []
+    size = 0
+    for c in text:
+        if c == "\\" or c == quote_char:
+            shown = "\\" + c
+        elif c.isprintable() or c == " ":
+            shown = c
+        else:
+            shown = c.encode("unicode_escape", "backslashreplace").decode("ascii")
+        size += len(shown)
+        if size > limit:
+            return "".join(out), False
+        out.append(shown)
+    return "".join(out), True
+
+
+def clip(text: str, limit: int = ECHO_LIMIT) -> str:
+    """``text`` unquoted, control characters escaped, about ``limit`` characters long (for
+    a peer's words meant to be read: an OAuth ``error_description``)."""
+    shown, whole = _escaped(text, limit, None)
+    return shown if whole else f"{shown}... ({len(text)} characters)"
 
 
 def quote(value: Any, limit: int = ECHO_LIMIT) -> str:
-    """``value`` as a quoted, escaped literal of at most about ``limit`` characters."""
+    """``value`` as a quoted, escaped literal of about ``limit`` characters at most."""
     if isinstance(value, bytes):
-        head = value[:limit]
+        head = value[: max(limit // 4, 8)]
         shown = repr(head)
-        return shown if len(value) <= limit else f"{shown}... ({len(value)} bytes)"
+        return shown if len(head) == len(value) else f"{shown}... ({len(value)} bytes)"
     if not isinstance(value, str):
         return short_repr(value, limit)
-    if len(value) <= limit:
-        return "'" + _escape(value) + "'"
-    return "'" + _escape(value[:limit]) + f"'... ({len(value)} characters)"
+    shown, whole = _escaped(value, limit, "'")
+    return f"'{shown}'" if whole else f"'{shown}'... ({len(value)} characters)"
 
 
 def short_repr(value: Any, limit: int = ECHO_LIMIT) -> str:

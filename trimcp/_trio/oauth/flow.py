@@ -30,10 +30,20 @@ is the issuer.
 
 ``refresh`` runs the refresh-token grant against the remembered token
 endpoint.  Error messages carry URLs and OAuth error codes, never tokens.
+
+Every request goes through ``guarded.fetch``: the URL through the provider's
+``UrlPolicy`` (https, no private or link-local address a peer names), the body
+capped (``max_response_bytes``) and the exchange bounded in time.  The authorization
+URL is checked by the same policy before the browser sees it.  Pre-registered
+credentials go only where ``credentials_destination`` allows: the issuer they were
+configured for, an issuer on the MCP server's own origin, or one the host's
+``trust_issuer`` hook accepts; otherwise the flow stops with an ``OAuthError``
+naming the issuer that asked.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -43,6 +53,8 @@ from typing import Any, Protocol
 import httpx
 
 from ..._sansio import auth as sa
+from ..._sansio.bounded.echo import quote
+from .guarded import Fetched, fetch
 from .store import TokenStore
 
 __all__ = ["FlowContext", "FlowSettings", "authorize", "client_credentials", "refresh"]
@@ -83,6 +95,12 @@ class FlowSettings(Protocol):
     def clock(self) -> Callable[[], float]: ...
     @property
     def random(self) -> Callable[[int], bytes]: ...
+    @property
+    def url_policy(self) -> sa.UrlPolicy: ...  # bound to server_url
+    @property
+    def max_response_bytes(self) -> int: ...
+    @property
+    def trust_issuer(self) -> Callable[[str], bool | Awaitable[bool]] | None: ...
 
     def client_assertion(self, audience: str) -> str:
         """A signed ``private_key_jwt`` assertion for ``audience``."""
@@ -111,18 +129,27 @@ class FlowContext:
     client: httpx.AsyncClient
 
 
-async def get_json(ctx: FlowContext, url: str) -> dict[str, Any] | None:
+async def request(ctx: FlowContext, method: str, url: str, *, what: str, **options: Any) -> Fetched:
+    """One request to a URL a peer named, checked and capped (``guarded.fetch``)."""
+    p = ctx.provider
+    return await fetch(ctx.client, p.url_policy, method, url, what=what, max_bytes=p.max_response_bytes,
+                       **options)
+
+
+async def get_json(ctx: FlowContext, url: str, what: str = "metadata") -> dict[str, Any] | None:
+    """The JSON object at ``url``, or ``None`` (not there: try the next URL).  A URL the
+    policy refuses, or a body over the cap, is a ``UrlRefused``: the flow stops."""
     try:
-        response = await ctx.client.get(url, headers={"Accept": "application/json"}, follow_redirects=False)
+        response = await request(ctx, "GET", url, what=what, headers={"Accept": "application/json"})
     except httpx.HTTPError as exc:
         log.debug("GET %s failed: %s", url, type(exc).__name__)
         return None
-    log.debug("GET %s -> %d", url, response.status_code)
-    if response.status_code != 200:
+    log.debug("GET %s -> %d", url, response.status)
+    if response.status != 200:
         return None
     try:
-        data = json.loads(response.content)
-    except ValueError:
+        data = json.loads(response.body)
+    except (ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
 
@@ -138,14 +165,14 @@ async def discover(ctx: FlowContext, challenge: sa.Challenge, *, interactive: bo
     server = ctx.provider.server_url or ""
     prm: dict[str, Any] | None = None
     for url in sa.prm_urls(server, challenge.resource_metadata):
-        prm = await get_json(ctx, url)
+        prm = await get_json(ctx, url, "protected-resource metadata")
         if prm is not None:
             break
     if prm is not None:
         resource = prm.get("resource")
         if isinstance(resource, str) and not sa.resource_matches(resource, server):
             raise sa.DiscoveryError(
-                f"the protected-resource metadata is for {resource!r}, not for {server!r}; aborting"
+                f"the protected-resource metadata is for {quote(resource)}, not for {server!r}; aborting"
             )
         servers = prm.get("authorization_servers")
         if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
@@ -155,7 +182,7 @@ async def discover(ctx: FlowContext, challenge: sa.Challenge, *, interactive: bo
         issuer = sa.legacy_issuer(server)
     metadata: dict[str, Any] | None = None
     for url in sa.as_metadata_urls(issuer):
-        metadata = await get_json(ctx, url)
+        metadata = await get_json(ctx, url, "authorization server metadata")
         if metadata is not None:
             break
     if metadata is None:
@@ -171,13 +198,37 @@ async def discover(ctx: FlowContext, challenge: sa.Challenge, *, interactive: bo
     return Discovered(prm, issuer, metadata)
 
 
+async def trusted_credentials(ctx: FlowContext, issuer: str) -> sa.ClientIdentity | None:
+    """The pre-registered credentials if they may go to ``issuer`` (``None``: they were
+    configured for another issuer); raises when nobody vouched for this one."""
+    p = ctx.provider
+    if p.pre_registered is None:
+        return None
+    decision = sa.credentials_destination(issuer, configured_issuer=p.client_issuer, server_url=p.server_url)
+    if decision == "send":
+        return p.pre_registered
+    if decision == "withhold":
+        return None
+    if p.trust_issuer is not None:
+        verdict = p.trust_issuer(issuer)
+        if inspect.isawaitable(verdict):
+            verdict = await verdict
+        if verdict is True:
+            return p.pre_registered
+    raise sa.OAuthError(
+        "untrusted_issuer",
+        f"the authorization server {quote(issuer)} asks for the client credentials, which are not "
+        f"configured for it (client_issuer) and it is not on the MCP server's origin",
+    )
+
+
 async def identity(ctx: FlowContext, found: Discovered, scope: str | None) -> sa.ClientIdentity:
     p = ctx.provider
     key = f"client:{found.issuer}"
     stored = await p.store.load(key)
     if stored:
         return sa.ClientIdentity.from_dict(stored)
-    pre = p.pre_registered if p.client_issuer in (None, found.issuer) else None
+    pre = await trusted_credentials(ctx, found.issuer)
     how = sa.choose_identity(found.metadata, pre_registered=pre, metadata_url=p.client_metadata_url)
     if how == "pre-registered" and pre is not None:
         return pre
@@ -188,14 +239,15 @@ async def identity(ctx: FlowContext, found: Discovered, scope: str | None) -> sa
         as_metadata=found.metadata,
     )
     endpoint = str(found.metadata["registration_endpoint"])
-    response = await ctx.client.post(endpoint, json=body, headers={"Accept": "application/json"})
+    response = await request(ctx, "POST", endpoint, what="registration endpoint", json=body,
+                             headers={"Accept": "application/json"})
     try:
-        data = json.loads(response.content)
-    except ValueError:
+        data = json.loads(response.body)
+    except (ValueError, RecursionError):
         data = None
-    if response.status_code not in (200, 201) or not isinstance(data, dict) or not data.get("client_id"):
+    if response.status not in (200, 201) or not isinstance(data, dict) or not data.get("client_id"):
         error = data.get("error") if isinstance(data, dict) else None
-        raise sa.OAuthError(str(error or "registration_failed"), f"{endpoint} answered {response.status_code}")
+        raise sa.OAuthError(str(error or "registration_failed"), f"{quote(endpoint)} answered {response.status}")
     secret = data.get("client_secret")
     ident = sa.ClientIdentity(
         str(data["client_id"]), secret if isinstance(secret, str) else None,
@@ -226,12 +278,11 @@ async def token_call(
         sent_nonce: str | None = None
         if dpop:
             headers["DPoP"], sent_nonce = ctx.provider.token_proof(url)
-        response = await ctx.client.post(url, data=body, headers=headers)
+        response = await request(ctx, "POST", url, what="token endpoint", data=body, headers=headers)
         nonce = sa.response_nonce(response.headers.multi_items()) if dpop else None
         ctx.provider.remember_nonce(url, nonce)
         try:
-            return sa.parse_token_response(response.status_code, response.content, now=ctx.provider.clock(),
-                                           dpop=dpop)
+            return sa.parse_token_response(response.status, response.body, now=ctx.provider.clock(), dpop=dpop)
         except sa.OAuthError as exc:
             if not dpop or exc.error != sa.USE_DPOP_NONCE:
                 raise
@@ -268,8 +319,9 @@ async def authorize(
     state = sa.make_state(p.random(16))
     resource = sa.select_resource(found.prm, p.resource)
     url = sa.authorization_url(
-        str(found.metadata["authorization_endpoint"]), client_id=ident.client_id,
-        redirect_uri=p.redirect_uri, pkce=pkce, state=state, resource=resource, scope=scope,
+        p.url_policy.check(str(found.metadata["authorization_endpoint"]), "authorization endpoint"),
+        client_id=ident.client_id, redirect_uri=p.redirect_uri, pkce=pkce, state=state, resource=resource,
+        scope=scope,
     )
     if p.authorize_callback is None:
         raise sa.OAuthError("access_denied", "no authorize callback was given for the authorization-code grant")
@@ -311,9 +363,9 @@ async def client_credentials(
     if scope is None:
         scope = sa.select_scope(None, found.prm) or p.default_scope
     p.remember_scope(scope)
-    ident = p.pre_registered if p.client_issuer in (None, found.issuer) else None
+    ident = await trusted_credentials(ctx, found.issuer)
     if ident is None:
-        raise sa.OAuthError("no_client_identity", f"no client credentials are configured for {found.issuer}")
+        raise sa.OAuthError("no_client_identity", f"no client credentials are configured for {quote(found.issuer)}")
     resource = sa.select_resource(found.prm, p.resource)
     endpoint = {
         "url": str(found.metadata["token_endpoint"]),

@@ -40,7 +40,7 @@ import trio
 
 from ..._sansio import auth as sa
 from ..._sansio.auth import grants as sg
-from .flow import Discovered, FlowContext, discover, get_json, token_call
+from .flow import Discovered, FlowContext, discover, get_json, request, token_call, trusted_credentials
 from .provider import OAuthProvider
 
 __all__ = ["AssertionSource", "EnterpriseProvider", "WorkloadIdentityProvider", "assertion_from_file"]
@@ -156,13 +156,15 @@ class WorkloadIdentityProvider(OAuthProvider):
                                     audience=found.issuer if self.check_audience else None,
                                     what="workload identity assertion")
         form = sg.jwt_bearer_form(assertion=jwt, scope=scope, resource=resource)
-        if self.pre_registered is not None:
-            endpoint = _endpoint(found, self.pre_registered, resource)
+        ident = await trusted_credentials(ctx, found.issuer)
+        if ident is not None:
+            endpoint = _endpoint(found, ident, resource)
             tokens = await token_call(ctx, endpoint, form)
         else:  # RFC 7523: client authentication is optional; the assertion identifies the workload
             endpoint = _endpoint(found, sa.ClientIdentity("", None, "none"), resource)
-            response = await ctx.client.post(endpoint["url"], data=form, headers=_FORM_HEADERS)
-            tokens = sa.parse_token_response(response.status_code, response.content, now=self.clock())
+            response = await request(ctx, "POST", endpoint["url"], what="token endpoint", data=form,
+                                     headers=_FORM_HEADERS)
+            tokens = sa.parse_token_response(response.status, response.body, now=self.clock())
             # A refresh would need a client id; a fresh platform JWT is the way to a new token.
             tokens.refresh_token = None
         if tokens.scope is None:
@@ -203,6 +205,11 @@ class EnterpriseProvider(OAuthProvider):
     def _flow(self, challenge: sa.Challenge, scope: str | None, status: int) -> Callable[[FlowContext], Awaitable[Any]]:
         return lambda ctx: self._enterprise_grant(ctx, challenge, scope)
 
+    def trusted_urls(self) -> tuple[str | None, ...]:
+        # The identity provider is the user's choice, like the MCP server: a company IdP on
+        # a private address is no peer's trick.
+        return (*super().trusted_urls(), self.idp_token_endpoint, self.idp_issuer)
+
     async def _idp_endpoint(self, ctx: FlowContext) -> str:
         if self.idp_token_endpoint:
             return self.idp_token_endpoint
@@ -210,7 +217,7 @@ class EnterpriseProvider(OAuthProvider):
         urls = sa.as_metadata_urls(self.idp_issuer)
         # An enterprise IdP is an OpenID provider first: its OpenID configuration, then RFC 8414.
         for url in sorted(urls, key=lambda u: "openid-configuration" not in u):
-            metadata = await get_json(ctx, url)
+            metadata = await get_json(ctx, url, "identity provider metadata")
             if metadata is not None:
                 sa.check_issuer(metadata, self.idp_issuer)
                 endpoint = metadata.get("token_endpoint")
@@ -230,8 +237,9 @@ class EnterpriseProvider(OAuthProvider):
             method = "client_secret_basic" if self.idp_identity.client_secret else "none"
             form, headers = sa.token_request(form, self.idp_identity, method)
         url = await self._idp_endpoint(ctx)
-        response = await ctx.client.post(url, data=form, headers=headers)
-        issued = sg.parse_token_exchange_response(response.status_code, response.content, now=self.clock())
+        response = await request(ctx, "POST", url, what="identity provider token endpoint", data=form,
+                                 headers=headers)
+        issued = sg.parse_token_exchange_response(response.status, response.body, now=self.clock())
         log.info("obtained an ID-JAG from the identity provider")
         return issued.token
 
@@ -239,9 +247,11 @@ class EnterpriseProvider(OAuthProvider):
         self, ctx: FlowContext, challenge: sa.Challenge, scope: str | None,
     ) -> tuple[sa.Tokens, dict[str, Any]]:
         found, scope, resource = await _discover_for_grant(self, ctx, challenge, scope)
+        ident = await trusted_credentials(ctx, found.issuer)
+        if ident is None:
+            raise sa.OAuthError("no_client_identity", f"no client credentials are configured for {found.issuer}")
         id_jag = await self.exchange(ctx, audience=found.issuer, resource=resource, scope=scope)
-        assert self.pre_registered is not None
-        endpoint = _endpoint(found, self.pre_registered, resource)
+        endpoint = _endpoint(found, ident, resource)
         # The ID-JAG carries the scope and resource; the profile's request is grant_type + assertion.
         tokens = await token_call(ctx, endpoint, sg.jwt_bearer_form(assertion=id_jag))
         if tokens.scope is None:

@@ -37,6 +37,14 @@ The key lives as long as the tokens it is bound to: it is saved with them in
 the store (a PEM under ``_dpop_key``) and replaced only when new tokens come
 from a new authorization (a refresh keeps it).
 
+What the provider reaches is bounded (``guarded``): each URL a peer names goes
+through ``url_policy`` (https only, except loopback; no private, link-local or
+unspecified address unless allowed; checked again on the addresses a name
+resolves to), each body is capped at ``max_response_bytes`` and each exchange at
+30 s.  Pre-registered credentials (a secret, a signing key) go only to the issuer
+named by ``client_issuer``, else to one on the MCP server's own origin, else to
+one the ``trust_issuer`` hook accepts.
+
 The flow sees the provider only as ``flow.FlowSettings`` (what it reads and
 the two calls it makes back), so ``flow`` does not import this module.
 
@@ -59,6 +67,7 @@ import trio
 
 from ..._sansio import auth as sa
 from .flow import FlowContext, authorize, client_credentials, refresh
+from .guarded import DEFAULT_MAX_BYTES, guarded_client
 from .jwt import DpopKey, dpop_available
 from .store import MemoryStore, TokenStore
 
@@ -90,7 +99,14 @@ class OAuthProvider:
     ``client_metadata_url``: an https Client ID Metadata Document URL, used
     when the authorization server supports them.  ``revision``: the protocol
     revision the client speaks (2026-07-28 registration wants
-    ``application_type``).  ``random`` and ``clock`` are injectable for tests.
+    ``application_type``).  ``url_policy`` (a ``UrlPolicy``): what the flow may reach;
+    the default refuses plain http beyond loopback and private or link-local
+    addresses (``UrlPolicy(allow_private=True)`` for an authorization server on the
+    company network).  ``max_response_bytes``: the cap on any metadata, registration
+    or token answer (1 MiB).  ``trust_issuer``: ``(issuer) -> bool`` (sync or async),
+    asked before the pre-registered credentials go to an issuer that ``client_issuer``
+    does not name and that is not on the MCP server's origin.  ``random`` and
+    ``clock`` are injectable for tests.
     """
 
     #: The grants this class knows how to run (see ``_flow``).
@@ -117,6 +133,9 @@ class OAuthProvider:
         http_client: httpx.AsyncClient | None = None,
         max_attempts: int = 3,
         dpop: bool | None = None,
+        url_policy: sa.UrlPolicy | None = None,
+        max_response_bytes: int = DEFAULT_MAX_BYTES,
+        trust_issuer: Callable[[str], bool | Awaitable[bool]] | None = None,
         random: Callable[[int], bytes] = secrets.token_bytes,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -152,6 +171,9 @@ class OAuthProvider:
         self.max_attempts = max_attempts
         self.random = random
         self.clock = clock
+        self.base_url_policy = url_policy if url_policy is not None else sa.UrlPolicy()
+        self.max_response_bytes = max_response_bytes
+        self.trust_issuer = trust_issuer
         #: DPoP: ``None`` when the AS offers it and ``cryptography`` is installed, ``True``
         #: whenever the AS offers it, ``False`` never.
         self.dpop = dpop
@@ -182,6 +204,15 @@ class OAuthProvider:
     def bind(self, server_url: str) -> None:
         """The MCP server URL this provider authorizes for (set by the transport)."""
         self.server_url = server_url
+
+    @property
+    def url_policy(self) -> sa.UrlPolicy:
+        """``base_url_policy`` with the URLs the user configured trusted (``trusted_urls``)."""
+        return self.base_url_policy.trusting(*self.trusted_urls())
+
+    def trusted_urls(self) -> tuple[str | None, ...]:
+        """URLs the user configured, whose origins the policy lets through (subclasses add theirs)."""
+        return (self.server_url,)
 
     @property
     def resource(self) -> str:
@@ -343,7 +374,7 @@ class OAuthProvider:
     async def _run(self, step: Callable[[FlowContext], Awaitable[Any]]) -> Any:
         if self.http_client is not None:
             return await step(FlowContext(self, self.http_client))
-        async with httpx.AsyncClient(timeout=30.0) as client:
+        async with guarded_client(self.url_policy) as client:
             return await step(FlowContext(self, client))
 
     def remember_scope(self, scope: str | None) -> None:
