@@ -438,11 +438,16 @@ def test_values_are_frozen() -> None:
 
 def test_the_module_starts_nothing() -> None:
     """Pure apart from reading the file: no concurrency, network, process or clock module."""
-    imported = {name for _, name in imports_of(PACKAGE_DIR / "config.py")}
     io = {"trio", "trio_websocket", "httpx", "h11", "socket", "ssl", "subprocess", "asyncio", "threading",
           "time", "keyring", "shutil", "signal"}
+    imported = {name for _, name in imports_of(PACKAGE_DIR / "config.py")}
     assert not {name.split(".")[0] for name in imported} & io
-    assert {name for name in imported if name.startswith("trimcp")} == {"trimcp._errors"}
+    ours = {name for name in imported if name.startswith("trimcp")}
+    assert ours == {"trimcp._errors", "trimcp._redaction"}
+    # The redactor it hands out is pure too, and stands on nothing of ours.
+    redaction = {name for _, name in imports_of(PACKAGE_DIR / "_redaction.py")}
+    assert not {name.split(".")[0] for name in redaction} & io
+    assert not {name for name in redaction if name.startswith("trimcp")}
 
 
 def test_heartbeat_and_disabled_on_either_kind_of_entry() -> None:

@@ -25,6 +25,36 @@ spelling ``${env:VAR}`` means the same.  A ``${VAR}`` that is unset and has no d
 ``ConfigError``.  Other ``${...}`` forms (VS Code's ``${input:id}``, which prompts) are
 left as written, with a warning.
 
+What an expansion took from the environment stays out of text meant for people.  Each
+entry records the variables it took and their values (``expanded``; ``McpConfig.expanded``
+has every entry's, the broken ones' too), and a ``Redactor`` built from them
+(``McpConfig.redactor()``, ``Redactor(entry.expanded)``) replaces each value by its
+reference ``${VAR}`` wherever it appears: in errors, status tables and JSON, logs,
+``trimcp check`` reports and recordings.  The rule:
+
+- every value taken from the environment is hidden, whatever the variable is called:
+  a name tells nothing sure (``${GH}`` may hold a token), a path or a port shown as
+  ``${HOME}`` or ``${PORT}`` still says where it came from, and a wrong guess the other
+  way leaks;
+- a value of fewer than 4 characters is shown (no secret worth the name, and hiding
+  every ``1`` or ``on`` would garble the messages); a default (``${X:-text}``) is shown,
+  being written in the file;
+- a value is also found where it is spelled otherwise: JSON-, repr-, shell- or
+  XML-escaped, percent-encoded (a URL query); a structure (a status, a report) is
+  redacted before it is rendered, so its renderer's escaping hides nothing.  trimcp never
+  base64-encodes a config value, and request headers are never shown (a recording keeps
+  only the headers the transport rules speak of), so a value inside a ``Basic`` credential
+  is found only as written in the file;
+- a message about the file quotes what is written there (``${BASE}/mcp``), not what it
+  expanded to.
+
+The boundary where text reaches people applies it: the CLI to everything it prints or
+writes, a ``trimcp.host`` pool to its statuses and its own log lines.  Library code that
+never sees the config (the transports, the driver) logs the URL or command it was given;
+an application shows those lines redacted by adding ``redactor.log_filter()`` to its
+log handler, as the CLI does.  An exception raised to a program keeps the real values
+(the program holds the config): redact its text before showing it to someone.
+
 Parsing is strict about what it understands and lenient about what it does not: a wrong
 shape or type is a ``ConfigError`` whose message names the file, the server and the field
 (``.mcp.json: server "time": "args" must be a list of strings``).  A file-level problem
@@ -51,12 +81,14 @@ from typing import Any, Literal, TypeAlias
 import attrs
 
 from ._errors import TrimcpError
+from ._redaction import Redactor
 
 __all__ = [
     "ConfigError",
     "HeartbeatPolicy",
     "McpConfig",
     "OAuthConfig",
+    "Redactor",
     "RemoteServerConfig",
     "ServerConfig",
     "ShutdownPolicy",
@@ -174,6 +206,10 @@ class StdioServerConfig:
     heartbeat: HeartbeatPolicy | None = None
     #: ``"disabled": true`` (Cline, Roo and others write it): a host does not connect it
     disabled: bool = False
+    #: The variables the entry's ``${VAR}``s took from the environment, with their values:
+    #: what text shown to people hides (``Redactor``).  Not in the repr; not compared (two
+    #: entries that run the same thing are equal however their text was spelt).
+    expanded: Mapping[str, str] = attrs.field(factory=dict, repr=False, eq=False)
 
     transport: Literal["stdio"] = attrs.field(default="stdio", init=False)
 
@@ -192,6 +228,8 @@ class RemoteServerConfig:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
     heartbeat: HeartbeatPolicy | None = None
     disabled: bool = False
+    #: As ``StdioServerConfig.expanded``.
+    expanded: Mapping[str, str] = attrs.field(factory=dict, repr=False, eq=False)
 
 
 ServerConfig: TypeAlias = StdioServerConfig | RemoteServerConfig
@@ -209,6 +247,13 @@ class McpConfig:
     #: The entries that could not be read, by name: one bad entry does not hide the
     #: others (a host connects what it can); ``server(name)`` raises the entry's error.
     errors: dict[str, ConfigError] = attrs.field(factory=dict)
+    #: Every variable an entry's ``${VAR}`` took from the environment (the broken entries'
+    #: too), with its value; ``redactor()`` hides them.  Not in the repr.
+    expanded: dict[str, str] = attrs.field(factory=dict, repr=False)
+
+    def redactor(self) -> Redactor:
+        """What hides the values of ``expanded`` in text shown to people (module docstring)."""
+        return Redactor(self.expanded)
 
     def server(self, name: str) -> ServerConfig:
         """The entry called ``name``; its ``ConfigError`` if it is invalid, or one listing the
@@ -278,12 +323,16 @@ def parse_config(obj: object, *, source: str = "<config>",
         raise ConfigError(f'{source}: "{key}" must be an object, not {_kind(entries)}', source=source)
     servers: dict[str, ServerConfig] = {}
     errors: dict[str, ConfigError] = {}
+    expanded: dict[str, str] = {}
     for name, entry in entries.items():
+        reader = _Entry(source, name, env, warnings)
         try:
-            servers[name] = _Entry(source, name, env, warnings).parse(entry)
+            servers[name] = reader.parse(entry)
         except ConfigError as exc:
             errors[name] = exc
-    return McpConfig(path=None, servers=servers, warnings=warnings, source=source, errors=errors)
+        expanded.update(reader.expanded)
+    return McpConfig(path=None, servers=servers, warnings=warnings, source=source, errors=errors,
+                     expanded=expanded)
 
 
 class _Entry:
@@ -294,6 +343,8 @@ class _Entry:
         self.name = name
         self.environ = environ
         self.warnings = warnings
+        #: variable -> the value an expansion took from ``environ`` (defaults are not here)
+        self.expanded: dict[str, str] = {}
 
     def error(self, message: str, field: str | None = None) -> ConfigError:
         where = f'{self.source}: server "{self.name}": '
@@ -343,6 +394,7 @@ class _Entry:
             shutdown=ShutdownPolicy(**self.millis(entry, "shutdown", _SHUTDOWN_FIELDS))
             if "shutdown" in entry else None,
             **self.common(entry),
+            expanded=dict(self.expanded),
         )
 
     def common(self, entry: dict[str, Any]) -> dict[str, Any]:
@@ -384,7 +436,9 @@ class _Entry:
         url = self.string(entry, "url")
         if not url.lower().startswith(_URL_SCHEMES[transport]):
             schemes = " or ".join(_URL_SCHEMES[transport])
-            raise self.error(f'"url" must start with {schemes} for "type": "{transport}", not "{url}"', "url")
+            # The URL as written: what it expanded to may hold a secret (module docstring).
+            raise self.error(f'"url" must start with {schemes} for "type": "{transport}", '
+                             f'not "{entry["url"]}"', "url")
         helper = self.string(entry, "headersHelper") if "headersHelper" in entry else None
         extra = self.extra(entry, _REMOTE_FIELDS)  # warned before the oauth object's own
         return RemoteServerConfig(
@@ -396,6 +450,7 @@ class _Entry:
             oauth=self.oauth(entry["oauth"]) if "oauth" in entry else None,
             extra=extra,
             **self.common(entry),
+            expanded=dict(self.expanded),
         )
 
     def oauth(self, value: object) -> OAuthConfig:
@@ -452,6 +507,7 @@ class _Entry:
         def replace(match: re.Match[str]) -> str:
             variable, default = match.group(1), match.group(2)
             if variable in self.environ:
+                self.expanded[variable] = self.environ[variable]
                 return self.environ[variable]
             if default is not None:
                 return default

@@ -20,13 +20,17 @@ in the ``trimcp-check/1`` schema, ``junit``, ``markdown``) to stdout or to
 Exit status: 0 when the verdict is ok, 1 when not (a MUST failure, a SHOULD
 one with ``--fail-on should``, a stale expected failure), 3 authorization
 needed, 4 unreachable.
+
+The checks run against the real target (a URL with its query, a command line
+with its arguments); the report is redacted as soon as it is made, with the
+spec's ``Redactor`` (a ``--config`` entry's ``${VAR}`` values show as
+``${VAR}``), so every format, the summary and ``--record``'s files carry none.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import logging
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager
@@ -34,7 +38,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import ALL_VERSIONS
-from .servers import ServerSpec
+from .logs import show_library_errors
+from .servers import ServerSpec, file_redactor
 from .targets import UsageError
 
 # The conformance package (its catalogue, checks, reporters, and through its raw HTTP probe
@@ -166,8 +171,10 @@ async def run_check(
         write_markdown,
     )
 
+    spec: ServerSpec = ns.spec
+    redact = spec.redact
     # The report names every protocol issue; the client's own warnings would only repeat them.
-    logging.getLogger("trimcp").setLevel(logging.ERROR)
+    show_library_errors(redact)
 
     unauthorized = None
     needs_auth = False
@@ -183,14 +190,13 @@ async def run_check(
         if needs_auth:
             await mark_auth_needed(url)
             if ns.no_auth:
-                sys.stderr.write(f"trimcp: authorization required by {url} "
-                                 f"(run without --no-auth, or `trimcp auth login {url}` first)\n")
+                sys.stderr.write(redact(f"trimcp: authorization required by {url} (run without "
+                                        f"--no-auth, or `trimcp auth login {url}` first)\n"))
                 return EXIT_AUTH
     progress = Progress(sys.stderr)
     try:
         async with contextlib.AsyncExitStack() as stack:
             provider = await stack.enter_async_context(open_provider(ns, command[0])) if needs_auth else None
-            spec: ServerSpec = ns.spec
             connect = connector_for(command, connect_timeout=ns.connect_timeout, auth=provider,
                                     env=spec.env, cwd=spec.cwd, headers=spec.headers,
                                     transport=spec.transport, record_http=bool(ns.record))
@@ -200,6 +206,7 @@ async def run_check(
                                       selection=ns.selection, on_result=progress, **_policy(ns))
     finally:
         progress.close()
+    report = redact.value(report)  # before anything renders it: every format is then clean
     verdict = judge(report, fail_on=ns.fail_on, expected=ns.expected)
     if ns.record:
         _record(ns.record, report)
@@ -242,7 +249,8 @@ async def run_check_many_command(ns: argparse.Namespace) -> int:
     from ..conformance import judge
     from .check_many import exit_code, print_rows, print_rows_json, run_check_many
 
-    logging.getLogger("trimcp").setLevel(logging.ERROR)
+    ns.redact = file_redactor(ns.config)  # the rows and reports are redacted by their specs'
+    show_library_errors(ns.redact)
     expected = ns.expected
 
     def failed(report: Report) -> bool:

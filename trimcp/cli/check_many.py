@@ -13,6 +13,10 @@ gets one line per server as it finishes; then stdout gets one summary table
 (or, with ``--format json``, every report).  Exit 1 when any server failed a
 MUST check (or, with ``--fail-on should``, a SHOULD), else 4 when one could not
 be reached or run, else 0.
+
+A row's error and report are redacted when the row is made (the file's
+``Redactor``: a value a ``${VAR}`` took shows as ``${VAR}``), so the progress
+lines, the table, the JSON and ``--record``'s files carry none.
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ def _names(path: str, wanted: Sequence[str]) -> tuple[list[str], dict[str, str]]
         config = load_config(path)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
+    redact = config.redactor()
     known = [*config.servers, *config.errors]
     if not known:
         raise UsageError(f"{path}: defines no servers")
@@ -65,7 +70,7 @@ def _names(path: str, wanted: Sequence[str]) -> tuple[list[str], dict[str, str]]
     if unknown:
         raise UsageError(f"{path}: no server {unknown[0]!r} (known: {', '.join(sorted(known))})")
     disabled = {n: "disabled" for n, entry in config.servers.items() if entry.disabled}
-    errors = {n: str(exc) for n, exc in config.errors.items()}
+    errors = {n: redact(str(exc)) for n, exc in config.errors.items()}
     return list(wanted) or known, {**disabled, **errors}
 
 
@@ -94,7 +99,7 @@ async def run_check_many(
             continue
         try:
             specs[name] = from_config(path, name)
-        except UsageError as exc:
+        except UsageError as exc:  # (the file's words: nothing expanded is quoted)
             rows[name] = Row(name, "error", error=str(exc))
     stdio, remote = trio.CapacityLimiter(STDIO_AT_ONCE), trio.CapacityLimiter(REMOTE_AT_ONCE)
     done = 0
@@ -104,15 +109,16 @@ async def run_check_many(
         async with remote if spec.is_url else stdio:
             connect = connector_for(spec.target, connect_timeout=connect_timeout, env=spec.env, cwd=spec.cwd,
                                     headers=spec.headers, transport=spec.transport, record_http=record_http)
+            redact = spec.redact
             try:
                 report = await run_checks(connect, target=name, revision=revision,
                                           request_timeout=request_timeout, connect_timeout=connect_timeout,
                                           **policy)
-                rows[name] = Row(name, "checked", report)
+                rows[name] = Row(name, "checked", redact.value(report))
             except ConnectError as exc:
-                rows[name] = Row(name, "unreachable", error=" ".join(str(exc).split()))
+                rows[name] = Row(name, "unreachable", error=redact(" ".join(str(exc).split())))
             except TrimcpError as exc:
-                rows[name] = Row(name, "error", error=f"{type(exc).__name__}: {exc}")
+                rows[name] = Row(name, "error", error=redact(f"{type(exc).__name__}: {exc}"))
         done += 1
         if progress is not None:
             progress.write(f"trimcp: [{done}/{len(specs)}] {name}: {rows[name].verdict(failed)}\n")

@@ -47,7 +47,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import logging
 import sys
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -56,11 +55,13 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import trio
 
 from .. import ALL_VERSIONS, AuthError, ConnectError, McpError, TrimcpError, __version__, open_client, to_wire
+from ..config import Redactor
 from ..oauth import OAuthError, StoreUnavailable, TokenStore, UrlPolicy
 from .arguments import parse_args_json, parse_pairs, prompt_arguments, tool_arguments
 from .check import FORMATS as CHECK_FORMATS
 from .check import add_check_options, prepare_check, run_check, run_check_many_command, run_requirements
 from .elicit import add_elicit_arguments, handler_from_args
+from .logs import show_library_errors
 from .servers import ServerSpec, server_spec
 from .targets import TARGET_COMMANDS, UsageError, parse, resolve_target
 
@@ -287,6 +288,7 @@ def _read_command_line(argv: Sequence[str]) -> tuple[argparse.Namespace, list[st
                          "(give a URL, a command after --, or --config FILE --server NAME)\n")
         spec = ServerSpec(REFERENCE_SERVER, env=spec.env if spec is not None else None)
     ns.spec = spec
+    ns.redact = spec.redact  # every error the command reports goes through it (main)
     return ns, spec.target
 
 
@@ -469,8 +471,8 @@ def _revision(ns: argparse.Namespace) -> str | None:
 async def _inspect(ns: argparse.Namespace, command: list[str]) -> int:
     # A failure is reported once, as the command's one line; the transport's own warnings
     # about the same failure would only repeat it.
-    logging.getLogger("trimcp").setLevel(logging.ERROR)
     spec: ServerSpec = ns.spec
+    show_library_errors(spec.redact)
     async with open_client(spec.open_target, revision=_revision(ns), request_timeout=ns.timeout,
                            connect_timeout=ns.connect_timeout, env=spec.env, cwd=spec.cwd,
                            headers=spec.headers, transport=spec.transport,
@@ -508,8 +510,14 @@ async def _inspect(ns: argparse.Namespace, command: list[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     as_json = _Parser.json_errors = _wants_json(args)
+    ns: argparse.Namespace | None = None
 
     def fail(message: str, code: int) -> int:
+        # A command that read a config file set ns.redact: its errors quote what the
+        # transports were given, the expansions of the file's ${VAR}s.
+        redact: Redactor | None = getattr(ns, "redact", None)
+        if redact is not None:
+            message = redact(message)
         sys.stderr.write(_json_error(message, code) if as_json else f"trimcp: {message}\n")
         return code
 
@@ -525,8 +533,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if ns.command == "servers":
             from .pool_status import run_servers
 
-            # A failure is that server's status line; the pool's own warnings would repeat it.
-            logging.getLogger("trimcp").setLevel(logging.ERROR)
             return run_servers(ns)
         if ns.command == "auth":
             return trio.run(_auth, ns)

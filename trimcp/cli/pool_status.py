@@ -16,6 +16,10 @@ gets the table - name, transport, status, revision, tools, connect time - or,
 with ``--format json``, one JSON object.  Exit 0 when every enabled server
 connected, 3 when the worst is a server needing authorization, 4 when one
 failed.
+
+The pool redacts its statuses (``trimcp.config``'s rule: a value a ``${VAR}`` took
+shows as ``${VAR}``), so the progress lines, the table and the JSON carry none; the
+library's error lines go to stderr redacted with the file's ``Redactor`` (``logs.py``).
 """
 
 from __future__ import annotations
@@ -29,9 +33,10 @@ from typing import Any, TextIO
 
 import trio
 
-from ..config import ConfigError, load_config
+from ..config import ConfigError, McpConfig, load_config
 from ..host import ServerState, ServerStatus, StatusChanged, open_pool
 from ..oauth import AuthNeededCache
+from .logs import show_library_errors
 from .targets import UsageError
 
 __all__ = ["EXAMPLES", "add_arguments", "run_servers"]
@@ -139,8 +144,7 @@ class _Progress:
             self.out.write("\n")
 
 
-async def _run(ns: argparse.Namespace, path: Path) -> int:
-    config = load_config(path)
+async def _run(ns: argparse.Namespace, path: Path, config: McpConfig) -> int:
     for warning in config.warnings:
         sys.stderr.write(f"trimcp: warning: {warning}\n")
     options = {"connect_timeout": ns.timeout, "request_timeout": ns.timeout}
@@ -175,6 +179,10 @@ async def _run(ns: argparse.Namespace, path: Path) -> int:
 def run_servers(ns: argparse.Namespace) -> int:
     path = find_config(ns.config)
     try:
-        return trio.run(_run, ns, path)
+        config = load_config(path)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
+    ns.redact = config.redactor()  # for the error main reports, if any
+    # A failure is that server's status line; the pool's own warnings would repeat it.
+    show_library_errors(ns.redact)
+    return trio.run(_run, ns, path, config)

@@ -13,6 +13,11 @@ is forced for an ``"type": "sse"`` entry).  ``-e KEY=VAL`` adds to the
 environment and ``--header 'K: V'`` to the headers of either form; each is a
 usage error where it cannot apply (a header for a stdio server, an environment
 for a URL), so a typo never silently does nothing.
+
+A spec from a file carries the file's ``Redactor`` (``trimcp.config``): whatever the
+command shows about the server - its errors, a ``check`` report, a recording - shows a
+value a ``${VAR}`` took as ``${VAR}``.  A target typed on the command line has nothing
+to hide from the one who typed it.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ class ServerSpec:
     headers: dict[str, str] | None = None
     #: A transport kind to force (``open_client(transport=...)``), else resolved from the target.
     transport: str | None = None
+    #: Hides what the file's ``${VAR}``s expanded to in what the command shows.
+    redact: mcp_config.Redactor = attrs.field(factory=mcp_config.Redactor)
 
     @property
     def is_url(self) -> bool:
@@ -68,18 +75,31 @@ def parse_headers(lines: Sequence[str]) -> dict[str, str]:
 def from_config(path: str, name: str) -> ServerSpec:
     """The entry ``name`` of the config file ``path`` (``ConfigError`` -> ``UsageError``)."""
     try:
-        entry = mcp_config.load_config(path).server(name)
+        config = mcp_config.load_config(path)
+        entry = config.server(name)
     except mcp_config.ConfigError as exc:
         raise UsageError(str(exc)) from None
+    redact = config.redactor()
     if isinstance(entry, mcp_config.StdioServerConfig):
-        return ServerSpec([entry.command, *entry.args], env=dict(entry.env) or None, cwd=entry.cwd)
+        return ServerSpec([entry.command, *entry.args], env=dict(entry.env) or None, cwd=entry.cwd,
+                          redact=redact)
     if entry.headers_helper is not None or entry.oauth is not None:
         # Named, not ignored: the CLI does not run them yet (the library's open_client takes
         # headers_helper= and auth=).
         what = "headersHelper" if entry.headers_helper is not None else "oauth"
         raise UsageError(f"{path}: server {name!r}: {what} is not supported by the CLI yet")
     transport = "sse" if entry.transport == "sse" else None
-    return ServerSpec([entry.url], headers=dict(entry.headers) or None, transport=transport)
+    return ServerSpec([entry.url], headers=dict(entry.headers) or None, transport=transport,
+                      redact=redact)
+
+
+def file_redactor(path: str) -> mcp_config.Redactor:
+    """The redactor of the config file ``path``; an empty one when it cannot be read (the
+    command then reports the file's own error, which quotes nothing expanded)."""
+    try:
+        return mcp_config.load_config(path).redactor()
+    except mcp_config.ConfigError:
+        return mcp_config.Redactor()
 
 
 def server_spec(ns: argparse.Namespace, target: list[str] | None) -> ServerSpec | None:
@@ -112,4 +132,6 @@ def server_spec(ns: argparse.Namespace, target: list[str] | None) -> ServerSpec 
     return spec
 
 
-__all__ = ["ServerSpec", "from_config", "parse_env", "parse_headers", "server_spec"]
+__all__ = [
+    "ServerSpec", "file_redactor", "from_config", "parse_env", "parse_headers", "server_spec",
+]

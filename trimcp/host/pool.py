@@ -18,7 +18,9 @@ of its entry: ``configure()`` with a changed entry closes the old connection
 and makes a new slot.  A server's failure stays in its slot (its status says
 why); it never reaches another server or the pool.  Everything the pool learns
 is an event (``status.py``) for ``pool.events()`` subscribers; ``pool.status()``
-is the current truth.
+is the current truth.  A status's ``reason`` and the pool's own log lines are text for
+people: what an entry's ``${VAR}`` expanded to shows there as ``${VAR}``
+(``pool.redactor``, the rule of ``trimcp.config``).
 
 Tool calls (``call_tool``) are never retried blindly: once after the server's
 HTTP session expired (on a fresh session), and once after a transport failure
@@ -51,7 +53,7 @@ from .._sansio.revisions import Era
 from .._trio._groups import collapse
 from .._trio.client import ClientSession
 from .._trio.oauth.auth_cache import AuthNeededCache
-from ..config import ConfigError, McpConfig, ServerConfig
+from ..config import ConfigError, McpConfig, Redactor, ServerConfig
 from .batch import BatchOutcome, Call, run_batch
 from .elicitation import Elicitation
 from .events import EventHub, EventStream
@@ -94,6 +96,13 @@ def _limit(given: int | None, variable: str, default: int, environ: Mapping[str,
         logger.warning("ignoring %s=%r (not a positive integer); using %d", variable, raw, default)
         return default
     return value
+
+
+def _redactor(servers: Servers, entries: Mapping[str, ServerConfig]) -> Redactor:
+    """What hides the values the entries' ``${VAR}``s took (an McpConfig's broken ones' too)."""
+    if isinstance(servers, McpConfig):
+        return servers.redactor()
+    return Redactor().merge(*(Redactor(entry.expanded) for entry in entries.values()))
 
 
 def _entries(servers: Servers) -> tuple[dict[str, ServerConfig], dict[str, ConfigError]]:
@@ -142,6 +151,8 @@ class Pool:
         """Take a new set of servers: new ones are added, removed ones closed, changed ones
         (same name, another entry) closed and added again; unchanged ones keep their session."""
         entries, errors = _entries(servers)
+        # Kept with the old values: a retiring server may still report on its way out.
+        self._ctx.redact = self._ctx.redact.merge(_redactor(servers, entries))
         for name in [n for n in self._slots if n not in entries]:
             self._retire(self._slots.pop(name))
         for name, entry in entries.items():
@@ -155,7 +166,8 @@ class Pool:
             self._ctx.hub.publish(StatusChanged(name, None, slot.status))
         # An entry that cannot be read is a server that failed: the others still connect.
         self._broken = {
-            name: (error, ServerStatus(name, ServerState.FAILED, "unknown", reason=str(error)))
+            name: (error, ServerStatus(name, ServerState.FAILED, "unknown",
+                                       reason=self._ctx.redact(str(error))))
             for name, error in errors.items()
         }
 
@@ -181,6 +193,15 @@ class Pool:
             slot.set_disabled(None if not _disabled_by_config(slot.config) else slot.status.reason)
 
     # ------------------------------------------------------------------ state
+
+    @property
+    def redactor(self) -> Redactor:
+        """Hides what the entries' ``${VAR}``s expanded to (``trimcp.config``): statuses and
+        the pool's log lines are redacted already; apply it to an exception's text before
+        showing it, and add ``redactor.log_filter()`` to a log handler for the lines of
+        the transports, which never see the config.  A redactor is fixed: after
+        ``configure`` brings new values, take the new one (it hides the old values too)."""
+        return self._ctx.redact
 
     @property
     def names(self) -> list[str]:
@@ -230,7 +251,7 @@ class Pool:
             try:
                 await slot.session_now()
             except (TrimcpError, OSError, ValueError) as exc:
-                logger.debug("server %r did not connect: %s", slot.name, exc)
+                logger.debug("server %r did not connect: %s", slot.name, self._ctx.redact(str(exc)))
 
         async with trio.open_nursery() as nursery:
             for slot in list(self._slots.values()):
@@ -337,7 +358,7 @@ class Pool:
         try:
             await self.list_tools(name, refresh=True)
         except (TrimcpError, OSError) as exc:  # that server keeps its cached list, if any
-            logger.warning("server %r: tools/list failed: %s", name, exc)
+            logger.warning("server %r: tools/list failed: %s", name, self._ctx.redact(str(exc)))
 
     def tool(self, full_name: str) -> HostTool:
         """The ``HostTool`` of a model-facing name (``UnknownTool`` when none)."""

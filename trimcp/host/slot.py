@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import logging
 import math
+import traceback
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from typing import Any, Final
@@ -51,7 +52,7 @@ from .._sansio.host.backoff import Backoff
 from .._sansio.revisions import Era
 from .._trio.client import ClientSession, open_client
 from .._trio.oauth.auth_cache import AuthNeededCache
-from ..config import RemoteServerConfig, ServerConfig, StdioServerConfig
+from ..config import Redactor, RemoteServerConfig, ServerConfig, StdioServerConfig
 from .events import EventHub
 from .status import (
     ServerNotification,
@@ -101,6 +102,9 @@ class SlotContext:
     auth_cache: AuthNeededCache | None
     #: ``open_client`` keywords for one server (the pool's defaults with its overrides).
     client_options: Callable[[ServerConfig], dict[str, Any]]
+    #: Hides what the entries' ``${VAR}``s expanded to in statuses and the pool's log lines
+    #: (``trimcp.config``): the pool's text reaches people.
+    redact: Redactor = attrs.field(factory=Redactor)
 
 
 def transport_of(config: ServerConfig) -> str:
@@ -149,6 +153,10 @@ class ServerSlot:
         old, self.status = self.status, attrs.evolve(self.status, **changes)
         if old != self.status:
             self.ctx.hub.publish(StatusChanged(self.name, old, self.status))
+
+    def _text(self, exc: BaseException) -> str:
+        """An exception's text as the pool shows it (statuses, log lines): redacted."""
+        return self.ctx.redact(str(exc))
 
     @property
     def remote_url(self) -> str | None:
@@ -237,13 +245,16 @@ class ServerSlot:
                     started_at = trio.current_time()
                     attempt.session = self.session = session
                     await self._serve(session, attempt.connected)
-        except Exception as exc:  # one server's failure never reaches the pool's nursery
-            logger.warning("server %r: %s", self.name, exc)
-            logger.debug("server %r failed", self.name, exc_info=True)
+        except Exception as exc:  # noqa: BLE001 - one server's failure never leaves its slot
+            logger.warning("server %r: %s", self.name, self._text(exc))
+            if logger.isEnabledFor(logging.DEBUG):
+                # Formatted here, not by the handler: the traceback quotes the exception too.
+                trace = "".join(traceback.format_exception(exc))
+                logger.debug("server %r failed:\n%s", self.name, self.ctx.redact(trace).rstrip())
             attempt.error = exc
             if attempt.session is None:
                 self._streak += 1
-                self._set(state=ServerState.FAILED, reason=str(exc), failures=self._streak)
+                self._set(state=ServerState.FAILED, reason=self._text(exc), failures=self._streak)
         finally:
             session = attempt.session
             self.session = None
@@ -264,7 +275,7 @@ class ServerSlot:
                 elif attempt.scope.cancel_called:
                     self._set(state=ServerState.PENDING, reason=None, revision=None)
                 else:
-                    reason = str(closed) if closed is not None else "session closed"
+                    reason = self._text(closed) if closed is not None else "session closed"
                     self._set(state=ServerState.FAILED, reason=reason, revision=None, failures=self._streak)
             elif self.status.state is ServerState.CONNECTING:
                 self._set(state=ServerState.PENDING, reason=None)  # cancelled while connecting
@@ -297,12 +308,12 @@ class ServerSlot:
             except AuthError as exc:
                 if url is not None and self.ctx.auth_cache is not None:
                     await self.ctx.auth_cache.mark(url)
-                self._unavailable(attempt, ServerState.NEEDS_AUTH, str(exc), cause=exc)
+                self._unavailable(attempt, ServerState.NEEDS_AUTH, self._text(exc), cause=exc)
                 return None
             except Exception as exc:  # noqa: BLE001 - any way a connect fails is this server's status
                 self._streak += 1
                 attempt.error = exc
-                self._set(state=ServerState.FAILED, reason=str(exc), failures=self._streak)
+                self._set(state=ServerState.FAILED, reason=self._text(exc), failures=self._streak)
                 return None
             # Listing and restoring is part of the connect: it stays under the limit, so a
             # "connecting" status always holds a place and "connected" is ready for use.
@@ -335,14 +346,15 @@ class ServerSlot:
                 for uri in sorted(self.resource_uris):
                     await session.subscribe_resource(uri)
             except (McpError, RemoteProtocolError) as exc:
-                logger.warning("server %r: could not restore its subscriptions: %s", self.name, exc)
+                logger.warning("server %r: could not restore its subscriptions: %s", self.name,
+                               self._text(exc))
         if "tools" not in session.server_capabilities:
             return None
         try:
             tools = tuple(await session.list_tools())
         except (McpError, RemoteProtocolError) as exc:
             # A server whose tools/list fails is still connected: its other features may work.
-            logger.warning("server %r: tools/list failed: %s", self.name, exc)
+            logger.warning("server %r: tools/list failed: %s", self.name, self._text(exc))
             return None
         self.lists["tools"] = tools
         return tools
@@ -392,7 +404,8 @@ class ServerSlot:
                         pass  # each one also reaches _on_notification, as every notification does
             except TrimcpError as exc:
                 if not session.is_closed:
-                    logger.warning("server %r: subscriptions/listen failed: %s", self.name, exc)
+                    logger.warning("server %r: subscriptions/listen failed: %s", self.name,
+                                   self._text(exc))
             finally:
                 ready.set()
 
@@ -405,7 +418,8 @@ class ServerSlot:
                 try:
                     tools = tuple(await session.list_tools(refresh=True))
                 except TrimcpError as exc:
-                    logger.warning("server %r: tools/list after list_changed failed: %s", self.name, exc)
+                    logger.warning("server %r: tools/list after list_changed failed: %s", self.name,
+                                   self._text(exc))
                 else:
                     self.lists["tools"] = tools
                     self._set(tools=len(tools))

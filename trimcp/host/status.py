@@ -107,7 +107,9 @@ PoolEvent: TypeAlias = StatusChanged | ToolsChanged | ServerNotification
 
 def _canonical(value: Any) -> Any:
     if attrs.has(type(value)):
-        return {f.name: _canonical(getattr(value, f.name)) for f in attrs.fields(type(value))}
+        # What the entry compares by: not how its text was spelt (``expanded``).
+        fields = [f for f in attrs.fields(type(value)) if f.eq]
+        return {f.name: _canonical(getattr(value, f.name)) for f in fields}
     if isinstance(value, Mapping):
         return {str(k): _canonical(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
