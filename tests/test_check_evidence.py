@@ -168,6 +168,18 @@ async def test_check_many_servers_of_a_config(tmp_path: Path) -> None:
     assert parsed["ok"] is False and [s["state"] for s in parsed["servers"]][:3] == ["checked", "checked", "disabled"]
 
 
+async def test_check_many_contains_a_target_the_transport_refuses(tmp_path: Path) -> None:
+    # The WebSocket transport refuses a malformed URL with ValueError when it opens it: one
+    # entry's mistake is that entry's error row, not a traceback ending the whole run.
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"w": {"type": "ws", "url": "ws://127.0.0.1:99999/mcp"}}}))
+    with trio.fail_after(60):
+        rows = await run_check_many(str(config), [], revision=None, request_timeout=5, connect_timeout=5)
+    [row] = rows
+    assert row.state == "error" and "bad port" in row.error
+    assert exit_code(rows, lambda r: not r.ok) == 4
+
+
 async def test_check_many_unknown_name(tmp_path: Path) -> None:
     from trimcp.cli.targets import UsageError
 

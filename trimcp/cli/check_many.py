@@ -119,6 +119,8 @@ async def run_check_many(
                 rows[name] = Row(name, "unreachable", error=redact(" ".join(str(exc).split())))
             except TrimcpError as exc:
                 rows[name] = Row(name, "error", error=redact(f"{type(exc).__name__}: {exc}"))
+            except ValueError as exc:  # a target the transport cannot use (a ws:// URL's bad port)
+                rows[name] = Row(name, "error", error=redact(f"invalid target: {exc}"))
         done += 1
         if progress is not None:
             progress.write(f"trimcp: [{done}/{len(specs)}] {name}: {rows[name].verdict(failed)}\n")
