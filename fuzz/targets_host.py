@@ -23,8 +23,10 @@ Targets and the specifications behind their oracles:
   only from a 200 with a non-empty Bearer ``access_token``; else ``OAuthError``; no
   token in a ``repr`` or an error message.
 * ``uri_template``: RFC 6570 level 1 (``trimcp.server._uritemplate``): a template is
-  compiled or refused with ``ValueError``; what a URI matches expands to a URI that
-  matches again (to the same values when there is one variable).
+  compiled or refused with ``ValueError``; a URI matches, or not, or is refused with
+  ``UnsafeVariable`` exactly when a decoded value is no safe segment (checked here
+  independently); what a URI matches expands to a URI that matches again (to the same
+  values when there is one variable).
 * ``config``: the ``mcpServers`` files (``trimcp.config``): ``ConfigError`` only, and
   every accepted entry well typed.
 * ``elicitation``: form-mode elicitation (spec "Client features / Elicitation",
@@ -56,13 +58,19 @@ from trimcp._sansio.host import forms
 from trimcp._sansio.host.shrink import dumps, shrink_json, shrink_text
 from trimcp._sansio.host.truncation import estimate_tokens, plan_truncation, truncate_result
 from trimcp.host.forms import validate_form_async
-from trimcp.server._uritemplate import UriTemplate
+from trimcp.server._uritemplate import UnsafeVariable, UriTemplate
 
 # ------------------------------------------------------------------ uri_template
 
 
 def _has_surrogate(text: str) -> bool:
     return any("\ud800" <= c <= "\udfff" for c in text)
+
+
+def _unsafe(value: str) -> bool:
+    """The path-safety rule read independently: one segment on POSIX and Windows, no controls."""
+    return ("/" in value or "\\" in value or value == ".."
+            or any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in value))
 
 
 def fuzz_uri_template(data: bytes) -> None:
@@ -78,10 +86,15 @@ def fuzz_uri_template(data: bytes) -> None:
     # Every brace belongs to an expression: none is left once they are taken out.
     assert not re.search(r"[{}]", re.sub(r"\{[^{}]*\}", "", template)), template
     for uri in uris:
-        found = compiled.match(uri)
+        try:
+            found = compiled.match(uri)
+        except UnsafeVariable as exc:
+            assert exc.variable in names and exc.template == template
+            continue
         if found is None:
             continue
         assert list(found) == list(names) and all(isinstance(v, str) and v for v in found.values())
+        assert not any(_unsafe(v) for v in found.values()), (template, uri, found)
         _reexpand(compiled, found)
     # Values of our own (each line a value, surrogates and all) expand to a matching URI.
     values = [u for u in uris if u] or ["x"]
@@ -95,10 +108,17 @@ def _reexpand(compiled: UriTemplate, values: dict[str, str]) -> None:
         # A lone surrogate has no UTF-8 form, so no URI can carry it (noted, not a crash).
         assert any(_has_surrogate(v) for v in values.values())
         return
-    again = compiled.match(uri)
+    try:
+        again = compiled.match(uri)
+    except UnsafeVariable:
+        # One variable: refused exactly when its value is unsafe.  More: a split of the
+        # expansion other than ours can make a '..' of safe values ("a." and ".").
+        assert len(compiled.variables) > 1 or any(_unsafe(v) for v in values.values()), (compiled, values)
+        return
     assert again is not None, (compiled, values, uri)
     if len(compiled.variables) == 1:
         assert again == values, (compiled, values, uri, again)
+        assert not any(_unsafe(v) for v in values.values())
 
 
 # ------------------------------------------------------------------ config

@@ -67,6 +67,12 @@ NASTY: dict[str, list[bytes]] = {
         b"{\xff}", b"{a}\n" + b"%" * 1000, b"{a}\n%zz%41", b"a}b{x}\na}bq", b"{{x}\n{y", b"{a}{b}\n%%%",
         b"{+x}", b"{?q}", b"{a,b}", b"{a}\n\n\n", b"http://x/{id}\nhttp://x/%ff%fe",
         b"{" + b"a" * 5000 + b"}\n" + b"b" * 5000, b"{a}" * 100 + b"\n" + b"x" * 100,
+        b"f:///d/{n}\n..%2F..%2Fetc%2Fh\n%2Fetc\na%00b\n%2e%2E\n..%5Cx\n%C2%85\n..\n.\n...",
+        b"x://{a}{b}{c}{d}/z\n" + b"x://" + b"a" * 20_000 + b"/y", b"{a}{b}\na.\n.",
+    ],
+    "url_policy": [
+        b"\x00" * 64, b"\xff" * 64, bytes(range(64)) * 4, b"\x01\x02" * 500, b"\x07" + b"%" * 2000,
+        b"\x03" + b"\x05\x1a\x02" * 50, b"\x08" + b"\xff\x00" * 300,
     ],
     "config": [
         b'\xef\xbb\xbf{"mcpServers":{}}',

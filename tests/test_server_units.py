@@ -12,7 +12,7 @@ from trimcp.server import Context, Server, _compat, content
 from trimcp.server import _validate as v
 from trimcp.server._pagination import decode_cursor, encode_cursor, paginate
 from trimcp.server._registry import schema_from_signature, type_schema
-from trimcp.server._uritemplate import UriTemplate
+from trimcp.server._uritemplate import UnsafeVariable, UriTemplate
 from trimcp.server.handlers import _not_found
 
 # ---------------------------------------------------------------- validation
@@ -71,13 +71,15 @@ def test_uri_template_matching() -> None:
     t = UriTemplate("test://template/{id}/data")
     assert t.variables == ("id",)
     assert t.match("test://template/123/data") == {"id": "123"}
-    assert t.match("test://template/a%2Fb/data") == {"id": "a/b"}
+    with pytest.raises(UnsafeVariable, match="'id'"):  # an encoded '/' would leave the segment
+        t.match("test://template/a%2Fb/data")
     assert t.match("test://template/a/b/data") is None
     assert t.match("test://template//data") is None
     assert t.match("test://template/1/data/x") is None
     two = UriTemplate("db://{table}/{row}.json")
     assert two.match("db://users/7.json") == {"table": "users", "row": "7"}
     assert two.expand(table="a b", row="1/2") == "db://a%20b/1%2F2.json"
+    assert two.match("db://a%20b/%C3%BC.json") == {"table": "a b", "row": "ü"}
     assert UriTemplate("x://{a}").match(UriTemplate("x://{a}").expand(a="ü?&")) == {"a": "ü?&"}
 
 

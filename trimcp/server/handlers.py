@@ -17,7 +17,9 @@ and let the driver answer with an error":
   ``Exception`` and propagates: that is how a cancelled call stops;
 * ``resources/read`` of an unknown URI (or ``ResourceNotFound`` from a reader)
   is -32002 in the handshake era and -32602 from 2026-07-28, with the URI in
-  ``data``;
+  ``data``; a URI that fits a resource template but whose variable decodes to
+  a path, ``..`` or a control character (``_uritemplate``) is -32602 before
+  any handler runs, unless a later template takes it safely;
 * ``completion/complete`` caps ``values`` at 100 and reports ``total`` and
   ``hasMore``; an argument with no registered completer completes to nothing.
 
@@ -51,6 +53,7 @@ from . import content
 from ._errors import ResourceNotFound
 from ._pagination import paginate
 from ._registry import Handler, call
+from ._uritemplate import UnsafeVariable
 from ._validate import validate
 from .context import Context
 from .definition import Server
@@ -209,11 +212,18 @@ async def _read(server: Server, ctx: Context, uri: str) -> list[dict[str, Any]]:
     static = server.resources.get(uri)
     if static is not None:
         return content.resource_contents(uri, await call(static.fn, ctx), static.mime_type)
+    refused: UnsafeVariable | None = None
     for template in server.resource_templates.values():
-        variables = template.template.match(uri)
+        try:
+            variables = template.template.match(uri)
+        except UnsafeVariable as exc:
+            refused = refused or exc  # a later template may still take the URI safely
+            continue
         if variables is not None:
             value = await call(template.fn, ctx, **variables)
             return content.resource_contents(uri, value, template.mime_type)
+    if refused is not None:
+        raise _invalid(f"Refused resource URI: {refused}", {"variable": refused.variable})
     raise ResourceNotFound(uri)
 
 
