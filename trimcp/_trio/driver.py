@@ -240,6 +240,12 @@ class SessionDriver:
     def is_closed(self) -> bool:
         return self._closed.is_set()
 
+    @property
+    def busy(self) -> bool:
+        """Whether a request is outstanding either way: a peer's request still being served
+        (a slow tool, one waiting for sampling), or one of ours waiting for its answer."""
+        return bool(self.request_slots.serving or self._waiters)
+
     async def wait_closed(self) -> BaseException:
         """Wait until the session has ended; return why (``closed_error``)."""
         await self._closed.wait()

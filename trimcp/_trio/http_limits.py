@@ -37,6 +37,7 @@ import trio
 
 __all__ = ["OVERLOAD_RESPONSE", "BodyBudget", "ConnectionLimit", "linger"]
 
+_OVERLOAD_BODY = b"Service Unavailable: too many connections\n"
 #: What a connection over the cap gets (RFC 9110 section 15.6.4).
 OVERLOAD_RESPONSE = (
     b"HTTP/1.1 503 Service Unavailable\r\n"
@@ -44,10 +45,10 @@ OVERLOAD_RESPONSE = (
     b"connection: close\r\n"
     b"retry-after: 1\r\n"
     b"content-type: text/plain; charset=utf-8\r\n"
-    b"content-length: 41\r\n"
+    b"content-length: %d\r\n"
     b"\r\n"
-    b"Service Unavailable: too many connections\n"
-)
+    b"%s"
+) % (len(_OVERLOAD_BODY), _OVERLOAD_BODY)
 _LINGER_SECONDS = 1.0
 _LINGER_BYTES = 256 * 1024
 

@@ -14,8 +14,10 @@ conformance suite's launcher) can read it.
 The spec advises local servers to bind to 127.0.0.1 only; a host that is not
 a loopback address is refused unless ``--allow-remote`` is given (then the
 ``Host`` header check is off, the ``Origin`` check keeps allowing only local
-origins).  The HTTP limits (``serve_http``'s keyword arguments) have flags of
-their own; a bad value is an argparse usage error.  Nothing here imports h11 or trio-websocket until a server starts.
+origins).  The limits (``serve_http``'s and ``serve_websocket``'s keyword
+arguments) have flags of their own, one flag for a limit both servers keep
+(``--header-timeout``, ``--idle-timeout``, ``--max-connections``); a bad value
+is an argparse usage error.  Nothing here imports h11 or trio-websocket until a server starts.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ import trio
 from ..server import is_loopback
 
 EXIT_OK, EXIT_USAGE = 0, 1
+#: ``serve_websocket``'s own default (not imported: that would import trio-websocket).
+DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,22 +62,25 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--page-size", type=int, default=5, help="items per */list page (0: no pagination)"
     )
-    limits = parser.add_argument_group("HTTP limits (--http / --sse)")
-    limits.add_argument(
+    shared = parser.add_argument_group("limits (--http, --sse and --ws)")
+    shared.add_argument(
         "--header-timeout", type=_seconds, default=10.0, metavar="S",
-        help="seconds for a whole request head to arrive (default 10)",
+        help="seconds for a whole request head, or a whole WebSocket upgrade, to arrive (default 10)",
     )
+    shared.add_argument(
+        "--idle-timeout", type=_seconds, default=3600.0, metavar="S",
+        help="seconds before an idle session is closed; a WebSocket connection is its session, "
+        "closed (1001) after this long with no message either way and no request outstanding "
+        "(default 3600)",
+    )
+    shared.add_argument(
+        "--max-connections", type=_count, default=1000, metavar="N",
+        help="open connections at most; more get 503 (default 1000)",
+    )
+    limits = parser.add_argument_group("HTTP limits (--http / --sse)")
     limits.add_argument(
         "--connection-idle-timeout", type=_seconds, default=60.0, metavar="S",
         help="seconds a keep-alive connection may wait for its next request (default 60)",
-    )
-    limits.add_argument(
-        "--idle-timeout", type=_seconds, default=3600.0, metavar="S",
-        help="seconds before an idle session is closed (default 3600)",
-    )
-    limits.add_argument(
-        "--max-connections", type=_count, default=1000, metavar="N",
-        help="open connections at most; more get 503 (default 1000)",
     )
     limits.add_argument(
         "--max-sessions", type=_count, default=10_000, metavar="N",
@@ -86,6 +93,12 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     limits.add_argument(
         "--max-body-budget", type=parse_size, default=None, metavar="BYTES",
         help="request bodies held at once across connections (default 4 x --max-body)",
+    )
+    ws_limits = parser.add_argument_group("WebSocket limits (--ws)")
+    ws_limits.add_argument(
+        "--max-message", type=parse_size, default=DEFAULT_MAX_MESSAGE_SIZE, metavar="BYTES",
+        help="largest incoming message, e.g. 1048576, 512K, 16M; a larger one closes the "
+        f"connection (1009) (default {DEFAULT_MAX_MESSAGE_SIZE // (1024 * 1024)}M)",
     )
 
 
@@ -139,6 +152,16 @@ def limit_options(ns: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def ws_limit_options(ns: argparse.Namespace) -> dict[str, Any]:
+    """The ``serve_websocket`` keyword arguments the limit flags give."""
+    return {
+        "handshake_timeout": ns.header_timeout,
+        "session_idle_timeout": ns.idle_timeout,
+        "max_connections": ns.max_connections,
+        "max_message_size": ns.max_message,
+    }
+
+
 def parse_listen(text: str) -> tuple[str, int]:
     """``HOST:PORT``, ``[::1]:PORT``, ``:PORT`` or ``PORT`` -> ``(host, port)``; host defaults to 127.0.0.1."""
     host, sep, port_text = text.rpartition(":")
@@ -170,7 +193,9 @@ async def _serve(ns: argparse.Namespace, host: str, port: int) -> None:
         if ns.ws:
             from ..server import serve_websocket
 
-            listener = await nursery.start(partial(serve_websocket, server, host, port))
+            listener = await nursery.start(
+                partial(serve_websocket, server, host, port, **ws_limit_options(ns))
+            )
             _announce("WebSocket", listener.url)
             return
         from ..server import serve_http
@@ -234,4 +259,7 @@ def _first(group: BaseExceptionGroup[OSError]) -> OSError:
     return _first(leaf) if isinstance(leaf, BaseExceptionGroup) else leaf
 
 
-__all__ = ["add_serve_arguments", "limit_options", "parse_listen", "parse_size", "run_serve"]
+__all__ = [
+    "add_serve_arguments", "limit_options", "parse_listen", "parse_size", "run_serve",
+    "ws_limit_options",
+]

@@ -151,6 +151,8 @@ class WebSocketStream:
         self._closed = trio.Event()
         #: Why this side gave up on the connection (a protocol error, a torn frame), if it did.
         self._failure: TrimcpError | None = None
+        #: When a message last went either way (``trio.current_time()``; the server's idle timer).
+        self.last_activity = trio.current_time()
 
     def describe(self) -> str:
         return f"WebSocket {self.name}"
@@ -188,9 +190,11 @@ class WebSocketStream:
             # No cancellation may be pending once trio-websocket starts writing: a Cancelled
             # from inside it then means a frame may be torn (see the module docstring).
             await trio.lowlevel.checkpoint_if_cancelled()
+            self.last_activity = trio.current_time()  # and again once sent: a slow write is not idle
             try:
                 with map_websocket_errors(self.describe(), stream=self):
                     await self._ws.send_message(text)
+                self.last_activity = trio.current_time()
             except trio.Cancelled:
                 self._failure = TransportClosed(
                     f"{self.describe()}: a send was cancelled part-way through its frame; "
@@ -206,6 +210,7 @@ class WebSocketStream:
             raise self._dead()
         with map_websocket_errors(self.describe(), stream=self):
             message = await self._ws.get_message()
+        self.last_activity = trio.current_time()
         if isinstance(message, bytes):
             raise await self._fail(
                 RemoteProtocolError(

@@ -5,8 +5,11 @@ Theory of operation
 No MCP revision specifies WebSocket; the framing is that of the official SDKs'
 WebSocket transports (subprotocol ``"mcp"``, one JSON-RPC message per text
 frame), implemented by ``trimcp._trio.transports.websocket``.  This module is the server
-half: trio-websocket's ``serve_websocket`` runs the listeners, and each
-upgrade request is vetted before it is accepted:
+half.  It runs the listeners itself (``trio.serve_listeners``) and hands each
+TCP connection to trio-websocket's ``wrap_server_stream``, rather than using
+trio-websocket's ``serve_websocket``, because the connection cap must act at
+the TCP accept, before any handshake.  Each upgrade request is vetted before
+it is accepted:
 
 * the ``Origin`` header, when present (browsers always send one, other
   clients need not), must be allowed - by default only ``http(s)://`` origins
@@ -20,8 +23,42 @@ server-role ``Connection`` and ``ServerSession``, so broadcasts reach every
 client and one client leaving (or misbehaving) ends only its own session.
 Both eras are served: a handshake-era client runs ``initialize``, a
 2026-07-28 client probes with ``server/discover``.  An exception escaping a
-trio-websocket handler would stop the whole server, so a failing session is
-logged and only its connection closed.
+connection's task would stop the whole server, so a failing session (or
+connection) is logged and only its connection closed.
+
+Limits.  Every peer is a stranger; the defaults are the HTTP server's for the
+same things (``serve_http``), and ``trimcp serve --ws`` sets them with the
+same flags:
+
+* connections (``max_connections``, 1000; ``--max-connections``): counted from
+  the TCP accept by the HTTP server's ``ConnectionLimit``, so a connection still
+  in its handshake holds a slot too.  One over the cap is answered with the
+  ready-made ``503 Service Unavailable`` (``Retry-After: 1``,
+  ``Connection: close``) without its request being read, and closed;
+* the opening handshake (``handshake_timeout``, 10 s; ``--header-timeout``):
+  from the accept until the 101 (or the refusal) is written, TLS included.
+  A client that has not sent a whole upgrade request by then is dropped
+  without an answer, as trio-websocket's own server does.  A rejected client
+  (403, 400) gets a second to read the answer and hang up, then is dropped:
+  trio-websocket would otherwise wait for it to close the socket forever;
+* one message (``max_message_size``, 64 MiB; ``--max-message``): counted by
+  trio-websocket while the message arrives, which closes the connection with
+  1009 "message too big" once it passes the cap (``WebSocketStream`` checks
+  the encoded bytes again).  The head of the upgrade request is bounded by
+  h11 inside wsproto (16 KiB);
+* idleness (``session_idle_timeout``, 3600 s; ``--idle-timeout``): here a
+  connection *is* its session, so the session timeout applies, not the HTTP
+  keep-alive one (closing a WebSocket ends its session; a client may sit
+  quietly for minutes).  A connection is idle while no message goes either
+  way (``WebSocketStream.last_activity``) *and* no request is outstanding
+  (``SessionDriver.busy``: a tool still running, or a request to the client
+  awaiting its answer); a request ends with a message (its answer or a
+  cancellation), which restarts the clock.  Ping and pong frames do not
+  count (trio-websocket answers them below us): a client keeps a quiet
+  session alive with MCP's own ``ping``.  An idle connection is closed with
+  1001 "going away" and reason ``"idle timeout"``: 1000 would say the
+  connection's purpose was fulfilled, which is the client's call; 1001 says
+  this end is leaving, as at shutdown, and a client may reconnect.
 
 Shutdown (cancellation): the listeners close first, then every open
 connection is closed with 1001 "going away", then what is left of the
@@ -52,11 +89,18 @@ import trio
 import trio_websocket
 
 from ..._errors import ConnectError
+from ..._trio.driver import SessionDriver
+from ..._trio.http_limits import ConnectionLimit
 from ..._trio.transports.websocket import (
-    DEFAULT_MAX_MESSAGE_SIZE, GOING_AWAY, SUBPROTOCOL, WebSocketStream, map_websocket_errors,
+    DEFAULT_MAX_MESSAGE_SIZE,
+    GOING_AWAY,
+    SUBPROTOCOL,
+    WebSocketStream,
+    map_websocket_errors,
 )
 from ..definition import Server
 from ..serve import serve_stream
+from ..server_session import ServerSession
 
 __all__ = [
     "WebSocketListener",
@@ -70,6 +114,14 @@ logger = logging.getLogger("trimcp.websocket")
 
 #: Host names whose origins are allowed by default.
 LOCAL_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "::1"})
+#: The defaults of the limits, those of the HTTP server (``serve_http``) for the same things.
+DEFAULT_MAX_CONNECTIONS: Final = 1000
+DEFAULT_HANDSHAKE_TIMEOUT: Final = 10.0
+DEFAULT_SESSION_IDLE_TIMEOUT: Final = 3600.0
+#: The close reason sent with 1001 to a connection that stayed idle too long.
+IDLE_REASON: Final = "idle timeout"
+#: How long a rejected upgrade may wait for the client to hang up after reading the answer.
+_REJECT_LINGER: Final = 1.0
 
 
 @attrs.frozen
@@ -150,16 +202,19 @@ async def serve_websocket_streams(
     *,
     allowed_origins: Collection[str] | None = None,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    max_connections: int | None = DEFAULT_MAX_CONNECTIONS,
     ssl_context: ssl.SSLContext | None = None,
-    handshake_timeout: float = 10.0,
+    handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT,
     disconnect_timeout: float = 5.0,
     task_status: trio.TaskStatus[WebSocketListener] = trio.TASK_STATUS_IGNORED,
 ) -> NoReturn:
     """Accept MCP WebSocket connections and run ``handler(stream)`` for each, until cancelled.
 
     The general form of ``serve_websocket``: the stream is closed when the
-    handler returns, and an exception from the handler is logged.
+    handler returns, and an exception from the handler is logged.  Idleness is
+    the handler's business (``serve_websocket`` times sessions out).
     """
+    limit = ConnectionLimit(max_connections)
     live: set[WebSocketStream] = set()
     shelter = trio.CancelScope(shield=True)  # see the module docstring
 
@@ -169,49 +224,86 @@ async def serve_websocket_streams(
                 task_status.started(connections)
                 await trio.sleep_forever()
 
-    async def on_request(request: trio_websocket.WebSocketRequest) -> None:
-        name = _peer_name(request)
-        try:
-            with map_websocket_errors(f"WebSocket {name}"):
-                ws = await _vet(request, name, allowed_origins)
-        except ConnectError as exc:
-            logger.debug("WebSocket %s went away during the handshake: %s", name, exc)
-            return
-        if ws is None:
-            return
-        stream = WebSocketStream(
-            ws, name=name, max_message_size=max_message_size, disconnect_timeout=disconnect_timeout
-        )
-        live.add(stream)
-        try:
-            await handler(stream)
-        except Exception:
-            logger.exception("WebSocket session with %s failed", name)
-        finally:
-            live.discard(stream)
-            await stream.aclose()
+    async def upgrade(
+        reader: trio.Nursery, tcp: trio.abc.Stream
+    ) -> tuple[trio_websocket.WebSocketConnection, str] | None:
+        """The opening handshake, all of it within ``handshake_timeout``; ``None``: not accepted
+        (and ``reader``, where trio-websocket's reader task runs, told when to stop)."""
+        with trio.move_on_after(handshake_timeout):
+            request = await trio_websocket.wrap_server_stream(
+                reader, tcp, max_message_size=max_message_size
+            )
+            name = _peer_name(request)
+            try:
+                with map_websocket_errors(f"WebSocket {name}"):
+                    ws = await _vet(request, name, allowed_origins)
+            except ConnectError as exc:
+                logger.debug("WebSocket %s went away during the handshake: %s", name, exc)
+                reader.cancel_scope.cancel()
+                return None
+            if ws is None:  # rejected: give the client a moment to read the answer and hang up
+                reader.cancel_scope.deadline = trio.current_time() + _REJECT_LINGER
+                return None
+            return ws, name
+        logger.info("WebSocket: no upgrade request within %g s; connection dropped", handshake_timeout)
+        reader.cancel_scope.cancel()
+        return None
 
+    async def serve_connection(tcp: trio.abc.Stream) -> None:
+        try:
+            async with trio.open_nursery() as reader:
+                accepted = await upgrade(reader, tcp)
+                if accepted is None:
+                    return
+                ws, name = accepted
+                stream = WebSocketStream(
+                    ws,
+                    name=name,
+                    max_message_size=max_message_size,
+                    disconnect_timeout=disconnect_timeout,
+                )
+                live.add(stream)
+                try:
+                    await handler(stream)
+                except Exception:
+                    logger.exception("WebSocket session with %s failed", stream.name)
+                finally:
+                    live.discard(stream)
+                    await stream.aclose()  # the closing handshake is over (or timed out)
+                    reader.cancel_scope.cancel()
+        finally:
+            await trio.aclose_forcefully(tcp)
+
+    async def on_connection(tcp: trio.abc.Stream) -> None:
+        # Counted from the TCP accept, as the HTTP server does: a connection still in its
+        # handshake holds a slot too, and one over the cap costs no parsing at all.
+        if not limit.try_enter():
+            logger.debug("WebSocket: %d connections open; one more refused (503)", limit.open)
+            await limit.refuse(tcp)
+            return
+        try:
+            await serve_connection(tcp)
+        except Exception:  # e.g. trio-websocket's reader failing: end this connection only
+            logger.exception("WebSocket connection failed")
+        finally:
+            limit.leave()
+
+    listeners: list[trio.SocketListener | trio.SSLListener[trio.SocketStream]] = []
+    if ssl_context is None:
+        listeners.extend(await trio.open_tcp_listeners(port, host=host))
+    else:
+        listeners.extend(
+            await trio.open_ssl_over_tcp_listeners(
+                port, ssl_context, host=host, https_compatible=True
+            )
+        )
     async with trio.open_nursery() as nursery:
         connections = await nursery.start(host_connections)
         try:
-            server = await nursery.start(
-                partial(
-                    trio_websocket.serve_websocket,
-                    on_request,
-                    host,
-                    port,
-                    ssl_context,
-                    handler_nursery=connections,
-                    max_message_size=max_message_size,
-                    connect_timeout=handshake_timeout,
-                    disconnect_timeout=disconnect_timeout,
-                )
+            await nursery.start(
+                partial(trio.serve_listeners, on_connection, listeners, handler_nursery=connections)
             )
-            addresses = tuple(
-                (str(e.address), e.port)
-                for e in server.listeners
-                if isinstance(e, trio_websocket.Endpoint)
-            )
+            addresses = tuple(_bound(listener) for listener in listeners)
             task_status.started(WebSocketListener(addresses, secure=ssl_context is not None))
             await trio.sleep_forever()
         finally:
@@ -224,6 +316,31 @@ async def serve_websocket_streams(
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+def _bound(listener: trio.SocketListener | trio.SSLListener[trio.SocketStream]) -> tuple[str, int]:
+    inner = listener.transport_listener if isinstance(listener, trio.SSLListener) else listener
+    assert isinstance(inner, trio.SocketListener)
+    address, port = inner.socket.getsockname()[:2]
+    return str(address), int(port)
+
+
+async def _close_when_idle(stream: WebSocketStream, driver: SessionDriver, timeout: float) -> None:
+    """Close ``stream`` with 1001 once no message went either way for ``timeout`` seconds
+    while no request was outstanding (see the module docstring)."""
+    deadline = stream.last_activity + timeout
+    while True:
+        await trio.sleep_until(deadline)
+        now = trio.current_time()
+        if driver.busy:
+            # A request ends with a message (its answer, or a cancellation), which restarts the clock.
+            deadline = now + timeout
+            continue
+        deadline = stream.last_activity + timeout
+        if deadline <= now:
+            break
+    logger.info("WebSocket %s: idle for %g s; closing it", stream.name, timeout)
+    await stream.close(GOING_AWAY, IDLE_REASON)
+
+
 async def serve_websocket(
     server: Server,
     host: str | None = "127.0.0.1",
@@ -231,8 +348,10 @@ async def serve_websocket(
     *,
     allowed_origins: Collection[str] | None = None,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    max_connections: int | None = DEFAULT_MAX_CONNECTIONS,
+    session_idle_timeout: float | None = DEFAULT_SESSION_IDLE_TIMEOUT,
     ssl_context: ssl.SSLContext | None = None,
-    handshake_timeout: float = 10.0,
+    handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT,
     disconnect_timeout: float = 5.0,
     task_status: trio.TaskStatus[WebSocketListener] = trio.TASK_STATUS_IGNORED,
 ) -> NoReturn:
@@ -241,14 +360,32 @@ async def serve_websocket(
     ``allowed_origins`` lists the browser origins allowed to connect
     (``None``: localhost origins only; ``["*"]``: any); requests without an
     ``Origin`` header (non-browser clients) are always allowed.
-    ``max_message_size`` caps one incoming message in bytes; ``ssl_context``
-    (a server context with its certificate loaded) makes it ``wss://``;
-    ``handshake_timeout`` bounds a client's upgrade request and
-    ``disconnect_timeout`` a closing handshake.
+    ``max_message_size`` caps one incoming message in bytes (over it: close
+    1009); ``max_connections`` caps the open connections (more get HTTP 503;
+    ``None``: no cap); ``session_idle_timeout`` closes (1001) a connection
+    with no message either way and no request outstanding for that many
+    seconds (``None``: never); ``ssl_context`` (a server context with its
+    certificate loaded) makes it ``wss://``; ``handshake_timeout`` bounds a
+    client's whole upgrade, from the TCP accept, and ``disconnect_timeout`` a
+    closing handshake.
     """
+    if session_idle_timeout is not None and not session_idle_timeout > 0:
+        raise ValueError("session_idle_timeout must be positive (or None)")
 
     async def session(stream: WebSocketStream) -> None:
-        await serve_stream(server, stream)
+        if session_idle_timeout is None:
+            await serve_stream(server, stream)
+            return
+        async with trio.open_nursery() as nursery:
+
+            async def run(*, task_status: trio.TaskStatus[ServerSession]) -> None:
+                try:
+                    await serve_stream(server, stream, task_status=task_status)
+                finally:
+                    nursery.cancel_scope.cancel()  # the session is over: so is its idle timer
+
+            served = await nursery.start(run)
+            await _close_when_idle(stream, served.driver, session_idle_timeout)
 
     async with server.tasks.hosting():  # ext-tasks runs outlive the connection that started them
         await serve_websocket_streams(
@@ -257,6 +394,7 @@ async def serve_websocket(
             port,
             allowed_origins=allowed_origins,
             max_message_size=max_message_size,
+            max_connections=max_connections,
             ssl_context=ssl_context,
             handshake_timeout=handshake_timeout,
             disconnect_timeout=disconnect_timeout,
