@@ -17,16 +17,26 @@ size and time); these two objects bound what many connections take together.
   ``h11_server`` uses too after an error that closes).  The drain is
   bounded in time and bytes, and only ``max_lingering`` refused connections
   linger at once; past that they are closed at once.
-* ``BodyBudget`` is the one memory budget that request bodies share.  A body
-  reserves what it will cost (``h11_server.BODY_COPIES`` times its
-  ``Content-Length``, for its bytes and the text parsed from them; a chunked
-  one the cost of its cap, trimmed to what it turned out to be) before a
-  byte of it is read, and gives it back once its request has been served.
-  A reservation larger than the whole budget takes the whole budget, so one
-  body of ``max_body`` always gets in.  A reservation that does not fit waits, in FIFO
+* ``BodyBudget`` is the one memory budget that request bodies share, in
+  bytes of memory, not of bodies.  Before a byte of a body is read it
+  reserves ``h11_server.BODY_COPIES`` (3) times its ``Content-Length`` (a
+  chunked one: of its cap): what parsing the cheapest JSON text takes, its
+  bytes, the decoded str and the strings parsed from it.  Once read, it
+  settles on what parsing it will really take (``jsonrpc.parse_cost``, an
+  upper bound from a scan of the bytes: wider characters make the text and
+  strings 2 or 4 bytes a character, every JSON value an object of its own,
+  up to 24 times the size for ``[{},{},...]``), giving back the difference
+  or taking the rest *ahead* of the waiting bodies (``first``): behind them
+  it would wait for them while they wait for what it holds.  A body whose
+  cost exceeds the whole budget is refused with 413, on its length or once
+  read (the HTTP app requires a budget of at least 3 ``max_body``, so every
+  ASCII body of ``max_body`` fits).  It gives what it holds back once its
+  request has been served.  A reservation that does not fit waits, in FIFO
   order so a big body is not starved by small ones, bounded by the caller's
-  deadline (the server then answers 503).  Reserving and releasing are O(1)
-  apart from waking the waiters that now fit.
+  deadline (the server then answers 503; two read bodies that each wait for
+  more than the other leaves wait until then).  A reservation larger than
+  the whole budget is clamped to it.  Reserving and releasing are O(1) apart
+  from waking the waiters that now fit.
 """
 
 from __future__ import annotations
@@ -124,23 +134,31 @@ class BodyBudget:
         self.peak = 0
         self._waiters: deque[_Waiter] = deque()
 
-    def try_reserve(self, amount: int) -> bool:
-        """Take ``amount`` bytes now if they fit and nobody waits (no scheduler pass)."""
+    def try_reserve(self, amount: int, *, first: bool = False) -> bool:
+        """Take ``amount`` bytes now if they fit and nobody waits (no scheduler pass);
+        ``first``: whoever waits (see ``reserve``)."""
         amount = min(amount, self.capacity)
-        if self._waiters or self.used + amount > self.capacity:
+        if (self._waiters and not first) or self.used + amount > self.capacity:
             return False
         self._take(amount)
         return True
 
-    async def reserve(self, amount: int) -> None:
-        """Take ``amount`` bytes, waiting (FIFO) until they fit; cancel to give up."""
+    async def reserve(self, amount: int, *, first: bool = False) -> None:
+        """Take ``amount`` bytes, waiting (FIFO) until they fit; cancel to give up.
+
+        ``first``: ahead of those who wait, for a holder that needs more (a body read,
+        settling on its cost): queued behind bodies that wait for room to begin, it would
+        wait for them while they wait for what it holds."""
         amount = min(amount, self.capacity)
-        if not self._waiters and self.used + amount <= self.capacity:
+        if (first or not self._waiters) and self.used + amount <= self.capacity:
             self._take(amount)
             await trio.lowlevel.checkpoint()
             return
         waiter = _Waiter(amount)
-        self._waiters.append(waiter)
+        if first:
+            self._waiters.appendleft(waiter)
+        else:
+            self._waiters.append(waiter)
         try:
             await waiter.event.wait()
         except BaseException:

@@ -27,6 +27,7 @@ from typing import Any
 
 import trio
 
+from .._sansio.jsonrpc import PARSE_COPIES
 from ..server import is_loopback
 
 EXIT_OK, EXIT_USAGE = 0, 1
@@ -85,7 +86,8 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     )
     limits.add_argument(
         "--max-body-budget", type=parse_size, default=None, metavar="BYTES",
-        help="request bodies held at once across connections (default 4 x --max-body)",
+        help="memory request bodies take at once across connections, each counting what "
+        "parsing it takes, 3 x its size or more (default 4 x --max-body; at least 3 x)",
     )
 
 
@@ -201,9 +203,10 @@ def run_serve(ns: argparse.Namespace) -> int:
         sys.stderr.write(f"trimcp: {exc}\n")
         return EXIT_USAGE
     budget = ns.max_body_budget
-    if budget is not None and budget < ns.max_body:
+    if budget is not None and budget < PARSE_COPIES * ns.max_body:
         sys.stderr.write(
-            f"trimcp: --max-body-budget ({budget}) must hold one body of --max-body ({ns.max_body})\n"
+            f"trimcp: --max-body-budget ({budget}) must hold one body of --max-body "
+            f"({ns.max_body}) as it is parsed: {PARSE_COPIES} x its size\n"
         )
         return EXIT_USAGE
     if not is_loopback(host) and not ns.allow_remote:
