@@ -289,13 +289,12 @@ class H11Stream:
         except _TooSlow:
             return self.error(408, "Request Timeout: the body took too long")
 
-    async def _reserve(self, amount: int, deadline: float, *, first: bool = False) -> bool:
-        """Add ``amount`` to what this body holds, waiting until ``deadline`` for room
-        (``first``: ahead of the bodies that wait to begin, ``BodyBudget.reserve``)."""
+    async def _reserve(self, amount: int, deadline: float) -> bool:
+        """Add ``amount`` to what this body holds, waiting until ``deadline`` for room."""
         assert self.budget is not None
-        if not self.budget.try_reserve(amount, first=first):  # the common case takes no pass
+        if not self.budget.try_reserve(amount):  # the common case takes no pass
             with trio.move_on_at(deadline):
-                await self.budget.reserve(amount, first=first)
+                await self.budget.reserve(amount)
                 self.held += amount
                 return True
             return False
@@ -304,8 +303,8 @@ class H11Stream:
 
     async def _settle(self, body: bytes, deadline: float) -> HttpError | None:
         """Hold what the body read costs (``body_cost``): give back what the reservation
-        counted too much, or take the rest, within the body's deadline (503 without room;
-        413 when it is more than the whole budget, which it never fits)."""
+        counted too much, or take the rest (``BodyBudget.top_up``) within the body's
+        deadline (503 without room; 413 when it is more than the whole budget)."""
         if self.budget is None or not body:
             return None
         need = self.body_cost(body)
@@ -314,8 +313,13 @@ class H11Stream:
         if need < self.held:
             self.budget.release(self.held - need)
             self.held = need
-        elif need > self.held and not await self._reserve(need - self.held, deadline, first=True):
-            return self._no_room()
+        elif need > self.held:
+            granted = False
+            with trio.move_on_at(deadline):
+                granted = await self.budget.top_up(need - self.held)
+            if not granted:
+                return self._no_room()
+            self.held = need
         return None
 
     def _no_room(self) -> HttpError:

@@ -26,15 +26,18 @@ size and time); these two objects bound what many connections take together.
   upper bound from a scan of the bytes: wider characters make the text and
   strings 2 or 4 bytes a character, every JSON value an object of its own,
   up to 24 times the size for ``[{},{},...]``), giving back the difference
-  or taking the rest *ahead* of the waiting bodies (``first``): behind them
-  it would wait for them while they wait for what it holds.  A body whose
+  or taking the rest (``top_up``) *ahead* of the waiting bodies: behind them
+  it would wait for them while they wait for what it holds.  Only one body
+  at a time waits so (two that each wait for what the other holds would
+  wait forever): a second one that does not fit at once is answered 503.
+  The one that waits is granted once the bodies being read or served have
+  given their share back.  A body whose
   cost exceeds the whole budget is refused with 413, on its length or once
   read (the HTTP app requires a budget of at least 3 ``max_body``, so every
   ASCII body of ``max_body`` fits).  It gives what it holds back once its
   request has been served.  A reservation that does not fit waits, in FIFO
   order so a big body is not starved by small ones, bounded by the caller's
-  deadline (the server then answers 503; two read bodies that each wait for
-  more than the other leaves wait until then).  A reservation larger than
+  deadline (the server then answers 503).  A reservation larger than
   the whole budget is clamped to it.  Reserving and releasing are O(1) apart
   from waking the waiters that now fit.
 """
@@ -133,28 +136,48 @@ class BodyBudget:
         #: Highest ``used`` seen (for tests and benchmarks).
         self.peak = 0
         self._waiters: deque[_Waiter] = deque()
+        #: Whether a holder waits in ``top_up`` (one at a time).
+        self._topping_up = False
 
-    def try_reserve(self, amount: int, *, first: bool = False) -> bool:
-        """Take ``amount`` bytes now if they fit and nobody waits (no scheduler pass);
-        ``first``: whoever waits (see ``reserve``)."""
+    def try_reserve(self, amount: int) -> bool:
+        """Take ``amount`` bytes now if they fit and nobody waits (no scheduler pass)."""
         amount = min(amount, self.capacity)
-        if (self._waiters and not first) or self.used + amount > self.capacity:
+        if self._waiters or self.used + amount > self.capacity:
             return False
         self._take(amount)
         return True
 
-    async def reserve(self, amount: int, *, first: bool = False) -> None:
-        """Take ``amount`` bytes, waiting (FIFO) until they fit; cancel to give up.
-
-        ``first``: ahead of those who wait, for a holder that needs more (a body read,
-        settling on its cost): queued behind bodies that wait for room to begin, it would
-        wait for them while they wait for what it holds."""
+    async def reserve(self, amount: int) -> None:
+        """Take ``amount`` bytes, waiting (FIFO) until they fit; cancel to give up."""
         amount = min(amount, self.capacity)
-        if (first or not self._waiters) and self.used + amount <= self.capacity:
+        if not self._waiters and self.used + amount <= self.capacity:
             self._take(amount)
             await trio.lowlevel.checkpoint()
             return
-        waiter = _Waiter(amount)
+        await self._wait(_Waiter(amount), first=False)
+
+    async def top_up(self, amount: int) -> bool:
+        """More for a holder (a body read, settling on its cost): taken now if it fits,
+        whoever waits; else waited for ahead of them, by one holder at a time (False at
+        once for a second: two holders waiting for what the other holds would wait
+        forever); cancel to give up."""
+        amount = min(amount, self.capacity)
+        if self.used + amount <= self.capacity:
+            self._take(amount)
+            await trio.lowlevel.checkpoint()
+            return True
+        if self._topping_up:
+            await trio.lowlevel.checkpoint()
+            return False
+        self._topping_up = True
+        try:
+            await self._wait(_Waiter(amount), first=True)
+        finally:
+            self._topping_up = False
+        return True
+
+    async def _wait(self, waiter: _Waiter, *, first: bool) -> None:
+        amount = waiter.amount
         if first:
             self._waiters.appendleft(waiter)
         else:
