@@ -470,7 +470,7 @@ async def run(srv: ServerProcess, ns: argparse.Namespace, rows: list[Row]) -> No
         with trio.move_on_after(ns.per_abuse) as scope:
             rows.append(await abuse(srv, ns))
         if scope.cancelled_caught:
-            name = getattr(abuse, "__name__", None) or getattr(abuse, "func").__name__
+            name = getattr(getattr(abuse, "func", abuse), "__name__", "abuse")
             rows.append(Row(name, "-", f"did not finish within {ns.per_abuse:g} s", ok=False))
 
 

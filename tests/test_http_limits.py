@@ -419,6 +419,13 @@ def test_budget_smaller_than_a_body_is_a_usage_error(capsys: pytest.CaptureFixtu
     assert "3 x its size" in capsys.readouterr().err
 
 
+def test_the_cli_and_the_server_agree_on_what_a_body_counts() -> None:
+    from trimcp._trio.h11_server import BODY_COPIES
+    from trimcp.cli import serve
+
+    assert serve.PARSE_COPIES == rpc.PARSE_COPIES == BODY_COPIES
+
+
 
 
 def test_the_real_cli_rejects_a_bad_limit_without_a_traceback() -> None:

@@ -31,9 +31,10 @@ only moves its events over Trio:
   loop answers itself is HTTP-level: 400 for malformed HTTP, 408 for a head
   or body that takes too long, 413 for a body over ``max_body`` (on its
   ``Content-Length`` before reading any of it; a chunked one when it passes
-  the cap), 503 when the bodies of all connections use up the shared
-  ``BodyBudget`` (``http_limits``) for longer than the body may take (each
-  of these then closes), and 500 when the handler raises (logged: a bug costs one connection, never the
+  the cap; also a body whose ``body_cost`` - what parsing it takes - is more
+  than the whole shared ``BodyBudget``), 503 when the bodies of all
+  connections use up that budget (``http_limits``) for longer than the body
+  may take (each of these then closes), and 500 when the handler raises (logged: a bug costs one connection, never the
   listener).  ``error_code`` is the JSON-RPC code those answers carry in a
   JSON-RPC error body (an MCP endpoint), ``None`` for a plain-text body.
 
