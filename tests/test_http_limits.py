@@ -19,6 +19,7 @@ import pytest
 import trio
 
 from trimcp import open_client
+from trimcp._sansio import jsonrpc as rpc
 from trimcp._trio.http_limits import BodyBudget
 from trimcp.cli.serve import add_serve_arguments, limit_options, parse_size
 from trimcp.reference.server import build_server
@@ -285,35 +286,56 @@ async def test_chunked_body_is_cut_at_the_cap(nursery: trio.Nursery) -> None:
 
 
 async def test_bodies_share_one_budget(nursery: trio.Nursery, autojump_clock: trio.testing.MockClock) -> None:
-    bound = await start(nursery, max_body_size=1000, max_body_budget=1500, body_timeout=20.0)
+    bound = await start(nursery, max_body_size=10_000, max_body_budget=40_000, body_timeout=20.0)
     budget = bound.app.body_budget
-    body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'.ljust(1000)
+    body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'.ljust(10_000)
+    cost = rpc.parse_cost(body)
+    assert 30_000 < cost <= 40_000  # more than the 3 copies reserved up front, fits alone
     first = await trio.open_tcp_stream("127.0.0.1", bound.port)
-    # Each body costs twice its length (its bytes, the parsed text): 2000, clamped to 1500.
-    await first.send_all(post_head(1000, port=bound.port) + body[:10])
-    await until(lambda: budget.used == 1500)
+    # Before a byte is read a body reserves 3 copies of its length (30000), and it settles
+    # on what parsing it costs (``parse_cost``) once it is read.
+    await first.send_all(post_head(10_000, port=bound.port) + body[:10])
+    await until(lambda: budget.used == 30_000)
     second = await trio.open_tcp_stream("127.0.0.1", bound.port)
-    await second.send_all(post_head(1000, port=bound.port) + body)  # does not fit: waits
+    await second.send_all(post_head(10_000, port=bound.port) + body)  # does not fit: waits
     with trio.move_on_after(5):
         assert await second.receive_some(65536) == b""  # pragma: no cover - must not answer yet
-    assert budget.used == 1500
+    assert budget.used == 30_000
     await first.send_all(body[10:])  # the first body completes and is served: room
     assert (await read_all(second)).split(b"\r\n", 1)[0] != b"HTTP/1.1 503 Service Unavailable"
     await first.aclose()
     await until(lambda: budget.used == 0)  # the second is served, its bytes given back
+    assert budget.peak == 30_000 + (cost - 30_000)  # one settled body at a time, no more
     # A body that never gets room is refused with 503 when its deadline passes.  (The room
     # is held here, not by another body: that one's own deadline would pass first.)
-    await budget.reserve(1)
+    await budget.reserve(10_001)
     fourth = await trio.open_tcp_stream("127.0.0.1", bound.port)
     began = trio.current_time()
-    await fourth.send_all(post_head(1000, port=bound.port) + body)
+    await fourth.send_all(post_head(10_000, port=bound.port) + body)
     answer = await read_all(fourth)
     assert answer.startswith(b"HTTP/1.1 503 "), answer
     assert 20.0 <= trio.current_time() - began < 22.0
-    budget.release(1)
-    assert budget.peak <= 1500
+    budget.release(10_001)
+    assert budget.peak <= 40_000
     for stream in (second, fourth):
         await stream.aclose()
+    await fresh_client_works(bound)
+
+
+async def test_a_body_that_takes_more_than_the_budget_to_parse_is_413(nursery: trio.Nursery) -> None:
+    bound = await start(nursery, max_body_size=10_000, max_body_budget=40_000)
+    budget = bound.app.body_budget
+    # 10000 bytes of "{}," parse into ~3300 dicts: about 24 times the size, more than the budget.
+    dense = (b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":[' + b"{}," * 3400)[:9_995] + b"{}]}}"
+    assert len(dense) == 10_000 and rpc.parse_cost(dense) > 40_000
+    with trio.fail_after(10):
+        stream = await trio.open_tcp_stream("127.0.0.1", bound.port)
+        await stream.send_all(post_head(len(dense), port=bound.port) + dense)
+        answer = await read_all(stream)
+        await stream.aclose()
+    assert answer.startswith(b"HTTP/1.1 413 "), answer
+    assert b"body budget" in answer
+    assert budget.used == 0 and budget.peak <= 40_000
     await fresh_client_works(bound)
 
 
@@ -391,6 +413,17 @@ def test_budget_smaller_than_a_body_is_a_usage_error(capsys: pytest.CaptureFixtu
     ns = parse(["--http", "127.0.0.1:0", "--max-body", "2M", "--max-body-budget", "1M"])
     assert run_serve(ns) == 1
     assert "--max-body-budget" in capsys.readouterr().err
+    # A body counts 3 times its size at least (its bytes, the text, the parsed strings).
+    ns = parse(["--http", "127.0.0.1:0", "--max-body", "2M", "--max-body-budget", "5M"])
+    assert run_serve(ns) == 1
+    assert "3 x its size" in capsys.readouterr().err
+
+
+def test_the_cli_and_the_server_agree_on_what_a_body_counts() -> None:
+    from trimcp._trio.h11_server import BODY_COPIES
+    from trimcp.cli import serve
+
+    assert serve.PARSE_COPIES == rpc.PARSE_COPIES == BODY_COPIES
 
 
 

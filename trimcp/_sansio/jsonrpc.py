@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any, Final, TypeAlias, Union
 
 import attrs
@@ -203,20 +204,34 @@ def parse_payload(data: bytes | str, *, max_size: int = DEFAULT_MAX_MESSAGE_SIZE
 
     Raises ``RemoteProtocolError`` only when ``data`` is larger than ``max_size``
     (the caller should treat that as fatal for the stream); every other defect is
-    reported as an ``InvalidMessage``.
+    reported as an ``InvalidMessage``.  What it costs at its peak: ``parse_cost``.
     """
     if len(data) > max_size:
         raise RemoteProtocolError(
             f"message of {len(data)} bytes exceeds the {max_size}-byte limit",
             reply_hint=ErrorObject(INVALID_REQUEST, "message too large").to_wire(),
         )
+    # Decode strictly ourselves: json.loads(bytes) would also accept UTF-16/32 and
+    # (via "surrogatepass") encoded surrogates, neither of which is UTF-8.
+    text: str | None = None
     try:
-        # Decode strictly ourselves: json.loads(bytes) would also accept UTF-16/32 and
-        # (via "surrogatepass") encoded surrogates, neither of which is UTF-8.
         text = data.decode("utf-8") if isinstance(data, bytes) else data
         obj = _decode(text)
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
-        return _unparsable(data, ErrorObject(PARSE_ERROR, f"parse error: {exc}"))
+        # Only the message outlives this block: a JSONDecodeError holds the whole text
+        # (``.doc``), and a traceback the frames that hold it.
+        message, lenient = f"parse error: {exc}", _lenient_may_read(exc)
+    else:
+        del text  # the parsed tree is all that is needed now
+        return _payload(obj)
+    error = ErrorObject(PARSE_ERROR, message)
+    if not lenient:
+        # A syntax error (or too deep a nesting): the lenient reader would fail the same way.
+        return ParsedPayload([], [InvalidMessage(None, error, data)])
+    return _unparsable(data, text, error)
+
+
+def _payload(obj: Any) -> ParsedPayload:
     if isinstance(obj, list):
         if not obj:
             return ParsedPayload([], [_invalid(None, "empty batch", obj)], is_batch=True)
@@ -232,20 +247,71 @@ def parse_payload(data: bytes | str, *, max_size: int = DEFAULT_MAX_MESSAGE_SIZE
     return ParsedPayload([m], [])
 
 
-def _unparsable(data: bytes | str, error: ErrorObject) -> ParsedPayload:
+def _lenient_may_read(exc: BaseException) -> bool:
+    """Whether the lenient reader could read what the strict one refused: invalid UTF-8,
+    a raw control character in a string, NaN/Infinity, a number out of range (our hooks
+    raise a plain ValueError).  Every other JSONDecodeError is a syntax error both share."""
+    if isinstance(exc, json.JSONDecodeError):
+        return exc.msg.startswith("Invalid control character")
+    return isinstance(exc, ValueError)
+
+
+def _unparsable(data: bytes | str, text: str | None, error: ErrorObject) -> ParsedPayload:
     """The -32700 records of a text the strict reader refused, with every id a lenient
-    reading shows (``raw`` is then that object, for what it was meant to be)."""
+    reading shows (``raw`` is then that object, for what it was meant to be).  ``text`` is
+    the strict decoding when there was one (it is reused, not made again)."""
     try:
-        text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+        if text is None:
+            text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
         obj = _decode_lenient(text)
     except (ValueError, RecursionError):
         return ParsedPayload([], [InvalidMessage(None, error, data)])
+    del text
     items = obj if isinstance(obj, list) else [obj]
     found = [InvalidMessage(rid, error, item) for item in items if (rid := _id_of(item)) is not None]
     if not found or len(found) < len(items):
         # What shows no id is reported once, as the text it came in.
         found.append(InvalidMessage(None, error, data))
     return ParsedPayload([], found, is_batch=isinstance(obj, list))
+
+
+#: What parsing a JSON text costs at least, in copies of its size: its bytes, the text
+#: decoded from them, and the strings of the parsed tree (``parse_cost``).
+PARSE_COPIES: Final = 3
+#: The most one JSON value takes in a parsed tree beyond its characters (its object, and
+#: its slot in a list or dict, growth included), per structural character counted by
+#: ``parse_cost``.  Measured (``benchmarks/body_cost.py``): ``[{},{},...]`` takes 36,
+#: nested one-key dicts (``{"a":{"a":...``, every one a 184-byte dict) 89, and with
+#: distinct keys 93; this is the highest plus a tenth.
+_ITEM_COST: Final = 104
+#: A UTF-8 byte that may begin a character past the BMP (or is invalid: U+FFFD is BMP,
+#: but telling them apart is not worth a second scan).
+_ASTRAL: Final = re.compile(rb"[\xf0-\xff]")
+_STRUCTURAL: Final = (b",", b":", b"[", b"{")
+
+
+def parse_cost(data: bytes) -> int:
+    """An upper bound of the memory ``parse_payload(data)`` takes at its peak, ``data`` included.
+
+    A str takes 1, 2 or 4 bytes per character, by its widest one: an ASCII text costs
+    its size once as bytes, once as text and once as the strings parsed from it
+    (``PARSE_COPIES``); one character past Latin-1 makes the text and those strings 2
+    bytes a character, one past the BMP 4 (UTF-8 decoding first builds the narrow text,
+    then widens it: at most the same peak).  Every JSON value also takes an object and a
+    slot in its container (``[{},{},...]`` takes 24 times its size): at most ``_ITEM_COST``
+    per ``,`` ``:`` ``[`` ``{`` (counted in strings too: a bound, not a guess).  The scan
+    is a few passes of C over the bytes (about 10 ms for 8 MiB), no copy.  Not counted:
+    about 3 KiB a parse takes whatever the size (frames, the result's records).
+    """
+    size = len(data)
+    if data.isascii():
+        kind = 1
+    elif _ASTRAL.search(data) is None:
+        kind = 2
+    else:
+        kind = 4
+    items = 1 + sum(data.count(c) for c in _STRUCTURAL)
+    return (1 + 2 * kind) * size + _ITEM_COST * items
 
 
 def _id_of(obj: Any) -> RequestId | None:

@@ -31,9 +31,10 @@ only moves its events over Trio:
   loop answers itself is HTTP-level: 400 for malformed HTTP, 408 for a head
   or body that takes too long, 413 for a body over ``max_body`` (on its
   ``Content-Length`` before reading any of it; a chunked one when it passes
-  the cap), 503 when the bodies of all connections use up the shared
-  ``BodyBudget`` (``http_limits``) for longer than the body may take (each
-  of these then closes), and 500 when the handler raises (logged: a bug costs one connection, never the
+  the cap; also a body whose ``body_cost`` - what parsing it takes - is more
+  than the whole shared ``BodyBudget``), 503 when the bodies of all
+  connections use up that budget (``http_limits``) for longer than the body
+  may take (each of these then closes), and 500 when the handler raises (logged: a bug costs one connection, never the
   listener).  ``error_code`` is the JSON-RPC code those answers carry in a
   JSON-RPC error body (an MCP endpoint), ``None`` for a plain-text body.
 
@@ -66,6 +67,7 @@ import http
 import io
 import logging
 from collections.abc import Awaitable, Callable, Iterable
+from typing import TypeAlias
 
 import h11
 import trio
@@ -87,9 +89,11 @@ MAX_HEAD = 16 * 1024
 SERVER_HEADER = ("server", "trimcp")
 
 
-#: What a body costs the shared budget, in copies of itself: its bytes, and the text
-#: the JSON parser decodes from them while its request is served.
-BODY_COPIES = 2
+#: What a body reserves of the shared budget before a byte of it is read, in copies of
+#: its length: what parsing the cheapest JSON text of that length takes (its bytes, the
+#: decoded text, the parsed strings; ``jsonrpc.PARSE_COPIES``).  Once it is read, the
+#: body's ``body_cost`` settles what it holds (``_settle``).
+BODY_COPIES = rpc.PARSE_COPIES
 #: Largest body ``respond`` copies into the write of its head (larger: a write of its own).
 _COALESCE_MAX = 64 * 1024
 #: How long a client that does not read may hold up an answer sent outside h11.
@@ -108,6 +112,14 @@ def _content_length(request: h11.Request) -> int | None:
         if name == b"content-length":
             return int(value)
     return 0
+
+
+#: What a body read in full costs the budget while its request is served (bytes).
+BodyCost: TypeAlias = Callable[[bytes], int]
+
+
+def _copies(body: bytes) -> int:
+    return BODY_COPIES * len(body)
 
 
 class _TooSlow(Exception):
@@ -138,6 +150,7 @@ class H11Stream:
         error_code: int | None = rpc.INVALID_REQUEST,
         header_timeout: float | None = None,
         budget: BodyBudget | None = None,
+        body_cost: BodyCost | None = None,
     ) -> None:
         self.stream = stream
         self.conn = h11.Connection(h11.SERVER, max_incomplete_event_size=max_head)
@@ -147,6 +160,8 @@ class H11Stream:
         self.header_timeout = header_timeout
         #: The memory budget request bodies share across connections (None: no budget).
         self.budget = budget
+        #: What a body read in full costs ``budget`` (default: ``BODY_COPIES`` times its size).
+        self.body_cost = body_cost or _copies
         #: Bytes of ``budget`` the current request's body holds.
         self.held = 0
         #: Whether a request was read on this connection (the next one is keep-alive).
@@ -250,20 +265,13 @@ class H11Stream:
         size = 0
         deadline = trio.current_time() + self.body_timeout
         if self.budget is not None and length != 0:
-            # A chunked body may grow to the cap: reserve that, trim to the truth after.
+            # A chunked body may grow to the cap: reserve that, settle on the truth after.
             want = BODY_COPIES * (self.max_body if length is None else length)
-            if not self.budget.try_reserve(want):  # the common case takes no pass
-                with trio.move_on_at(deadline):
-                    await self.budget.reserve(want)
-                    self.held = want
-                if not self.held:
-                    return HttpError(
-                        503,
-                        "Service Unavailable: request bodies use up the server's memory budget",
-                        code=self.error_code,
-                        headers=(("retry-after", "1"),),
-                    )
-            self.held = want
+            if length is not None and want > self.budget.capacity:
+                return self._too_costly()  # on the head: no byte of it read
+            want = min(want, self.budget.capacity)
+            if not await self._reserve(want, deadline):
+                return self._no_room()
         try:
             while True:
                 part = await self._next_event(deadline)
@@ -273,14 +281,63 @@ class H11Stream:
                     if size > self.max_body:
                         return self._too_large()
                 elif isinstance(part, h11.EndOfMessage):
-                    if self.budget is not None and self.held > BODY_COPIES * size:
-                        self.budget.release(self.held - BODY_COPIES * size)
-                        self.held = BODY_COPIES * size
-                    return head, buffer.getvalue()
+                    body = buffer.getvalue()
+                    del buffer
+                    problem = await self._settle(body, deadline)
+                    return problem or (head, body)
                 else:
                     return None
         except _TooSlow:
             return self.error(408, "Request Timeout: the body took too long")
+
+    async def _reserve(self, amount: int, deadline: float) -> bool:
+        """Add ``amount`` to what this body holds, waiting until ``deadline`` for room."""
+        assert self.budget is not None
+        if not self.budget.try_reserve(amount):  # the common case takes no pass
+            with trio.move_on_at(deadline):
+                await self.budget.reserve(amount)
+                self.held += amount
+                return True
+            return False
+        self.held += amount
+        return True
+
+    async def _settle(self, body: bytes, deadline: float) -> HttpError | None:
+        """Hold what the body read costs (``body_cost``): give back what the reservation
+        counted too much, or take the rest (``BodyBudget.top_up``) within the body's
+        deadline (503 without room; 413 when it is more than the whole budget)."""
+        if self.budget is None or not body:
+            return None
+        need = self.body_cost(body)
+        if need > self.budget.capacity:
+            return self._too_costly()
+        if need < self.held:
+            self.budget.release(self.held - need)
+            self.held = need
+        elif need > self.held:
+            granted = False
+            with trio.move_on_at(deadline):
+                granted = await self.budget.top_up(need - self.held)
+            if not granted:
+                return self._no_room()
+            self.held = need
+        return None
+
+    def _no_room(self) -> HttpError:
+        return HttpError(
+            503,
+            "Service Unavailable: request bodies use up the server's memory budget",
+            code=self.error_code,
+            headers=(("retry-after", "1"),),
+        )
+
+    def _too_costly(self) -> HttpError:
+        assert self.budget is not None
+        return self.error(
+            413,
+            "Payload Too Large: parsing it would take more than the server's body budget "
+            f"({self.budget.capacity} bytes)",
+        )
 
     def _too_large(self) -> HttpError:
         return self.error(413, f"Payload Too Large: more than {self.max_body} bytes")
@@ -452,6 +509,7 @@ async def serve_connection(
     error_code: int | None = rpc.INVALID_REQUEST,
     header_timeout: float | None = None,
     budget: BodyBudget | None = None,
+    body_cost: BodyCost | None = None,
 ) -> None:
     """Serve every request of one connection with ``handler``, then close it.
 
@@ -459,7 +517,7 @@ async def serve_connection(
     ``H11Stream.read_request``), ``idle_timeout`` the wait for a keep-alive
     request to begin (and, without ``header_timeout``, each head),
     ``body_timeout`` the reading of a body; ``budget`` is shared by the bodies
-    of every connection.
+    of every connection, each holding its ``body_cost`` of it while it is served.
     """
     if isinstance(stream, trio.SocketStream):
         # Plain TCP: no scheduler pass per send/receive that need not wait (tcp.py).
@@ -472,6 +530,7 @@ async def serve_connection(
         error_code=error_code,
         header_timeout=header_timeout,
         budget=budget,
+        body_cost=body_cost,
     )
     try:
         while True:

@@ -17,16 +17,29 @@ size and time); these two objects bound what many connections take together.
   ``h11_server`` uses too after an error that closes).  The drain is
   bounded in time and bytes, and only ``max_lingering`` refused connections
   linger at once; past that they are closed at once.
-* ``BodyBudget`` is the one memory budget that request bodies share.  A body
-  reserves what it will cost (``h11_server.BODY_COPIES`` times its
-  ``Content-Length``, for its bytes and the text parsed from them; a chunked
-  one the cost of its cap, trimmed to what it turned out to be) before a
-  byte of it is read, and gives it back once its request has been served.
-  A reservation larger than the whole budget takes the whole budget, so one
-  body of ``max_body`` always gets in.  A reservation that does not fit waits, in FIFO
+* ``BodyBudget`` is the one memory budget that request bodies share, in
+  bytes of memory, not of bodies.  Before a byte of a body is read it
+  reserves ``h11_server.BODY_COPIES`` (3) times its ``Content-Length`` (a
+  chunked one: of its cap): what parsing the cheapest JSON text takes, its
+  bytes, the decoded str and the strings parsed from it.  Once read, it
+  settles on what parsing it will really take (``jsonrpc.parse_cost``, an
+  upper bound from a scan of the bytes: wider characters make the text and
+  strings 2 or 4 bytes a character, every JSON value an object of its own,
+  up to 24 times the size for ``[{},{},...]``), giving back the difference
+  or taking the rest (``top_up``) *ahead* of the waiting bodies: behind them
+  it would wait for them while they wait for what it holds.  Only one body
+  at a time waits so (two that each wait for what the other holds would
+  wait forever): a second one that does not fit at once is answered 503.
+  The one that waits is granted once the bodies being read or served have
+  given their share back.  A body whose
+  cost exceeds the whole budget is refused with 413, on its length or once
+  read (the HTTP app requires a budget of at least 3 ``max_body``, so every
+  ASCII body of ``max_body`` fits).  It gives what it holds back once its
+  request has been served.  A reservation that does not fit waits, in FIFO
   order so a big body is not starved by small ones, bounded by the caller's
-  deadline (the server then answers 503).  Reserving and releasing are O(1)
-  apart from waking the waiters that now fit.
+  deadline (the server then answers 503).  A reservation larger than
+  the whole budget is clamped to it.  Reserving and releasing are O(1) apart
+  from waking the waiters that now fit.
 """
 
 from __future__ import annotations
@@ -124,6 +137,8 @@ class BodyBudget:
         #: Highest ``used`` seen (for tests and benchmarks).
         self.peak = 0
         self._waiters: deque[_Waiter] = deque()
+        #: Whether a holder waits in ``top_up`` (one at a time).
+        self._topping_up = False
 
     def try_reserve(self, amount: int) -> bool:
         """Take ``amount`` bytes now if they fit and nobody waits (no scheduler pass)."""
@@ -140,8 +155,34 @@ class BodyBudget:
             self._take(amount)
             await trio.lowlevel.checkpoint()
             return
-        waiter = _Waiter(amount)
-        self._waiters.append(waiter)
+        await self._wait(_Waiter(amount), first=False)
+
+    async def top_up(self, amount: int) -> bool:
+        """More for a holder (a body read, settling on its cost): taken now if it fits,
+        whoever waits; else waited for ahead of them, by one holder at a time (False at
+        once for a second: two holders waiting for what the other holds would wait
+        forever); cancel to give up."""
+        amount = min(amount, self.capacity)
+        if self.used + amount <= self.capacity:
+            self._take(amount)
+            await trio.lowlevel.checkpoint()
+            return True
+        if self._topping_up:
+            await trio.lowlevel.checkpoint()
+            return False
+        self._topping_up = True
+        try:
+            await self._wait(_Waiter(amount), first=True)
+        finally:
+            self._topping_up = False
+        return True
+
+    async def _wait(self, waiter: _Waiter, *, first: bool) -> None:
+        amount = waiter.amount
+        if first:
+            self._waiters.appendleft(waiter)
+        else:
+            self._waiters.append(waiter)
         try:
             await waiter.event.wait()
         except BaseException:

@@ -92,7 +92,8 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     )
     limits.add_argument(
         "--max-body-budget", type=parse_size, default=None, metavar="BYTES",
-        help="request bodies held at once across connections (default 4 x --max-body)",
+        help="memory request bodies take at once across connections, each counting what "
+        "parsing it takes, 3 x its size or more (default 4 x --max-body; at least 3 x)",
     )
     ws_limits = parser.add_argument_group("WebSocket limits (--ws)")
     ws_limits.add_argument(
@@ -101,6 +102,11 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         f"connection (1009) (default {DEFAULT_MAX_MESSAGE_SIZE // (1024 * 1024)}M)",
     )
 
+
+#: What one body counts against the budget at least, in copies of its size: serve_http
+#: refuses a budget that cannot hold one body of --max-body so (jsonrpc.PARSE_COPIES,
+#: which the CLI does not import: it uses the public API only; a test keeps them equal).
+PARSE_COPIES = 3
 
 _UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
 
@@ -226,9 +232,10 @@ def run_serve(ns: argparse.Namespace) -> int:
         sys.stderr.write(f"trimcp: {exc}\n")
         return EXIT_USAGE
     budget = ns.max_body_budget
-    if budget is not None and budget < ns.max_body:
+    if budget is not None and budget < PARSE_COPIES * ns.max_body:
         sys.stderr.write(
-            f"trimcp: --max-body-budget ({budget}) must hold one body of --max-body ({ns.max_body})\n"
+            f"trimcp: --max-body-budget ({budget}) must hold one body of --max-body "
+            f"({ns.max_body}) as it is parsed: {PARSE_COPIES} x its size\n"
         )
         return EXIT_USAGE
     if not is_loopback(host) and not ns.allow_remote:

@@ -46,8 +46,10 @@ one off): per connection, ``header_timeout`` (the whole head, from accept;
 ``max_body_size`` (413 on the ``Content-Length``, before the body) in
 ``trimcp._trio.h11_server``; across connections, ``max_connections`` (503
 ``Connection: close`` at once) and ``max_body_budget`` (default 4 x
-``max_body_size``, each body counting twice its size: a body waits for room
-within its deadline, then 503) in ``trimcp._trio.http_limits``; sessions,
+``max_body_size``, at least 3 x: each body counts what parsing it takes, from
+3 times its size for ASCII text up, ``jsonrpc.parse_cost``; a body waits for
+room within its deadline, then 503, and one that would take more than the
+whole budget is 413) in ``trimcp._trio.http_limits``; sessions,
 ``session_idle_timeout`` and ``max_sessions`` (the least recently active
 session with no request in flight is evicted; none: 503) in ``session_table``.
 """
@@ -67,7 +69,7 @@ from ...._sansio.http.replay import DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_EVENTS,
 from ...._sansio.http.routing import HttpError, RequestHead
 from ...._sansio.http.server_headers import check_stateless_request
 from ...._sansio.revisions import Era, get_revision
-from ...._trio.h11_server import H11Stream, serve_connection
+from ...._trio.h11_server import BODY_COPIES, H11Stream, serve_connection
 from ...._trio.http_limits import BodyBudget, ConnectionLimit
 from ...._trio.stream import Received
 from ...definition import Server
@@ -115,9 +117,10 @@ class HttpApp:
         max_body_budget: int | None = None,
     ) -> None:
         budget = 4 * max_body_size if max_body_budget is None else max_body_budget
-        if budget < max_body_size:
+        if budget < BODY_COPIES * max_body_size:
             raise ValueError(
-                f"max_body_budget ({budget}) must hold one body of max_body_size ({max_body_size})"
+                f"max_body_budget ({budget}) must hold one body of max_body_size "
+                f"({max_body_size}) as it is parsed: {BODY_COPIES} times its size"
             )
         self.server = server
         self.policy = policy
@@ -177,6 +180,7 @@ class HttpApp:
                 header_timeout=self.header_timeout,
                 body_timeout=self.body_timeout,
                 budget=self.body_budget,
+                body_cost=rpc.parse_cost,
             )
         finally:
             self.connections.leave()
