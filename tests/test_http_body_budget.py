@@ -103,3 +103,38 @@ async def test_concurrent_big_bodies_stay_within_the_budget(
     assert budget.used == 0 and budget.peak <= BUDGET
     allowed = BUDGET * 1.10 + CONNECTIONS * PER_CONNECTION
     assert peak <= allowed, f"{kind}: traced peak {peak / MiB:.2f} MiB > {allowed / MiB:.2f} MiB"
+
+
+async def test_an_idle_session_keeps_nothing_of_its_last_message() -> None:
+    # The budget is given back once a request is served; the session's reader must not then
+    # hold the message (its bytes and parsed tree) until the next one arrives: with many idle
+    # sessions that is memory no budget counts (16 MiB per 8 MiB argument before).
+    from trimcp._trio.client import open_client
+    from trimcp._trio.memory import memory_stream_pair
+    from trimcp.server import Context, Server, serve_stream
+
+    server = Server("m", "1")
+
+    @server.tool()
+    async def take(ctx: Context, blob: str) -> str:
+        """Take a blob."""
+        return str(len(blob))
+
+    client_end, server_end = memory_stream_pair()
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(serve_stream, server, server_end)
+            async with open_client(client_end, revision="2025-11-25") as client:
+                await client.call_tool("take", {"blob": "x"})
+                gc.collect()
+                tracemalloc.start()
+                try:
+                    before = tracemalloc.get_traced_memory()[0]
+                    result = await client.call_tool("take", {"blob": "x" * (8 * MiB)})
+                    await trio.sleep(0.05)
+                    gc.collect()
+                    held = tracemalloc.get_traced_memory()[0] - before
+                finally:
+                    tracemalloc.stop()
+    assert result.content[0].text == str(8 * MiB)  # type: ignore[union-attr]
+    assert held < 256 * KiB, held

@@ -199,22 +199,27 @@ class SessionDriver:
             try:
                 while True:
                     item = await self.stream.receive()
-                    if self.is_closed:
-                        continue  # draining while the transport shuts down: the session is over
-                    if not isinstance(item, tuple):  # not Received: the transport's own word
-                        self._transport_said(item, nursery)
-                        continue
-                    self.last_received = trio.current_time()
-                    self.failures.count = 0  # FailureCounter.alive(), inlined: once per message
-                    if len(item.data) > self.connection.max_message_size:
-                        raise RemoteProtocolError(
-                            f"message of {len(item.data)} bytes exceeds the "
-                            f"{self.connection.max_message_size}-byte limit"
-                        )
-                    for event in self.connection.receive_payload(item.payload):
-                        await self._dispatch(event)
-                    if self.connection.has_output:  # e.g. an automatic answer to a ping
-                        await self.flush()
+                    try:
+                        if self.is_closed:
+                            continue  # draining while the transport shuts down: the session is over
+                        if not isinstance(item, tuple):  # not Received: the transport's own word
+                            self._transport_said(item, nursery)
+                            continue
+                        self.last_received = trio.current_time()
+                        self.failures.count = 0  # FailureCounter.alive(), inlined: once per message
+                        if len(item.data) > self.connection.max_message_size:
+                            raise RemoteProtocolError(
+                                f"message of {len(item.data)} bytes exceeds the "
+                                f"{self.connection.max_message_size}-byte limit"
+                            )
+                        await self._dispatch_all(item.payload)
+                        if self.connection.has_output:  # e.g. an automatic answer to a ping
+                            await self.flush()
+                    finally:
+                        # An idle session must not keep its last message (bytes and parsed
+                        # tree) alive until the next one: an HTTP body's budget is long given
+                        # back by then.
+                        del item
             except (TransportClosed, RemoteProtocolError) as exc:
                 self._fail_all(exc)
                 # The session is dead: let the peer see it too (e.g. after an oversize message).
@@ -230,6 +235,10 @@ class SessionDriver:
                 self.callbacks.close()
                 if not ended:
                     nursery.cancel_scope.cancel()
+
+    async def _dispatch_all(self, payload: rpc.ParsedPayload) -> None:
+        for event in self.connection.receive_payload(payload):
+            await self._dispatch(event)
 
     async def aclose(self) -> None:
         self._fail_all(TransportClosed("session closed"))
