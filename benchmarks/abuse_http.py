@@ -40,7 +40,6 @@ from __future__ import annotations
 import argparse
 import os
 import queue
-import signal
 import statistics
 import subprocess
 import sys
@@ -55,6 +54,8 @@ import trio
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from _abuse import fresh_client, fresh_text, stop_group
 
 import trimcp
 from trimcp.cli.serve import parse_size
@@ -130,33 +131,10 @@ class ServerProcess:
 
     def stop(self) -> None:
         self._sampling = False
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(5)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(5)
+        stop_group(self.proc)
 
 
 # ---------------------------------------------------------------- helpers
-
-
-async def fresh_client(url: str) -> tuple[bool, float]:
-    """A new client's initialize + one tools/call; (ok, milliseconds)."""
-    began = time.perf_counter()
-    try:
-        with trio.fail_after(10):
-            async with trimcp.open_client(url, revision="2025-11-25") as client:
-                await client.call_tool("echo", {"message": "still here"})
-    except Exception as exc:  # noqa: BLE001 - reported, not raised: this is the verdict
-        print(f"  fresh client failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return False, (time.perf_counter() - began) * 1000
-    return True, (time.perf_counter() - began) * 1000
-
-
-def fresh_text(result: tuple[bool, float]) -> str:
-    return f"ok {result[1]:.0f} ms" if result[0] else "FAILED"
 
 
 async def read_until_closed(stream: trio.SocketStream, limit: float) -> bytes:
@@ -242,7 +220,7 @@ async def slow_loris(srv: ServerProcess, ns: argparse.Namespace) -> Row:
     async def fresh_midway() -> None:
         nonlocal fresh
         await trio.sleep(ns.header_timeout / 2)
-        fresh = await fresh_client(srv.url)
+        fresh = await fresh_client(srv.url, revision="2025-11-25")
 
     async with trio.open_nursery() as nursery:
         for _ in range(3):
@@ -287,7 +265,7 @@ async def connections(srv: ServerProcess, ns: argparse.Namespace) -> Row:
         for stream in held:
             await stream.aclose()
     await trio.sleep(0.2)  # the server notices the closes
-    fresh = await fresh_client(srv.url)
+    fresh = await fresh_client(srv.url, revision="2025-11-25")
     median = statistics.median(refusals) if refusals else float("nan")
     row.happened = (
         f"{len(refusals)} of {ns.max_connections + extra} refused with 503, "
@@ -332,7 +310,7 @@ async def sessions(srv: ServerProcess, ns: argparse.Namespace) -> Row:
             return r.status_code
 
         oldest, newest = await ping(ids[0]), await ping(ids[-1])
-    fresh = await fresh_client(srv.url)
+    fresh = await fresh_client(srv.url, revision="2025-11-25")
     row.happened = f"oldest session {oldest} (evicted), newest {newest}"
     row.refuse_s = f"{statistics.median(at_cap) * 1000:.1f} ms/init at cap" if at_cap else "-"
     row.fresh = fresh_text(fresh)
@@ -384,7 +362,7 @@ async def big_bodies(srv: ServerProcess, ns: argparse.Namespace, kind: str) -> R
             nursery.start_soon(one)
     elapsed = time.perf_counter() - began
     over = srv.peak - base
-    fresh = await fresh_client(srv.url)
+    fresh = await fresh_client(srv.url, revision="2025-11-25")
     tally = {s: statuses.count(s) for s in sorted(set(statuses))}
     row.happened = "answered " + ", ".join(f"{n}x {s}" for s, n in tally.items())
     row.refuse_s = f"{elapsed:.2f} all done"
@@ -431,7 +409,7 @@ async def oversize(srv: ServerProcess, ns: argparse.Namespace) -> Row:
         nursery.cancel_scope.cancel()
     await stream.aclose()
     chunked = status_of(answer)
-    fresh = await fresh_client(srv.url)
+    fresh = await fresh_client(srv.url, revision="2025-11-25")
     row.happened = (
         f"declared 10x: {declared} in {declared_s * 1000:.0f} ms; chunked: {chunked} "
         f"after {sent / MiB:.1f} MiB sent"

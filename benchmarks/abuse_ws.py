@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import os
 import queue
-import signal
 import subprocess
 import sys
 import threading
@@ -51,7 +50,8 @@ import trio_websocket
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import trimcp
+from _abuse import fresh_client, fresh_text, stop_group
+
 from trimcp.cli.serve import parse_size
 
 KiB = 1024
@@ -113,33 +113,10 @@ class ServerProcess:
         self.port = int(self.url.split(":")[2].split("/")[0])
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(5)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(5)
+        stop_group(self.proc)
 
 
 # ---------------------------------------------------------------- helpers
-
-
-async def fresh_client(url: str) -> tuple[bool, float]:
-    """A new client's initialize + one tools/call; (ok, milliseconds)."""
-    began = time.perf_counter()
-    try:
-        with trio.fail_after(10):
-            async with trimcp.open_client(url) as client:
-                await client.call_tool("echo", {"message": "still here"})
-    except Exception as exc:  # noqa: BLE001 - reported, not raised: this is the verdict
-        print(f"  fresh client failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return False, (time.perf_counter() - began) * 1000
-    return True, (time.perf_counter() - began) * 1000
-
-
-def fresh_text(result: tuple[bool, float]) -> str:
-    return f"ok {result[1]:.0f} ms" if result[0] else "FAILED"
 
 
 class Clients:
