@@ -101,7 +101,7 @@ from .outbox import Outbox
 from .request_context import RequestContext
 from .request_slots import DEFAULT_MAX_CONCURRENT_REQUESTS, RequestSlots, Serving, current_owner
 from .serving import PeerRequests
-from .stream import MessageStream, RequestFailed, StreamLost
+from .stream import Inbound, MessageStream, RequestFailed, StreamLost
 from .waiters import Deadline, Waiter
 
 # The driver's vocabulary, re-exported for the modules built on it.
@@ -198,28 +198,8 @@ class SessionDriver:
             ended = False
             try:
                 while True:
-                    item = await self.stream.receive()
-                    try:
-                        if self.is_closed:
-                            continue  # draining while the transport shuts down: the session is over
-                        if not isinstance(item, tuple):  # not Received: the transport's own word
-                            self._transport_said(item, nursery)
-                            continue
-                        self.last_received = trio.current_time()
-                        self.failures.count = 0  # FailureCounter.alive(), inlined: once per message
-                        if len(item.data) > self.connection.max_message_size:
-                            raise RemoteProtocolError(
-                                f"message of {len(item.data)} bytes exceeds the "
-                                f"{self.connection.max_message_size}-byte limit"
-                            )
-                        await self._dispatch_all(item.payload)
-                        if self.connection.has_output:  # e.g. an automatic answer to a ping
-                            await self.flush()
-                    finally:
-                        # An idle session must not keep its last message (bytes and parsed
-                        # tree) alive until the next one: an HTTP body's budget is long given
-                        # back by then.
-                        del item
+                    # Never bound here: an idle session must not keep its last message alive.
+                    await self._received(await self.stream.receive(), nursery)
             except (TransportClosed, RemoteProtocolError) as exc:
                 self._fail_all(exc)
                 # The session is dead: let the peer see it too (e.g. after an oversize message).
@@ -236,9 +216,23 @@ class SessionDriver:
                 if not ended:
                     nursery.cancel_scope.cancel()
 
-    async def _dispatch_all(self, payload: rpc.ParsedPayload) -> None:
-        for event in self.connection.receive_payload(payload):
+    async def _received(self, item: Inbound, nursery: trio.Nursery) -> None:
+        if self.is_closed:
+            return  # draining while the transport shuts down: the session is over
+        if not isinstance(item, tuple):  # not Received: the transport's own word
+            self._transport_said(item, nursery)
+            return
+        self.last_received = trio.current_time()
+        self.failures.count = 0  # FailureCounter.alive(), inlined: once per message
+        if len(item.data) > self.connection.max_message_size:
+            raise RemoteProtocolError(
+                f"message of {len(item.data)} bytes exceeds the "
+                f"{self.connection.max_message_size}-byte limit"
+            )
+        for event in self.connection.receive_payload(item.payload):
             await self._dispatch(event)
+        if self.connection.has_output:  # e.g. an automatic answer to a ping
+            await self.flush()
 
     async def aclose(self) -> None:
         self._fail_all(TransportClosed("session closed"))
