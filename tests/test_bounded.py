@@ -117,6 +117,15 @@ def test_the_backtracking_classic_runs_in_linear_time() -> None:
     assert matches("(a+)+$", "a" * 100_000)
 
 
+def test_a_lone_surrogate_from_json_is_matched_not_crashed_on() -> None:
+    # "\\ud800" is a legal JSON escape; RE2 matches UTF-8, which cannot carry it (a fuzz find).
+    lone = "x\ud800y"
+    assert matches("^x.y$", lone)
+    assert matches("[^a-z]", lone)
+    assert not matches("^[a-z]+$", lone)
+    assert check({"type": "string", "pattern": "^x"}, lone).valid
+
+
 _ATOMS = st.sampled_from(["a", "b", "ab", "[ab]", "[^a]", r"\d", r"\w", "(a|b)", "(?:ab|ba)", "x"])
 _QUANTIFIERS = st.sampled_from(["", "*", "+", "?", "{2}", "{1,3}", "*?", "+?"])
 

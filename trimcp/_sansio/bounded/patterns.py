@@ -302,11 +302,24 @@ class PeerPattern:
         if self._regexp is None:
             raise ValueError(f"pattern not enforced: {self.problem}")
         budget.spend(self.match_cost(text))
-        return self._regexp.search(text) is not None
+        return self._regexp.search(_utf8_safe(text)) is not None
 
     def __repr__(self) -> str:
         state = "enforced" if self.problem is None else f"not enforced: {self.problem}"
         return f"PeerPattern({self.source!r}, {state})"
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _utf8_safe(text: str) -> str:
+    """``text`` with each lone surrogate (a legal JSON escape, so a peer can send one)
+    replaced by U+FFFD: RE2 matches UTF-8, which cannot carry them.  The character count
+    is unchanged, so ``.``, negated classes and anchors see the same string; only a
+    pattern naming U+FFFD itself could tell the two apart."""
+    if _LONE_SURROGATE.search(text) is None:
+        return text
+    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 @functools.lru_cache(maxsize=64)
