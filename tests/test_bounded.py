@@ -124,6 +124,8 @@ def test_a_lone_surrogate_from_json_is_matched_not_crashed_on() -> None:
     assert matches("[^a-z]", lone)
     assert not matches("^[a-z]+$", lone)
     assert check({"type": "string", "pattern": "^x"}, lone).valid
+    raw = PeerPattern("a\udcb8b")  # in the pattern itself: named, not run
+    assert raw.problem is not None and "surrogate" in raw.problem and not raw.invalid
 
 
 _ATOMS = st.sampled_from(["a", "b", "ab", "[ab]", "[^a]", r"\d", r"\w", "(a|b)", "(?:ab|ba)", "x"])

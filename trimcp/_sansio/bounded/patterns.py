@@ -253,6 +253,10 @@ class PeerPattern:
         if len(source) > MAX_PATTERN_LENGTH:
             self.problem = f"the pattern is longer than {MAX_PATTERN_LENGTH} characters"
             return
+        if _LONE_SURROGATE.search(source) is not None:
+            # A raw one (a JSON "\\udcb8" in the schema): RE2 compiles UTF-8, which cannot hold it.
+            self.problem = "it holds a lone surrogate, which RE2 cannot run"
+            return
         re2 = _load_re2()
         if re2 is None:
             self.problem = "no linear-time regex engine is installed (pip install google-re2)"
