@@ -359,16 +359,21 @@ def _catalogue() -> Catalogue:
 
 
 def test_requirements_coverage_json_and_table() -> None:
+    zero = {"total": 0, "full": 0, "partial": 0}
     assert coverage_document(_catalogue(), ("2025-11-25", "2026-07-28")) == {"revisions": {
-        "2025-11-25": {"MUST": {"total": 3, "full": 1, "partial": 1}, "SHOULD": {"total": 1, "full": 1, "partial": 0}},
-        "2026-07-28": {"MUST": {"total": 0, "full": 0, "partial": 0}, "SHOULD": {"total": 0, "full": 0, "partial": 0}},
+        "2025-11-25": {
+            "core": {"MUST": {"total": 3, "full": 1, "partial": 1}, "SHOULD": {"total": 1, "full": 1, "partial": 0}},
+            "extensions": {"MUST": zero, "SHOULD": zero},
+        },
+        "2026-07-28": {"core": {"MUST": zero, "SHOULD": zero}, "extensions": {"MUST": zero, "SHOULD": zero}},
     }}
     out = io.StringIO()
     write_coverage(_catalogue(), ("2025-11-25",), out, listing=True)
     lines = out.getvalue().splitlines()
-    assert lines[0].split() == ["revision", "level", "total", "full", "partial", "uncovered", "covered"]
-    assert lines[1].split() == ["2025-11-25", "MUST", "3", "1", "1", "1", "66.7%"]
-    assert lines[2].split() == ["2025-11-25", "SHOULD", "1", "1", "0", "0", "100.0%"]
+    assert lines[0].split() == ["revision", "scope", "level", "total", "full", "partial", "uncovered", "full%",
+                                "covered"]
+    assert lines[1].split() == ["2025-11-25", "core", "MUST", "3", "1", "1", "1", "33.3%", "66.7%"]
+    assert lines[2].split() == ["2025-11-25", "core", "SHOULD", "1", "1", "0", "0", "100.0%", "100.0%"]
     assert "uncovered in 2025-11-25: 1" in lines
     assert "  tools.c  MUST  server/tools#listing-tools" in lines and "      Text of tools.c." in lines
 
@@ -389,12 +394,13 @@ def test_cli_requirements_contacts_nothing() -> None:
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert list(doc) == ["revisions"] and list(doc["revisions"]) == ["2025-11-25"]
-    assert set(doc["revisions"]["2025-11-25"]) == {"MUST", "SHOULD"}
-    assert set(doc["revisions"]["2025-11-25"]["MUST"]) == {"total", "full", "partial"}
+    assert set(doc["revisions"]["2025-11-25"]) == {"core", "extensions"}
+    assert set(doc["revisions"]["2025-11-25"]["core"]) == {"MUST", "SHOULD"}
+    assert set(doc["revisions"]["2025-11-25"]["core"]["MUST"]) == {"total", "full", "partial"}
     assert proc.stderr == ""  # not even "running the bundled reference server"
     listing = cli("check", "--requirements", "-v")
     assert listing.returncode == 0, listing.stderr
-    assert listing.stdout.splitlines()[0].split()[:2] == ["revision", "level"]
+    assert listing.stdout.splitlines()[0].split()[:3] == ["revision", "scope", "level"]
     assert sum(1 for line in listing.stdout.splitlines() if line.startswith("uncovered in ")) == 5
 
 

@@ -63,11 +63,11 @@ def test_coverage_counts_full_partial_and_runs_under() -> None:
         ),
         (),
     )
-    assert cat.coverage("2025-11-25") == {
+    assert cat.coverage("2025-11-25")["core"] == {
         "MUST": {"total": 4, "full": 1, "partial": 1},
         "SHOULD": {"total": 1, "full": 1, "partial": 0},
     }
-    assert cat.coverage("2026-07-28")["MUST"] == {"total": 1, "full": 1, "partial": 0}
+    assert cat.coverage("2026-07-28")["core"]["MUST"] == {"total": 1, "full": 1, "partial": 0}
     assert [r.id for r in cat.uncovered("2025-11-25")] == ["a.none", "a.other-era"]
     assert cat.check_level("lifecycle.ping", "2025-11-25") is Level.MUST
     assert cat.check_level("tools.unique-names", "2025-11-25") is Level.SHOULD
@@ -99,3 +99,38 @@ def test_every_check_level_follows_its_sentences(revision: str) -> None:
 
 def test_most_checks_rest_on_sentences() -> None:
     assert len(_linked()) >= 0.8 * len(CATALOG)
+
+
+def test_extension_sentences_are_counted_apart() -> None:
+    ext = Requirement("apps.x", "MUST", ("2025-11-25",), "extensions/apps", "", "An app sentence.",
+                      {"lifecycle.initialize": Coverage.FULL})
+    cat = Catalogue((_req("a.core", "MUST", {}), ext), ())
+    counts = cat.coverage("2025-11-25")
+    assert counts["core"]["MUST"] == {"total": 1, "full": 0, "partial": 0}
+    assert counts["extensions"]["MUST"] == {"total": 1, "full": 1, "partial": 0}
+
+
+def test_no_sentence_is_listed_twice_in_a_revision() -> None:
+    """Normalized text (and subject, where the same words govern different things) is unique per revision."""
+    assert load().duplicates() == []
+    twice = Catalogue((
+        _req("a.one", "MUST", {}),
+        Requirement("b.one", "MUST", ("2025-11-25",), "basic/index", "", "a  SENTENCE!", {}),
+        Requirement("c.one", "MUST", ("2025-11-25",), "server/tools", "", "A sentence.", {}, subject="tools"),
+    ), ())
+    assert twice.duplicates() == ["2025-11-25: a.one and b.one quote the same sentence"]
+    assert any("quote the same sentence" in p for p in twice.problems())
+
+
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+def test_named_server_sentences_are_listed(revision: str) -> None:
+    texts = " | ".join(r.text for r in load().for_revision(revision))
+    wanted = {
+        "2025-11-25": ["first interaction", "string or integer value", "unique across all active requests",
+                       "same `progressToken`", "after the task reaches a terminal status",
+                       "instead of the `notifications/cancelled`", "initiated the elicitation request",
+                       "`ToolResultContent` item with a matching `toolUseId`"],
+        "2026-07-28": ["set of supported `ResultType` values", "graceful", "data.requiredCapabilities",
+                       "A request missing any required field"],
+    }[revision]
+    assert [w for w in wanted if w not in texts] == []

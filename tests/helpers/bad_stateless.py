@@ -25,12 +25,12 @@ server/utilities/caching, basic/versioning, basic/patterns/mrtr):
   mrtr-error-on-missing         a retry without the requested input gets an error
   mrtr-refuses-extra            an unexpected inputResponses key gets an error
   mrtr-takes-invalid            an inputResponses that is not an object completes the call
+  partial-envelope-served       a request whose _meta lacks protocolVersion is served (not -32602)
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,7 @@ MODES = (
     "good", "notify-before-ack", "ack-superset", "untagged-notification", "unrequested-notification",
     "scope-changes-between-pages", "input-required-hints", "initialize-error-silent", "bad-extension-id",
     "server-request", "serves-known-version", "mrtr-error-on-missing", "mrtr-refuses-extra", "mrtr-takes-invalid",
+    "partial-envelope-served",
 )
 GOOD = "stateless-good"
 SUB_KEY = "io.modelcontextprotocol/subscriptionId"
@@ -70,7 +71,10 @@ def handle(mode: str, msg: dict[str, Any]) -> None:
     else:
         base.error(msg_id, -32022, "Unsupported protocol version", {"supported": [base.MODERN], "requested": version})
         return
-    if msg_id is None or method is None or not isinstance(meta.get(base.CAPS_KEY), dict):
+    # A request lacking either required envelope field is malformed (-32602); the
+    # partial-envelope-served mode serves one that lacks only protocolVersion.
+    partial = not isinstance(version, str) and mode != "partial-envelope-served"
+    if msg_id is None or method is None or not isinstance(meta.get(base.CAPS_KEY), dict) or partial:
         base.handle_stateless(GOOD, msg)  # notifications, and the missing-envelope error
     elif method == "server/discover":
         name = "thing" if mode == "bad-extension-id" else "com.example/thing"

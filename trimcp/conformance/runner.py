@@ -70,6 +70,7 @@ from .._sansio.revisions import (
 from .._trio.client import open_client
 from .checks.apps import check_apps
 from .checks.auth import check_auth, probe_unauthenticated, skip_auth
+from .checks.contract26 import check_capability_errors, probe_partial_envelope
 from .checks.ext_tasks import check_ext_tasks
 from .checks.feature_probes import probe_features
 from .checks.features import feature_tour
@@ -306,6 +307,8 @@ async def _probes(tour: Tour, timeout: float, policy: ToolPolicy) -> None:
     dual_era = any(v in HANDSHAKE_VERSIONS for v in client.supported_versions or ())
     if rec.wants("stateless.missing-envelope"):
         await probe_missing_envelope(rec, tour.connect, revision, caps, timeout, dual_era)
+    if rec.wants("stateless.partial-envelope"):
+        await probe_partial_envelope(rec, tour.connect, revision, caps, timeout, dual_era)
     if not rec.wants("mrtr.*"):
         return
     original = input_target(tour.recording)
@@ -337,6 +340,7 @@ async def _basic_probes(tour: Tour, main: RecordingStream | None, timeout: float
         check_server_request_ids(tour.rec, everything)
     else:
         check_subscription_ids(tour.rec, everything)
+        check_capability_errors(tour.rec, everything)
 
 
 def _http_capture(stream: object) -> HttpCapture | None:

@@ -59,6 +59,14 @@ _CHECKS: Final[tuple[CheckSpec, ...]] = (
     CheckSpec("stateless.missing-envelope", M, "basic",
               "a request without the _meta protocolVersion/clientCapabilities envelope is rejected with -32602",
               STATELESS),
+    # basic/index, _meta: "A request missing any required field is malformed; the server MUST
+    # reject it with JSON-RPC error code -32602", and -32021 "whose data.requiredCapabilities
+    # lists the missing capabilities" (checks/contract26.py).
+    CheckSpec("stateless.partial-envelope", M, "basic",
+              "a request whose _meta lacks protocolVersion, or clientCapabilities, is rejected with -32602",
+              STATELESS),
+    CheckSpec("stateless.missing-capability-data", M, "basic",
+              "every -32021 error lists the missing capabilities in data.requiredCapabilities", STATELESS),
     CheckSpec("stateless.log-level", M, "server/utilities/logging",
               "no notifications/message for a request that carries no logLevel", STATELESS),
     # ---- every revision

@@ -13,9 +13,19 @@ black box can see) or ``partial`` (it sees some of them).  Server-side sentences
 judged untestable from outside are listed too, under ``untestable`` with the
 reason, so that the denominator can be audited.
 
-``coverage(revision)`` counts, per level (MUST includes MUST NOT, SHOULD
-includes SHOULD NOT), the sentences of that revision and how many are tested
-fully or partly by a check that runs under that revision.  ``check_level``
+``coverage(revision)`` counts, per scope and level (MUST includes MUST NOT,
+SHOULD includes SHOULD NOT), the sentences of that revision and how many are
+tested fully or partly by a check that runs under that revision.  The scope is
+``core`` (pages of the revision itself) or ``extensions`` (pages under
+``extensions/``: apps, tasks), counted apart so that an optional extension
+never raises the core percentage.
+
+A sentence is listed once per revision: the same rule restated on two pages
+(or twice on one) is one entry naming every check that tests it.  Where the
+same words govern different things (``Servers SHOULD return standard JSON-RPC
+errors`` on the prompts and the completion pages) each entry names what it
+governs in ``subject``, and ``duplicates`` reports any two entries of one
+revision whose normalized text and subject agree (``tests/test_requirements.py``).  ``check_level``
 derives a check's level from its sentences (the strongest one present in the
 revision; ``BEST-PRACTICE`` when none stands behind it): the catalogue of
 checks must agree with it (``tests/test_requirements.py``).
@@ -29,6 +39,7 @@ from __future__ import annotations
 import enum
 import functools
 import json
+import re
 from collections.abc import Iterable, Mapping
 from importlib import resources
 from typing import Any, Final
@@ -40,11 +51,12 @@ from ..catalog import CATALOG
 from ..model import Level
 
 __all__ = [
-    "SPEC_BASE", "Catalogue", "Coverage", "Requirement", "Untestable", "check_level", "coverage", "load",
-    "spec_url",
+    "SCOPES", "SPEC_BASE", "Catalogue", "Coverage", "Requirement", "Untestable", "check_level", "coverage", "load",
+    "normalized", "spec_url",
 ]
 
 SPEC_BASE: Final = "https://modelcontextprotocol.io/specification"
+SCOPES: Final = ("core", "extensions")
 STRENGTHS: Final = {"MUST": Level.MUST, "MUST NOT": Level.MUST, "SHOULD": Level.SHOULD, "SHOULD NOT": Level.SHOULD}
 
 
@@ -79,6 +91,17 @@ class Requirement:
     #: Check id -> how fully that check tests the sentence.
     checks: Mapping[str, Coverage]
     area: str = ""
+    #: What the sentence governs, when its words alone do not say (optional in the data).
+    subject: str = ""
+
+    @property
+    def extension(self) -> bool:
+        """A sentence of an extension's page, counted apart from the core revision."""
+        return self.page.startswith("extensions/")
+
+    @property
+    def scope(self) -> str:
+        return "extensions" if self.extension else "core"
 
     @property
     def level(self) -> Level:
@@ -116,11 +139,12 @@ class Catalogue:
         ]
         return sorted(found, key=lambda pair: pair[1] is not Coverage.FULL)
 
-    def coverage(self, revision: str) -> dict[str, dict[str, int]]:
-        """``{"MUST": {"total", "full", "partial"}, "SHOULD": {...}}`` for ``revision``."""
-        out = {level: {"total": 0, "full": 0, "partial": 0} for level in ("MUST", "SHOULD")}
+    def coverage(self, revision: str) -> dict[str, dict[str, dict[str, int]]]:
+        """``{"core": {"MUST": {"total", "full", "partial"}, "SHOULD": {...}}, "extensions": {...}}``."""
+        out = {scope: {level: {"total": 0, "full": 0, "partial": 0} for level in ("MUST", "SHOULD")}
+               for scope in SCOPES}
         for req in self.for_revision(revision):
-            row = out[req.level.value]
+            row = out[req.scope][req.level.value]
             row["total"] += 1
             found = {cov for check_id, cov in req.checks.items() if _runs_under(check_id, revision)}
             if Coverage.FULL in found:
@@ -134,6 +158,19 @@ class Catalogue:
             r for r in self.for_revision(revision)
             if not any(_runs_under(check_id, revision) for check_id in r.checks)
         ]
+
+    def duplicates(self) -> list[str]:
+        """Pairs of entries of one revision that quote the same sentence (normalized text and subject)."""
+        out: list[str] = []
+        for revision in ALL_VERSIONS:
+            seen: dict[tuple[str, str], str] = {}
+            for req in self.for_revision(revision):
+                key = (normalized(req.text), req.subject)
+                if key in seen:
+                    out.append(f"{revision}: {seen[key]} and {req.id} quote the same sentence")
+                else:
+                    seen[key] = req.id
+        return out
 
     def check_level(self, check_id: str, revision: str) -> Level:
         """The level the sentences behind ``check_id`` give it in ``revision``."""
@@ -160,12 +197,18 @@ class Catalogue:
                     out.append(f"{where}: unknown check {check_id!r}")
                 elif not any(spec.applies_to(rev) for rev in req.revisions):
                     out.append(f"{where}: {check_id} runs under none of {req.revisions}")
+        out.extend(self.duplicates())
         for item in self.untestable:
             where = f"{item.area}:untestable {item.text[:40]!r}"
             out.extend(f"{where}: {p}" for p in _entry_problems(item.strength, item.revisions, item.page, item.text))
             if not item.why.strip():
                 out.append(f"{where}: no reason given")
         return out
+
+
+def normalized(text: str) -> str:
+    """``text`` lower-cased, with markup and punctuation gone: how two quotes of one sentence compare."""
+    return " ".join(re.sub(r"[^a-z0-9]+", " ", text.lower()).split())
 
 
 def _runs_under(check_id: str, revision: str) -> bool:
@@ -191,7 +234,7 @@ def _requirement(area: str, raw: Mapping[str, Any]) -> Requirement:
     checks = {str(k): Coverage(v) for k, v in (raw.get("checks") or {}).items()}
     return Requirement(
         id=raw["id"], strength=raw["level"], revisions=tuple(raw["revisions"]), page=raw["page"],
-        anchor=raw.get("anchor", ""), text=raw["text"], checks=checks, area=area,
+        anchor=raw.get("anchor", ""), text=raw["text"], checks=checks, area=area, subject=raw.get("subject", ""),
     )
 
 
@@ -218,7 +261,7 @@ def load() -> Catalogue:
     return Catalogue(tuple(requirements), tuple(untestable))
 
 
-def coverage(revision: str) -> dict[str, dict[str, int]]:
+def coverage(revision: str) -> dict[str, dict[str, dict[str, int]]]:
     return load().coverage(revision)
 
 
