@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager
@@ -38,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import ALL_VERSIONS
+from .._redaction import Redactor
 from .logs import show_library_errors
 from .servers import ServerSpec, file_redactor
 from .targets import UsageError
@@ -47,6 +49,7 @@ from .targets import UsageError
 # builds: ``trimcp serve`` and ``trimcp call`` do not pay for it.
 if TYPE_CHECKING:
     from ..conformance import Report
+    from ..conformance.checks.auth_binding import AuthTokens
     from ..oauth import OAuthProvider
 
 __all__ = ["FORMATS", "add_check_options", "prepare_check", "run_check", "run_check_many_command", "run_requirements"]
@@ -92,6 +95,53 @@ def add_check_options(check: argparse.ArgumentParser) -> None:
                             "(trimcp replay, trimcp diff read it)")
     check.add_argument("-v", "--list", dest="list_uncovered", action="store_true",
                        help="with --requirements: list the sentences no check covers")
+    _add_token_options(check)
+
+
+#: The tokens only the user can hand over (conformance/checks/auth_binding.py): option, field, help.
+_TOKEN_OPTIONS = (
+    ("--auth-token", "valid", "a valid access token: the run uses it instead of OAuth (identity A of the task check)"),
+    ("--auth-token-other-resource", "other_resource", "a token issued for another resource (audience): must get 401"),
+    ("--auth-token-expired", "expired", "an expired token: must get 401"),
+    ("--auth-token-insufficient-scope", "insufficient_scope", "a token lacking a scope: should get 403"),
+    ("--auth-token-second", "second", "a valid token of a second identity: must not see identity A's tasks"),
+)
+
+
+def _add_token_options(check: argparse.ArgumentParser) -> None:
+    for option, field, text in _TOKEN_OPTIONS:
+        check.add_argument(option, dest=f"auth_token_{field}", metavar="TOKEN|env:VAR|@FILE",
+                           help=text + " (env:VAR or @FILE keep it out of the shell history; every report hides it)")
+
+
+def _read_token(option: str, value: str | None) -> str | None:
+    """A token option's value: as given, from the environment (``env:VAR``) or a file (``@FILE``)."""
+    if value is None:
+        return None
+    if value.startswith("env:"):
+        name = value[4:]
+        token = os.environ.get(name, "").strip()
+        if not token:
+            raise UsageError(f"{option} {value}: the environment variable {name} is not set or empty")
+        return token
+    if value.startswith("@"):
+        try:
+            token = Path(value[1:]).read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise UsageError(f"cannot read {option} {value}: {exc.strerror or exc}") from None
+        if not token:
+            raise UsageError(f"{option} {value}: the file is empty")
+        return token
+    if not value.strip():
+        raise UsageError(f"{option}: empty token")
+    return value.strip()
+
+
+def _auth_tokens(ns: argparse.Namespace) -> AuthTokens:
+    from ..conformance.checks.auth_binding import AuthTokens
+
+    return AuthTokens(**{field: _read_token(option, getattr(ns, f"auth_token_{field}", None))
+                         for option, field, _ in _TOKEN_OPTIONS})
 
 
 def _count(text: str) -> int:
@@ -117,6 +167,7 @@ def prepare_check(ns: argparse.Namespace, trailing: list[str]) -> None:
     from ..conformance import CATALOG, Selection, read_expected
 
     ns.selection = Selection(tuple(ns.only), tuple(ns.skip))
+    ns.auth_tokens = _auth_tokens(ns)
     unknown = ns.selection.unknown_patterns(CATALOG)
     if unknown:
         raise UsageError(f"--only/--skip {unknown[0]!r} matches no check (see `trimcp check --format json`)")
@@ -172,7 +223,9 @@ async def run_check(
     )
 
     spec: ServerSpec = ns.spec
-    redact = spec.redact
+    tokens: AuthTokens = ns.auth_tokens
+    # The tokens handed over are hidden like a config file's secrets, everywhere.
+    redact = spec.redact.merge(Redactor(tokens.secrets()))
     # The report names every protocol issue; the client's own warnings would only repeat them.
     show_library_errors(redact)
 
@@ -196,14 +249,20 @@ async def run_check(
     progress = Progress(sys.stderr)
     try:
         async with contextlib.AsyncExitStack() as stack:
-            provider = await stack.enter_async_context(open_provider(ns, command[0])) if needs_auth else None
+            # --auth-token stands in for OAuth: the run sends it as it is.
+            oauth = needs_auth and tokens.valid is None
+            provider = await stack.enter_async_context(open_provider(ns, command[0])) if oauth else None
+            headers = spec.headers
+            if needs_auth and tokens.valid is not None:
+                headers = {**(headers or {}), "Authorization": f"Bearer {tokens.valid}"}
             connect = connector_for(command, connect_timeout=ns.connect_timeout, auth=provider,
-                                    env=spec.env, cwd=spec.cwd, headers=spec.headers,
+                                    env=spec.env, cwd=spec.cwd, headers=headers,
                                     transport=spec.transport, record_http=bool(ns.record))
             report = await run_checks(connect, target=" ".join(command), revision=None if ns.revision == "auto" else str(ns.revision),
                                       request_timeout=ns.timeout, connect_timeout=ns.connect_timeout,
                                       auth=provider, unauthorized=unauthorized,
-                                      selection=ns.selection, on_result=progress, **_policy(ns))
+                                      selection=ns.selection, on_result=progress, auth_tokens=tokens,
+                                      **_policy(ns))
     finally:
         progress.close()
     report = redact.value(report)  # before anything renders it: every format is then clean

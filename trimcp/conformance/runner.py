@@ -70,6 +70,7 @@ from .._sansio.revisions import (
 from .._trio.client import open_client
 from .checks.apps import check_apps
 from .checks.auth import check_auth, probe_unauthenticated, skip_auth
+from .checks.auth_binding import AuthTokens
 from .checks.contract26 import check_capability_errors, probe_partial_envelope
 from .checks.ext_tasks import check_ext_tasks
 from .checks.feature_probes import probe_features
@@ -159,6 +160,7 @@ async def run_checks(
     call_tools: CallTools = "read-only",
     probe_tools: int = 1,
     open_world: bool = True,
+    auth_tokens: AuthTokens | None = None,
 ) -> Report:
     """Test the server ``connect`` reaches; ``revision=None`` lets the client negotiate.
 
@@ -171,7 +173,9 @@ async def run_checks(
     checks it leaves out as ``skip`` "not selected" and skips each probe group none of
     whose checks it selects; ``on_result`` sees every outcome as it arrives.
     ``call_tools`` (``none``, ``read-only``, ``all``), ``open_world`` and ``probe_tools``
-    are the tool-calling policy (``checks/tool_calls.py``)."""
+    are the tool-calling policy (``checks/tool_calls.py``).  ``auth_tokens`` are the tokens
+    the user handed over (``checks/auth_binding.py``); without ``auth``, their valid one is the
+    run's ``Authorization`` on the raw requests."""
     policy = ToolPolicy(call_tools, probe_tools, open_world)
     if revision is not None:
         get_revision(revision)  # ValueError for a revision nobody knows
@@ -233,9 +237,12 @@ async def run_checks(
         await _basic_probes(tour, recording, connect_timeout, hasattr(recording, "stderr_tail"))
     # The raw transport checks carry the run's credentials, or they would only see 401s.
     credentials = tuple(await auth.headers()) if auth is not None and report.revision is not None else ()
+    if not credentials and auth_tokens is not None and auth_tokens.valid and report.revision is not None:
+        credentials = (("Authorization", f"Bearer {auth_tokens.valid}"),)
     if is_http_target(target):  # (even when nothing was negotiated: a 401 explains why)
         if rec.wants("auth.*"):
-            await _auth_checks(rec, target, unauthorized, min(connect_timeout, request_timeout), credentials)
+            await _auth_checks(rec, target, unauthorized, min(connect_timeout, request_timeout), credentials,
+                               auth_tokens)
     elif report.revision is not None:
         skip_auth(rec, "not an HTTP target")
     # (nothing negotiated: every other check is "not reached")
@@ -248,14 +255,14 @@ async def run_checks(
 
 async def _auth_checks(
     rec: Results, target: str, unauthorized: RawResponse | None, timeout: float,
-    credentials: tuple[tuple[str, str], ...],
+    credentials: tuple[tuple[str, str], ...], tokens: AuthTokens | None = None,
 ) -> None:
     if unauthorized is None:
         try:
             unauthorized = await probe_unauthenticated(target, timeout)
         except ProbeError:
             unauthorized = None
-    await check_auth(rec, target, unauthorized, timeout, credentials)
+    await check_auth(rec, target, unauthorized, timeout, credentials, tokens)
 
 
 async def _transport_checks(

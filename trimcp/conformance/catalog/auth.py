@@ -5,7 +5,9 @@ metadata, authorization-server metadata, PKCE); these are the resource-server
 rules of ``basic/authorization`` that a client can provoke with raw HTTP
 exchanges: refusals without a token, a forged token, a token in the query
 string, the scope guidance of the challenge, and the transport security of
-the authorization server's endpoints.  Each row's level is the strongest of the
+the authorization server's endpoints; and the rules about tokens only the user
+can hand over (another resource's, an expired one, one short of a scope, a
+second identity's).  Each row's level is the strongest of the
 sentences behind it (``requirements/data/authorization.json``).
 """
 
@@ -62,4 +64,16 @@ SPECS: Final[tuple[CheckSpec, ...]] = (
               "that metadata, or else the default /authorize and /token endpoints, exist", ("2025-03-26",)),
     CheckSpec("auth.cimd", S, AUTH,
               "the authorization server advertises client_id_metadata_document_supported: true", FROM_2025_11_25),
+    # The tokens the user hands over (--auth-token-*, checks/auth_binding.py).
+    CheckSpec("auth.token-audience", M, AUTH,
+              "a token issued for another resource (--auth-token-other-resource) is refused with 401",
+              FROM_2025_06_18),
+    CheckSpec("auth.expired-token", M, AUTH,
+              "an expired token (--auth-token-expired) gets 401", STREAMABLE),
+    CheckSpec("auth.insufficient-scope", S, AUTH,
+              "a token lacking a scope (--auth-token-insufficient-scope) gets 403 with a Bearer challenge naming "
+              'error="insufficient_scope" and the scope needed', FROM_2025_11_25),
+    CheckSpec("auth.task-binding", M, "basic/utilities/tasks",
+              "a task created by the valid token's identity cannot be read, listed or cancelled by a second "
+              "identity (--auth-token-second)", ("2025-11-25",)),
 )

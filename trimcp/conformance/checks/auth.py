@@ -26,7 +26,9 @@ URLs, status codes and metadata fields appear in the details, never a token.
 In 2025-06-18 the challenge itself MUST name ``resource_metadata`` (the
 well-known fallback arrives in 2025-11-25).  What discovery found then goes to
 ``checks/auth_tokens.py`` for the resource-server rules (forged tokens,
-refusals without a token, scope guidance) and ``checks/auth_redirect.py`` for
+refusals without a token, scope guidance), ``checks/auth_binding.py`` for the
+rules about the tokens the user handed over (audience, expiry, scope, task
+binding) and ``checks/auth_redirect.py`` for
 the authorization server's redirects; ``checks/auth_legacy.py`` holds the
 2025-03-26 discovery (metadata at the server's own origin).
 """
@@ -40,6 +42,7 @@ from ..._sansio import auth as sa
 from ..evidence import exchange
 from ..rawhttp import ProbeError, RawResponse, request
 from ..results import Results
+from .auth_binding import BINDING_CHECKS, AuthTokens, check_auth_binding
 from .auth_legacy import LEGACY_CHECKS, check_legacy
 from .auth_redirect import REDIRECT_CHECKS, check_redirects
 from .auth_tokens import RULE_CHECKS, Discovered, bearer_token, check_auth_rules
@@ -60,7 +63,8 @@ _PROBE_BODY: Final = {
 
 
 def skip_auth(rec: Results, reason: str) -> None:
-    for check in (*AUTH_CHECKS, "auth.prm-resource", *RULE_CHECKS, *REDIRECT_CHECKS, *LEGACY_CHECKS):
+    for check in (*AUTH_CHECKS, "auth.prm-resource", *RULE_CHECKS, *REDIRECT_CHECKS, *LEGACY_CHECKS,
+                  *BINDING_CHECKS):
         rec.skip(check, reason)
 
 
@@ -121,9 +125,11 @@ def _prm_resource(rec: Results, url: str, where: str, resource: Any, evidence: l
 async def check_auth(
     rec: Results, url: str, unauthorized: RawResponse | None, timeout: float,
     credentials: tuple[tuple[str, str], ...] = (),
+    tokens: AuthTokens | None = None,
 ) -> None:
     """Run the ``auth.*`` checks; ``unauthorized`` is the answer to a credential-less request,
-    ``credentials`` the run's own ``Authorization`` (if it has one)."""
+    ``credentials`` the run's own ``Authorization`` (if it has one), ``tokens`` the ones the
+    user handed over (``checks/auth_binding.py``)."""
     if unauthorized is None:
         skip_auth(rec, "the server could not be probed without credentials")
         return
@@ -131,7 +137,9 @@ async def check_auth(
         skip_auth(rec, f"the server did not ask for authorization (HTTP {unauthorized.status} without a token)")
         return
     found = await _discovery(rec, url, unauthorized, timeout)
-    await check_auth_rules(rec, url, unauthorized, found, timeout, bearer_token(credentials))
+    own = bearer_token(credentials)
+    await check_auth_rules(rec, url, unauthorized, found, timeout, own)
+    await check_auth_binding(rec, url, rec.revision or "2025-11-25", timeout, tokens or AuthTokens(), own)
     await check_redirects(rec, url, found, timeout)
     await check_legacy(rec, url, timeout)
 
