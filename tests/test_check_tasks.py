@@ -119,7 +119,7 @@ DEFECTS: dict[str, tuple[dict[str, Status], str]] = {
 
 
 def test_every_defect_mode_is_tested() -> None:
-    correct = {"good", "no-tasks", "no-tools-call", "tool-fails"}
+    correct = {"good", "no-tasks", "no-tools-call", "tool-fails", "finishes-at-once"}
     assert set(BAD_TASKS.MODES) == correct | set(DEFECTS)
 
 

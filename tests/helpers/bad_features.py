@@ -24,6 +24,9 @@ selected defect it behaves correctly:
   elicit-url-undeclared    echo sends a URL-mode elicitation/create to a client that declared form mode only
   bad-uri                  the resource's URI has a space in it (not RFC 3986)
   read-both                resources/read contents carry both text and blob
+  echo-always-fails        echo answers isError whatever its arguments (no defect: a refusal of
+                           invalid arguments then proves nothing)
+  completion-empty         completion/complete answers no values (no defect: no limit to judge)
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ MODES = (
     "good", "cursor-ignored", "prompt-unknown-code-0", "prompt-missing-arg-ok", "call-without-name-32603",
     "wrong-types-ok", "bad-base64", "embedded-no-mime", "logging-below-level", "log-level-ok",
     "completion-too-many", "completion-unknown-ok", "list-changed-undeclared", "prompts-undeclared",
-    "invalid-uri-ok", "elicit-url-undeclared", "bad-uri", "read-both",
+    "invalid-uri-ok", "elicit-url-undeclared", "bad-uri", "read-both", "echo-always-fails", "completion-empty",
 )
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg=="
@@ -90,6 +93,9 @@ def call_tool(mode: str, msg_id: Any, params: dict[str, Any]) -> None:
         return
     if name == "echo":
         message = args.get("message")
+        if mode == "echo-always-fails":
+            result(msg_id, {"content": [{"type": "text", "text": "echo is out of order"}], "isError": True})
+            return
         if not isinstance(message, str) and mode != "wrong-types-ok":
             result(msg_id, {"content": [{"type": "text", "text": "message must be a string"}], "isError": True})
             return
@@ -175,6 +181,8 @@ def handle(mode: str, msg: dict[str, Any]) -> None:
             error(msg_id, -32602, "unknown prompt")
             return
         values = [f"v{i}" for i in range(101)] if mode == "completion-too-many" else ["ann", "bob"]
+        if mode == "completion-empty":
+            values = []
         result(msg_id, {"completion": {"values": values, "total": len(values), "hasMore": False}})
     else:
         error(msg_id, -32601, f"method not found: {method}")

@@ -33,6 +33,8 @@ handshake-era session.  Apart from the selected defect they behave correctly:
   stateless-silent-log-tool         the "log" tool never logs (a name is no evidence)
   all-is-error                      the read-only tool always answers isError
   no-tools                          advertises tools but lists none
+  fetch-failed                      the read-only tool answers the text "fetch failed" without isError
+  stateless-empty-lists             stateless, and tools/list and resources/list are empty
 """
 
 from __future__ import annotations
@@ -73,6 +75,8 @@ MODES = (
     "stateless-silent-log-tool",
     "all-is-error",
     "no-tools",
+    "fetch-failed",
+    "stateless-empty-lists",
 )
 
 
@@ -150,7 +154,8 @@ def handle(mode: str, msg: dict[str, Any]) -> None:
         if params.get("name") != "hello":
             error(msg_id, -32602, f"unknown tool {params.get('name')!r}")
             return
-        result(msg_id, {"content": [{"type": "text", "text": "hello"}], "isError": mode == "all-is-error"})
+        text = "fetch failed" if mode == "fetch-failed" else "hello"
+        result(msg_id, {"content": [{"type": "text", "text": text}], "isError": mode == "all-is-error"})
     elif mode == "unknown-method-wrong-code":
         result(msg_id, {})
     else:
@@ -223,11 +228,11 @@ def handle_stateless(mode: str, msg: dict[str, Any]) -> None:
     elif method.endswith("/list") and params.get("cursor") is not None:
         error(msg_id, -32602, "invalid cursor")  # every list is one page: no cursor is valid
     elif method == "tools/list":
-        complete(mode, method, msg_id, {"tools": stateless_tools()})
+        complete(mode, method, msg_id, {"tools": [] if mode == "stateless-empty-lists" else stateless_tools()})
     elif method == "tools/call":
         call_tool(mode, msg_id, params, meta, caps)
     elif method == "resources/list":
-        complete(mode, method, msg_id, {"resources": [RESOURCE]})
+        complete(mode, method, msg_id, {"resources": [] if mode == "stateless-empty-lists" else [RESOURCE]})
     elif method == "resources/templates/list":
         complete(mode, method, msg_id, {"resourceTemplates": []})
     elif method == "resources/read":

@@ -37,6 +37,8 @@ behaves correctly:
   failed-no-message            like tool-fails, but the failed task has no statusMessage
   input-without-related-meta   the elicitation a task needs lacks the related-task _meta
   asks-with-task               that elicitation is itself task-augmented, though the client declared no tasks
+  finishes-at-once             a task's work is done as soon as it is created (correct: tasks/result has
+                               nothing to block on, so its blocking cannot be judged)
 
 When the client declared elicitation, ``tasks/result`` of a ``slow_echo`` task first
 asks it for a name (``elicitation/create`` with the related-task ``_meta``; the task
@@ -67,7 +69,7 @@ MODES = (
     "meta-over-param", "list-missing", "bad-cursor-ok", "unknown-task-wrong-code", "cancel-terminal-ok",
     "cancel-not-cancelled", "cancel-not-sticky", "required-without-task-ok", "forbidden-task-ok",
     "related-meta-on-get", "empty-error-message", "failed-no-message", "input-without-related-meta",
-    "asks-with-task",
+    "asks-with-task", "finishes-at-once",
 )
 READ_ONLY = {"readOnlyHint": True}
 SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}}
@@ -138,6 +140,8 @@ class Server:
                 task["reported_terminal"] = True
         if op == "create" and self.mode == "create-not-working":
             status = "completed"
+        if op == "create" and self.mode == "finishes-at-once":
+            status = "working"  # (it begins working, and is done by the next look)
         out: dict[str, Any] = {
             "taskId": task["id"], "status": status, "createdAt": task["created"],
             "lastUpdatedAt": now_iso(), "ttl": task["ttl"], "pollInterval": POLL,
@@ -161,7 +165,8 @@ class Server:
     def create(self, rid: Any, name: str, task_params: Any) -> None:
         ttl = task_params.get("ttl", 60000) if isinstance(task_params, dict) else 60000
         task = {
-            "id": secrets.token_hex(16), "created": now_iso(), "done_at": time.monotonic() + WORK,
+            "id": secrets.token_hex(16), "created": now_iso(),
+            "done_at": time.monotonic() + (0.0 if self.mode == "finishes-at-once" else WORK),
             "cancelled": False, "result": self.tool_result(name), "ttl": ttl, "reported_terminal": False,
             "asked": False,
         }

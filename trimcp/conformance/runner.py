@@ -411,6 +411,10 @@ def _check_conversation(
         rec.skip("jsonrpc.ids", "the server answered no request")
     if outcome.schema_errors:
         rec.fail("schema.messages", "; ".join(outcome.schema_errors[:3]))
+    elif not outcome.checked:
+        # Every message was invalid JSON-RPC (jsonrpc.valid-messages says so): no schema was applied.
+        rec.skip("schema.messages", f"none of the {len(recording.received)} messages received is valid "
+                 "JSON-RPC: no schema to apply")
     else:
         rec.ok("schema.messages", f"{outcome.checked} messages" + (f" ({revision})" if revision else ""))
     return outcome
