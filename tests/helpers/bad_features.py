@@ -26,6 +26,7 @@ selected defect it behaves correctly:
   read-both                resources/read contents carry both text and blob
   echo-always-fails        echo answers isError whatever its arguments (no defect: a refusal of
                            invalid arguments then proves nothing)
+  embedded-both            the prompt's embedded resource carries both text and blob
   completion-empty         completion/complete answers no values (no defect: no limit to judge)
 """
 
@@ -45,6 +46,7 @@ MODES = (
     "wrong-types-ok", "bad-base64", "embedded-no-mime", "logging-below-level", "log-level-ok",
     "completion-too-many", "completion-unknown-ok", "list-changed-undeclared", "prompts-undeclared",
     "invalid-uri-ok", "elicit-url-undeclared", "bad-uri", "read-both", "echo-always-fails", "completion-empty",
+    "embedded-both",
 )
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg=="
@@ -128,6 +130,8 @@ def get_prompt(mode: str, msg_id: Any, params: dict[str, Any]) -> None:
     embedded: dict[str, Any] = {"uri": "mem://one", "text": "one"}
     if mode != "embedded-no-mime":
         embedded["mimeType"] = "text/plain"
+    if mode == "embedded-both":
+        embedded["blob"] = "b25l"
     result(msg_id, {"messages": [
         {"role": "user", "content": {"type": "text", "text": f"hello {name}"}},
         {"role": "user", "content": {"type": "resource", "resource": embedded}},

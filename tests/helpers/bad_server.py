@@ -34,6 +34,9 @@ handshake-era session.  Apart from the selected defect they behave correctly:
   all-is-error                      the read-only tool always answers isError
   no-tools                          advertises tools but lists none
   fetch-failed                      the read-only tool answers the text "fetch failed" without isError
+  call-internal-error               the read-only tool, called with valid arguments, answers error -32603
+  stateless-wrong-result-type       complete results carry resultType "done"
+  stateless-bad-cache-scope         cacheable results carry cacheScope "shared" and ttlMs -1
   stateless-empty-lists             stateless, and tools/list and resources/list are empty
 """
 
@@ -76,7 +79,10 @@ MODES = (
     "all-is-error",
     "no-tools",
     "fetch-failed",
+    "call-internal-error",
     "stateless-empty-lists",
+    "stateless-wrong-result-type",
+    "stateless-bad-cache-scope",
 )
 
 
@@ -154,6 +160,9 @@ def handle(mode: str, msg: dict[str, Any]) -> None:
         if params.get("name") != "hello":
             error(msg_id, -32602, f"unknown tool {params.get('name')!r}")
             return
+        if mode == "call-internal-error":
+            error(msg_id, -32603, "internal error")
+            return
         text = "fetch failed" if mode == "fetch-failed" else "hello"
         result(msg_id, {"content": [{"type": "text", "text": text}], "isError": mode == "all-is-error"})
     elif mode == "unknown-method-wrong-code":
@@ -183,9 +192,11 @@ def _state_for(name: str) -> str:
 def complete(mode: str, method: str, msg_id: Any, value: dict[str, Any]) -> None:
     out = dict(value)
     if mode != "stateless-no-result-type":
-        out["resultType"] = "complete"
+        out["resultType"] = "done" if mode == "stateless-wrong-result-type" and method != "server/discover" else "complete"
     if method in CACHEABLE and (mode != "stateless-no-cache-hints" or method == "server/discover"):
         out.update(ttlMs=60000, cacheScope="public")
+        if mode == "stateless-bad-cache-scope" and method != "server/discover":
+            out.update(ttlMs=-1, cacheScope="shared")
     out["_meta"] = SERVER_INFO
     result(msg_id, out)
 

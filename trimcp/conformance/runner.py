@@ -401,7 +401,7 @@ def _check_conversation(
     else:
         rec.ok("jsonrpc.valid-messages", f"{outcome.checked} messages")
         if stdio:
-            rec.ok("stdio.clean-stdout")
+            rec.ok("stdio.clean-stdout", f"{len(recording.received)} lines, each a JSON-RPC message")
     answered = len(recording.answers())
     if outcome.unknown_ids or outcome.duplicate_ids:
         rec.fail("jsonrpc.ids", "; ".join((outcome.unknown_ids + outcome.duplicate_ids)[:3]))

@@ -133,18 +133,18 @@ def _judge_tool_list(rec: Results, tools: list[s.Tool]) -> None:
     names = [t.name for t in tools]
     dupes = sorted({n for n in names if names.count(n) > 1})
     for unique in ("tools.unique-names", "tools.unique-names-legacy"):  # (one applies to the revision)
-        (rec.warn(unique, f"duplicates: {', '.join(dupes)}") if dupes else rec.ok(unique))
+        (rec.warn(unique, f"duplicates: {', '.join(dupes)}") if dupes else rec.ok(unique, f"{len(names)} distinct names"))
     bad_names = [n for n in names if not _TOOL_NAME.match(n)]
     if bad_names:
         rec.warn("tools.name-format", ", ".join(bad_names[:5]))
     else:
-        rec.ok("tools.name-format")
+        rec.ok("tools.name-format", f"{len(names)} names of 1-128 characters of [A-Za-z0-9_.-]")
     bad_schema = [t.name for t in tools if not (isinstance(t.input_schema, dict) and t.input_schema.get("type") == "object")]
     for check in ("tools.input-schema", "tools.input-schema-legacy"):
         if bad_schema:
             rec.fail(check, f"not type object: {', '.join(bad_schema[:5])}")
         else:
-            rec.ok(check)
+            rec.ok(check, f"{len(tools)} inputSchemas of type object")
 
 
 _LISTS = ("tools/list", "resources/list", "resources/templates/list", "prompts/list")
