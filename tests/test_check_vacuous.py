@@ -1,4 +1,4 @@
-"""No vacuous results: a check that saw nothing to judge is skip, never pass (issue 14, item 4)."""
+"""No vacuous results: a check that saw nothing to judge is skip, never pass (issue 14 item 4, issue 27 item 2)."""
 
 from __future__ import annotations
 

@@ -37,6 +37,8 @@ handshake-era session.  Apart from the selected defect they behave correctly:
   call-internal-error               the read-only tool, called with valid arguments, answers error -32603
   stateless-wrong-result-type       complete results carry resultType "done"
   stateless-bad-cache-scope         cacheable results carry cacheScope "shared" and ttlMs -1
+  answers-unknown-id                after its tools/list answer, answers id 9999, which no request had
+  bad-server-info                   serverInfo's version is the number 1, not a string
   stateless-empty-lists             stateless, and tools/list and resources/list are empty
 """
 
@@ -81,6 +83,8 @@ MODES = (
     "fetch-failed",
     "call-internal-error",
     "stateless-empty-lists",
+    "answers-unknown-id",
+    "bad-server-info",
     "stateless-wrong-result-type",
     "stateless-bad-cache-scope",
 )
@@ -145,7 +149,7 @@ def handle(mode: str, msg: dict[str, Any]) -> None:
         result(msg_id, {
             "protocolVersion": version,
             "capabilities": {"tools": {}},
-            "serverInfo": {"name": f"bad-server-{mode}", "version": "0.0.1"},
+            "serverInfo": {"name": f"bad-server-{mode}", "version": 1 if mode == "bad-server-info" else "0.0.1"},
         })
         if mode == "garbage-stdout":
             sys.stdout.write("this line is not JSON\n")
@@ -156,6 +160,8 @@ def handle(mode: str, msg: dict[str, Any]) -> None:
         error(msg_id, -32602, "invalid cursor")  # every list is one page: no cursor is valid
     elif method == "tools/list":
         result(msg_id, {"tools": [] if mode == "no-tools" else [tool(mode)]})
+        if mode == "answers-unknown-id":
+            result(9999, {})
     elif method == "tools/call":
         if params.get("name") != "hello":
             error(msg_id, -32602, f"unknown tool {params.get('name')!r}")
