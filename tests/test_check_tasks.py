@@ -119,7 +119,8 @@ DEFECTS: dict[str, tuple[dict[str, Status], str]] = {
 
 
 def test_every_defect_mode_is_tested() -> None:
-    correct = {"good", "no-tasks", "no-tools-call", "tool-fails"}
+    correct = {"good", "no-tasks", "no-tools-call", "tool-fails", "finishes-at-once",
+               "bad-timestamps", "result-meta-other-task"}  # (wrong-value mutants: tests/test_check_audit.py)
     assert set(BAD_TASKS.MODES) == correct | set(DEFECTS)
 
 

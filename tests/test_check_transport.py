@@ -166,6 +166,12 @@ async def test_reference_over_streamable_http(nursery: trio.Nursery) -> None:
     results = {r.id: r for r in report.results}
     assert [r for r in report.results if r.status in (Status.FAIL, Status.WARN)] == []
     for check_id in SESSION_CHECKS:
+        if check_id == "http.resume":
+            # The reference keeps no history of a finished POST stream: it replays nothing,
+            # which is allowed and judges nothing (issue 27: no vacuous pass).
+            assert results[check_id].status is Status.SKIP, results[check_id]
+            assert "replayed no message" in results[check_id].detail
+            continue
         assert results[check_id].status is Status.PASS, results[check_id]
     for check_id in ("sse.endpoint", "sse.exchange", "sse.origin", "stdio.one-line-messages"):
         assert results[check_id].status is Status.SKIP

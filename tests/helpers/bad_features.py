@@ -24,6 +24,17 @@ selected defect it behaves correctly:
   elicit-url-undeclared    echo sends a URL-mode elicitation/create to a client that declared form mode only
   bad-uri                  the resource's URI has a space in it (not RFC 3986)
   read-both                resources/read contents carry both text and blob
+  echo-always-fails        echo answers isError whatever its arguments (no defect: a refusal of
+                           invalid arguments then proves nothing)
+  dup-names                tools/list names echo twice
+  bad-tool-name            the image tool is named "image tool" (a space: not a valid tool name)
+  unknown-tool-ok          tools/call of an unknown tool answers a normal result
+  read-error               resources/read of the listed resource answers -32603
+  templates-error          resources/templates/list answers -32603
+  prompt-get-error         prompts/get of the listed prompt, with its argument, answers -32603
+  completion-error         completion/complete of the listed prompt answers -32603 although advertised
+  embedded-both            the prompt's embedded resource carries both text and blob
+  completion-empty         completion/complete answers no values (no defect: no limit to judge)
 """
 
 from __future__ import annotations
@@ -41,7 +52,9 @@ MODES = (
     "good", "cursor-ignored", "prompt-unknown-code-0", "prompt-missing-arg-ok", "call-without-name-32603",
     "wrong-types-ok", "bad-base64", "embedded-no-mime", "logging-below-level", "log-level-ok",
     "completion-too-many", "completion-unknown-ok", "list-changed-undeclared", "prompts-undeclared",
-    "invalid-uri-ok", "elicit-url-undeclared", "bad-uri", "read-both",
+    "invalid-uri-ok", "elicit-url-undeclared", "bad-uri", "read-both", "echo-always-fails", "completion-empty",
+    "embedded-both", "dup-names", "bad-tool-name", "unknown-tool-ok", "read-error", "templates-error",
+    "prompt-get-error", "completion-error",
 )
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg=="
@@ -90,6 +103,9 @@ def call_tool(mode: str, msg_id: Any, params: dict[str, Any]) -> None:
         return
     if name == "echo":
         message = args.get("message")
+        if mode == "echo-always-fails":
+            result(msg_id, {"content": [{"type": "text", "text": "echo is out of order"}], "isError": True})
+            return
         if not isinstance(message, str) and mode != "wrong-types-ok":
             result(msg_id, {"content": [{"type": "text", "text": "message must be a string"}], "isError": True})
             return
@@ -104,16 +120,29 @@ def call_tool(mode: str, msg_id: Any, params: dict[str, Any]) -> None:
             send({"jsonrpc": "2.0", "id": state["next_id"], "method": "elicitation/create", "params": {
                 "mode": "url", "message": "open this", "url": "https://example.com/x", "elicitationId": "e1"}})
         result(msg_id, {"content": [{"type": "text", "text": str(message)}]})
-    elif name == "image":
+    elif name in ("image", "image tool"):
         data = "not base64!" if mode == "bad-base64" else PNG
         result(msg_id, {"content": [{"type": "image", "data": data, "mimeType": "image/png"}]})
+    elif mode == "unknown-tool-ok":
+        result(msg_id, {"content": [{"type": "text", "text": "done"}]})
     else:
         error(msg_id, -32602, f"unknown tool {name!r}")
+
+
+def tools(mode: str) -> list[dict[str, Any]]:
+    if mode == "dup-names":
+        return [*TOOLS, TOOLS[0]]
+    if mode == "bad-tool-name":
+        return [TOOLS[0], {**TOOLS[1], "name": "image tool"}]
+    return TOOLS
 
 
 def get_prompt(mode: str, msg_id: Any, params: dict[str, Any]) -> None:
     if params.get("name") != "greet":
         error(msg_id, 0 if mode == "prompt-unknown-code-0" else -32602, "unknown prompt")
+        return
+    if mode == "prompt-get-error" and (params.get("arguments") or {}).get("name") is not None:
+        error(msg_id, -32603, "internal error")
         return
     name = (params.get("arguments") or {}).get("name")
     if name is None and mode != "prompt-missing-arg-ok":
@@ -122,6 +151,8 @@ def get_prompt(mode: str, msg_id: Any, params: dict[str, Any]) -> None:
     embedded: dict[str, Any] = {"uri": "mem://one", "text": "one"}
     if mode != "embedded-no-mime":
         embedded["mimeType"] = "text/plain"
+    if mode == "embedded-both":
+        embedded["blob"] = "b25l"
     result(msg_id, {"messages": [
         {"role": "user", "content": {"type": "text", "text": f"hello {name}"}},
         {"role": "user", "content": {"type": "resource", "resource": embedded}},
@@ -142,7 +173,7 @@ def handle(mode: str, msg: dict[str, Any]) -> None:
     elif method.endswith("/list") and params.get("cursor") is not None and mode != "cursor-ignored":
         error(msg_id, -32602, "invalid cursor")  # every list is one page: no cursor is valid
     elif method == "tools/list":
-        result(msg_id, {"tools": TOOLS})
+        result(msg_id, {"tools": tools(mode)})
     elif method == "tools/call":
         call_tool(mode, msg_id, params)
     elif method == "prompts/list":
@@ -152,10 +183,15 @@ def handle(mode: str, msg: dict[str, Any]) -> None:
     elif method == "resources/list":
         result(msg_id, {"resources": [{**RESOURCE, "uri": "mem://one two"} if mode == "bad-uri" else RESOURCE]})
     elif method == "resources/templates/list":
+        if mode == "templates-error":
+            error(msg_id, -32603, "internal error")
+            return
         result(msg_id, {"resourceTemplates": []})
     elif method == "resources/read":
         uri = params.get("uri")
-        if mode == "bad-uri" and uri == "mem://one two":
+        if mode == "read-error" and uri == RESOURCE["uri"]:
+            error(msg_id, -32603, "internal error")
+        elif mode == "bad-uri" and uri == "mem://one two":
             result(msg_id, {"contents": [{"uri": uri, "mimeType": "text/plain", "text": "one"}]})
         elif uri == RESOURCE["uri"] or (mode == "invalid-uri-ok" and " " in str(uri)):
             both = {"blob": "b25l"} if mode == "read-both" else {}
@@ -174,7 +210,12 @@ def handle(mode: str, msg: dict[str, Any]) -> None:
         if ref.get("name") != "greet" and mode != "completion-unknown-ok":
             error(msg_id, -32602, "unknown prompt")
             return
+        if mode == "completion-error":
+            error(msg_id, -32603, "internal error")
+            return
         values = [f"v{i}" for i in range(101)] if mode == "completion-too-many" else ["ann", "bob"]
+        if mode == "completion-empty":
+            values = []
         result(msg_id, {"completion": {"values": values, "total": len(values), "hasMore": False}})
     else:
         error(msg_id, -32601, f"method not found: {method}")

@@ -19,6 +19,11 @@ Each name in ``modes`` breaks exactly one rule:
 * ``replays-other-stream``: a GET with ``Last-Event-ID`` replays every answer sent so
   far, not only those of the stream the id belongs to.
 
+Modes that break nothing but leave a check nothing to judge (issue 27, no vacuous pass):
+``no-replay`` (a GET with ``Last-Event-ID`` replays no message), ``get-ends-at-once`` (the
+standalone GET stream ends right after its priming event), ``serial-pings`` (pings are
+answered one at a time: the second POST's answer starts after the first one ended).
+
 ``LegacyFake`` is a 2024-11-05 HTTP+SSE server (GET ``/sse``, POST ``/messages``);
 its modes: ``sse-no-endpoint`` (the first event is a ``message``), ``sse-post-refused``
 (POSTs get 400), ``sse-answer-in-post`` (the answer comes in the POST's body, not on the
@@ -51,6 +56,7 @@ class StreamFake(McpFake):
         self._streams = itertools.count(1)
         #: What each POST stream carried after its priming event, by stream number.
         self.history: dict[int, list[Any]] = {}
+        self._serial = trio.Lock()
 
     def new_session(self) -> str:
         if "bad-session-id" in self.modes:
@@ -103,6 +109,9 @@ class StreamFake(McpFake):
         self._listeners.append(send)
         await reply.sse_start()
         await reply.event("", id=self._id(stream, 0))
+        if "get-ends-at-once" in self.modes:
+            await reply.end()
+            return
         n = 0
         try:
             while True:
@@ -117,7 +126,9 @@ class StreamFake(McpFake):
 
     async def _replay(self, last: str, reply: Reply) -> None:
         await reply.sse_start()
-        if "replays-other-stream" in self.modes:
+        if "no-replay" in self.modes:
+            replayed = []
+        elif "replays-other-stream" in self.modes:
             replayed = [m for msgs in self.history.values() for m in msgs]
         else:
             stream = int(last[1:].split("-")[0]) if last.startswith("s") else 0
@@ -130,6 +141,13 @@ class StreamFake(McpFake):
         if req.json["method"] != "ping":
             await super().on_request(req, reply)
             return
+        if "serial-pings" in self.modes:
+            async with self._serial:
+                await self._ping(req, reply)
+        else:
+            await self._ping(req, reply)
+
+    async def _ping(self, req: Req, reply: Reply) -> None:
         stream = next(self._streams)
         answer = result(req, {})
         await reply.sse_start()

@@ -33,6 +33,13 @@ handshake-era session.  Apart from the selected defect they behave correctly:
   stateless-silent-log-tool         the "log" tool never logs (a name is no evidence)
   all-is-error                      the read-only tool always answers isError
   no-tools                          advertises tools but lists none
+  fetch-failed                      the read-only tool answers the text "fetch failed" without isError
+  call-internal-error               the read-only tool, called with valid arguments, answers error -32603
+  stateless-wrong-result-type       complete results carry resultType "done"
+  stateless-bad-cache-scope         cacheable results carry cacheScope "shared" and ttlMs -1
+  answers-unknown-id                after its tools/list answer, answers id 9999, which no request had
+  bad-server-info                   serverInfo's version is the number 1, not a string
+  stateless-empty-lists             stateless, and tools/list and resources/list are empty
 """
 
 from __future__ import annotations
@@ -73,6 +80,13 @@ MODES = (
     "stateless-silent-log-tool",
     "all-is-error",
     "no-tools",
+    "fetch-failed",
+    "call-internal-error",
+    "stateless-empty-lists",
+    "answers-unknown-id",
+    "bad-server-info",
+    "stateless-wrong-result-type",
+    "stateless-bad-cache-scope",
 )
 
 
@@ -135,7 +149,7 @@ def handle(mode: str, msg: dict[str, Any]) -> None:
         result(msg_id, {
             "protocolVersion": version,
             "capabilities": {"tools": {}},
-            "serverInfo": {"name": f"bad-server-{mode}", "version": "0.0.1"},
+            "serverInfo": {"name": f"bad-server-{mode}", "version": 1 if mode == "bad-server-info" else "0.0.1"},
         })
         if mode == "garbage-stdout":
             sys.stdout.write("this line is not JSON\n")
@@ -146,11 +160,17 @@ def handle(mode: str, msg: dict[str, Any]) -> None:
         error(msg_id, -32602, "invalid cursor")  # every list is one page: no cursor is valid
     elif method == "tools/list":
         result(msg_id, {"tools": [] if mode == "no-tools" else [tool(mode)]})
+        if mode == "answers-unknown-id":
+            result(9999, {})
     elif method == "tools/call":
         if params.get("name") != "hello":
             error(msg_id, -32602, f"unknown tool {params.get('name')!r}")
             return
-        result(msg_id, {"content": [{"type": "text", "text": "hello"}], "isError": mode == "all-is-error"})
+        if mode == "call-internal-error":
+            error(msg_id, -32603, "internal error")
+            return
+        text = "fetch failed" if mode == "fetch-failed" else "hello"
+        result(msg_id, {"content": [{"type": "text", "text": text}], "isError": mode == "all-is-error"})
     elif mode == "unknown-method-wrong-code":
         result(msg_id, {})
     else:
@@ -178,9 +198,11 @@ def _state_for(name: str) -> str:
 def complete(mode: str, method: str, msg_id: Any, value: dict[str, Any]) -> None:
     out = dict(value)
     if mode != "stateless-no-result-type":
-        out["resultType"] = "complete"
+        out["resultType"] = "done" if mode == "stateless-wrong-result-type" and method != "server/discover" else "complete"
     if method in CACHEABLE and (mode != "stateless-no-cache-hints" or method == "server/discover"):
         out.update(ttlMs=60000, cacheScope="public")
+        if mode == "stateless-bad-cache-scope" and method != "server/discover":
+            out.update(ttlMs=-1, cacheScope="shared")
     out["_meta"] = SERVER_INFO
     result(msg_id, out)
 
@@ -223,11 +245,11 @@ def handle_stateless(mode: str, msg: dict[str, Any]) -> None:
     elif method.endswith("/list") and params.get("cursor") is not None:
         error(msg_id, -32602, "invalid cursor")  # every list is one page: no cursor is valid
     elif method == "tools/list":
-        complete(mode, method, msg_id, {"tools": stateless_tools()})
+        complete(mode, method, msg_id, {"tools": [] if mode == "stateless-empty-lists" else stateless_tools()})
     elif method == "tools/call":
         call_tool(mode, msg_id, params, meta, caps)
     elif method == "resources/list":
-        complete(mode, method, msg_id, {"resources": [RESOURCE]})
+        complete(mode, method, msg_id, {"resources": [] if mode == "stateless-empty-lists" else [RESOURCE]})
     elif method == "resources/templates/list":
         complete(mode, method, msg_id, {"resourceTemplates": []})
     elif method == "resources/read":

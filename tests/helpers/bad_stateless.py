@@ -15,6 +15,7 @@ server/utilities/caching, basic/versioning, basic/patterns/mrtr):
   notify-before-ack             a tagged notification precedes the acknowledgment
   ack-superset                  the acknowledgment grants promptsListChanged, which was not requested
   untagged-notification         the change notification carries no subscriptionId
+  mis-tagged-notification       the change notification's subscriptionId names no listen request
   unrequested-notification      a resources/updated for a URI the subscription did not name
   scope-changes-between-pages   the second tools/list page is "private", the first "public"
   input-required-hints          the InputRequiredResult carries ttlMs/cacheScope
@@ -40,7 +41,8 @@ import bad_server as base
 from jsonrpc_lines import read_message  # (tests/helpers, beside this script)
 
 MODES = (
-    "good", "notify-before-ack", "ack-superset", "untagged-notification", "unrequested-notification",
+    "good", "notify-before-ack", "ack-superset", "untagged-notification", "mis-tagged-notification",
+    "unrequested-notification",
     "scope-changes-between-pages", "input-required-hints", "initialize-error-silent", "bad-extension-id",
     "server-request", "serves-known-version", "mrtr-error-on-missing", "mrtr-refuses-extra", "mrtr-takes-invalid",
     "partial-envelope-served",
@@ -117,6 +119,8 @@ def listen(mode: str, msg_id: Any, params: dict[str, Any]) -> None:
     notify("notifications/subscriptions/acknowledged", {"notifications": granted, "_meta": tag})
     if mode == "untagged-notification":
         notify("notifications/tools/list_changed", {})
+    elif mode == "mis-tagged-notification":
+        notify("notifications/tools/list_changed", {"_meta": {SUB_KEY: "trimcp-audit-no-such-listen"}})
     elif mode == "unrequested-notification":
         notify("notifications/resources/updated", {"uri": "bad://other", "_meta": tag})
     elif mode != "notify-before-ack":

@@ -37,6 +37,10 @@ behaves correctly:
   failed-no-message            like tool-fails, but the failed task has no statusMessage
   input-without-related-meta   the elicitation a task needs lacks the related-task _meta
   asks-with-task               that elicitation is itself task-augmented, though the client declared no tasks
+  bad-timestamps               tasks/get answers carry a createdAt that is no ISO 8601 date-time
+  result-meta-other-task       the tasks/result answer's related-task _meta names another task
+  finishes-at-once             a task's work is done as soon as it is created (correct: tasks/result has
+                               nothing to block on, so its blocking cannot be judged)
 
 When the client declared elicitation, ``tasks/result`` of a ``slow_echo`` task first
 asks it for a name (``elicitation/create`` with the related-task ``_meta``; the task
@@ -67,7 +71,7 @@ MODES = (
     "meta-over-param", "list-missing", "bad-cursor-ok", "unknown-task-wrong-code", "cancel-terminal-ok",
     "cancel-not-cancelled", "cancel-not-sticky", "required-without-task-ok", "forbidden-task-ok",
     "related-meta-on-get", "empty-error-message", "failed-no-message", "input-without-related-meta",
-    "asks-with-task",
+    "asks-with-task", "finishes-at-once", "bad-timestamps", "result-meta-other-task",
 )
 READ_ONLY = {"readOnlyHint": True}
 SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}}
@@ -138,12 +142,16 @@ class Server:
                 task["reported_terminal"] = True
         if op == "create" and self.mode == "create-not-working":
             status = "completed"
+        if op == "create" and self.mode == "finishes-at-once":
+            status = "working"  # (it begins working, and is done by the next look)
         out: dict[str, Any] = {
             "taskId": task["id"], "status": status, "createdAt": task["created"],
             "lastUpdatedAt": now_iso(), "ttl": task["ttl"], "pollInterval": POLL,
         }
         if status == "failed" and self.mode != "failed-no-message":
             out["statusMessage"] = "slow_echo returned isError"
+        if op == "get" and self.mode == "bad-timestamps":
+            out["createdAt"] = "yesterday"
         if op == "get" and self.mode == "no-timestamps":
             del out["lastUpdatedAt"]
         return out
@@ -161,7 +169,8 @@ class Server:
     def create(self, rid: Any, name: str, task_params: Any) -> None:
         ttl = task_params.get("ttl", 60000) if isinstance(task_params, dict) else 60000
         task = {
-            "id": secrets.token_hex(16), "created": now_iso(), "done_at": time.monotonic() + WORK,
+            "id": secrets.token_hex(16), "created": now_iso(),
+            "done_at": time.monotonic() + (0.0 if self.mode == "finishes-at-once" else WORK),
             "cancelled": False, "result": self.tool_result(name), "ttl": ttl, "reported_terminal": False,
             "asked": False,
         }
@@ -200,7 +209,8 @@ class Server:
             return
         result = dict(task["result"])
         if self.mode != "result-without-related-meta":
-            result["_meta"] = {RELATED: {"taskId": task["id"]}}
+            other = "trimcp-audit-other-task" if self.mode == "result-meta-other-task" else task["id"]
+            result["_meta"] = {RELATED: {"taskId": other}}
         self.result(rid, result)
 
     def ask_input(self, task: dict[str, Any]) -> None:

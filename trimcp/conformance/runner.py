@@ -412,7 +412,7 @@ def _check_conversation(
     else:
         rec.ok("jsonrpc.valid-messages", f"{outcome.checked} messages")
         if stdio:
-            rec.ok("stdio.clean-stdout")
+            rec.ok("stdio.clean-stdout", f"{len(recording.received)} lines, each a JSON-RPC message")
     answered = len(recording.answers())
     if outcome.unknown_ids or outcome.duplicate_ids:
         rec.fail("jsonrpc.ids", "; ".join((outcome.unknown_ids + outcome.duplicate_ids)[:3]))
@@ -422,6 +422,10 @@ def _check_conversation(
         rec.skip("jsonrpc.ids", "the server answered no request")
     if outcome.schema_errors:
         rec.fail("schema.messages", "; ".join(outcome.schema_errors[:3]))
+    elif not outcome.checked:
+        # Every message was invalid JSON-RPC (jsonrpc.valid-messages says so): no schema was applied.
+        rec.skip("schema.messages", f"none of the {len(recording.received)} messages received is valid "
+                 "JSON-RPC: no schema to apply")
     else:
         rec.ok("schema.messages", f"{outcome.checked} messages" + (f" ({revision})" if revision else ""))
     return outcome

@@ -171,8 +171,10 @@ def _completion(rec: Results, answer: rpc.Response) -> None:
         rec.fail("completion.limits", f"total {total} is below the {len(values)} values sent", [received(answer)])
     elif completion.get("hasMore") is True and not values:
         rec.warn("completion.limits", "hasMore is true with no values", [received(answer)])
+    elif not values:
+        rec.skip("completion.limits", "a completion/complete answered no values: no limit to judge")
     else:
-        rec.ok("completion.limits", f"{len(values)} values")
+        rec.ok("completion.limits", f"{len(values)} values" + (f", total {total}" if isinstance(total, int) else ""))
 
 
 def _logs(tour: Tour) -> None:

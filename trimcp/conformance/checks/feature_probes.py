@@ -34,6 +34,7 @@ from ..evidence import received, sent
 from ..results import Connector, Results, Tour
 from ..values import invalid_arguments
 from .probes import CLIENT_INFO, Answer, Probe, ProbeFailed, envelope, list_method, probe_connection
+from .tool_calls import call_outcome
 
 INVALID_CURSOR = "trimcp-check-invalid-cursor-\u00a7"
 UNKNOWN_PROMPT = "trimcp-check-no-such-prompt-7d1f"
@@ -95,11 +96,12 @@ def plan(tour: Tour, probe_tools: list[s.Tool], prompts: list[dict[str, Any]]) -
                                 _judge_32602))
     if "tools" in caps:
         out.append(_Planned("tools.call-without-name", "tools/call", {"arguments": {}}, _judge_32602))
+        judge = _refused_judge(accepted_tools(tour))
         for tool in probe_tools:
             bad = invalid_arguments(tool.input_schema)
             if bad is not None:
                 out.append(_Planned("tools.input-validation", "tools/call", {"name": tool.name, "arguments": bad},
-                                    _judge_refused))
+                                    judge))
     return out
 
 
@@ -223,19 +225,38 @@ def _expect_invalid_params(rec: Results, check: str, what: str, request: rpc.Req
         rec.ok(check, f"{what}: -32602")
 
 
-def _judge_refused(rec: Results, request: rpc.Request, answer: Answer) -> None:
-    # server/tools: input validation errors are tool execution errors (isError) from 2025-11-25;
-    # a JSON-RPC error refuses the call just as well.
-    check, ev = "tools.input-validation", _evidence(request, answer)
-    name = (request.params or {}).get("name")
-    if isinstance(answer, rpc.ErrorResponse):
-        rec.ok(check, f"{name}: invalid arguments refused with error {answer.error.code}")
-    elif answer.result.get("isError") is True:
-        rec.ok(check, f"{name}: invalid arguments refused with an isError result")
-    elif answer.result.get("resultType") not in (None, "complete"):
-        rec.skip(check, f"{name}: answered {answer.result.get('resultType')!r}, not a refusal nor a result")
-    else:
-        rec.fail(check, f"{name}: arguments of the wrong type were accepted", ev)
+def accepted_tools(tour: Tour) -> set[str]:
+    """The tools the tour called with valid arguments and saw succeed (``call_outcome``)."""
+    recording, out = tour.recording, set()
+    for request_id, (_, answer) in recording.answers().items():
+        request = recording.requests.get(request_id)
+        if request is None or request.method != "tools/call" or not isinstance(answer, rpc.Response):
+            continue
+        name = (request.params or {}).get("name")
+        if isinstance(name, str) and call_outcome(answer.result) == "success":
+            out.add(name)
+    return out
+
+
+def _refused_judge(accepted: set[str]) -> Judge:
+    """server/tools: input validation errors are tool execution errors (isError) from 2025-11-25;
+    a JSON-RPC error refuses the call just as well.  A refusal counts only for a tool seen to
+    accept valid arguments: one that fails whatever it gets refuses invalid ones vacuously."""
+    def judge(rec: Results, request: rpc.Request, answer: Answer) -> None:
+        check, ev = "tools.input-validation", _evidence(request, answer)
+        name = (request.params or {}).get("name")
+        refused = (f"error {answer.error.code}" if isinstance(answer, rpc.ErrorResponse)
+                   else "an isError result" if answer.result.get("isError") is True else None)
+        if refused is not None and name not in accepted:
+            rec.skip(check, f"{name}: invalid arguments refused ({refused}), but no call with valid "
+                     "arguments succeeded: the refusal proves nothing")
+        elif refused is not None:
+            rec.ok(check, f"{name}: valid arguments accepted, invalid ones refused with {refused}")
+        elif isinstance(answer, rpc.Response) and answer.result.get("resultType") not in (None, "complete"):
+            rec.skip(check, f"{name}: answered {answer.result.get('resultType')!r}, not a refusal nor a result")
+        else:
+            rec.fail(check, f"{name}: arguments of the wrong type were accepted", ev)
+    return judge
 
 
 def _judge_undeclared(rec: Results, request: rpc.Request, answer: Answer) -> None:
@@ -282,6 +303,9 @@ def _stable_judge(tour: Tour, feature: str) -> Judge:
         if sorted(before) != sorted(now):
             rec.fail(check, f"{method} differs between connections: {before[:5]} vs {now[:5]}",
                      [received(first), sent(request), received(answer)])
+        elif not before:
+            # Two empty lists agree whatever the server does: nothing was compared.
+            rec.skip(check, f"the first page of {method} is empty on both connections: nothing to compare")
         else:
-            rec.ok(check, f"the same first page of {method} on another connection")
+            rec.ok(check, f"the same first page of {method} ({len(before)} {key}) on another connection")
     return judge

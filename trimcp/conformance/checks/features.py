@@ -38,7 +38,7 @@ from ..evidence import received, sent
 from ..results import Results, Tour
 from .feature_content import judge_received
 from .server_requests import judge_server_requests
-from .tool_calls import ToolPolicy, requires_task
+from .tool_calls import CallOutcome, ToolPolicy, call_outcome, requires_task
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 UNKNOWN_URI = "trimcp-check://no/such/resource"
@@ -108,7 +108,7 @@ async def _tools(tour: Tour, policy: ToolPolicy) -> None:
                          "tools.input-schema-legacy", "tools.unique-names-legacy", "tools.x-mcp-header"):
             rec.skip(check_id, "the server lists no tools")
     callable_tools = [t for t in tools if policy.allows(t)] if policy.probe_tools else []
-    outcomes: list[bool] = []
+    outcomes: list[CallOutcome] = []
     for tool in callable_tools:
         if requires_task(tool):
             # A correct server refuses it (-32601) without a task; the tasks checks call it as one.
@@ -133,18 +133,18 @@ def _judge_tool_list(rec: Results, tools: list[s.Tool]) -> None:
     names = [t.name for t in tools]
     dupes = sorted({n for n in names if names.count(n) > 1})
     for unique in ("tools.unique-names", "tools.unique-names-legacy"):  # (one applies to the revision)
-        (rec.warn(unique, f"duplicates: {', '.join(dupes)}") if dupes else rec.ok(unique))
+        (rec.warn(unique, f"duplicates: {', '.join(dupes)}") if dupes else rec.ok(unique, f"{len(names)} distinct names"))
     bad_names = [n for n in names if not _TOOL_NAME.match(n)]
     if bad_names:
         rec.warn("tools.name-format", ", ".join(bad_names[:5]))
     else:
-        rec.ok("tools.name-format")
+        rec.ok("tools.name-format", f"{len(names)} names of 1-128 characters of [A-Za-z0-9_.-]")
     bad_schema = [t.name for t in tools if not (isinstance(t.input_schema, dict) and t.input_schema.get("type") == "object")]
     for check in ("tools.input-schema", "tools.input-schema-legacy"):
         if bad_schema:
             rec.fail(check, f"not type object: {', '.join(bad_schema[:5])}")
         else:
-            rec.ok(check)
+            rec.ok(check, f"{len(tools)} inputSchemas of type object")
 
 
 _LISTS = ("tools/list", "resources/list", "resources/templates/list", "prompts/list")
@@ -166,29 +166,31 @@ def _judge_pages(tour: Tour) -> None:
         tour.rec.skip("pagination.cursors", "every list came in one page: no cursor to follow")
 
 
-def _judge_calls(rec: Results, is_error: list[bool], tools: int) -> None:
+def _judge_calls(rec: Results, outcomes: list[CallOutcome], tools: int) -> None:
     """A pass needs a call that succeeded: isError results (the harness invents the
     arguments, which a tool may rightly refuse) show the server answered, not that the
-    tool can be called."""
-    if not is_error:
+    tool can be called; nor does a text that only reports a failure ("fetch failed")."""
+    if not outcomes:
         return  # nothing called, or every call already judged (fail / warn / skip)
-    refused = sum(is_error)
-    calls = "" if len(is_error) == tools else f" with {len(is_error)} argument sets"
+    refused, failed = outcomes.count("is-error"), outcomes.count("error-text")
+    calls = "" if len(outcomes) == tools else f" with {len(outcomes)} argument sets"
     detail = f"called {tools} tools{calls}, {refused} returned isError"
-    if refused == len(is_error):
+    if failed:
+        detail += f", {failed} answered a text reporting an error without isError"
+    if refused + failed == len(outcomes):
         rec.skip("tools.call-read-only", f"{detail}: no successful call to judge")
     else:
         rec.ok("tools.call-read-only", detail)
 
 
-async def _call_read_only(tour: Tour, tool: s.Tool, examples: list[dict[str, Any]]) -> list[bool]:
-    """Call ``tool`` with each argument set; the isError of each call not judged here."""
+async def _call_read_only(tour: Tour, tool: s.Tool, examples: list[dict[str, Any]]) -> list[CallOutcome]:
+    """Call ``tool`` with each argument set; the outcome of each call (``call_outcome``) not judged here."""
     rec = tour.rec
     if not examples:
         rec.skip("tools.call-read-only", f"{tool.name}: cannot invent arguments for its schema")
         return []
     tour.called_tools.append(tool.name)
-    out: list[bool] = []
+    out: list[CallOutcome] = []
     for args in examples:
         try:
             result = await tour.client.call_tool(tool.name, args)
@@ -204,19 +206,30 @@ async def _call_read_only(tour: Tour, tool: s.Tool, examples: list[dict[str, Any
             continue
         if tool.output_schema is not None and not result.is_error:
             await _judge_structured(tour, tool, args, result.structured_content)
-        out.append(bool(result.is_error))
+        out.append(call_outcome(_last_result(tour)))
     return out
 
 
-def _last_call(tour: Tour) -> list[dict[str, Any]]:
-    """The latest tools/call the tour sent, and its answer if one came (a call's evidence)."""
+def _last_result(tour: Tour) -> dict[str, Any]:
+    """The result of the latest tools/call answered (the raw one the typed result came from)."""
+    answers = [a for _, a in _pairs(tour) if isinstance(a, rpc.Response)]
+    return answers[-1].result if answers else {}
+
+
+def _pairs(tour: Tour) -> list[tuple[rpc.Request, Any]]:
     recording = tour.recording
     request = next((m for m in reversed(recording.sent)
                     if isinstance(m, rpc.Request) and m.method == "tools/call"), None)
     if request is None:
         return []
     answer = recording.answers().get(request.id)
-    return [sent(request)] + ([received(answer[1])] if answer is not None else [])
+    return [(request, answer[1] if answer is not None else None)]
+
+
+def _last_call(tour: Tour) -> list[dict[str, Any]]:
+    """The latest tools/call the tour sent, and its answer if one came (a call's evidence)."""
+    return [item for request, answer in _pairs(tour)
+            for item in [sent(request)] + ([received(answer)] if answer is not None else [])]
 
 
 async def _judge_structured(tour: Tour, tool: s.Tool, args: dict[str, Any], content: Any) -> None:

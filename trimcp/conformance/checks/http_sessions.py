@@ -67,6 +67,10 @@ class _Seen:
     primed: bool | None = None
     ended: bool = False
     error: str | None = None
+    #: Trio clock times: the response headers came; the awaited answer came (POSTs); the stream ended.
+    opened_at: float | None = None
+    answered_at: float | None = None
+    ended_at: float | None = None
 
     @property
     def sse(self) -> bool:
@@ -183,6 +187,7 @@ async def _watch_get(
     try:
         async with raw.stream(url, "GET", headers) as stream:
             seen.status, seen.content_type = stream.status, stream.content_type
+            seen.opened_at = trio.current_time()
             opened.set()
             if seen.sse:
                 with trio.CancelScope() as scope:
@@ -192,9 +197,11 @@ async def _watch_get(
                     async with trio.open_nursery() as nursery:
                         nursery.start_soon(stop)
                         await _read(stream, seen, lambda: False)
+                        seen.ended_at = trio.current_time()  # (the server ended it: not cancelled)
                         nursery.cancel_scope.cancel()
     except ProbeError as exc:
         seen.error = str(exc)
+        seen.ended_at = trio.current_time()
     finally:
         opened.set()
 
@@ -204,8 +211,10 @@ async def _post(url: str, base: Mapping[str, str], raw: RawClient, request_id: i
     try:
         async with raw.stream(url, "POST", base, body) as stream:
             seen.status, seen.content_type = stream.status, stream.content_type
+            seen.opened_at = trio.current_time()
             if seen.sse:
                 await _read(stream, seen, lambda: seen.answer(request_id) is not None)
+                seen.answered_at = trio.current_time()
                 if not stream.ended:
                     # After the answer the stream should end: wait a little for it.
                     tail = await stream.next_event(GRACE)
@@ -215,6 +224,7 @@ async def _post(url: str, base: Mapping[str, str], raw: RawClient, request_id: i
                     _note_ids(stream, seen)
             else:
                 data = await stream.read_body()
+                seen.answered_at = trio.current_time()
                 try:
                     seen.messages.append(json.loads(data))
                 except ValueError:
@@ -231,10 +241,33 @@ def _judge_get(rec: Results, get: _Seen, posts: list[_Seen]) -> None:
     answers = [m for m in get.messages if _is_answer(m)]
     if answers:
         rec.fail(check, f"{len(answers)} JSON-RPC responses on the GET stream", get.shown())
-    elif all(p.answer(i) is not None for p, i in zip(posts, _PING_IDS, strict=True)):
-        rec.ok(check, f"{len(get.messages)} messages on the GET stream, the answers came on their POSTs")
-    else:
+    elif not all(p.answer(i) is not None for p, i in zip(posts, _PING_IDS, strict=True)):
         rec.skip(check, "the pings were not answered on their POSTs")
+    elif not _open_throughout(get, posts):
+        # A stream that had ended could carry nothing: the server was never put to the choice.
+        rec.skip(check, "the GET stream ended before the pings were answered: nothing could arrive on it")
+    else:
+        rec.ok(check, f"the GET stream stayed open while {len(posts)} pings were answered on their POSTs; "
+                      f"{len(get.messages)} messages on it, none a response")
+
+
+def _open_throughout(get: _Seen, posts: list[_Seen]) -> bool:
+    """Whether the GET stream was open from before the first answer until after the last."""
+    answered = [p.answered_at for p in posts if p.answered_at is not None]
+    if not get.sse or get.opened_at is None or not answered:
+        return False
+    return get.opened_at <= min(answered) and (get.ended_at is None or get.ended_at >= max(answered))
+
+
+def _overlapping(posts: list[_Seen]) -> bool:
+    """Whether each POST stream was open before the other's answer came (both in flight at once)."""
+    first, second = posts
+    times = (first.opened_at, first.answered_at, second.opened_at, second.answered_at)
+    if any(x is None for x in times):
+        return False
+    a_open, a_done, b_open, b_done = times
+    assert a_open is not None and a_done is not None and b_open is not None and b_done is not None
+    return a_open < b_done and b_open < a_done
 
 
 def _judge_concurrent(rec: Results, get: _Seen, posts: list[_Seen]) -> None:
@@ -258,8 +291,19 @@ def _judge_concurrent(rec: Results, get: _Seen, posts: list[_Seen]) -> None:
             texts.setdefault(key, seen.name)
     if problems:
         rec.fail(check, "; ".join(problems[:3]), [m for s in (get, *posts) for m in s.shown()])
+        return
+    # "Only one of the connected streams" needs two streams connected when a message is sent:
+    # two POSTs answered one after the other, with no GET stream open, put nothing to the test.
+    together = [what for what, yes in (("the two POST streams overlapped", _overlapping(posts)),
+                                        ("the GET stream was open throughout", _open_throughout(get, posts))) if yes]
+    if not together:
+        rec.skip(check, "the two POSTs were answered one after the other with no GET stream open: "
+                        "no message was sent while two streams were connected")
     else:
-        rec.ok(check, "two concurrent POSTs, each answered on its own stream")
+        count = sum(len(s.messages) for s in (get, *posts))
+        streams = sum(1 for s in (get, *posts) if s.opened_at is not None)
+        rec.ok(check, f"pings {_PING_IDS[0]} and {_PING_IDS[1]} each answered on its own POST ("
+                      f"{' and '.join(together)}); {count} messages on {streams} streams, none on two")
 
 
 def _judge_ids(rec: Results, streams: list[_Seen]) -> None:
@@ -313,6 +357,9 @@ async def _resume(
     shown = [exchange("GET", url, headers, status=replay.status), *replay.shown()]
     if wrong:
         rec.fail(check, f"resuming {first.name} replayed {len(wrong)} messages of another stream", shown)
+    elif not replay.messages:
+        # Replaying nothing is allowed (the server may keep no history) and shows nothing either.
+        rec.skip(check, f"resuming {first.name} from {first.ids[0]!r} replayed no message: nothing to judge")
     else:
         own = sum(1 for m in replay.messages if _is_answer(m) and m.get("id") == _PING_IDS[0])
         rec.ok(check, f"resumed {first.name} from {first.ids[0]!r}: {len(replay.messages)} messages replayed"

@@ -66,7 +66,8 @@ async def lifecycle(
             rec.skip(check_id, f"tools/call {name} as a task created no task")
         return
     stage[0] = "tasks.get"
-    _judge_get(rec, await session.get(task_id), task_id)
+    before = await session.get(task_id)
+    _judge_get(rec, before, task_id)
     stage[0] = "tasks.result"
     wait = min(RESULT_WAIT, timeout / 3)
     session.waiting_for = task_id
@@ -78,7 +79,7 @@ async def lifecycle(
     execution = tool.get("execution")
     if isinstance(execution, dict) and execution.get("taskSupport") == "optional":
         plain = await session.ask("tools/call", {"name": name, "arguments": args})
-    _judge_result(rec, payload, after, plain, task_id, wait)
+    _judge_result(rec, payload, after, plain, task_id, wait, (before.result or {}).get("status"))
     stage[0] = "tasks.list"
     if can_list:
         await _list(rec, session, task_id)
@@ -139,9 +140,19 @@ def _judge_get(rec: Results, found: Exchange, task_id: str) -> None:
 
 
 def _judge_result(
-    rec: Results, payload: Exchange, after: Exchange, plain: Exchange | None, task_id: str, wait: float
+    rec: Results, payload: Exchange, after: Exchange, plain: Exchange | None, task_id: str, wait: float,
+    before: Any = None,
 ) -> None:
+    """``before``: the task's status in the last tasks/get before tasks/result was sent.  The
+    sentence is that tasks/result blocks until the task is terminal: a task already terminal
+    by then puts nothing to that test, so what would pass is a skip (a wrong payload still fails)."""
     check, meta_check = "tasks.result", "tasks.result-meta"
+    def passed(detail: str) -> None:
+        if before in TERMINAL:
+            rec.skip(check, f"task {task_id} had finished ({before}) before tasks/result was sent: "
+                     "its blocking was not tested")
+        else:
+            rec.ok(check, detail)
     status = (after.result or {}).get("status")
     evidence = payload.evidence + after.evidence
     if payload.answer is None:
@@ -162,7 +173,8 @@ def _judge_result(
             rec.fail(check, f"tasks/result is error {payload.error.code}; the call without a task got a result",
                      evidence + plain.evidence)
         else:
-            rec.ok(check, f"tasks/result: the underlying error {payload.error.code} (task {status})")
+            passed(f"tasks/result {task_id}, sent while the task was {before}: answered once it was "
+                          f"{status}, with the underlying error {payload.error.code}")
         return
     result = payload.result or {}
     _judge_meta(rec, payload, task_id)
@@ -177,7 +189,8 @@ def _judge_result(
     elif plain is not None and bool((plain.result or {}).get("isError")) != bool(called.is_error):
         rec.fail(check, "tasks/result and the call without a task differ in isError", evidence + plain.evidence)
     else:
-        rec.ok(check, f"tasks/result {task_id}: a CallToolResult once the task was {status}")
+        passed(f"tasks/result {task_id}, sent while the task was {before}: a CallToolResult once it was "
+                      f"{status}" + ("" if plain is None else ", isError as in the call without a task"))
 
 
 def _judge_meta(rec: Results, payload: Exchange, task_id: str) -> None:

@@ -24,10 +24,18 @@ probe (``feature_probes.py``), at most ``MAX_INVALID_PROBES`` of them.
 A tool whose ``execution.taskSupport`` is ``required`` is not called without a
 task (a correct server refuses that with -32601, server/tools): the tasks
 checks exercise it.
+
+``call_outcome`` sorts one answered call: ``success``, ``is-error``, or
+``error-text`` - no ``isError`` but a text that only says something failed
+("fetch failed").  Tool execution errors are "reported in tool results with
+``isError: true``" (server/tools), so such a text is no failure to blame on
+the server either, but it is no evidence that the call worked: it never counts
+as a success (the call and input-validation checks skip on it).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final, Literal
 
 import attrs
@@ -92,3 +100,27 @@ def requires_task(tool: s.Tool) -> bool:
         return tool.execution.task_support == "required"
     raw = tool.extra.get("execution")  # (2026-07-28: the tasks extension's field, kept raw)
     return isinstance(raw, dict) and raw.get("taskSupport") == "required"
+
+
+CallOutcome = Literal["success", "is-error", "error-text"]
+#: A result text that reports a failure and nothing else (short, and it says so up front).
+_ERROR_TEXT = re.compile(
+    r"^\W*(error|failed|failure|exception|traceback|fetch failed|an error occurred|internal error)\b"
+    r"|\b(fetch failed|failed to \w+|an error occurred|traceback \(most recent call last\))",
+    re.IGNORECASE)
+_ERROR_TEXT_MAX = 500
+
+
+def call_outcome(result: dict[str, Any]) -> CallOutcome:
+    """How one ``tools/call`` result (raw) ended: see the module docstring."""
+    if result.get("isError") is True:
+        return "is-error"
+    if result.get("structuredContent") is not None:
+        return "success"
+    content = result.get("content")
+    texts = [b.get("text") for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+    if texts and all(isinstance(x, str) for x in texts):
+        text = "\n".join(texts)  # type: ignore[arg-type]
+        if len(text) <= _ERROR_TEXT_MAX and _ERROR_TEXT.search(text):
+            return "error-text"
+    return "success"
