@@ -149,6 +149,8 @@ def test_a_silent_server_exits_4_with_its_report_and_the_reason(tmp_path: Path) 
     assert done.returncode == 4, done.stderr
     assert "NOT CHECKED: the server never answered the first request" in done.stdout
     assert "FAILED" not in done.stdout
+    line = json.loads(done.stderr.splitlines()[-1])
+    assert line["exit"] == 4 and line["error"].startswith("could not be checked: the server never answered")
     assert json.loads(report.read_text())["summary"]["ok"] is False
 
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager
@@ -231,7 +232,10 @@ async def run_check(
         sys.stderr.write("trimcp: authorization failed; see the auth.* checks\n")
         return EXIT_AUTH
     if unchecked is not None:
-        sys.stderr.write(redact(f"trimcp: could not be checked: {unchecked}\n"))
+        message = redact(f"could not be checked: {unchecked}")
+        # (--format json: a failure is one JSON line on stderr, as main writes its own)
+        sys.stderr.write(json.dumps({"error": message, "exit": EXIT_NOT_CHECKED}) + "\n"
+                         if ns.format == "json" else f"trimcp: {message}\n")
         return EXIT_NOT_CHECKED
     return EXIT_OK if verdict.ok else EXIT_FAILED
 
