@@ -307,7 +307,7 @@ def test_cli_check_stateless_pin_on_handshake_server() -> None:
 
 def test_cli_check_revision_choices() -> None:
     proc = cli("check", "--revision", "1999-01-01")
-    assert proc.returncode == 1
+    assert proc.returncode == 2
     assert "invalid choice" in proc.stderr and "2026-07-28" in proc.stderr and "auto" in proc.stderr
 
 
@@ -458,7 +458,7 @@ def test_cli_prompts_get() -> None:
 )
 def test_cli_usage_error(args: tuple[str, ...]) -> None:
     proc = cli(*args)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.returncode == 2, proc.stdout + proc.stderr
     assert proc.stderr.strip()
     assert proc.stdout == ""
 

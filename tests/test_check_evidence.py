@@ -220,7 +220,7 @@ def test_cli_record_replay_and_diff(tmp_path: Path) -> None:
     broken = tmp_path / "broken.jsonl"
     broken.write_text("not json\n")
     bad = cli("replay", str(broken))
-    assert bad.returncode == 1 and "broken.jsonl:1: not JSON" in bad.stderr and "Traceback" not in bad.stderr
+    assert bad.returncode == 2 and "broken.jsonl:1: not JSON" in bad.stderr and "Traceback" not in bad.stderr
 
 
 def test_cli_check_config_many(tmp_path: Path) -> None:
@@ -240,4 +240,4 @@ def test_cli_check_config_many(tmp_path: Path) -> None:
     doc = json.loads(only_good.stdout)
     assert [s["name"] for s in doc["servers"]] == ["good"] and doc["ok"] is True
     typo = cli("check", "--config", str(config), "goood")
-    assert typo.returncode == 1 and "no server 'goood'" in typo.stderr
+    assert typo.returncode == 2 and "no server 'goood'" in typo.stderr

@@ -417,9 +417,9 @@ def test_usage_errors_before_anything_starts(args: tuple[str, ...], message: str
         _read_command_line(["check", *args])
 
 
-def test_cli_usage_error_exits_1() -> None:
+def test_cli_usage_error_exits_2() -> None:
     proc = cli("check", "--only", "tols.*")
-    assert proc.returncode == 1 and "'tols.*' matches no check" in proc.stderr, proc.stderr
+    assert proc.returncode == 2 and "'tols.*' matches no check" in proc.stderr, proc.stderr
     assert "running the bundled reference server" not in proc.stderr
 
 

@@ -172,7 +172,7 @@ async def test_login_refused_and_unreachable(tmp_path: Path) -> None:
 async def test_auth_rejects_a_non_http_url(tmp_path: Path) -> None:
     run = await run_cli(["auth", "status", "ws://127.0.0.1:1/mcp", "--token-file", str(tmp_path / "t.json")],
                         tmp_path)
-    assert run.rc == 1 and "http" in run.err
+    assert run.rc == 2 and "http" in run.err
 
 
 @pytest.mark.parametrize(

@@ -134,7 +134,7 @@ def test_config_and_option_usage_errors(
     bad = tmp_path / "bad.json"
     bad.write_text("{oops")
     swap = {"CONFIG": config, "MISSING": str(tmp_path / "missing.json"), "BAD": str(bad)}
-    assert main([swap.get(a, a) for a in args]) == 1
+    assert main([swap.get(a, a) for a in args]) == 2
     err = capsys.readouterr().err
     assert words in err and len(err.strip().splitlines()) == 1, err
 
@@ -145,7 +145,7 @@ async def test_serve_on_a_port_in_use_is_one_line() -> None:
         taken.listen()
         port = taken.getsockname()[1]
         code, _, err = await cli("serve", "--http", f"127.0.0.1:{port}", timeout=30)
-    assert code == 1
+    assert code == 2
     assert err.strip().splitlines() == [f"trimcp: cannot listen on 127.0.0.1:{port}: [Errno 98] Address already in use"]
 
 
@@ -164,9 +164,9 @@ async def test_lists_show_parameters_uris_and_arguments(url: str) -> None:
 
 
 @pytest.mark.parametrize(("args", "code"), [
-    (["tools", "list", "stray", "--format", "json"], 1),
-    (["tools", "lisst", "--format=json"], 1),
-    (["tools", "list", "--format", "json", "--config", "x.json"], 1),
+    (["tools", "list", "stray", "--format", "json"], 2),
+    (["tools", "lisst", "--format=json"], 2),
+    (["tools", "list", "--format", "json", "--config", "x.json"], 2),
 ])
 def test_with_format_json_a_usage_error_is_one_json_line(
     capsys: pytest.CaptureFixture[str], args: list[str], code: int

@@ -288,4 +288,4 @@ def test_elicit_flags_are_exclusive_and_checked_before_connecting(tmp_path: path
     done = _run("tools", "call", "elicit", "--elicit", "cancel", "--elicit-json", "x.json")
     assert done.returncode != 0 and "not allowed with" in done.stderr
     done = _run("tools", "call", "elicit", "--elicit-json", str(tmp_path / "missing.json"))
-    assert done.returncode == 1 and "--elicit-json: cannot read" in done.stderr
+    assert done.returncode == 2 and "--elicit-json: cannot read" in done.stderr

@@ -65,4 +65,4 @@ async def test_all_connected_is_exit_0_and_a_missing_file_is_a_usage_error(tmp_p
     assert code == 0, err
     assert "connected" in out
     code, out, err = await cli("servers", "status", "--config", str(tmp_path / "nope.json"))
-    assert code == 1 and err.startswith("trimcp: ") and len(err.strip().splitlines()) == 1
+    assert code == 2 and err.startswith("trimcp: ") and len(err.strip().splitlines()) == 1

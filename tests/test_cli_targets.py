@@ -77,7 +77,7 @@ async def url(nursery: trio.Nursery) -> str:
 def test_usage_errors_come_before_anything_starts(
     capsys: pytest.CaptureFixture[str], args: list[str], words: str
 ) -> None:
-    assert main(args) == 1
+    assert main(args) == 2
     out, err = capsys.readouterr()
     assert out == ""
     assert len(err.splitlines()) == 1, err  # one line, no traceback, no reference-server notice
@@ -89,7 +89,7 @@ def test_usage_errors_come_before_anything_starts(
 
 def test_a_leftover_positional_starts_no_server(capsys: pytest.CaptureFixture[str]) -> None:
     # "-- cmd" would be started if the usage error came late; a missing program proves it did not.
-    assert main(["tools", "list", "stray", "--", "/nonexistent/trimcp-never-run"]) == 1
+    assert main(["tools", "list", "stray", "--", "/nonexistent/trimcp-never-run"]) == 2
     assert "not found" not in capsys.readouterr().err
 
 
@@ -155,7 +155,7 @@ async def test_tool_args_are_converted_by_the_schema(url: str) -> None:
 
 async def test_an_unconvertible_value_is_a_usage_error(url: str) -> None:
     rc, out, err = await cli("tools", "call", "add", "--tool-arg", "a=abc", "--tool-arg", "b=1", url)
-    assert rc == 1
+    assert rc == 2
     assert out == ""
     assert err == 'trimcp: --tool-arg a=abc: "a" is a number\n'
 

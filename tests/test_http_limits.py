@@ -411,11 +411,11 @@ def test_budget_smaller_than_a_body_is_a_usage_error(capsys: pytest.CaptureFixtu
     from trimcp.cli.serve import run_serve
 
     ns = parse(["--http", "127.0.0.1:0", "--max-body", "2M", "--max-body-budget", "1M"])
-    assert run_serve(ns) == 1
+    assert run_serve(ns) == 2
     assert "--max-body-budget" in capsys.readouterr().err
     # A body counts 3 times its size at least (its bytes, the text, the parsed strings).
     ns = parse(["--http", "127.0.0.1:0", "--max-body", "2M", "--max-body-budget", "5M"])
-    assert run_serve(ns) == 1
+    assert run_serve(ns) == 2
     assert "3 x its size" in capsys.readouterr().err
 
 
@@ -440,6 +440,6 @@ def test_the_real_cli_rejects_a_bad_limit_without_a_traceback() -> None:
         check=False, capture_output=True, text=True, timeout=30, cwd=root,
         env={**os.environ, "PYTHONPATH": str(root)}, stdin=subprocess.DEVNULL,
     )
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert "error: argument --max-body: expected a size" in done.stderr
     assert "Traceback" not in done.stderr

@@ -7,7 +7,7 @@ Theory of operation
 ``commands.py``).  ``prepare_check`` reads and validates them before anything
 starts: an ``--only`` / ``--skip`` pattern that matches no check, an
 unreadable ``--expected-failures`` file or an unknown id in it, or a target
-given with ``--requirements`` are usage errors (exit 1) here.
+given with ``--requirements`` are usage errors (exit 2) here.
 
 ``run_requirements`` prints the requirements catalogue's coverage and
 contacts nothing.  ``run_check`` tests the target: it probes an HTTP target
@@ -17,9 +17,11 @@ selection and, on a terminal, a progress line on stderr, judges the report
 writes it in the chosen format (``text`` with colour on a terminal, ``json``
 in the ``trimcp-check/1`` schema, ``junit``, ``markdown``) to stdout or to
 ``--output FILE``; with ``--output`` the summary line still goes to stdout.
-Exit status: 0 when the verdict is ok, 1 when not (a MUST failure, a SHOULD
-one with ``--fail-on should``, a stale expected failure), 3 authorization
-needed, 4 unreachable.
+Exit status (the table: ``exits.py``): 0 when the verdict is ok, 1 when not (a
+MUST failure, a SHOULD one with ``--fail-on should``, a stale expected failure),
+3 authorization needed, 4 not checked: unreachable (``TargetUnreachable``, no
+report) or silent (``exits.not_checked``: the report is written, then one line on
+stderr, and ``--output``'s summary line ends "NOT CHECKED: why").
 
 The checks run against the real target (a URL with its query, a command line
 with its arguments); the report is redacted as soon as it is made, with the
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import sys
 from collections.abc import Awaitable, Callable, Iterator
@@ -40,6 +43,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import ALL_VERSIONS
 from .._redaction import Redactor
+from .exits import EXIT_AUTH, EXIT_FAILED, EXIT_NOT_CHECKED, EXIT_OK, not_checked
 from .logs import show_library_errors
 from .servers import ServerSpec, file_redactor
 from .targets import UsageError
@@ -58,7 +62,6 @@ FORMATS = ("text", "json", "junit", "markdown")
 FAIL_ON = ("must", "should")
 #: ``commands._provider``: the OAuth provider for a URL, as an async context manager.
 ProviderFactory = Callable[[argparse.Namespace, str], AbstractAsyncContextManager["OAuthProvider"]]
-EXIT_OK, EXIT_FAILED, EXIT_AUTH = 0, 1, 3
 
 
 def add_check_options(check: argparse.ArgumentParser) -> None:
@@ -278,11 +281,21 @@ async def run_check(
             write_markdown(report, out, verdict)
         else:
             print_report(report, out, color=use_color(ns.color, out), verdict=verdict)
+    unchecked = None if needs_auth else not_checked(report)
     if ns.output:
-        sys.stdout.write(summary_line(report, verdict) + f" (report: {ns.output})\n")
+        line = summary_line(report, verdict)
+        if unchecked is not None:
+            line = line.removesuffix("; FAILED") + f"; NOT CHECKED: {unchecked}"
+        sys.stdout.write(line + f" (report: {ns.output})\n")
     if needs_auth and report.revision is None:
         sys.stderr.write("trimcp: authorization failed; see the auth.* checks\n")
         return EXIT_AUTH
+    if unchecked is not None:
+        message = redact(f"could not be checked: {unchecked}")
+        # (--format json: a failure is one JSON line on stderr, as main writes its own)
+        sys.stderr.write(json.dumps({"error": message, "exit": EXIT_NOT_CHECKED}) + "\n"
+                         if ns.format == "json" else f"trimcp: {message}\n")
+        return EXIT_NOT_CHECKED
     return EXIT_OK if verdict.ok else EXIT_FAILED
 
 

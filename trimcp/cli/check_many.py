@@ -12,7 +12,8 @@ entry the CLI cannot authorize) is a row with its error.  While it runs, stderr
 gets one line per server as it finishes; then stdout gets one summary table
 (or, with ``--format json``, every report).  Exit 1 when any server failed a
 MUST check (or, with ``--fail-on should``, a SHOULD), else 4 when one could not
-be reached or run, else 0.
+be reached or run or never answered (a ``silent`` row: ``exits.not_checked``, the
+same rule as ``trimcp check``), else 0.
 
 A row's error and report are redacted when the row is made (the file's
 ``Redactor``: a value a ``${VAR}`` took shows as ``${VAR}``), so the progress
@@ -31,18 +32,21 @@ import trio
 from .. import ConnectError, TrimcpError
 from ..config import ConfigError, load_config
 from ..conformance import Report, Status, connector_for, run_checks
+from .exits import EXIT_FAILED, EXIT_NOT_CHECKED, EXIT_OK, not_checked
 from .servers import ServerSpec, from_config
 from .targets import UsageError
 
 __all__ = ["Row", "run_check_many"]
 
 STDIO_AT_ONCE, REMOTE_AT_ONCE = 3, 8
+#: The states of a server that could not be checked (exit 4).
+NOT_CHECKED = ("unreachable", "silent", "error")
 
 
 @attrs.define
 class Row:
     name: str
-    #: ``checked``, ``disabled``, ``unreachable`` or ``error``.
+    #: ``checked``, ``disabled``, ``unreachable``, ``silent`` (a report that judged nothing) or ``error``.
     state: str
     report: Report | None = None
     error: str = ""
@@ -52,7 +56,7 @@ class Row:
         return {st.value: sum(1 for r in results if r.status is st) for st in Status}
 
     def verdict(self, failed: Callable[[Report], bool]) -> str:
-        if self.report is None:
+        if self.report is None or self.state != "checked":
             return self.state if not self.error else f"{self.state}: {self.error}"
         return "FAILED" if failed(self.report) else "ok"
 
@@ -114,7 +118,11 @@ async def run_check_many(
                 report = await run_checks(connect, target=name, revision=revision,
                                           request_timeout=request_timeout, connect_timeout=connect_timeout,
                                           **policy)
-                rows[name] = Row(name, "checked", redact.value(report))
+                report = redact.value(report)
+                silent = not_checked(report)
+                # A server that never answered is "not checked" (exit 4), its report kept.
+                rows[name] = Row(name, "checked", report) if silent is None else \
+                    Row(name, "silent", report, error=silent)
             except ConnectError as exc:
                 rows[name] = Row(name, "unreachable", error=redact(" ".join(str(exc).split())))
             except TrimcpError as exc:
@@ -133,11 +141,12 @@ async def run_check_many(
 
 
 def exit_code(rows: Sequence[Row], failed: Callable[[Report], bool]) -> int:
-    if any(r.report is not None and failed(r.report) for r in rows):
-        return 1
-    if any(r.state in ("unreachable", "error") for r in rows):
-        return 4
-    return 0
+    """1 when a checked server failed, else 4 when one was not checked, else 0 (``exits.py``)."""
+    if any(r.state == "checked" and r.report is not None and failed(r.report) for r in rows):
+        return EXIT_FAILED
+    if any(r.state in NOT_CHECKED for r in rows):
+        return EXIT_NOT_CHECKED
+    return EXIT_OK
 
 
 def print_rows(rows: Sequence[Row], out: TextIO, failed: Callable[[Report], bool]) -> None:
@@ -152,10 +161,10 @@ def print_rows(rows: Sequence[Row], out: TextIO, failed: Callable[[Report], bool
         ))
     widths = [max(len(line[i]) for line in table) for i in range(len(header) - 1)]
     out.writelines("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=False)) + f"  {line[-1]}\n" for line in table)
-    checked = [r.report for r in rows if r.report is not None]
+    checked = [r.report for r in rows if r.report is not None and r.state == "checked"]
     bad = sum(1 for report in checked if failed(report))
     out.write(f"\n{len(rows)} servers: {len(checked) - bad} ok, {bad} failed, "
-              f"{sum(1 for r in rows if r.state in ('unreachable', 'error'))} not checked, "
+              f"{sum(1 for r in rows if r.state in NOT_CHECKED)} not checked, "
               f"{sum(1 for r in rows if r.state == 'disabled')} disabled\n")
 
 

@@ -6,7 +6,7 @@ tests a stdio server (the bundled reference server when no command is given)
 or the server at an ``http(s)://`` URL (Streamable HTTP, plus the HTTP
 transport checks) or a ``ws(s)://`` URL (WebSocket) and
 prints the era and revision it negotiated, then one row per check; it exits 0
-when no MUST check failed, else 1.  ``--revision`` takes any of the five
+when no MUST check failed, else 1 (the exit statuses: below).  ``--revision`` takes any of the five
 revisions (2024-11-05 .. 2026-07-28) or ``auto``, the default, which lets the
 client negotiate as a dual-era client would.
 ``trimcp tools|resources|prompts ...`` are Inspector-style one-shot calls.
@@ -38,14 +38,17 @@ memory (with a warning); ``--token-file PATH`` opts in to a private 0600 file.
 A 401 is remembered for 15 minutes in the auth-needed cache
 (``trimcp.oauth.AuthNeededCache``), which nothing reads yet.
 
-Exit codes: 0 ok, 1 usage error or failed MUST check, 3 authorization needed,
-4 server unreachable, 5 the tool reported an error.
+Exit statuses (``exits.py`` has the one table): 0 passed, 1 failed (a MUST check; a
+difference), 2 usage error, 3 authorization needed, 4 could not be checked (unreachable, or
+silent), 5 the tool reported an error, 130 interrupted (Ctrl-C: one line, no traceback).  A
+closed stdout (``| head``) changes none of them.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import sys
 import time
@@ -54,13 +57,39 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import trio
 
-from .. import ALL_VERSIONS, AuthError, ConnectError, McpError, TrimcpError, __version__, open_client, to_wire
+from .. import (
+    ALL_VERSIONS,
+    AuthError,
+    ConnectError,
+    McpError,
+    TrimcpError,
+    __version__,
+    open_client,
+    to_wire,
+)
 from ..config import Redactor
 from ..oauth import OAuthError, StoreUnavailable, TokenStore, UrlPolicy
 from .arguments import parse_args_json, parse_pairs, prompt_arguments, tool_arguments
 from .check import FORMATS as CHECK_FORMATS
-from .check import add_check_options, prepare_check, run_check, run_check_many_command, run_requirements
+from .check import (
+    add_check_options,
+    prepare_check,
+    run_check,
+    run_check_many_command,
+    run_requirements,
+)
 from .elicit import add_elicit_arguments, handler_from_args
+from .exits import (
+    EXIT_AUTH,
+    EXIT_INTERRUPTED,
+    EXIT_NOT_CHECKED,
+    EXIT_OK,
+    EXIT_TABLE,
+    EXIT_TOOL_ERROR,
+    EXIT_USAGE,
+    guarded_stdout,
+    interrupted,
+)
 from .logs import show_library_errors
 from .servers import ServerSpec, server_spec
 from .targets import TARGET_COMMANDS, UsageError, parse, resolve_target
@@ -68,7 +97,6 @@ from .targets import TARGET_COMMANDS, UsageError, parse, resolve_target
 if TYPE_CHECKING:
     from ..oauth import AuthorizeCallback, OAuthProvider
 
-EXIT_OK, EXIT_USAGE, EXIT_AUTH, EXIT_UNREACHABLE, EXIT_TOOL_ERROR = 0, 1, 3, 4, 5
 DEFAULT_REDIRECT_URI = "http://127.0.0.1:33418/callback"
 REFERENCE_SERVER = [sys.executable, "-m", "trimcp.reference"]
 
@@ -114,19 +142,21 @@ def _json_error(message: str, code: int) -> str:
 def _wants_json(argv: Sequence[str]) -> bool:
     """``--format json`` (or ``--format=json``) before any ``--``."""
     own = list(argv)[: list(argv).index("--")] if "--" in argv else list(argv)
-    return "--format=json" in own or any(a == "--format" and b == "json" for a, b in zip(own, own[1:]))
+    return "--format=json" in own or any(a == "--format" and b == "json" for a, b in itertools.pairwise(own))
 
 
 def _subcommand(sub: Any, name: str, help: str, examples: str) -> argparse.ArgumentParser:
-    """A subcommand whose help ends with its examples, as written."""
+    """A subcommand whose help ends with its examples, as written, and the exit statuses."""
     parser: argparse.ArgumentParser = sub.add_parser(
-        name, help=help, epilog=examples, formatter_class=argparse.RawDescriptionHelpFormatter
+        name, help=help, epilog=f"{examples}\n\n{EXIT_TABLE}" if examples else EXIT_TABLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     return parser
 
 
 def _build_parser_tree() -> argparse.ArgumentParser:
-    parser = _Parser(prog="trimcp", description="Trio-native Model Context Protocol toolkit")
+    parser = _Parser(prog="trimcp", description="Trio-native Model Context Protocol toolkit",
+                     epilog=EXIT_TABLE, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"trimcp {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
@@ -223,8 +253,8 @@ def _build_parser_tree() -> argparse.ArgumentParser:
 
     from .serve import add_serve_arguments
 
-    add_serve_arguments(sub.add_parser(
-        "serve", help="run the bundled reference server (stdio, or --http/--sse/--ws HOST:PORT)"
+    add_serve_arguments(_subcommand(
+        sub, "serve", "run the bundled reference server (stdio, or --http/--sse/--ws HOST:PORT)", "",
     ))
     return parser
 
@@ -508,7 +538,24 @@ async def _inspect(ns: argparse.Namespace, command: list[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``trimcp`` command: its exit status (``exits.py``); Ctrl-C is one line and 130."""
     args = sys.argv[1:] if argv is None else list(argv)
+    try:
+        with guarded_stdout():
+            return _main(args)
+    except BaseException as exc:
+        if not interrupted(exc):
+            raise
+        # One line, whatever was running: trio's cancellation has closed every
+        # connection and stopped every server process on its way out.
+        line = _json_error("interrupted", EXIT_INTERRUPTED) if _wants_json(args) else "trimcp: interrupted\n"
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(line)
+            sys.stderr.flush()
+        return EXIT_INTERRUPTED
+
+
+def _main(args: list[str]) -> int:
     as_json = _Parser.json_errors = _wants_json(args)
     ns: argparse.Namespace | None = None
 
@@ -547,10 +594,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return trio.run(run_check_many_command, ns)
             return trio.run(run_check, ns, command, _provider, _mark_auth_needed)
         return trio.run(_inspect, ns, command)
-    except BrokenPipeError:
-        # The reader of our output went away (``| head``): not an error of ours.
-        sys.stderr.close()
-        return EXIT_OK
     except (ValueError, UsageError) as exc:
         return fail(str(exc), EXIT_USAGE)
     except OAuthError as exc:  # an AuthError: catch it first for its own words
@@ -560,11 +603,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except StoreUnavailable as exc:
         return fail(f"cannot use the token store: {exc}", EXIT_USAGE)
     except ConnectError as exc:
-        return fail(f"cannot reach the server: {exc}", EXIT_UNREACHABLE)
+        return fail(f"cannot reach the server: {exc}", EXIT_NOT_CHECKED)
     except McpError as exc:
         return fail(f"the server answered with an error: {exc}", EXIT_TOOL_ERROR)
     except TrimcpError as exc:
-        return fail(f"{type(exc).__name__}: {exc}", EXIT_UNREACHABLE)
+        return fail(f"{type(exc).__name__}: {exc}", EXIT_NOT_CHECKED)
 
 if __name__ == "__main__":
     sys.exit(main())

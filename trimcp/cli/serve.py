@@ -17,7 +17,7 @@ a loopback address is refused unless ``--allow-remote`` is given (then the
 origins).  The limits (``serve_http``'s and ``serve_websocket``'s keyword
 arguments) have flags of their own, one flag for a limit both servers keep
 (``--header-timeout``, ``--idle-timeout``, ``--max-connections``); a bad value
-is an argparse usage error.  Nothing here imports h11 or trio-websocket until a server starts.
+is an argparse usage error (exit 2, ``exits.py``).  Nothing here imports h11 or trio-websocket until a server starts.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from typing import Any
 import trio
 
 from ..server import is_loopback
+from .exits import EXIT_OK, EXIT_USAGE
 
-EXIT_OK, EXIT_USAGE = 0, 1
 #: ``serve_websocket``'s own default (not imported: that would import trio-websocket).
 DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
 
@@ -244,10 +244,9 @@ def run_serve(ns: argparse.Namespace) -> int:
             "pass --allow-remote if you mean it\n"
         )
         return EXIT_USAGE
+    # Ctrl-C is the way to stop it: commands.main turns it into one line and exit 130.
     try:
         trio.run(_serve, ns, host, port)
-    except KeyboardInterrupt:
-        pass
     except OSError as exc:
         sys.stderr.write(f"trimcp: cannot listen on {address}: {exc}\n")
         return EXIT_USAGE

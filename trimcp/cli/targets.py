@@ -43,7 +43,7 @@ TARGET_COMMANDS = frozenset({"check", "tools", "resources", "prompts"})
 
 
 class UsageError(ValueError):
-    """A mistake on the command line: reported in one line, exit 1, before anything starts."""
+    """A mistake on the command line: reported in one line, exit 2, before anything starts."""
 
 
 def split_argv(argv: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -64,7 +64,7 @@ def parse(
     subparsers: Mapping[str, argparse.ArgumentParser],
     argv: Sequence[str],
 ) -> tuple[argparse.Namespace, list[str]]:
-    """``(namespace, trailing command)``; argparse exits 1 (or 0 for ``--help``) on its own errors."""
+    """``(namespace, trailing command)``; argparse exits 2 (or 0 for ``--help``) on its own errors."""
     own, trailing = split_argv(argv)
     if not own or own[0] not in subparsers:
         # No subcommand, an unknown one, or a top-level option: the top parser reports it.

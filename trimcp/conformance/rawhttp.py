@@ -31,6 +31,7 @@ from .._errors import ConnectError
 from .._sansio.framing.sse import ServerSentEvent, SSEDecoder
 from .._trio.h11_client import H11ClientConnection, open_connection
 from .._trio.transports.http.executor import ConnectionLost
+from .timeouts import note_timeout
 
 #: The most of a body a probe reads.
 MAX_BODY = 1 << 20
@@ -254,6 +255,7 @@ def _as_probe_error(method: str, target: str, timeout: float) -> Iterator[None]:
     try:
         yield
     except trio.TooSlowError:
+        note_timeout(timeout)  # (results.timed: what it left unjudged is "not reached")
         raise ProbeError(f"{method} {target}: no answer within {timeout:g}s") from None
     except (ConnectError, ConnectionLost) as exc:
         raise ProbeError(f"{method} {target}: {type(exc).__name__}: {exc}") from None

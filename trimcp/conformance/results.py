@@ -11,6 +11,14 @@ run's ``Selection`` leaves out is ``skip`` "not selected" whatever happened;
 checks is worth running.  ``on_result``, when given, is called with each
 outcome as it is put (the CLI's progress display).
 
+A probe cut short by its time limit is not a check that does not apply: the
+probe helpers call ``note_timeout(seconds)`` where a time limit ends one, and
+the runner wraps each probe group in ``timed(rec, *patterns)``; a check of the
+group still unjudged after a timeout there is ``skip`` "not reached: timed out
+after N s", never ``finish``'s "not applicable".  The notes live in a context
+variable the run sets (``timeouts.py``): the probe helpers need no ``Results``
+of their own, and a timeout outside a run notes nothing.
+
 ``Tour`` is the state of one run that the era modules share: the results, the
 live client session, the recorded conversation, how to open another
 connection for raw probes, and facts gathered on the way (which request asked
@@ -19,7 +27,8 @@ for input, which requests carried a ``logLevel``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -32,10 +41,22 @@ from .catalog import CATALOG
 from .model import CheckResult, Status
 from .recorder import RecordingStream
 from .selection import Selection
+from .timeouts import current_timeouts
 
 Connector = Callable[[], AbstractAsyncContextManager[MessageStream]]
 
 _RANK = {Status.SKIP: 0, Status.PASS: 1, Status.WARN: 2, Status.FAIL: 3}
+@contextlib.contextmanager
+def timed(rec: Results, *patterns: str) -> Iterator[None]:
+    """Run one probe group: when a time limit ended one of its probes, its checks (ids or
+    globs) still unjudged are "not reached: timed out after N s"."""
+    seen = current_timeouts()
+    before = len(seen) if seen is not None else 0
+    try:
+        yield
+    finally:
+        if seen is not None and len(seen) > before:
+            rec.unreached(patterns, f"not reached: timed out after {max(seen[before:]):g} s")
 
 
 class Results:
@@ -86,6 +107,13 @@ class Results:
 
     def skip(self, check_id: str, detail: str) -> None:
         self.put(check_id, Status.SKIP, detail)
+
+    def unreached(self, patterns: Sequence[str], detail: str) -> None:
+        """``skip`` with ``detail`` every selected check matching ``patterns`` not yet judged."""
+        matching = Selection(only=tuple(patterns))
+        for check_id in CATALOG:
+            if check_id not in self.results and matching.selected(check_id) and self.selected(check_id):
+                self.skip(check_id, detail)
 
     def finish(self, unreached: str) -> list[CheckResult]:
         """Every catalog row, in catalog order; inapplicable checks are skipped as such."""

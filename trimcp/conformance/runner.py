@@ -42,7 +42,9 @@ sessions, streams, Origin and Host) as raw HTTP exchanges, carrying the OAuth
 
 Every catalog check ends up in the report: a check the negotiated revision
 does not have is ``skip`` "not in <revision>", one whose feature the server
-lacks ``skip`` with the reason.  A target that could not be started or
+lacks ``skip`` with the reason, one a probe's time limit cut short ``skip``
+"not reached: timed out after N s" (``results.timed``), never "not
+applicable".  A target that could not be started or
 reached, or that closed the transport before sending a byte, gets no report:
 ``TargetUnreachable`` (a ``ConnectError``, which the CLI turns into exit 4)
 says why in one line.  A server that is there but silent still gets its
@@ -109,8 +111,9 @@ from .http_evidence import annotate
 from .model import CheckResult, Report
 from .rawhttp import ProbeError, RawClient, RawResponse
 from .recorder import HttpCapture, RecordingStream
-from .results import Connector, Results, Tour
+from .results import Connector, Results, Tour, timed
 from .selection import Selection
+from .timeouts import collect_timeouts
 from .validate import ValidationOutcome, validate_conversation
 
 if TYPE_CHECKING:
@@ -176,9 +179,31 @@ async def run_checks(
     are the tool-calling policy (``checks/tool_calls.py``).  ``auth_tokens`` are the tokens
     the user handed over (``checks/auth_binding.py``); without ``auth``, their valid one is the
     run's ``Authorization`` on the raw requests."""
-    policy = ToolPolicy(call_tools, probe_tools, open_world)
     if revision is not None:
         get_revision(revision)  # ValueError for a revision nobody knows
+    with collect_timeouts():
+        return await _run_checks(
+            connect, target=target, revision=revision, connect_timeout=connect_timeout,
+            request_timeout=request_timeout, auth=auth, unauthorized=unauthorized, selection=selection,
+            on_result=on_result, policy=ToolPolicy(call_tools, probe_tools, open_world),
+            auth_tokens=auth_tokens,
+        )
+
+
+async def _run_checks(
+    connect: Connector,
+    *,
+    target: str,
+    revision: str | None,
+    connect_timeout: float,
+    request_timeout: float,
+    auth: OAuthProvider | None,
+    unauthorized: RawResponse | None,
+    selection: Selection | None,
+    on_result: Callable[[CheckResult], None] | None,
+    policy: ToolPolicy,
+    auth_tokens: AuthTokens | None,
+) -> Report:
     report = Report(target=target)
     rec = Results(selection=selection, on_result=on_result)
     recording: RecordingStream | None = None
@@ -233,22 +258,26 @@ async def run_checks(
     if tour is not None:
         await _probes(tour, connect_timeout, policy)
         if rec.wants(*FEATURE_PROBE_CHECKS):
-            await probe_features(tour, policy.probe_targets(tour.tools), connect_timeout)
-        await _basic_probes(tour, recording, connect_timeout, hasattr(recording, "stderr_tail"))
+            with timed(rec, *FEATURE_PROBE_CHECKS):
+                await probe_features(tour, policy.probe_targets(tour.tools), connect_timeout)
+        with timed(rec, *NEGATIVE_PROBE_CHECKS, "jsonrpc.unknown-method"):
+            await _basic_probes(tour, recording, connect_timeout, hasattr(recording, "stderr_tail"))
     # The raw transport checks carry the run's credentials, or they would only see 401s.
     credentials = tuple(await auth.headers()) if auth is not None and report.revision is not None else ()
     if not credentials and auth_tokens is not None and auth_tokens.valid and report.revision is not None:
         credentials = (("Authorization", f"Bearer {auth_tokens.valid}"),)
     if is_http_target(target):  # (even when nothing was negotiated: a 401 explains why)
         if rec.wants("auth.*"):
-            await _auth_checks(rec, target, unauthorized, min(connect_timeout, request_timeout), credentials,
-                               auth_tokens)
+            with timed(rec, "auth.*"):
+                await _auth_checks(rec, target, unauthorized, min(connect_timeout, request_timeout), credentials,
+                                   auth_tokens)
     elif report.revision is not None:
         skip_auth(rec, "not an HTTP target")
     # (nothing negotiated: every other check is "not reached")
     if report.revision is not None and rec.wants("http.*", "http26.*", "sse.*", "stdio.*"):
         probes = RawClient(min(connect_timeout, request_timeout), extra_headers=credentials)
-        await _transport_checks(rec, target, report.revision, probes, report.transport)
+        with timed(rec, "http.*", "http26.*", "sse.*"):
+            await _transport_checks(rec, target, report.revision, probes, report.transport)
     report.results = rec.finish("not reached" if report.revision is None else "not applicable to this server")
     return report
 
@@ -295,12 +324,15 @@ async def _probes(tour: Tour, timeout: float, policy: ToolPolicy) -> None:
     rec, client, revision = tour.rec, tour.client, tour.revision
     # Each group runs only when the selection wants one of its checks (``--only``).
     if rec.wants("capabilities.gating"):
-        await probe_gating(rec, tour.connect, revision, client.server_capabilities, timeout)
+        with timed(rec, "capabilities.gating"):
+            await probe_gating(rec, tour.connect, revision, client.server_capabilities, timeout)
     if client.era is not Era.STATELESS:
         if rec.wants("lifecycle.unsupported-version"):
-            await probe_handshake_version(rec, tour.connect, timeout)
+            with timed(rec, "lifecycle.unsupported-version"):
+                await probe_handshake_version(rec, tour.connect, timeout)
         if rec.wants("tasks.*"):
-            await check_tasks(rec, tour.connect, revision, client.server_capabilities, timeout)
+            with timed(rec, "tasks.*"):
+                await check_tasks(rec, tour.connect, revision, client.server_capabilities, timeout)
         return
     caps = client.server_capabilities
     if rec.wants("ext-tasks.*"):
@@ -308,14 +340,18 @@ async def _probes(tour: Tour, timeout: float, policy: ToolPolicy) -> None:
         if not tools and "tools" in caps:
             with contextlib.suppress(TrimcpError):
                 tools = await client.list_tools()
-        await check_ext_tasks(rec, tour.connect, revision, caps, tools, policy, timeout)
+        with timed(rec, "ext-tasks.*"):
+            await check_ext_tasks(rec, tour.connect, revision, caps, tools, policy, timeout)
     if rec.wants("stateless.unsupported-version"):
-        await probe_stateless_version(rec, tour.connect, revision, caps, timeout, client.supported_versions or ())
+        with timed(rec, "stateless.unsupported-version", "versioning.initialize-error"):
+            await probe_stateless_version(rec, tour.connect, revision, caps, timeout, client.supported_versions or ())
     dual_era = any(v in HANDSHAKE_VERSIONS for v in client.supported_versions or ())
     if rec.wants("stateless.missing-envelope"):
-        await probe_missing_envelope(rec, tour.connect, revision, caps, timeout, dual_era)
+        with timed(rec, "stateless.missing-envelope"):
+            await probe_missing_envelope(rec, tour.connect, revision, caps, timeout, dual_era)
     if rec.wants("stateless.partial-envelope"):
-        await probe_partial_envelope(rec, tour.connect, revision, caps, timeout, dual_era)
+        with timed(rec, "stateless.partial-envelope"):
+            await probe_partial_envelope(rec, tour.connect, revision, caps, timeout, dual_era)
     if not rec.wants("mrtr.*"):
         return
     original = input_target(tour.recording)
@@ -326,7 +362,8 @@ async def _probes(tour: Tour, timeout: float, policy: ToolPolicy) -> None:
             rec.skip(check_id, "no read-only tool asked for input")
         return
     declared = client.connection.capabilities
-    await probe_input_requests(rec, tour.connect, revision, declared, original, timeout)
+    with timed(rec, "mrtr.*"):
+        await probe_input_requests(rec, tour.connect, revision, declared, original, timeout)
 
 
 async def _basic_probes(tour: Tour, main: RecordingStream | None, timeout: float, stdio: bool) -> None:

@@ -47,6 +47,7 @@ from ..._trio.stream import NO_META, RequestFailed, SendMeta, StreamLost
 from ..evidence import received, sent
 from ..recorder import RecordingStream
 from ..results import Connector, Results
+from ..timeouts import note_timeout
 from .probes import CLIENT_INFO, envelope
 
 #: How long a malformed message may wait for its answer (capped by the run's timeout).
@@ -363,6 +364,7 @@ async def probe_negative(
         try:
             steps = await _run(rec, connect, revision, bound, timeout, steps, recordings, cancel_target)
         except trio.TooSlowError:
+            note_timeout(timeout * 2)  # the steps left are "not reached" (results.timed)
             steps = []
         if not steps:
             return

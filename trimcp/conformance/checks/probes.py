@@ -59,6 +59,7 @@ from ..._sansio.revisions import ALL_VERSIONS, HANDSHAKE_VERSIONS, Era, get_revi
 from ..._trio.stream import NO_META, MessageStream, RequestFailed, SendMeta, StreamLost
 from .. import evidence
 from ..results import Connector, Results
+from ..timeouts import note_timeout
 
 BOGUS_REVISION = "1999-01-01"
 CLIENT_INFO = {"name": "trimcp-check", "version": "0"}
@@ -115,6 +116,8 @@ async def probe_connection(connect: Connector, timeout: float) -> AsyncIterator[
             async with connect() as stream:
                 yield Probe(stream)
     except (TrimcpError, trio.TooSlowError) as exc:
+        if isinstance(exc, trio.TooSlowError):
+            note_timeout(timeout)  # what it left unjudged is "not reached", not "not applicable"
         raise ProbeFailed(f"{type(exc).__name__} {exc}".strip()) from exc
 
 

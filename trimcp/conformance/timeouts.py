@@ -1,0 +1,41 @@
+"""The time limits that cut a run's probes short, noted where they fire (``results.timed``).
+
+A context variable, so the probe helpers (``checks/probes.py``, ``checks/negative.py``,
+``rawhttp.py``) note a timeout without being handed the run's ``Results``, and this
+module imports nothing of the harness, so any of them may import it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from contextvars import ContextVar
+
+__all__ = ["collect_timeouts", "current_timeouts", "note_timeout"]
+
+#: The time limits (seconds) that ended a probe during the current run, in order.
+_TIMEOUTS: ContextVar[list[float] | None] = ContextVar("trimcp_check_timeouts", default=None)
+
+
+def note_timeout(seconds: float) -> None:
+    """A probe of the current run gave up after ``seconds`` (``timed``)."""
+    seen = _TIMEOUTS.get()
+    if seen is not None:
+        seen.append(seconds)
+
+
+@contextlib.contextmanager
+def collect_timeouts() -> Iterator[list[float]]:
+    """The run's timeout notes; trio's tasks inherit the context, so they share the list."""
+    token = _TIMEOUTS.set([])
+    try:
+        seen = _TIMEOUTS.get()
+        assert seen is not None
+        yield seen
+    finally:
+        _TIMEOUTS.reset(token)
+
+
+def current_timeouts() -> list[float] | None:
+    """The current run's notes, or ``None`` outside a run."""
+    return _TIMEOUTS.get()
