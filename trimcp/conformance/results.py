@@ -11,6 +11,14 @@ run's ``Selection`` leaves out is ``skip`` "not selected" whatever happened;
 checks is worth running.  ``on_result``, when given, is called with each
 outcome as it is put (the CLI's progress display).
 
+Durations (JUnit's ``time=``): a monotonic clock runs from the ``Results``'
+creation; the time from one recorded outcome to the next is the work that
+produced the next one (a probe, then its verdicts), so it goes to the check
+that outcome is for.  Outcomes put in one burst (within ``BURST`` seconds of
+each other: one probe group writing several checks' verdicts) share the
+burst's time evenly.  A check put several times sums its shares; a row
+nothing was put for has no duration.
+
 ``Tour`` is the state of one run that the era modules share: the results, the
 live client session, the recorded conversation, how to open another
 connection for raw probes, and facts gathered on the way (which request asked
@@ -19,6 +27,7 @@ for input, which requests carried a ``logLevel``).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
@@ -36,6 +45,8 @@ from .selection import Selection
 Connector = Callable[[], AbstractAsyncContextManager[MessageStream]]
 
 _RANK = {Status.SKIP: 0, Status.PASS: 1, Status.WARN: 2, Status.FAIL: 3}
+#: Outcomes put closer together than this (seconds) are one burst: one probe group's verdicts.
+BURST = 0.001
 
 
 class Results:
@@ -44,12 +55,34 @@ class Results:
         revision: str | None = None,
         selection: Selection | None = None,
         on_result: Callable[[CheckResult], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         #: The negotiated revision (sets each row's level); ``None`` until known.
         self.revision = revision
         self.results: dict[str, CheckResult] = {}
         self.selection = selection or Selection()
         self.on_result = on_result
+        #: Seconds per check id (see the module docstring); complete after ``finish``.
+        self.durations: dict[str, float] = {}
+        self._clock = clock
+        self._mark = clock()  # where the open burst's time starts
+        self._burst: list[str] = []
+        self._burst_end = self._mark
+
+    def _time(self, check_id: str) -> None:
+        now = self._clock()
+        if self._burst and now - self._burst_end > BURST:
+            self._close_burst()
+        self._burst.append(check_id)
+        self._burst_end = now
+
+    def _close_burst(self) -> None:
+        if not self._burst:
+            return
+        share = (self._burst_end - self._mark) / len(self._burst)
+        for check_id in self._burst:
+            self.durations[check_id] = self.durations.get(check_id, 0.0) + share
+        self._mark, self._burst = self._burst_end, []
 
     def selected(self, check_id: str) -> bool:
         return self.selection.selected(check_id)
@@ -62,6 +95,7 @@ class Results:
 
     def put(self, check_id: str, status: Status, detail: str = "", evidence: Sequence[Any] = ()) -> None:
         spec = CATALOG[check_id]
+        self._time(check_id)
         if self.revision is not None and not spec.applies_to(self.revision):
             return  # a rule the negotiated revision does not have: ``finish`` says so
         previous = self.results.get(check_id)
@@ -89,6 +123,7 @@ class Results:
 
     def finish(self, unreached: str) -> list[CheckResult]:
         """Every catalog row, in catalog order; inapplicable checks are skipped as such."""
+        self._close_burst()
         out: list[CheckResult] = []
         for check_id, spec in CATALOG.items():
             level = spec.level_for(self.revision)
@@ -102,8 +137,8 @@ class Results:
             found = self.results.get(check_id)
             if found is None:
                 found = CheckResult(check_id, level, Status.SKIP, unreached)
-            elif found.level is not level:
-                found = attrs.evolve(found, level=level)
+            else:
+                found = attrs.evolve(found, level=level, duration=self.durations.get(check_id))
             out.append(found)
         return out
 

@@ -242,6 +242,7 @@ async def run_checks(
         probes = RawClient(min(connect_timeout, request_timeout), extra_headers=credentials)
         await _transport_checks(rec, target, report.revision, probes, report.transport)
     report.results = rec.finish("not reached" if report.revision is None else "not applicable to this server")
+    report.selection = rec.selection
     return report
 
 
