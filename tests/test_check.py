@@ -320,7 +320,7 @@ BAD_MODES = {
     "log-without-capability": ({"capabilities.notifications"}, "fail", 1),
     "error-on-unknown-version": ({"lifecycle.unsupported-version"}, "fail", 1),
     "ignore-stdin-close": ({"stdio.shutdown"}, "warn", 0),
-    "bad-result-schema": ({"schema.messages", "tools.list"}, "fail", 1),
+    "bad-result-schema": ({"schema.messages"}, "fail", 1),
     "unknown-method-wrong-code": ({"jsonrpc.unknown-method"}, "fail", 1),
     "no-structured": ({"tools.structured-output"}, "fail", 1),
     # 2026-07-28 defects (the server is dual-era; auto mode speaks the stateless era to it).
@@ -340,6 +340,8 @@ BAD_MODES = {
 PINNED = {"unknown-method-wrong-code": "2025-11-25"}
 # Defects that, rightly, show in more than one check.
 ALSO_FLAGGED = {
+    # tools.list is best practice in the handshake era: its finding is advice (warn), not fail.
+    "bad-result-schema": {"tools.list"},
     # prompts/list without the prompts capability gets {}: not refused.
     "unknown-method-wrong-code": {"capabilities.gating", "features.declared"},
     # 2026-07-28 forbids emitting the retired -32002 (basic: Error Codes).

@@ -204,7 +204,8 @@ def test_cli_record_replay_and_diff(tmp_path: Path) -> None:
     doc = json.loads(replayed.stdout)
     assert doc["ok"] is True and doc["transcripts"][0]["messages"] > 0
     same = cli("diff", str(path), str(path))
-    assert (same.returncode, same.stdout) == (0, "the surfaces are the same\n")
+    assert (same.returncode, same.stdout) == (
+        0, f"a: recorded (file): {path}\nb: recorded (file): {path}\nthe surfaces are the same\n")
     # The same server with one tool's schema changed: diff names it and exits 1.
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     for entry in lines:

@@ -34,16 +34,16 @@ DEFECTS = {
     "wrong-types-ok": ("tools.input-validation", "fail"),
     "bad-base64": ("content.base64", "fail"),
     "embedded-no-mime": ("content.embedded-resource", "fail"),
-    "logging-below-level": ("logging.below-level", "fail"),
+    "logging-below-level": ("logging.below-level", "warn"),  # best practice: advice
     "log-level-ok": ("logging.invalid-level", "fail"),
-    "completion-too-many": ("completion.limits", "fail"),
+    "completion-too-many": ("completion.limits", "warn"),  # best practice: advice
     "completion-unknown-ok": ("completion.invalid-ref", "fail"),
     "list-changed-undeclared": ("capabilities.notifications", "fail"),
     "prompts-undeclared": ("features.declared", "fail"),
     "invalid-uri-ok": ("resources.invalid-uri", "fail"),
     "elicit-url-undeclared": ("features.server-requests", "fail"),
     "bad-uri": ("resources.uri-syntax", "fail"),
-    "read-both": ("resources.read-contents", "fail"),
+    "read-both": ("resources.read-contents", "warn"),  # best practice: advice
 }
 
 

@@ -214,24 +214,144 @@ def test_spec_link_from_sentences_else_section(monkeypatch: pytest.MonkeyPatch) 
     assert report_rows.spec_link("tools.list", None)[0] == spec_url("2026-07-28", "server/tools")
 
 
-def test_console_groups_rows_and_links_failures() -> None:
+def test_console_puts_failures_first_and_folds_skips() -> None:
     out = io.StringIO()
     print_table(FAILING, out)
     lines = out.getvalue().splitlines()
     assert lines[:3] == ["target:   t", "era:      handshake", "revision: 2025-11-25"]
-    assert [line for line in lines if line.startswith("[")] == ["[lifecycle]", "[tools]", "[http]"]
-    at = next(i for i, line in enumerate(lines) if line.startswith("tools.input-schema"))
+    assert [line for line in lines if line.startswith("[")] == [
+        "[MUST failures]", "[SHOULD failures and warnings]", "[best-practice advice]", "[passed]",
+        "[skipped] (--show-skipped lists them)"]
+    ids = [line.split()[0] for line in lines if line.split() and line.split()[0] in CATALOG]
+    assert ids == ["tools.input-schema", "tools.unique-names", "tools.unknown-tool", "lifecycle.initialize"]
+    at = lines.index(next(line for line in lines if line.startswith("tools.input-schema")))
     assert lines[at].split()[:3] == ["tools.input-schema", "MUST", "FAIL"]
     # The link: the page of the check's first sentence, else of its section, in the run's revision.
     assert lines[at + 1].startswith("    see https://modelcontextprotocol.io/specification/2025-11-25/server/tools")
-    passed = next(i for i, line in enumerate(lines) if line.startswith("lifecycle.initialize"))
-    assert not lines[passed + 1].startswith("    see")
-    assert lines[-1] == "1 passed, 2 failed, 1 warnings, 1 skipped; 1 MUST failures"
+    # The evidence as JSON, one line per item; the bytes sent are JSON, not a Python repr.
+    assert lines[at + 2] == '    evidence: {"sent": {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}}'
+    assert lines[at + 3] == '    evidence: {"received": "not json"}'
+    # A best-practice finding is advice, never FAIL.
+    advice = next(line for line in lines if line.startswith("tools.unknown-tool"))
+    assert advice.split()[:3] == ["tools.unknown-tool", "BEST-PRACTICE", "advice"]
+    assert "FAIL" not in advice
+    passed = lines.index(next(line for line in lines if line.startswith("lifecycle.initialize")))
+    assert not lines[passed + 1].startswith("    ")
+    # The skip is a count by reason, not a row.
+    assert "1 skipped: not an HTTP target" in lines and not any(line.startswith("http.origin") for line in lines)
+    assert lines[-1] == "1 passed, 1 failed, 2 warnings, 1 skipped; 1 MUST failures"
     verdict = judge(FAILING, expected={"tools.input-schema", "lifecycle.initialize"})
     out = io.StringIO()
     print_report(FAILING, out, verdict=verdict)
     last = out.getvalue().splitlines()[-1]
     assert "1 expected failures" in last and "lifecycle.initialize" in last and last.endswith("; FAILED")
+
+
+def test_console_show_skipped_lists_them_row_by_row() -> None:
+    out = io.StringIO()
+    print_report(FAILING, out, show_skipped=True)
+    lines = out.getvalue().splitlines()
+    assert lines.index("[skipped]") == lines.index(next(x for x in lines if x.startswith("http.origin"))) - 1
+    row = next(line for line in lines if line.startswith("http.origin"))
+    assert row.split()[:3] == ["http.origin", "MUST", "skip"] and row.endswith("not an HTTP target")
+    assert not any("skipped: not an HTTP target" in line for line in lines)
+
+
+def test_results_time_each_check_and_split_a_burst_evenly() -> None:
+    now = [100.0]
+    rec = Results(clock=lambda: now[0])
+    now[0] += 2.0  # two seconds of work, then one verdict
+    rec.ok("tools.list", "3 tools")
+    now[0] += 3.0  # a probe group's three seconds, then its two verdicts in a row
+    rec.ok("tools.unique-names")
+    rec.warn("tools.name-format", "bad")
+    now[0] += 1.0
+    rec.fail("tools.list", "later, worse")  # a check put twice sums its shares
+    by_id = {r.id: r for r in rec.finish("not reached")}
+    assert by_id["tools.list"].duration == pytest.approx(3.0)
+    assert by_id["tools.unique-names"].duration == pytest.approx(1.5)
+    assert by_id["tools.name-format"].duration == pytest.approx(1.5)
+    assert by_id["lifecycle.ping"].duration is None  # never put
+    cases = {c.get("name"): c for c in _junit(_report(*by_id.values())).iter("testcase")}
+    assert cases["tools.list"].get("time") == "3.000" and cases["lifecycle.ping"].get("time") == "0.000"
+    assert document(_report(*by_id.values()))["checks"][0]["duration"] is None
+
+
+def test_evidence_is_json_whatever_a_check_handed_over() -> None:
+    from trimcp._sansio import jsonrpc as rpc
+    from trimcp.conformance.report_evidence import jsonable, shown
+
+    weird = CheckResult("tools.input-schema", Level.MUST, Status.FAIL, "x", (
+        b"\xff\xfe", b"ok\n", rpc.Request(id=1, method="tools/list"), ("a", 1), {1: {"b"}},
+        {"request": {"body": '{"jsonrpc": "2.0"}'}}))
+    doc = document(_report(weird))
+    jsonschema.validate(doc, json_schema())
+    assert doc["checks"][0]["evidence"] == [
+        {"base64": "//4=", "bytes": 2}, "ok\n", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, ["a", 1],
+        {"1": ["b"]}, {"request": {"body": '{"jsonrpc": "2.0"}'}}]
+    assert jsonable(object())["type"] == "object"
+    # For a reader, a JSON body is shown parsed; nothing is a Python repr.
+    assert shown({"request": {"body": '{"jsonrpc": "2.0"}'}}) == '{"request": {"body": {"jsonrpc": "2.0"}}}'
+    for text in (markdown(_report(weird)), junit_xml(_report(weird))):
+        assert "b'" not in text and "Request(" not in text
+
+
+def test_skipped_summary_counts_by_reason_largest_first() -> None:
+    report = _report(
+        CheckResult("http.origin", Level.MUST, Status.SKIP, "not an HTTP target"),
+        CheckResult("lifecycle.ping", Level.SHOULD, Status.SKIP, "not in 2025-11-25"),
+        CheckResult("http.content-type", Level.MUST, Status.SKIP, "not an HTTP target"),
+        CheckResult("tools.list", Level.MUST, Status.PASS, "1 tools"),
+    )
+    groups = report_rows.skipped_summary(report_rows.rows(report))
+    assert [(g.reason, g.ids) for g in groups] == [
+        ("not an HTTP target", ("http.origin", "http.content-type")), ("not in 2025-11-25", ("lifecycle.ping",))]
+    out = io.StringIO()
+    print_report(report, out)
+    assert "2 skipped: not an HTTP target\n1 skipped: not in 2025-11-25\n" in out.getvalue()
+
+
+def test_best_practice_is_never_fail_in_any_format() -> None:
+    best = _report(CheckResult("tools.unknown-tool", Level.BEST, Status.FAIL, "answered {}"))
+    doc = document(best)
+    jsonschema.validate(doc, json_schema())
+    assert doc["checks"][0]["status"] == "warn" and doc["summary"]["fail"] == 0 and doc["summary"]["warn"] == 1
+    # The schema itself refuses a best-practice row marked fail.
+    doc["checks"][0]["status"] = "fail"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(doc, json_schema())
+    text = markdown(best)
+    assert "💡 advice" in text and "fail" not in text.split("**", 2)[2].replace("failed", "")
+    case = next(_junit(best).iter("testcase"))
+    assert case.find("failure") is None and (case.findtext("system-out") or "").startswith("advice: ")
+    out = io.StringIO()
+    print_report(best, out)
+    assert "FAIL" not in out.getvalue()
+
+
+def test_only_shows_the_selected_rows_in_every_format() -> None:
+    rows_ = [CheckResult(i, CATALOG[i].level, Status.SKIP, "not selected") for i in CATALOG]
+    by_id = {r.id: r for r in rows_}
+    by_id["tools.list"] = CheckResult("tools.list", Level.MUST, Status.PASS, "3 tools")
+    by_id["tools.input-schema"] = CheckResult("tools.input-schema", Level.MUST, Status.FAIL, "bad")
+    report = _report(*by_id.values())
+    report.selection = Selection(only=("tools.list", "tools.input-schema"))
+    text = io.StringIO()
+    print_report(report, text, show_skipped=True)
+    assert "not selected" not in text.getvalue()
+    assert f"({len(CATALOG) - 2} other checks not shown)" in text.getvalue()
+    assert "not selected" not in markdown(report)
+    cases = {c.get("name") for c in _junit(report).iter("testcase")}
+    assert cases == {"tools.list", "tools.input-schema"}
+    doc = document(report)
+    jsonschema.validate(doc, json_schema())
+    assert [c["id"] for c in doc["checks"]] == ["tools.list", "tools.input-schema"]
+    assert doc["selection"] == {"only": ["tools.list", "tools.input-schema"], "skip": [],
+                                "omitted": len(CATALOG) - 2}
+    assert doc["summary"]["skip"] == 0 and doc["skipped_summary"] == []
+    # --skip alone still reports what it skipped, as skipped.
+    report.selection = Selection(skip=("tools.name-format",))
+    assert any(c["id"] == "tools.name-format" for c in document(report)["checks"])
 
 
 def test_console_colour_choice(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -245,12 +365,16 @@ def test_console_colour_choice(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_console_in_colour_links_every_id() -> None:
     pytest.importorskip("rich")
     out = io.StringIO()
-    print_report(FAILING, out, color=True)
+    print_report(FAILING, out, color=True, show_skipped=True)
     text = out.getvalue()
     assert "\x1b[" in text  # ANSI styles
     assert "\x1b]8;" in text and spec_url("2025-11-25", "server/tools") in text  # OSC 8 hyperlinks
     for result in FAILING.results:
         assert result.id in text
+    assert "advice" in text and "FAIL" in text
+    folded = io.StringIO()
+    print_report(FAILING, folded, color=True)
+    assert "http.origin" not in folded.getvalue() and "1 skipped: not an HTTP target" in folded.getvalue()
 
 
 async def test_json_report_of_a_real_run_matches_its_schema(autojump_clock: trio.abc.Clock) -> None:
@@ -266,6 +390,10 @@ async def test_json_report_of_a_real_run_matches_its_schema(autojump_clock: trio
     assert by_id["tools.list"]["category"] == "tools"
     assert by_id["tools.list"]["title"] == CATALOG["tools.list"].title
     assert by_id["tools.list"]["spec"].startswith("https://modelcontextprotocol.io/specification/2026-07-28/")
+    # The added keys: no selection, the skips counted by reason, every check that ran timed.
+    assert doc["selection"] == {"only": [], "skip": [], "omitted": 0}
+    assert sum(g["count"] for g in doc["skipped_summary"]) == doc["summary"]["skip"] > 0
+    assert all(c["duration"] is not None for c in doc["checks"] if c["status"] != "skip")
 
 
 def test_json_report_carries_evidence_and_verdict() -> None:
@@ -334,13 +462,20 @@ def test_markdown_report() -> None:
     text = markdown(_report(*FAILING.results, CheckResult("tools.list", Level.MUST, Status.PASS, "a | b\nc")))
     lines = text.splitlines()
     assert lines[0] == "# trimcp check: `t`"
-    assert [line for line in lines if line.startswith("## ")] == ["## lifecycle", "## tools", "## http"]
+    assert [line for line in lines if line.startswith("## ")] == ["## Failures, warnings and advice (3)"]
     link, _ = spec_link("tools.input-schema", "2025-11-25")
     # The link is the check's first sentence's page and anchor (else its section's page).
     assert link.startswith(spec_url("2025-11-25", "server/tools"))
     assert f"| [`tools.input-schema`]({link}) | MUST | ❌ **fail** |" in text
-    assert "| a \\| b c |" in text  # a detail cannot break its table
-    assert sum(1 for line in lines if line == "| check | level | status | detail |") == 3
+    assert "| BEST-PRACTICE | 💡 advice | answered {} |" in text
+    # The failures' evidence as JSON (code spans, a pipe escaped), not Python reprs.
+    row = next(line for line in lines if line.startswith("| `tools.input-schema` |"))
+    assert '`{"sent": {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}}`<br>`{"received": "not json"}`' in row
+    # Passes and skips are folded, a detail cannot break its line.
+    assert "<details><summary>2 passed</summary>" in lines and "<details><summary>1 skipped</summary>" in lines
+    assert "`tools.list` (a \\| b c)" in text
+    assert "- 1 with a reason of their own: `http.origin` (not an HTTP target)" in lines
+    assert text.count("<details>") == text.count("</details>") == 3
 
 
 # --------------------------------------------------------------------------- --requirements
@@ -434,16 +569,19 @@ def test_cli_junit_output_expected_failures_and_selection(tmp_path: Path) -> Non
     assert proc.stdout.count("\n") == 1 and "1 expected failures" in proc.stdout and str(report) in proc.stdout
     root = _junit_file(report)
     cases = {c.get("name"): c for c in root.iter("testcase")}
-    assert set(cases) == set(CATALOG)
+    # --only: the selected checks alone (--skip takes tools.name-format out of them).
+    assert set(cases) == {i for i in CATALOG if i.startswith("tools.") and i != "tools.name-format"}
     assert "expected failure" in cases["tools.input-schema"].find("skipped").get("message", "")  # type: ignore[union-attr]
-    assert cases["tools.name-format"].find("skipped").get("message") == "not selected"  # type: ignore[union-attr]
-    assert cases["lifecycle.initialize"].find("skipped").get("message") == "not selected"  # type: ignore[union-attr]
     assert cases["tools.list"].find("failure") is None and cases["tools.list"].find("skipped") is None
+    # Real durations: every check that ran was timed, the suites sum them.
+    times = [float(c.get("time", "")) for c in root.iter("testcase")]
+    assert all(t >= 0 for t in times) and sum(times) > 0
+    assert float(root.get("time", "")) == pytest.approx(sum(float(s.get("time", "")) for s in root), abs=0.01)
 
 
 def _junit_file(path: Path) -> ET.Element:
     root = ET.parse(path).getroot()
-    assert root.tag == "testsuites" and int(root.get("tests", "")) == len(CATALOG)
+    assert root.tag == "testsuites" and int(root.get("tests", "")) == len(list(root.iter("testcase")))
     return root
 
 
@@ -463,7 +601,7 @@ def test_cli_text_in_colour_on_request() -> None:
     assert proc.returncode == 1, proc.stderr
     assert "\x1b[" in proc.stdout and "tools.input-schema" in proc.stdout
     plain = cli("check", "--color", "never", "--only", "tools.input-schema", "--format", "markdown", *BAD_TOOL)
-    assert plain.returncode == 1 and "\x1b[" not in plain.stdout and "## tools" in plain.stdout
+    assert plain.returncode == 1 and "\x1b[" not in plain.stdout and "## Failures" in plain.stdout
 
 
 def test_cli_progress_on_a_terminal_stderr_only() -> None:
@@ -507,3 +645,13 @@ def test_probe_groups_name_every_check_they_decide() -> None:
         named = set(re.findall(r'"([a-z]+\.[a-z0-9-]+)"', (root / module).read_text())) & set(CATALOG)
         decided = named - {"jsonrpc.unknown-method", "jsonrpc.error-codes"}  # (decided elsewhere too)
         assert decided <= set(listed), (module, sorted(decided - set(listed)))
+
+
+def test_cli_show_skipped() -> None:
+    folded = cli("check", "--color", "never", "--only", "tools.*", *BAD_TOOL)
+    listed = cli("check", "--color", "never", "--only", "tools.*", "--show-skipped", *BAD_TOOL)
+    assert folded.returncode == listed.returncode == 1, folded.stderr + listed.stderr
+    skipped = [line.split()[0] for line in listed.stdout.splitlines() if line.split()[2:3] == ["skip"]]
+    assert skipped and all(i.startswith("tools.") for i in skipped)
+    assert not any(line.startswith(tuple(skipped)) for line in folded.stdout.splitlines())
+    assert "(--show-skipped lists them)" in folded.stdout and "not selected" not in folded.stdout + listed.stdout

@@ -78,6 +78,8 @@ def add_check_options(check: argparse.ArgumentParser) -> None:
     check.add_argument("--expected-failures", metavar="FILE",
                        help="check ids known to fail (a JSON list, or one id a line, # comments): they do not "
                             "fail the run, and one that passes fails it as stale")
+    check.add_argument("--show-skipped", action="store_true",
+                       help="text report: list the skipped checks row by row, not one count per reason")
     check.add_argument("--fail-on", choices=FAIL_ON, default="must",
                        help="must (default): a failed MUST fails the run; should: a failed or warned SHOULD too")
     check.add_argument("--requirements", action="store_true",
@@ -280,7 +282,8 @@ async def run_check(
         elif ns.format == "markdown":
             write_markdown(report, out, verdict)
         else:
-            print_report(report, out, color=use_color(ns.color, out), verdict=verdict)
+            print_report(report, out, color=use_color(ns.color, out), verdict=verdict,
+                         show_skipped=getattr(ns, "show_skipped", False))
     unchecked = None if needs_auth else not_checked(report)
     if ns.output:
         line = summary_line(report, verdict)

@@ -31,7 +31,7 @@ import trio
 
 from .. import ConnectError, TrimcpError
 from ..config import ConfigError, load_config
-from ..conformance import Report, Status, connector_for, run_checks
+from ..conformance import Report, Status, connector_for, run_checks, shown_status
 from .exits import EXIT_FAILED, EXIT_NOT_CHECKED, EXIT_OK, not_checked
 from .servers import ServerSpec, from_config
 from .targets import UsageError
@@ -53,7 +53,8 @@ class Row:
 
     def counts(self) -> dict[str, int]:
         results = self.report.results if self.report is not None else []
-        return {st.value: sum(1 for r in results if r.status is st) for st in Status}
+        # A best-practice finding counts as a warning, as in every report.
+        return {st.value: sum(1 for r in results if shown_status(r.level, r.status) is st) for st in Status}
 
     def verdict(self, failed: Callable[[Report], bool]) -> str:
         if self.report is None or self.state != "checked":

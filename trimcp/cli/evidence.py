@@ -11,7 +11,16 @@ with the rules of its revision; exit 0 when every one is clean, 1 otherwise.
 their schemas, resources, templates, prompts - where each side is a recording
 (a ``.jsonl`` file or a folder holding exactly one) or a live server URL; exit 0
 when the surfaces are equal, 1 when they differ (as diff(1) does), so a CI job
-can pin a server's surface.
+can pin a server's surface.  The output names each side ("a: recorded (file):
+PATH", "b: live (URL): URL"); ``-`` lines are what ``a`` has and ``b`` lacks.
+
+A server may offer a client that declares sampling, elicitation, roots or an
+extension (MCP Apps) other tools than one that does not, so against a
+recording the live side declares what the recording's client declared
+(``Transcript.declared_client``: its capabilities, clientInfo and revision):
+a recording diffed against the unchanged server it was made from is the same
+surface.  The live client only declares: it refuses a sampling request and
+declines an elicitation, and lists no roots.
 """
 
 from __future__ import annotations
@@ -22,10 +31,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .. import open_client
+import attrs
+
+from .. import ALL_VERSIONS, McpError, open_client
 from ..conformance import (
+    Transcript,
     TranscriptError,
     diff_surfaces,
+    jsonable,
     read_transcripts,
     replay,
     surface_from_client,
@@ -82,30 +95,113 @@ def run_replay(ns: argparse.Namespace) -> int:
     return 0 if all(r["ok"] for r in rows) else 1
 
 
-async def _surface(side: str, timeout: float) -> dict[str, Any]:
-    if is_url(side):
-        async with open_client(side, request_timeout=timeout, connect_timeout=timeout) as client:
-            return await surface_from_client(client)
+@attrs.frozen
+class _Side:
+    word: str
+    surface: dict[str, Any]
+    #: A recording's transcript (``None`` for a live server).
+    transcript: Transcript | None = None
+    #: What the live client declared (copied from the other side's recording), for the output.
+    declared: dict[str, Any] = attrs.field(factory=dict)
+
+    @property
+    def label(self) -> str:
+        if self.transcript is not None:
+            return f"recorded (file): {self.transcript.path or self.word}"
+        if self.declared:
+            shown = ", ".join(sorted(self.declared.get("capabilities") or {})) or "no capabilities"
+            return (f"live (URL): {self.word} (declaring the recording's client: {shown}; "
+                    f"revision {self.declared.get('protocolVersion') or 'auto'})")
+        return f"live (URL): {self.word}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": "recorded" if self.transcript is not None else "live", "source": self.word,
+                "declared": self.declared or None}
+
+
+#: JSON-RPC's "Invalid Request": this client takes no sampling request.
+_INVALID_REQUEST = -32600
+
+
+async def _refuse_sampling(params: Any) -> Any:
+    raise McpError(_INVALID_REQUEST, "trimcp diff only compares surfaces: it samples nothing")
+
+
+async def _decline(params: Any) -> Any:
+    return {"action": "decline"}
+
+
+def _declaring(declared: dict[str, Any]) -> dict[str, Any]:
+    """``open_client`` options that declare what a recorded client declared."""
+    caps = declared.get("capabilities")
+    caps = caps if isinstance(caps, dict) else {}
+    options: dict[str, Any] = {}
+    if "sampling" in caps:
+        options["sampling_handler"] = _refuse_sampling
+    elicitation = caps.get("elicitation")
+    if elicitation is not None:
+        modes = [m for m in ("form", "url") if isinstance(elicitation, dict) and m in elicitation]
+        options["elicitation_handler"] = _decline
+        options["elicitation_modes"] = modes or ["form"]
+    if "roots" in caps:
+        options["roots"] = []
+    extensions = caps.get("extensions")
+    if isinstance(extensions, dict) and all(isinstance(v, dict) for v in extensions.values()) and extensions:
+        options["extensions"] = extensions
+    info = declared.get("clientInfo")
+    if isinstance(info, dict) and isinstance(info.get("name"), str):
+        options["client_info"] = info
+    version = declared.get("protocolVersion")
+    if isinstance(version, str) and version in ALL_VERSIONS:
+        options["revision"] = version
+    return options
+
+
+def _recorded(side: str) -> Transcript:
     try:
         transcripts = read_transcripts(Path(side))
     except TranscriptError as exc:
         raise UsageError(f"{exc} (give a recording or a server URL)") from None
     if len(transcripts) != 1:
         raise UsageError(f"{side}: holds {len(transcripts)} transcripts; name one of them")
-    return surface_from_transcript(transcripts[0])
+    return transcripts[0]
+
+
+async def _live(side: str, timeout: float, like: Transcript | None) -> _Side:
+    declared: dict[str, Any] = {}
+    if like is not None:
+        declared = like.declared_client()
+        if like.revision in ALL_VERSIONS:
+            declared["protocolVersion"] = like.revision  # the revision the recording spoke
+    async with open_client(side, request_timeout=timeout, connect_timeout=timeout, **_declaring(declared)) as client:
+        return _Side(side, await surface_from_client(client), declared=declared)
+
+
+async def _sides(a: str, b: str, timeout: float) -> tuple[_Side, _Side]:
+    recorded = {w: _recorded(w) for w in (a, b) if not is_url(w)}
+    # A live side declares what the other side's recording declared (the module docstring).
+    out = []
+    for word, other in ((a, b), (b, a)):
+        if word in recorded:
+            out.append(_Side(word, surface_from_transcript(recorded[word]), transcript=recorded[word]))
+        else:
+            out.append(await _live(word, timeout, recorded.get(other)))
+    return out[0], out[1]
 
 
 async def run_diff(ns: argparse.Namespace) -> int:
-    left = await _surface(ns.a, ns.timeout)
-    right = await _surface(ns.b, ns.timeout)
-    changes = diff_surfaces(left, right)
+    left, right = await _sides(ns.a, ns.b, ns.timeout)
+    changes = diff_surfaces(left.surface, right.surface)
     if ns.format == "json":
-        json.dump({"a": ns.a, "b": ns.b, "same": not changes, "changes": [c.to_json() for c in changes]},
-                  sys.stdout, indent=2, default=str)
+        json.dump({"a": ns.a, "b": ns.b, "sides": {"a": left.to_json(), "b": right.to_json()},
+                   "same": not changes, "changes": [jsonable(c.to_json()) for c in changes]},
+                  sys.stdout, indent=2)
         sys.stdout.write("\n")
-    elif not changes:
+        return 0 if not changes else 1
+    sys.stdout.write(f"a: {left.label}\nb: {right.label}\n")
+    if not changes:
         sys.stdout.write("the surfaces are the same\n")
     else:
         sys.stdout.writelines(f"{c.describe()}\n" for c in changes)
-        sys.stdout.write(f"{len(changes)} differences\n")
+        sys.stdout.write(f"{len(changes)} differences (- only in a, + only in b, ~ a -> b)\n")
     return 0 if not changes else 1

@@ -31,10 +31,12 @@ from .report_console import Progress as Progress
 from .report_console import print_report as print_report
 from .report_console import summary_line as summary_line
 from .report_console import use_color as use_color
+from .report_evidence import jsonable as jsonable
 from .report_json import write_json as write_json
 from .report_junit import write_junit as write_junit
 from .report_markdown import write_markdown as write_markdown
 from .report_requirements import write_requirements_coverage as write_requirements_coverage
+from .report_rows import shown_status as shown_status
 from .runner import Connector as Connector
 from .runner import run_checks as run_checks
 from .selection import Selection as Selection
@@ -50,8 +52,8 @@ from .transcript import write_transcript as write_transcript
 
 __all__ = [
     "CATALOG", "Change", "CheckResult", "Connector", "Level", "ProbeError", "Progress", "Report", "Selection",
-    "Status", "Transcript", "TranscriptError", "connector_for", "diff_surfaces", "is_url", "judge",
+    "Status", "Transcript", "TranscriptError", "connector_for", "diff_surfaces", "is_url", "jsonable", "judge",
     "print_json", "print_report", "print_table", "probe_unauthenticated", "read_expected", "read_transcripts",
-    "replay", "run_checks", "summary_line", "surface_from_client", "surface_from_transcript", "use_color",
-    "write_json", "write_junit", "write_markdown", "write_requirements_coverage", "write_transcript",
+    "replay", "run_checks", "shown_status", "summary_line", "surface_from_client", "surface_from_transcript",
+    "use_color", "write_json", "write_junit", "write_markdown", "write_requirements_coverage", "write_transcript",
 ]

@@ -30,6 +30,7 @@ from typing import Any
 import attrs
 
 from .._sansio.revisions import ALL_VERSIONS, Era, get_revision
+from .selection import Selection
 
 
 class Level(enum.Enum):
@@ -94,6 +95,8 @@ class CheckResult:
     #: What the verdict rests on, JSON-ready: messages sent and received (``{"sent": msg}``,
     #: ``{"received": msg}``), raw HTTP exchanges (``{"request": ..., "response": ...}``).
     evidence: tuple[Any, ...] = ()
+    #: Seconds the check took (``Results``' clock); ``None`` for a row nothing recorded.
+    duration: float | None = None
 
 
 @attrs.define
@@ -110,6 +113,8 @@ class Report:
     #: The main conversation in the ``spec/`` corpus format (``RecordingStream.transcript``),
     #: for ``--record``; not part of ``to_json``.
     conversation: list[dict[str, Any]] = attrs.field(factory=list)
+    #: The run's ``--only`` / ``--skip``: with ``only`` the reports show the selected rows alone.
+    selection: Selection = attrs.field(factory=Selection)
 
     @property
     def must_failures(self) -> list[CheckResult]:

@@ -2,13 +2,18 @@
 
 Theory of operation
 -------------------
-Rows are grouped by category (the id prefix: ``lifecycle``, ``jsonrpc``,
-``tools``, ``http``, ...), one header line per category, then one line per
-check: id, level, status, detail.  Under a failed or warned row its spec
-link (``report_rows.spec_link``) follows, indented, so the sentence broken
-is one click away; the summary line closes the report.  Every row line still
-starts with the check id and has the level and status as its next two
-words, which scripts and the tests read.
+What needs reading comes first (``report_rows.ordered``): the MUST failures,
+then SHOULD failures and warnings, then best-practice advice (a BEST-PRACTICE
+check never shows as FAIL: its word is "advice"), each under a header line,
+then the passes; one line per check: id, level, status, detail.  Under a
+failed, warned or advice row its spec link (``report_rows.spec_link``) and
+its evidence (one line of JSON, ``report_evidence.shown``) follow, indented,
+so the sentence broken and what broke it are at hand.  The skips close the
+list as one line per reason ("12 skipped: not in 2025-11-25");
+``show_skipped`` (``--show-skipped``) lists them row by row instead.  With
+``--only`` only the selected checks appear.  Every row line starts with the
+check id and has the level and status as its next two words, which scripts
+and the tests read; the summary line closes the report.
 
 Colour comes from ``rich`` and only when asked (``--color always``) or when
 the output is a terminal and ``NO_COLOR`` is not set (``--color auto``, the
@@ -28,7 +33,8 @@ import os
 from typing import TYPE_CHECKING, TextIO
 
 from .model import CheckResult, Report, Status
-from .report_rows import Row, by_category, rows, summary
+from .report_evidence import shown
+from .report_rows import Row, omitted, ordered, rows, shown_status, skipped_summary, summary
 
 if TYPE_CHECKING:
     from .expected import Verdict
@@ -37,6 +43,15 @@ __all__ = ["Progress", "print_report", "use_color"]
 
 _MARK = {Status.PASS: "pass", Status.FAIL: "FAIL", Status.WARN: "warn", Status.SKIP: "skip"}
 _STYLE = {Status.PASS: "green", Status.FAIL: "bold red", Status.WARN: "yellow", Status.SKIP: "dim"}
+#: The section headers, by ``Row.rank``.
+SECTIONS = ("MUST failures", "SHOULD failures and warnings", "best-practice advice", "passed", "skipped")
+#: Evidence items shown under a row on a terminal (the JSON and Markdown reports carry them all).
+_EVIDENCE_SHOWN = 3
+
+
+def mark(r: Row) -> str:
+    """The status word of a row: a best-practice finding is "advice", never "FAIL"."""
+    return "advice" if r.advice else _MARK[r.status]
 
 
 def use_color(choice: str, out: TextIO) -> bool:
@@ -62,7 +77,34 @@ def _header(report: Report) -> list[str]:
         lines.append(f"server:   {info.get('name')} {info.get('version')}")
     lines.append(f"era:      {report.era or '(none negotiated)'}")
     lines.append(f"revision: {report.revision or '(none negotiated)'}")
+    left_out = omitted(report)
+    if left_out:
+        lines.append(f"only:     {', '.join(report.selection.only)} ({left_out} other checks not shown)")
     return lines
+
+
+def _sections(items: list[Row], show_skipped: bool) -> list[tuple[str, list[Row]]]:
+    """``(header, rows)`` in reading order; without ``show_skipped`` the skips are left to ``_skip_lines``."""
+    by_rank: dict[int, list[Row]] = {}
+    for r in ordered(items):
+        by_rank.setdefault(r.rank, []).append(r)
+    return [(SECTIONS[rank], group) for rank, group in sorted(by_rank.items())
+            if rank < 4 or show_skipped]
+
+
+def _skip_lines(items: list[Row]) -> list[str]:
+    return [f"{len(g.ids)} skipped: {g.reason}" for g in skipped_summary(items)]
+
+
+def _notes(r: Row) -> list[str]:
+    """What follows a row that found something: its spec link and evidence."""
+    if r.rank > 2:
+        return []
+    notes = [f"see {r.spec}"] if r.spec else []
+    notes += [f"evidence: {shown(item, 300)}" for item in r.evidence[:_EVIDENCE_SHOWN]]
+    if len(r.evidence) > _EVIDENCE_SHOWN:
+        notes.append(f"(+{len(r.evidence) - _EVIDENCE_SHOWN} more evidence items in --format json)")
+    return notes
 
 
 def summary_line(report: Report, verdict: Verdict | None = None) -> str:
@@ -83,10 +125,12 @@ def summary_line(report: Report, verdict: Verdict | None = None) -> str:
     return "; ".join([text, *extra]) + ("" if verdict.ok else "; FAILED")
 
 
-def print_report(report: Report, out: TextIO, *, color: bool = False, verdict: Verdict | None = None) -> None:
+def print_report(
+    report: Report, out: TextIO, *, color: bool = False, verdict: Verdict | None = None, show_skipped: bool = False,
+) -> None:
     items = rows(report)
     if color:
-        _print_rich(report, items, out, verdict)
+        _print_rich(report, items, out, verdict, show_skipped)
         return
     out.write("\n".join(_header(report)) + "\n")
     if not items:
@@ -94,17 +138,18 @@ def print_report(report: Report, out: TextIO, *, color: bool = False, verdict: V
         return
     width = max(len(r.id) for r in items)
     level_width = max(len(r.level.value) for r in items)
-    for name, group in by_category(items):
-        out.write(f"\n[{name}]\n")
+    for header, group in _sections(items, show_skipped):
+        out.write(f"\n[{header}]\n")
         for r in group:
-            out.write(f"{r.id:<{width}}  {r.level.value:<{level_width}}  {_MARK[r.status]:<4}  {r.detail}".rstrip()
-                      + "\n")
-            if r.status in (Status.FAIL, Status.WARN) and r.spec:
-                out.write(f"    see {r.spec}\n")
+            out.write(f"{r.id:<{width}}  {r.level.value:<{level_width}}  {mark(r):<6}  {r.detail}".rstrip() + "\n")
+            out.writelines(f"    {note}\n" for note in _notes(r))
+    if not show_skipped and any(r.status is Status.SKIP for r in items):
+        out.write("\n[skipped] (--show-skipped lists them)\n")
+        out.writelines(f"{line}\n" for line in _skip_lines(items))
     out.write(f"\n{summary_line(report, verdict)}\n")
 
 
-def _print_rich(report: Report, items: list[Row], out: TextIO, verdict: Verdict | None) -> None:
+def _print_rich(report: Report, items: list[Row], out: TextIO, verdict: Verdict | None, show_skipped: bool) -> None:
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -115,23 +160,28 @@ def _print_rich(report: Report, items: list[Row], out: TextIO, verdict: Verdict 
         console.print(f"[bold]{key}:[/bold]{escape(value)}")
     id_width = max((len(r.id) for r in items), default=0)
     level_width = max((len(r.level.value) for r in items), default=0)
-    for name, group in by_category(items):
-        table = Table(title=f"[bold]{escape(name)}[/bold]", title_justify="left", show_header=False,
+    for header, group in _sections(items, show_skipped):
+        table = Table(title=f"[bold]{escape(header)}[/bold]", title_justify="left", show_header=False,
                       box=None, pad_edge=False, expand=False)
-        # The same widths in every category's table, so the columns line up down the report.
+        # The same widths in every section's table, so the columns line up down the report.
         table.add_column("id", no_wrap=True, min_width=id_width)
         table.add_column("level", no_wrap=True, min_width=level_width)
-        table.add_column("status", no_wrap=True)
+        table.add_column("status", no_wrap=True, min_width=6)
         table.add_column("detail", overflow="fold")
         for r in group:
             ident = f"[link={r.spec}]{escape(r.id)}[/link]" if r.spec else escape(r.id)
             detail = escape(r.detail)
-            if r.status in (Status.FAIL, Status.WARN) and r.spec:
-                detail += f"\n[dim]see {escape(r.spec)}[/dim]"
+            for note in _notes(r):
+                detail += f"\n[dim]{escape(note)}[/dim]"
             style = _STYLE[r.status]
-            table.add_row(ident, r.level.value, f"[{style}]{_MARK[r.status]}[/{style}]", detail)
+            table.add_row(ident, r.level.value, f"[{style}]{mark(r)}[/{style}]", detail)
         console.print()
         console.print(table)
+    if not show_skipped and any(r.status is Status.SKIP for r in items):
+        console.print()
+        console.print("[bold]skipped[/bold] [dim](--show-skipped lists them)[/dim]")
+        for line in _skip_lines(items):
+            console.print(f"[dim]{escape(line)}[/dim]")
     ok = verdict.ok if verdict is not None else report.ok
     console.print()
     console.print(f"[{'green' if ok else 'bold red'}]{escape(summary_line(report, verdict))}[/]")
@@ -150,7 +200,8 @@ class Progress:
         self.count += 1
         if not self.active:
             return
-        text = f"trimcp: {self.count} results, last: {result.id} {_MARK[result.status]}"[:79]
+        status = shown_status(result.level, result.status)
+        text = f"trimcp: {self.count} results, last: {result.id} {_MARK[status]}"[:79]
         self.stream.write("\r" + text.ljust(self._width))
         self.stream.flush()
         self._width = len(text)

@@ -15,6 +15,14 @@ CLI judged the run with ``--fail-on`` / ``--expected-failures`` the
 ``verdict`` key says which rows blocked it, which were tolerated and which are
 stale, and ``summary.ok`` is that verdict; otherwise ``ok`` means no MUST
 check failed.
+
+As in every format (``report_rows``): a BEST-PRACTICE finding has status
+``warn``, never ``fail``; with ``--only`` the document holds the selected
+checks alone, and ``selection`` names the patterns and how many checks were
+left out; ``skipped_summary`` counts the skips by reason; each check's
+``duration`` is its seconds (``Results``' clock) or ``null``; evidence is JSON
+values (``report_evidence.jsonable``: bytes that are not UTF-8 as
+``{"base64", "bytes"}``).
 """
 
 from __future__ import annotations
@@ -24,7 +32,8 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from . import model
-from .report_rows import rows, summary
+from .report_evidence import jsonable
+from .report_rows import omitted, rows, skipped_summary, summary
 
 if TYPE_CHECKING:
     from .expected import Verdict
@@ -37,6 +46,7 @@ SCHEMA: Final = "trimcp-check/1"
 
 def document(report: Report, verdict: Verdict | None = None) -> dict[str, Any]:
     counts = summary(report)
+    items = rows(report)
     doc: dict[str, Any] = {
         "schema": SCHEMA,
         "target": report.target,
@@ -52,10 +62,15 @@ def document(report: Report, verdict: Verdict | None = None) -> dict[str, Any]:
             {
                 "id": r.id, "title": r.title, "category": r.category, "level": r.level.value,
                 "status": r.status.value, "detail": r.detail, "spec": r.spec, "sentences": list(r.sentences),
-                "evidence": list(r.evidence),
+                "evidence": [jsonable(item) for item in r.evidence],
+                "duration": None if r.duration is None else round(r.duration, 6),
             }
-            for r in rows(report)
+            for r in items
         ],
+        "selection": {"only": list(report.selection.only), "skip": list(report.selection.skip),
+                      "omitted": omitted(report)},
+        "skipped_summary": [{"reason": g.reason, "count": len(g.ids), "checks": list(g.ids)}
+                            for g in skipped_summary(items)],
     }
     if verdict is not None:
         doc["verdict"] = verdict.to_json()

@@ -15,17 +15,21 @@ A check listed in ``--expected-failures`` that failed is ``<skipped
 message="expected failure: ...">``: CI must not go red for a known defect;
 one that passed is a ``<failure type="stale">``.  A BEST-PRACTICE failure
 never fails the run, so it too is reported in ``<system-out>`` of a passing
-testcase.  Counts (``tests``, ``failures``, ``errors``, ``skipped``) are on
-every suite and on the root.
+testcase, as "advice: ...".  Counts (``tests``, ``failures``, ``errors``,
+``skipped``) are on every suite and on the root.  ``time`` is each check's
+seconds as ``Results`` timed it (0 for a row nothing timed), and a suite's and
+the root's the sum of theirs.  Evidence is one line of JSON per item
+(``report_evidence.shown``).  With ``--only`` only the selected checks are
+testcases.
 """
 
 from __future__ import annotations
 
-import json
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING, TextIO
 
 from .model import Level, Report, Status
+from .report_evidence import shown
 from .report_rows import Row, by_category, rows
 
 if TYPE_CHECKING:
@@ -40,7 +44,7 @@ def _body(r: Row) -> str:
         parts.append(f"spec: {r.spec}")
     if r.sentences:
         parts.append("requirements: " + ", ".join(r.sentences))
-    parts.extend(f"evidence: {json.dumps(item, ensure_ascii=False)}" for item in r.evidence)
+    parts.extend(f"evidence: {shown(item, 4000)}" for item in r.evidence)
     return "\n".join(parts)
 
 
@@ -63,22 +67,31 @@ def _outcome(r: Row, verdict: Verdict | None) -> tuple[str, str, str] | None:
     return None
 
 
+def _seconds(value: float) -> str:
+    return f"{value:.3f}"
+
+
 def junit_xml(report: Report, verdict: Verdict | None = None) -> str:
     root = ET.Element("testsuites", name=f"trimcp check {report.target}")
     totals: dict[str, int] = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    total_time = 0.0
     for name, group in by_category(rows(report)):
         suite = ET.SubElement(root, "testsuite", name=name)
         counts: dict[str, int] = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        suite_time = 0.0
         props = ET.SubElement(suite, "properties")
         for prop, text in (("revision", report.revision), ("era", report.era), ("transport", report.transport)):
             ET.SubElement(props, "property", name=prop, value=text or "")
         for r in group:
-            case = ET.SubElement(suite, "testcase", name=r.id, classname=name, time="0")
+            seconds = r.duration or 0.0
+            suite_time += seconds
+            case = ET.SubElement(suite, "testcase", name=r.id, classname=name, time=_seconds(seconds))
             counts["tests"] += 1
             outcome = _outcome(r, verdict)
             if outcome is None:
                 if r.status is not Status.PASS:  # a warning or best-practice failure: shown, not failing
-                    ET.SubElement(case, "system-out").text = f"{r.status.value}: {_body(r)}"
+                    word = "advice" if r.advice else r.status.value
+                    ET.SubElement(case, "system-out").text = f"{word}: {_body(r)}"
                 continue
             element, kind, message = outcome
             if element == "skipped":
@@ -90,9 +103,11 @@ def junit_xml(report: Report, verdict: Verdict | None = None) -> str:
         for key, value in counts.items():
             suite.set(key, str(value))
             totals[key] += value
-        suite.set("time", "0")
+        suite.set("time", _seconds(suite_time))
+        total_time += suite_time
     for key, value in totals.items():
         root.set(key, str(value))
+    root.set("time", _seconds(total_time))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 

@@ -19,6 +19,14 @@ after N s", never ``finish``'s "not applicable".  The notes live in a context
 variable the run sets (``timeouts.py``): the probe helpers need no ``Results``
 of their own, and a timeout outside a run notes nothing.
 
+Durations (JUnit's ``time=``): a monotonic clock runs from the ``Results``'
+creation; the time from one recorded outcome to the next is the work that
+produced the next one (a probe, then its verdicts), so it goes to the check
+that outcome is for.  Outcomes put in one burst (within ``BURST`` seconds of
+each other: one probe group writing several checks' verdicts) share the
+burst's time evenly.  A check put several times sums its shares; a row
+nothing was put for has no duration.
+
 ``Tour`` is the state of one run that the era modules share: the results, the
 live client session, the recorded conversation, how to open another
 connection for raw probes, and facts gathered on the way (which request asked
@@ -28,6 +36,7 @@ for input, which requests carried a ``logLevel``).
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
@@ -46,6 +55,8 @@ from .timeouts import current_timeouts
 Connector = Callable[[], AbstractAsyncContextManager[MessageStream]]
 
 _RANK = {Status.SKIP: 0, Status.PASS: 1, Status.WARN: 2, Status.FAIL: 3}
+
+
 @contextlib.contextmanager
 def timed(rec: Results, *patterns: str) -> Iterator[None]:
     """Run one probe group: when a time limit ended one of its probes, its checks (ids or
@@ -59,18 +70,44 @@ def timed(rec: Results, *patterns: str) -> Iterator[None]:
             rec.unreached(patterns, f"not reached: timed out after {max(seen[before:]):g} s")
 
 
+#: Outcomes put closer together than this (seconds) are one burst: one probe group's verdicts.
+BURST = 0.001
+
+
 class Results:
     def __init__(
         self,
         revision: str | None = None,
         selection: Selection | None = None,
         on_result: Callable[[CheckResult], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         #: The negotiated revision (sets each row's level); ``None`` until known.
         self.revision = revision
         self.results: dict[str, CheckResult] = {}
         self.selection = selection or Selection()
         self.on_result = on_result
+        #: Seconds per check id (see the module docstring); complete after ``finish``.
+        self.durations: dict[str, float] = {}
+        self._clock = clock
+        self._mark = clock()  # where the open burst's time starts
+        self._burst: list[str] = []
+        self._burst_end = self._mark
+
+    def _time(self, check_id: str) -> None:
+        now = self._clock()
+        if self._burst and now - self._burst_end > BURST:
+            self._close_burst()
+        self._burst.append(check_id)
+        self._burst_end = now
+
+    def _close_burst(self) -> None:
+        if not self._burst:
+            return
+        share = (self._burst_end - self._mark) / len(self._burst)
+        for check_id in self._burst:
+            self.durations[check_id] = self.durations.get(check_id, 0.0) + share
+        self._mark, self._burst = self._burst_end, []
 
     def selected(self, check_id: str) -> bool:
         return self.selection.selected(check_id)
@@ -83,6 +120,7 @@ class Results:
 
     def put(self, check_id: str, status: Status, detail: str = "", evidence: Sequence[Any] = ()) -> None:
         spec = CATALOG[check_id]
+        self._time(check_id)
         if self.revision is not None and not spec.applies_to(self.revision):
             return  # a rule the negotiated revision does not have: ``finish`` says so
         previous = self.results.get(check_id)
@@ -117,6 +155,7 @@ class Results:
 
     def finish(self, unreached: str) -> list[CheckResult]:
         """Every catalog row, in catalog order; inapplicable checks are skipped as such."""
+        self._close_burst()
         out: list[CheckResult] = []
         for check_id, spec in CATALOG.items():
             level = spec.level_for(self.revision)
@@ -130,8 +169,8 @@ class Results:
             found = self.results.get(check_id)
             if found is None:
                 found = CheckResult(check_id, level, Status.SKIP, unreached)
-            elif found.level is not level:
-                found = attrs.evolve(found, level=level)
+            else:
+                found = attrs.evolve(found, level=level, duration=self.durations.get(check_id))
             out.append(found)
         return out
 

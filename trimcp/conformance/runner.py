@@ -279,6 +279,7 @@ async def _run_checks(
         with timed(rec, "http.*", "http26.*", "sse.*"):
             await _transport_checks(rec, target, report.revision, probes, report.transport)
     report.results = rec.finish("not reached" if report.revision is None else "not applicable to this server")
+    report.selection = rec.selection
     return report
 
 

@@ -18,6 +18,12 @@ notifications against the capabilities the server declared in the recording
 (basic/lifecycle, capability negotiation).  A recording made before a server
 upgrade and one made after it can so be compared (``surface.py``) and re-judged
 when trimcp's rules improve.
+
+``Transcript.declared_client`` is what the recorded client said of itself when
+it opened (capabilities, clientInfo, the revision it offered): ``trimcp diff
+recording URL`` makes the live side declare the same, since a server may offer
+a client that declares sampling or elicitation other tools than one that does
+not.
 """
 
 from __future__ import annotations
@@ -81,6 +87,31 @@ class Transcript:
             if method is not None and isinstance(msg["result"], dict):
                 out.setdefault(method, []).append(msg["result"])
         return out
+
+
+    def declared_client(self) -> dict[str, Any]:
+        """``{"capabilities", "clientInfo", "protocolVersion"}`` as the recorded client declared them:
+        the first ``initialize``'s params, else the first request's 2026-07-28 ``_meta`` envelope
+        (``server/discover``'s); keys the recording does not show are absent."""
+        sent = [e["message"] for e in self.entries if e["dir"] == "send" and isinstance(e.get("message"), dict)]
+        requests = [m for m in sent if "method" in m and "id" in m and isinstance(m.get("params"), dict)]
+        for msg in requests:
+            if msg["method"] == "initialize":
+                params = msg["params"]
+                return {k: params[k] for k in ("capabilities", "clientInfo", "protocolVersion") if k in params}
+        for msg in requests:
+            meta = msg["params"].get("_meta")
+            if isinstance(meta, dict) and _ENVELOPE["protocolVersion"] in meta:
+                return {k: meta[key] for k, key in _ENVELOPE.items() if key in meta}
+        return {}
+
+
+#: The 2026-07-28 request envelope's ``_meta`` keys, by the ``initialize`` name of each.
+_ENVELOPE = {
+    "capabilities": "io.modelcontextprotocol/clientCapabilities",
+    "clientInfo": "io.modelcontextprotocol/clientInfo",
+    "protocolVersion": "io.modelcontextprotocol/protocolVersion",
+}
 
 
 def _negotiated(entries: Sequence[Mapping[str, Any]]) -> str | None:
