@@ -207,7 +207,8 @@ def _prepare(
     host = parts.hostname or "localhost"
     port = parts.port or (443 if tls else 80)
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    data = b"" if body is None else json.dumps(body).encode()
+    # A body given as bytes goes as is (a malformed message, checks/malformed.py).
+    data = b"" if body is None else body if isinstance(body, bytes) else json.dumps(body).encode()
     given = {k.lower() for k in headers}
     hdrs = [("Host", parts.netloc), ("Connection", "close")] if "host" not in given else [("Connection", "close")]
     hdrs += list(headers.items())
@@ -230,7 +231,7 @@ async def request(
     read_body: bool = True,
     extra_headers: Sequence[tuple[str, str]] = (),
 ) -> RawResponse:
-    """Send one request to ``url`` (``body``: a JSON value, or None) and return the answer.
+    """Send one request to ``url`` (``body``: a JSON value, raw bytes, or None) and return the answer.
 
     ``extra_headers`` are added where ``headers`` does not set the same name; a ``Host``
     in ``headers`` replaces the URL's."""

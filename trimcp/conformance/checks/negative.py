@@ -12,21 +12,25 @@ wrapped in a ``RecordingStream`` handed back to the runner so that the
 conversation checks see what the probe connections received too.
 
 One connection carries them all, in an order where no probe can spoil the
-next (each waits for its answer, or for a short bound, before the next):
+next (each waits for its answer before the next):
 
-1. raw texts, when the transport can write bytes (``send_raw``: stdio and
-   WebSocket): invalid JSON (``jsonrpc.parse-error``: -32700), a request
-   without ``method`` and a bare number (``jsonrpc.invalid-request``: -32600);
-2. handshake era: ``tools/list`` before ``initialize``
+1. handshake era: ``tools/list`` before ``initialize``
    (``lifecycle.before-initialize``: best practice, the lifecycle page names
    no answer), then the handshake itself;
-3. raw again: requests whose ``params`` is an array and a string
-   (``jsonrpc.invalid-params``);
-4. an unknown method (``jsonrpc.unknown-method``);
-5. three notifications (cancelling an id never sent, cancelling an id already
+2. malformed messages, on every transport (``checks/malformed.py`` carries
+   the bytes: a line or a text frame followed by a sentinel request, or a raw
+   POST with the session's headers): invalid JSON (``jsonrpc.parse-error``:
+   -32700), a request without ``method`` and a bare number
+   (``jsonrpc.invalid-request``: -32600), requests whose ``params`` is an array
+   and a string (``jsonrpc.invalid-params``).  The sentinel proves silence in
+   one round trip; when not even it is answered within the run's timeout the
+   check is "not reached: timed out", not judged;
+3. an unknown method (``jsonrpc.unknown-method``);
+4. three notifications (cancelling an id never sent, cancelling an id already
    answered, a notification nobody defined) followed by a liveness request: no
    response may arrive for them (``jsonrpc.notification-no-response``) and
-   the liveness request must still be answered (``cancellation.ignored``).
+   the liveness request must still be answered (``cancellation.ignored``);
+5. a cancellation in flight (``cancellation.honoured``).
 
 A probe that breaks the connection (it closed, or went silent past the bound)
 ends the sequence there; the remaining probes run on one new connection.
@@ -48,6 +52,7 @@ from ..evidence import received, sent
 from ..recorder import RecordingStream
 from ..results import Connector, Results
 from ..timeouts import note_timeout
+from .malformed import Broken, Heard, deliver, is_http
 from .probes import CLIENT_INFO, envelope
 
 #: How long a malformed message may wait for its answer (capped by the run's timeout).
@@ -57,22 +62,20 @@ NO_SUCH_METHOD = "trimcp-check/no-such-method"
 Stray = list[rpc.Message]
 
 
-class Broken(Exception):
-    """The probe connection closed or went silent; the rest runs on a new one."""
-
-
-async def _no_raw(data: bytes) -> None:
-    raise Broken("this transport cannot send raw bytes")
-
-
 class _Session:
     """One probe connection: raw or typed sends, answers read by id within a bound."""
 
-    def __init__(self, stream: RecordingStream, revision: str, bound: float) -> None:
+    def __init__(self, stream: RecordingStream, revision: str, bound: float, wait: float | None = None) -> None:
         self.stream = stream
         self.revision = revision
         self.stateless = get_revision(revision).era is Era.STATELESS
         self.bound = bound
+        #: How long a malformed message and its sentinel may wait (the run's timeout).
+        self.wait = bound if wait is None else wait
+        #: The ids of the sentinels sent; a late answer to one is nobody's stray.
+        self.sentinels: set[rpc.RequestId] = set()
+        #: HTTP: whether the session's own messages are known to be through (see ``malformed``).
+        self._settled = False
         self.meta: SendMeta = NO_META
         self._next = 0
         #: A read-only tool (name, arguments) that runs long enough to be cancelled in flight.
@@ -80,7 +83,14 @@ class _Session:
 
     @property
     def raw(self) -> bool:
-        return callable(getattr(self.stream.inner, "send_raw", None))
+        return is_http(self.stream) or callable(getattr(self.stream.inner, "send_raw", None))
+
+    @property
+    def live_method(self) -> str:
+        return "server/discover" if self.stateless else "ping"
+
+    def sentinel(self) -> rpc.Request:
+        return rpc.Request(self.new_id(), self.live_method, self.params())
 
     def new_id(self) -> str:
         self._next += 1
@@ -92,7 +102,8 @@ class _Session:
             out["_meta"] = envelope(self.revision)
         return out
 
-    async def send_raw(self, data: bytes) -> None:
+    async def malformed(self, data: bytes, ids: tuple[rpc.RequestId | None, ...]) -> Heard:
+        """Deliver one malformed message; what the server said about it (``malformed.deliver``)."""
         try:
             obj = json.loads(data)
         except ValueError:
@@ -100,10 +111,12 @@ class _Session:
         if isinstance(obj, dict) and isinstance(obj.get("id"), (str, int)):
             # So that the conversation checks know the answer's id was sent.
             self.stream.sent_methods[obj["id"]] = str(obj.get("method", ""))
-        try:
-            await getattr(self.stream.inner, "send_raw", _no_raw)(data)
-        except TrimcpError as exc:
-            raise Broken(f"writing failed: {exc}") from exc
+        if is_http(self.stream) and not self._settled:
+            # The transport POSTs each message from a task of its own: one answered request
+            # makes sure the handshake's last notification is through before a raw POST.
+            await self.ask(self.live_method)
+            self._settled = True
+        return await deliver(self.stream, data, ids, self.sentinel, self.wait, self.sentinels)
 
     async def send(self, msg: rpc.Message) -> None:
         try:
@@ -129,7 +142,8 @@ class _Session:
                     if isinstance(msg, (rpc.Response, rpc.ErrorResponse)):
                         if msg.id in ids:
                             return msg, strays
-                        strays.append(msg)
+                        if msg.id not in self.sentinels:
+                            strays.append(msg)
         return None, strays
 
     async def first_progress(self, request_id: rpc.RequestId) -> rpc.Message | None:
@@ -170,18 +184,41 @@ def _raw(obj: Any) -> bytes:
 Step = Callable[[Results, _Session], Any]
 
 
+def _judge(
+    rec: Results, check: str, what: str, heard: Heard, fits: tuple[int, ...], sess: _Session,
+) -> bool:
+    """Judge what the server said about one malformed message against the error codes that
+    ``fits``; True when it fits.  One oracle whatever the transport carried (``malformed``)."""
+    evidence = list(heard.evidence)
+    expected = " or ".join(map(str, fits))
+    if heard.timed_out:
+        rec.skip(check, f"not reached: timed out after {sess.wait:g} s ({what}: neither it nor the "
+                        f"{sess.live_method} sent behind it got an answer)")
+        raise Broken(f"{what}: no answer within {sess.wait:g} s")
+    if heard.answer is not None:
+        code = heard.code
+        if code in fits:
+            return True
+        rec.fail(check, f"{what} answered with {_describe(heard.answer)}, not {expected}", evidence)
+        return False
+    if heard.status is not None and heard.status >= 400:
+        # The Streamable HTTP transport lets an HTTP error status refuse input the server cannot
+        # accept, its body a JSON-RPC error only MAY; JSON-RPC itself asks for the error object.
+        rec.warn(check, f"{what} refused with HTTP {heard.status} but no JSON-RPC error ({expected})", evidence)
+        return False
+    if heard.status is not None:
+        rec.fail(check, f"{what} accepted with HTTP {heard.status}: no error ({expected}) answers it", evidence)
+        return False
+    rec.fail(check, f"{what} got no answer (the {sess.live_method} sent right behind it was answered)", evidence)
+    return False
+
+
 async def _parse_error(rec: Results, sess: _Session) -> None:
     check = "jsonrpc.parse-error"
     text = b'{"jsonrpc": "2.0", "id": "neg-parse", "method": "ping"'
-    await sess.send_raw(text)
-    answer, _ = await sess.answer((None, "neg-parse"))
-    evidence = [sent(text)] + ([received(answer)] if answer is not None else [])
-    if answer is None:
-        rec.fail(check, f"invalid JSON got no answer within {sess.bound:g} s", evidence)
-    elif _code(answer) == rpc.PARSE_ERROR:
-        rec.ok(check, "invalid JSON: -32700")
-    else:
-        rec.fail(check, f"invalid JSON answered with {_describe(answer)}, not -32700", evidence)
+    heard = await sess.malformed(text, (None, "neg-parse"))
+    if _judge(rec, check, "invalid JSON", heard, (rpc.PARSE_ERROR,), sess):
+        rec.ok(check, f"invalid JSON: {_how(heard)}")
 
 
 async def _invalid_request(rec: Results, sess: _Session) -> None:
@@ -190,16 +227,14 @@ async def _invalid_request(rec: Results, sess: _Session) -> None:
         ("a request without method", _raw({"jsonrpc": "2.0", "id": "neg-nomethod"}), (None, "neg-nomethod")),
         ("a bare number", b"42", (None,)),
     ):
-        await sess.send_raw(text)
-        answer, _ = await sess.answer(ids)
-        evidence = [sent(text)] + ([received(answer)] if answer is not None else [])
-        if answer is None:
-            rec.fail(check, f"{what} got no answer within {sess.bound:g} s", evidence)
-            raise Broken(f"{what}: no answer")
-        if _code(answer) != rpc.INVALID_REQUEST:
-            rec.fail(check, f"{what} answered with {_describe(answer)}, not -32600", evidence)
+        heard = await sess.malformed(text, ids)
+        if not _judge(rec, check, what, heard, (rpc.INVALID_REQUEST,), sess):
             return
-    rec.ok(check, "a request without method and a non-object: -32600")
+    rec.ok(check, f"a request without method and a non-object: {_how(heard)}")
+
+
+def _how(heard: Heard) -> str:
+    return f"error {heard.code}" + (f" (HTTP {heard.status})" if heard.status is not None else "")
 
 
 async def _before_initialize(rec: Results, sess: _Session) -> None:
@@ -232,27 +267,25 @@ async def _initialize(rec: Results, sess: _Session) -> None:
 
 async def _invalid_params(rec: Results, sess: _Session) -> None:
     check = "jsonrpc.invalid-params"
-    method = "server/discover" if sess.stateless else "ping"
+    method = sess.live_method
     worst = ""
     for shape, params in (("an array", [1]), ("a string", "x")):
         rid = sess.new_id()
         text = _raw({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
-        await sess.send_raw(text)
-        answer, _ = await sess.answer((rid, None))
-        evidence = [sent(text)] + ([received(answer)] if answer is not None else [])
-        if answer is None:
-            rec.fail(check, f"{method} with params {shape} got no answer within {sess.bound:g} s", evidence)
-            raise Broken("no answer")
-        code = _code(answer)
-        if code is None:
-            rec.fail(check, f"{method} with params {shape} was answered with a result", evidence)
+        heard = await sess.malformed(text, (rid, None))
+        if isinstance(heard.answer, rpc.Response):
+            rec.fail(check, f"{method} with params {shape} was answered with a result", list(heard.evidence))
             return
         # A string is not a JSON-RPC params at all (-32600 fits); an array is valid JSON-RPC
-        # that the method cannot take (-32602).
+        # that the method cannot take (-32602).  A wrong code is a SHOULD-style finding.
         fits = (rpc.INVALID_PARAMS,) if shape == "an array" else (rpc.INVALID_PARAMS, rpc.INVALID_REQUEST)
-        if code not in fits and not worst:
-            worst = f"{method} with params {shape}: error {code}, expected {' or '.join(map(str, fits))}"
-            rec.warn(check, worst, evidence)
+        if heard.answer is not None and heard.code not in fits:
+            if not worst:
+                worst = f"{method} with params {shape}: error {heard.code}, expected {' or '.join(map(str, fits))}"
+                rec.warn(check, worst, list(heard.evidence))
+            continue
+        if not _judge(rec, check, f"{method} with params {shape}", heard, fits, sess):
+            return
     if not worst:
         rec.ok(check, f"{method} with params an array and a string: errors")
 
@@ -355,10 +388,8 @@ async def probe_negative(
 ) -> None:
     """Run the negative probes on as few fresh connections as possible (see the module doc)."""
     stateless = get_revision(revision).era is Era.STATELESS
-    steps: list[Step] = [_parse_error, _invalid_request]
-    if not stateless:
-        steps += [_before_initialize, _initialize]
-    steps += [_invalid_params, _unknown_method, _notifications, _cancel_in_flight]
+    steps: list[Step] = [] if stateless else [_before_initialize, _initialize]
+    steps += [_parse_error, _invalid_request, _invalid_params, _unknown_method, _notifications, _cancel_in_flight]
     bound = min(ANSWER_BOUND, timeout)
     for attempt in range(2):
         try:
@@ -386,7 +417,7 @@ async def _run(
             async with connect() as stream:
                 recording = RecordingStream(stream)
                 recordings.append(recording)
-                sess = _Session(recording, revision, bound)
+                sess = _Session(recording, revision, bound, wait=timeout)
                 sess.cancel_target = cancel_target
                 while left:
                     step = left[0]
