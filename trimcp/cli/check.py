@@ -21,7 +21,7 @@ Exit status (the table: ``exits.py``): 0 when the verdict is ok, 1 when not (a
 MUST failure, a SHOULD one with ``--fail-on should``, a stale expected failure),
 3 authorization needed, 4 not checked: unreachable (``TargetUnreachable``, no
 report) or silent (``exits.not_checked``: the report is written, then one line on
-stderr, and ``--output``'s summary line ends "NOT CHECKED: why").
+stderr, and the summary line, the report's own and ``--output``'s, says "NOT CHECKED: why").
 
 The checks run against the real target (a URL with its query, a command line
 with its arguments); the report is redacted as soon as it is made, with the
@@ -286,10 +286,7 @@ async def run_check(
                          show_skipped=getattr(ns, "show_skipped", False))
     unchecked = None if needs_auth else not_checked(report)
     if ns.output:
-        line = summary_line(report, verdict)
-        if unchecked is not None:
-            line = line.removesuffix("; FAILED") + f"; NOT CHECKED: {unchecked}"
-        sys.stdout.write(line + f" (report: {ns.output})\n")
+        sys.stdout.write(summary_line(report, verdict) + f" (report: {ns.output})\n")
     if needs_auth and report.revision is None:
         sys.stderr.write("trimcp: authorization failed; see the auth.* checks\n")
         return EXIT_AUTH

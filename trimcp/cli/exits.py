@@ -82,20 +82,9 @@ def interrupted(exc: BaseException) -> bool:
 
 
 def not_checked(report: Report) -> str | None:
-    """Why ``report`` judged nothing (exit 4), or ``None`` when the server was checked.
-
-    Nothing was negotiated and the only failed MUST, if any, is ``lifecycle.connect``: the
-    server never answered the first request (silent, or gone first).  A server that did
-    answer, or that broke another MUST on the way (noise on stdout), was judged: exit 1."""
-    if report.revision is not None:
-        return None
-    if any(r.id != "lifecycle.connect" for r in report.must_failures):
-        return None
-    connect = next((r for r in report.results if r.id == "lifecycle.connect"), None)
-    why = "the server never answered the first request"
-    if connect is not None and connect.detail and connect.status.value == "fail":
-        why += " (" + connect.detail.removeprefix("the first request got no JSON-RPC answer: ") + ")"
-    return why
+    """Why ``report`` judged nothing (exit 4), or ``None`` when the server was checked
+    (``Report.not_checked``, which the report's own summary line shows too)."""
+    return report.not_checked
 
 
 class _PipeGuard:

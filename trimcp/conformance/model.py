@@ -124,6 +124,23 @@ class Report:
     def ok(self) -> bool:
         return not self.must_failures
 
+    @property
+    def not_checked(self) -> str | None:
+        """Why this report judged nothing (the CLI's exit 4), or ``None`` when the server was checked.
+
+        Nothing was negotiated and the only failed MUST, if any, is ``lifecycle.connect``: the
+        server never answered the first request (silent, or gone first).  A server that did
+        answer, or that broke another MUST on the way (noise on stdout), was judged."""
+        if self.revision is not None:
+            return None
+        if any(r.id != "lifecycle.connect" for r in self.must_failures):
+            return None
+        connect = next((r for r in self.results if r.id == "lifecycle.connect"), None)
+        why = "the server never answered the first request"
+        if connect is not None and connect.detail and connect.status is Status.FAIL:
+            why += " (" + connect.detail.removeprefix("the first request got no JSON-RPC answer: ") + ")"
+        return why
+
     def to_json(self) -> dict[str, Any]:
         """The ``trimcp-check/1`` document (``report_json.py``; its JSON Schema ships alongside)."""
         if render_json is None:  # (only before trimcp.conformance finished importing)

@@ -112,6 +112,9 @@ def summary_line(report: Report, verdict: Verdict | None = None) -> str:
     text = (f"{counts.passed} passed, {counts.failed} failed, {counts.warned} warnings, "
             f"{counts.skipped} skipped; "
             f"{'no MUST failures' if counts.ok else f'{counts.must_failures} MUST failures'}")
+    unchecked = report.not_checked
+    if unchecked is not None:
+        text += f"; NOT CHECKED: {unchecked}"
     if verdict is None:
         return text
     extra = []
@@ -122,7 +125,7 @@ def summary_line(report: Report, verdict: Verdict | None = None) -> str:
                      + ", ".join(r.id for r in verdict.stale))
     if verdict.fail_on == "should" and verdict.blocking:
         extra.append(f"{len(verdict.blocking)} failures at --fail-on should")
-    return "; ".join([text, *extra]) + ("" if verdict.ok else "; FAILED")
+    return "; ".join([text, *extra]) + ("" if verdict.ok or unchecked is not None else "; FAILED")
 
 
 def print_report(
