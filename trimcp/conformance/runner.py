@@ -102,6 +102,7 @@ from .checks.stateless import (
 from .checks.stdio import check_stdio_lines
 from .checks.tasks import check_tasks
 from .checks.tool_calls import CallTools, ToolPolicy
+from .checks.versions import ServerVersions, connector_initialize
 from .connectors import transport_of
 from .http_evidence import annotate
 from .model import CheckResult, Report
@@ -178,6 +179,7 @@ async def run_checks(
     rec = Results(selection=selection, on_result=on_result)
     recording: RecordingStream | None = None
     tour: Tour | None = None
+    versions: ServerVersions | None = None
     try:
         async with connect() as raw:
             recording = RecordingStream(raw, capture=_http_capture(raw))
@@ -202,6 +204,9 @@ async def run_checks(
                 report.transport = transport_of(raw)
                 rec.ok("lifecycle.connect", "the first request got a JSON-RPC answer")
                 tour = Tour(rec, client, recording, connect, client.protocol_version, request_timeout)
+                # What the server implements is probed (once, on demand), not read off one field.
+                versions = ServerVersions.of(client.supported_versions or (), client.protocol_version,
+                                             connector_initialize(connect, connect_timeout))
                 await _tour(tour, revision, policy)
             if hasattr(raw, "returncode"):
                 _check_shutdown(rec, raw)
@@ -226,7 +231,8 @@ async def run_checks(
             if report.era == Era.STATELESS.value:
                 check_stateless_conversation(tour, outcome.server_requests)
     if tour is not None:
-        await _probes(tour, connect_timeout, policy)
+        assert versions is not None
+        await _probes(tour, connect_timeout, policy, versions)
         if rec.wants(*FEATURE_PROBE_CHECKS):
             await probe_features(tour, policy.probe_targets(tour.tools), connect_timeout)
         await _basic_probes(tour, recording, connect_timeout, hasattr(recording, "stderr_tail"))
@@ -240,7 +246,7 @@ async def run_checks(
     # (nothing negotiated: every other check is "not reached")
     if report.revision is not None and rec.wants("http.*", "http26.*", "sse.*", "stdio.*"):
         probes = RawClient(min(connect_timeout, request_timeout), extra_headers=credentials)
-        await _transport_checks(rec, target, report.revision, probes, report.transport)
+        await _transport_checks(rec, target, report.revision, probes, report.transport, versions)
     report.results = rec.finish("not reached" if report.revision is None else "not applicable to this server")
     return report
 
@@ -258,9 +264,10 @@ async def _auth_checks(
 
 
 async def _transport_checks(
-    rec: Results, target: str, revision: str, raw: RawClient, transport: str | None
+    rec: Results, target: str, revision: str, raw: RawClient, transport: str | None,
+    versions: ServerVersions | None,
 ) -> None:
-    await check_http26(rec, target, revision, raw)  # 2026-07-28 Streamable HTTP (skips other targets)
+    await check_http26(rec, target, revision, raw, versions)  # 2026-07-28 Streamable HTTP (skips other targets)
     if not is_http_target(target):
         skip_http(rec)
         return
@@ -283,7 +290,7 @@ async def _tour(tour: Tour, pinned: str | None, policy: ToolPolicy) -> None:
         await stateless_tour(tour)
 
 
-async def _probes(tour: Tour, timeout: float, policy: ToolPolicy) -> None:
+async def _probes(tour: Tour, timeout: float, policy: ToolPolicy, versions: ServerVersions) -> None:
     rec, client, revision = tour.rec, tour.client, tour.revision
     # Each group runs only when the selection wants one of its checks (``--only``).
     if rec.wants("capabilities.gating"):
@@ -301,10 +308,12 @@ async def _probes(tour: Tour, timeout: float, policy: ToolPolicy) -> None:
             with contextlib.suppress(TrimcpError):
                 tools = await client.list_tools()
         await check_ext_tasks(rec, tour.connect, revision, caps, tools, policy, timeout)
-    if rec.wants("stateless.unsupported-version"):
-        await probe_stateless_version(rec, tour.connect, revision, caps, timeout, client.supported_versions or ())
-    dual_era = any(v in HANDSHAKE_VERSIONS for v in client.supported_versions or ())
+    if rec.wants("stateless.unsupported-version", "versioning.initialize-error"):
+        await probe_stateless_version(rec, tour.connect, revision, caps, timeout, client.supported_versions or (),
+                                      versions)
     if rec.wants("stateless.missing-envelope"):
+        dual_era = any(v in HANDSHAKE_VERSIONS for v in client.supported_versions or ()) or \
+            await versions.serves_legacy()
         await probe_missing_envelope(rec, tour.connect, revision, caps, timeout, dual_era)
     if not rec.wants("mrtr.*"):
         return

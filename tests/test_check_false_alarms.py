@@ -1,0 +1,123 @@
+"""No false alarm on a correct server, in any era combination (issue 27, item 1).
+
+Each test reproduces one false alarm ``trimcp check`` raised on a real, correct server with a
+fake that behaves like it on the wire, and shows the check now judges only the servers its
+sentence is about; a fake that really breaks the sentence is still caught.  Loopback only;
+every run bounded in time.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import trio
+from helpers.bad_http26 import serve26
+from helpers.dual_era_http import serve_dual
+
+from trimcp.conformance import run_checks
+from trimcp.conformance.connectors import connector_for
+from trimcp.conformance.model import Report, Status
+
+REPO = Path(__file__).resolve().parent.parent
+VERSION_CHECKS = ("stateless.unsupported-version", "http26.missing-version", "http26.legacy-headers",
+                  "versioning.initialize-error")
+
+
+async def _check(url: str) -> dict[str, tuple[Status, str]]:
+    with trio.fail_after(120):
+        report: Report = await run_checks(connector_for([url]), target=url, request_timeout=5, connect_timeout=5)
+    return {r.id: (r.status, r.detail) for r in report.results}
+
+
+def _flagged(rows: dict[str, tuple[Status, str]], ids: tuple[str, ...] = VERSION_CHECKS) -> dict[str, str]:
+    return {c: rows[c][1] for c in ids if rows[c][0] in (Status.FAIL, Status.WARN)}
+
+
+# --------------------------------------------------------------------------- dual-era servers
+
+
+async def test_dual_era_server_gets_no_version_false_alarm() -> None:
+    async with serve_dual("dual-era") as fake:
+        rows = await _check(fake.url)
+    assert _flagged(rows) == {}
+    # Judged, not merely skipped: the unknown revision still has to get -32022 ...
+    assert rows["stateless.unsupported-version"][0] is Status.PASS
+    assert "which initialize showed it implements" in rows["stateless.unsupported-version"][1]
+    # ... and the three sentences about modern-only servers say why they do not apply.
+    for check in ("http26.missing-version", "http26.legacy-headers", "versioning.initialize-error"):
+        assert rows[check][0] is Status.SKIP, rows[check]
+        assert "initialize offering" in rows[check][1] or "serves 2025-03-26" in rows[check][1]
+    assert "serves 2025-03-26 clients" in rows["http26.missing-version"][1]
+
+
+# --------------------------------------------------------------------------- modern-only servers
+
+
+async def test_modern_only_server_is_still_judged() -> None:
+    async with serve26("good") as fake:
+        rows = await _check(fake.url)
+    assert rows["stateless.unsupported-version"][0] is Status.PASS
+    assert "2025-11-25" in rows["stateless.unsupported-version"][1]  # the known, unserved revision
+    assert rows["http26.missing-version"][0] is Status.PASS
+    assert rows["http26.legacy-headers"][0] is Status.PASS
+    # Its initialize error (-32020, header missing) names no revision: the SHOULD is judged.
+    assert rows["versioning.initialize-error"][0] is Status.WARN
+    assert "does not name 2026-07-28" in rows["versioning.initialize-error"][1]
+
+
+async def test_modern_only_server_mishandling_old_versions_fails() -> None:
+    async with serve_dual("modern-only-missing-session") as fake:
+        rows = await _check(fake.url)
+    status, detail = rows["stateless.unsupported-version"]
+    assert status is Status.FAIL, detail
+    assert "declaring 2025-11-25" in detail and "Missing session ID" in detail
+
+
+async def test_modern_only_server_taking_headerless_requests_fails() -> None:
+    async with serve26("missing-version-ok") as fake:
+        rows = await _check(fake.url)
+    assert rows["http26.missing-version"][0] is Status.FAIL
+
+
+async def test_modern_only_server_minting_sessions_warns() -> None:
+    async with serve26("issues-session-id") as fake:
+        rows = await _check(fake.url)
+    assert rows["http26.legacy-headers"][0] is Status.WARN
+
+
+# --------------------------------------------------------------------------- the real SDK
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mcp") is None, reason="the mcp SDK is not installed")
+async def test_official_sdk_over_streamable_http() -> None:
+    port = _free_port()
+    command = [sys.executable, str(REPO / "tests" / "servers" / "mcp_sdk_server.py"), "--transport",
+               "streamable-http", "--port", str(port)]
+    async with trio.open_nursery() as nursery:
+        server = await nursery.start(functools.partial(
+            trio.run_process, command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False))
+        try:
+            with trio.fail_after(30):
+                while True:
+                    try:
+                        await (await trio.open_tcp_stream("127.0.0.1", port)).aclose()
+                        break
+                    except OSError:
+                        await trio.sleep(0.2)
+            rows = await _check(f"http://127.0.0.1:{port}/mcp")
+        finally:
+            server.terminate()
+    assert _flagged(rows) == {}
+    assert rows["stateless.unsupported-version"][0] is Status.PASS
