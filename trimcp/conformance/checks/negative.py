@@ -212,7 +212,7 @@ async def _before_initialize(rec: Results, sess: _Session) -> None:
 
 
 async def _initialize(rec: Results, sess: _Session) -> None:
-    request, answer = await sess.ask("initialize", {
+    _, answer = await sess.ask("initialize", {
         "protocolVersion": sess.revision, "capabilities": {}, "clientInfo": CLIENT_INFO,
     })
     if not isinstance(answer, rpc.Response):
