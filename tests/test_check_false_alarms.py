@@ -17,12 +17,13 @@ from pathlib import Path
 
 import pytest
 import trio
-from helpers.bad_http26 import serve26
+from helpers.bad_http26 import Exchange, Stateless26, serve26
 from helpers.dual_era_http import serve_dual
 
 from trimcp.conformance import run_checks
 from trimcp.conformance.connectors import connector_for
 from trimcp.conformance.model import Report, Status
+from trimcp.conformance.runner import TargetUnreachable
 
 REPO = Path(__file__).resolve().parent.parent
 VERSION_CHECKS = ("stateless.unsupported-version", "http26.missing-version", "http26.legacy-headers",
@@ -121,3 +122,29 @@ async def test_official_sdk_over_streamable_http() -> None:
             server.terminate()
     assert _flagged(rows) == {}
     assert rows["stateless.unsupported-version"][0] is Status.PASS
+
+
+# --------------------------------------------------------------------------- Host allow-list
+
+
+class _LocalhostOnly(Stateless26):
+    """The SDK's DNS-rebinding protection: a Host not on the allow-list gets 421."""
+
+    async def handle(self, x: Exchange, method: str, raw: list[tuple[str, bytes]], body: bytes) -> None:
+        if (self.header(raw, "Host") or "").startswith("127.0.0.1"):
+            await x.status(421)
+            return
+        await super().handle(x, method, raw, body)
+
+
+async def test_host_refused_is_could_not_check_with_a_hint() -> None:
+    fake = _LocalhostOnly()
+    async with trio.open_nursery() as nursery:
+        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+        fake.port = listeners[0].socket.getsockname()[1]
+        await nursery.start(trio.serve_listeners, fake.serve_one, listeners)
+        with pytest.raises(TargetUnreachable) as caught, trio.fail_after(30):
+            await run_checks(connector_for([fake.url]), target=fake.url, request_timeout=5, connect_timeout=5)
+        nursery.cancel_scope.cancel()
+    assert "refused Host 127.0.0.1" in str(caught.value)
+    assert f"try http://localhost:{fake.port}/mcp" in str(caught.value)

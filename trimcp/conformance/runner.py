@@ -54,6 +54,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from .._errors import ConnectError, TransportClosed, TrimcpError
 from .._sansio import apps
@@ -213,6 +214,8 @@ async def run_checks(
     except TrimcpError as exc:
         if report.revision is None and _unreachable(exc, recording):
             raise TargetUnreachable(_one_line(exc, recording)) from exc
+        if report.revision is None and (hint := _host_refused(exc, target)):
+            raise TargetUnreachable(hint) from exc
         if report.revision is None:
             _connect_failed(rec, exc, revision, recording)
         else:
@@ -360,6 +363,19 @@ def _unreachable(exc: TrimcpError, recording: RecordingStream | None) -> bool:
     if recording is None:
         return True
     return not recording.received and isinstance(exc.__cause__, TransportClosed)
+
+
+def _host_refused(exc: TrimcpError, target: str) -> str | None:
+    """The server's own Host allow-list (DNS-rebinding protection: 421, or 403 naming the Host)
+    refused the URL's address: a configuration matter, so "could not be checked", with a hint."""
+    parts = urlsplit(target)
+    text = " ".join(str(exc).split())
+    if parts.hostname not in ("127.0.0.1", "::1") or not (
+        "HTTP 421" in text or ("HTTP 403" in text and "host" in text.lower())
+    ):
+        return None
+    other = parts._replace(netloc=f"localhost:{parts.port}" if parts.port else "localhost").geturl()
+    return f"the server refused Host {parts.hostname} ({text[:160]}); try {other}"
 
 
 def _one_line(exc: TrimcpError, recording: RecordingStream | None) -> str:
