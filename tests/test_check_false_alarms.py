@@ -14,11 +14,14 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import trio
+from helpers.bad_http import LegacyFake
 from helpers.bad_http26 import Exchange, Stateless26, serve26
 from helpers.dual_era_http import serve_dual
+from helpers.h11_fake import Reply, Req, serve
 
 from trimcp.conformance import run_checks
 from trimcp.conformance.connectors import connector_for
@@ -148,3 +151,45 @@ async def test_host_refused_is_could_not_check_with_a_hint() -> None:
         nursery.cancel_scope.cancel()
     assert "refused Host 127.0.0.1" in str(caught.value)
     assert f"try http://localhost:{fake.port}/mcp" in str(caught.value)
+
+
+# --------------------------------------------------------------------------- HTTP+SSE probes
+
+
+class _EarlyRequestLegacy(LegacyFake):
+    """A 2024-11-05 HTTP+SSE server that asks ``roots/list`` right after its initialize answer,
+    before the client's initialized notification (the SHOULD NOT of lifecycle.before-initialize)."""
+
+    async def _post(self, req: Req, reply: Reply) -> None:
+        await super()._post(req, reply)
+        msg = req.json
+        if isinstance(msg, dict) and msg.get("method") == "initialize":
+            sid = parse_qs(urlsplit(req.target).query).get("session_id", [""])[0]
+            self.sessions[sid].send_nowait({"jsonrpc": "2.0", "id": "early", "method": "roots/list"})
+
+
+async def _legacy_run(fake: LegacyFake) -> tuple[dict[str, tuple[Status, str]], list[Req]]:
+    async with serve(fake) as server:
+        fake.port = server.port
+        rows = await _check(f"http://127.0.0.1:{server.port}/sse")
+    return rows, server.requests
+
+
+async def test_http_sse_probes_post_to_the_announced_endpoint() -> None:
+    rows, requests = await _legacy_run(LegacyFake())
+    # Only the main connection tries Streamable HTTP on the SSE URL (405) and falls back (the
+    # unauthenticated probe of the auth checks is a raw POST there too); every probe connection
+    # after it opens the SSE stream and posts to the endpoint it announces.
+    posted = [r.json["method"] for r in requests if r.method == "POST" and urlsplit(r.target).path == "/sse"]
+    assert set(posted) == {"server/discover", "initialize"}, posted
+    assert not [c for c, (_, detail) in rows.items() if "HTTP 405" in detail]
+    assert rows["lifecycle.before-initialize"][0] is Status.PASS, rows["lifecycle.before-initialize"]
+    # The early request of the before-initialize probe reached the server this time.
+    endpoint = [r.json for r in requests if r.method == "POST" and urlsplit(r.target).path == "/messages"]
+    assert any(m.get("id") == "neg-1" and m["method"] == "tools/list" for m in endpoint)
+
+
+async def test_http_sse_server_asking_before_initialized_still_warns() -> None:
+    rows, _ = await _legacy_run(_EarlyRequestLegacy())
+    status, detail = rows["lifecycle.before-initialize"]
+    assert status is Status.WARN and "roots/list before the initialized" in detail, (status, detail)
