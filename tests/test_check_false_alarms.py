@@ -13,6 +13,8 @@ import importlib.util
 import socket
 import subprocess
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -22,11 +24,18 @@ from helpers.bad_http import LegacyFake
 from helpers.bad_http26 import Exchange, Stateless26, serve26
 from helpers.dual_era_http import serve_dual
 from helpers.h11_fake import Reply, Req, serve
+from helpers.inprocess import served
 
+from trimcp._errors import McpError
+from trimcp._sansio import jsonrpc as rpc
+from trimcp._trio.stream import MessageStream
 from trimcp.conformance import run_checks
+from trimcp.conformance.checks.prompt_args import guess
 from trimcp.conformance.connectors import connector_for
 from trimcp.conformance.model import Report, Status
 from trimcp.conformance.runner import TargetUnreachable
+from trimcp.conformance.selection import Selection
+from trimcp.server import Context, Server
 
 REPO = Path(__file__).resolve().parent.parent
 VERSION_CHECKS = ("stateless.unsupported-version", "http26.missing-version", "http26.legacy-headers",
@@ -193,3 +202,97 @@ async def test_http_sse_server_asking_before_initialized_still_warns() -> None:
     rows, _ = await _legacy_run(_EarlyRequestLegacy())
     status, detail = rows["lifecycle.before-initialize"]
     assert status is Status.WARN and "roots/list before the initialized" in detail, (status, detail)
+
+
+# --------------------------------------------------------------------------- prompt arguments
+
+
+def _prompt_server() -> Server:
+    """Like server-everything's ``resource-prompt``: an id that must be a positive integer
+    (-32603 otherwise), and a type the server completes."""
+    server = Server("prompt-fake", "1")
+
+    @server.prompt("resource-prompt", arguments=[
+        {"name": "resourceType", "description": "Type of resource to fetch", "required": True},
+        {"name": "resourceId", "description": "ID of the text resource to fetch", "required": True}])
+    async def resource_prompt(ctx: Context, resourceType: str, resourceId: str) -> str:
+        if not resourceId.isdigit() or int(resourceId) < 1:
+            raise McpError(rpc.INTERNAL_ERROR, f"Invalid resourceId: {resourceId}. Must be a finite positive integer.")
+        return f"{resourceType} resource {resourceId}"
+
+    @server.completion("ref/prompt", "resource-prompt", "resourceType")
+    async def complete_type(ctx: Context, value: str, context: dict[str, str]) -> list[str]:
+        return ["Text", "Blob"]
+
+    return server
+
+
+async def _prompt_rows(server: Server) -> dict[str, tuple[Status, str]]:
+    @asynccontextmanager
+    async def connect() -> AsyncIterator[MessageStream]:
+        async with served(server) as stream:
+            yield stream
+
+    with trio.fail_after(60):
+        report = await run_checks(connect, target="prompt fake", request_timeout=5, connect_timeout=5,
+                                  selection=Selection(only=("prompts.*",)))
+    return {r.id: (r.status, r.detail) for r in report.results}
+
+
+@pytest.mark.parametrize(("name", "description", "value"), [
+    ("resourceId", "ID of the text resource to fetch", "1"),
+    ("count", "How many items (1-100)", "1"),
+    ("page", "Page number", "1"),
+    ("level", "Range 3 to 9", "3"),
+    ("verbose", "true/false", "true"),
+    ("format", "One of: json, text", "json"),
+    ("city", "Name of the city", "test"),
+    ("identity", "Who you are", "test"),
+])
+def test_argument_values_follow_the_servers_hints(name: str, description: str, value: str) -> None:
+    assert guess(name, description) == value
+
+
+async def test_prompt_argument_the_server_describes_as_an_id_is_not_test() -> None:
+    rows = await _prompt_rows(_prompt_server())
+    status, detail = rows["prompts.get"]
+    # fetched with resourceType=Text (completed) and resourceId=1 (the description says ID)
+    assert (status, detail) == (Status.PASS, "fetched 1 prompts")
+
+
+async def test_made_up_arguments_refused_are_skipped_not_warned() -> None:
+    server = Server("token-only", "1")
+
+    @server.prompt("token-prompt", arguments=[{"name": "token", "description": "An opaque token", "required": True}])
+    async def token_prompt(ctx: Context, token: str) -> str:
+        raise McpError(rpc.INTERNAL_ERROR, f"Invalid token: {token}")
+
+    status, detail = (await _prompt_rows(server))["prompts.get"]
+    assert status is Status.SKIP, (status, detail)
+    assert detail == ("token-prompt: the server refused the arguments the harness made up (token=test): "
+                      "Invalid token: test")
+
+
+async def test_broken_prompt_is_still_judged() -> None:
+    plain = Server("no-arguments", "1")
+
+    @plain.prompt("plain", arguments=[])
+    async def boom(ctx: Context) -> str:
+        raise McpError(rpc.INTERNAL_ERROR, "boom")
+
+    status, detail = (await _prompt_rows(plain))["prompts.get"]
+    assert status is Status.FAIL and detail == "plain : [-32603] boom", (status, detail)
+
+    # The server's own suggestion refused with -32603: nothing was made up, it is worth a warn.
+    suggested = Server("suggested", "1")
+
+    @suggested.prompt("suggested", arguments=[{"name": "kind", "description": "a kind", "required": True}])
+    async def refuses(ctx: Context, kind: str) -> str:
+        raise McpError(rpc.INTERNAL_ERROR, "boom")
+
+    @suggested.completion("ref/prompt", "suggested", "kind")
+    async def complete_kind(ctx: Context, value: str, context: dict[str, str]) -> list[str]:
+        return ["first"]
+
+    status, detail = (await _prompt_rows(suggested))["prompts.get"]
+    assert status is Status.WARN and detail == "suggested {'kind': 'first'}: [-32603] boom", (status, detail)
