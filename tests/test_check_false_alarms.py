@@ -31,8 +31,11 @@ from trimcp._sansio import jsonrpc as rpc
 from trimcp._trio.stream import MessageStream
 from trimcp.conformance import run_checks
 from trimcp.conformance.checks.prompt_args import guess
+from trimcp.conformance.checks.stdio import check_shutdown
 from trimcp.conformance.connectors import connector_for
 from trimcp.conformance.model import Report, Status
+from trimcp.conformance.recorder import RecordingStream
+from trimcp.conformance.results import Results
 from trimcp.conformance.runner import TargetUnreachable
 from trimcp.conformance.selection import Selection
 from trimcp.server import Context, Server
@@ -296,3 +299,52 @@ async def test_broken_prompt_is_still_judged() -> None:
 
     status, detail = (await _prompt_rows(suggested))["prompts.get"]
     assert status is Status.WARN and detail == "suggested {'kind': 'first'}: [-32603] boom", (status, detail)
+
+
+# --------------------------------------------------------------------------- stdio shutdown
+
+ROOTS = str(REPO / "tests" / "helpers" / "roots_stdio.py")
+
+
+async def _stdio_rows(*args: str, only: tuple[str, ...] = ("stdio.shutdown",)) -> dict[str, tuple[Status, str]]:
+    command = [sys.executable, ROOTS, *args]
+    with trio.fail_after(60):
+        report = await run_checks(connector_for(command), target=" ".join(command), request_timeout=5,
+                                  connect_timeout=5, selection=Selection(only=only))
+    return {r.id: (r.status, r.detail) for r in report.results}
+
+
+@pytest.mark.parametrize("when", [["--when", "initialized"], ["--when", "each-request", "--delay", "0.05"]])
+async def test_server_asking_roots_before_it_exits_is_answered_first(when: list[str]) -> None:
+    # It asks roots/list after its last answer and exits at EOF only once answered: the harness
+    # lets it go quiet (answering) before closing stdin.
+    assert (await _stdio_rows(*when))["stdio.shutdown"] == (Status.PASS, "exit status 0")
+
+
+async def test_server_ignoring_eof_still_warns() -> None:
+    rows = await _stdio_rows("--when", "initialized", "--on-eof", "ignore")
+    assert rows["stdio.shutdown"] == (Status.WARN, "needed SIGINT after stdin closed")
+
+
+class _Exited:
+    """What check_shutdown reads off a stdio stream once the process is gone."""
+
+    def __init__(self, signals: list[str]) -> None:
+        self.signals_sent = signals
+        self.returncode = -2 if signals else 0
+
+
+def test_request_pending_at_shutdown_leaves_the_exit_unjudged() -> None:
+    def judged(signals: list[str], answered: bool) -> tuple[Status, str]:
+        recording = RecordingStream(_Exited(signals))  # type: ignore[arg-type]
+        recording.received.append(b'{"jsonrpc": "2.0", "id": "r1", "method": "roots/list"}')
+        if answered:
+            recording.sent.append(rpc.Response("r1", {"roots": []}))
+        rec = Results("2025-11-25")
+        check_shutdown(rec, recording)
+        found = rec.results["stdio.shutdown"]
+        return found.status, found.detail
+
+    assert judged(["SIGINT"], answered=False) == (Status.SKIP, "a server request (roots/list) was pending at shutdown")
+    assert judged(["SIGINT"], answered=True) == (Status.WARN, "needed SIGINT after stdin closed")
+    assert judged([], answered=False) == (Status.PASS, "exit status 0")

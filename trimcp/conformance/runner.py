@@ -100,7 +100,7 @@ from .checks.stateless import (
     input_target,
     stateless_tour,
 )
-from .checks.stdio import check_stdio_lines
+from .checks.stdio import check_shutdown, check_stdio_lines, settle
 from .checks.tasks import check_tasks
 from .checks.tool_calls import CallTools, ToolPolicy
 from .checks.versions import ServerVersions, connector_initialize
@@ -209,8 +209,10 @@ async def run_checks(
                 versions = ServerVersions.of(client.supported_versions or (), client.protocol_version,
                                              connector_initialize(connect, connect_timeout))
                 await _tour(tour, revision, policy)
+                if hasattr(raw, "returncode"):
+                    await settle(recording)
             if hasattr(raw, "returncode"):
-                _check_shutdown(rec, raw)
+                check_shutdown(rec, recording)
     except TrimcpError as exc:
         if report.revision is None and _unreachable(exc, recording):
             raise TargetUnreachable(_one_line(exc, recording)) from exc
@@ -456,12 +458,3 @@ def _check_notifications(rec: Results, recording: RecordingStream, caps: dict[st
         rec.ok("capabilities.notifications", f"{seen} notifications")
     else:
         rec.skip("capabilities.notifications", "the server sent no notifications")
-
-
-def _check_shutdown(rec: Results, stream: Any) -> None:
-    signals = getattr(stream, "signals_sent", None)
-    if signals:
-        rec.warn("stdio.shutdown", f"needed {', '.join(signals)} after stdin closed")
-    else:
-        rec.ok("stdio.shutdown", f"exit status {stream.returncode}")
-
