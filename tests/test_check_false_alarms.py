@@ -348,3 +348,37 @@ def test_request_pending_at_shutdown_leaves_the_exit_unjudged() -> None:
     assert judged(["SIGINT"], answered=False) == (Status.SKIP, "a server request (roots/list) was pending at shutdown")
     assert judged(["SIGINT"], answered=True) == (Status.WARN, "needed SIGINT after stdin closed")
     assert judged([], answered=False) == (Status.PASS, "exit status 0")
+
+
+# --------------------------------------------------------------------------- echoing server
+
+
+async def test_echoing_server_does_not_pass_connect() -> None:
+    # cat hands every line back: the client's request (which the client refuses), then the
+    # client's own error, which has the request's id but is no answer from the server.
+    with trio.fail_after(60):
+        report = await run_checks(connector_for(["cat"]), target="cat", request_timeout=5, connect_timeout=5)
+    rows = {r.id: (r.status, r.detail) for r in report.results}
+    status, detail = rows["lifecycle.connect"]
+    assert status is Status.FAIL and "only copies of the client's own messages came back" in detail, (status, detail)
+    assert rows["schema.messages"][0] is Status.FAIL  # (the echoed request, as before)
+
+
+REFUSER = """
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" in msg and "method" in msg:
+        error = {"code": -32602, "message": "no such protocol version"}
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": error}), flush=True)
+"""
+
+
+async def test_server_refusing_initialize_with_its_own_error_still_connects() -> None:
+    # The control: an error the server wrote is its answer (lifecycle.initialize judges it).
+    command = [sys.executable, "-c", REFUSER]
+    with trio.fail_after(60):
+        report = await run_checks(connector_for(command), target="refuser", request_timeout=5, connect_timeout=5)
+    rows = {r.id: (r.status, r.detail) for r in report.results}
+    assert rows["lifecycle.connect"] == (Status.PASS, "the first request got a JSON-RPC answer")
+    assert rows["lifecycle.initialize"][0] is Status.FAIL

@@ -391,12 +391,19 @@ def _one_line(exc: TrimcpError, recording: RecordingStream | None) -> str:
     return line
 
 
+def _server_answers(recording: RecordingStream) -> list[rpc.Response | rpc.ErrorResponse]:
+    """The answers to the client's requests that the server wrote: not a copy of a message the
+    client sent (a server echoing every line hands the client's own error back)."""
+    return [m for _, m in recording.answers().values() if m.id in recording.requests and m not in recording.sent]
+
+
 def _connect_failed(rec: Results, exc: TrimcpError, pinned: str | None, recording: RecordingStream | None) -> None:
     detail = f"{type(exc).__name__}: {exc}"
-    if recording is None or not recording.answers():
+    if recording is None or not _server_answers(recording):
         # Refused (an HTTP error status, a process gone after the first line) or silent:
         # no JSON-RPC answer at all, so there is no InitializeResult/DiscoverResult to judge.
-        rec.fail("lifecycle.connect", f"the first request got no JSON-RPC answer: {detail}")
+        echoed = " (only copies of the client's own messages came back)" if recording and recording.answers() else ""
+        rec.fail("lifecycle.connect", f"the first request got no JSON-RPC answer{echoed}: {detail}")
         return
     rec.ok("lifecycle.connect", "the first request got a JSON-RPC answer")
     sent = set(recording.sent_methods.values()) if recording is not None else set()
