@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import json
 import socket
 import subprocess
 import sys
@@ -22,16 +23,18 @@ import pytest
 import trio
 from helpers.bad_http import LegacyFake
 from helpers.bad_http26 import Exchange, Stateless26, serve26
-from helpers.dual_era_http import serve_dual
+from helpers.dual_era_http import DualEra, serve_dual
 from helpers.h11_fake import Reply, Req, serve
 from helpers.inprocess import served
 
 from trimcp._errors import McpError
 from trimcp._sansio import jsonrpc as rpc
+from trimcp._sansio.revisions import HANDSHAKE_VERSIONS
 from trimcp._trio.stream import MessageStream
 from trimcp.conformance import run_checks
 from trimcp.conformance.checks.prompt_args import guess
 from trimcp.conformance.checks.stdio import check_shutdown
+from trimcp.conformance.checks.versions import Initialize, Offer, ServerVersions
 from trimcp.conformance.connectors import connector_for
 from trimcp.conformance.model import Report, Status
 from trimcp.conformance.recorder import RecordingStream
@@ -382,3 +385,62 @@ async def test_server_refusing_initialize_with_its_own_error_still_connects() ->
     rows = {r.id: (r.status, r.detail) for r in report.results}
     assert rows["lifecycle.connect"] == (Status.PASS, "the first request got a JSON-RPC answer")
     assert rows["lifecycle.initialize"][0] is Status.FAIL
+
+
+# --------------------------------------------------------------------------- version probe cost
+
+
+def _implementing(*versions: str) -> tuple[list[str], Initialize]:
+    offered: list[str] = []
+
+    async def initialize(version: str) -> Offer:
+        offered.append(version)
+        if not versions:
+            return Offer(version, error={"code": -32601, "message": "initialize"})
+        return Offer(version, chosen=version if version in versions else max(versions))
+
+    return offered, initialize
+
+
+@pytest.mark.parametrize(("implemented", "known", "offers"), [
+    (HANDSHAKE_VERSIONS, None, ["2025-11-25", "2024-11-05"]),  # the SDK: all, two offers tell
+    (("2025-03-26", "2025-06-18", "2025-11-25"), "2024-11-05", ["2025-11-25", "2024-11-05"]),
+    ((), "2025-11-25", ["2025-11-25"]),  # modern-only: one refused offer
+    (("2024-11-05",), "2025-11-25", ["2025-11-25"]),
+])
+async def test_known_unimplemented_version_at_two_offers_at_most(
+    implemented: tuple[str, ...], known: str | None, offers: list[str],
+) -> None:
+    offered, initialize = _implementing(*implemented)
+    versions = ServerVersions.of(["2026-07-28"], "2026-07-28", initialize)
+    assert await versions.known_unimplemented() == known
+    # ... and the dual-era question asked along the way is not asked again.
+    assert await versions.serves_legacy() is bool(implemented)
+    assert offered == offers
+
+
+class _CountingDual(DualEra):
+    def __init__(self) -> None:
+        super().__init__("dual-era")
+        self.offered: list[str] = []
+
+    async def handle(self, x: Exchange, method: str, raw: list[tuple[str, bytes]], body: bytes) -> None:
+        msg = json.loads(body) if method == "POST" and body else {}
+        if isinstance(msg, dict) and msg.get("method") == "initialize":
+            self.offered.append(msg["params"]["protocolVersion"])
+        await super().handle(x, method, raw, body)
+
+
+async def test_dual_era_server_is_asked_two_revisions_not_four() -> None:
+    fake = _CountingDual()
+    async with trio.open_nursery() as nursery:
+        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+        fake.port = listeners[0].socket.getsockname()[1]
+        await nursery.start(trio.serve_listeners, fake.serve_one, listeners)
+        rows = await _check(fake.url)
+        nursery.cancel_scope.cancel()
+    status, detail = rows["stateless.unsupported-version"]
+    assert status is Status.PASS and "(2024-11-05)" in detail, detail  # the known revision it lacks
+    # The revisions between the ends are not offered (the raw HTTP probes of http_stateless make
+    # their own offers, as a legacy client would: 2025-03-26 is theirs).
+    assert "2025-06-18" not in fake.offered and fake.offered.count("2024-11-05") == 1, fake.offered

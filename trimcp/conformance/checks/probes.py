@@ -237,15 +237,10 @@ async def probe_stateless_version(
     if method is not None:
         requests.append(rpc.Request(1, method, meta))
     requested = {0: BOGUS_REVISION, 1: BOGUS_REVISION}
-    # "or is a known version the server has chosen not to support": the newest one it does not
-    # implement; a dual-era server implements the handshake ones (initialize says), and the
-    # sentence does not apply to a version the server implements.
-    known = None
-    if supported:
-        for version in reversed(ALL_VERSIONS):
-            if version not in supported and not await versions.implements(version):
-                known = version
-                break
+    # "or is a known version the server has chosen not to support": one it does not implement;
+    # a dual-era server implements the handshake ones (initialize says), and the sentence does
+    # not apply to a version the server implements.
+    known = await versions.known_unimplemented() if supported else None
     if known is not None:
         requests.append(rpc.Request(3, method or "server/discover", {"_meta": envelope(revision, version=known)}))
         requested[3] = known

@@ -18,7 +18,12 @@ supports the requested version MUST answer with it).  A server answering
 ``initialize`` with an error, or not at all, implements no handshake revision;
 one answering with another revision implements that one and not ``v``.  Each
 offer is made at most once, and only when a check asks (``implements``), so a
-run pays one connection per revision a sentence needed.
+run pays one connection per revision a sentence needed (on stdio, one server
+process each).  ``known_unimplemented`` (-32022's "known version the server has
+chosen not to support") asks at most the two ends of the handshake range: the
+newest (which the dual-era question asked already) and the oldest, since servers
+implement a contiguous range of revisions; with both ends implemented the ones
+between are taken to be too, and the clause has no instance to test.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from typing import Any
 import attrs
 
 from ..._sansio import jsonrpc as rpc
-from ..._sansio.revisions import HANDSHAKE_VERSIONS
+from ..._sansio.revisions import ALL_VERSIONS, HANDSHAKE_VERSIONS
 from ..evidence import received, sent
 from ..rawhttp import ProbeError
 from ..results import Connector
@@ -144,6 +149,17 @@ class ServerVersions:
         if newest.chosen == version:
             return True
         return (await self.offer(version)).chosen == version
+
+    async def known_unimplemented(self) -> str | None:
+        """A known revision the server does not implement (the newest such outside the
+        handshake range, else the newest or the oldest handshake one), at two offers at most."""
+        for version in reversed(ALL_VERSIONS):
+            if version not in HANDSHAKE_VERSIONS and version not in self.modern:
+                return version
+        for version in (HANDSHAKE_VERSIONS[-1], HANDSHAKE_VERSIONS[0]):
+            if not await self.implements(version):
+                return version
+        return None
 
     def known_implemented(self, version: str) -> bool:
         """Whether an offer already made showed ``version`` implemented (probes nothing)."""
