@@ -23,6 +23,7 @@ apart from the selected defect it behaves correctly:
   bad-meta-key            the InitializeResult's _meta holds a key whose prefix is no label
   reused-request-id       after initialized, sends two pings with the same id
   cancels-unknown         after initialized, cancels a request it never sent
+  request-before-initialized  sends roots/list right after its initialize answer
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODES = ("good", "silent-on-parse-error", "wrong-parse-code", "no-invalid-request", "params-accepted",
          "answers-notification", "cancel-exits", "custom-reserved-code", "early-result",
          "progress-after-response", "progress-not-increasing", "cancel-ignored", "exit-after-first-line",
-         "bad-meta-key", "reused-request-id", "cancels-unknown")
+         "bad-meta-key", "reused-request-id", "cancels-unknown", "request-before-initialized")
 TOOL = {"name": "work", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}}
 #: How long ``work`` runs between its two progress notifications.
 WORK_SECONDS = 0.4
@@ -111,6 +112,8 @@ def handle(mode: str, msg: Any, state: dict[str, bool]) -> None:
             "serverInfo": {"name": "bad-basic", "version": "0"},
             **({"_meta": {"-bad/key": 1}} if mode == "bad-meta-key" else {}),
         }})
+        if mode == "request-before-initialized":
+            send({"jsonrpc": "2.0", "id": "srv-early", "method": "roots/list", "params": {}})
     elif not state.get("initialized") and method != "ping":
         if mode == "early-result" and method == "tools/list":
             send({"jsonrpc": "2.0", "id": rid, "result": {"tools": []}})

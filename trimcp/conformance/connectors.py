@@ -6,15 +6,19 @@ opens one fresh connection per call, through the same transport registry as
 line, Streamable HTTP (legacy HTTP+SSE fallback included) for
 ``http://``/``https://``, WebSocket for ``ws://``/``wss://``, and any kind a
 user registered.  Every probe opens its
-own connection, so for HTTP each one is a new MCP session.  Each transport is
+own connection, so for HTTP each one is a new MCP session.  The transport a URL's
+first connection ended up with sticks: once ``http://`` fell back to HTTP+SSE,
+every later connection opens the SSE stream directly and posts to the endpoint
+it announces, so a probe whose first message is not ``initialize`` (the one
+that triggers the fallback) reaches the server too.  Each transport is
 imported when its first connection opens, so a stdio run loads no HTTP or
 WebSocket stack.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING
 
 from .._trio.stream import MessageStream
@@ -59,7 +63,9 @@ def connector_for(
     from ..config import ShutdownPolicy
 
     where: str | list[str] = target[0] if is_url(target) else list(target)
-    factory = transport_for(transport or resolve(where))
+    kind = transport or resolve(where)
+    factory = transport_for(kind)
+    first: list[MessageStream] = []  # the run's first HTTP stream: it shows the fallback
     options = TransportOptions(
         env=env, cwd=cwd, connect_timeout=connect_timeout, headers=headers, auth=auth,
         # stdio.shutdown judges the server's own exit after EOF: give it the 2 s a host would
@@ -69,9 +75,24 @@ def connector_for(
     )
 
     def connect() -> AbstractAsyncContextManager[MessageStream]:
-        return factory(where, options)
+        # The fallback happens on a stream's first request, so the first stream (maybe still
+        # open: the main connection) is asked each time until it has chosen.
+        if first and transport_of(first[0]) == "http+sse":
+            return transport_for("sse")(where, options)
+        opening = factory(where, options)
+        return _remember(opening, first) if kind == "http" else opening
 
     return connect
+
+
+@asynccontextmanager
+async def _remember(
+    opening: AbstractAsyncContextManager[MessageStream], first: list[MessageStream],
+) -> AsyncIterator[MessageStream]:
+    async with opening as stream:
+        if not first:
+            first.append(stream)
+        yield stream
 
 
 def _capture(executor: Executor) -> Executor:

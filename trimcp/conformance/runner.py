@@ -56,6 +56,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from .._errors import ConnectError, TransportClosed, TrimcpError
 from .._sansio import apps
@@ -103,9 +104,10 @@ from .checks.stateless import (
     input_target,
     stateless_tour,
 )
-from .checks.stdio import check_stdio_lines
+from .checks.stdio import check_shutdown, check_stdio_lines, settle
 from .checks.tasks import check_tasks
 from .checks.tool_calls import CallTools, ToolPolicy
+from .checks.versions import ServerVersions, connector_initialize
 from .connectors import transport_of
 from .http_evidence import annotate
 from .model import CheckResult, Report
@@ -208,6 +210,7 @@ async def _run_checks(
     rec = Results(selection=selection, on_result=on_result)
     recording: RecordingStream | None = None
     tour: Tour | None = None
+    versions: ServerVersions | None = None
     try:
         async with connect() as raw:
             recording = RecordingStream(raw, capture=_http_capture(raw))
@@ -232,12 +235,19 @@ async def _run_checks(
                 report.transport = transport_of(raw)
                 rec.ok("lifecycle.connect", "the first request got a JSON-RPC answer")
                 tour = Tour(rec, client, recording, connect, client.protocol_version, request_timeout)
+                # What the server implements is probed (once, on demand), not read off one field.
+                versions = ServerVersions.of(client.supported_versions or (), client.protocol_version,
+                                             connector_initialize(connect, connect_timeout))
                 await _tour(tour, revision, policy)
+                if hasattr(raw, "returncode"):
+                    await settle(recording)
             if hasattr(raw, "returncode"):
-                _check_shutdown(rec, raw)
+                check_shutdown(rec, recording)
     except TrimcpError as exc:
         if report.revision is None and _unreachable(exc, recording):
             raise TargetUnreachable(_one_line(exc, recording)) from exc
+        if report.revision is None and (hint := _host_refused(exc, target)):
+            raise TargetUnreachable(hint) from exc
         if report.revision is None:
             _connect_failed(rec, exc, revision, recording)
         else:
@@ -256,7 +266,8 @@ async def _run_checks(
             if report.era == Era.STATELESS.value:
                 check_stateless_conversation(tour, outcome.server_requests)
     if tour is not None:
-        await _probes(tour, connect_timeout, policy)
+        assert versions is not None
+        await _probes(tour, connect_timeout, policy, versions)
         if rec.wants(*FEATURE_PROBE_CHECKS):
             with timed(rec, *FEATURE_PROBE_CHECKS):
                 await probe_features(tour, policy.probe_targets(tour.tools), connect_timeout)
@@ -277,7 +288,7 @@ async def _run_checks(
     if report.revision is not None and rec.wants("http.*", "http26.*", "sse.*", "stdio.*"):
         probes = RawClient(min(connect_timeout, request_timeout), extra_headers=credentials)
         with timed(rec, "http.*", "http26.*", "sse.*"):
-            await _transport_checks(rec, target, report.revision, probes, report.transport)
+            await _transport_checks(rec, target, report.revision, probes, report.transport, versions)
     report.results = rec.finish("not reached" if report.revision is None else "not applicable to this server")
     report.selection = rec.selection
     return report
@@ -296,9 +307,10 @@ async def _auth_checks(
 
 
 async def _transport_checks(
-    rec: Results, target: str, revision: str, raw: RawClient, transport: str | None
+    rec: Results, target: str, revision: str, raw: RawClient, transport: str | None,
+    versions: ServerVersions | None,
 ) -> None:
-    await check_http26(rec, target, revision, raw)  # 2026-07-28 Streamable HTTP (skips other targets)
+    await check_http26(rec, target, revision, raw, versions)  # 2026-07-28 Streamable HTTP (skips other targets)
     if not is_http_target(target):
         skip_http(rec)
         return
@@ -321,7 +333,7 @@ async def _tour(tour: Tour, pinned: str | None, policy: ToolPolicy) -> None:
         await stateless_tour(tour)
 
 
-async def _probes(tour: Tour, timeout: float, policy: ToolPolicy) -> None:
+async def _probes(tour: Tour, timeout: float, policy: ToolPolicy, versions: ServerVersions) -> None:
     rec, client, revision = tour.rec, tour.client, tour.revision
     # Each group runs only when the selection wants one of its checks (``--only``).
     if rec.wants("capabilities.gating"):
@@ -343,16 +355,19 @@ async def _probes(tour: Tour, timeout: float, policy: ToolPolicy) -> None:
                 tools = await client.list_tools()
         with timed(rec, "ext-tasks.*"):
             await check_ext_tasks(rec, tour.connect, revision, caps, tools, policy, timeout)
-    if rec.wants("stateless.unsupported-version"):
+    if rec.wants("stateless.unsupported-version", "versioning.initialize-error"):
         with timed(rec, "stateless.unsupported-version", "versioning.initialize-error"):
-            await probe_stateless_version(rec, tour.connect, revision, caps, timeout, client.supported_versions or ())
-    dual_era = any(v in HANDSHAKE_VERSIONS for v in client.supported_versions or ())
-    if rec.wants("stateless.missing-envelope"):
-        with timed(rec, "stateless.missing-envelope"):
-            await probe_missing_envelope(rec, tour.connect, revision, caps, timeout, dual_era)
-    if rec.wants("stateless.partial-envelope"):
-        with timed(rec, "stateless.partial-envelope"):
-            await probe_partial_envelope(rec, tour.connect, revision, caps, timeout, dual_era)
+            await probe_stateless_version(rec, tour.connect, revision, caps, timeout,
+                                          client.supported_versions or (), versions)
+    if rec.wants("stateless.missing-envelope", "stateless.partial-envelope"):
+        dual_era = any(v in HANDSHAKE_VERSIONS for v in client.supported_versions or ()) or \
+            await versions.serves_legacy()
+        if rec.wants("stateless.missing-envelope"):
+            with timed(rec, "stateless.missing-envelope"):
+                await probe_missing_envelope(rec, tour.connect, revision, caps, timeout, dual_era)
+        if rec.wants("stateless.partial-envelope"):
+            with timed(rec, "stateless.partial-envelope"):
+                await probe_partial_envelope(rec, tour.connect, revision, caps, timeout, dual_era)
     if not rec.wants("mrtr.*"):
         return
     original = input_target(tour.recording)
@@ -402,6 +417,19 @@ def _unreachable(exc: TrimcpError, recording: RecordingStream | None) -> bool:
     return not recording.received and isinstance(exc.__cause__, TransportClosed)
 
 
+def _host_refused(exc: TrimcpError, target: str) -> str | None:
+    """The server's own Host allow-list (DNS-rebinding protection: 421, or 403 naming the Host)
+    refused the URL's address: a configuration matter, so "could not be checked", with a hint."""
+    parts = urlsplit(target)
+    text = " ".join(str(exc).split())
+    if parts.hostname not in ("127.0.0.1", "::1") or not (
+        "HTTP 421" in text or ("HTTP 403" in text and "host" in text.lower())
+    ):
+        return None
+    other = parts._replace(netloc=f"localhost:{parts.port}" if parts.port else "localhost").geturl()
+    return f"the server refused Host {parts.hostname} ({text[:160]}); try {other}"
+
+
 def _one_line(exc: TrimcpError, recording: RecordingStream | None) -> str:
     text, _, quoted = str(exc).partition("\n--- last stderr lines ---")
     line = " ".join(text.split())
@@ -413,12 +441,19 @@ def _one_line(exc: TrimcpError, recording: RecordingStream | None) -> str:
     return line
 
 
+def _server_answers(recording: RecordingStream) -> list[rpc.Response | rpc.ErrorResponse]:
+    """The answers to the client's requests that the server wrote: not a copy of a message the
+    client sent (a server echoing every line hands the client's own error back)."""
+    return [m for _, m in recording.answers().values() if m.id in recording.requests and m not in recording.sent]
+
+
 def _connect_failed(rec: Results, exc: TrimcpError, pinned: str | None, recording: RecordingStream | None) -> None:
     detail = f"{type(exc).__name__}: {exc}"
-    if recording is None or not recording.answers():
+    if recording is None or not _server_answers(recording):
         # Refused (an HTTP error status, a process gone after the first line) or silent:
         # no JSON-RPC answer at all, so there is no InitializeResult/DiscoverResult to judge.
-        rec.fail("lifecycle.connect", f"the first request got no JSON-RPC answer: {detail}")
+        echoed = " (only copies of the client's own messages came back)" if recording and recording.answers() else ""
+        rec.fail("lifecycle.connect", f"the first request got no JSON-RPC answer{echoed}: {detail}")
         return
     rec.ok("lifecycle.connect", "the first request got a JSON-RPC answer")
     sent = set(recording.sent_methods.values()) if recording is not None else set()
@@ -484,12 +519,3 @@ def _check_notifications(rec: Results, recording: RecordingStream, caps: dict[st
         rec.ok("capabilities.notifications", f"{seen} notifications")
     else:
         rec.skip("capabilities.notifications", "the server sent no notifications")
-
-
-def _check_shutdown(rec: Results, stream: Any) -> None:
-    signals = getattr(stream, "signals_sent", None)
-    if signals:
-        rec.warn("stdio.shutdown", f"needed {', '.join(signals)} after stdin closed")
-    else:
-        rec.ok("stdio.shutdown", f"exit status {stream.returncode}")
-

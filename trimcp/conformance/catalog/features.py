@@ -42,7 +42,7 @@ SPECS: Final[tuple[CheckSpec, ...]] = (
               "tools/list is the same on another connection", STATELESS),
     CheckSpec("logging.invalid-level", S, "server/utilities/logging",
               "an unknown log level (setLevel, or the logLevel of _meta) is refused with -32602"),
-    CheckSpec("completion.invalid-ref", M, "server/utilities/completion",
+    CheckSpec("completion.invalid-ref", S, "server/utilities/completion",
               "completion/complete of an unknown prompt gets -32602", tuple(v for v in ALL_VERSIONS if v >= "2025-03-26")),
     CheckSpec("tools.x-mcp-header", M, "server/tools",
               "x-mcp-header names are non-empty HTTP tokens, unique, on statically reachable primitive properties",

@@ -37,6 +37,7 @@ from ..._trio.client.client_session import ClientSession
 from ..evidence import received, sent
 from ..results import Results, Tour
 from .feature_content import judge_received
+from .prompt_args import prompt_arguments
 from .server_requests import judge_server_requests
 from .tool_calls import CallOutcome, ToolPolicy, call_outcome, requires_task
 
@@ -333,20 +334,23 @@ async def _prompts(tour: Tour) -> None:
     # 2024-11-05 has no completions capability: completion/complete is simply there or not.
     can_complete = "completions" in caps or not get_revision(revision).completions_capability
     for prompt in prompts[:50]:
-        required = [a.name for a in (prompt.arguments or []) if a.required]
-        args = {name: await _suggest(client, can_complete, prompt.name, name) for name in required}
+        args = await prompt_arguments(client, can_complete, prompt)
         try:
-            result = await client.get_prompt(prompt.name, args or None)
+            result = await client.get_prompt(prompt.name, args.values or None)
             rec.ok("prompts.get", f"fetched {min(len(prompts), 50)} prompts")
             if not result.messages:
                 rec.warn("prompts.get", f"{prompt.name}: no messages")
         except McpError as exc:
-            # With invented arguments an error may be the server's right answer: -32602 is
-            # exactly that; any other code is worth a look.
-            if args and exc.code == rpc.INVALID_PARAMS:
-                rec.skip("prompts.get", f"{prompt.name}: invented arguments {args} refused with -32602")
+            # Values the server never suggested may be refused, whatever code it picks for
+            # "bad argument"; with its own suggestions, -32602 is still a fair answer.
+            if args.invented and (exc.code in (rpc.INVALID_PARAMS, rpc.INTERNAL_ERROR)
+                                  or any(name in exc.message for name in args.values)):
+                rec.skip("prompts.get", f"{prompt.name}: the server refused the arguments the harness made up "
+                         f"({args.describe()}): {exc.message}")
+            elif args.values and exc.code == rpc.INVALID_PARAMS:
+                rec.skip("prompts.get", f"{prompt.name}: arguments {args.values} refused with -32602")
             else:
-                (rec.warn if args else rec.fail)("prompts.get", f"{prompt.name} {args or ''}: {exc}")
+                (rec.warn if args.values else rec.fail)("prompts.get", f"{prompt.name} {args.values or ''}: {exc}")
         except TrimcpError as exc:
             rec.fail("prompts.get", f"{prompt.name}: {exc}")
     if can_complete:
@@ -371,14 +375,3 @@ async def _complete(rec: Results, client: ClientSession, prompts: list[s.Prompt]
     except TrimcpError as exc:
         rec.fail("completion.complete", str(exc))
 
-
-async def _suggest(client: ClientSession, can_complete: bool, prompt: str, argument: str) -> str:
-    """A plausible argument value: the server's own first completion, else "test"."""
-    if can_complete:
-        try:
-            done = await client.complete({"type": "ref/prompt", "name": prompt}, argument, "")
-            if done.completion.values:
-                return done.completion.values[0]
-        except TrimcpError:
-            pass
-    return "test"

@@ -52,6 +52,7 @@ from ..results import Results
 from .http26_wire import Answer, Prober
 from .http_streams import check_streams, make_arguments, read_only
 from .probes import BOGUS_REVISION
+from .versions import ServerVersions, http_initialize
 
 __all__ = ["HTTP26_CHECKS", "check_http26"]
 
@@ -88,8 +89,13 @@ def skip_http26(rec: Results, reason: str) -> None:
         rec.skip(check, reason)
 
 
-async def check_http26(rec: Results, url: str, revision: str, raw: RawClient) -> None:
-    """Run the ``http26.*`` checks against ``url`` (a stateless revision over HTTP only)."""
+async def check_http26(
+    rec: Results, url: str, revision: str, raw: RawClient, versions: ServerVersions | None = None
+) -> None:
+    """Run the ``http26.*`` checks against ``url`` (a stateless revision over HTTP only).
+
+    ``versions`` is what the run learnt of the revisions the server implements (``versions.py``);
+    without it the probes offer ``initialize`` in raw POSTs of their own."""
     if not url.startswith(("http://", "https://")):
         skip_http26(rec, "not an HTTP target")
         return
@@ -99,16 +105,18 @@ async def check_http26(rec: Results, url: str, revision: str, raw: RawClient) ->
     try:
         discover = await probe.call(probe.body("server/discover"))
         supported = _supported(discover)
+        if versions is None:
+            versions = ServerVersions.of(supported, revision, http_initialize(url, raw.timeout, raw.extra_headers))
         tools = await _listed(probe, "tools/list", "tools")
         resources = await _listed(probe, "resources/list", "resources")
-        await _version_header(rec, probe, supported)
+        await _version_header(rec, probe, supported, versions)
         await _unknown_methods(rec, probe)
         await _header_case(rec, probe)
         await _name_header(rec, probe, tools, resources)
         await _param_headers(rec, probe, tools)
         await _integer_header(rec, probe, tools)
         await check_streams(rec, probe, tools)
-        await _legacy_headers(rec, probe)
+        await _legacy_headers(rec, probe, versions)
         await _error_statuses(rec, probe, tools)
     except ProbeError as exc:
         rec.fail("http26.stream-shape", f"a probe broke: {exc}", [exchange("POST", url)])
@@ -141,16 +149,25 @@ async def _listed(probe: Prober, method: str, key: str) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- protocol version
 
 
-async def _version_header(rec: Results, probe: Prober, supported: list[str]) -> None:
+#: The revisions before 2025-06-18, whose clients sent no MCP-Protocol-Version header.
+_HEADERLESS: Final = ("2025-03-26", "2024-11-05")
+
+
+async def _version_header(rec: Results, probe: Prober, supported: list[str], versions: ServerVersions) -> None:
     body = probe.body("server/discover")
     headers = {k: v for k, v in probe.headers(body).items() if k != "MCP-Protocol-Version"}
     answer = await probe.send(headers, body)
+    # The MUST is for "a server that does not support such clients"; one that does MAY take the
+    # request for a 2025-03-26 one (and then answer it as that revision would).
     if _refused(answer, 400, -32020):
         rec.ok("http26.missing-version", "no MCP-Protocol-Version: 400, -32020")
-    elif "2025-03-26" in supported:
-        rec.skip("http26.missing-version", f"the server serves 2025-03-26 clients, as which it MAY treat it "
-                 f"({_said(answer)})")
+        older = None
     else:
+        older = next((v for v in _HEADERLESS if v in supported), None) or await versions.first_implemented(_HEADERLESS)
+    if older is not None:
+        rec.skip("http26.missing-version", f"the server serves {older} clients (initialize offering it was "
+                 f"answered), as which it MAY treat a request without the header ({_said(answer)})")
+    elif not _refused(answer, 400, -32020):
         rec.fail("http26.missing-version", f"no MCP-Protocol-Version: {_said(answer)}, expected 400 with -32020",
                  [answer.evidence])
     other = next((v for v in supported if v != probe.revision), "2025-11-25")
@@ -388,7 +405,13 @@ async def _error_statuses(rec: Results, probe: Prober, tools: list[dict[str, Any
 # --------------------------------------------------------------------------- no sessions
 
 
-async def _legacy_headers(rec: Results, probe: Prober) -> None:
+async def _legacy_headers(rec: Results, probe: Prober, versions: ServerVersions) -> None:
+    if await versions.serves_legacy():
+        # "A server that supports only this revision ... SHOULD": a dual-era one serves such
+        # traffic as the older revision says (sessions and all).
+        rec.skip("http26.legacy-headers", f"the server also serves legacy clients "
+                 f"({(await versions.legacy_probe()).said}); the advice is for a server that supports only 2026-07-28")
+        return
     body = probe.body("server/discover")
     answer = await probe.call(body, **{"Mcp-Session-Id": "trimcp-check-session", "Last-Event-ID": "1"})
     sid = answer.header("mcp-session-id")

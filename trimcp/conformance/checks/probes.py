@@ -22,12 +22,13 @@ not fail the next probe too.
 * ``lifecycle.unsupported-version`` (handshake era): ``initialize`` offering
   1999-01-01 must be answered with a revision the server supports.
 * ``stateless.unsupported-version``: ``server/discover`` and a list request
-  declaring 1999-01-01, and one declaring a known revision the
-  DiscoverResult does not list, must get -32022 whose ``data`` names the
+  declaring 1999-01-01, and one declaring a known revision the server does
+  not implement (not in the DiscoverResult, and not answered by
+  ``initialize``: ``versions.py``), must get -32022 whose ``data`` names the
   supported revisions (the same as ``supportedVersions``, the one in use
   among them) and echoes the requested one.  ``versioning.initialize-error``:
-  on the same connection, a modern-only server answers ``initialize`` with
-  an error that should name its revisions (basic/versioning).
+  a server that answers ``initialize`` with no result (modern-only) should
+  name its revisions in the error (basic/versioning).
 * ``stateless.missing-envelope``: after a proper ``server/discover`` (so a
   dual-era server knows it is spoken to in the stateless era), a list request
   without ``_meta`` must get -32602.
@@ -46,7 +47,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
@@ -60,6 +61,9 @@ from ..._trio.stream import NO_META, MessageStream, RequestFailed, SendMeta, Str
 from .. import evidence
 from ..results import Connector, Results
 from ..timeouts import note_timeout
+
+if TYPE_CHECKING:
+    from .versions import ServerVersions
 
 BOGUS_REVISION = "1999-01-01"
 CLIENT_INFO = {"name": "trimcp-check", "version": "0"}
@@ -225,10 +229,10 @@ async def probe_handshake_version(rec: Results, connect: Connector, timeout: flo
 
 async def probe_stateless_version(
     rec: Results, connect: Connector, revision: str, capabilities: dict[str, Any], timeout: float,
-    supported: Sequence[str] = (),
+    supported: Sequence[str], versions: ServerVersions,
 ) -> None:
-    """-32022 for an unknown revision; then, on the same connection, ``initialize`` to a
-    modern-only server (``supported``: the DiscoverResult's supportedVersions)."""
+    """-32022 for a revision the server does not implement (``versions`` knows which it does,
+    ``supported`` is the DiscoverResult's list); ``initialize`` to a modern-only server."""
     check = "stateless.unsupported-version"
     meta = {"_meta": envelope(revision, version=BOGUS_REVISION)}
     requests = [rpc.Request(0, "server/discover", meta)]
@@ -236,28 +240,19 @@ async def probe_stateless_version(
     if method is not None:
         requests.append(rpc.Request(1, method, meta))
     requested = {0: BOGUS_REVISION, 1: BOGUS_REVISION}
-    # "or is a known version the server has chosen not to support": one such, if there is one.
-    known = next((v for v in reversed(ALL_VERSIONS) if supported and v not in supported), None)
+    # "or is a known version the server has chosen not to support": one it does not implement;
+    # a dual-era server implements the handshake ones (initialize says), and the sentence does
+    # not apply to a version the server implements.
+    known = await versions.known_unimplemented() if supported else None
     if known is not None:
         requests.append(rpc.Request(3, method or "server/discover", {"_meta": envelope(revision, version=known)}))
         requested[3] = known
-    # A modern-only server treats initialize as an unknown method, so it cannot spoil the rest.
-    modern_only = bool(supported) and not any(v in HANDSHAKE_VERSIONS for v in supported)
-    if modern_only:
-        requests.append(rpc.Request(2, "initialize", {
-            "protocolVersion": HANDSHAKE_VERSIONS[-1], "capabilities": {}, "clientInfo": CLIENT_INFO,
-        }))
+    await _judge_initialize_error(rec, versions)
     try:
         answers = await exchange(connect, requests, timeout)
     except ProbeFailed as exc:
         rec.fail(check, f"no answer: {exc}")
         return
-    if modern_only:
-        _judge_initialize_error(rec, requests[-1], answers[-1], supported)
-        requests, answers = requests[:-1], answers[:-1]
-    else:
-        rec.skip("versioning.initialize-error", "the server supports a handshake-era revision"
-                 if supported else "no supportedVersions to compare with")
     for request, answer in zip(requests, answers, strict=True):
         version = requested[int(str(request.id))]
         problem = _unsupported_version_problem(answer, revision, supported, version)
@@ -266,24 +261,31 @@ async def probe_stateless_version(
                      [evidence.sent(request), evidence.received(answer)])
             return
     shown = ", ".join(f"{r.method} ({requested[int(str(r.id))]})" for r in requests)
-    rec.ok(check, f"-32022 to {shown}")
+    implemented = [v for v in HANDSHAKE_VERSIONS if v not in supported and versions.known_implemented(v)]
+    also = f"; not asked with {', '.join(implemented)}, which initialize showed it implements" if implemented else ""
+    rec.ok(check, f"-32022 to {shown}{also}")
 
 
-def _judge_initialize_error(rec: Results, request: rpc.Request, answer: Answer, supported: Sequence[str]) -> None:
-    """basic/versioning: a modern-only server SHOULD name its revisions in its initialize error."""
+async def _judge_initialize_error(rec: Results, versions: ServerVersions) -> None:
+    """basic/versioning: a server that supports only modern versions SHOULD name them in the
+    error it answers ``initialize`` with (offered on a fresh connection, as a legacy client would)."""
     check = "versioning.initialize-error"
-    shown = [evidence.sent(request), evidence.received(answer)]
-    if isinstance(answer, rpc.Response):
-        rec.warn(check, "initialize was answered with a result although supportedVersions names no "
-                        "handshake-era revision", shown)
+    offer = await versions.legacy_probe()
+    shown = list(offer.evidence)
+    if offer.chosen is not None:
+        rec.skip(check, f"the server also serves legacy clients ({offer.said}); the sentence is about a "
+                        "server that supports only modern versions")
         return
-    text = json.dumps([answer.error.message, answer.error.data])
-    missing = [v for v in supported if v not in text]
-    if missing:
-        rec.warn(check, f"the error to initialize ({answer.error.code} {answer.error.message!r}) does not name "
-                        f"{', '.join(missing)}", shown)
+    if offer.error is not None:
+        text = json.dumps([offer.error.get("message"), offer.error.get("data")])
+        said = f"the error to initialize ({offer.error.get('code')} {offer.error.get('message')!r})"
     else:
-        rec.ok(check, f"error {answer.error.code} names {', '.join(supported)}")
+        text, said = offer.failure, f"initialize got no JSON-RPC error ({offer.failure or 'no answer'}), so"
+    missing = [v for v in versions.modern if v not in text]
+    if missing:
+        rec.warn(check, f"{said} does not name {', '.join(missing)}", shown)
+    else:
+        rec.ok(check, f"{said} names {', '.join(versions.modern)}")
 
 
 def _unsupported_version_problem(

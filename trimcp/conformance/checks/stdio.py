@@ -10,18 +10,61 @@ MUST NOT contain embedded newlines"): a run of lines that do not parse alone but
 do parse joined is a message with embedded newlines (pretty-printed JSON, say).
 ``stdio.no-requests`` (2026-07-28): the server writes no JSON-RPC request; its
 questions to the client travel inside InputRequiredResults.
+
+``stdio.shutdown`` judges how the server exits once stdin closes.  A server may ask the
+client something (``roots/list``, say) right after its last answer, and wait for the reply
+before it exits; closing stdin on it at once would blame the server for the client's haste.
+So ``settle`` lets the main connection go quiet first (the client session answers what
+arrives), and a server request still unanswered when stdin closes leaves the exit unjudged.
 """
 
 from __future__ import annotations
 
 import json
 
+import trio
+
 from ..._sansio import jsonrpc as rpc
 from ..evidence import received
 from ..recorder import RecordingStream
 from ..results import Results
 
-__all__ = ["check_stdio_lines"]
+__all__ = ["check_shutdown", "check_stdio_lines", "settle"]
+
+#: How long the server must stay quiet before the harness closes its stdin, and the bound
+#: on the whole wait (a chatty server is not waited for forever).
+QUIET = 0.1
+SETTLE_BOUND = 2.0
+
+
+def _pending(recording: RecordingStream) -> list[rpc.Request]:
+    """The server's requests the client has not answered (yet)."""
+    answered = {m.id for m in recording.sent if isinstance(m, (rpc.Response, rpc.ErrorResponse))}
+    return [m for _, m in recording.messages() if isinstance(m, rpc.Request) and m.id not in answered]
+
+
+async def settle(recording: RecordingStream) -> None:
+    """Wait until the server has sent nothing for ``QUIET`` s and every request it sent is
+    answered (the client session answers them meanwhile), at most ``SETTLE_BOUND`` s."""
+    with trio.move_on_after(SETTLE_BOUND):
+        while True:
+            seen = len(recording.received)
+            await trio.sleep(QUIET)
+            if len(recording.received) == seen and not _pending(recording):
+                return
+
+
+def check_shutdown(rec: Results, recording: RecordingStream) -> None:
+    """``stdio.shutdown`` once the main connection's server process is gone."""
+    pending = _pending(recording)
+    signals = getattr(recording.inner, "signals_sent", None)
+    if pending and signals:
+        # It may have been waiting for the answer: its exit says nothing about EOF.
+        rec.skip("stdio.shutdown", f"a server request ({pending[0].method}) was pending at shutdown")
+    elif signals:
+        rec.warn("stdio.shutdown", f"needed {', '.join(signals)} after stdin closed")
+    else:
+        rec.ok("stdio.shutdown", f"exit status {getattr(recording.inner, 'returncode', None)}")
 
 
 def _parses(data: bytes) -> bool:
