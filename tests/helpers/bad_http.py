@@ -16,6 +16,8 @@ Each name in ``modes`` breaks exactly one rule:
 * ``open-after-response``: SSE answers stay open for a while after the response;
 * ``bad-session-id``: the session id holds a space and a non-ASCII character (sent as
   latin-1 bytes), which the harness must keep sending back as it is;
+* ``accepts-malformed-version``: an ``MCP-Protocol-Version`` that is no date at all is
+  served (a well-formed unknown one still gets 400);
 * ``replays-other-stream``: a GET with ``Last-Event-ID`` replays every answer sent so
   far, not only those of the stream the id belongs to.
 
@@ -28,6 +30,7 @@ stream), ``sse-accepts-foreign-origin``.  Loopback only (``h11_fake.serve``).
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -35,6 +38,10 @@ import trio
 from helpers.h11_fake import McpFake, Reply, Req, result
 
 OWN_ORIGINS = ("http://127.0.0.1", "http://localhost")
+
+
+def _dated(version: str | None) -> bool:
+    return version is not None and re.fullmatch(r"\d{4}-\d{2}-\d{2}", version) is not None
 
 
 def _own(origin: str, port: int) -> bool:
@@ -69,7 +76,10 @@ class StreamFake(McpFake):
             await reply.text(403, "Forbidden: origin")
             return
         version = req.header("mcp-protocol-version")
-        if version is not None and version not in ("2025-03-26", "2025-06-18", "2025-11-25"):
+        # accepts-malformed-version: only a well-formed date is compared with the list, so a
+        # value that is no revision at all slips through (a server author's shortcut).
+        lenient = "accepts-malformed-version" in self.modes and not _dated(version)
+        if version is not None and not lenient and version not in ("2025-03-26", "2025-06-18", "2025-11-25"):
             await reply.text(400, "unsupported MCP-Protocol-Version")
             return
         msg = req.json if req.method == "POST" else None
