@@ -72,6 +72,7 @@ async def test_good_stream_fake_passes() -> None:
     ("open-after-response", "http.sse-response", Status.WARN, "still open"),
     ("replays-other-stream", "http.resume", Status.FAIL, "of another stream"),
     ("accepts-malformed-version", "http.protocol-version", Status.FAIL, "not-a-revision"),
+    ("answer-200", "http.notification-202", Status.FAIL, "a JSON-RPC response: HTTP 200 with a body"),
 ])
 async def test_stream_fake_defect_is_flagged(mode: str, check_id: str, status: Status, words: str) -> None:
     results = await _http(StreamFake(mode))

@@ -18,6 +18,7 @@ Each name in ``modes`` breaks exactly one rule:
   latin-1 bytes), which the harness must keep sending back as it is;
 * ``accepts-malformed-version``: an ``MCP-Protocol-Version`` that is no date at all is
   served (a well-formed unknown one still gets 400);
+* ``answer-200``: a JSON-RPC response posted to it gets 200 with a JSON body, not 202;
 * ``replays-other-stream``: a GET with ``Last-Event-ID`` replays every answer sent so
   far, not only those of the stream the id belongs to.
 
@@ -99,6 +100,12 @@ class StreamFake(McpFake):
                          "serverInfo": {"name": "fake", "version": "1"}}),
             headers=[(b"Mcp-Session-Id", sid.encode("latin-1"))],  # type: ignore[list-item]
         )
+
+    async def on_answer(self, req: Req, reply: Reply) -> None:
+        if "answer-200" in self.modes:
+            await reply.json({"ok": True}, 200)
+        else:
+            await super().on_answer(req, reply)
 
     def _id(self, stream: int, n: int) -> str:
         return "1" if "duplicate-event-ids" in self.modes else f"s{stream}-{n}"
