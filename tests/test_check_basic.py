@@ -28,7 +28,7 @@ BAD = str(REPO / "tests" / "helpers" / "bad_basic.py")
 NEW_CHECKS = ("jsonrpc.parse-error", "jsonrpc.invalid-request", "jsonrpc.invalid-params",
               "jsonrpc.notification-no-response", "jsonrpc.error-codes", "cancellation.ignored",
               "lifecycle.before-initialize", "jsonrpc.unknown-method", "cancellation.honoured",
-              "progress.notifications", "lifecycle.connect")
+              "progress.notifications", "lifecycle.connect", "lifecycle.init-first")
 
 
 def run(mode: str) -> dict[str, dict[str, str]]:
@@ -63,6 +63,8 @@ def test_good_server_passes_every_basic_check() -> None:
     ("bad-meta-key", "meta.key-names", "fail", "'-bad/key'"),
     ("reused-request-id", "jsonrpc.server-request-ids", "fail", "reused request id 'srv-1'"),
     ("cancels-unknown", "cancellation.server-sent", "fail", "no request the server had sent"),
+    ("notifies-before-init", "lifecycle.init-first", "fail", "notifications/tools/list_changed before answering"),
+    ("float-progress-token", "progress.server-tokens", "fail", "progressToken 0.5, not a string or integer"),
 ])
 def test_each_defect_is_found(mode: str, check: str, status: str, words: str) -> None:
     rows = run(mode)

@@ -82,6 +82,8 @@ async def test_good_fake_passes() -> None:
         ("integer-as-string", "http26.integer-header", Status.WARN, "42.0 for the argument 42 refused"),
         ("capability-200", "http26.error-status", Status.FAIL, "MissingRequiredClientCapability (-32021) came with HTTP 200"),
         ("no-accel-buffering", "http26.accel-buffering", Status.WARN, "without X-Accel-Buffering"),
+        ("envelope-error-200", "http26.envelope-400", Status.FAIL,
+         "tools/list without protocolVersion in _meta: HTTP 200 (error -32602), not 400"),
     ],
 )
 async def test_one_defect_one_finding(mode: str, check_id: str, status: Status, words: str) -> None:

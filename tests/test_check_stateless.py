@@ -39,6 +39,7 @@ DEFECTS = {
     "mrtr-error-on-missing": {"mrtr.missing-responses": Status.WARN},
     "mrtr-refuses-extra": {"mrtr.extra-responses": Status.WARN},
     "mrtr-takes-invalid": {"mrtr.invalid-responses": Status.WARN},
+    "mrtr-duplicate-keys": {"mrtr.unique-keys": Status.FAIL},
 }
 #: Defects that, rightly, show in a check of another area too.
 ALSO_FLAGGED = {
@@ -62,6 +63,7 @@ DETAILS = {
     "mrtr-error-on-missing": "not a new InputRequiredResult",
     "mrtr-refuses-extra": "trimcp-check-unexpected",
     "mrtr-takes-invalid": "completed",
+    "mrtr-duplicate-keys": "'name' more than once",
 }
 
 

@@ -19,14 +19,13 @@ from helpers.bad_http import LegacyFake, StreamFake
 from helpers.h11_fake import serve
 
 from trimcp.conformance import run_checks
-from trimcp.conformance.model import Level
 from trimcp.conformance.catalog import CATALOG, HANDSHAKE
 from trimcp.conformance.checks.http import HTTP_CHECKS, check_http_transport
 from trimcp.conformance.checks.http_sessions import SESSION_CHECKS
 from trimcp.conformance.checks.sse_legacy import check_sse_transport
 from trimcp.conformance.checks.stdio import check_stdio_lines
 from trimcp.conformance.connectors import connector_for, transport_of
-from trimcp.conformance.model import CheckResult, Report, Status
+from trimcp.conformance.model import CheckResult, Level, Report, Status
 from trimcp.conformance.rawhttp import RawClient
 from trimcp.conformance.recorder import RecordingStream
 from trimcp.conformance.results import Results
@@ -72,6 +71,8 @@ async def test_good_stream_fake_passes() -> None:
     ("no-priming", "http.sse-priming", Status.WARN, "id-only"),
     ("open-after-response", "http.sse-response", Status.WARN, "still open"),
     ("replays-other-stream", "http.resume", Status.FAIL, "of another stream"),
+    ("accepts-malformed-version", "http.protocol-version", Status.FAIL, "not-a-revision"),
+    ("answer-200", "http.notification-202", Status.FAIL, "a JSON-RPC response: HTTP 200 with a body"),
 ])
 async def test_stream_fake_defect_is_flagged(mode: str, check_id: str, status: Status, words: str) -> None:
     results = await _http(StreamFake(mode))

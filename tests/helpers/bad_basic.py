@@ -24,6 +24,8 @@ apart from the selected defect it behaves correctly:
   reused-request-id       after initialized, sends two pings with the same id
   cancels-unknown         after initialized, cancels a request it never sent
   request-before-initialized  sends roots/list right after its initialize answer
+  notifies-before-init    announces notifications/tools/list_changed before answering initialize
+  float-progress-token    after initialized, sends a ping whose _meta.progressToken is 0.5
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODES = ("good", "silent-on-parse-error", "wrong-parse-code", "no-invalid-request", "params-accepted",
          "answers-notification", "cancel-exits", "custom-reserved-code", "early-result",
          "progress-after-response", "progress-not-increasing", "cancel-ignored", "exit-after-first-line",
-         "bad-meta-key", "reused-request-id", "cancels-unknown", "request-before-initialized")
+         "bad-meta-key", "reused-request-id", "cancels-unknown", "request-before-initialized",
+         "notifies-before-init", "float-progress-token")
 TOOL = {"name": "work", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}}
 #: How long ``work`` runs between its two progress notifications.
 WORK_SECONDS = 0.4
@@ -91,6 +94,8 @@ def handle(mode: str, msg: Any, state: dict[str, bool]) -> None:
                     send({"jsonrpc": "2.0", "id": "srv-1", "method": "ping"})
             elif mode == "cancels-unknown":
                 send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "never"}})
+            elif mode == "float-progress-token":
+                send({"jsonrpc": "2.0", "id": "srv-1", "method": "ping", "params": {"_meta": {"progressToken": 0.5}}})
         elif method == "notifications/cancelled" and mode == "cancel-exits":
             sys.exit(0)
         elif method == "notifications/cancelled" and mode != "cancel-ignored" and isinstance(params, dict):
@@ -107,6 +112,8 @@ def handle(mode: str, msg: Any, state: dict[str, bool]) -> None:
     if method == "initialize":
         asked = params.get("protocolVersion")
         state["initialized"] = True
+        if mode == "notifies-before-init":
+            send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         send({"jsonrpc": "2.0", "id": rid, "result": {
             "protocolVersion": asked if asked in VERSIONS else VERSIONS[-1], "capabilities": {"tools": {}},
             "serverInfo": {"name": "bad-basic", "version": "0"},

@@ -16,6 +16,9 @@ Each name in ``modes`` breaks exactly one rule:
 * ``open-after-response``: SSE answers stay open for a while after the response;
 * ``bad-session-id``: the session id holds a space and a non-ASCII character (sent as
   latin-1 bytes), which the harness must keep sending back as it is;
+* ``accepts-malformed-version``: an ``MCP-Protocol-Version`` that is no date at all is
+  served (a well-formed unknown one still gets 400);
+* ``answer-200``: a JSON-RPC response posted to it gets 200 with a JSON body, not 202;
 * ``replays-other-stream``: a GET with ``Last-Event-ID`` replays every answer sent so
   far, not only those of the stream the id belongs to.
 
@@ -33,6 +36,7 @@ stream), ``sse-accepts-foreign-origin``.  Loopback only (``h11_fake.serve``).
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -40,6 +44,10 @@ import trio
 from helpers.h11_fake import McpFake, Reply, Req, result
 
 OWN_ORIGINS = ("http://127.0.0.1", "http://localhost")
+
+
+def _dated(version: str | None) -> bool:
+    return version is not None and re.fullmatch(r"\d{4}-\d{2}-\d{2}", version) is not None
 
 
 def _own(origin: str, port: int) -> bool:
@@ -75,7 +83,10 @@ class StreamFake(McpFake):
             await reply.text(403, "Forbidden: origin")
             return
         version = req.header("mcp-protocol-version")
-        if version is not None and version not in ("2025-03-26", "2025-06-18", "2025-11-25"):
+        # accepts-malformed-version: only a well-formed date is compared with the list, so a
+        # value that is no revision at all slips through (a server author's shortcut).
+        lenient = "accepts-malformed-version" in self.modes and not _dated(version)
+        if version is not None and not lenient and version not in ("2025-03-26", "2025-06-18", "2025-11-25"):
             await reply.text(400, "unsupported MCP-Protocol-Version")
             return
         msg = req.json if req.method == "POST" else None
@@ -95,6 +106,12 @@ class StreamFake(McpFake):
                          "serverInfo": {"name": "fake", "version": "1"}}),
             headers=[(b"Mcp-Session-Id", sid.encode("latin-1"))],  # type: ignore[list-item]
         )
+
+    async def on_answer(self, req: Req, reply: Reply) -> None:
+        if "answer-200" in self.modes:
+            await reply.json({"ok": True}, 200)
+        else:
+            await super().on_answer(req, reply)
 
     def _id(self, stream: int, n: int) -> str:
         return "1" if "duplicate-event-ids" in self.modes else f"s{stream}-{n}"

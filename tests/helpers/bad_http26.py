@@ -6,7 +6,8 @@ Theory of operation
 2026-07-28 ``basic/transports/streamable-http`` page says: the
 ``MCP-Protocol-Version`` / ``Mcp-Method`` / ``Mcp-Name`` / ``Mcp-Param-Region``
 headers are held against the body (400 with -32020), an unknown protocol
-version gets 400 with -32022, a method it lacks 404 with -32601, a
+version gets 400 with -32022, a request whose ``_meta`` lacks protocolVersion or clientCapabilities 400
+with -32602 (``envelope-error-200``: the same error under HTTP 200), a method it lacks 404 with -32601, a
 notification 202, a tool call with a progressToken an SSE stream (a progress
 notification, then the response), no session ids.  Each ``mode`` breaks
 exactly one of those rules, so a test can show that the matching check, and
@@ -28,11 +29,12 @@ import h11
 import trio
 
 REVISION = "2026-07-28"
+ENVELOPE = ("io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities")
 MODES = (
     "good", "header-case-sensitive", "name-mismatch-accepted", "param-header-ignored", "issues-session-id",
     "initialize-200", "missing-version-ok", "version-mismatch-ok", "unsupported-no-data", "base64-not-decoded",
     "notification-200", "sse-request", "stream-stays-open", "no-accel-buffering", "bad-declaration",
-    "param-expected-when-absent", "integer-as-string", "capability-200",
+    "param-expected-when-absent", "integer-as-string", "capability-200", "envelope-error-200",
 )
 TOOL = {
     "name": "echo_region",
@@ -123,6 +125,12 @@ class Stateless26:
         params = msg.get("params") or {}
         meta = params.get("_meta") or {}
         body_version = meta.get("io.modelcontextprotocol/protocolVersion")
+        missing = [k for k in ENVELOPE if k not in meta]
+        if missing and "id" in msg:
+            # basic/index: a request missing a required envelope field is -32602, on HTTP with 400.
+            status = 200 if self.mode == "envelope-error-200" else 400
+            await x.error(rid, status, -32602, f"_meta lacks {missing[0]}")
+            return
         version = self.header(raw, "MCP-Protocol-Version")
         if version is None and self.mode != "missing-version-ok":
             await x.error(rid, 400, -32020, "MCP-Protocol-Version is missing")

@@ -27,11 +27,14 @@ server/utilities/caching, basic/versioning, basic/patterns/mrtr):
   mrtr-refuses-extra            an unexpected inputResponses key gets an error
   mrtr-takes-invalid            an inputResponses that is not an object completes the call
   partial-envelope-served       a request whose _meta lacks protocolVersion is served (not -32602)
+  mrtr-duplicate-keys           the InputRequiredResult's inputRequests names the key "name" twice (a
+                                second elicitation pasted under the same key)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -45,7 +48,7 @@ MODES = (
     "unrequested-notification",
     "scope-changes-between-pages", "input-required-hints", "initialize-error-silent", "bad-extension-id",
     "server-request", "serves-known-version", "mrtr-error-on-missing", "mrtr-refuses-extra", "mrtr-takes-invalid",
-    "partial-envelope-served",
+    "partial-envelope-served", "mrtr-duplicate-keys",
 )
 GOOD = "stateless-good"
 SUB_KEY = "io.modelcontextprotocol/subscriptionId"
@@ -157,6 +160,18 @@ def main() -> None:
                 out.update(ttlMs=1000, cacheScope="public")
             _write(message)
         base.send = hinted  # bad_server's ask() writes through its module's send
+    elif mode == "mrtr-duplicate-keys":
+        def doubled(message: dict[str, Any]) -> None:
+            out = message.get("result")
+            if not (isinstance(out, dict) and out.get("resultType") == "input_required"):
+                _write(message)
+                return
+            pasted = json.dumps({"method": "elicitation/create", "params": {
+                "mode": "form", "message": "Your age?", "requestedSchema": {"type": "object", "properties": {}}}})
+            text = json.dumps(message).replace('"inputRequests": {', '"inputRequests": {"name": ' + pasted + ", ", 1)
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()
+        base.send = doubled
     for line in sys.stdin:
         line = line.strip()
         if not line:

@@ -97,6 +97,17 @@ class RecordingStream:
                 out.setdefault(msg.id, (index, msg))
         return out
 
+    def sends_before(self) -> list[int]:
+        """For each text received (by index), how many messages had been sent before it arrived."""
+        out: list[int] = []
+        sent = 0
+        for direction, _ in self._order:
+            if direction == "send":
+                sent += 1
+            else:
+                out.append(sent)
+        return out
+
     def transcript(self) -> list[dict[str, Any]]:
         """``[{"dir": "send"|"recv", "message": obj}]`` in crossing order; a received text that
         is not JSON is kept as ``{"dir": "recv", "raw": text}``."""

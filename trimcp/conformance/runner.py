@@ -93,6 +93,13 @@ from .checks.probes import (
     probe_stateless_version,
 )
 from .checks.progress import cancel_target, check_progress
+from .checks.progress_rules import (
+    check_init_first,
+    check_input_request_keys,
+    check_request_ids_in_flight,
+    check_server_progress_tokens,
+    check_task_cancellations,
+)
 from .checks.sent_by_server import (
     check_server_cancellations,
     check_server_request_ids,
@@ -398,9 +405,14 @@ async def _basic_probes(tour: Tour, main: RecordingStream | None, timeout: float
     check_server_cancellations(tour.rec, everything, tour.revision)
     if tour.client.era is not Era.STATELESS:
         check_server_request_ids(tour.rec, everything)
+        check_init_first(tour.rec, everything)
+        check_server_progress_tokens(tour.rec, everything)
+        check_task_cancellations(tour.rec, everything)
     else:
         check_subscription_ids(tour.rec, everything)
         check_capability_errors(tour.rec, everything)
+        check_request_ids_in_flight(tour.rec, everything)
+        check_input_request_keys(tour.rec, everything)
 
 
 def _http_capture(stream: object) -> HttpCapture | None:

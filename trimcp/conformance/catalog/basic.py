@@ -48,6 +48,19 @@ SPECS: Final[tuple[CheckSpec, ...]] = (
               "the server cancels only its own requests (2026-07-28: only subscriptions/listen streams)"),
     CheckSpec("meta.subscription-id", M, "basic",
               "list-change and resource-update notifications name their subscriptions/listen request", STATELESS),
+    # Read off the recordings by checks/progress_rules.py.
+    CheckSpec("lifecycle.init-first", M, "basic/lifecycle",
+              "before its initialize answer the server starts nothing but ping and logging", HANDSHAKE),
+    CheckSpec("progress.server-tokens", M, "basic/utilities/progress",
+              "a progressToken in a server request is a string or integer, unique among its requests in flight",
+              HANDSHAKE),
+    CheckSpec("cancellation.task-requests", M, "basic/utilities/cancellation",
+              "the server cancels none of its task-augmented requests with notifications/cancelled",
+              ("2025-11-25",)),
+    CheckSpec("jsonrpc.request-ids-in-flight", M, "basic",
+              "no server request reuses the id of one still in flight", STATELESS),
+    CheckSpec("mrtr.unique-keys", M, "basic/patterns/mrtr",
+              "an InputRequiredResult names each inputRequests key once", STATELESS),
     # The lifecycle page names no answer to a request before initialize (the client SHOULD NOT
     # send one); what it asks of the server is this.
     CheckSpec("lifecycle.before-initialize", S, "basic/lifecycle",

@@ -46,6 +46,9 @@ SPECS: Final[tuple[CheckSpec, ...]] = (
     CheckSpec("http26.error-status", M, HTTP_2026,
               "HeaderMismatch (-32020), MissingRequiredClientCapability (-32021) and UnsupportedProtocolVersion "
               "(-32022) errors come with HTTP 400", STATELESS),
+    # Rests on basic/index (_meta): "On HTTP, the response status MUST be 400 Bad Request".
+    CheckSpec("http26.envelope-400", M, HTTP_2026,
+              "a request whose _meta lacks protocolVersion or clientCapabilities gets HTTP 400", STATELESS),
     CheckSpec("http26.notification", M, HTTP_2026,
               "a POSTed notification gets 202 with no body, or an HTTP error status", STATELESS),
     CheckSpec("http26.stream-shape", M, HTTP_2026,

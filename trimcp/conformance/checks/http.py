@@ -42,6 +42,7 @@ client's), so there is no check for it.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Final
 
 from ..._sansio import jsonrpc as rpc
@@ -61,6 +62,10 @@ HTTP_CHECKS: Final = (
 )
 FOREIGN_ORIGIN: Final = "http://trimcp-check.invalid"
 UNKNOWN_SESSION: Final = "trimcp-check-no-such-session"
+#: An MCP-Protocol-Version that is no revision at all (``transports.protocol-version-400``: "invalid").
+MALFORMED_REVISION: Final = "not-a-revision"
+#: The id of a JSON-RPC response posted to the server that answers no request of its own.
+STRAY_ANSWER_ID: Final = "trimcp-check-no-such-request"
 _ACCEPT: Final = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 _ANSWER_TYPES: Final = ("application/json", "text/event-stream")
 
@@ -161,10 +166,28 @@ async def _handshake_steps(
     resp = await raw.request(url, "POST", base, note)
     if _expect(rec, "http.notification-202", "notifications/initialized", resp, 202) and resp.body.strip():
         rec.fail("http.notification-202", f"202 with a body of {len(resp.body)} bytes")
+    # "If the input is a JSON-RPC response or notification": a response too.  One that answers
+    # no request of the server may be refused (an error status) or accepted (202, no body).
+    answer = rpc.message_to_obj(rpc.Response(STRAY_ANSWER_ID, {}))
+    resp = await raw.request(url, "POST", base, answer)
+    if not (resp.status >= 400 or (resp.status == 202 and not resp.body.strip())):
+        body = f" with a body of {len(resp.body)} bytes" if resp.body.strip() else ""
+        rec.fail("http.notification-202", f"a JSON-RPC response: HTTP {resp.status}{body}, expected 202 with no "
+                 "body or an error status", [exchange("POST", url, base, json.dumps(answer), status=resp.status,
+                                                     response_headers=resp.headers, response_body=resp.body)])
     ping = rpc.message_to_obj(rpc.Request(2, "ping", None))
     if revision >= "2025-06-18":
-        resp = await raw.request(url, "POST", {**base, "MCP-Protocol-Version": BOGUS_REVISION}, ping)
-        _expect(rec, "http.protocol-version", f"ping with MCP-Protocol-Version {BOGUS_REVISION}", resp, 400)
+        # "an invalid or unsupported MCP-Protocol-Version": a well-formed revision nobody
+        # supports, then a value that is no revision at all; each must get 400.
+        for version in (BOGUS_REVISION, MALFORMED_REVISION):
+            headers = {**base, "MCP-Protocol-Version": version}
+            resp = await raw.request(url, "POST", headers, ping)
+            if resp.status != 400:
+                rec.fail("http.protocol-version", f"ping with MCP-Protocol-Version {version}: HTTP {resp.status}, "
+                         "expected 400", [exchange("POST", url, headers, json.dumps(ping), status=resp.status,
+                                                   response_headers=resp.headers, response_body=resp.body)])
+                break
+            rec.ok("http.protocol-version", f"ping with MCP-Protocol-Version {version}: 400")
     if sid is not None:
         resp = await raw.request(url, "POST", {**base, "Mcp-Session-Id": UNKNOWN_SESSION}, ping)
         _expect(rec, "http.unknown-session", "ping naming an unknown session", resp, 404)

@@ -49,6 +49,7 @@ from ..._sansio.revisions import Era, get_revision
 from ..evidence import exchange, received
 from ..rawhttp import ProbeError, RawClient
 from ..results import Results
+from .http26_envelope import check_envelope_status
 from .http26_wire import Answer, Prober
 from .http_streams import check_streams, make_arguments, read_only
 from .probes import BOGUS_REVISION
@@ -61,6 +62,7 @@ HTTP26_CHECKS: Final = (
     "http26.header-case", "http26.name-header", "http26.param-declarations", "http26.param-header",
     "http26.notification", "http26.stream-shape", "http26.stream-end", "http26.accel-buffering",
     "http26.legacy-headers", "http26.concurrent", "http26.integer-header", "http26.error-status",
+    "http26.envelope-400",
 )
 #: The stateless era's errors that HTTP answers with 400 (schema: HeaderMismatchError,
 #: MissingRequiredClientCapabilityError, UnsupportedProtocolVersionError).
@@ -118,6 +120,7 @@ async def check_http26(
         await check_streams(rec, probe, tools)
         await _legacy_headers(rec, probe, versions)
         await _error_statuses(rec, probe, tools)
+        await check_envelope_status(rec, probe, discover.responses)
     except ProbeError as exc:
         rec.fail("http26.stream-shape", f"a probe broke: {exc}", [exchange("POST", url)])
 
