@@ -244,7 +244,7 @@ def test_cli_check_reference_json() -> None:
 
 
 def test_cli_check_table_good_server() -> None:
-    proc = cli("check", *bad("good"))
+    proc = cli("check", "--show-skipped", *bad("good"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
     # A handshake-only server: the discover probe gets -32601 and the client falls back.
@@ -260,7 +260,7 @@ def test_cli_check_table_good_server() -> None:
 
 
 def test_cli_check_table_stateless_server() -> None:
-    proc = cli("check", *bad("stateless-good"))
+    proc = cli("check", "--show-skipped", *bad("stateless-good"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[2:4] == ["era:      stateless", "revision: 2026-07-28"]
@@ -346,6 +346,8 @@ ALSO_FLAGGED = {
     "unknown-method-wrong-code": {"capabilities.gating", "features.declared"},
     # 2026-07-28 forbids emitting the retired -32002 (basic: Error Codes).
     "stateless-minus-32002": {"jsonrpc.error-codes"},
+    # A server that never reads the envelope serves a partial one too.
+    "stateless-no-envelope-check": {"stateless.partial-envelope"},
 }
 
 
@@ -666,7 +668,7 @@ def test_catalog_revisions() -> None:
         "discover.result", "discover.server-info", "stateless.result-type", "stateless.server-info",
         "stateless.unsupported-version", "stateless.missing-envelope", "stateless.log-level",
         "mrtr.input-required", "mrtr.tampered-state", "caching.hints", "subscriptions.listen",
-        "http.method-header", "http.no-get",
+        "http.method-header", "http.no-get", "stateless.partial-envelope", "stateless.missing-capability-data",
     }
     assert CATALOG["tools.name-format"].revisions == ("2025-11-25", "2026-07-28")
     assert CATALOG["tools.structured-output"].revisions == ("2025-06-18", "2025-11-25", "2026-07-28")

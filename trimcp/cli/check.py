@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import ALL_VERSIONS
-from .._redaction import Redactor
+from ..config import Redactor
 from .exits import EXIT_AUTH, EXIT_FAILED, EXIT_NOT_CHECKED, EXIT_OK, not_checked
 from .logs import show_library_errors
 from .servers import ServerSpec, file_redactor
@@ -52,8 +52,7 @@ from .targets import UsageError
 # h11) is imported by the functions that run a check, not with the parser every command
 # builds: ``trimcp serve`` and ``trimcp call`` do not pay for it.
 if TYPE_CHECKING:
-    from ..conformance import Report
-    from ..conformance.checks.auth_binding import AuthTokens
+    from ..conformance import AuthTokens, Report
     from ..oauth import OAuthProvider
 
 __all__ = ["FORMATS", "add_check_options", "prepare_check", "run_check", "run_check_many_command", "run_requirements"]
@@ -143,7 +142,7 @@ def _read_token(option: str, value: str | None) -> str | None:
 
 
 def _auth_tokens(ns: argparse.Namespace) -> AuthTokens:
-    from ..conformance.checks.auth_binding import AuthTokens
+    from ..conformance import AuthTokens
 
     return AuthTokens(**{field: _read_token(option, getattr(ns, f"auth_token_{field}", None))
                          for option, field, _ in _TOKEN_OPTIONS})

@@ -16,6 +16,7 @@ whether an HTTP server wants authorization first (``ProbeError``: it could not b
 
 from .catalog import CATALOG as CATALOG
 from .checks.auth import probe_unauthenticated as probe_unauthenticated
+from .checks.auth_binding import AuthTokens as AuthTokens
 from .connectors import connector_for as connector_for
 from .connectors import is_url as is_url
 from .console import print_json as print_json

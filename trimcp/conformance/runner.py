@@ -90,7 +90,6 @@ from .checks.probes import (
     probe_handshake_version,
     probe_input_requests,
     probe_missing_envelope,
-    probe_stateless_version,
 )
 from .checks.progress import cancel_target, check_progress
 from .checks.progress_rules import (
@@ -114,6 +113,7 @@ from .checks.stateless import (
 from .checks.stdio import check_shutdown, check_stdio_lines, settle
 from .checks.tasks import check_tasks
 from .checks.tool_calls import CallTools, ToolPolicy
+from .checks.version_probes import probe_stateless_version
 from .checks.versions import ServerVersions, connector_initialize
 from .connectors import transport_of
 from .http_evidence import annotate
