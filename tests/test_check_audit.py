@@ -255,7 +255,9 @@ def _http(fake: type[Any], revision: str, transport: str) -> Runner:
             server_fake.port = server.port
             url = server.url if transport != "http+sse" else f"http://127.0.0.1:{server.port}/sse"
             rec = Results(revision)
-            await check_http_transport(rec, url, revision, RawClient(5.0), transport)
+            # 20 s: the fakes share this loop with fifteen other runs' checks, and a busy loop
+            # must not look like a server that never answered.
+            await check_http_transport(rec, url, revision, RawClient(20.0), transport)
         return rec.results
     return run
 
