@@ -98,12 +98,14 @@ _FAILS: dict[str, str | list[str]] = {
     "loose-redirect": "auth.redirect-uri",
     "prefix-redirect": "auth.redirect-uri",
     "iss-unadvertised": "auth.iss-advertised",
+    "iss-errors-unadvertised": "auth.iss-advertised",
     "legacy-defaults": "auth.legacy-metadata",
     "legacy-none": ["auth.legacy-metadata", "auth.legacy-discovery"],
 }
 _REVISION = {
     "offline-access": "2026-07-28", "no-resource-metadata": "2025-06-18", "no-registration": "2025-06-18",
-    "iss-unadvertised": "2026-07-28", "legacy-defaults": "2025-03-26", "legacy-none": "2025-03-26",
+    "iss-unadvertised": "2026-07-28", "iss-errors-unadvertised": "2026-07-28", "legacy-defaults": "2025-03-26",
+    "legacy-none": "2025-03-26",
 }
 
 
@@ -128,6 +130,8 @@ async def test_defect_fails_its_check(mode: str) -> None:
         assert "access_token=<token>" in text
     if mode == "prefix-redirect":
         assert REGISTERED_REDIRECT + "-other" in bad.detail
+    if mode == "iss-errors-unadvertised":  # only the error response shows iss
+        assert bad.detail.startswith("the error response carries iss"), bad.detail
 
 
 def test_https_endpoints_pass_and_fail() -> None:

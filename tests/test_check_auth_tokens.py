@@ -78,7 +78,9 @@ async def test_correct_server_passes_every_token_check() -> None:
     assert "401" in results["auth.token-audience"].detail
     assert 'error="insufficient_scope"' in results["auth.insufficient-scope"].detail
     bound = results["auth.task-binding"].detail
-    assert "tasks/get refused" in bound and "tasks/list without it" in bound and "tasks/cancel refused" in bound
+    assert "tasks/get refused" in bound and "tasks/list without it" in bound
+    assert "tasks/cancel refused (JSON-RPC error -32602) while the task was working" in bound
+    assert "tasks/result refused" in bound
 
 
 _FAILS = {
@@ -87,6 +89,8 @@ _FAILS = {
     "scope-401": "auth.insufficient-scope",
     "tasks-shared": "auth.task-binding",
     "list-shared": "auth.task-binding",
+    "result-shared": "auth.task-binding",
+    "cancel-then-refuse": "auth.task-binding",
 }
 
 
@@ -111,6 +115,10 @@ async def test_defect_fails_its_check(mode: str) -> None:
         assert "tasks/get" in bad.detail
     if mode == "list-shared":
         assert "tasks/list" in bad.detail
+    if mode == "result-shared":  # asked once the owner's task has ended: no wait to excuse it
+        assert "from tasks/result" in bad.detail
+    if mode == "cancel-then-refuse":
+        assert "yet identity A's task is now cancelled" in bad.detail
 
 
 @pytest.mark.parametrize(("field", "option"), [

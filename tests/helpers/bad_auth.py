@@ -25,6 +25,7 @@ without a valid token, 401 with ``Bearer error="invalid_token"``,
 ``loose-redirect``           the authorization server redirects to any ``redirect_uri``
 ``prefix-redirect``          ... to any ``redirect_uri`` that starts with a registered one
 ``iss-unadvertised``         ``iss`` in the authorization response, the metadata flag absent
+``iss-errors-unadvertised``  ``iss`` only in error responses (a success carries none), the flag absent
 ``legacy-defaults``          (2025-03-26) no metadata at the server's origin; ``/authorize`` and ``/token`` answer
 ``legacy-none``              (2025-03-26) neither metadata at the origin nor the default endpoints
 
@@ -35,7 +36,7 @@ metadata at ``/.well-known/oauth-authorization-server`` (where 2025-03-26 looks 
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from helpers.h11_fake import McpFake, Reply, Req
 from test_oauth_flow import AuthServer, ProtectedMcp
@@ -44,7 +45,7 @@ MODES = (
     "accepts-bad-token", "no-invalid-token-error", "open-list-without-token", "open-notification", "open-get",
     "token-in-query", "prm-wrong-resource", "prm-origin-resource", "no-scope", "offline-access", "http-endpoints", "no-bearer-on-list",
     "no-resource-metadata", "no-registration", "no-cimd", "loose-redirect", "prefix-redirect", "iss-unadvertised",
-    "legacy-defaults", "legacy-none",
+    "iss-errors-unadvertised", "legacy-defaults", "legacy-none",
 )
 PRM_PATH = "/.well-known/oauth-protected-resource/mcp"
 
@@ -75,7 +76,7 @@ class BadAuthServer(AuthServer):
             del doc["registration_endpoint"]
         if self.mode == "no-cimd":
             del doc["client_id_metadata_document_supported"]
-        if self.mode == "iss-unadvertised":
+        if self.mode in ("iss-unadvertised", "iss-errors-unadvertised"):
             del doc["authorization_response_iss_parameter_supported"]
         return doc
 
@@ -104,6 +105,18 @@ class BadAuthServer(AuthServer):
             q = {k: v[0] for k, v in parse_qs(urlsplit(req.target).query).items()}
             if not self._allowed(q.get("client_id", ""), q.get("redirect_uri", "")):
                 await reply.text(400, "unregistered redirect_uri")
+                return
+            if q.get("response_type") != "code":
+                # RFC 6749 4.1.2.1: the error goes to the (valid) redirect_uri, with RFC 9207's iss
+                error = {"error": "unsupported_response_type", "state": q.get("state", ""), "iss": self.issuer}
+                await reply.empty(302, headers=[("Location", q["redirect_uri"] + "?" + urlencode(error))])
+                return
+            if self.mode == "iss-errors-unadvertised":
+                code = f"code-{next(self._n)}"
+                self.auth_requests.append(q)
+                self.codes[code] = q
+                ok = {"code": code, "state": q.get("state", "")}
+                await reply.empty(302, headers=[("Location", q["redirect_uri"] + "?" + urlencode(ok))])
                 return
         await super().__call__(req, reply)
 

@@ -10,7 +10,8 @@ discovery and forged-token checks look at) holding these tokens:
 ``AT-expired``             expired: 401
 
 It declares tasks (``list``, ``cancel``, ``requests.tools.call``) and one read-only tool
-``slow`` that allows tasks; each task belongs to the identity that created it.
+``slow`` that allows tasks; each task belongs to the identity that created it and runs
+until its owner asks ``tasks/result`` (then ``completed``) or cancels it.
 ``mode`` names the one defect:
 
 ``accepts-any-audience``     the other resource's token is taken as alice's
@@ -18,6 +19,10 @@ It declares tasks (``list``, ``cancel``, ``requests.tools.call``) and one read-o
 ``scope-401``                the narrow token's ``tools/list`` gets 401 ``invalid_token``, not 403
 ``tasks-shared``             every identity reads, lists and cancels every task
 ``list-shared``              ``tasks/get`` is bound, but ``tasks/list`` shows every task
+``result-shared``            ``tasks/result`` is not bound: another identity's request waits for the
+                             task's end, then gets its result
+``cancel-then-refuse``       another identity's ``tasks/cancel`` cancels the task, then answers the
+                             ownership error
 """
 
 from __future__ import annotations
@@ -25,11 +30,13 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import trio
 from helpers.bad_auth import AuthFake
 from helpers.h11_fake import Reply, Req, result
 from test_oauth_flow import AuthServer
 
-TOKEN_MODES = ("accepts-any-audience", "accepts-expired", "scope-401", "tasks-shared", "list-shared")
+TOKEN_MODES = ("accepts-any-audience", "accepts-expired", "scope-401", "tasks-shared", "list-shared",
+               "result-shared", "cancel-then-refuse")
 IDENTITIES = {"AT-alice": "alice", "AT-bob": "bob", "AT-narrow": "alice"}
 SCOPES = {"AT-alice": {"read"}, "AT-bob": {"read"}, "AT-narrow": set()}
 _TOOL = {"name": "slow", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True},
@@ -46,6 +53,8 @@ class TokenFake(AuthFake):
             auth.access[token] = set(scopes)
         self.tools = [_TOOL]
         self.tasks: dict[str, str] = {}  # taskId -> owner
+        self.status: dict[str, str] = {}
+        self.ended: dict[str, trio.Event] = {}
         self._n = itertools.count(1)
 
     def _token(self, req: Req) -> str:
@@ -63,7 +72,7 @@ class TokenFake(AuthFake):
         await super().__call__(req, reply)
 
     async def on_initialize(self, req: Req, reply: Reply, sid: str) -> None:
-        caps = {"tools": {}, "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
+        caps: dict[str, Any] = {"tools": {}, "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
         await reply.json(result(req, {"protocolVersion": "2025-11-25", "capabilities": caps,
                                       # (the caller's token echoed: the report's redactor must hide it)
                                       "serverInfo": {"name": f"token-fake for {req.header('authorization')}",
@@ -71,7 +80,13 @@ class TokenFake(AuthFake):
                          headers=[("Mcp-Session-Id", sid)])
 
     def _task(self, task_id: str) -> dict[str, Any]:
-        return {"taskId": task_id, "status": "working", "createdAt": _STAMP, "lastUpdatedAt": _STAMP, "ttl": 60000}
+        return {"taskId": task_id, "status": self.status[task_id], "createdAt": _STAMP, "lastUpdatedAt": _STAMP,
+                "ttl": 60000}
+
+    def _end(self, task_id: str, status: str) -> None:
+        if self.status[task_id] == "working":
+            self.status[task_id] = status
+            self.ended[task_id].set()
 
     async def on_request(self, req: Req, reply: Reply) -> None:
         msg = req.json
@@ -90,18 +105,29 @@ class TokenFake(AuthFake):
         if method == "tools/call" and "task" in params:
             task_id = f"task-{next(self._n)}"
             self.tasks[task_id] = who
+            self.status[task_id], self.ended[task_id] = "working", trio.Event()
             await reply.json(result(req, {"task": self._task(task_id)}))
             return
         if method in ("tasks/get", "tasks/result", "tasks/cancel"):
-            owner = self.tasks.get(params.get("taskId", ""))
-            if owner is None or (owner != who and self.token_mode != "tasks-shared"):
+            task_id = params.get("taskId", "")
+            owner = self.tasks.get(task_id)
+            shared = self.token_mode == "tasks-shared" or (
+                method == "tasks/result" and self.token_mode == "result-shared")
+            if owner is not None and owner != who and method == "tasks/cancel" and (
+                    self.token_mode == "cancel-then-refuse"):
+                self._end(task_id, "cancelled")
+            if owner is None or (owner != who and not shared):
                 await reply.json({"jsonrpc": "2.0", "id": msg["id"],
                                   "error": {"code": -32602, "message": "unknown task"}})
             elif method == "tasks/result":
+                if owner == who:
+                    self._end(task_id, "completed")
+                await self.ended[task_id].wait()
                 await reply.json(result(req, {"content": [{"type": "text", "text": "done"}]}))
             else:
-                task = self._task(params["taskId"])
-                await reply.json(result(req, task if method == "tasks/get" else {**task, "status": "cancelled"}))
+                if method == "tasks/cancel":
+                    self._end(task_id, "cancelled")
+                await reply.json(result(req, self._task(task_id)))
             return
         if method == "tasks/list":
             shared = self.token_mode in ("tasks-shared", "list-shared")

@@ -218,7 +218,11 @@ class McpFake:
             self.live.discard(req.header("mcp-session-id") or "")
             await reply.empty(200)
             return
-        msg = req.json
+        try:
+            msg = req.json
+        except ValueError:  # a malformed probe: the parse error a correct server gives
+            await reply.json({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}, 400)
+            return
         method = msg.get("method")
         if method == "server/discover" and not self.discover:
             await reply.json({"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": "Bad Request: no session"}}, 400)

@@ -31,8 +31,13 @@ connection of its own:
   valid token (identity A) opens a session, calls a read-only tool that allows
   tasks as a task and reads it back with ``tasks/get``; the second token
   (identity B) opens its own session and must not get that task from
-  ``tasks/get`` or ``tasks/result``, see it in ``tasks/list`` or cancel it
-  (``tasks/cancel``, sent last).
+  ``tasks/get``, cancel it (``tasks/cancel``, sent while the task still
+  runs: a refusal is judged only when the owner reads the task running
+  before and after it, and a refusal after which the task is ``cancelled``
+  fails), see it in ``tasks/list``, or get it from ``tasks/result``, sent
+  once the owner has its own result (the task is then terminal, so a server
+  answers at once and no answer is no refusal; when the owner's wait times
+  out, B's unanswered ``tasks/result`` is not judged).
 
 No token appears in a detail or in evidence: an ``Authorization`` shows as
 ``Bearer <second token>``, and any copy of a token in a body as ``<token>``
@@ -65,6 +70,7 @@ BINDING_CHECKS: Final = ("auth.token-audience", "auth.expired-token", "auth.insu
 _MAX_PAGES: Final = 10
 #: The lifetime asked for the probe's task (ms): long enough to be read back by the second identity.
 _TTL_MS: Final = 60_000
+_TERMINAL: Final = ("completed", "failed", "cancelled")
 
 
 @attrs.frozen
@@ -308,6 +314,13 @@ async def _task_binding(rec: Results, owner: _Caller, second: str | None, caller
         rec.skip(check, f"the task walk broke: {owner.hide(str(exc))}")
 
 
+async def _status(owner: _Caller, task_id: str) -> str | None:
+    """The task's status as its owner reads it with ``tasks/get`` (``None``: not read)."""
+    result = answer(await owner.ask("tasks/get", {"taskId": task_id}))
+    status = result.get("status") if isinstance(result, dict) else None
+    return status if isinstance(status, str) else None
+
+
 async def _bound(rec: Results, check: str, owner: _Caller, other: _Caller) -> None:
     target = await _task_target(owner)
     if target is None:
@@ -329,30 +342,75 @@ async def _bound(rec: Results, check: str, owner: _Caller, other: _Caller) -> No
         rec.skip(check, f"the second token was refused (HTTP {opened.status}): no second identity")
         return
     seen: list[str] = []
-    for method in ("tasks/get", "tasks/result"):
-        try:
-            resp = await other.ask(method, {"taskId": task_id})
-        except ProbeError:
-            if method == "tasks/get":
-                raise
-            seen.append(f"{method} no answer (not judged)")  # a blocking result cannot be told from a slow refusal
-            continue
-        refused = _refusal(resp)
-        if refused is None:
-            rec.fail(check, f"identity B got identity A's task from {method}", other.evidence())
-            return
-        seen.append(f"{method} refused ({refused})")
+    refused = _refusal(await other.ask("tasks/get", {"taskId": task_id}))
+    if refused is None:
+        rec.fail(check, "identity B got identity A's task from tasks/get", other.evidence())
+        return
+    seen.append(f"tasks/get refused ({refused})")
+    if _declared(other.capabilities, "cancel") and not await _cancel_refused(rec, check, owner, other, task_id, seen):
+        return
     if _declared(other.capabilities, "list") and not await _listed(rec, check, other, task_id, seen):
         return
-    if _declared(other.capabilities, "cancel"):
-        resp = await other.ask("tasks/cancel", {"taskId": task_id})
-        refused = _refusal(resp)
-        if refused is None:
-            rec.fail(check, "identity B cancelled identity A's task (tasks/cancel answered a result)",
+    if await _result_refused(rec, check, owner, other, task_id, seen):
+        rec.ok(check, f"identity B, for identity A's task: {', '.join(seen)}")
+
+
+async def _cancel_refused(rec: Results, check: str, owner: _Caller, other: _Caller, task_id: str,
+                          seen: list[str]) -> bool:
+    """False (and the check failed) when identity B's ``tasks/cancel`` of A's task took effect.
+
+    Sent while the task is still running, before anything else ends it: a
+    refusal of a task already terminal is what every server answers, bound or
+    not, so it judges nothing; a refusal after which the task is ``cancelled``
+    was no refusal.
+    """
+    before = await _status(owner, task_id)
+    refused = _refusal(await other.ask("tasks/cancel", {"taskId": task_id}))
+    if refused is None:
+        rec.fail(check, "identity B cancelled identity A's task (tasks/cancel answered a result)", other.evidence())
+        return False
+    after = await _status(owner, task_id)
+    if before is not None and before not in _TERMINAL and after == "cancelled":
+        rec.fail(check, f"identity B's tasks/cancel was refused ({refused}), yet identity A's task is now cancelled",
+                 other.evidence() + owner.evidence())
+        return False
+    if before in _TERMINAL or after is None or after in _TERMINAL:
+        # Ended (or unread) around the request: the refusal may be the one every terminal task gets.
+        seen.append(f"tasks/cancel refused ({refused}; not judged: the task was {after or before or 'unread'})")
+    else:
+        seen.append(f"tasks/cancel refused ({refused}) while the task was {after}")
+    return True
+
+
+async def _result_refused(rec: Results, check: str, owner: _Caller, other: _Caller, task_id: str,
+                          seen: list[str]) -> bool:
+    """False (and the check failed) when identity B got, or was not refused, A's ``tasks/result``.
+
+    Asked once the owner has its result: then the task is terminal and a
+    server answers at once, so no answer is no refusal.  While the task still
+    runs, a server that does not bind it may wait for the end before it
+    answers, which cannot be told from a slow refusal: not judged.
+    """
+    try:
+        await owner.ask("tasks/result", {"taskId": task_id})
+        terminal = await _status(owner, task_id) in _TERMINAL
+    except ProbeError:
+        terminal = False
+    try:
+        resp = await other.ask("tasks/result", {"taskId": task_id})
+    except ProbeError:
+        if terminal:
+            rec.fail(check, "identity B's tasks/result for identity A's terminal task got no answer, no refusal",
                      other.evidence())
-            return
-        seen.append(f"tasks/cancel refused ({refused})")
-    rec.ok(check, f"identity B, for identity A's task: {', '.join(seen)}")
+            return False
+        seen.append("tasks/result no answer (not judged: the task had not ended)")
+        return True
+    refused = _refusal(resp)
+    if refused is None:
+        rec.fail(check, "identity B got identity A's task from tasks/result", other.evidence())
+        return False
+    seen.append(f"tasks/result refused ({refused})")
+    return True
 
 
 async def _listed(rec: Results, check: str, other: _Caller, task_id: str, seen: list[str]) -> bool:

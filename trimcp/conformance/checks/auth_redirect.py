@@ -19,11 +19,13 @@ reading only the status and ``Location`` (nothing is followed):
 * ``redirect_uri`` on a foreign host, and the registered URI with a longer
   path: a redirect to either fails ``auth.redirect-uri``; a 4xx for both
   passes; a page (a login form, say) decides nothing and is ``skip``;
-* the registered URI: a redirect carrying ``iss`` while the metadata does not
-  set ``authorization_response_iss_parameter_supported: true`` fails
-  ``auth.iss-advertised``; a redirect with ``iss`` and the flag passes; no
-  redirect, or one without ``iss``, is ``skip`` (the ``iss`` itself is a
-  SHOULD, and a login page hides the answer).
+* the registered URI, once as asked and once with an unsupported
+  ``response_type`` (an error response, which the sentence names too): a
+  redirect carrying ``iss`` while the metadata does not set
+  ``authorization_response_iss_parameter_supported: true`` fails
+  ``auth.iss-advertised``; ``iss`` with the flag passes; no redirect, or none
+  with ``iss``, is ``skip`` (the ``iss`` itself is a SHOULD, and a login page
+  hides the answer).
 
 No token is requested: the code (if one comes back) is never redeemed.
 """
@@ -102,9 +104,9 @@ async def check_redirects(rec: Results, url: str, found: Discovered, timeout: fl
         "resource": sa.canonical_resource(url),
     }
 
-    async def authorize_with(redirect_uri: str) -> tuple[RawResponse | None, str, dict[str, Any]]:
+    async def authorize_with(redirect_uri: str, **extra: str) -> tuple[RawResponse | None, str, dict[str, Any]]:
         target = authorize + ("&" if urlsplit(authorize).query else "?") + urlencode(
-            {**params, "redirect_uri": redirect_uri})
+            {**params, "redirect_uri": redirect_uri, **extra})
         try:
             resp = await request(target, "GET", {"Accept": "text/html"}, timeout=timeout, read_body=False)
         except ProbeError as exc:
@@ -136,20 +138,25 @@ async def check_redirects(rec: Results, url: str, found: Discovered, timeout: fl
 
 async def _iss(rec: Results, meta: Any, as_url: str, authorize_with: Any) -> None:
     check = "auth.iss-advertised"
-    resp, why, evidence = await authorize_with(REGISTERED_REDIRECT)
-    if resp is None:
-        rec.skip(check, why)
-        return
-    location = _redirected_to(resp, REGISTERED_REDIRECT)
-    if location is None:
-        rec.skip(check, f"the authorization request was not answered with a redirect (HTTP {resp.status})")
-        return
-    iss = parse_qs(urlsplit(location).query).get("iss")
-    if not iss:
-        rec.skip(check, "the authorization response carries no iss")
+    # "in authorization responses, including error responses": a success and an error (an
+    # unsupported response_type, which RFC 6749 4.1.2.1 redirects to a valid redirect_uri).
+    carrying: list[tuple[str, dict[str, Any]]] = []
+    unread: list[str] = []
+    for what, extra in (("the authorization response", {}),
+                        ("the error response", {"response_type": "trimcp-check-unsupported"})):
+        resp, why, evidence = await authorize_with(REGISTERED_REDIRECT, **extra)
+        location = _redirected_to(resp, REGISTERED_REDIRECT) if resp is not None else None
+        if resp is None or location is None:
+            unread.append(f"{what}: {why or f'HTTP {resp.status if resp else 0} without a redirect'}")
+        elif parse_qs(urlsplit(location).query).get("iss"):
+            carrying.append((what, evidence))
+        else:
+            unread.append(f"{what} carries no iss")
+    if not carrying:
+        rec.skip(check, "; ".join(unread))
     elif meta.get("authorization_response_iss_parameter_supported") is True:
-        rec.ok(check, "iss in the authorization response, advertised in the metadata")
+        rec.ok(check, f"iss in {' and '.join(w for w, _ in carrying)}, advertised in the metadata")
     else:
-        rec.fail(check, "the authorization response carries iss but the metadata does not set "
+        rec.fail(check, f"{' and '.join(w for w, _ in carrying)} carries iss but the metadata does not set "
                  "authorization_response_iss_parameter_supported: true",
-                 [evidence, exchange("GET", as_url, status=200, response_body=json.dumps(meta))])
+                 [*(e for _, e in carrying), exchange("GET", as_url, status=200, response_body=json.dumps(meta))])
