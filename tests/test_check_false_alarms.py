@@ -17,6 +17,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -177,7 +178,7 @@ class _EarlyRequestLegacy(LegacyFake):
 
     async def _post(self, req: Req, reply: Reply) -> None:
         await super()._post(req, reply)
-        msg = req.json
+        msg = _parsed(req.body)
         if isinstance(msg, dict) and msg.get("method") == "initialize":
             sid = parse_qs(urlsplit(req.target).query).get("session_id", [""])[0]
             self.sessions[sid].send_nowait({"jsonrpc": "2.0", "id": "early", "method": "roots/list"})
@@ -200,8 +201,18 @@ async def test_http_sse_probes_post_to_the_announced_endpoint() -> None:
     assert not [c for c, (_, detail) in rows.items() if "HTTP 405" in detail]
     assert rows["lifecycle.before-initialize"][0] is Status.PASS, rows["lifecycle.before-initialize"]
     # The early request of the before-initialize probe reached the server this time.
-    endpoint = [r.json for r in requests if r.method == "POST" and urlsplit(r.target).path == "/messages"]
-    assert any(m.get("id") == "neg-1" and m["method"] == "tools/list" for m in endpoint)
+    endpoint = [_parsed(r.body) for r in requests if r.method == "POST" and urlsplit(r.target).path == "/messages"]
+    assert any(isinstance(m, dict) and m.get("id") == "neg-1" and m["method"] == "tools/list" for m in endpoint)
+    # ... and so did the malformed-input probes, on that same endpoint.
+    assert None in endpoint
+
+
+def _parsed(body: bytes) -> Any:
+    """The JSON a body holds, ``None`` for the malformed ones the negative probes send."""
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
 
 
 async def test_http_sse_server_asking_before_initialized_still_warns() -> None:
@@ -425,7 +436,10 @@ class _CountingDual(DualEra):
         self.offered: list[str] = []
 
     async def handle(self, x: Exchange, method: str, raw: list[tuple[str, bytes]], body: bytes) -> None:
-        msg = json.loads(body) if method == "POST" and body else {}
+        try:
+            msg = json.loads(body) if method == "POST" and body else {}
+        except ValueError:
+            msg = {}
         if isinstance(msg, dict) and msg.get("method") == "initialize":
             self.offered.append(msg["params"]["protocolVersion"])
         await super().handle(x, method, raw, body)

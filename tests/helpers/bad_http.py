@@ -181,6 +181,9 @@ class StreamFake(McpFake):
 
 
 class LegacyFake:
+    #: Sees every POST body itself, malformed ones included (h11_fake.malformed).
+    sees_malformed = True
+
     def __init__(self, *modes: str) -> None:
         self.modes = set(modes)
         self.port = 0
@@ -228,9 +231,20 @@ class LegacyFake:
         if "sse-post-refused" in self.modes:
             await reply.text(400, "no")
             return
-        msg = req.json
+        try:
+            msg = req.json
+        except ValueError:  # as a correct server: -32700 on the stream, the POST accepted
+            send.send_nowait({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}})
+            await reply.text(202, "Accepted")
+            return
         answer = None
-        if isinstance(msg, dict) and msg.get("method") == "initialize":
+        if isinstance(msg, dict) and "id" in msg and not isinstance(msg.get("method"), str):
+            answer = {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32600, "message": "Invalid Request"}}
+        elif not isinstance(msg, dict):
+            answer = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request"}}
+        elif "params" in msg and not isinstance(msg["params"], dict) and "id" in msg:
+            answer = {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32602, "message": "Invalid params"}}
+        elif msg.get("method") == "initialize":
             answer = result(req, {"protocolVersion": "2024-11-05", "capabilities": {},
                                   "serverInfo": {"name": "legacy-fake", "version": "1"}})
         elif isinstance(msg, dict) and "id" in msg and "method" in msg:

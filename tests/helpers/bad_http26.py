@@ -64,6 +64,23 @@ BAD_TOOL = {
 RESOURCE = {"uri": "test://info", "name": "info"}
 
 
+
+async def refuse_malformed(x: Exchange, body: bytes) -> dict[str, Any] | None:
+    """The message a POST carries, or ``None`` once a malformed one was refused as JSON-RPC says:
+    invalid JSON -32700, no request object -32600, ``params`` that is no object -32602 (HTTP 400)."""
+    try:
+        msg = json.loads(body)
+    except ValueError:
+        await x.error(None, 400, -32700, "Parse error")
+        return None
+    if not isinstance(msg, dict) or ("id" in msg and not isinstance(msg.get("method"), str)):
+        await x.error(msg.get("id") if isinstance(msg, dict) else None, 400, -32600, "Invalid Request")
+        return None
+    if "params" in msg and not isinstance(msg["params"], dict):
+        await x.error(msg.get("id"), 400, -32602, "Invalid params")
+        return None
+    return msg
+
 class Stateless26:
     def __init__(self, mode: str = "good") -> None:
         assert mode in MODES, mode
@@ -117,7 +134,9 @@ class Stateless26:
         if method != "POST":
             await x.status(405)
             return
-        msg = json.loads(body)
+        msg = await refuse_malformed(x, body)
+        if msg is None:
+            return
         rid = msg.get("id")
         if "id" not in msg:
             await (x.json({"ok": True}, 200) if self.mode == "notification-200" else x.status(202))

@@ -118,6 +118,8 @@ class OrderedFake:
 
 class HttpFake(McpFake):
     """A handshake-era Streamable HTTP server answering malformed POST bodies per ``mode``."""
+    #: Sees every POST body itself, malformed ones included (h11_fake.malformed).
+    sees_malformed = True
 
     def __init__(self, mode: str) -> None:
         super().__init__()

@@ -26,7 +26,7 @@ from typing import Any
 
 import h11
 import trio
-from helpers.bad_http26 import Exchange, Stateless26
+from helpers.bad_http26 import Exchange, Stateless26, refuse_malformed
 
 LEGACY = ("2025-11-25", "2025-06-18", "2025-03-26")
 MODES = ("dual-era", "modern-only", "modern-only-missing-session")
@@ -43,7 +43,9 @@ class DualEra(Stateless26):
         if method != "POST" or self.era_mode == "modern-only":
             await super().handle(x, method, raw, body)
             return
-        msg = json.loads(body)
+        msg = await refuse_malformed(x, body)
+        if msg is None:
+            return
         params = msg.get("params") or {}
         header = self.header(raw, "MCP-Protocol-Version")
         # As the SDK decides: a request without the header, or with a handshake revision in it, is

@@ -106,6 +106,27 @@ class Reply:
 Handler = Callable[[Req, Reply], Awaitable[None]]
 
 
+def malformed(req: Req) -> dict[str, Any] | None:
+    """The JSON-RPC error a correct server answers a malformed POST body with (the negative
+    probes send them), or ``None`` for a well-formed one.  A handler with ``sees_malformed``
+    set gets every body itself (the fakes that break exactly these rules)."""
+    if req.method != "POST" or not req.body or "json" not in (req.header("content-type") or ""):
+        return None  # (an OAuth form post, say: not JSON-RPC)
+    try:
+        msg = json.loads(req.body)
+    except ValueError:
+        return {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+    if isinstance(msg, list):
+        return None  # a batch: the handler's to judge
+    if not isinstance(msg, dict) or ("id" in msg and "result" not in msg and "error" not in msg
+                                     and not isinstance(msg.get("method"), str)):
+        rid = msg.get("id") if isinstance(msg, dict) else None
+        return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32600, "message": "Invalid Request"}}
+    if "method" in msg and "params" in msg and not isinstance(msg["params"], dict):
+        return {"jsonrpc": "2.0", "id": msg.get("id"), "error": {"code": -32602, "message": "Invalid params"}}
+    return None
+
+
 class FakeHttpServer:
     def __init__(self, handler: Handler) -> None:
         self.handler = handler
@@ -121,7 +142,10 @@ class FakeHttpServer:
     def methods(self) -> list[str]:
         out = []
         for r in self.requests:
-            body = r.json if r.method == "POST" and r.body else None
+            try:
+                body = r.json if r.method == "POST" and r.body else None
+            except ValueError:
+                body = None  # a malformed body (the negative probes send some)
             out.append(f"{r.method} {body.get('method', 'answer') if isinstance(body, dict) else ''}".strip())
         return out
 
@@ -154,8 +178,12 @@ class FakeHttpServer:
                 )
                 self.requests.append(req)
                 reply = Reply(conn, stream)
+                refusal = None if getattr(self.handler, "sees_malformed", False) else malformed(req)
                 try:
-                    await self.handler(req, reply)
+                    if refusal is not None:
+                        await reply.json(refusal, 400)
+                    else:
+                        await self.handler(req, reply)
                 except Cut:
                     return
                 if not reply.done:

@@ -138,6 +138,15 @@ async def _behind_sentinel(
     return Heard(answer=found, timed_out=found is None, evidence=tuple(evidence))
 
 
+#: Request headers whose values are credentials: shown by name only in the evidence.
+_CREDENTIALS = frozenset({"authorization", "dpop", "cookie", "proxy-authorization"})
+
+
+def _shown(headers: dict[str, str]) -> dict[str, str]:
+    """``headers`` for a report: the session's own credentials never reach the evidence."""
+    return {k: ("<credentials>" if k.lower() in _CREDENTIALS else v) for k, v in headers.items()}
+
+
 async def _post(
     stream: RecordingStream, data: bytes, ids: tuple[rpc.RequestId | None, ...], sentinel: Sentinel,
     wait: float, sentinels: set[rpc.RequestId],
@@ -156,9 +165,10 @@ async def _post(
             response = await request(url, "POST", headers, data, timeout=wait + 1)
         except ProbeError as exc:
             raise Broken(str(exc)) from exc
+    shown = _shown(headers)
     if response is None:
-        return Heard(timed_out=True, evidence=(exchange("POST", url, headers, data),))
-    evidence = [exchange("POST", url, headers, data, status=response.status, response_headers=response.headers,
+        return Heard(timed_out=True, evidence=(exchange("POST", url, shown, data),))
+    evidence = [exchange("POST", url, shown, data, status=response.status, response_headers=response.headers,
                          response_body=response.body or None)]
     answer = _answer_in(response, ids)
     if answer is not None:
