@@ -376,6 +376,9 @@ async def test_echoing_server_does_not_pass_connect() -> None:
     status, detail = rows["lifecycle.connect"]
     assert status is Status.FAIL and "only copies of the client's own messages came back" in detail, (status, detail)
     assert rows["schema.messages"][0] is Status.FAIL  # (the echoed request, as before)
+    # Nor does jsonrpc.ids pass on the echoed error: it answers nothing.
+    status, detail = rows["jsonrpc.ids"]
+    assert status is Status.SKIP and "copies of the client's own messages" in detail, (status, detail)
 
 
 REFUSER = """
