@@ -461,3 +461,10 @@ async def test_dual_era_server_is_asked_two_revisions_not_four() -> None:
     # The revisions between the ends are not offered (the raw HTTP probes of http_stateless make
     # their own offers, as a legacy client would: 2025-03-26 is theirs).
     assert "2025-06-18" not in fake.offered and fake.offered.count("2024-11-05") == 1, fake.offered
+
+
+def test_a_hostile_description_costs_no_more_than_its_first_lines() -> None:
+    # _RANGE backtracks over a run of digits with no separator: quadratic in its length.  Only
+    # the start of a peer's description is read, so 10**6 digits cost what 300 do.
+    assert guess("n", "7" * 1_000_000) == "test"
+    assert guess("n", "x" * 400 + " integer") == "test"  # (past what is read)

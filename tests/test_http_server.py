@@ -1317,7 +1317,7 @@ def test_cli_listen_address(capsys: pytest.CaptureFixture[str]) -> None:
     from trimcp.cli.commands import _build_parser
 
     ns = _build_parser().parse_args(["serve", "--http", "0.0.0.0:0"])
-    assert run_serve(ns) == 1
+    assert run_serve(ns) == 2  # a usage error (cli/exits.py)
     assert "--allow-remote" in capsys.readouterr().err
 
 

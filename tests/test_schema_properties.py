@@ -67,12 +67,20 @@ def _result_classes(rev: str) -> dict[str, type]:
     return classes
 
 
+def _null_any_is_absent(instance: Any) -> Any:
+    """``instance`` as trimcp reads it: a member declared as any JSON value that is ``null``
+    (2026-07-28 ``structuredContent``) reads as absent (schema/_classes.py says why)."""
+    if isinstance(instance, dict) and "structuredContent" in instance and instance["structuredContent"] is None:
+        return {k: v for k, v in instance.items() if k != "structuredContent"}
+    return instance
+
+
 def _round_trip(rev: str, name: str, kind: str, instance: Any) -> Any:
     """What trimcp gives back for ``instance``, and the part of it that should equal it."""
     if kind == "result":
         cls = _result_classes(rev).get(name)
         assert cls is not None, f"{rev} {name}: no class (add it to NOT_MODELLED if meant)"
-        return to_wire(from_wire(cls, instance)), instance
+        return to_wire(from_wire(cls, instance)), _null_any_is_absent(instance)
     method = H.method_of(H.definitions(rev)[name])
     assert method is not None
     params = instance.get("params")

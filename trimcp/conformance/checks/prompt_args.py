@@ -27,6 +27,8 @@ _NUMBER = re.compile(r"\b(?:integer|int|number|numeric|count|amount|quantity|pos
 # "resourceId", "user_id", "ID of the text resource": an identifier, most often a number.
 _ID = re.compile(r"(?:[a-z]Id|_id|\bid|\bID)\b")
 _NOT_A_VALUE = {"the", "a", "an", "following", "these"}
+#: How much of a name or description the hints read.
+_READ = 300
 
 
 @attrs.frozen
@@ -40,7 +42,10 @@ class Arguments:
 
 def guess(name: str, description: str | None) -> str:
     """A value the argument's own words suggest; ``"test"`` when they suggest none."""
-    text = description or ""
+    # A server's description is a peer's text: read only its start, so that no pattern here
+    # (``_RANGE`` backtracks over a long run of digits) costs more than a few thousand steps.
+    text = (description or "")[:_READ]
+    name = name[:_READ]
     if _BOOLEAN.search(text):
         return "true"
     choice = _ONE_OF.search(text)
