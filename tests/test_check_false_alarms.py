@@ -23,7 +23,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import trio
 from helpers.bad_http import LegacyFake
-from helpers.bad_http26 import Exchange, Stateless26, serve26
+from helpers.bad_http26 import Exchange, Stateless26, serve26, serving
 from helpers.dual_era_http import DualEra, serve_dual
 from helpers.h11_fake import Reply, Req, serve
 from helpers.inprocess import served
@@ -157,14 +157,9 @@ class _LocalhostOnly(Stateless26):
 
 
 async def test_host_refused_is_could_not_check_with_a_hint() -> None:
-    fake = _LocalhostOnly()
-    async with trio.open_nursery() as nursery:
-        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
-        fake.port = listeners[0].socket.getsockname()[1]
-        await nursery.start(trio.serve_listeners, fake.serve_one, listeners)
+    async with serving(_LocalhostOnly()) as fake:
         with pytest.raises(TargetUnreachable) as caught, trio.fail_after(30):
             await run_checks(connector_for([fake.url]), target=fake.url, request_timeout=5, connect_timeout=5)
-        nursery.cancel_scope.cancel()
     assert "refused Host 127.0.0.1" in str(caught.value)
     assert f"try http://localhost:{fake.port}/mcp" in str(caught.value)
 
@@ -449,13 +444,8 @@ class _CountingDual(DualEra):
 
 
 async def test_dual_era_server_is_asked_two_revisions_not_four() -> None:
-    fake = _CountingDual()
-    async with trio.open_nursery() as nursery:
-        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
-        fake.port = listeners[0].socket.getsockname()[1]
-        await nursery.start(trio.serve_listeners, fake.serve_one, listeners)
+    async with serving(_CountingDual()) as fake:
         rows = await _check(fake.url)
-        nursery.cancel_scope.cancel()
     status, detail = rows["stateless.unsupported-version"]
     assert status is Status.PASS and "(2024-11-05)" in detail, detail  # the known revision it lacks
     # The revisions between the ends are not offered (the raw HTTP probes of http_stateless make

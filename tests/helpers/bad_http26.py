@@ -23,7 +23,7 @@ import base64
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import h11
 import trio
@@ -292,7 +292,16 @@ class Exchange:
 
 @asynccontextmanager
 async def serve26(mode: str = "good") -> AsyncIterator[Stateless26]:
-    fake = Stateless26(mode)
+    async with serving(Stateless26(mode)) as fake:
+        yield fake
+
+
+F = TypeVar("F", bound=Stateless26)
+
+
+@asynccontextmanager
+async def serving(fake: F) -> AsyncIterator[F]:
+    """``fake`` (a ``Stateless26`` or a subclass) listening on a free loopback port."""
     async with trio.open_nursery() as nursery:
         listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
         fake.port = listeners[0].socket.getsockname()[1]

@@ -25,8 +25,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import h11
-import trio
-from helpers.bad_http26 import Exchange, Stateless26, refuse_malformed
+from helpers.bad_http26 import Exchange, Stateless26, refuse_malformed, serving
 
 LEGACY = ("2025-11-25", "2025-06-18", "2025-03-26")
 MODES = ("dual-era", "modern-only", "modern-only-missing-session")
@@ -85,12 +84,5 @@ async def _json(x: Exchange, obj: Any, sid: str) -> None:
 
 @asynccontextmanager
 async def serve_dual(mode: str = "dual-era") -> AsyncIterator[DualEra]:
-    fake = DualEra(mode)
-    async with trio.open_nursery() as nursery:
-        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
-        fake.port = listeners[0].socket.getsockname()[1]
-        await nursery.start(trio.serve_listeners, fake.serve_one, listeners)
-        try:
-            yield fake
-        finally:
-            nursery.cancel_scope.cancel()
+    async with serving(DualEra(mode)) as fake:
+        yield fake
