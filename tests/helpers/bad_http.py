@@ -41,7 +41,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import trio
-from helpers.h11_fake import McpFake, Reply, Req, result
+from helpers.h11_fake import McpFake, Reply, Req, refusal, result
 
 OWN_ORIGINS = ("http://127.0.0.1", "http://localhost")
 
@@ -231,20 +231,14 @@ class LegacyFake:
         if "sse-post-refused" in self.modes:
             await reply.text(400, "no")
             return
-        try:
-            msg = req.json
-        except ValueError:  # as a correct server: -32700 on the stream, the POST accepted
-            send.send_nowait({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}})
+        error = refusal(req.body)
+        if error is not None:  # as a correct server: the error on the stream, the POST accepted
+            send.send_nowait(error)
             await reply.text(202, "Accepted")
             return
+        msg = req.json
         answer = None
-        if isinstance(msg, dict) and "id" in msg and not isinstance(msg.get("method"), str):
-            answer = {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32600, "message": "Invalid Request"}}
-        elif not isinstance(msg, dict):
-            answer = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request"}}
-        elif "params" in msg and not isinstance(msg["params"], dict) and "id" in msg:
-            answer = {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32602, "message": "Invalid params"}}
-        elif msg.get("method") == "initialize":
+        if isinstance(msg, dict) and msg.get("method") == "initialize":
             answer = result(req, {"protocolVersion": "2024-11-05", "capabilities": {},
                                   "serverInfo": {"name": "legacy-fake", "version": "1"}})
         elif isinstance(msg, dict) and "id" in msg and "method" in msg:

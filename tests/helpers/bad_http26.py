@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 
 import h11
 import trio
+from helpers.h11_fake import refusal
 
 REVISION = "2026-07-28"
 ENVELOPE = ("io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities")
@@ -66,20 +67,17 @@ RESOURCE = {"uri": "test://info", "name": "info"}
 
 
 async def refuse_malformed(x: Exchange, body: bytes) -> dict[str, Any] | None:
-    """The message a POST carries, or ``None`` once a malformed one was refused as JSON-RPC says:
-    invalid JSON -32700, no request object -32600, ``params`` that is no object -32602 (HTTP 400)."""
-    try:
-        msg = json.loads(body)
-    except ValueError:
-        await x.error(None, 400, -32700, "Parse error")
-        return None
-    if not isinstance(msg, dict) or ("id" in msg and not isinstance(msg.get("method"), str)):
-        await x.error(msg.get("id") if isinstance(msg, dict) else None, 400, -32600, "Invalid Request")
-        return None
-    if "params" in msg and not isinstance(msg["params"], dict):
-        await x.error(msg.get("id"), 400, -32602, "Invalid params")
+    """The message a POST carries, or ``None`` once a malformed one was refused with JSON-RPC's
+    error (``h11_fake.refusal``) and HTTP 400."""
+    error = refusal(body)
+    msg = json.loads(body) if error is None else None
+    if error is None and not isinstance(msg, dict):  # a batch: 2026-07-28 has none
+        error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request"}}
+    if error is not None:
+        await x.json(error, 400)
         return None
     return msg
+
 
 class Stateless26:
     def __init__(self, mode: str = "good") -> None:

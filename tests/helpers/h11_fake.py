@@ -112,8 +112,14 @@ def malformed(req: Req) -> dict[str, Any] | None:
     set gets every body itself (the fakes that break exactly these rules)."""
     if req.method != "POST" or not req.body or "json" not in (req.header("content-type") or ""):
         return None  # (an OAuth form post, say: not JSON-RPC)
+    return refusal(req.body)
+
+
+def refusal(body: bytes) -> dict[str, Any] | None:
+    """JSON-RPC's error for a malformed message: invalid JSON -32700, no request object -32600,
+    ``params`` that is no object -32602; ``None`` when ``body`` is well formed (a batch included)."""
     try:
-        msg = json.loads(req.body)
+        msg = json.loads(body)
     except ValueError:
         return {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
     if isinstance(msg, list):
