@@ -87,8 +87,8 @@ from .exits import (
     EXIT_TABLE,
     EXIT_TOOL_ERROR,
     EXIT_USAGE,
-    guarded_stdout,
-    interrupted,
+    INTERRUPTED_LINE,
+    run_command,
 )
 from .logs import show_library_errors
 from .servers import ServerSpec, server_spec
@@ -540,19 +540,8 @@ async def _inspect(ns: argparse.Namespace, command: list[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``trimcp`` command: its exit status (``exits.py``); Ctrl-C is one line and 130."""
     args = sys.argv[1:] if argv is None else list(argv)
-    try:
-        with guarded_stdout():
-            return _main(args)
-    except BaseException as exc:
-        if not interrupted(exc):
-            raise
-        # One line, whatever was running: trio's cancellation has closed every
-        # connection and stopped every server process on its way out.
-        line = _json_error("interrupted", EXIT_INTERRUPTED) if _wants_json(args) else "trimcp: interrupted\n"
-        with contextlib.suppress(OSError, ValueError):
-            sys.stderr.write(line)
-            sys.stderr.flush()
-        return EXIT_INTERRUPTED
+    line = _json_error("interrupted", EXIT_INTERRUPTED) if _wants_json(args) else INTERRUPTED_LINE
+    return run_command(lambda: _main(args), line)
 
 
 def _main(args: list[str]) -> int:

@@ -36,7 +36,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 if TYPE_CHECKING:
@@ -69,6 +69,7 @@ __all__ = [
     "INTERRUPTED_LINE",
     "guarded_stdout",
     "interrupted",
+    "run_command",
 ]
 
 
@@ -137,3 +138,20 @@ def guarded_stdout() -> Iterator[None]:
         guard.flush()
         if sys.stdout is guard:
             sys.stdout = real
+
+
+def run_command(command: Callable[[], int], interrupted_line: str) -> int:
+    """``command()``'s exit status, with stdout guarded (``guarded_stdout``) and a Ctrl-C turned
+    into ``interrupted_line`` on stderr and ``EXIT_INTERRUPTED``."""
+    try:
+        with guarded_stdout():
+            return command()
+    except BaseException as exc:
+        if not interrupted(exc):
+            raise
+        # One line, whatever was running: trio's cancellation has closed every
+        # connection and stopped every server process on its way out.
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(interrupted_line)
+            sys.stderr.flush()
+        return EXIT_INTERRUPTED
