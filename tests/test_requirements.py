@@ -74,6 +74,36 @@ def test_coverage_counts_full_partial_and_runs_under() -> None:
     assert cat.check_level("tools.list", "2025-11-25") is Level.BEST
 
 
+def test_joint_links_are_full_only_when_every_joint_check_runs() -> None:
+    joint = {"lifecycle.initialize": Coverage.JOINT, "discover.result": Coverage.JOINT}
+    both = Requirement("a.joint", "MUST", ("2025-11-25", "2026-07-28"), "basic/lifecycle", "", "A sentence.",
+                       joint, together="lifecycle.initialize: one kind; discover.result: the other")
+    cat = Catalogue((both,), ())
+    # discover.result runs under 2026-07-28 only, lifecycle.initialize under the handshake era only:
+    # in neither revision do both run, so each counts the sentence as partly covered.
+    assert cat.coverage("2025-11-25")["core"]["MUST"] == {"total": 1, "full": 0, "partial": 1}
+    assert cat.coverage("2026-07-28")["core"]["MUST"] == {"total": 1, "full": 0, "partial": 1}
+    pair = {"lifecycle.initialize": Coverage.JOINT, "lifecycle.ping": Coverage.JOINT, "tools.list": Coverage.PARTIAL}
+    ok = Requirement("a.pair", "MUST", ("2025-11-25",), "basic/lifecycle", "", "A sentence.", pair,
+                     together="lifecycle.initialize: one kind; lifecycle.ping: the other")
+    assert Catalogue((ok,), ()).coverage("2025-11-25")["core"]["MUST"] == {"total": 1, "full": 1, "partial": 0}
+    assert Catalogue((ok,), ()).sentences_of("tools.list")[0][1] is Coverage.PARTIAL
+
+
+def test_joint_links_need_a_partner_and_say_what_each_sees() -> None:
+    alone = Requirement("a.alone", "MUST", ("2025-11-25",), "basic/lifecycle", "", "One.",
+                        {"lifecycle.initialize": Coverage.JOINT}, together="lifecycle.initialize: all of it")
+    silent = Requirement("a.silent", "MUST", ("2025-11-25",), "basic/lifecycle", "", "Two.",
+                         {"lifecycle.initialize": Coverage.JOINT, "lifecycle.ping": Coverage.JOINT})
+    vague = Requirement("a.vague", "MUST", ("2025-11-25",), "basic/lifecycle", "", "Three.",
+                        {"lifecycle.initialize": Coverage.JOINT, "lifecycle.ping": Coverage.JOINT},
+                        together="between them, everything")
+    text = "\n".join(Catalogue((alone, silent, vague), ()).problems())
+    assert "a.alone: a joint link needs another joint check" in text
+    assert "a.silent: joint links and a 'together' text go together" in text
+    assert "a.vague: 'together' must say what each joint check sees" in text
+
+
 def test_spec_url() -> None:
     assert spec_url("2025-11-25", "basic/lifecycle", "initialization") == (
         "https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle#initialization"

@@ -9,7 +9,10 @@ MUST / MUST NOT / SHOULD / SHOULD NOT on a *server* and that a black-box
 tester can check.  Each sentence is quoted, with a stable id, its level, the
 page and heading anchor it sits under, the revisions whose pages hold it, and
 the checks that test it, each ``full`` (the check would fail every violation a
-black box can see) or ``partial`` (it sees some of them).  Server-side sentences
+black box can see), ``joint`` (the joint checks of the entry, between them,
+would: each sees its own kind of violation, and ``together`` says which) or
+``partial`` (it sees some of them).  A sentence is fully covered in a revision
+when a full check runs under it, or every joint check does.  Server-side sentences
 judged untestable from outside are listed too, under ``untestable`` with the
 reason, so that the denominator can be audited.
 
@@ -62,6 +65,8 @@ STRENGTHS: Final = {"MUST": Level.MUST, "MUST NOT": Level.MUST, "SHOULD": Level.
 
 class Coverage(enum.Enum):
     FULL = "full"
+    #: Full only with the entry's other joint checks: each sees one kind of violation.
+    JOINT = "joint"
     PARTIAL = "partial"
 
 
@@ -93,6 +98,16 @@ class Requirement:
     area: str = ""
     #: What the sentence governs, when its words alone do not say (optional in the data).
     subject: str = ""
+    #: For joint links: which kind of violation each joint check sees (required with them).
+    together: str = ""
+
+    def coverage_in(self, revision: str) -> Coverage | None:
+        """How fully the checks that run under ``revision`` test the sentence there (None: not at all)."""
+        found = {cov for check_id, cov in self.checks.items() if _runs_under(check_id, revision)}
+        joint = [check_id for check_id, cov in self.checks.items() if cov is Coverage.JOINT]
+        if Coverage.FULL in found or (joint and all(_runs_under(check_id, revision) for check_id in joint)):
+            return Coverage.FULL
+        return Coverage.PARTIAL if found else None
 
     @property
     def extension(self) -> bool:
@@ -132,12 +147,13 @@ class Catalogue:
         return [r for r in self.requirements if revision in r.revisions]
 
     def sentences_of(self, check_id: str, revision: str | None = None) -> list[tuple[Requirement, Coverage]]:
-        """The sentences ``check_id`` tests (in ``revision``, when given), full ones first."""
+        """The sentences ``check_id`` tests (in ``revision``, when given): full ones, then joint, then partial."""
         found = [
             (r, r.checks[check_id]) for r in self.requirements
             if check_id in r.checks and (revision is None or revision in r.revisions)
         ]
-        return sorted(found, key=lambda pair: pair[1] is not Coverage.FULL)
+        order = list(Coverage)
+        return sorted(found, key=lambda pair: order.index(pair[1]))
 
     def coverage(self, revision: str) -> dict[str, dict[str, dict[str, int]]]:
         """``{"core": {"MUST": {"total", "full", "partial"}, "SHOULD": {...}}, "extensions": {...}}``."""
@@ -146,10 +162,10 @@ class Catalogue:
         for req in self.for_revision(revision):
             row = out[req.scope][req.level.value]
             row["total"] += 1
-            found = {cov for check_id, cov in req.checks.items() if _runs_under(check_id, revision)}
-            if Coverage.FULL in found:
+            found = req.coverage_in(revision)
+            if found is Coverage.FULL:
                 row["full"] += 1
-            elif Coverage.PARTIAL in found:
+            elif found is Coverage.PARTIAL:
                 row["partial"] += 1
         return out
 
@@ -197,6 +213,13 @@ class Catalogue:
                     out.append(f"{where}: unknown check {check_id!r}")
                 elif not any(spec.applies_to(rev) for rev in req.revisions):
                     out.append(f"{where}: {check_id} runs under none of {req.revisions}")
+            joint = [check_id for check_id, cov in req.checks.items() if cov is Coverage.JOINT]
+            if len(joint) == 1:
+                out.append(f"{where}: a joint link needs another joint check ({joint[0]} alone is full or partial)")
+            if bool(joint) != bool(req.together.strip()):
+                out.append(f"{where}: joint links and a 'together' text go together")
+            elif joint and not all(check_id in req.together for check_id in joint):
+                out.append(f"{where}: 'together' must say what each joint check sees")
         out.extend(self.duplicates())
         for item in self.untestable:
             where = f"{item.area}:untestable {item.text[:40]!r}"
@@ -235,6 +258,7 @@ def _requirement(area: str, raw: Mapping[str, Any]) -> Requirement:
     return Requirement(
         id=raw["id"], strength=raw["level"], revisions=tuple(raw["revisions"]), page=raw["page"],
         anchor=raw.get("anchor", ""), text=raw["text"], checks=checks, area=area, subject=raw.get("subject", ""),
+        together=raw.get("together", ""),
     )
 
 
