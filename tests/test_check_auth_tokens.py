@@ -186,3 +186,23 @@ async def test_check_run_hides_every_token(fmt: str, tmp_path: Path, monkeypatch
         assert checks["auth.task-binding"]["status"] == "fail"
         for check in ("auth.token-audience", "auth.expired-token", "auth.insufficient-scope", "auth.query-token"):
             assert checks[check]["status"] == "pass", checks[check]
+
+
+async def test_config_run_takes_the_tokens_for_the_one_server_named(tmp_path: Path) -> None:
+    """``check --config FILE NAME --auth-token...``: the tokens go to that server (they were
+    dropped before); for the whole file they would reach servers they were not issued for."""
+    opts = ["--auth-token", "AT-alice", "--auth-token-expired", "AT-expired"]
+    async with token_servers("tasks-shared") as servers:
+        config = tmp_path / "servers.json"
+        config.write_text(json.dumps({"mcpServers": {
+            "guarded": {"type": "http", "url": servers.url},
+            "other": {"command": "true"},
+        }}))
+        run = await run_cli(["check", "--config", str(config), "guarded", "--format", "json",
+                             "--revision", "2025-11-25", *opts], tmp_path)
+        whole = await run_cli(["check", "--config", str(config), *opts], tmp_path)
+    checks = {c["id"]: c for c in json.loads(run.out)["checks"]}
+    assert checks["lifecycle.initialize"]["status"] == "pass", run.err
+    assert checks["auth.expired-token"]["status"] == "pass", checks["auth.expired-token"]
+    assert "AT-alice" not in run.out and "AT-expired" not in run.out
+    assert whole.rc == 2 and "one server's tokens" in whole.err, whole

@@ -297,9 +297,17 @@ def _read_command_line(argv: Sequence[str]) -> tuple[argparse.Namespace, list[st
             # check --config FILE [NAME...]: every (or each named) server of the file (check_many.py).
             if trailing:
                 raise UsageError("check --config FILE takes server NAMEs, not a command after --")
-            ns.many = list(ns.words)
-            _timeouts(ns)
-            return ns, []
+            if ns.auth_tokens.secrets():
+                # Tokens belong to one resource: handed over for a whole file, they would be sent
+                # to servers they were never issued for.
+                if len(ns.words) != 1:
+                    raise UsageError("the --auth-token options hold one server's tokens: "
+                                     "name that server (check --config FILE NAME)")
+                ns.server, ns.words = ns.words[0], []  # one server: checked as --server NAME
+            else:
+                ns.many = list(ns.words)
+                _timeouts(ns)
+                return ns, []
     target = resolve_target(ns, trailing)
     # Only a call or a get can make the server ask the user; a bad --elicit-json is a usage error now.
     asks_user = (ns.command, getattr(ns, "action", None)) in (("tools", "call"), ("prompts", "get"))
