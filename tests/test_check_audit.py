@@ -69,6 +69,7 @@ AUDIT: dict[str, tuple[str, str, str, Status]] = {
     "jsonrpc.valid-messages": (S, "good", "garbage-stdout", FAIL),
     "lifecycle.version": (S, "good", "bad-version", FAIL),
     "tools.input-schema": (S, "good", "bad-tool-schema", FAIL),
+    "schema.dialect": (F, "good", "output-schema-invalid", FAIL),
     "lifecycle.unsupported-version": (S, "good", "error-on-unknown-version", FAIL),
     "schema.messages": (S, "good", "bad-result-schema", FAIL),
     "tools.list": (S, "good", "bad-result-schema", FAIL),
@@ -168,6 +169,10 @@ WRONG_VALUES: dict[str, tuple[str, str, Status]] = {
     "tasks.task-fields": (T, "bad-timestamps", FAIL),
     "tasks.result-meta": (T, "result-meta-other-task", FAIL),
     "content.embedded-resource": (F, "embedded-both", FAIL),
+    "tools.input-schema": (F, "input-schema-invalid", FAIL),
+    "tools.structured-output": (TL, "wrong-structured", FAIL),
+    "content.base64": (F, "bad-mime", FAIL),
+    "resources.uri-syntax": (F, "bad-link-uri", FAIL),
 }
 
 _ = "no fake breaks this sentence yet: "

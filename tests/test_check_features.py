@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from trimcp._sansio import schema as s
+from trimcp.conformance.checks.feature_content import mime_problem, uri_problem
 from trimcp.conformance.checks.tool_calls import ToolPolicy
 from trimcp.conformance.values import example_arguments, invalid_arguments
 
@@ -44,7 +45,16 @@ DEFECTS = {
     "elicit-url-undeclared": ("features.server-requests", "fail"),
     "bad-uri": ("resources.uri-syntax", "fail"),
     "read-both": ("resources.read-contents", "warn"),  # best practice: advice
+    "input-schema-invalid": ("tools.input-schema", "fail"),
+    "input-schema-null": ("tools.input-schema", "fail"),
+    "output-schema-invalid": ("schema.dialect", "fail"),
+    "elicit-bad-schema": ("schema.dialect", "fail"),
+    "bad-mime": ("content.base64", "fail"),
+    "bad-link-uri": ("resources.uri-syntax", "fail"),
 }
+
+#: mode -> the other checks of the table that judge the same broken value
+JOINT = {"input-schema-invalid": {"schema.dialect"}}
 
 
 def _check(mode: str, *extra: str) -> tuple[int, dict[str, dict[str, Any]]]:
@@ -75,8 +85,9 @@ def test_each_defect_is_reported(mode: str) -> None:
     assert checks[check_id]["status"] == status, checks[check_id]
     if status == "fail" and checks[check_id]["level"] == "MUST":
         assert code == 1
-    # Exactly that defect: every other feature check of the table still passes or skips.
-    others = {cid for cid, _ in DEFECTS.values()} - {check_id}
+    # Exactly that defect: every other feature check of the table still passes or skips (but
+    # the checks reading the same fact: an invalid inputSchema is an invalid schema too).
+    others = {cid for cid, _ in DEFECTS.values()} - {check_id} - JOINT.get(mode, set())
     broken = {cid: checks[cid] for cid in others if checks[cid]["status"] in ("fail", "warn")}
     assert broken == {}
 
@@ -114,3 +125,38 @@ def test_invalid_arguments_break_one_required_type() -> None:
     # An enum or nothing required leaves nothing certain to contradict.
     assert invalid_arguments({"type": "object", "properties": {"e": {"enum": ["a"]}}, "required": ["e"]}) is None
     assert invalid_arguments({"type": "object"}) is None
+
+
+def test_a_schema_of_an_unknown_dialect_is_not_judged_but_counted() -> None:
+    code, checks = _check("unknown-dialect")
+    assert code == 0
+    dialect = checks["schema.dialect"]
+    assert dialect["status"] == "pass" and "1 not judged: unknown dialect" in dialect["detail"], dialect
+    assert dialect["detail"].startswith("1 schemas valid"), dialect  # (the image tool's only)
+
+
+@pytest.mark.parametrize("uri", [
+    "mem://one", "file:///tmp/a%20b", "https://[::1]:8080/x?q=1#f", "urn:isbn:0451450523", "a:",
+    "test://static/resource/1", "file:///C:/data", "s3://bucket/key?versionId=3", "x-y.z+w:opaque/path",
+    "ldap://[2001:db8::7]/c=GB?objectClass?one", "http://127.0.0.1:80", "mailto:a@b.example",
+])
+def test_rfc3986_uris_pass(uri: str) -> None:
+    assert uri_problem(uri) is None
+
+
+@pytest.mark.parametrize("uri", [
+    "mem://one two", "a:b#c#d", "x:%zz", "1a:b", "http://[1:2]/", "http://h/[x]", "custom://host:port",
+    "file://C:\\data", "no-scheme/path", "", "caf\u00e9:x", "http://h/\n",
+])
+def test_what_rfc3986_refuses_fails(uri: str) -> None:
+    assert uri_problem(uri) is not None
+
+
+@pytest.mark.parametrize(("mime", "valid"), [
+    ("image/png", True), ("audio/wav", True), ("image/svg+xml; charset=utf-8", True),
+    ('audio/ogg; codecs="opus"', True), ("application/vnd.ms-excel", True),
+    ("png", False), ("image/", False), ("/png", False), ("*/*", False), ("image/png extra", False),
+    ("", False), (None, False), ("image png", False),
+])
+def test_mime_types_follow_rfc6838(mime: str | None, valid: bool) -> None:
+    assert (mime_problem(mime) is None) is valid

@@ -35,6 +35,16 @@ selected defect it behaves correctly:
   completion-error         completion/complete of the listed prompt answers -32603 although advertised
   embedded-both            the prompt's embedded resource carries both text and blob
   completion-empty         completion/complete answers no values (no defect: no limit to judge)
+  input-schema-invalid     echo's inputSchema says "required": "message" (a string, not an array: not
+                           a valid 2020-12 schema, though of type object)
+  input-schema-null        the image tool's inputSchema is null
+  output-schema-invalid    the image tool declares an outputSchema whose property type is "integr"
+  unknown-dialect          echo's inputSchema names a $schema jsonschema does not know (no defect)
+  elicit-bad-schema        echo sends a form-mode elicitation/create whose requestedSchema has
+                           "minimum": "0" (a string: not a valid 2020-12 schema)
+  bad-mime                 the image tool's content has mimeType "png" (not type/subtype)
+  bad-link-uri             the image tool's result links a resource at "file://C:\\data\\one.txt"
+                           (backslashes: not an RFC 3986 URI; the listed URIs are fine)
 """
 
 from __future__ import annotations
@@ -54,7 +64,8 @@ MODES = (
     "completion-too-many", "completion-unknown-ok", "list-changed-undeclared", "prompts-undeclared",
     "invalid-uri-ok", "elicit-url-undeclared", "bad-uri", "read-both", "echo-always-fails", "completion-empty",
     "embedded-both", "dup-names", "bad-tool-name", "unknown-tool-ok", "read-error", "templates-error",
-    "prompt-get-error", "completion-error",
+    "prompt-get-error", "completion-error", "input-schema-invalid", "input-schema-null", "output-schema-invalid",
+    "unknown-dialect", "elicit-bad-schema", "bad-mime", "bad-link-uri",
 )
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg=="
@@ -115,6 +126,11 @@ def call_tool(mode: str, msg_id: Any, params: dict[str, Any]) -> None:
             log("info", "echo called")
         if mode == "list-changed-undeclared":
             send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        if mode == "elicit-bad-schema":
+            state["next_id"] += 1
+            send({"jsonrpc": "2.0", "id": state["next_id"], "method": "elicitation/create", "params": {
+                "mode": "form", "message": "how old?", "requestedSchema": {
+                    "type": "object", "properties": {"age": {"type": "number", "minimum": "0"}}}}})
         if mode == "elicit-url-undeclared":
             state["next_id"] += 1
             send({"jsonrpc": "2.0", "id": state["next_id"], "method": "elicitation/create", "params": {
@@ -122,7 +138,12 @@ def call_tool(mode: str, msg_id: Any, params: dict[str, Any]) -> None:
         result(msg_id, {"content": [{"type": "text", "text": str(message)}]})
     elif name in ("image", "image tool"):
         data = "not base64!" if mode == "bad-base64" else PNG
-        result(msg_id, {"content": [{"type": "image", "data": data, "mimeType": "image/png"}]})
+        content: list[dict[str, Any]] = [
+            {"type": "image", "data": data, "mimeType": "png" if mode == "bad-mime" else "image/png"}]
+        if mode == "bad-link-uri":
+            content.append({"type": "resource_link", "uri": "file://C:\\data\\one.txt", "name": "one"})
+        extra = {"structuredContent": {"n": 1}} if mode == "output-schema-invalid" else {}
+        result(msg_id, {"content": content, **extra})
     elif mode == "unknown-tool-ok":
         result(msg_id, {"content": [{"type": "text", "text": "done"}]})
     else:
@@ -134,6 +155,15 @@ def tools(mode: str) -> list[dict[str, Any]]:
         return [*TOOLS, TOOLS[0]]
     if mode == "bad-tool-name":
         return [TOOLS[0], {**TOOLS[1], "name": "image tool"}]
+    echo, image = TOOLS[0], TOOLS[-1]
+    if mode == "input-schema-invalid":
+        return [{**echo, "inputSchema": {**echo["inputSchema"], "required": "message"}}, image]
+    if mode == "unknown-dialect":
+        return [{**echo, "inputSchema": {**echo["inputSchema"], "$schema": "https://example.com/my-dialect"}}, image]
+    if mode == "input-schema-null":
+        return [echo, {**image, "inputSchema": None}]
+    if mode == "output-schema-invalid":
+        return [echo, {**image, "outputSchema": {"type": "object", "properties": {"n": {"type": "integr"}}}}]
     return TOOLS
 
 

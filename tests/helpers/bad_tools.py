@@ -13,6 +13,8 @@ trimcp import) with other tools (spec: server/tools):
   good                     no defect (2025-11-25)
   variant-bad-output       lookup's structuredContent breaks its outputSchema when unit is "f"
                            (only a non-minimal argument set reaches it)
+  wrong-structured         lookup's structuredContent gives ``temp`` as the string "21.5", whatever the
+                           arguments (a wrong value, not a missing field)
   second-takes-wrong-types count accepts an ``n`` that is not an integer (the second tool probed)
   legacy-good              no defect, pinned to 2025-06-18
   legacy-dup-names         2025-06-18; tools/list names ``count`` twice
@@ -30,7 +32,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bad_features as base
 
-MODES = ("good", "variant-bad-output", "second-takes-wrong-types", "legacy-good", "legacy-dup-names",
+MODES = ("good", "variant-bad-output", "wrong-structured", "second-takes-wrong-types", "legacy-good", "legacy-dup-names",
          "legacy-bad-schema")
 CLOSED = {"readOnlyHint": True, "openWorldHint": False}
 LOOKUP = {
@@ -72,6 +74,8 @@ def call_tool(mode: str, msg_id: Any, params: dict[str, Any]) -> None:
             text(msg_id, "city must be a string", isError=True)
             return
         temp: Any = "hot" if mode == "variant-bad-output" and args.get("unit") == "f" else 21.5
+        if mode == "wrong-structured":
+            temp = "21.5"
         text(msg_id, json.dumps({"temp": temp}), structuredContent={"temp": temp})
     elif name == "count":
         if not isinstance(args.get("n"), int) and mode != "second-takes-wrong-types":

@@ -104,6 +104,7 @@ from .checks.sent_by_server import (
     check_server_request_ids,
     check_subscription_ids,
 )
+from .checks.sent_schemas import judge_schemas
 from .checks.stateless import (
     check_discover,
     check_stateless_conversation,
@@ -270,6 +271,9 @@ async def _run_checks(
             check_stdio_lines(rec, recording, report.era == Era.STATELESS.value)
         if tour is not None:
             _check_notifications(rec, recording, tour.client.server_capabilities)
+            # The schemas and structured results of every list and call of the session, even
+            # one a server ended half-way (sends nothing).
+            await judge_schemas(tour)
             if report.era == Era.STATELESS.value:
                 check_stateless_conversation(tour, outcome.server_requests)
     if tour is not None:

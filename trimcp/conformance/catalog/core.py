@@ -78,6 +78,8 @@ _CHECKS: Final[tuple[CheckSpec, ...]] = (
     # 2025-03-26, MUST from 2025-06-18) and, in 2026-07-28, the result/error shape MUSTs of basic.
     CheckSpec("schema.messages", M, "schema", "every result and notification matches the revision's schema",
               levels=(("2024-11-05", S), ("2025-03-26", S))),
+    CheckSpec("schema.dialect", M, "basic", "every JSON Schema the server sends (tool input and output schemas, "
+              "elicitation requestedSchema) is valid in its declared dialect, 2020-12 by default", FROM_2025_11_25),
     CheckSpec("capabilities.notifications", M, "basic/lifecycle",
               "the server sends only notifications its capabilities declare"),
     # BEST: "Only use capabilities that were successfully negotiated" binds the sender; no sentence
@@ -86,8 +88,8 @@ _CHECKS: Final[tuple[CheckSpec, ...]] = (
     # tools/prompts/resources list: a MUST only in 2026-07-28 ("Servers that declare the `tools` capability
     # MUST respond to `tools/list`"); before, no sentence stands behind it.
     CheckSpec("tools.list", B, "server/tools", "tools/list succeeds and pages end", stateless_level=M),
-    CheckSpec("tools.input-schema", M, "server/tools", "every tool's inputSchema is a JSON Schema object of type object",
-              FROM_2025_11_25),
+    CheckSpec("tools.input-schema", M, "server/tools", "every tool's inputSchema (every page) is a JSON Schema object of type object, "
+              "valid in its dialect", FROM_2025_11_25),
     CheckSpec("tools.unique-names", S, "server/tools", "tool names are unique", FROM_2025_11_25),
     CheckSpec("tools.name-format", S, "server/tools", "tool names use 1-128 of A-Z a-z 0-9 _ - .", FROM_2025_11_25),
     # BEST: no sentence makes a server's tools callable by a harness, nor names the answer to an unknown
@@ -95,7 +97,8 @@ _CHECKS: Final[tuple[CheckSpec, ...]] = (
     # pagination only says servers SHOULD "provide stable cursors", not that they never repeat.
     CheckSpec("tools.call-read-only", B, "server/tools", "read-only tools can be called and return a CallToolResult"),
     CheckSpec("tools.structured-output", M, "server/tools",
-              "a tool with an outputSchema returns structuredContent that conforms", FROM_2025_06_18),
+              "every successful call of a tool with an outputSchema returns structuredContent that conforms",
+              FROM_2025_06_18),
     CheckSpec("tools.unknown-tool", B, "server/tools", "calling an unknown tool is an error (-32602 or isError)"),
     CheckSpec("resources.list", B, "server/resources", "resources/list succeeds and pages end", stateless_level=M),
     CheckSpec("resources.templates", B, "server/resources", "resources/templates/list succeeds and pages end"),

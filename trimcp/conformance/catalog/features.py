@@ -28,7 +28,8 @@ SPECS: Final[tuple[CheckSpec, ...]] = (
     CheckSpec("tools.input-validation", M, "server/tools",
               "a tool called with arguments of the wrong type refuses them (an error or an isError result)"),
     CheckSpec("content.base64", M, "server/prompts",
-              "image/audio data and resource blobs are strict base64; image and audio carry a mimeType"),
+              "image/audio data and resource blobs are strict base64; image and audio carry a valid MIME type "
+              "(RFC 6838 type/subtype)"),
     CheckSpec("content.embedded-resource", M, "server/prompts",
               "embedded resources in prompt messages carry uri, mimeType and exactly one of text/blob"),
     CheckSpec("resources.read-contents", B, "server/resources",
@@ -48,7 +49,7 @@ SPECS: Final[tuple[CheckSpec, ...]] = (
               "x-mcp-header names are non-empty HTTP tokens, unique, on statically reachable primitive properties",
               STATELESS),
     CheckSpec("resources.uri-syntax", M, "server/resources",
-              "listed resource URIs follow RFC 3986 (a scheme, no spaces or control characters)",
+              "every resource URI sent (listed, read, linked, embedded) follows the RFC 3986 URI grammar",
               tuple(v for v in ALL_VERSIONS if v >= "2025-06-18")),
     # The name and schema rules became sentences in 2025-11-25; before, they are habits (core keeps
     # tools.input-schema and tools.unique-names for the revisions with the sentence).

@@ -32,7 +32,6 @@ from ..._errors import (
 from ..._sansio import jsonrpc as rpc
 from ..._sansio import schema as s
 from ..._sansio.revisions import Era, get_revision
-from ..._trio import offload
 from ..._trio.client.client_session import ClientSession
 from ..evidence import received, sent
 from ..results import Results, Tour
@@ -105,8 +104,9 @@ async def _tools(tour: Tour, policy: ToolPolicy) -> None:
         _judge_tool_list(rec, tools)
     else:
         # Names and schemas of no tool are no evidence of anything.
-        for check_id in ("tools.unique-names", "tools.name-format", "tools.input-schema",
-                         "tools.input-schema-legacy", "tools.unique-names-legacy", "tools.x-mcp-header"):
+        # (the schemas: sent_schemas.judge_schemas, from the lists as the server sent them)
+        for check_id in ("tools.unique-names", "tools.name-format", "tools.unique-names-legacy",
+                         "tools.x-mcp-header"):
             rec.skip(check_id, "the server lists no tools")
     callable_tools = [t for t in tools if policy.allows(t)] if policy.probe_tools else []
     outcomes: list[CallOutcome] = []
@@ -119,7 +119,6 @@ async def _tools(tour: Tour, policy: ToolPolicy) -> None:
     if not callable_tools:
         rec.skip("tools.call-read-only", policy.describe())
     _judge_calls(rec, outcomes, len(set(tour.called_tools)))
-    rec.skip("tools.structured-output", "no tool with an outputSchema was called")
     try:
         result = await client.call_tool("trimcp-no-such-tool-7d1f", {})
         if result.is_error:
@@ -140,12 +139,6 @@ def _judge_tool_list(rec: Results, tools: list[s.Tool]) -> None:
         rec.warn("tools.name-format", ", ".join(bad_names[:5]))
     else:
         rec.ok("tools.name-format", f"{len(names)} names of 1-128 characters of [A-Za-z0-9_.-]")
-    bad_schema = [t.name for t in tools if not (isinstance(t.input_schema, dict) and t.input_schema.get("type") == "object")]
-    for check in ("tools.input-schema", "tools.input-schema-legacy"):
-        if bad_schema:
-            rec.fail(check, f"not type object: {', '.join(bad_schema[:5])}")
-        else:
-            rec.ok(check, f"{len(tools)} inputSchemas of type object")
 
 
 _LISTS = ("tools/list", "resources/list", "resources/templates/list", "prompts/list")
@@ -194,7 +187,7 @@ async def _call_read_only(tour: Tour, tool: s.Tool, examples: list[dict[str, Any
     out: list[CallOutcome] = []
     for args in examples:
         try:
-            result = await tour.client.call_tool(tool.name, args)
+            await tour.client.call_tool(tool.name, args)
         except McpError as exc:
             rec.fail("tools.call-read-only", f"{tool.name} {args}: error {exc.code} {exc.message}", _last_call(tour))
             continue
@@ -205,8 +198,6 @@ async def _call_read_only(tour: Tour, tool: s.Tool, examples: list[dict[str, Any
         except TrimcpError as exc:  # (RemoteProtocolError among them: an invalid answer)
             rec.fail("tools.call-read-only", f"{tool.name} {args}: {exc}", _last_call(tour))
             continue
-        if tool.output_schema is not None and not result.is_error:
-            await _judge_structured(tour, tool, args, result.structured_content)
         out.append(call_outcome(_last_result(tour)))
     return out
 
@@ -231,38 +222,6 @@ def _last_call(tour: Tour) -> list[dict[str, Any]]:
     """The latest tools/call the tour sent, and its answer if one came (a call's evidence)."""
     return [item for request, answer in _pairs(tour)
             for item in [sent(request)] + ([received(answer)] if answer is not None else [])]
-
-
-async def _judge_structured(tour: Tour, tool: s.Tool, args: dict[str, Any], content: Any) -> None:
-    """``tools.structured-output`` for one call: the server's schema is read and applied
-    at a bounded cost (``trimcp._trio.offload``), so a hostile schema cannot hang the run;
-    what could not be enforced is said in the detail, and a result too costly to check
-    is a skip, never a pass."""
-    rec, schema = tour.rec, tool.output_schema
-    assert schema is not None
-    if content is None:
-        rec.fail("tools.structured-output", f"{tool.name} {args}: no structuredContent although an "
-                 "outputSchema is declared", _last_call(tour))
-        return
-    validator = await offload.read_schema(schema)
-    if validator.invalid:
-        rec.fail("tools.structured-output", f"{tool.name}: outputSchema is not a valid JSON Schema: "
-                 f"{validator.problem}", _last_call(tour))
-        return
-    if validator.problem is not None:
-        rec.skip("tools.structured-output", f"{tool.name}: outputSchema not checked: {validator.problem}")
-        return
-    verdict = await offload.validate(validator, content)
-    error = verdict.best()
-    unchecked = f" (not enforced: {'; '.join(verdict.unchecked)})" if verdict.unchecked else ""
-    if error is not None:
-        rec.fail("tools.structured-output", f"{tool.name} {args}: structuredContent does not match "
-                 f"outputSchema: {error.message}", _last_call(tour))
-    elif verdict.exhausted:
-        rec.skip("tools.structured-output", f"{tool.name}: structuredContent too costly to check "
-                 f"(over {offload.THREAD_UNITS} work units){unchecked}")
-    else:
-        rec.ok("tools.structured-output", f"{tool.name}{unchecked}")
 
 
 async def _resources(tour: Tour) -> None:
