@@ -142,6 +142,7 @@ AUDIT: dict[str, tuple[str, str, str, Status]] = {
     "tasks.input-meta": (T, "good", "input-without-related-meta", FAIL),
     "tasks.requestor-capability": (T, "good", "asks-with-task", WARN),
     "tasks.not-augmentable": (T, "no-tools-call", "augments-undeclared", FAIL),
+    "tasks.progress": (T, "good", "progress-other-token", FAIL),
     # Streamable HTTP, handshake era (tests/helpers/bad_http.py StreamFake, 2025-11-25)
     "http.valid-host": (H, "good", "refuses-valid-host", FAIL),
     "http.session-required": (H, "good", "no-session-required", WARN),
@@ -168,6 +169,8 @@ WRONG_VALUES: dict[str, tuple[str, str, Status]] = {
     "subscriptions.tagged": (ST, "mis-tagged-notification", FAIL),
     "tasks.task-fields": (T, "bad-timestamps", FAIL),
     "tasks.result-meta": (T, "result-meta-other-task", FAIL),
+    "tasks.result": (T, "result-differs", FAIL),
+    "tasks.not-augmentable": (T, "undeclared-refuses", FAIL),
     "content.embedded-resource": (F, "embedded-both", FAIL),
     "tools.input-schema": (F, "input-schema-invalid", FAIL),
     "tools.structured-output": (TL, "wrong-structured", FAIL),

@@ -69,6 +69,11 @@ async def test_good_passes_every_check_it_can_judge() -> None:
     assert results["tasks.failed-message"].detail == "no task failed"
     assert "listed on page" in results["tasks.list"].detail
     assert "still cancelled later" in results["tasks.cancel"].detail
+    assert "named in its _meta, was not" in results["tasks.cancel"].detail
+    assert "5 tasks created, each with its own taskId; tasks/list: " in results["tasks.create"].detail
+    assert "2 notifications/progress" in results["tasks.progress"].detail
+    assert "equal to the call without a task" in results["tasks.result"].detail
+    assert "gave the plain call's error -32602" in results["tasks.result"].detail
 
 
 async def test_a_failed_task_with_a_status_message_passes() -> None:
@@ -91,17 +96,21 @@ async def test_without_tools_call_support_the_task_field_is_ignored() -> None:
 DEFECTS: dict[str, tuple[dict[str, Status], str]] = {
     "augments-undeclared": ({"tasks.not-augmentable": Status.FAIL}, "CreateTaskResult"),
     "create-not-working": (
-        # It began "completed" and was "working" when asked next: both rules broken.
-        {"tasks.create": Status.FAIL, "tasks.status-flow": Status.FAIL}, "not working"),
+        # It began "completed" and was "working" when asked next (its progress went on): three rules broken.
+        {"tasks.create": Status.FAIL, "tasks.status-flow": Status.FAIL, "tasks.progress": Status.FAIL},
+        "not working"),
     "no-timestamps": ({"tasks.task-fields": Status.FAIL}, "lastUpdatedAt"),
     "wrong-status-flow": ({"tasks.status-flow": Status.FAIL}, "from completed to working"),
     "result-not-blocking": ({"tasks.result": Status.FAIL}, "still working"),
     "result-without-related-meta": ({"tasks.result-meta": Status.FAIL}, "no _meta"),
     "meta-over-param": (
-        {"tasks.get": Status.FAIL, "tasks.result": Status.FAIL, "tasks.cancel": Status.FAIL},
+        # Each operation answers about the real task its _meta names; tasks/result's _meta says so.
+        {"tasks.get": Status.FAIL, "tasks.result": Status.FAIL, "tasks.cancel": Status.FAIL,
+         "tasks.result-meta": Status.FAIL},
         "must be ignored in favour of taskId"),
     "list-missing": ({"tasks.list": Status.FAIL}, "in none of"),
-    "bad-cursor-ok": ({"tasks.errors": Status.FAIL}, "unknown cursor"),
+    # The cursor ignored, every page is the first: the listing repeats a task.
+    "bad-cursor-ok": ({"tasks.errors": Status.FAIL, "tasks.create": Status.FAIL}, "unknown cursor"),
     "unknown-task-wrong-code": ({"tasks.errors": Status.FAIL}, "-32600, not -32602"),
     "cancel-terminal-ok": (
         {"tasks.cancel-terminal": Status.FAIL, "tasks.status-flow": Status.FAIL}, "answered with a result"),
@@ -115,6 +124,15 @@ DEFECTS: dict[str, tuple[dict[str, Status], str]] = {
     "failed-no-message": ({"tasks.failed-message": Status.WARN}, "without a statusMessage"),
     "input-without-related-meta": ({"tasks.input-meta": Status.FAIL}, "lacks io.modelcontextprotocol/related-task"),
     "asks-with-task": ({"tasks.requestor-capability": Status.WARN}, "carries a task"),
+    "undeclared-creates": ({"tasks.not-augmentable": Status.FAIL}, "declares no tasks capability"),
+    "undeclared-refuses": ({"tasks.not-augmentable": Status.FAIL}, "refused (-32602)"),
+    "progress-other-token": ({"tasks.progress": Status.FAIL}, "progressToken 'trimcp-audit-other-token'"),
+    "progress-after-terminal": ({"tasks.progress": Status.FAIL}, "after the task was seen terminal"),
+    # The reused id names a task that was completed and is now working: both rules broken.
+    "reused-task-id": ({"tasks.create": Status.FAIL, "tasks.status-flow": Status.FAIL}, "the same taskId"),
+    "list-duplicates": ({"tasks.create": Status.FAIL}, "twice"),
+    "result-differs": ({"tasks.result": Status.FAIL}, "differs from what the same call without a task returns"),
+    "task-error-other-code": ({"tasks.result": Status.FAIL}, "gave error -32603"),
 }
 
 
@@ -140,9 +158,13 @@ async def test_a_server_without_tasks_gets_every_tasks_check_skipped() -> None:
     connect = connector_for([sys.executable, str(FAKE), "--mode", "no-tasks"])
     with trio.fail_after(120):
         report = await run_checks(connect, target="no tasks", revision=REVISION)
-    rows = [r for r in report.results if r.id in CHECKS]
+    rows = {r.id: r for r in report.results if r.id in CHECKS}
     assert len(rows) == len(CHECKS)
-    assert {(r.status, r.detail) for r in rows} == {(Status.SKIP, "the server does not declare tasks")}
+    # A task on tools/call is still tried: it must be ignored.
+    judged = rows.pop("tasks.not-augmentable")
+    assert judged.status is Status.PASS, judged
+    assert "declares no tasks capability" in judged.detail and "the same result" in judged.detail
+    assert {(r.status, r.detail) for r in rows.values()} == {(Status.SKIP, "the server does not declare tasks")}
 
 
 async def test_the_good_fake_passes_a_whole_run() -> None:
@@ -171,8 +193,11 @@ async def test_the_reference_server_skips_every_tasks_check(
 ) -> None:
     with trio.fail_after(300):
         report = await run_checks(_reference, target="reference", revision=revision)
-    rows = [r for r in report.results if r.id in CHECKS]
-    assert {(r.status, r.detail) for r in rows} == {(Status.SKIP, detail)}
+    rows = {r.id: r for r in report.results if r.id in CHECKS}
+    if revision == REVISION:  # its read-only tool is called with a task, which it must ignore
+        judged = rows.pop("tasks.not-augmentable")
+        assert judged.status is Status.PASS and "echo (the same result)" in judged.detail, judged
+    assert {(r.status, r.detail) for r in rows.values()} == {(Status.SKIP, detail)}
 
 
 GOOD_TASK: dict[str, Any] = {

@@ -18,6 +18,9 @@ behaves correctly:
   no-tools-call                declares tasks without requests.tools.call, ignores task fields (correct)
   tool-fails                   slow_echo answers isError; its task is failed with a statusMessage (correct)
   augments-undeclared          declares tasks without requests.tools.call, yet answers a CreateTaskResult
+  undeclared-creates           declares no tasks capability at all, yet answers a CreateTaskResult
+  undeclared-refuses           declares tasks without requests.tools.call, and refuses a tools/call carrying
+                               a task with -32602 instead of ignoring the field
   create-not-working           a new task begins "completed"
   no-timestamps                tasks/get answers lack lastUpdatedAt
   wrong-status-flow            tasks/get of a task already reported terminal says "working"
@@ -41,6 +44,18 @@ behaves correctly:
   result-meta-other-task       the tasks/result answer's related-task _meta names another task
   finishes-at-once             a task's work is done as soon as it is created (correct: tasks/result has
                                nothing to block on, so its blocking cannot be judged)
+  progress-other-token         the notifications/progress of a task carry another progressToken
+  progress-after-terminal      a task's notifications/progress go on after tasks/result answered
+  reused-task-id               the fourth task created gets the id of the second
+  list-duplicates              tasks/list lists the first task again on its last page
+  result-differs               tasks/result's CallToolResult is not what the call without a task returns
+  task-error-other-code        tasks/result of a task of an unknown tool gives -32603, not the -32602
+                               the call without a task gets
+
+A task-augmented call carrying ``_meta.progressToken`` gets a ``notifications/progress``
+with it once the task is created and once more while ``tasks/result`` waits (before the
+task is terminal).  A task-augmented call of an unknown tool makes a task, which fails
+with the JSON-RPC error the plain call gets (-32602), as ``tasks/result`` says.
 
 When the client declared elicitation, ``tasks/result`` of a ``slow_echo`` task first
 asks it for a name (``elicitation/create`` with the related-task ``_meta``; the task
@@ -72,6 +87,8 @@ MODES = (
     "cancel-not-cancelled", "cancel-not-sticky", "required-without-task-ok", "forbidden-task-ok",
     "related-meta-on-get", "empty-error-message", "failed-no-message", "input-without-related-meta",
     "asks-with-task", "finishes-at-once", "bad-timestamps", "result-meta-other-task",
+    "progress-other-token", "progress-after-terminal", "reused-task-id", "list-duplicates", "result-differs",
+    "task-error-other-code", "undeclared-creates", "undeclared-refuses",
 )
 READ_ONLY = {"readOnlyHint": True}
 SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}}
@@ -92,6 +109,7 @@ class Server:
         self.tasks: dict[str, dict[str, Any]] = {}
         self.client_caps: dict[str, Any] = {}
         self.next_id = 0
+        self.created: list[str] = []
 
     # ------------------------------------------------------------------ wire
 
@@ -111,15 +129,15 @@ class Server:
 
     def capabilities(self) -> dict[str, Any]:
         caps: dict[str, Any] = {"tools": {}}
-        if self.mode == "no-tasks":
+        if self.mode in ("no-tasks", "undeclared-creates"):
             return caps
         caps["tasks"] = {"list": {}, "cancel": {}}
-        if self.mode not in ("no-tools-call", "augments-undeclared"):
+        if self.mode not in ("no-tools-call", "augments-undeclared", "undeclared-refuses"):
             caps["tasks"]["requests"] = {"tools": {"call": {}}}
         return caps
 
     def augments(self) -> bool:
-        return self.mode not in ("no-tasks", "no-tools-call")
+        return self.mode not in ("no-tasks", "no-tools-call", "undeclared-refuses")
 
     def tool_result(self, name: str) -> dict[str, Any]:
         fails = self.mode in ("tool-fails", "failed-no-message") and name == "slow_echo"
@@ -131,7 +149,7 @@ class Server:
             return "completed" if self.mode == "cancel-not-sticky" and done else "cancelled"
         if not done:
             return "input_required" if task.get("input_required") else "working"
-        return "failed" if task["result"]["isError"] else "completed"
+        return "failed" if task["error"] or task["result"]["isError"] else "completed"
 
     def view(self, task: dict[str, Any], *, op: str) -> dict[str, Any]:
         status = self.status(task)
@@ -149,7 +167,7 @@ class Server:
             "lastUpdatedAt": now_iso(), "ttl": task["ttl"], "pollInterval": POLL,
         }
         if status == "failed" and self.mode != "failed-no-message":
-            out["statusMessage"] = "slow_echo returned isError"
+            out["statusMessage"] = task["error"][1] if task["error"] else "slow_echo returned isError"
         if op == "get" and self.mode == "bad-timestamps":
             out["createdAt"] = "yesterday"
         if op == "get" and self.mode == "no-timestamps":
@@ -166,29 +184,51 @@ class Server:
             self.error(rid, code, f"Failed to retrieve task: no task {task_id!r}")
         return task
 
-    def create(self, rid: Any, name: str, task_params: Any) -> None:
+    def create(self, rid: Any, name: str, params: dict[str, Any], error: tuple[int, str] | None = None) -> None:
+        task_params = params.get("task")
         ttl = task_params.get("ttl", 60000) if isinstance(task_params, dict) else 60000
+        meta = params.get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        task_id = secrets.token_hex(16)
+        if self.mode == "reused-task-id" and len(self.created) == 3:
+            task_id = self.created[1]
+        self.created.append(task_id)
         task = {
-            "id": secrets.token_hex(16), "created": now_iso(),
+            "id": task_id, "created": now_iso(),
             "done_at": time.monotonic() + (0.0 if self.mode == "finishes-at-once" else WORK),
             "cancelled": False, "result": self.tool_result(name), "ttl": ttl, "reported_terminal": False,
-            "asked": False,
+            "asked": False, "token": token, "error": error,
         }
         self.tasks[task["id"]] = task
         self.result(rid, {"task": self.view(task, op="create")})
+        self.progress(task, 1)
+
+    def progress(self, task: dict[str, Any], step: int) -> None:
+        """A ``notifications/progress`` for a task whose request carried a progressToken."""
+        if task["token"] is None:
+            return
+        token = "trimcp-audit-other-token" if self.mode == "progress-other-token" else task["token"]
+        self.send({"jsonrpc": "2.0", "method": "notifications/progress",
+                   "params": {"progressToken": token, "progress": step, "total": 3}})
 
     def tools_call(self, rid: Any, params: dict[str, Any]) -> None:
         name = params.get("name")
         tool = next((t for t in TOOLS if t["name"] == name), None)
+        if tool is None and "task" in params and self.augments():
+            self.create(rid, str(name), params, error=(-32602, f"Unknown tool: {name}"))
+            return
         if tool is None:
             self.error(rid, -32602, f"Unknown tool: {name}")
             return
+        if "task" in params and self.mode == "undeclared-refuses":
+            self.error(rid, -32602, "Invalid params: unexpected field 'task'")
+            return
         support = (tool.get("execution") or {}).get("taskSupport", "forbidden")
-        wants_task = "task" in params and (self.augments() or self.mode == "augments-undeclared")
+        wants_task = "task" in params and (self.augments() or self.mode in ("augments-undeclared", "undeclared-creates"))
         if wants_task and support == "forbidden" and self.mode != "forbidden-task-ok":
             self.error(rid, -32601, f"Tool {name} does not support task-augmented execution")
         elif wants_task:
-            self.create(rid, str(name), params.get("task"))
+            self.create(rid, str(name), params)
         elif support == "required" and self.augments() and self.mode != "required-without-task-ok":
             self.error(rid, -32601, f"Tool {name} requires task-augmented execution")
         else:
@@ -198,20 +238,30 @@ class Server:
         task = self.find(rid, params)
         if task is None:
             return
-        if "elicitation" in self.client_caps and not task["cancelled"] and not task["asked"]:
+        if "elicitation" in self.client_caps and not task["cancelled"] and not task["asked"] and not task["error"]:
             task["asked"] = True
             self.ask_input(task)
+        if not task["cancelled"] and self.status(task) not in TERMINAL:
+            self.progress(task, 2)
         if self.mode != "result-not-blocking" and not task["cancelled"]:
             time.sleep(max(0.0, task["done_at"] - time.monotonic()))
         self.send({"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": self.view(task, op="note")})
         if task["cancelled"]:
             self.error(rid, -32603, "The task was cancelled")
             return
+        if task["error"]:
+            code = -32603 if self.mode == "task-error-other-code" else task["error"][0]
+            self.error(rid, code, task["error"][1])
+            return
         result = dict(task["result"])
+        if self.mode == "result-differs":
+            result["content"] = [{"type": "text", "text": "done, as a task"}]
         if self.mode != "result-without-related-meta":
             other = "trimcp-audit-other-task" if self.mode == "result-meta-other-task" else task["id"]
             result["_meta"] = {RELATED: {"taskId": other}}
         self.result(rid, result)
+        if self.mode == "progress-after-terminal":
+            self.progress(task, 3)
 
     def ask_input(self, task: dict[str, Any]) -> None:
         """An elicitation the task needs, tied to it; wait for the client's answer."""
@@ -260,6 +310,8 @@ class Server:
             ids = ids[ids.index(cursor):]
         # One task a page, to make the harness follow nextCursor.
         page = [] if self.mode == "list-missing" else [self.view(self.tasks[t], op="list") for t in ids[:1]]
+        if self.mode == "list-duplicates" and len(ids) == 1 and len(self.tasks) > 1:
+            page.append(self.view(next(iter(self.tasks.values())), op="list"))
         result: dict[str, Any] = {"tasks": page}
         if len(ids) > 1 and self.mode != "list-missing":
             result["nextCursor"] = ids[1]

@@ -43,6 +43,8 @@ NO_TASK: Final = "trimcp-check-no-such-task"
 NO_CURSOR: Final = "trimcp-check-no-such-cursor"
 #: A related-task ``_meta`` naming another task: the ``taskId`` parameter must win.
 DECOY: Final = {RELATED: {"taskId": NO_TASK}}
+#: The ``progressToken`` of the one request on this connection that carries one (task A's call).
+PROGRESS_TOKEN: Final = "trimcp-check-task-progress"
 MAX_PAGES: Final = 20
 #: How long any one answer is waited for (``tasks/result``, which blocks, may say otherwise).
 ANSWER_WAIT: Final = 10.0
@@ -59,6 +61,8 @@ class Exchange:
     request: rpc.Request
     #: ``None``: no answer within the wait.
     answer: Answer | None
+    #: Where the answer came in the order of everything received (``Session.seq``).
+    seq: int = 0
 
     @property
     def evidence(self) -> list[dict[str, Any]]:
@@ -100,6 +104,16 @@ class Session:
     input_requests: list[tuple[str, rpc.Request]] = attrs.field(factory=list)
     #: The task whose ``tasks/result`` is being waited for.
     waiting_for: str | None = None
+    #: How many messages came so far: the arrival order of answers and notifications alike.
+    seq: int = 0
+    #: ``notifications/progress`` with where each came; the arrival at which a task was first seen terminal.
+    progress: list[tuple[int, rpc.Notification]] = attrs.field(factory=list)
+    terminal_at: dict[str, int] = attrs.field(factory=dict)
+    #: Every task a ``CreateTaskResult`` named, in order (``tasks.create`` judges them distinct).
+    created: list[tuple[str, Exchange]] = attrs.field(factory=list)
+    #: Ids ``tasks/list`` listed twice, and how many distinct ids it listed.
+    duplicates: list[tuple[str, Exchange]] = attrs.field(factory=list)
+    listed: int = 0
 
     async def ask(self, method: str, params: dict[str, Any], within: float = ANSWER_WAIT) -> Exchange:
         """Send a request; its exchange, whose answer is ``None`` when none came ``within`` seconds."""
@@ -109,7 +123,9 @@ class Session:
         answer: Answer | None = None
         with trio.move_on_after(within):
             answer = await self._answer(request.id)
-        found = Exchange(request, answer)
+        if answer is not None:
+            self.seq += 1
+        found = Exchange(request, answer, self.seq)
         if found.error is not None:
             self.errors.append(found)
         return found
@@ -121,12 +137,17 @@ class Session:
             raise ProbeFailed(str(exc)) from exc
 
     async def _other(self, msg: rpc.Message) -> None:
-        if isinstance(msg, rpc.Notification) and msg.method == "notifications/tasks/status":
+        self.seq += 1
+        if isinstance(msg, rpc.Notification) and msg.method == "notifications/progress":
+            self.progress.append((self.seq, msg))
+        elif isinstance(msg, rpc.Notification) and msg.method == "notifications/tasks/status":
             self.notes.append(msg)
             params = msg.params or {}
             task_id, status = params.get("taskId"), params.get("status")
             if isinstance(task_id, str) and isinstance(status, str):
                 self.history.setdefault(task_id, []).append((status, received(msg)))
+                if status in TERMINAL:
+                    self.terminal_at.setdefault(task_id, self.seq)
         elif isinstance(msg, rpc.Request):
             self.server_requests.append(msg)
             if self.waiting_for is not None:
@@ -138,8 +159,9 @@ class Session:
             )
             await self.probe.stream.send(reply, self.probe._meta())
 
-    def read_task(self, task: Any, found: Exchange, *, op: bool) -> str | None:
-        """Note a Task from an answer; its id, or ``None`` when it has none."""
+    def read_task(self, task: Any, found: Exchange, *, op: bool, created: bool = False) -> str | None:
+        """Note a Task from an answer (``created``: a ``CreateTaskResult``'s); its id, or ``None``
+        when it has none."""
         self.tasks_read += 1
         problem = task_problem(task)
         if problem:
@@ -148,8 +170,12 @@ class Session:
             return None
         if isinstance(task.get("status"), str) and found.answer is not None:
             self.history.setdefault(task["taskId"], []).append((task["status"], received(found.answer)))
+            if task["status"] in TERMINAL:
+                self.terminal_at.setdefault(task["taskId"], found.seq)
         if task.get("status") == "failed" and found.request.method == "tasks/get":
             self.failed_tasks.append((task, found))
+        if created:
+            self.created.append((task["taskId"], found))
         if op:
             self.ops_answered += 1
             meta = task.get("_meta")
@@ -157,8 +183,9 @@ class Session:
                 self.meta_on_ops.append(found)
         return str(task["taskId"])
 
-    async def get(self, task_id: str) -> Exchange:
-        found = await self.ask("tasks/get", {"taskId": task_id, "_meta": DECOY})
+    async def get(self, task_id: str, decoy: str = NO_TASK) -> Exchange:
+        """``tasks/get`` of ``task_id`` with a related-task ``_meta`` naming ``decoy``, which must not matter."""
+        found = await self.ask("tasks/get", {"taskId": task_id, "_meta": related(decoy)})
         if found.result is not None:
             self.read_task(found.result, found, op=True)
         return found
@@ -166,6 +193,11 @@ class Session:
     def status(self, task_id: str) -> str | None:
         seen = self.history.get(task_id)
         return seen[-1][0] if seen else None
+
+
+def related(task_id: str) -> dict[str, Any]:
+    """A ``_meta`` with the related-task key naming ``task_id``."""
+    return {RELATED: {"taskId": task_id}}
 
 
 def task_problem(task: Any) -> str | None:

@@ -5,7 +5,9 @@ Theory of operation
 Tasks are experimental in 2025-11-25 and gone into an extension in
 2026-07-28, so ``check_tasks`` does nothing for any other revision (the
 report's rows say "not in <revision>").  A server without the ``tasks`` capability gets every check
-``skip`` "the server does not declare tasks": absence is no evidence.
+``skip`` "the server does not declare tasks" (absence is no evidence) but one: when it has tools,
+a read-only tool is called with a ``task`` on a connection of its own, and a ``CreateTaskResult``
+(or a refusal the call without the task does not get) fails ``tasks.not-augmentable``.
 
 Otherwise one connection of its own (``probes.probe_connection``: task
 requests with made-up ids are not for the tour's session) is opened with
@@ -21,19 +23,23 @@ steps 3 and 4):
    with it, a ``required`` tool called without a task gets -32601 (MUST), a
    tool that forbids tasks called with one -32601 (SHOULD) ("Tool-Level
    Negotiation");
-3. a read-only tool that allows tasks is called as task A: the
-   ``CreateTaskResult`` (status ``working``), ``tasks/get`` (with a related-task
-   ``_meta`` naming another task, which the server must ignore),
-   ``tasks/result`` (it must block until A is terminal and carry the
-   related-task ``_meta``), ``tasks/list`` (A must be in some page),
-   ``tasks/cancel`` of the now terminal A (-32602);
-4. task B is created and cancelled at once: the answer must say ``cancelled``,
-   and B must still say so a little later, after its work would have ended.
+3. a read-only tool that allows tasks is called as tasks A (with a
+   ``progressToken``) and B: the ``CreateTaskResult`` (status ``working``),
+   ``tasks/get`` and ``tasks/result`` of A with a related-task ``_meta`` naming
+   B, which the server must ignore (``tasks/result`` must block until A is
+   terminal, carry the related-task ``_meta`` and be what the call without a
+   task returns), ``tasks/list`` (A must be in some page), ``tasks/cancel`` of
+   the now terminal A (-32602);
+4. tasks C and D are created, C is cancelled at once with a ``_meta`` naming D:
+   the answer must be C ``cancelled``, C must still say so a little later,
+   after its work would have ended, and D must not be cancelled.
 
-Afterwards, every status seen for a task (answers and
-``notifications/tasks/status``, in the order they arrived) is checked against
-the page's transitions; a request the server sent while ``tasks/result``
-waited must carry that task's related-task ``_meta`` ("Input Required
+Afterwards, the ids of every task created are checked distinct, every
+status seen for a task (answers and ``notifications/tasks/status``, in the
+order they arrived) against the page's transitions, every
+``notifications/progress`` for A's token and for stopping once A was terminal;
+a request the server sent while ``tasks/result`` waited must carry the
+related-task ``_meta`` of that task (or of another of ours: "Input Required
 Status"), and none may be task-augmented (we declared no tasks).  Only
 read-only tools are called, as in the feature tour: the harness must not
 change the server's world.  Every wait is bounded.
@@ -59,13 +65,17 @@ from .task_session import (
     NO_CURSOR,
     NO_TASK,
     NO_TOOLS_CALL,
+    PROGRESS_TOKEN,
     RELATED,
     REVISION,
     TOOL_CHECKS,
+    Exchange,
     Session,
 )
 
-__all__ = ["CHECKS", "check_tasks", "skip_tasks"]
+__all__ = ["CHECKS", "NO_TASKS", "check_tasks", "skip_tasks"]
+
+NO_TASKS = "the server does not declare tasks"
 
 def skip_tasks(rec: Results, reason: str) -> None:
     for check_id in CHECKS:
@@ -83,10 +93,11 @@ async def check_tasks(
     if revision != REVISION:
         return
     tasks_cap = capabilities.get("tasks")
-    if not isinstance(tasks_cap, dict):
-        skip_tasks(rec, "the server does not declare tasks")
+    declared = isinstance(tasks_cap, dict)
+    if not declared and "tools" not in capabilities:
+        skip_tasks(rec, NO_TASKS)
         return
-    stage = ["tasks.errors"]
+    stage = ["tasks.errors" if declared else "tasks.not-augmentable"]
     try:
         async with probe_connection(connect, timeout) as probe:
             session = Session(probe)
@@ -98,10 +109,18 @@ async def check_tasks(
                 return
             probe.revision = REVISION
             await probe.stream.send(rpc.Notification("notifications/initialized"), probe._meta())
-            await _walk(rec, session, tasks_cap, stage, timeout)
+            if not declared:
+                # Tasks on tools/call, the one request a 2025-11-25 server may augment, must not be made.
+                await _not_augmentable(rec, session, await _read_only_tools(session), declared=False)
+                skip_tasks(rec, NO_TASKS)
+                return
+            await _walk(rec, session, tasks_cap if isinstance(tasks_cap, dict) else {}, stage, timeout)
             _judge_session(rec, session)
     except ProbeFailed as exc:
-        rec.fail(stage[0], f"the probe connection broke: {exc}")
+        if declared:
+            rec.fail(stage[0], f"the probe connection broke: {exc}")
+        else:  # a server without tasks never had this connection in the past: not evidence enough
+            rec.skip(stage[0], f"not reached: the probe connection broke ({exc})")
     for check_id in CHECKS:
         if check_id not in rec.results:
             rec.skip(check_id, "not reached: the probe connection broke")
@@ -184,23 +203,70 @@ async def _unknown_ids(rec: Results, session: Session, can_list: bool, can_cance
     rec.ok(check, "-32602 to " + ", ".join(m for m, _ in asks))
 
 
-async def _not_augmentable(rec: Results, session: Session, tools: Sequence[tuple[dict[str, Any], dict[str, Any]]]) -> None:
+async def _not_augmentable(
+    rec: Results, session: Session, tools: Sequence[tuple[dict[str, Any], dict[str, Any]]], *, declared: bool = True,
+) -> None:
+    """A task on ``tools/call`` (the one request type a 2025-11-25 server may augment, schema
+    ``ServerCapabilities.tasks.requests``) that the capabilities do not list (``declared``: the
+    server has ``tasks`` without ``requests.tools.call``; else no ``tasks`` at all): no
+    ``CreateTaskResult``, and the call answered as without the task.  Tried on every read-only
+    tool that says it takes tasks (``execution.taskSupport``), or else on the first read-only tool."""
     check = "tasks.not-augmentable"
     if not tools:
         rec.skip(check, "no read-only tool to call with a task")
         return
-    tool, args = tools[0]
-    found = await session.ask("tools/call", {"name": tool["name"], "arguments": args, "task": {"ttl": 60000}})
+    claiming = [pair for pair in tools if _support(pair[0]) != "forbidden"]
+    undeclared = "tasks.requests.tools.call is not declared" if declared else "the server declares no tasks capability"
+    tried = []
+    for tool, args in claiming or tools[:1]:
+        problem, how = await _as_without_task(session, tool["name"], args)
+        if problem is not None:
+            detail, evidence = problem
+            rec.fail(check, f"{detail} although {undeclared}", evidence)
+            return
+        tried.append(f"{tool['name']} ({how})")
+    rec.ok(check, f"tools/call with a task processed as without one ({undeclared}): " + ", ".join(tried))
+
+
+async def _as_without_task(
+    session: Session, name: str, args: dict[str, Any]
+) -> tuple[tuple[str, list[dict[str, Any]]] | None, str]:
+    """A call with a task between two without: what is wrong with it (detail, evidence), and what
+    was compared.  When the two plain calls agree, the one with a task must give the same."""
+    plain = {"name": name, "arguments": args}
+    first = await session.ask("tools/call", plain)
+    found = await session.ask("tools/call", {**plain, "task": {"ttl": 60000}})
+    last = await session.ask("tools/call", plain)
+    evidence = first.evidence + found.evidence + last.evidence
+    if found.answer is None:
+        return (f"tools/call {name} with a task: no answer", evidence), ""
     if found.result is not None and "task" in found.result and "content" not in found.result:
-        rec.fail(check, f"tools/call {tool['name']} with a task was augmented (CreateTaskResult) although "
-                        "tasks.requests.tools.call is not declared", found.evidence)
-    elif found.result is not None:
-        rec.ok(check, f"tools/call {tool['name']} with a task was processed normally")
-    elif found.error is not None:
-        rec.fail(check, f"tools/call {tool['name']} with a task was refused ({found.error.code}) instead of "
-                        "being processed normally", found.evidence)
-    else:
-        rec.fail(check, f"tools/call {tool['name']} with a task: no answer", found.evidence)
+        return (f"tools/call {name} with a task was augmented (CreateTaskResult)", evidence), ""
+    stable = first.answer is not None and last.answer is not None and _same(first, last)
+    if found.error is not None:
+        if first.error is not None and first.error.code == found.error.code:
+            return None, f"error {found.error.code}, as without a task"
+        return ((f"tools/call {name} with a task was refused ({found.error.code}), not processed as without "
+                "a task"), evidence), ""
+    if first.error is not None and last.error is not None:
+        return (f"tools/call {name} with a task got a result; without one, error {first.error.code}", evidence), ""
+    if stable and not _same(found, first):
+        return ((f"tools/call {name} with a task answered otherwise than the same call without one "
+                "(twice alike)"), evidence), ""
+    if stable:
+        return None, "the same result"
+    if bool((found.result or {}).get("isError")) != bool((first.result or {}).get("isError")):
+        return (f"tools/call {name} with a task and without one differ in isError", evidence), ""
+    return None, "isError alike (its results vary between calls)"
+
+
+def _same(one: Exchange, two: Exchange) -> bool:
+    """The same error code, or the same result apart from ``_meta``."""
+    if one.error is not None or two.error is not None:
+        return one.error is not None and two.error is not None and one.error.code == two.error.code
+    def bare(found: Exchange) -> dict[str, Any]:
+        return {k: v for k, v in (found.result or {}).items() if k != "_meta"}
+    return bare(one) == bare(two)
 
 
 async def _tool_negotiation(
@@ -240,6 +306,8 @@ def _judge_session(rec: Results, session: Session) -> None:
         rec.fail("tasks.task-fields", detail, found.evidence)
     elif session.tasks_read:
         rec.ok("tasks.task-fields", f"{session.tasks_read} tasks read")
+    _judge_ids(rec, session)
+    _judge_progress(rec, session)
     _judge_flow(rec, session)
     _judge_server_requests(rec, session)
     _judge_related_meta(rec, session)
@@ -258,6 +326,52 @@ def _judge_session(rec: Results, session: Session) -> None:
             rec.ok("tasks.failed-message", f"task {task.get('taskId')}: {message[:80]}")
     if not session.failed_tasks:
         rec.skip("tasks.failed-message", "no task failed")
+
+
+def _judge_ids(rec: Results, session: Session) -> None:
+    """Every task created in the run has its own id; ``tasks/list`` lists none twice."""
+    check = "tasks.create"
+    firsts: dict[str, Exchange] = {}
+    for task_id, found in session.created:
+        if task_id in firsts:
+            rec.fail(check, f"two tasks got the same taskId {task_id}", firsts[task_id].evidence + found.evidence)
+            return
+        firsts[task_id] = found
+    if session.duplicates:
+        detail, found = session.duplicates[0]
+        rec.fail(check, detail, found.evidence)
+    elif len(firsts) >= 2:
+        listed = f"; tasks/list: {session.listed} ids, none twice" if session.listed else ""
+        rec.ok(check, f"{len(firsts)} tasks created, each with its own taskId{listed}")
+
+
+def _judge_progress(rec: Results, session: Session) -> None:
+    """Task A's call was the one request with a ``progressToken``: every ``notifications/progress``
+    of the connection must carry it, and none may come after A was seen terminal (the
+    ``tasks/get`` right after ``tasks/result`` is the sentinel round trip behind it)."""
+    check = "tasks.progress"
+    first = session.created[0][0] if session.created else None
+    if first is None:
+        rec.skip(check, "no task was created")
+        return
+    if not session.progress:
+        rec.skip(check, f"the server sent no notifications/progress for task {first} (called with a progressToken)")
+        return
+    terminal = session.terminal_at.get(first)
+    for seq, note in session.progress:
+        token = (note.params or {}).get("progressToken")
+        if token != PROGRESS_TOKEN:
+            rec.fail(check, f"notifications/progress with progressToken {token!r}; task {first}'s request, the "
+                            f"only one on this connection with a token, gave {PROGRESS_TOKEN!r}", [received(note)])
+            return
+        if terminal is not None and seq > terminal:
+            rec.fail(check, f"notifications/progress for task {first} came after the task was seen terminal",
+                     [received(note)])
+            return
+    watched = ("after it was terminal, until the next round trip: none" if terminal is not None
+               and session.seq > terminal else "the task was not seen terminal: their stop was not judged")
+    rec.ok(check, f"{len(session.progress)} notifications/progress for task {first}, each with its "
+                  f"progressToken; {watched}")
 
 
 def _judge_flow(rec: Results, session: Session) -> None:
@@ -291,11 +405,13 @@ def _judge_related_meta(rec: Results, session: Session) -> None:
 def _judge_server_requests(rec: Results, session: Session) -> None:
     """Requests the server sent us: tied to their task while one waited (MUST), never task-augmented."""
     check = "tasks.input-meta"
+    # Other tasks of ours run meanwhile: a request tied to one of them is tied to its task too.
+    ours = {task_id for task_id, _ in session.created}
     for task_id, request in session.input_requests:
         meta = (request.params or {}).get("_meta")
         related = meta.get(RELATED) if isinstance(meta, dict) else None
         got = related.get("taskId") if isinstance(related, dict) else None
-        if got != task_id:
+        if got != task_id and got not in ours:
             what = f"lacks {RELATED}" if got is None else f"has {RELATED} {got!r}, not {task_id}"
             rec.fail(check, f"{request.method} sent while tasks/result {task_id} waited {what}", [received(request)])
             break
