@@ -21,7 +21,6 @@ selected defect it behaves correctly:
   list-changed-undeclared  sends notifications/tools/list_changed without tools.listChanged
   prompts-undeclared       does not declare prompts, yet answers prompts/list
   invalid-uri-ok           resources/read of a malformed URI gets contents
-  elicit-url-undeclared    echo sends a URL-mode elicitation/create to a client that declared form mode only
   bad-uri                  the resource's URI has a space in it (not RFC 3986)
   read-both                resources/read contents carry both text and blob
   echo-always-fails        echo answers isError whatever its arguments (no defect: a refusal of
@@ -35,6 +34,15 @@ selected defect it behaves correctly:
   completion-error         completion/complete of the listed prompt answers -32603 although advertised
   embedded-both            the prompt's embedded resource carries both text and blob
   completion-empty         completion/complete answers no values (no defect: no limit to judge)
+  elicit-url               no defect: echo, to a client declaring elicitation.url, sends a URL-mode
+                           elicitation/create and, once answered, its notifications/elicitation/complete
+  elicit-url-bad-url       as elicit-url, the url "example.com/verify" (no scheme: not an absolute URL)
+  elicit-complete-unknown  as elicit-url, the completion names "e2" although the request established "e1"
+  elicit-complete-early    as elicit-url, the completion comes before the request that establishes its id
+  sampling-tools           no defect: echo, to a client declaring sampling.tools, samples offering a tool
+                           and, answered with stopReason toolUse, samples again with the tool results
+  sampling-tools-wrong-id  as sampling-tools, the tool result names toolUseId "call_1", not the tool use's id
+  sampling-tools-mixed     as sampling-tools, the user message with the tool results also holds a text block
 """
 
 from __future__ import annotations
@@ -52,9 +60,10 @@ MODES = (
     "good", "cursor-ignored", "prompt-unknown-code-0", "prompt-missing-arg-ok", "call-without-name-32603",
     "wrong-types-ok", "bad-base64", "embedded-no-mime", "logging-below-level", "log-level-ok",
     "completion-too-many", "completion-unknown-ok", "list-changed-undeclared", "prompts-undeclared",
-    "invalid-uri-ok", "elicit-url-undeclared", "bad-uri", "read-both", "echo-always-fails", "completion-empty",
+    "invalid-uri-ok", "bad-uri", "read-both", "echo-always-fails", "completion-empty",
     "embedded-both", "dup-names", "bad-tool-name", "unknown-tool-ok", "read-error", "templates-error",
-    "prompt-get-error", "completion-error",
+    "prompt-get-error", "completion-error", "elicit-url", "elicit-url-bad-url", "elicit-complete-unknown",
+    "elicit-complete-early", "sampling-tools", "sampling-tools-wrong-id", "sampling-tools-mixed",
 )
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg=="
@@ -67,7 +76,9 @@ TOOLS = [
 PROMPT = {"name": "greet", "arguments": [{"name": "name", "required": True}]}
 RESOURCE = {"uri": "mem://one", "name": "one", "mimeType": "text/plain"}
 
-state: dict[str, Any] = {"level": None, "client_caps": {}, "next_id": 1000}
+state: dict[str, Any] = {"level": None, "client_caps": {}, "next_id": 1000, "pending": {}}
+LOOKUP = {"name": "lookup", "description": "Look a word up",
+          "inputSchema": {"type": "object", "properties": {"word": {"type": "string"}}}}
 
 
 def send(obj: dict[str, Any]) -> None:
@@ -87,6 +98,51 @@ def log(level: str, text: str) -> None:
     floor = state["level"]
     if floor is None or LEVELS.index(level) >= LEVELS.index(floor):
         send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": level, "data": text}})
+
+
+def ask(method: str, params: dict[str, Any], then: Any) -> None:
+    """Send a request to the client; ``then(result)`` runs when its answer arrives."""
+    state["next_id"] += 1
+    state["pending"][state["next_id"]] = then
+    send({"jsonrpc": "2.0", "id": state["next_id"], "method": method, "params": params})
+
+
+def complete(eid: str) -> None:
+    send({"jsonrpc": "2.0", "method": "notifications/elicitation/complete", "params": {"elicitationId": eid}})
+
+
+def url_elicitation(mode: str, msg_id: Any, text: str) -> None:
+    if mode == "elicit-complete-early":
+        complete("e1")
+    url = "example.com/verify" if mode == "elicit-url-bad-url" else "https://example.com/verify?session=e1"
+
+    def then(answer: Any) -> None:
+        if mode != "elicit-complete-early":
+            complete("e2" if mode == "elicit-complete-unknown" else "e1")
+        result(msg_id, {"content": [{"type": "text", "text": text}]})
+    ask("elicitation/create", {"mode": "url", "message": "Open this page to connect your account", "url": url,
+                               "elicitationId": "e1"}, then)
+
+
+def sampling_with_tools(mode: str, msg_id: Any, text: str) -> None:
+    first = [{"role": "user", "content": {"type": "text", "text": f"Define {text}"}}]
+
+    def then(answer: Any) -> None:
+        content = (answer or {}).get("content")
+        blocks = content if isinstance(content, list) else [content]
+        uses = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
+        if answer.get("stopReason") != "toolUse" or not uses:
+            result(msg_id, {"content": [{"type": "text", "text": text}]})
+            return
+        results: list[dict[str, Any]] = [
+            {"type": "tool_result", "toolUseId": "call_1" if mode == "sampling-tools-wrong-id" else b["id"],
+             "content": [{"type": "text", "text": "a word"}]} for b in uses]
+        if mode == "sampling-tools-mixed":
+            results.append({"type": "text", "text": "Here are the results"})
+        messages = [*first, {"role": "assistant", "content": blocks}, {"role": "user", "content": results}]
+        ask("sampling/createMessage", {"messages": messages, "maxTokens": 100, "tools": [LOOKUP]},
+            lambda final: result(msg_id, {"content": [{"type": "text", "text": text}]}))
+    ask("sampling/createMessage", {"messages": first, "maxTokens": 100, "tools": [LOOKUP]}, then)
 
 
 def capabilities(mode: str) -> dict[str, Any]:
@@ -115,10 +171,13 @@ def call_tool(mode: str, msg_id: Any, params: dict[str, Any]) -> None:
             log("info", "echo called")
         if mode == "list-changed-undeclared":
             send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-        if mode == "elicit-url-undeclared":
-            state["next_id"] += 1
-            send({"jsonrpc": "2.0", "id": state["next_id"], "method": "elicitation/create", "params": {
-                "mode": "url", "message": "open this", "url": "https://example.com/x", "elicitationId": "e1"}})
+        caps = state["client_caps"]
+        if mode.startswith("elicit-") and "url" in (caps.get("elicitation") or {}):
+            url_elicitation(mode, msg_id, str(message))
+            return
+        if mode.startswith("sampling-tools") and "tools" in (caps.get("sampling") or {}):
+            sampling_with_tools(mode, msg_id, str(message))
+            return
         result(msg_id, {"content": [{"type": "text", "text": str(message)}]})
     elif name in ("image", "image tool"):
         data = "not base64!" if mode == "bad-base64" else PNG
@@ -161,8 +220,13 @@ def get_prompt(mode: str, msg_id: Any, params: dict[str, Any]) -> None:
 
 def handle(mode: str, msg: dict[str, Any]) -> None:
     method = msg.get("method")
+    if method is None and "id" in msg:
+        then = state["pending"].pop(msg["id"], None)
+        if then is not None:
+            then(msg.get("result") or {})
+        return
     if "id" not in msg or method is None:
-        return  # notifications and answers to our requests
+        return  # notifications
     msg_id, params = msg["id"], msg.get("params") or {}
     if method == "initialize":
         state["client_caps"] = params.get("capabilities") or {}
