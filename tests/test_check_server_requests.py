@@ -18,7 +18,11 @@ import trio
 from trimcp._sansio import schema as s
 from trimcp.conformance import run_checks
 from trimcp.conformance.checks.sampling_balance import MAX_TOOL_USES, ToolUseSampler, reply_problem
-from trimcp.conformance.checks.server_requests import _elicitation_problem, _valid_url
+from trimcp.conformance.checks.server_requests import (
+    _elicitation_problem,
+    _url_required_problem,
+    _valid_url,
+)
 from trimcp.conformance.connectors import connector_for
 from trimcp.conformance.model import Status
 
@@ -36,6 +40,9 @@ CASES: dict[tuple[str, str], tuple[Status, Status, str]] = {
     ("bad_features.py", "sampling-tools"): (PASS, PASS, "1 of 1 toolUse answers replied to"),
     ("bad_features.py", "sampling-tools-wrong-id"): (PASS, FAIL, "no user message with a tool_result"),
     ("bad_features.py", "sampling-tools-mixed"): (FAIL, FAIL, "also holds text"),
+    ("bad_features.py", "elicit-url-regardless"): (FAIL, SKIP, "mode 'url', which the client did not declare"),
+    ("bad_features.py", "sampling-tools-regardless"): (FAIL, PASS, "did not declare sampling.tools"),
+    ("bad_stateless.py", "mrtr-url-regardless"): (FAIL, SKIP, "mode 'url', which the client did not declare"),
     ("bad_stateless.py", "mrtr-url-elicit"): (PASS, SKIP, "2 sampling/elicitation requests"),
     ("bad_stateless.py", "mrtr-url-bad-url"): (FAIL, SKIP, "'example.com/verify' is not a valid absolute URL"),
     ("bad_stateless.py", "mrtr-sampling-tools"): (PASS, PASS, "1 of 1 toolUse answers replied to"),
@@ -130,3 +137,12 @@ async def test_the_sampler_uses_an_offered_tool_a_bounded_number_of_times() -> N
     for _ in range(MAX_TOOL_USES + 1):
         await sampler(_params(tools=tools))
     assert sampler.uses == MAX_TOOL_USES
+
+
+def test_the_url_required_error_lists_url_mode_elicitations_with_valid_urls() -> None:
+    item = {"mode": "url", "message": "m", "url": "https://example.com/", "elicitationId": "e1"}
+    assert _url_required_problem({"elicitations": [item]}) is None
+    assert "not a valid absolute URL" in str(_url_required_problem({"elicitations": [{**item, "url": "/connect"}]}))
+    assert "no message" in str(_url_required_problem({"elicitations": [{**item, "message": None}]}))
+    assert "not URL mode" in str(_url_required_problem({"elicitations": [{**item, "mode": "form"}]}))
+    assert "no list" in str(_url_required_problem({"elicitations": []}))

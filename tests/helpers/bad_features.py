@@ -43,6 +43,8 @@ selected defect it behaves correctly:
                            and, answered with stopReason toolUse, samples again with the tool results
   sampling-tools-wrong-id  as sampling-tools, the tool result names toolUseId "call_1", not the tool use's id
   sampling-tools-mixed     as sampling-tools, the user message with the tool results also holds a text block
+  elicit-url-regardless    as elicit-url, but to any client declaring elicitation (form mode only too)
+  sampling-tools-regardless  as sampling-tools, but to any client declaring sampling (without tools too)
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ MODES = (
     "embedded-both", "dup-names", "bad-tool-name", "unknown-tool-ok", "read-error", "templates-error",
     "prompt-get-error", "completion-error", "elicit-url", "elicit-url-bad-url", "elicit-complete-unknown",
     "elicit-complete-early", "sampling-tools", "sampling-tools-wrong-id", "sampling-tools-mixed",
+    "elicit-url-regardless", "sampling-tools-regardless",
 )
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg=="
@@ -172,10 +175,13 @@ def call_tool(mode: str, msg_id: Any, params: dict[str, Any]) -> None:
         if mode == "list-changed-undeclared":
             send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         caps = state["client_caps"]
-        if mode.startswith("elicit-") and "url" in (caps.get("elicitation") or {}):
+        regardless = mode.endswith("-regardless")  # the defect: the mode or tools capability is not read
+        if mode.startswith("elicit-") and ("url" in (caps.get("elicitation") or {}) or
+                                           (regardless and "elicitation" in caps)):
             url_elicitation(mode, msg_id, str(message))
             return
-        if mode.startswith("sampling-tools") and "tools" in (caps.get("sampling") or {}):
+        if mode.startswith("sampling-tools") and ("tools" in (caps.get("sampling") or {}) or
+                                                  (regardless and "sampling" in caps)):
             sampling_with_tools(mode, msg_id, str(message))
             return
         result(msg_id, {"content": [{"type": "text", "text": str(message)}]})

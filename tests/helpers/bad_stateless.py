@@ -36,6 +36,7 @@ server/utilities/caching, basic/versioning, basic/patterns/mrtr):
                                 offering a tool; answered with stopReason toolUse, it asks again with the
                                 tool results (inputRequests "draft", then "draft2")
   mrtr-sampling-wrong-id        as mrtr-sampling-tools, the tool result names toolUseId "call_1"
+  mrtr-url-regardless           as mrtr-url-elicit, but for any client declaring elicitation (form only too)
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ MODES = (
     "scope-changes-between-pages", "input-required-hints", "initialize-error-silent", "bad-extension-id",
     "server-request", "serves-known-version", "mrtr-error-on-missing", "mrtr-refuses-extra", "mrtr-takes-invalid",
     "partial-envelope-served", "mrtr-duplicate-keys", "mrtr-url-elicit", "mrtr-url-bad-url", "mrtr-sampling-tools",
-    "mrtr-sampling-wrong-id",
+    "mrtr-sampling-wrong-id", "mrtr-url-regardless",
 )
 LOOKUP = {"name": "lookup", "inputSchema": {"type": "object", "properties": {"word": {"type": "string"}}}}
 GOOD = "stateless-good"
@@ -149,7 +150,8 @@ def hello_asks(mode: str, msg_id: Any, params: dict[str, Any]) -> bool:
     meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
     caps = meta.get(base.CAPS_KEY) if isinstance(meta.get(base.CAPS_KEY), dict) else {}
     answers = params.get("inputResponses") if isinstance(params.get("inputResponses"), dict) else {}
-    if mode.startswith("mrtr-url") and "url" in (caps.get("elicitation") or {}) and not answers:
+    elicits = "url" in (caps.get("elicitation") or {}) or (mode == "mrtr-url-regardless" and "elicitation" in caps)
+    if mode.startswith("mrtr-url") and elicits and not answers:
         url = "example.com/verify" if mode == "mrtr-url-bad-url" else "https://example.com/verify?session=e1"
         input_required(msg_id, {"visit": {"method": "elicitation/create", "params": {
             "mode": "url", "message": "Open this page to connect your account", "url": url, "elicitationId": "e1"}}})

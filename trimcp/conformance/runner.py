@@ -105,7 +105,7 @@ from .checks.sent_by_server import (
     check_server_request_ids,
     check_subscription_ids,
 )
-from .checks.server_requests import judge_probe_sessions
+from .checks.server_requests import judge_probe_sessions, probe_narrow_session
 from .checks.stateless import (
     check_discover,
     check_stateless_conversation,
@@ -283,6 +283,9 @@ async def _run_checks(
                 await probe_features(tour, policy.probe_targets(tour.tools), connect_timeout)
         with timed(rec, *NEGATIVE_PROBE_CHECKS, "jsonrpc.unknown-method"):
             await _basic_probes(tour, recording, connect_timeout, hasattr(recording, "stderr_tail"))
+        if rec.wants("features.server-requests"):
+            with timed(rec, "features.server-requests"):
+                await probe_narrow_session(tour, connect_timeout)
     # The raw transport checks carry the run's credentials, or they would only see 401s.
     credentials = tuple(await auth.headers()) if auth is not None and report.revision is not None else ()
     if not credentials and auth_tokens is not None and auth_tokens.valid and report.revision is not None:

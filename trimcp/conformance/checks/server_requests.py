@@ -16,6 +16,13 @@ stateless era they are the ``inputRequests`` of InputRequiredResults.  Both
 are judged against the capabilities the harness declared: the tour's (sampling
 with tools, elicitation in form and URL mode, so that a server using them is
 seen), and none on the negative-probe sessions (``judge_probe_sessions``).
+Since the tour declares everything, what a client declaring less must not get
+(tool-enabled sampling without ``sampling.tools``, URL mode without
+``elicitation.url``) is seen on a session of its own: ``probe_narrow_session``
+replays the tour's tool calls that led to such a request (at most
+``MAX_REPLAYS``) on a connection declaring ``sampling: {}`` and
+``elicitation: {}`` (form only), and judges what that session is asked.  A
+server that used neither is not replayed.
 Messages are read in the order they arrived, one session at a time: an
 ``elicitationId`` is established by a URL-mode request (or a -32042 error)
 received earlier on that same session.
@@ -23,12 +30,18 @@ received earlier on that same session.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+import trio
+
+from ..._errors import TrimcpError
 from ..._sansio import jsonrpc as rpc
+from ..._sansio import schema as s
+from ..._trio.client import open_client
 from ..evidence import received
 from ..model import Status
 from ..recorder import RecordingStream
@@ -62,6 +75,72 @@ def judge_probe_sessions(rec: Results, recordings: Sequence[RecordingStream]) ->
     previous = rec.results.get(CHECK)
     if judged and (previous is None or previous.status is Status.SKIP):
         rec.ok(CHECK, f"{judged} sampling/elicitation requests, -32042 errors and completions on probe sessions")
+
+
+MAX_REPLAYS = 2
+#: What the replay session declares: sampling without tools, elicitation in form mode only.
+NARROW: dict[str, Any] = {"sampling": {}, "elicitation": {}}
+
+
+def _needs_more(method: str, params: dict[str, Any]) -> bool:
+    """A request only a client declaring more than ``NARROW`` may get."""
+    if method == "sampling/createMessage":
+        return bool(params.get("tools") or params.get("toolChoice"))
+    return method == "elicitation/create" and params.get("mode", "form") != "form"
+
+
+def replay_targets(recording: RecordingStream) -> list[rpc.Request]:
+    """The tools/call requests of the tour during which the server asked for more than ``NARROW``."""
+    out: list[rpc.Request] = []
+    answers = recording.answers()
+    for index, msg in recording.messages():
+        if isinstance(msg, rpc.Request):
+            # Handshake era: the tools/call sent before this request arrived and answered after it.
+            calls = [r for i, r in recording.requests.items() if r.method == "tools/call"
+                     and recording.sent_at[i] <= index and answers.get(i, (len(recording.received),))[0] > index]
+        elif isinstance(msg, rpc.Response) and msg.id in recording.requests:
+            calls = [recording.requests[msg.id]] if recording.requests[msg.id].method == "tools/call" else []
+        else:
+            continue
+        if any(_needs_more(m, p) for m, p in _asked(msg)):
+            out.extend(c for c in calls[-1:] if not any(_same_call(c, o) for o in out))
+    return out[:MAX_REPLAYS]
+
+
+def _same_call(a: rpc.Request, b: rpc.Request) -> bool:
+    pa, pb = a.params or {}, b.params or {}
+    return bool(pa.get("name") == pb.get("name") and pa.get("arguments") == pb.get("arguments"))
+
+
+async def _decline(params: s.ElicitRequestParams) -> dict[str, Any]:
+    return {"action": "decline"}
+
+
+async def _text(params: s.CreateMessageRequestParams) -> dict[str, Any]:
+    return {"role": "assistant", "content": {"type": "text", "text": "trimcp check"}, "model": "trimcp-check"}
+
+
+async def probe_narrow_session(tour: Tour, timeout: float) -> None:
+    """Replay the calls that asked for more on a session declaring ``NARROW``; judge what it is asked."""
+    targets = replay_targets(tour.recording)
+    if not targets:
+        return
+    recording: RecordingStream | None = None
+    # (what arrived before the session broke or timed out is still judged)
+    with contextlib.suppress(TrimcpError, trio.TooSlowError), trio.fail_after(timeout * (1 + len(targets))):
+        async with tour.connect() as raw:
+            recording = RecordingStream(raw)
+            async with open_client(recording, revision=tour.revision, connect_timeout=timeout,
+                                   request_timeout=timeout, sampling_handler=_text,
+                                   elicitation_handler=_decline, roots=[]) as client:
+                for call in targets:
+                    params = call.params or {}
+                    with contextlib.suppress(TrimcpError):
+                        await client.call_tool(str(params.get("name")), params.get("arguments") or {})
+    if recording is not None and (judged := _judge_session(tour.rec, recording, NARROW)):
+        previous = tour.rec.results.get(CHECK)
+        if previous is None or previous.status is Status.SKIP:
+            tour.rec.ok(CHECK, f"{judged} sampling/elicitation requests on a session declaring {NARROW}")
 
 
 def _judge_session(rec: Results, recording: RecordingStream, declared: dict[str, Any]) -> int:
@@ -148,6 +227,9 @@ def _url_required_problem(data: Any) -> str | None:
     for item in items:
         if not isinstance(item, dict) or item.get("mode") != "url" or not isinstance(item.get("elicitationId"), str):
             return f"an elicitation that is not URL mode with an elicitationId: {item!r}"[:200]
+        # Each item is a URL-mode elicitation request's params: the URL-mode rules hold for it too.
+        if problem := _elicitation_problem(item, {"elicitation": {"url": {}}}):
+            return f"elicitation {item['elicitationId']!r}: {problem}"
     return None
 
 
