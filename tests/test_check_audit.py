@@ -122,7 +122,11 @@ AUDIT: dict[str, tuple[str, str, str, Status]] = {
     "progress.notifications": (B, "good", "progress-not-increasing", FAIL),
     # (bad_basic's good mode sends no _meta and no request: the pass fakes are siblings that do)
     "meta.key-names": (S, "stateless-good", "basic:bad-meta-key", FAIL),
-    "jsonrpc.server-request-ids": (F, "elicit-url-undeclared", "basic:reused-request-id", FAIL),
+    "jsonrpc.server-request-ids": (F, "elicit-url", "basic:reused-request-id", FAIL),
+    # server-to-client requests (tests/helpers/bad_features.py: good asks nothing, elicit-url and
+    # sampling-tools do it right)
+    "features.server-requests": (F, "elicit-url", "elicit-url-bad-url", FAIL),
+    "features.sampling-tool-balance": (F, "sampling-tools", "sampling-tools-wrong-id", FAIL),
     # tasks, 2025-11-25 (tests/helpers/bad_tasks.py under check_tasks)
     "tasks.create": (T, "good", "create-not-working", FAIL),
     "tasks.task-fields": (T, "good", "no-timestamps", FAIL),
@@ -197,7 +201,6 @@ EXEMPT: dict[str, str] = {
     "resources.list": _ + "resources/list with a repeating cursor",
     "prompts.list": _ + "prompts/list answered with an error",
     "pagination.cursors": _ + "a list whose cursor repeats",
-    "features.server-requests": "bad_features elicit-url-undeclared; its pass needs a well-formed request (no good fake sends one)",
     "cancellation.server-sent": "bad_basic cancels-unknown breaks it; no fake sends a well-formed cancellation",
     "stdio.one-line-messages": "bad_stdio breaks it; tests/test_check_transport.py runs it behind the reference server",
     # Streamable HTTP rules without a StreamFake mode yet

@@ -49,7 +49,7 @@ async def test_declared_client_read_back_and_declared_again(revision: str, autoj
     assert options["revision"] == revision and options["client_info"] == declared["clientInfo"]
     again = _client_capabilities(options.get("sampling_handler"), options.get("elicitation_handler"),
                                  options.get("elicitation_modes", ("form",)), options.get("roots"),
-                                 options.get("extensions"))
+                                 options.get("extensions"), options.get("sampling_tools", False))
     assert again == caps
 
 

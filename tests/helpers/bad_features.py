@@ -21,7 +21,6 @@ selected defect it behaves correctly:
   list-changed-undeclared  sends notifications/tools/list_changed without tools.listChanged
   prompts-undeclared       does not declare prompts, yet answers prompts/list
   invalid-uri-ok           resources/read of a malformed URI gets contents
-  elicit-url-undeclared    echo sends a URL-mode elicitation/create to a client that declared form mode only
   bad-uri                  the resource's URI has a space in it (not RFC 3986)
   read-both                resources/read contents carry both text and blob
   echo-always-fails        echo answers isError whatever its arguments (no defect: a refusal of
@@ -45,6 +44,17 @@ selected defect it behaves correctly:
   bad-mime                 the image tool's content has mimeType "png" (not type/subtype)
   bad-link-uri             the image tool's result links a resource at "file://C:\\data\\one.txt"
                            (backslashes: not an RFC 3986 URI; the listed URIs are fine)
+  elicit-url               no defect: echo, to a client declaring elicitation.url, sends a URL-mode
+                           elicitation/create and, once answered, its notifications/elicitation/complete
+  elicit-url-bad-url       as elicit-url, the url "example.com/verify" (no scheme: not an absolute URL)
+  elicit-complete-unknown  as elicit-url, the completion names "e2" although the request established "e1"
+  elicit-complete-early    as elicit-url, the completion comes before the request that establishes its id
+  sampling-tools           no defect: echo, to a client declaring sampling.tools, samples offering a tool
+                           and, answered with stopReason toolUse, samples again with the tool results
+  sampling-tools-wrong-id  as sampling-tools, the tool result names toolUseId "call_1", not the tool use's id
+  sampling-tools-mixed     as sampling-tools, the user message with the tool results also holds a text block
+  elicit-url-regardless    as elicit-url, but to any client declaring elicitation (form mode only too)
+  sampling-tools-regardless  as sampling-tools, but to any client declaring sampling (without tools too)
 """
 
 from __future__ import annotations
@@ -62,10 +72,13 @@ MODES = (
     "good", "cursor-ignored", "prompt-unknown-code-0", "prompt-missing-arg-ok", "call-without-name-32603",
     "wrong-types-ok", "bad-base64", "embedded-no-mime", "logging-below-level", "log-level-ok",
     "completion-too-many", "completion-unknown-ok", "list-changed-undeclared", "prompts-undeclared",
-    "invalid-uri-ok", "elicit-url-undeclared", "bad-uri", "read-both", "echo-always-fails", "completion-empty",
+    "invalid-uri-ok", "bad-uri", "read-both", "echo-always-fails", "completion-empty",
     "embedded-both", "dup-names", "bad-tool-name", "unknown-tool-ok", "read-error", "templates-error",
     "prompt-get-error", "completion-error", "input-schema-invalid", "input-schema-null", "output-schema-invalid",
     "unknown-dialect", "elicit-bad-schema", "bad-mime", "bad-link-uri",
+    "elicit-url", "elicit-url-bad-url", "elicit-complete-unknown",
+    "elicit-complete-early", "sampling-tools", "sampling-tools-wrong-id", "sampling-tools-mixed",
+    "elicit-url-regardless", "sampling-tools-regardless",
 )
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg=="
@@ -78,7 +91,9 @@ TOOLS = [
 PROMPT = {"name": "greet", "arguments": [{"name": "name", "required": True}]}
 RESOURCE = {"uri": "mem://one", "name": "one", "mimeType": "text/plain"}
 
-state: dict[str, Any] = {"level": None, "client_caps": {}, "next_id": 1000}
+state: dict[str, Any] = {"level": None, "client_caps": {}, "next_id": 1000, "pending": {}}
+LOOKUP = {"name": "lookup", "description": "Look a word up",
+          "inputSchema": {"type": "object", "properties": {"word": {"type": "string"}}}}
 
 
 def send(obj: dict[str, Any]) -> None:
@@ -98,6 +113,51 @@ def log(level: str, text: str) -> None:
     floor = state["level"]
     if floor is None or LEVELS.index(level) >= LEVELS.index(floor):
         send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": level, "data": text}})
+
+
+def ask(method: str, params: dict[str, Any], then: Any) -> None:
+    """Send a request to the client; ``then(result)`` runs when its answer arrives."""
+    state["next_id"] += 1
+    state["pending"][state["next_id"]] = then
+    send({"jsonrpc": "2.0", "id": state["next_id"], "method": method, "params": params})
+
+
+def complete(eid: str) -> None:
+    send({"jsonrpc": "2.0", "method": "notifications/elicitation/complete", "params": {"elicitationId": eid}})
+
+
+def url_elicitation(mode: str, msg_id: Any, text: str) -> None:
+    if mode == "elicit-complete-early":
+        complete("e1")
+    url = "example.com/verify" if mode == "elicit-url-bad-url" else "https://example.com/verify?session=e1"
+
+    def then(answer: Any) -> None:
+        if mode != "elicit-complete-early":
+            complete("e2" if mode == "elicit-complete-unknown" else "e1")
+        result(msg_id, {"content": [{"type": "text", "text": text}]})
+    ask("elicitation/create", {"mode": "url", "message": "Open this page to connect your account", "url": url,
+                               "elicitationId": "e1"}, then)
+
+
+def sampling_with_tools(mode: str, msg_id: Any, text: str) -> None:
+    first = [{"role": "user", "content": {"type": "text", "text": f"Define {text}"}}]
+
+    def then(answer: Any) -> None:
+        content = (answer or {}).get("content")
+        blocks = content if isinstance(content, list) else [content]
+        uses = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
+        if answer.get("stopReason") != "toolUse" or not uses:
+            result(msg_id, {"content": [{"type": "text", "text": text}]})
+            return
+        results: list[dict[str, Any]] = [
+            {"type": "tool_result", "toolUseId": "call_1" if mode == "sampling-tools-wrong-id" else b["id"],
+             "content": [{"type": "text", "text": "a word"}]} for b in uses]
+        if mode == "sampling-tools-mixed":
+            results.append({"type": "text", "text": "Here are the results"})
+        messages = [*first, {"role": "assistant", "content": blocks}, {"role": "user", "content": results}]
+        ask("sampling/createMessage", {"messages": messages, "maxTokens": 100, "tools": [LOOKUP]},
+            lambda final: result(msg_id, {"content": [{"type": "text", "text": text}]}))
+    ask("sampling/createMessage", {"messages": first, "maxTokens": 100, "tools": [LOOKUP]}, then)
 
 
 def capabilities(mode: str) -> dict[str, Any]:
@@ -131,10 +191,16 @@ def call_tool(mode: str, msg_id: Any, params: dict[str, Any]) -> None:
             send({"jsonrpc": "2.0", "id": state["next_id"], "method": "elicitation/create", "params": {
                 "mode": "form", "message": "how old?", "requestedSchema": {
                     "type": "object", "properties": {"age": {"type": "number", "minimum": "0"}}}}})
-        if mode == "elicit-url-undeclared":
-            state["next_id"] += 1
-            send({"jsonrpc": "2.0", "id": state["next_id"], "method": "elicitation/create", "params": {
-                "mode": "url", "message": "open this", "url": "https://example.com/x", "elicitationId": "e1"}})
+        caps = state["client_caps"]
+        regardless = mode.endswith("-regardless")  # the defect: the mode or tools capability is not read
+        url_mode = "url" in (caps.get("elicitation") or {}) or (regardless and "elicitation" in caps)
+        if mode.startswith(("elicit-url", "elicit-complete")) and url_mode:
+            url_elicitation(mode, msg_id, str(message))
+            return
+        if mode.startswith("sampling-tools") and ("tools" in (caps.get("sampling") or {}) or
+                                                  (regardless and "sampling" in caps)):
+            sampling_with_tools(mode, msg_id, str(message))
+            return
         result(msg_id, {"content": [{"type": "text", "text": str(message)}]})
     elif name in ("image", "image tool"):
         data = "not base64!" if mode == "bad-base64" else PNG
@@ -191,8 +257,13 @@ def get_prompt(mode: str, msg_id: Any, params: dict[str, Any]) -> None:
 
 def handle(mode: str, msg: dict[str, Any]) -> None:
     method = msg.get("method")
+    if method is None and "id" in msg:
+        then = state["pending"].pop(msg["id"], None)
+        if then is not None:
+            then(msg.get("result") or {})
+        return
     if "id" not in msg or method is None:
-        return  # notifications and answers to our requests
+        return  # notifications
     msg_id, params = msg["id"], msg.get("params") or {}
     if method == "initialize":
         state["client_caps"] = params.get("capabilities") or {}

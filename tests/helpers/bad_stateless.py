@@ -29,6 +29,14 @@ server/utilities/caching, basic/versioning, basic/patterns/mrtr):
   partial-envelope-served       a request whose _meta lacks protocolVersion is served (not -32602)
   mrtr-duplicate-keys           the InputRequiredResult's inputRequests names the key "name" twice (a
                                 second elicitation pasted under the same key)
+  mrtr-url-elicit               no defect: hello, for a client declaring elicitation.url, first asks for a
+                                URL-mode elicitation (inputRequests "visit")
+  mrtr-url-bad-url              as mrtr-url-elicit, the url is "example.com/verify" (not an absolute URL)
+  mrtr-sampling-tools           no defect: hello, for a client declaring sampling.tools, asks for sampling
+                                offering a tool; answered with stopReason toolUse, it asks again with the
+                                tool results (inputRequests "draft", then "draft2")
+  mrtr-sampling-wrong-id        as mrtr-sampling-tools, the tool result names toolUseId "call_1"
+  mrtr-url-regardless           as mrtr-url-elicit, but for any client declaring elicitation (form only too)
 """
 
 from __future__ import annotations
@@ -48,8 +56,10 @@ MODES = (
     "unrequested-notification",
     "scope-changes-between-pages", "input-required-hints", "initialize-error-silent", "bad-extension-id",
     "server-request", "serves-known-version", "mrtr-error-on-missing", "mrtr-refuses-extra", "mrtr-takes-invalid",
-    "partial-envelope-served", "mrtr-duplicate-keys",
+    "partial-envelope-served", "mrtr-duplicate-keys", "mrtr-url-elicit", "mrtr-url-bad-url", "mrtr-sampling-tools",
+    "mrtr-sampling-wrong-id", "mrtr-url-regardless",
 )
+LOOKUP = {"name": "lookup", "inputSchema": {"type": "object", "properties": {"word": {"type": "string"}}}}
 GOOD = "stateless-good"
 SUB_KEY = "io.modelcontextprotocol/subscriptionId"
 UNEXPECTED = "trimcp-check-unexpected"
@@ -130,8 +140,46 @@ def listen(mode: str, msg_id: Any, params: dict[str, Any]) -> None:
         notify("notifications/tools/list_changed", change)
 
 
+def input_required(msg_id: Any, requests: dict[str, Any]) -> None:
+    _write({"jsonrpc": "2.0", "id": msg_id, "result": {
+        "resultType": "input_required", "inputRequests": requests, "_meta": base.SERVER_INFO}})
+
+
+def hello_asks(mode: str, msg_id: Any, params: dict[str, Any]) -> bool:
+    """The mrtr-url-* and mrtr-sampling-* rounds of hello; ``False``: hello answers as usual."""
+    meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+    caps = meta.get(base.CAPS_KEY) if isinstance(meta.get(base.CAPS_KEY), dict) else {}
+    answers = params.get("inputResponses") if isinstance(params.get("inputResponses"), dict) else {}
+    elicits = "url" in (caps.get("elicitation") or {}) or (mode == "mrtr-url-regardless" and "elicitation" in caps)
+    if mode.startswith("mrtr-url") and elicits and not answers:
+        url = "example.com/verify" if mode == "mrtr-url-bad-url" else "https://example.com/verify?session=e1"
+        input_required(msg_id, {"visit": {"method": "elicitation/create", "params": {
+            "mode": "url", "message": "Open this page to connect your account", "url": url, "elicitationId": "e1"}}})
+        return True
+    if not (mode.startswith("mrtr-sampling") and "tools" in (caps.get("sampling") or {})) or "draft2" in answers:
+        return False
+    first = [{"role": "user", "content": {"type": "text", "text": "Say hello"}}]
+    if "draft" not in answers:
+        input_required(msg_id, {"draft": {"method": "sampling/createMessage", "params": {
+            "messages": first, "maxTokens": 100, "tools": [LOOKUP]}}})
+        return True
+    answer = answers["draft"] if isinstance(answers["draft"], dict) else {}
+    blocks = answer.get("content") if isinstance(answer.get("content"), list) else [answer.get("content")]
+    uses = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
+    if answer.get("stopReason") != "toolUse" or not uses:
+        return False
+    results = [{"type": "tool_result", "toolUseId": "call_1" if mode == "mrtr-sampling-wrong-id" else b["id"],
+                "content": [{"type": "text", "text": "a word"}]} for b in uses]
+    messages = [*first, {"role": "assistant", "content": blocks}, {"role": "user", "content": results}]
+    input_required(msg_id, {"draft2": {"method": "sampling/createMessage", "params": {
+        "messages": messages, "maxTokens": 100, "tools": [LOOKUP]}}})
+    return True
+
+
 def call(mode: str, msg_id: Any, params: dict[str, Any]) -> None:
     name, answers = params.get("name"), params.get("inputResponses")
+    if name == "hello" and hello_asks(mode, msg_id, params):
+        return
     if name == "hello" and mode == "server-request":
         _write({"jsonrpc": "2.0", "id": "srv-1", "method": "elicitation/create", "params": {
             "mode": "form", "message": "Your name?", "requestedSchema": {"type": "object", "properties": {}},

@@ -138,6 +138,8 @@ def _declaring(declared: dict[str, Any]) -> dict[str, Any]:
     options: dict[str, Any] = {}
     if "sampling" in caps:
         options["sampling_handler"] = _refuse_sampling
+        if isinstance(caps["sampling"], dict) and "tools" in caps["sampling"]:
+            options["sampling_tools"] = True
     elicitation = caps.get("elicitation")
     if elicitation is not None:
         modes = [m for m in ("form", "url") if isinstance(elicitation, dict) and m in elicitation]

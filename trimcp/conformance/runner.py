@@ -99,12 +99,14 @@ from .checks.progress_rules import (
     check_server_progress_tokens,
     check_task_cancellations,
 )
+from .checks.sampling_balance import ToolUseSampler
 from .checks.sent_by_server import (
     check_server_cancellations,
     check_server_request_ids,
     check_subscription_ids,
 )
 from .checks.sent_schemas import judge_schemas
+from .checks.server_requests import judge_probe_sessions, probe_narrow_session
 from .checks.stateless import (
     check_discover,
     check_stateless_conversation,
@@ -149,10 +151,6 @@ class TargetUnreachable(ConnectError):
 
     Nothing was tested, so ``run_checks`` raises this instead of reporting a table of
     skips; the message is one line, ending with the last line the server wrote on stderr."""
-
-
-async def _sampling(params: s.CreateMessageRequestParams) -> dict[str, Any]:
-    return CANNED_INPUT["sampling/createMessage"]
 
 
 async def _elicitation(params: s.ElicitRequestParams) -> dict[str, Any]:
@@ -230,8 +228,13 @@ async def _run_checks(
                 # A server still starting (a loaded CI machine) must not be mistaken for a
                 # handshake-only one: the harness waits longer for server/discover than a host.
                 probe_timeout=max(5.0, connect_timeout / 2),
-                sampling_handler=_sampling,
+                # Sampling with tools and URL elicitation are declared so that a server using them
+                # shows how (checks/server_requests.py, checks/sampling_balance.py); the harness
+                # only answers, it never asks for either.
+                sampling_handler=ToolUseSampler(),
+                sampling_tools=True,
                 elicitation_handler=_elicitation,
+                elicitation_modes=("form", "url"),
                 roots=[],
                 # MCP Apps is opt-in: declared so that a server linking views only for
                 # clients that asked links them here (checks/apps.py).
@@ -284,6 +287,9 @@ async def _run_checks(
                 await probe_features(tour, policy.probe_targets(tour.tools), connect_timeout)
         with timed(rec, *NEGATIVE_PROBE_CHECKS, "jsonrpc.unknown-method"):
             await _basic_probes(tour, recording, connect_timeout, hasattr(recording, "stderr_tail"))
+        if rec.wants("features.server-requests"):
+            with timed(rec, "features.server-requests"):
+                await probe_narrow_session(tour, connect_timeout)
     # The raw transport checks carry the run's credentials, or they would only see 401s.
     credentials = tuple(await auth.headers()) if auth is not None and report.revision is not None else ()
     if not credentials and auth_tokens is not None and auth_tokens.valid and report.revision is not None:
@@ -402,6 +408,7 @@ async def _basic_probes(tour: Tour, main: RecordingStream | None, timeout: float
     for recording in probed:
         _check_conversation(tour.rec, recording, tour.revision, stdio=stdio)
         _check_notifications(tour.rec, recording, tour.client.server_capabilities)
+    judge_probe_sessions(tour.rec, probed)
     check_error_codes(tour.rec, ([main] if main else []) + probed, tour.revision)
     check_progress(tour.rec, ([main] if main else []) + probed)
     everything = ([main] if main else []) + probed

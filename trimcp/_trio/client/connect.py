@@ -100,6 +100,7 @@ def _client_capabilities(
     elicitation_modes: Sequence[str],
     roots: RootsProvider | None,
     extensions: Mapping[str, Mapping[str, Any]] | None = None,
+    sampling_tools: bool = False,
 ) -> dict[str, Any]:
     caps: dict[str, Any] = {}
     if extensions:
@@ -107,7 +108,7 @@ def _client_capabilities(
     if roots is not None:
         caps["roots"] = {"listChanged": True}
     if sampling is not None:
-        caps["sampling"] = {}
+        caps["sampling"] = {"tools": {}} if sampling_tools else {}
     if elicitation is not None:
         # Form mode alone is the empty object: 2025-11-25 client/elicitation "Capabilities"
         # makes {} equivalent to {"form": {}}, and a 2025-06-18 peer (or a strict
@@ -206,6 +207,7 @@ async def open_client(
     sampling_handler: SamplingHandler | None = None,
     elicitation_handler: ElicitationHandler | None = None,
     elicitation_modes: Sequence[str] = ("form",),
+    sampling_tools: bool = False,
     url_elicitation: UrlElicitation | None = None,
     roots: RootsProvider | None = None,
     logging_handler: LoggingHandler | None = None,
@@ -252,6 +254,8 @@ async def open_client(
     ``initialize``.  ``connect_timeout`` bounds the whole connect.
     ``elicitation_modes`` (``"form"``, ``"url"``) are declared with the
     ``elicitation_handler``: form alone as ``elicitation: {}``, otherwise each mode.
+    ``sampling_tools`` declares ``sampling.tools`` with the ``sampling_handler``: the
+    server may then offer tools, and the handler answers their use (2025-11-25).
     ``url_elicitation`` (e.g. ``trimcp.host.Elicitation().for_server(...)``) is told
     of ``notifications/elicitation/complete`` and, when a ``tools/call`` is refused
     with -32042 (URL elicitation required), elicits the listed URLs and the call is
@@ -316,7 +320,7 @@ async def open_client(
         Role.CLIENT,
         info=dict(client_info or CLIENT_INFO),
         capabilities=_client_capabilities(sampling_handler, elicitation_handler, elicitation_modes, roots,
-                                          extensions),
+                                          extensions, sampling_tools),
         supported_versions=versions,
         max_message_size=max_message_size,
     )

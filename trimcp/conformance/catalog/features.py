@@ -60,6 +60,10 @@ SPECS: Final[tuple[CheckSpec, ...]] = (
               "sampling and elicitation requests ask only for what the client declared and are well-formed "
               "(modes, message, requestedSchema, url, elicitationId; -32042 data; completion ids)",
               tuple(v for v in ALL_VERSIONS if v >= "2025-11-25")),
+    CheckSpec("features.sampling-tool-balance", M, "client/sampling",
+              "after a stopReason toolUse answer, the server's next sampling request answers every tool_use "
+              "id with a tool_result, in a user message holding only tool results",
+              tuple(v for v in ALL_VERSIONS if v >= "2025-11-25")),
     CheckSpec("resources.invalid-uri", M, "server/resources", "resources/read of a malformed URI is an error"),
     CheckSpec("completion.limits", B, "server/utilities/completion",
               "completion values are at most 100, and total is not below their number", ALL_VERSIONS),

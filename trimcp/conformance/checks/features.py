@@ -37,6 +37,7 @@ from ..evidence import received, sent
 from ..results import Results, Tour
 from .feature_content import judge_received
 from .prompt_args import prompt_arguments
+from .sampling_balance import judge_tool_balance
 from .server_requests import judge_server_requests
 from .tool_calls import CallOutcome, ToolPolicy, call_outcome, requires_task
 
@@ -60,6 +61,7 @@ async def feature_tour(tour: Tour, policy: ToolPolicy | None = None) -> None:
     _judge_pages(tour)
     judge_received(tour)
     judge_server_requests(tour)
+    judge_tool_balance(tour)
 
 
 _FEATURE_CHECKS = {
