@@ -26,6 +26,12 @@ apart from the selected defect it behaves correctly:
   request-before-initialized  sends roots/list right after its initialize answer
   notifies-before-init    announces notifications/tools/list_changed before answering initialize
   float-progress-token    after initialized, sends a ping whose _meta.progressToken is 0.5
+  notification-with-id    after initialized, sends notifications/message carrying an id
+  null-id-error           a request whose params is an array gets its -32602 with id null
+  answers-initialized     answers notifications/initialized with an error whose id is null
+  version-by-capabilities answers 2025-06-18 to an initialize declaring no client capabilities,
+                          though it answers 2025-11-25 when asked with them
+  negotiates-down         does not implement 2025-11-25: answers 2025-06-18 to it (correct)
 """
 
 from __future__ import annotations
@@ -43,7 +49,8 @@ MODES = ("good", "silent-on-parse-error", "wrong-parse-code", "no-invalid-reques
          "answers-notification", "cancel-exits", "custom-reserved-code", "early-result",
          "progress-after-response", "progress-not-increasing", "cancel-ignored", "exit-after-first-line",
          "bad-meta-key", "reused-request-id", "cancels-unknown", "request-before-initialized",
-         "notifies-before-init", "float-progress-token")
+         "notifies-before-init", "float-progress-token", "notification-with-id", "null-id-error",
+         "answers-initialized", "version-by-capabilities", "negotiates-down")
 TOOL = {"name": "work", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}}
 #: How long ``work`` runs between its two progress notifications.
 WORK_SECONDS = 0.4
@@ -74,6 +81,13 @@ def finish(mode: str, rid: Any, token: Any) -> None:
         progress(token, 3)
 
 
+def chosen_version(mode: str, asked: Any, capabilities: Any) -> str:
+    supported = VERSIONS[:-1] if mode == "negotiates-down" else VERSIONS
+    if mode == "version-by-capabilities" and not capabilities and asked == VERSIONS[-1]:
+        return VERSIONS[-2]
+    return asked if asked in supported else supported[-1]
+
+
 def handle(mode: str, msg: Any, state: dict[str, bool]) -> None:
     if not isinstance(msg, dict) or ("method" not in msg and "result" not in msg and "error" not in msg):
         if mode != "no-invalid-request":
@@ -96,6 +110,11 @@ def handle(mode: str, msg: Any, state: dict[str, bool]) -> None:
                 send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "never"}})
             elif mode == "float-progress-token":
                 send({"jsonrpc": "2.0", "id": "srv-1", "method": "ping", "params": {"_meta": {"progressToken": 0.5}}})
+            elif mode == "notification-with-id":
+                send({"jsonrpc": "2.0", "id": "srv-note", "method": "notifications/message",
+                      "params": {"level": "info", "data": "ready"}})
+            elif mode == "answers-initialized":
+                error(None, -32601, "unknown method notifications/initialized")
         elif method == "notifications/cancelled" and mode == "cancel-exits":
             sys.exit(0)
         elif method == "notifications/cancelled" and mode != "cancel-ignored" and isinstance(params, dict):
@@ -107,7 +126,8 @@ def handle(mode: str, msg: Any, state: dict[str, bool]) -> None:
         if mode == "params-accepted":
             send({"jsonrpc": "2.0", "id": rid, "result": {}})
         else:
-            error(rid, -32602 if isinstance(params, list) else -32600, "params must be an object")
+            error(None if mode == "null-id-error" else rid, -32602 if isinstance(params, list) else -32600,
+                  "params must be an object")
         return
     if method == "initialize":
         asked = params.get("protocolVersion")
@@ -115,7 +135,7 @@ def handle(mode: str, msg: Any, state: dict[str, bool]) -> None:
         if mode == "notifies-before-init":
             send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         send({"jsonrpc": "2.0", "id": rid, "result": {
-            "protocolVersion": asked if asked in VERSIONS else VERSIONS[-1], "capabilities": {"tools": {}},
+            "protocolVersion": chosen_version(mode, asked, params.get("capabilities")), "capabilities": {"tools": {}},
             "serverInfo": {"name": "bad-basic", "version": "0"},
             **({"_meta": {"-bad/key": 1}} if mode == "bad-meta-key" else {}),
         }})

@@ -55,6 +55,9 @@ class RecordingStream:
         self._parsed_upto = 0
         #: Both directions in order: ("send", index into ``sent``) or ("recv", index into ``received``).
         self._order: list[tuple[str, int]] = []
+        #: Malformed texts a probe wrote past ``send`` (``note_raw``): how many texts had been
+        #: received when each went out, and whether its id could be read.
+        self.raw_sent: list[tuple[int, bool]] = []
 
     async def send(self, message: rpc.Message, meta: SendMeta = NO_META) -> None:
         if isinstance(message, rpc.Request):
@@ -76,6 +79,15 @@ class RecordingStream:
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+    def note_raw(self, id_readable: bool) -> None:
+        """A probe wrote a malformed text on this connection itself (``send_raw``, a raw POST);
+        ``id_readable``: a JSON-RPC error to it must carry its id, not null."""
+        self.raw_sent.append((len(self.received), id_readable))
+
+    def order(self) -> list[tuple[str, int]]:
+        """Both directions in crossing order (see ``_order``)."""
+        return list(self._order)
 
     def messages(self) -> list[tuple[int, rpc.Message]]:
         """Every well-formed message received so far, with the index of its text."""

@@ -74,11 +74,12 @@ from .._trio.client import open_client
 from .checks.apps import check_apps
 from .checks.auth import check_auth, probe_unauthenticated, skip_auth
 from .checks.auth_binding import AuthTokens
+from .checks.base_rules import check_base_rules
 from .checks.contract26 import check_capability_errors, probe_partial_envelope
 from .checks.ext_tasks import check_ext_tasks
 from .checks.feature_probes import probe_features
 from .checks.features import feature_tour
-from .checks.handshake import check_handshake, handshake_tour, offered_revision
+from .checks.handshake import check_handshake, check_version_same, handshake_tour, offered_revision
 from .checks.http import check_http_transport, is_http_target, skip_http
 from .checks.http_stateless import check_http26
 from .checks.meta import check_meta_keys
@@ -118,6 +119,7 @@ from .checks.tasks import check_tasks
 from .checks.tool_calls import CallTools, ToolPolicy
 from .checks.version_probes import probe_stateless_version
 from .checks.versions import ServerVersions, connector_initialize
+from .connections import collect_connections, current_connections
 from .connectors import transport_of
 from .http_evidence import annotate
 from .model import CheckResult, Report
@@ -189,7 +191,7 @@ async def run_checks(
     run's ``Authorization`` on the raw requests."""
     if revision is not None:
         get_revision(revision)  # ValueError for a revision nobody knows
-    with collect_timeouts():
+    with collect_timeouts(), collect_connections():
         return await _run_checks(
             connect, target=target, revision=revision, connect_timeout=connect_timeout,
             request_timeout=request_timeout, auth=auth, unauthorized=unauthorized, selection=selection,
@@ -360,6 +362,12 @@ async def _probes(tour: Tour, timeout: float, policy: ToolPolicy, versions: Serv
         if rec.wants("lifecycle.unsupported-version"):
             with timed(rec, "lifecycle.unsupported-version"):
                 await probe_handshake_version(rec, tour.connect, timeout)
+        if rec.wants("lifecycle.version"):
+            # One initialize per handshake revision, on fresh connections (judged with the rest
+            # of the run's initialize answers: handshake.check_version_same).
+            with timed(rec, "lifecycle.version"):
+                for version in HANDSHAKE_VERSIONS:
+                    await versions.offer(version)
         if rec.wants("tasks.*"):
             with timed(rec, "tasks.*"):
                 await check_tasks(rec, tour.connect, revision, client.server_capabilities, timeout)
@@ -412,10 +420,12 @@ async def _basic_probes(tour: Tour, main: RecordingStream | None, timeout: float
     check_error_codes(tour.rec, ([main] if main else []) + probed, tour.revision)
     check_progress(tour.rec, ([main] if main else []) + probed)
     everything = ([main] if main else []) + probed
+    check_base_rules(tour.rec, everything + current_connections(), tour.revision)
     check_meta_keys(tour.rec, everything)
     check_server_cancellations(tour.rec, everything, tour.revision)
     if tour.client.era is not Era.STATELESS:
         check_server_request_ids(tour.rec, everything)
+        check_version_same(tour.rec, everything + current_connections())
         check_init_first(tour.rec, everything)
         check_server_progress_tokens(tour.rec, everything)
         check_task_cancellations(tour.rec, everything)

@@ -37,7 +37,8 @@ _CHECKS: Final[tuple[CheckSpec, ...]] = (
     CheckSpec("lifecycle.initialize", M, "basic/lifecycle", "server answers initialize with an InitializeResult",
               HANDSHAKE),
     CheckSpec("lifecycle.version", M, "basic/lifecycle",
-              "negotiated protocolVersion is one the client offered or a known revision", HANDSHAKE),
+              "every initialize is answered with a known revision, the requested one whenever the server "
+              "is known to support it", HANDSHAKE),
     CheckSpec("lifecycle.server-info", M, "basic/lifecycle", "serverInfo carries name and version", HANDSHAKE),
     CheckSpec("lifecycle.unsupported-version", M, "basic/lifecycle",
               "an unknown requested revision is answered with a supported one", HANDSHAKE),

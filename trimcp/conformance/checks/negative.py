@@ -113,6 +113,7 @@ class _Session:
         if isinstance(obj, dict) and isinstance(obj.get("id"), (str, int)):
             # So that the conversation checks know the answer's id was sent.
             self.stream.sent_methods[obj["id"]] = str(obj.get("method", ""))
+        self.stream.note_raw(id_readable(obj))
         if is_http(self.stream) and not self._settled:
             # The transport POSTs each message from a task of its own: one answered request
             # makes sure the handshake's last notification is through before a raw POST.
@@ -173,6 +174,16 @@ class _Session:
         if answer is None:
             raise Broken(f"{method} got no answer within {self.bound:g} s")
         return request, answer
+
+
+def id_readable(obj: Any) -> bool:
+    """Whether a malformed text's id can be read: it is a well-formed JSON-RPC request (only its
+    params are wrong for the method).  basic (Error Responses) excepts from the same-id rule only
+    "error cases where the ID could not be read due a malformed request": invalid JSON, a
+    non-object, a request without ``method`` or with params that are no structured value."""
+    return (isinstance(obj, dict) and obj.get("jsonrpc") == "2.0" and isinstance(obj.get("id"), (str, int))
+            and not isinstance(obj.get("id"), bool) and isinstance(obj.get("method"), str)
+            and isinstance(obj.get("params", {}), (dict, list)))
 
 
 def _code(msg: rpc.Message | None) -> int | None:
@@ -283,6 +294,12 @@ async def _invalid_params(rec: Results, sess: _Session) -> None:
         if isinstance(heard.answer, rpc.Response):
             rec.fail(check, f"{method} with params {shape} was answered with a result", list(heard.evidence))
             return
+        if isinstance(heard.answer, rpc.ErrorResponse) and heard.answer.id != rid and shape == "an array" \
+                and not (heard.answer.id is None and heard.status is not None and heard.status >= 400):
+            # Well-formed JSON-RPC whose id is readable: its error must carry that id (basic);
+            # Streamable HTTP lets an HTTP error status carry an error that has no id.
+            rec.fail("jsonrpc.ids", f"the error to {method} with params {shape} (id {rid!r}) carries id "
+                     f"{heard.answer.id!r}, not the request's", list(heard.evidence))
         # A string is not a JSON-RPC params at all (-32600 fits); an array is valid JSON-RPC
         # that the method cannot take (-32602).  A wrong code is a SHOULD-style finding.
         fits = (rpc.INVALID_PARAMS,) if shape == "an array" else (rpc.INVALID_PARAMS, rpc.INVALID_REQUEST)
