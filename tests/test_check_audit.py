@@ -119,8 +119,9 @@ AUDIT: dict[str, tuple[str, str, str, Status]] = {
     "cancellation.ignored": (B, "good", "cancel-exits", FAIL),
     "cancellation.honoured": (B, "good", "cancel-ignored", WARN),
     "progress.notifications": (B, "good", "progress-not-increasing", FAIL),
-    # (bad_basic's good mode sends no _meta and no request: the pass fakes are siblings that do)
-    "meta.key-names": (S, "stateless-good", "basic:bad-meta-key", FAIL),
+    # (bad_basic's good mode sends no _meta and no request: the pass fakes are siblings that do;
+    # bad_stateless's good mode sends trace context in every result)
+    "meta.key-names": (ST, "good", "basic:bad-meta-key", FAIL),
     "jsonrpc.server-request-ids": (F, "elicit-url-undeclared", "basic:reused-request-id", FAIL),
     # tasks, 2025-11-25 (tests/helpers/bad_tasks.py under check_tasks)
     "tasks.create": (T, "good", "create-not-working", FAIL),
@@ -168,6 +169,7 @@ WRONG_VALUES: dict[str, tuple[str, str, Status]] = {
     "tasks.task-fields": (T, "bad-timestamps", FAIL),
     "tasks.result-meta": (T, "result-meta-other-task", FAIL),
     "content.embedded-resource": (F, "embedded-both", FAIL),
+    "meta.key-names": (ST, "bad-tracestate", FAIL),
 }
 
 _ = "no fake breaks this sentence yet: "
