@@ -120,8 +120,9 @@ AUDIT: dict[str, tuple[str, str, str, Status]] = {
     "cancellation.ignored": (B, "good", "cancel-exits", FAIL),
     "cancellation.honoured": (B, "good", "cancel-ignored", WARN),
     "progress.notifications": (B, "good", "progress-not-increasing", FAIL),
-    # (bad_basic's good mode sends no _meta and no request: the pass fakes are siblings that do)
-    "meta.key-names": (S, "stateless-good", "basic:bad-meta-key", FAIL),
+    # (bad_basic's good mode sends no _meta and no request: the pass fakes are siblings that do;
+    # bad_stateless's good mode sends trace context in every result)
+    "meta.key-names": (ST, "good", "basic:bad-meta-key", FAIL),
     "jsonrpc.server-request-ids": (F, "elicit-url", "basic:reused-request-id", FAIL),
     # server-to-client requests (tests/helpers/bad_features.py: good asks nothing, elicit-url and
     # sampling-tools do it right)
@@ -180,6 +181,7 @@ WRONG_VALUES: dict[str, tuple[str, str, Status]] = {
     "tools.structured-output": (TL, "wrong-structured", FAIL),
     "content.base64": (F, "bad-mime", FAIL),
     "resources.uri-syntax": (F, "bad-link-uri", FAIL),
+    "meta.key-names": (ST, "bad-tracestate", FAIL),
 }
 
 _ = "no fake breaks this sentence yet: "

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from trimcp.conformance.checks.meta import check_meta_keys, key_problem
+from trimcp.conformance.checks.meta import check_meta_keys, key_problem, trace_problem
 from trimcp.conformance.checks.negative import code_problem
 from trimcp.conformance.checks.sent_by_server import SUBSCRIPTION_ID, check_subscription_ids
 from trimcp.conformance.model import Status
@@ -124,3 +124,45 @@ def test_traceparent_format() -> None:
         rec = Results("2026-07-28")
         check_meta_keys(rec, [_recording(_note("notifications/message", {"traceparent": value}))])
         assert rec.results["meta.key-names"].status is status, value
+
+
+TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("traceparent", TRACEPARENT),
+    ("traceparent", "01" + TRACEPARENT[2:] + "-future-field"),  # a later version may append fields
+    ("tracestate", "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7"),
+    ("tracestate", "tenant@vendor=a b, ,x=1"),  # a multi-tenant key; inner spaces; an empty member
+    ("baggage", "userId=alice,serverNode=DF%2028;region=eu;flag, b = 2"),
+    ("progressToken", "anything"),  # no trace key: no format
+])
+def test_trace_context_values_that_follow_the_w3c_formats(key: str, value: str) -> None:
+    assert trace_problem(key, value) is None
+
+
+@pytest.mark.parametrize(("key", "value", "why"), [
+    ("traceparent", "ff" + TRACEPARENT[2:], "version ff"),
+    ("traceparent", TRACEPARENT.replace("0af7651916cd43dd8448eb211c80319c", "0" * 32), "all-zero trace-id"),
+    ("traceparent", TRACEPARENT.replace("b7ad6b7169203331", "0" * 16), "all-zero parent-id"),
+    ("traceparent", TRACEPARENT + "-01", "version 00 and fields"),
+    ("traceparent", TRACEPARENT.upper(), "lowercase hex"),
+    ("tracestate", "Vendor=1", "'Vendor=1'"),
+    ("tracestate", "rojo=a=b", "'rojo=a=b'"),
+    ("tracestate", ",".join(f"k{i}=v" for i in range(33)), "33 list-members"),
+    ("baggage", "userId=alice smith", "'userId=alice smith'"),
+    ("baggage", "user id=alice", "'user id=alice'"),
+    ("baggage", 'k="quoted"', "'k=\"quoted\"'"),
+    ("baggage", 42, "not a string"),
+])
+def test_trace_context_values_that_break_the_w3c_formats(key: str, value: object, why: str) -> None:
+    problem = trace_problem(key, value)
+    assert problem is not None and why in problem, problem
+
+
+def test_trace_context_formats_bind_from_2026_07_28_on() -> None:
+    bad = _recording(_note("notifications/message", {"tracestate": "Vendor=1"}))
+    for revision, status in (("2025-11-25", Status.PASS), ("2026-07-28", Status.FAIL)):
+        rec = Results(revision)
+        check_meta_keys(rec, [bad], revision)
+        assert rec.results["meta.key-names"].status is status, revision

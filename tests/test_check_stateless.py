@@ -10,17 +10,23 @@ tests/test_check.py (no fail, no warn there).
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
 
+from trimcp._sansio import jsonrpc as rpc
 from trimcp.conformance import run_checks
 from trimcp.conformance.catalog import CATALOG
 from trimcp.conformance.catalog import stateless as area
+from trimcp.conformance.checks.stateless import check_input_request_kinds
 from trimcp.conformance.connectors import connector_for
 from trimcp.conformance.model import Level, Report, Status
+from trimcp.conformance.recorder import RecordingStream
+from trimcp.conformance.results import Results
 
 SERVER = str(Path(__file__).resolve().parent / "helpers" / "bad_stateless.py")
 
@@ -40,6 +46,14 @@ DEFECTS = {
     "mrtr-refuses-extra": {"mrtr.extra-responses": Status.WARN},
     "mrtr-takes-invalid": {"mrtr.invalid-responses": Status.WARN},
     "mrtr-duplicate-keys": {"mrtr.unique-keys": Status.FAIL},
+    # basic/patterns/mrtr: only ElicitRequest, CreateMessageRequest, ListRootsRequest, of declared kinds
+    "asks-url-elicitation": {"mrtr.input-required": Status.FAIL},
+    "asks-tool-sampling": {"mrtr.input-required": Status.FAIL},
+    "asks-other-method": {"mrtr.input-required": Status.FAIL},
+    # basic/index, _meta: the trace-context values, on every connection of the run
+    "bad-tracestate": {"meta.key-names": Status.FAIL},
+    "bad-baggage": {"meta.key-names": Status.FAIL},
+    "probe-bad-traceparent": {"meta.key-names": Status.FAIL},
 }
 #: Defects that, rightly, show in a check of another area too.
 ALSO_FLAGGED = {
@@ -47,6 +61,11 @@ ALSO_FLAGGED = {
     "server-request": {"schema.messages": Status.FAIL, "stdio.no-requests": Status.FAIL},
     # The basic area reads the same rule off every recording (basic/index, _meta).
     "untagged-notification": {"meta.subscription-id": Status.FAIL},
+    # The client side of the same rules (client/elicitation, client/sampling: what was declared).
+    "asks-url-elicitation": {"features.server-requests": Status.FAIL},
+    "asks-tool-sampling": {"features.server-requests": Status.FAIL},
+    # No message of the schema either, and the client refuses the result (the tool call fails).
+    "asks-other-method": {"schema.messages": Status.FAIL, "tools.call-read-only": Status.FAIL},
 }
 #: What the detail of each flagged check names.
 DETAILS = {
@@ -64,6 +83,13 @@ DETAILS = {
     "mrtr-refuses-extra": "trimcp-check-unexpected",
     "mrtr-takes-invalid": "completed",
     "mrtr-duplicate-keys": "'name' more than once",
+    "asks-url-elicitation": "'url' elicitation, a mode the client did not declare",
+    "asks-tool-sampling": "did not declare sampling.tools",
+    "asks-other-method": "'tools/list', which is not allowed there",
+    "bad-tracestate": "'Vendor=1'",
+    "bad-baggage": "'userId=alice smith'",
+    # only a probe connection (a request declaring no capabilities) received it
+    "probe-bad-traceparent": "all-zero trace-id",
 }
 
 
@@ -107,3 +133,54 @@ def test_levels_follow_the_sentences() -> None:
     assert levels["subscriptions.ack-subset"] is levels["caching.interim-no-hints"] is Level.BEST
     assert CATALOG["mrtr.tampered-state"].level is Level.BEST
     assert CATALOG["subscriptions.listen"].level is Level.MUST
+
+
+class _Sink:
+    async def send(self, message: object, meta: object = None) -> None:
+        pass
+
+
+ELICIT_FORM = {"method": "elicitation/create", "params": {"mode": "form", "message": "Name?", "requestedSchema": {}}}
+ELICIT_URL = {"method": "elicitation/create", "params": {
+    "mode": "url", "message": "Sign in", "url": "https://example.com", "elicitationId": "e"}}
+SAMPLE_TOOLS = {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 1, "tools": [{"name": "t"}]}}
+
+
+async def _asked(declared: dict[str, Any] | None, asks: dict[str, Any]) -> RecordingStream:
+    """One probe connection: a tools/call declaring ``declared`` (``None``: no envelope at all),
+    answered with an InputRequiredResult asking ``asks``."""
+    recording = RecordingStream(_Sink())  # type: ignore[arg-type]
+    meta = {} if declared is None else {"io.modelcontextprotocol/clientCapabilities": declared}
+    await recording.send(rpc.Request("p-1", "tools/call", {"name": "ask", "arguments": {}, "_meta": meta}))
+    result = {"resultType": "input_required", "inputRequests": asks, "requestState": "s"}
+    recording.received.append(json.dumps({"jsonrpc": "2.0", "id": "p-1", "result": result}).encode())
+    return recording
+
+
+@pytest.mark.parametrize(("declared", "asks", "status", "why"), [
+    ({"elicitation": {}}, {"n": ELICIT_FORM}, Status.PASS, "2 InputRequiredResults on 2 connections asked 2 input requests"),
+    ({"elicitation": {"url": {}}}, {"n": ELICIT_URL}, Status.PASS, "each of a declared kind"),
+    ({"sampling": {"tools": {}}, "roots": {}}, {"s": SAMPLE_TOOLS, "r": {"method": "roots/list"}}, Status.PASS, "3 input requests"),
+    # what each request itself declared counts, not what the tour's session did
+    ({}, {"n": ELICIT_FORM}, Status.FAIL, "declaring no capabilities"),
+    (None, {"n": ELICIT_FORM}, Status.FAIL, "elicitation capability the client did not declare"),
+    ({"elicitation": {}}, {"n": ELICIT_URL}, Status.FAIL, "'url' elicitation"),
+    ({"elicitation": {"url": {}}}, {"n": ELICIT_FORM}, Status.FAIL, "'form' elicitation"),
+    ({"sampling": {}}, {"s": SAMPLE_TOOLS}, Status.FAIL, "sampling.tools"),
+    ({"elicitation": {}}, {"p": {"method": "ping"}}, Status.FAIL, "'ping', which is not allowed"),
+])
+async def test_every_input_required_result_of_the_run_asks_declared_kinds_only(
+    declared: dict[str, Any] | None, asks: dict[str, Any], status: Status, why: str,
+) -> None:
+    rec = Results("2026-07-28")
+    check_input_request_kinds(rec, [await _asked({"elicitation": {}}, {"n": ELICIT_FORM}), await _asked(declared, asks)])
+    result = rec.results["mrtr.input-required"]
+    assert result.status is status and why in result.detail, result
+    if status is Status.FAIL:
+        assert result.evidence
+
+
+def test_a_run_without_input_required_results_leaves_the_check_to_the_tour() -> None:
+    rec = Results("2026-07-28")
+    check_input_request_kinds(rec, [RecordingStream(_Sink())])  # type: ignore[arg-type]
+    assert "mrtr.input-required" not in rec.results

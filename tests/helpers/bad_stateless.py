@@ -37,6 +37,18 @@ server/utilities/caching, basic/versioning, basic/patterns/mrtr):
                                 tool results (inputRequests "draft", then "draft2")
   mrtr-sampling-wrong-id        as mrtr-sampling-tools, the tool result names toolUseId "call_1"
   mrtr-url-regardless           as mrtr-url-elicit, but for any client declaring elicitation (form only too)
+  bad-tracestate                every result's tracestate has an upper-case key ("Vendor=1")
+  bad-baggage                   every result's baggage has an unencoded space in a value
+  probe-bad-traceparent         the answer to a request declaring no client capabilities (only the
+                                harness's probes send one) carries an all-zero trace-id
+  asks-url-elicitation          every InputRequiredResult asks for a URL-mode elicitation, also of a
+                                request declaring form mode only (the harness's narrow session)
+  asks-tool-sampling            it also asks for a tool-enabled sampling, also of a request that
+                                declares no sampling.tools
+  asks-other-method             it also asks for a tools/list, which no inputRequests may hold
+
+Every result's ``_meta`` carries OpenTelemetry trace context (``traceparent``, ``tracestate``,
+``baggage``: basic/index, _meta), well-formed but for the three modes above.
 """
 
 from __future__ import annotations
@@ -58,8 +70,26 @@ MODES = (
     "server-request", "serves-known-version", "mrtr-error-on-missing", "mrtr-refuses-extra", "mrtr-takes-invalid",
     "partial-envelope-served", "mrtr-duplicate-keys", "mrtr-url-elicit", "mrtr-url-bad-url", "mrtr-sampling-tools",
     "mrtr-sampling-wrong-id", "mrtr-url-regardless",
+    "bad-tracestate", "bad-baggage", "probe-bad-traceparent",
+    "asks-url-elicitation", "asks-tool-sampling", "asks-other-method",
 )
 LOOKUP = {"name": "lookup", "inputSchema": {"type": "object", "properties": {"word": {"type": "string"}}}}
+#: What each asks-* mode does to the InputRequiredResult's inputRequests.
+ASKS: dict[str, dict[str, Any]] = {
+    "asks-url-elicitation": {"name": {"method": "elicitation/create", "params": {
+        "mode": "url", "message": "Sign in", "url": "https://example.com/sign-in", "elicitationId": "e-1"}}},
+    "asks-tool-sampling": {"llm": {"method": "sampling/createMessage", "params": {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 10,
+        "tools": [{"name": "lookup", "inputSchema": {"type": "object"}}]}}},
+    "asks-other-method": {"list": {"method": "tools/list", "params": {}}},
+}
+TRACE = {
+    "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+    "tracestate": "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7",
+    "baggage": "userId=alice,serverNode=DF%2028;region=eu",
+}
+#: Whether the request being answered declared no client capabilities (probe-bad-traceparent).
+_bare = [False]
 GOOD = "stateless-good"
 SUB_KEY = "io.modelcontextprotocol/subscriptionId"
 UNEXPECTED = "trimcp-check-unexpected"
@@ -197,10 +227,35 @@ def call(mode: str, msg_id: Any, params: dict[str, Any]) -> None:
     base.handle_stateless(GOOD, {"jsonrpc": "2.0", "id": msg_id, "method": "tools/call", "params": params})
 
 
+def traced(mode: str) -> None:
+    """Every result goes out with trace context in its ``_meta`` (the mode's defect, if any);
+    an asks-* mode rewrites the InputRequiredResult's inputRequests."""
+    trace = dict(TRACE)
+    if mode == "bad-tracestate":
+        trace["tracestate"] = "Vendor=1"
+    elif mode == "bad-baggage":
+        trace["baggage"] = "userId=alice smith"
+    inner = base.send
+
+    def send(message: dict[str, Any]) -> None:
+        out = message.get("result")
+        if isinstance(out, dict):
+            mine = dict(trace)
+            if mode == "probe-bad-traceparent" and _bare[0]:
+                mine["traceparent"] = "00-" + "0" * 32 + "-b7ad6b7169203331-01"
+            out["_meta"] = {**(out.get("_meta") or {}), **mine}
+            if mode in ASKS and isinstance(out.get("inputRequests"), dict):
+                out["inputRequests"].update(ASKS[mode])
+        inner(message)
+
+    base.send = send
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mode", choices=MODES, default="good")
     mode = parser.parse_args().mode
+    traced(mode)
     if mode == "input-required-hints":
         def hinted(message: dict[str, Any]) -> None:
             out = message.get("result")
@@ -227,6 +282,8 @@ def main() -> None:
         msg = read_message(line, base.error)
         if msg is None:
             continue
+        meta = (msg.get("params") or {}).get("_meta") if isinstance(msg.get("params"), dict) else None
+        _bare[0] = isinstance(meta, dict) and meta.get(base.CAPS_KEY) == {}
         handle(mode, msg)
 
 

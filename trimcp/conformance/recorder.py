@@ -16,12 +16,17 @@ status and the headers the transport rules speak of (``RULE_HEADERS``;
 basic/transports Streamable HTTP and HTTP+SSE), so an HTTP recording can carry
 them beside the messages (the ``"http"`` member, ``http_evidence.py``; ``trimcp
 check --record`` and ``spec/record.py``).
+
+``recording_connector`` records every connection a connector opens (the run's probe
+connections), so the checks of sentences about *every* message the server sends read the
+probes' answers too, not only the tour's.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import attrs
@@ -257,3 +262,18 @@ class HttpCapture:
             if isinstance(body, dict) and "method" in body and body.get("id") == request_id:
                 return exchange
         return None
+
+
+def recording_connector(
+    connect: Callable[[], AbstractAsyncContextManager[MessageStream]], sink: list[RecordingStream],
+) -> Callable[[], AbstractAsyncContextManager[MessageStream]]:
+    """``connect``, each connection it opens recorded into ``sink``."""
+
+    @asynccontextmanager
+    async def opened() -> AsyncIterator[MessageStream]:
+        async with connect() as stream:
+            recording = RecordingStream(stream)
+            sink.append(recording)
+            yield recording
+
+    return opened

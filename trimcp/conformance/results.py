@@ -191,3 +191,5 @@ class Tour:
     called_tools: list[str] = attrs.field(factory=list)
     #: Receive-index windows ``[start, end)`` during which a request with a logLevel was in flight.
     log_windows: list[tuple[int, int]] = attrs.field(factory=list)
+    #: Every probe connection opened through ``connect`` (``recording_connector``), recorded.
+    probe_recordings: list[RecordingStream] = attrs.field(factory=list)

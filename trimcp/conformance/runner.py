@@ -110,6 +110,7 @@ from .checks.sent_schemas import judge_schemas
 from .checks.server_requests import judge_probe_sessions, probe_narrow_session
 from .checks.stateless import (
     check_discover,
+    check_input_request_kinds,
     check_stateless_conversation,
     input_target,
     stateless_tour,
@@ -119,12 +120,11 @@ from .checks.tasks import check_tasks
 from .checks.tool_calls import CallTools, ToolPolicy
 from .checks.version_probes import probe_stateless_version
 from .checks.versions import ServerVersions, connector_initialize
-from .connections import collect_connections, current_connections
 from .connectors import transport_of
 from .http_evidence import annotate
 from .model import CheckResult, Report
 from .rawhttp import ProbeError, RawClient, RawResponse
-from .recorder import HttpCapture, RecordingStream
+from .recorder import HttpCapture, RecordingStream, recording_connector
 from .results import Connector, Results, Tour, timed
 from .selection import Selection
 from .timeouts import collect_timeouts
@@ -191,7 +191,7 @@ async def run_checks(
     run's ``Authorization`` on the raw requests."""
     if revision is not None:
         get_revision(revision)  # ValueError for a revision nobody knows
-    with collect_timeouts(), collect_connections():
+    with collect_timeouts():
         return await _run_checks(
             connect, target=target, revision=revision, connect_timeout=connect_timeout,
             request_timeout=request_timeout, auth=auth, unauthorized=unauthorized, selection=selection,
@@ -248,9 +248,11 @@ async def _run_checks(
                 report.transport = transport_of(raw)
                 rec.ok("lifecycle.connect", "the first request got a JSON-RPC answer")
                 tour = Tour(rec, client, recording, connect, client.protocol_version, request_timeout)
+                # Every probe connection is recorded: the run-wide checks read what it received.
+                tour.connect = recording_connector(connect, tour.probe_recordings)
                 # What the server implements is probed (once, on demand), not read off one field.
                 versions = ServerVersions.of(client.supported_versions or (), client.protocol_version,
-                                             connector_initialize(connect, connect_timeout))
+                                             connector_initialize(tour.connect, connect_timeout))
                 await _tour(tour, revision, policy)
                 if hasattr(raw, "returncode"):
                     await settle(recording)
@@ -287,11 +289,12 @@ async def _run_checks(
         if rec.wants(*FEATURE_PROBE_CHECKS):
             with timed(rec, *FEATURE_PROBE_CHECKS):
                 await probe_features(tour, policy.probe_targets(tour.tools), connect_timeout)
-        with timed(rec, *NEGATIVE_PROBE_CHECKS, "jsonrpc.unknown-method"):
-            await _basic_probes(tour, recording, connect_timeout, hasattr(recording, "stderr_tail"))
         if rec.wants("features.server-requests"):
             with timed(rec, "features.server-requests"):
                 await probe_narrow_session(tour, connect_timeout)
+        # Last: the run-wide checks at its end read every probe connection before it.
+        with timed(rec, *NEGATIVE_PROBE_CHECKS, "jsonrpc.unknown-method"):
+            await _basic_probes(tour, connect, recording, connect_timeout, hasattr(recording, "stderr_tail"))
     # The raw transport checks carry the run's credentials, or they would only see 401s.
     credentials = tuple(await auth.headers()) if auth is not None and report.revision is not None else ()
     if not credentials and auth_tokens is not None and auth_tokens.valid and report.revision is not None:
@@ -407,12 +410,16 @@ async def _probes(tour: Tour, timeout: float, policy: ToolPolicy, versions: Serv
         await probe_input_requests(rec, tour.connect, revision, declared, original, timeout)
 
 
-async def _basic_probes(tour: Tour, main: RecordingStream | None, timeout: float, stdio: bool) -> None:
-    # The negative probes (checks/negative.py); what their connections received is judged too.
+async def _basic_probes(
+    tour: Tour, connect: Connector, main: RecordingStream | None, timeout: float, stdio: bool,
+) -> None:
+    # The negative probes (checks/negative.py) record their connections themselves (on the
+    # bare ``connect``: they reach under the recording to the transport); what those
+    # received is judged too.
     probed: list[RecordingStream] = []
     slow = cancel_target(main) if main is not None else None
     if tour.rec.wants(*NEGATIVE_PROBE_CHECKS):
-        await probe_negative(tour.rec, tour.connect, tour.revision, timeout, probed, slow)
+        await probe_negative(tour.rec, connect, tour.revision, timeout, probed, slow)
     for recording in probed:
         _check_conversation(tour.rec, recording, tour.revision, stdio=stdio)
         _check_notifications(tour.rec, recording, tour.client.server_capabilities)
@@ -420,12 +427,13 @@ async def _basic_probes(tour: Tour, main: RecordingStream | None, timeout: float
     check_error_codes(tour.rec, ([main] if main else []) + probed, tour.revision)
     check_progress(tour.rec, ([main] if main else []) + probed)
     everything = ([main] if main else []) + probed
-    check_base_rules(tour.rec, everything + current_connections(), tour.revision)
-    check_meta_keys(tour.rec, everything)
+    # The sentences about every message the server sends also read every other probe's connection.
+    check_base_rules(tour.rec, everything + tour.probe_recordings, tour.revision)
+    check_meta_keys(tour.rec, everything + tour.probe_recordings, tour.revision)
     check_server_cancellations(tour.rec, everything, tour.revision)
     if tour.client.era is not Era.STATELESS:
         check_server_request_ids(tour.rec, everything)
-        check_version_same(tour.rec, everything + current_connections())
+        check_version_same(tour.rec, everything + tour.probe_recordings)
         check_init_first(tour.rec, everything)
         check_server_progress_tokens(tour.rec, everything)
         check_task_cancellations(tour.rec, everything)
@@ -434,6 +442,7 @@ async def _basic_probes(tour: Tour, main: RecordingStream | None, timeout: float
         check_capability_errors(tour.rec, everything)
         check_request_ids_in_flight(tour.rec, everything)
         check_input_request_keys(tour.rec, everything)
+        check_input_request_kinds(tour.rec, everything + tour.probe_recordings)
 
 
 def _http_capture(stream: object) -> HttpCapture | None:

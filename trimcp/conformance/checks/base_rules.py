@@ -30,7 +30,8 @@ since a server may break them on any connection, in answer to anything:
   before); the pass counts them.
 
 The connections are the runner's main recording, the negative probes' and
-every ``probes.probe_connection`` of the run (``connections.py``).
+every connection the run's probes opened (``Tour.probe_recordings``: the runner wraps the
+connector with ``recorder.recording_connector``).
 """
 
 from __future__ import annotations

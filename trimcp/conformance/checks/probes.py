@@ -52,7 +52,6 @@ from ..._sansio.connection import stateless as sl
 from ..._sansio.revisions import ALL_VERSIONS, Era, get_revision
 from ..._trio.stream import NO_META, MessageStream, RequestFailed, SendMeta, StreamLost
 from .. import evidence
-from ..connections import note_connection
 from ..recorder import RecordingStream
 from ..results import Connector, Results
 from ..timeouts import note_timeout
@@ -110,10 +109,7 @@ async def probe_connection(connect: Connector, timeout: float) -> AsyncIterator[
     try:
         with trio.fail_after(timeout):
             async with connect() as stream:
-                # Recorded for the rules of every message of the run (``checks/base_rules.py``).
-                recording = RecordingStream(stream)
-                note_connection(recording)
-                yield Probe(recording)
+                yield Probe(RecordingStream(stream))
     except (TrimcpError, trio.TooSlowError) as exc:
         if isinstance(exc, trio.TooSlowError):
             note_timeout(timeout)  # what it left unjudged is "not reached", not "not applicable"

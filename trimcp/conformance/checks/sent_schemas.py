@@ -45,7 +45,7 @@ from ..._sansio import jsonrpc as rpc
 from ..._trio import offload
 from ..evidence import received, sent
 from ..results import Tour
-from .server_requests import _asked
+from .server_requests import requests_in
 
 DIALECT = "schema.dialect"
 INPUT, INPUT_LEGACY, OUTPUT = "tools.input-schema", "tools.input-schema-legacy", "tools.structured-output"
@@ -145,9 +145,10 @@ async def judge_schemas(tour: Tour) -> None:
         if tool.get("outputSchema") is not None:
             output_schemas[name] = tool["outputSchema"]
             found.append((f"{name[:60]}.outputSchema", tool["outputSchema"], answer))
-    for msg, method, params in _asked(tour):
-        if method == "elicitation/create" and "requestedSchema" in params:
-            found.append(("elicitation requestedSchema", params["requestedSchema"], msg))
+    for _, msg in tour.recording.messages():
+        for method, params in requests_in(msg):
+            if method == "elicitation/create" and "requestedSchema" in params:
+                found.append(("elicitation requestedSchema", params["requestedSchema"], msg))
     if tools:
         note = f" ({unread_inputs} not judged in their dialect: see {DIALECT})" if unread_inputs else ""
         if not input_problems:

@@ -50,7 +50,7 @@ from ..results import Results, Tour
 CHECK = "features.server-requests"
 
 
-def _asked(msg: rpc.Message) -> list[tuple[str, dict[str, Any]]]:
+def requests_in(msg: rpc.Message) -> list[tuple[str, dict[str, Any]]]:
     """The requests one received message makes of the client: itself, or an InputRequiredResult's."""
     if isinstance(msg, rpc.Request):
         return [(msg.method, msg.params or {})]
@@ -102,7 +102,7 @@ def replay_targets(recording: RecordingStream) -> list[rpc.Request]:
             calls = [recording.requests[msg.id]] if recording.requests[msg.id].method == "tools/call" else []
         else:
             continue
-        if any(_needs_more(m, p) for m, p in _asked(msg)):
+        if any(_needs_more(m, p) for m, p in requests_in(msg)):
             out.extend(c for c in calls[-1:] if not any(_same_call(c, o) for o in out))
     return out[:MAX_REPLAYS]
 
@@ -150,7 +150,7 @@ def _judge_session(rec: Results, recording: RecordingStream, declared: dict[str,
     # *earlier* (client/elicitation, "Completion Notifications for URL Mode Elicitation").
     elicitation_ids: set[str] = set()
     for _, msg in recording.messages():
-        for method, params in _asked(msg):
+        for method, params in requests_in(msg):
             problem = None
             if method == "sampling/createMessage":
                 judged += 1

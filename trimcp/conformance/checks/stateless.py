@@ -28,14 +28,17 @@ off the same recording.  ``input_target`` picks, from those, the request the raw
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from ..._errors import TrimcpError
 from ..._sansio import jsonrpc as rpc
 from ..._sansio import schema as s
 from ..._sansio.connection import stateless as sl
+from ..._sansio.revisions import has_capability
 from ..._trio.client.client_session import ClientSession
 from ..evidence import received, sent
+from ..model import Status
 from ..recorder import RecordingStream
 from ..results import Results, Tour
 from ..values import example_arguments
@@ -235,7 +238,7 @@ def _check_input_chains(tour: Tour, server_requests: list[str]) -> None:
     answers = recording.answers()
     for index, request, answer in found:
         what = f"{request.method} {_target(request)}"
-        problem = sl.input_required_problem(answer.result, declared)
+        problem = input_requests_problem(answer.result, declared)
         if problem:
             rec.fail(check, f"{what}: {problem}", [sent(request), received(answer)])
             continue
@@ -262,6 +265,72 @@ def _check_input_chains(tour: Tour, server_requests: list[str]) -> None:
                      [received(answer), sent(retry), received(retry_answer[1])])
     if found:
         rec.ok(check, f"{len(found)} InputRequiredResults answered and retried")
+
+
+def _declared(request: rpc.Request) -> dict[str, Any]:
+    """The client capabilities ``request`` itself declared (none: an empty object)."""
+    meta = (request.params or {}).get("_meta")
+    caps = meta.get(sl.CLIENT_CAPABILITIES_KEY) if isinstance(meta, dict) else None
+    return caps if isinstance(caps, dict) else {}
+
+
+def input_kind_problem(ask: Any, declared: dict[str, Any]) -> str | None:
+    """Beyond the method's capability: the kind of request it is must be declared too
+    (client/elicitation: a mode the client supports, an empty ``elicitation`` meaning form
+    only; client/sampling: a tool-enabled sampling needs ``sampling.tools``)."""
+    if not isinstance(ask, dict):
+        return None  # (input_required_problem says so)
+    given = ask.get("params")
+    params: dict[str, Any] = given if isinstance(given, dict) else {}
+    if ask.get("method") == "elicitation/create":
+        caps = declared.get("elicitation")
+        modes = {m for m in ("form", "url") if isinstance(caps, dict) and caps.get(m) not in (None, False)}
+        mode = params.get("mode", "form")
+        if mode not in (modes or {"form"}):
+            return f"a {mode!r} elicitation, a mode the client did not declare"
+    if ask.get("method") == "sampling/createMessage" and params.get("tools") and not has_capability(
+        declared, ("sampling", "tools")
+    ):
+        return "a tool-enabled sampling, and the client did not declare sampling.tools"
+    return None
+
+
+def input_requests_problem(result: dict[str, Any], declared: dict[str, Any]) -> str | None:
+    """What is wrong with an InputRequiredResult answering a request that declared ``declared``."""
+    problem = sl.input_required_problem(result, declared)
+    requests = result.get("inputRequests")
+    for key, ask in requests.items() if problem is None and isinstance(requests, dict) else ():
+        kind = input_kind_problem(ask, declared)
+        if kind:
+            return f"inputRequests[{key!r}] is {kind}"
+    return problem
+
+
+def check_input_request_kinds(rec: Results, recordings: Sequence[RecordingStream]) -> None:
+    """Every InputRequiredResult of the run (the tour's and every probe's connection) asks
+    only for ElicitRequest, CreateMessageRequest or ListRootsRequest, and only of kinds the
+    request it answers declared in its own ``clientCapabilities`` (basic/patterns/mrtr)."""
+    check = "mrtr.input-required"
+    judged = asks = 0
+    for recording in recordings:
+        for _, request, answer in input_required_answers(recording):
+            judged += 1
+            declared = _declared(request)
+            what = f"{request.method} {_target(request)}"
+            requests = answer.result.get("inputRequests")
+            asks += len(requests) if isinstance(requests, dict) else 0
+            problem = input_requests_problem(answer.result, declared)
+            if problem:
+                caps = ", ".join(sorted(declared)) or "no capabilities"
+                rec.fail(check, f"{what} declaring {caps}: {problem}", [sent(request), received(answer)])
+                return
+    if not judged:
+        return
+    before = rec.results.get(check)
+    mine = (f"{judged} InputRequiredResults on {len(recordings)} connections asked {asks} input requests, "
+            "each of a declared kind")
+    if before is None or before.status is Status.PASS:
+        rec.ok(check, f"{before.detail}; run-wide, {mine}" if before is not None else mine)
 
 
 def _check_no_server_requests(tour: Tour, server_requests: list[str]) -> None:
