@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._errors import AuthError as AuthError
 from ._errors import ConnectError as ConnectError
+from ._errors import ConnectTimeout as ConnectTimeout
 from ._errors import InputRoundsExceeded as InputRoundsExceeded
 from ._errors import LocalProtocolError as LocalProtocolError
 from ._errors import McpError as McpError
@@ -108,6 +109,7 @@ __all__ = [
     "AuthError",
     "ClientSession",
     "ConnectError",
+    "ConnectTimeout",
     "Connection",
     "Era",
     "InputRoundsExceeded",

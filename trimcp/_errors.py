@@ -73,6 +73,16 @@ class ConnectError(TransportError):
     """The transport could not be established (spawn failed, refused, timed out)."""
 
 
+class ConnectTimeout(ConnectError):
+    """The opening request (``server/discover`` or ``initialize``) got no answer within the
+    connect deadline: the peer may be hung, or only slower than the deadline allowed."""
+
+    def __init__(self, message: str, *, phase: str, seconds: float) -> None:
+        super().__init__(message)
+        self.phase = phase
+        self.seconds = seconds
+
+
 class TransportClosed(TransportError):
     """The transport closed (peer exited, stream ended) while work was pending.
 
@@ -102,7 +112,14 @@ class SessionExpired(TransportError):
 
 
 class RequestTimeout(TrimcpError):
-    """A request got no answer within its deadline (the peer was told to cancel it)."""
+    """A request got no answer within its deadline (the peer was told to cancel it).
+
+    ``seconds`` is that deadline, when one limit ended the wait (a caller that reports the
+    timeout, as ``trimcp check`` does, need not read it out of the message)."""
+
+    def __init__(self, message: str, *, seconds: float | None = None) -> None:
+        super().__init__(message)
+        self.seconds = seconds
 
 
 class TaskCancelled(TrimcpError):

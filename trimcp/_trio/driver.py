@@ -376,7 +376,7 @@ class SessionDriver:
                 responses = await self.answer_input(self, outcome)
                 attempt_params = sl.retry_params(params, responses, outcome.request_state)
                 continue
-            raise RequestTimeout(f"{method} did not complete within {limit} s (while answering input requests)")
+            raise RequestTimeout(f"{method} did not complete within {limit} s (answering input requests)", seconds=limit)
 
     async def _attempt(
         self,
@@ -420,7 +420,7 @@ class SessionDriver:
             await self.request_slots.take_back(owner)
         if not waiter.event.is_set():
             await self._abandon(waiter.request_id, f"timed out after {deadline.limit} s")
-            raise RequestTimeout(deadline.timed_out(method))
+            raise RequestTimeout(deadline.timed_out(method), seconds=deadline.limit)
         if waiter.callbacks_before > self.callbacks.finished and owner is not self.callbacks:
             # What the peer sent before this answer is handled before the caller goes on.
             with trio.move_on_at(deadline.at):

@@ -136,6 +136,8 @@ class Report:
         if any(r.id != "lifecycle.connect" for r in self.must_failures):
             return None
         connect = next((r for r in self.results if r.id == "lifecycle.connect"), None)
+        if connect is not None and connect.status is Status.SKIP and connect.detail.startswith("not reached"):
+            return connect.detail.removeprefix("not reached: ")  # answered, but after --timeout
         why = "the server never answered the first request"
         if connect is not None and connect.detail and connect.status is Status.FAIL:
             why += " (" + connect.detail.removeprefix("the first request got no JSON-RPC answer: ") + ")"

@@ -50,7 +50,7 @@ from .catalog import CATALOG
 from .model import CheckResult, Status
 from .recorder import RecordingStream
 from .selection import Selection
-from .timeouts import current_timeouts
+from .timeouts import current_timeouts, note_timeout, timed_out_after
 
 Connector = Callable[[], AbstractAsyncContextManager[MessageStream]]
 
@@ -145,6 +145,24 @@ class Results:
 
     def skip(self, check_id: str, detail: str) -> None:
         self.put(check_id, Status.SKIP, detail)
+
+    def failed(
+        self, check_id: str, exc: BaseException, detail: str, evidence: Sequence[Any] = (), *,
+        status: Status = Status.FAIL,
+    ) -> None:
+        """A probe of ``check_id`` ended with ``exc``: ``status`` (fail, or warn) with ``detail``,
+        unless a time limit ended it; then the server broke nothing the probe saw, and the check
+        is "not reached: timed out after N s" (issue 27: a probe cut short is never a failure)."""
+        seconds = timed_out_after(exc)
+        if seconds is None:
+            self.put(check_id, status, detail, evidence)
+        else:
+            self.cut_short(check_id, seconds, detail)
+
+    def cut_short(self, check_id: str, seconds: float, detail: str) -> None:
+        """A time limit of ``seconds`` ended the probe of ``check_id`` before it could judge."""
+        note_timeout(seconds)
+        self.skip(check_id, f"not reached: timed out after {seconds:g} s ({detail})")
 
     def unreached(self, patterns: Sequence[str], detail: str) -> None:
         """``skip`` with ``detail`` every selected check matching ``patterns`` not yet judged."""

@@ -58,7 +58,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from .._errors import ConnectError, TransportClosed, TrimcpError
+from .._errors import ConnectError, ConnectTimeout, RequestTimeout, TransportClosed, TrimcpError
 from .._sansio import apps
 from .._sansio import jsonrpc as rpc
 from .._sansio import schema as s
@@ -127,7 +127,7 @@ from .rawhttp import ProbeError, RawClient, RawResponse
 from .recorder import HttpCapture, RecordingStream, recording_connector
 from .results import Connector, Results, Tour, timed
 from .selection import Selection
-from .timeouts import collect_timeouts
+from .timeouts import collect_timeouts, timed_out_after
 from .validate import ValidationOutcome, validate_conversation
 
 if TYPE_CHECKING:
@@ -219,6 +219,7 @@ async def _run_checks(
     recording: RecordingStream | None = None
     tour: Tour | None = None
     versions: ServerVersions | None = None
+    cut_short: float | None = None
     try:
         async with connect() as raw:
             recording = RecordingStream(raw, capture=_http_capture(raw))
@@ -253,7 +254,12 @@ async def _run_checks(
                 # What the server implements is probed (once, on demand), not read off one field.
                 versions = ServerVersions.of(client.supported_versions or (), client.protocol_version,
                                              connector_initialize(tour.connect, connect_timeout))
-                await _tour(tour, revision, policy)
+                try:
+                    await _tour(tour, revision, policy)
+                except RequestTimeout as exc:
+                    # A step of the tour ran out of --timeout; the session lives on and the probes
+                    # still run: what is left unjudged at the end was not reached, not inapplicable.
+                    cut_short = timed_out_after(exc) or request_timeout
                 if hasattr(raw, "returncode"):
                     await settle(recording)
             if hasattr(raw, "returncode"):
@@ -311,7 +317,13 @@ async def _run_checks(
         probes = RawClient(min(connect_timeout, request_timeout), extra_headers=credentials)
         with timed(rec, "http.*", "http26.*", "sse.*"):
             await _transport_checks(rec, target, report.revision, probes, report.transport, versions)
-    report.results = rec.finish("not reached" if report.revision is None else "not applicable to this server")
+    if report.revision is None:
+        unjudged = "not reached"
+    elif cut_short is not None:
+        unjudged = f"not reached: timed out after {cut_short:g} s (the tour was cut short)"
+    else:
+        unjudged = "not applicable to this server"
+    report.results = rec.finish(unjudged)
     report.selection = rec.selection
     return report
 
@@ -491,7 +503,15 @@ def _server_answers(recording: RecordingStream) -> list[rpc.Response | rpc.Error
 
 def _connect_failed(rec: Results, exc: TrimcpError, pinned: str | None, recording: RecordingStream | None) -> None:
     detail = f"{type(exc).__name__}: {exc}"
-    if recording is None or not _server_answers(recording):
+    answered = recording is not None and bool(_server_answers(recording))
+    if isinstance(exc, ConnectTimeout) and answered:
+        # The answer came, after the deadline: --timeout cut the run short, the server broke
+        # nothing (issue 27: a probe cut short is "not reached", never a failure).
+        why = f"not reached: timed out after {exc.seconds:g} s ({exc.phase} was answered only later: raise --timeout)"
+        for check_id in ("lifecycle.connect", "discover.result", "lifecycle.initialize"):
+            rec.skip(check_id, why)
+        return
+    if not answered:
         # Refused (an HTTP error status, a process gone after the first line) or silent:
         # no JSON-RPC answer at all, so there is no InitializeResult/DiscoverResult to judge.
         echoed = " (only copies of the client's own messages came back)" if recording and recording.answers() else ""

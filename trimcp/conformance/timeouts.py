@@ -11,7 +11,7 @@ import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
 
-__all__ = ["collect_timeouts", "current_timeouts", "note_timeout"]
+__all__ = ["collect_timeouts", "current_timeouts", "note_timeout", "timed_out_after"]
 
 #: The time limits (seconds) that ended a probe during the current run, in order.
 _TIMEOUTS: ContextVar[list[float] | None] = ContextVar("trimcp_check_timeouts", default=None)
@@ -34,6 +34,21 @@ def collect_timeouts() -> Iterator[list[float]]:
         yield seen
     finally:
         _TIMEOUTS.reset(token)
+
+
+def timed_out_after(exc: BaseException) -> float | None:
+    """The time limit (seconds) that ended the wait ``exc`` reports, or ``None`` when no time
+    limit did: the error, or one it was raised from, carries ``seconds`` (``RequestTimeout``,
+    ``ConnectTimeout``, a probe's ``ProbeFailed`` after its ``fail_after``)."""
+    seen: set[int] = set()
+    err: BaseException | None = exc
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        seconds = getattr(err, "seconds", None)
+        if isinstance(seconds, (int, float)) and not isinstance(seconds, bool):
+            return float(seconds)
+        err = err.__cause__ or err.__context__
+    return None
 
 
 def current_timeouts() -> list[float] | None:

@@ -39,6 +39,7 @@ import trio
 
 from ..._errors import (
     ConnectError,
+    ConnectTimeout,
     LocalProtocolError,
     McpError,
     RemoteProtocolError,
@@ -381,8 +382,9 @@ async def _negotiate(
             phase = "initialize"
             return await driver.initialize(protocol_version=legacy_version)
     except trio.TooSlowError:
-        raise ConnectError(
-            _explain(driver.stream, f"no answer to {phase} within {connect_timeout} s")
+        raise ConnectTimeout(
+            _explain(driver.stream, f"no answer to {phase} within {connect_timeout} s"),
+            phase=phase, seconds=connect_timeout,
         ) from None
     except TransportClosed as exc:
         # The transport's own account (the process exited with status 3, the port refused

@@ -168,7 +168,7 @@ async def open_subscription(
                 with trio.move_on_after(math.inf if limit is None else limit):
                     await sub._ready.wait()
                 if not sub._ready.is_set():
-                    raise RequestTimeout(f"subscriptions/listen was not acknowledged within {limit} s")
+                    raise RequestTimeout(f"subscriptions/listen was not acknowledged within {limit} s", seconds=limit)
                 if sub.error is not None and sub.acknowledged is None:
                     raise sub.error  # refused; once acknowledged, errors come out of the iteration
                 yield sub

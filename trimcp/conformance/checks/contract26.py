@@ -68,7 +68,7 @@ async def probe_partial_envelope(
                     continue
                 shown += [evidence.sent(request), evidence.received(answer)]
     except ProbeFailed as exc:
-        rec.fail(PARTIAL, f"no answer: {exc}")
+        rec.failed(PARTIAL, exc, f"no answer: {exc}")
         return
     if not problems:
         rec.ok(PARTIAL, f"{method} without {' / without '.join(judged)}: -32602 each")

@@ -118,7 +118,7 @@ async def check_ext_tasks(
     except ProbeFailed as exc:
         for check_id in EXT_TASKS_CHECKS:
             if check_id not in rec.results:
-                rec.fail(check_id, f"the probe connection failed: {exc}")
+                rec.failed(check_id, exc, f"the probe connection failed: {exc}")
 
 
 async def _gating(rec: Results, asker: _Asker) -> None:

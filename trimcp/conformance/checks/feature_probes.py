@@ -147,11 +147,11 @@ async def probe_features(tour: Tour, probe_tools: list[s.Tool], timeout: float) 
                     current = None
         except ProbeFailed as exc:
             if current is None:
-                rec.fail(queue[0].check if queue else "pagination.invalid-cursor",
-                         f"the probe connection could not be opened: {exc}")
+                rec.failed(queue[0].check if queue else "pagination.invalid-cursor", exc,
+                           f"the probe connection could not be opened: {exc}")
                 return
             queue.pop(0)
-            rec.fail(current.check, f"{current.method} {_target(current.params)}: no answer ({exc})")
+            rec.failed(current.check, exc, f"{current.method} {_target(current.params)}: no answer ({exc})")
 
 
 @asynccontextmanager

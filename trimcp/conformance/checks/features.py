@@ -83,8 +83,23 @@ async def _probe_unknown_method(rec: Results, client: ClientSession) -> None:
             rec.ok("jsonrpc.unknown-method")
         else:
             rec.fail("jsonrpc.unknown-method", f"answered with code {exc.code}, not -32601")
-    except RequestTimeout:
-        rec.fail("jsonrpc.unknown-method", "no answer")
+    except RequestTimeout as exc:
+        await _silent_or_slow(rec, client, "jsonrpc.unknown-method", exc, "an unknown method got no answer")
+
+
+async def _silent_or_slow(rec: Results, client: ClientSession, check: str, exc: RequestTimeout, detail: str) -> None:
+    """``exc`` ended a request that needs no work of the server: if a ping sent after it is
+    answered in time (any answer, even an error), the server answers other requests and this
+    silence is its own (fail); if not, the run's timeout only cut it short (not reached)."""
+    try:
+        await client.ping()
+    except McpError:
+        pass
+    except TrimcpError:
+        rec.failed(check, exc, detail)
+        return
+    waited = f" within {exc.seconds:g} s" if exc.seconds is not None else ""
+    rec.fail(check, f"{detail}{waited}, though a ping sent after it was answered")
 
 
 async def _tools(tour: Tour, policy: ToolPolicy) -> None:
@@ -98,7 +113,7 @@ async def _tools(tour: Tour, policy: ToolPolicy) -> None:
         rec.fail("tools.list", str(exc))
         return
     except TrimcpError as exc:
-        rec.fail("tools.list", str(exc))
+        rec.failed("tools.list", exc, str(exc))
         return
     tour.tools = tools
     rec.ok("tools.list", f"{len(tools)} tools")
@@ -198,7 +213,7 @@ async def _call_read_only(tour: Tour, tool: s.Tool, examples: list[dict[str, Any
             rec.warn("tools.call-read-only", f"{tool.name}: {exc}", _last_call(tour))
             continue
         except TrimcpError as exc:  # (RemoteProtocolError among them: an invalid answer)
-            rec.fail("tools.call-read-only", f"{tool.name} {args}: {exc}", _last_call(tour))
+            rec.failed("tools.call-read-only", exc, f"{tool.name} {args}: {exc}", _last_call(tour))
             continue
         out.append(call_outcome(_last_result(tour)))
     return out
@@ -233,7 +248,7 @@ async def _resources(tour: Tour) -> None:
         tour.resource_uris = [r.uri for r in resources]
         rec.ok("resources.list", f"{len(resources)} resources")
     except TrimcpError as exc:
-        rec.fail("resources.list", str(exc))
+        rec.failed("resources.list", exc, str(exc))
         resources = []
     try:
         templates = await client.list_resource_templates()
@@ -244,14 +259,14 @@ async def _resources(tour: Tour) -> None:
         else:
             rec.fail("resources.templates", str(exc))
     except TrimcpError as exc:
-        rec.fail("resources.templates", str(exc))
+        rec.failed("resources.templates", exc, str(exc))
     if not resources:
         rec.skip("resources.read", "the server lists no resources")
     for resource in resources[:50]:
         try:
             result = await client.read_resource(resource.uri)
         except TrimcpError as exc:
-            rec.fail("resources.read", f"{resource.uri}: {exc}")
+            rec.failed("resources.read", exc, f"{resource.uri}: {exc}")
             continue
         if not result.contents:
             rec.warn("resources.read", f"{resource.uri}: no contents")
@@ -288,7 +303,7 @@ async def _prompts(tour: Tour) -> None:
         prompts = await client.list_prompts()
         rec.ok("prompts.list", f"{len(prompts)} prompts")
     except TrimcpError as exc:
-        rec.fail("prompts.list", str(exc))
+        rec.failed("prompts.list", exc, str(exc))
         return
     if not prompts:
         rec.skip("prompts.get", "the server lists no prompts")
@@ -313,7 +328,7 @@ async def _prompts(tour: Tour) -> None:
             else:
                 (rec.warn if args.values else rec.fail)("prompts.get", f"{prompt.name} {args.values or ''}: {exc}")
         except TrimcpError as exc:
-            rec.fail("prompts.get", f"{prompt.name}: {exc}")
+            rec.failed("prompts.get", exc, f"{prompt.name}: {exc}")
     if can_complete:
         await _complete(rec, client, prompts, "completions" in caps)
     else:
@@ -334,5 +349,5 @@ async def _complete(rec: Results, client: ClientSession, prompts: list[s.Prompt]
         else:
             rec.fail("completion.complete", str(exc))
     except TrimcpError as exc:
-        rec.fail("completion.complete", str(exc))
+        rec.failed("completion.complete", exc, str(exc))
 

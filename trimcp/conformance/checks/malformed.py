@@ -54,7 +54,12 @@ __all__ = ["Broken", "Heard", "deliver", "is_http"]
 
 
 class Broken(Exception):
-    """The probe connection closed or went silent; the rest runs on a new one."""
+    """The probe connection closed or went silent; the rest runs on a new one.  ``seconds``:
+    the time limit the silence outlasted, when silence broke it (``Results.failed``)."""
+
+    def __init__(self, message: str, *, seconds: float | None = None) -> None:
+        super().__init__(message)
+        self.seconds = seconds
 
 
 @attrs.frozen

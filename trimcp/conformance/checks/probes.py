@@ -54,7 +54,7 @@ from ..._trio.stream import NO_META, MessageStream, RequestFailed, SendMeta, Str
 from .. import evidence
 from ..recorder import RecordingStream
 from ..results import Connector, Results
-from ..timeouts import note_timeout
+from ..timeouts import note_timeout, timed_out_after
 
 BOGUS_REVISION = "1999-01-01"
 CLIENT_INFO = {"name": "trimcp-check", "version": "0"}
@@ -72,7 +72,12 @@ Ask = Callable[[rpc.Request], Awaitable[Answer]]
 
 
 class ProbeFailed(Exception):
-    """The probe connection broke or went silent."""
+    """The probe connection broke or went silent; ``seconds`` is the time limit that ended
+    it, when one did (then what it left unjudged is "not reached", ``Results.failed``)."""
+
+    def __init__(self, message: str, *, seconds: float | None = None) -> None:
+        super().__init__(message)
+        self.seconds = seconds
 
 
 @attrs.define
@@ -111,9 +116,10 @@ async def probe_connection(connect: Connector, timeout: float) -> AsyncIterator[
             async with connect() as stream:
                 yield Probe(RecordingStream(stream))
     except (TrimcpError, trio.TooSlowError) as exc:
-        if isinstance(exc, trio.TooSlowError):
-            note_timeout(timeout)  # what it left unjudged is "not reached", not "not applicable"
-        raise ProbeFailed(f"{type(exc).__name__} {exc}".strip()) from exc
+        seconds = timeout if isinstance(exc, trio.TooSlowError) else timed_out_after(exc)
+        if seconds is not None:
+            note_timeout(seconds)  # what it left unjudged is "not reached", not "not applicable"
+        raise ProbeFailed(f"{type(exc).__name__} {exc}".strip(), seconds=seconds) from exc
 
 
 async def answer_to(
@@ -185,7 +191,7 @@ async def probe_gating(
                 await probe.tell(rpc.Notification("notifications/initialized"))
                 answer = await probe.ask(rpc.Request(1, method, {}))
     except ProbeFailed as exc:
-        rec.fail(check, f"{method} got no answer: {exc}")
+        rec.failed(check, exc, f"{method} got no answer: {exc}")
         return
     if isinstance(answer, rpc.Response):
         rec.warn(check, f"{method} answered although {absent} was not advertised")
@@ -203,7 +209,7 @@ async def probe_handshake_version(rec: Results, connect: Connector, timeout: flo
     try:
         [answer] = await exchange(connect, [request], timeout)
     except ProbeFailed as exc:
-        rec.fail("lifecycle.unsupported-version", f"no answer: {exc}")
+        rec.failed("lifecycle.unsupported-version", exc, f"no answer: {exc}")
         return
     if isinstance(answer, rpc.Response):
         chosen = answer.result.get("protocolVersion")
@@ -231,7 +237,7 @@ async def probe_missing_envelope(
     try:
         answers = await exchange(connect, requests, timeout)
     except ProbeFailed as exc:
-        rec.fail(check, f"no answer: {exc}")
+        rec.failed(check, exc, f"no answer: {exc}")
         return
     answer = answers[1]
     shown = [evidence.sent(requests[1]), evidence.received(answer)]
@@ -270,7 +276,7 @@ async def probe_input_requests(
                 stage = check
                 await _retry_variant(rec, probe.ask, original, full, check, variant)
     except ProbeFailed as exc:
-        rec.fail(stage, f"re-sending {_describe(original)}: {exc}")
+        rec.failed(stage, exc, f"re-sending {_describe(original)}: {exc}")
 
 
 # basic/patterns/mrtr, error handling: the inputResponses of a retry, altered three ways.

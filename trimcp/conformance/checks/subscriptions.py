@@ -28,10 +28,11 @@ from typing import Any
 
 import trio
 
-from ..._errors import McpError, RequestTimeout, TrimcpError
+from ..._errors import McpError, TrimcpError
 from ..._sansio import jsonrpc as rpc
 from ..._sansio.connection import stateless as sl
 from ..evidence import received, sent
+from ..model import Status
 from ..recorder import RecordingStream
 from ..results import Tour
 
@@ -74,12 +75,13 @@ async def listen_tour(tour: Tour) -> None:
     except McpError as exc:
         tour.rec.warn(check, f"subscriptions/listen refused: {exc.code} {exc.message}", _listen_evidence(tour, None))
         return
-    except (RequestTimeout, trio.TooSlowError):
-        tour.rec.warn(check, f"subscriptions/listen was not acknowledged within {ack_timeout} s",
-                      _listen_evidence(tour, None))
+    except trio.TooSlowError:
+        tour.rec.skip(check, f"not reached: timed out after {ack_timeout:g} s (subscriptions/listen was not "
+                      "acknowledged in time)")
         return
-    except TrimcpError as exc:
-        tour.rec.warn(check, f"subscriptions/listen failed: {exc}", _listen_evidence(tour, None))
+    except TrimcpError as exc:  # (a RequestTimeout too: not reached)
+        tour.rec.failed(check, exc, f"subscriptions/listen failed: {exc}", _listen_evidence(tour, None),
+                        status=Status.WARN)
         return
     evidence = _listen_evidence(tour, sub_id)
     if acknowledged is None:

@@ -118,7 +118,7 @@ async def check_tasks(
             _judge_session(rec, session)
     except ProbeFailed as exc:
         if declared:
-            rec.fail(stage[0], f"the probe connection broke: {exc}")
+            rec.failed(stage[0], exc, f"the probe connection broke: {exc}")
         else:  # a server without tasks never had this connection in the past: not evidence enough
             rec.skip(stage[0], f"not reached: the probe connection broke ({exc})")
     for check_id in CHECKS:

@@ -57,7 +57,7 @@ async def probe_stateless_version(
     try:
         answers = await exchange(connect, requests, timeout)
     except ProbeFailed as exc:
-        rec.fail(check, f"no answer: {exc}")
+        rec.failed(check, exc, f"no answer: {exc}")
         return
     for request, answer in zip(requests, answers, strict=True):
         version = requested[int(str(request.id))]
