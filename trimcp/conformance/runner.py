@@ -137,8 +137,9 @@ __all__ = ["Connector", "TargetUnreachable", "run_checks"]
 
 #: The checks the negative probe connection decides (``checks/negative.py``).
 NEGATIVE_PROBE_CHECKS = (
-    "cancellation.honoured", "cancellation.ignored", "jsonrpc.invalid-params", "jsonrpc.invalid-request",
-    "jsonrpc.notification-no-response", "jsonrpc.parse-error", "lifecycle.before-initialize",
+    "cancellation.honoured", "cancellation.ignored", "jsonrpc.ids", "jsonrpc.invalid-params",
+    "jsonrpc.invalid-request", "jsonrpc.notification-no-response", "jsonrpc.parse-error",
+    "lifecycle.before-initialize",
 )
 #: The checks the feature probe connection decides (``checks/feature_probes.py``).
 FEATURE_PROBE_CHECKS = (

@@ -119,7 +119,8 @@ async def probe_connection(connect: Connector, timeout: float) -> AsyncIterator[
         seconds = timeout if isinstance(exc, trio.TooSlowError) else timed_out_after(exc)
         if seconds is not None:
             note_timeout(seconds)  # what it left unjudged is "not reached", not "not applicable"
-        raise ProbeFailed(f"{type(exc).__name__} {exc}".strip(), seconds=seconds) from exc
+        why = "still silent when the time was up" if isinstance(exc, trio.TooSlowError) else f"{type(exc).__name__} {exc}"
+        raise ProbeFailed(why.strip(), seconds=seconds) from exc
 
 
 async def answer_to(
