@@ -22,6 +22,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING
 
 from .._trio.stream import MessageStream
+from .prespawn import ProcessConnector
 from .results import Connector
 
 if TYPE_CHECKING:
@@ -82,7 +83,8 @@ def connector_for(
         opening = factory(where, options)
         return _remember(opening, first) if kind == "http" else opening
 
-    return connect
+    # Every stdio connection is a new process: the run may start the next one early (prespawn.py).
+    return ProcessConnector(connect) if kind == "stdio" else connect
 
 
 @asynccontextmanager

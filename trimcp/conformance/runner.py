@@ -124,6 +124,7 @@ from .connectors import transport_of
 from .http_evidence import annotate
 from .model import CheckResult, Report
 from .rawhttp import ProbeError, RawClient, RawResponse
+from .prespawn import ahead
 from .recorder import HttpCapture, RecordingStream, recording_connector
 from .results import Connector, Results, Tour, timed
 from .selection import Selection
@@ -193,12 +194,13 @@ async def run_checks(
     if revision is not None:
         get_revision(revision)  # ValueError for a revision nobody knows
     with collect_timeouts():
-        return await _run_checks(
-            connect, target=target, revision=revision, connect_timeout=connect_timeout,
-            request_timeout=request_timeout, auth=auth, unauthorized=unauthorized, selection=selection,
-            on_result=on_result, policy=ToolPolicy(call_tools, probe_tools, open_world),
-            auth_tokens=auth_tokens,
-        )
+        async with ahead(connect) as connect:
+            return await _run_checks(
+                connect, target=target, revision=revision, connect_timeout=connect_timeout,
+                request_timeout=request_timeout, auth=auth, unauthorized=unauthorized, selection=selection,
+                on_result=on_result, policy=ToolPolicy(call_tools, probe_tools, open_world),
+                auth_tokens=auth_tokens,
+            )
 
 
 async def _run_checks(
