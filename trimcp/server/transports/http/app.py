@@ -5,7 +5,7 @@ Theory of operation
 ``serve_http`` listens with ``trio.serve_tcp`` (on 127.0.0.1 unless told
 otherwise, as the spec advises for local servers) and speaks HTTP/1.1 with
 h11, one task per TCP connection, keep-alive included.  Each request is
-first checked by the sans-IO rules of ``trimcp._sansio.http.routing``
+first checked by the sans-IO rules of ``trimcp._sansio.http.server.routing``
 (DNS-rebinding defence on ``Origin``/``Host``, routing, content types, the
 body) and then served by era:
 
@@ -27,7 +27,7 @@ body) and then served by era:
   for a second; 405 when ``get_stream=False``); DELETE ends the session.
 * **Stateless era** (2026-07-28).  A POST whose body carries the ``_meta``
   envelope, or whose ``MCP-Protocol-Version`` names that era, is checked
-  against the mirrored headers (``http_server_headers``) and served on a
+  against the mirrored headers (``_sansio.http.server.metadata``) and served on a
   Connection of its own (``RequestStream``): JSON when the answer is all
   there is (JSON-RPC errors then map to 400/404 as the spec says), SSE when
   notifications come first (``subscriptions/listen``, progress, logs).  The
@@ -64,10 +64,10 @@ import trio
 
 from ...._errors import TransportClosed
 from ...._sansio import jsonrpc as rpc
-from ...._sansio.http import routing as hs
-from ...._sansio.http.replay import DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_EVENTS, parse_event_id
-from ...._sansio.http.routing import HttpError, RequestHead
-from ...._sansio.http.server_headers import check_stateless_request
+from ...._sansio.http.server import routing as hs
+from ...._sansio.http.server.replay import DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_EVENTS, parse_event_id
+from ...._sansio.http.server.routing import HttpError, RequestHead
+from ...._sansio.http.server.metadata import check_stateless_request
 from ...._sansio.revisions import Era, get_revision
 from ...._trio.h11_server import BODY_COPIES, H11Stream, serve_connection
 from ...._trio.http_limits import BodyBudget, ConnectionLimit

@@ -31,9 +31,9 @@ import trio
 from ...._errors import TransportClosed
 from ...._sansio import jsonrpc as rpc
 from ...._sansio.framing.sse import encode_event
-from ...._sansio.http import routing as hs
-from ...._sansio.http.replay import DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_EVENTS, ReplayBuffer
-from ...._sansio.http.routing import HttpError, RequestHead
+from ...._sansio.http.server import routing as hs
+from ...._sansio.http.server.replay import DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_EVENTS, ReplayBuffer
+from ...._sansio.http.server.routing import HttpError, RequestHead
 from ...._trio.h11_server import H11Stream
 from ...._trio.stream import NO_META, Received, SendMeta
 from ...definition import Server

@@ -53,7 +53,7 @@ import trio
 
 from ...._errors import TransportClosed
 from ...._sansio import jsonrpc as rpc
-from ...._sansio.http.replay import (
+from ...._sansio.http.server.replay import (
     DEFAULT_REPLAY_BYTES,
     DEFAULT_REPLAY_EVENTS,
     STANDALONE_KEY,

@@ -40,7 +40,7 @@ The checks, in the order the server applies them:
    the rest belongs to the handshake era, where ``initialize`` without a
    session id opens a session and everything else must name one
    (``session_id_of``: missing is 400, the caller answers 404 for an unknown
-   one).  The stateless header rules are in ``http_server_headers``.
+   one).  The stateless header rules are in ``metadata``.
 
 Every ``HttpError`` that carries a JSON-RPC code answers with a JSON-RPC
 error response whose ``id`` is the request's when it could be read (the
@@ -58,9 +58,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import attrs
 
-from .. import jsonrpc as rpc
-from ..revisions import REVISIONS, Era
-from ..connection.stateless import has_envelope
+from ... import jsonrpc as rpc
+from ...revisions import REVISIONS, Era
+from ...connection.stateless import has_envelope
 
 #: Header names, lower case (HTTP field names are case-insensitive).
 SESSION_HEADER: Final = "mcp-session-id"
