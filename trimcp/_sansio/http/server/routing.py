@@ -2,14 +2,15 @@
 
 Theory of operation
 -------------------
-The Trio server (``trimcp.server.transports.http.app``) reads one HTTP request with h11 and
-asks this module, which does no I/O, what it is and whether to serve it.
+The server's policy (``policy``: what the Trio app ``trimcp.server.transports.http.app``
+does with each request it reads) asks this module, which does no I/O, what a
+request is and whether to serve it.
 Everything here is a function of the request head (method, target, headers)
 and, for a POST, its body; the verdict is either a value to act on or an
 ``HttpError`` - the status, headers and JSON-RPC error body to answer with
 instead.  Randomness (session ids), clocks and sockets stay with the caller.
 
-The checks, in the order the server applies them:
+The checks, in the order the policy applies them:
 
 1. **DNS rebinding** (spec 2025-11-25 and 2026-07-28, transports, "Security
    Warning"; the official conformance scenario ``dns-rebinding-protection``).

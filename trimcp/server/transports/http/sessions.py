@@ -136,6 +136,19 @@ class HttpSession:
         """Whether a request is in flight or a connection is attached."""
         return bool(self.exchanges) or any(s.attached for s in self.streams.values())
 
+    # ------------------------------------------------------------ what the policy sees
+
+    def in_flight(self, request_id: rpc.RequestId) -> bool:
+        return request_id in self.exchanges
+
+    @property
+    def standalone_attached(self) -> bool:
+        return self.standalone.attached
+
+    def has_stream(self, key: str) -> bool:
+        """Whether a GET with ``Last-Event-ID`` can resume stream ``key``."""
+        return key in self.streams
+
     # ------------------------------------------------------------ MessageStream
 
     async def receive(self) -> Received:
