@@ -1,4 +1,4 @@
-"""Fuzz target for the HTTP/1.1 client codec (``trimcp._sansio.http.h1``), h11 as the oracle.
+"""Fuzz target for the HTTP/1.1 client codec (``trimcp._sansio.http.client.h1``), h11 as the oracle.
 
 ``h1_response(data)``: the bytes are a server's answer to ``GET /`` (a status line is
 put in front when they do not start with ``HTTP/``), fed in pieces cut at points
@@ -22,7 +22,7 @@ from typing import Any
 
 import h11
 
-from trimcp._sansio.http.h1 import (
+from trimcp._sansio.http.client.h1 import (
     CLOSED,
     NEED_DATA,
     Data,

@@ -53,8 +53,8 @@ from trimcp._sansio.framing.sse import (
     encode_event,
 )
 from trimcp._sansio.http import headers as hh
-from trimcp._sansio.http import response as hr
-from trimcp._sansio.http.plan import HttpPlanner, parse_url, resolve_endpoint
+from trimcp._sansio.http.client import response as hr
+from trimcp._sansio.http.client.plan import HttpPlanner, parse_url, resolve_endpoint
 
 #: Small caps, so the oversize paths are reachable from short inputs.
 MAX_EVENT = 256

@@ -23,7 +23,7 @@ from fuzz import run as fuzz_run
 from fuzz.targets import TARGETS
 from fuzz.targets_wire import TARGETS as WIRE
 from trimcp._sansio.framing.sse import SSEDecoder
-from trimcp._sansio.http.plan import HttpPlanner
+from trimcp._sansio.http.client.plan import HttpPlanner
 
 CORPUS = ROOT / "fuzz" / "corpus"
 
@@ -169,7 +169,7 @@ def test_smoke_passes_when_nothing_crashes(monkeypatch: pytest.MonkeyPatch) -> N
 def test_resolve_endpoint_refuses_a_url_urllib_cannot_split() -> None:
     # Found by http_plan: urljoin's ValueError ("Invalid IPv6 URL") escaped.
     from trimcp import RemoteProtocolError
-    from trimcp._sansio.http.plan import resolve_endpoint
+    from trimcp._sansio.http.client.plan import resolve_endpoint
 
     with pytest.raises(RemoteProtocolError):
         resolve_endpoint("http://127.0.0.1:1/sse", "https://\x06]x")
@@ -179,7 +179,7 @@ def test_resolve_endpoint_refuses_a_url_urllib_cannot_split() -> None:
 def test_reader_with_a_small_cap_takes_a_big_non_json_body(status: int) -> None:
     # Found by http_response: with max_message_size below MAX_ERROR_BODY, end() let
     # parse_payload's RemoteProtocolError escape for a large text/plain or error body.
-    from trimcp._sansio.http import response as hr
+    from trimcp._sansio.http.client import response as hr
 
     reader = hr.ResponseReader(hr.Purpose.POST, answer_id=1, expects_answer=True, max_message_size=64)
     reader.head(status, [("content-type", "text/plain")])

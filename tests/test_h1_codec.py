@@ -1,4 +1,4 @@
-"""The HTTP/1.1 client codec (trimcp._sansio.http.h1): one test per RFC 9112 rule it keeps.
+"""The HTTP/1.1 client codec (trimcp._sansio.http.client.h1): one test per RFC 9112 rule it keeps.
 
 Request side: RFC 9112 sections 3 (request line), 5 (field lines), 6 (body length) and 9.6
 (Connection: close).  Response side: section 4 (status line), 5 and 5.2 (obs-fold), 6.3
@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from trimcp._sansio.http import h1
-from trimcp._sansio.http.h1 import (
+from trimcp._sansio.http.client import h1
+from trimcp._sansio.http.client.h1 import (
     CLOSED,
     END,
     NEED_DATA,

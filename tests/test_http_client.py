@@ -26,8 +26,8 @@ import trimcp
 from trimcp import Era, RequestTimeout
 from trimcp._errors import ConnectError, RemoteProtocolError, SessionExpired, TransportClosed, TransportError
 from trimcp._sansio import schema as s
-from trimcp._sansio.http.plan import Mode
-from trimcp._sansio.http.policy import ReconnectPolicy
+from trimcp._sansio.http.client.plan import Mode
+from trimcp._sansio.http.client.policy import ReconnectPolicy
 from trimcp._trio.transports.http.connect import open_http_stream
 from trimcp._trio.transports.http.h11_pool import H11Executor
 

@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trimcp._errors import LocalProtocolError, RemoteProtocolError
-from trimcp._sansio.http import response as hr
+from trimcp._sansio.http.client import response as hr
 from trimcp._sansio import jsonrpc as rpc
-from trimcp._sansio.http.plan import HttpPlanner, MessageKind, Mode, parse_url, resolve_endpoint
-from trimcp._sansio.http.policy import ReconnectPolicy
+from trimcp._sansio.http.client.plan import HttpPlanner, MessageKind, Mode, parse_url, resolve_endpoint
+from trimcp._sansio.http.client.policy import ReconnectPolicy
 from trimcp._sansio.http.headers import (
     HeaderParam, InvalidToolHeaders, ToolHeaderBook, decode_header_value, encode_header_value,
     filter_tools, header_params, header_text, is_header_safe, param_headers,

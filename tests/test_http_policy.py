@@ -1,4 +1,4 @@
-"""The HTTP client's policy (``_sansio/http/policy.py``): facts in, actions out, no I/O.
+"""The HTTP client's policy (``_sansio/http/client/policy.py``): facts in, actions out, no I/O.
 
 Every row of the exchange table and of the GET-stream loop, then properties
 over random fact sequences (hypothesis): the policy always ends an exchange,
@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from trimcp._errors import AuthError, ConnectError, SessionExpired, TransportClosed, TransportError
 from trimcp._sansio import jsonrpc as rpc
-from trimcp._sansio.http import policy as p
-from trimcp._sansio.http import response as hr
-from trimcp._sansio.http.plan import HttpPlanner
+from trimcp._sansio.http.client import policy as p
+from trimcp._sansio.http.client import response as hr
+from trimcp._sansio.http.client.plan import HttpPlanner
 
 URL = "http://127.0.0.1:8000/mcp"
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}

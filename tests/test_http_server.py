@@ -3,7 +3,7 @@
 The server runs in the test's nursery on 127.0.0.1 (an ephemeral port) and is
 driven with plain ``httpx`` requests, so every check sees the wire: status
 codes, headers, JSON bodies and SSE events.  The sans-IO rules it applies
-(``trimcp._sansio.http.routing*``) are tested directly at the end.
+(``trimcp._sansio.http.server.routing*``) are tested directly at the end.
 """
 
 from __future__ import annotations
@@ -20,15 +20,15 @@ import trio
 
 from trimcp._sansio import jsonrpc as rpc
 from trimcp._sansio.connection import stateless as sl
-from trimcp._sansio.http.routing import (
+from trimcp._sansio.http.server.routing import (
     HttpError, OriginPolicy, PostBody, RequestHead, accepts, check_batch, default_policy,
     is_loopback, parse_post, route,
 )
-from trimcp._sansio.http.server_headers import (
+from trimcp._sansio.http.server.metadata import (
     InvalidHeaderValue, check_stateless_request, decode_header_value, encode_header_value,
     header_annotations,
 )
-from trimcp._sansio.http.replay import ReplayBuffer, format_event_id, parse_event_id
+from trimcp._sansio.http.server.replay import ReplayBuffer, format_event_id, parse_event_id
 from trimcp._sansio.framing.sse import ServerSentEvent, SSEDecoder
 from trimcp import open_client
 from trimcp.server import Context, Server

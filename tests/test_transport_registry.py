@@ -22,7 +22,7 @@ import trio
 import trimcp
 from trimcp import ConnectError, MessageStream, TransportOptions, open_client, register_transport
 from trimcp._sansio import schema as s
-from trimcp._sansio.http.plan import Mode
+from trimcp._sansio.http.client.plan import Mode
 from trimcp._trio.memory import memory_stream_pair
 from trimcp._trio.transports import registry
 from trimcp._trio.transports.registry import Target, resolve, transport_for

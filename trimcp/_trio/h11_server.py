@@ -73,7 +73,7 @@ import h11
 import trio
 
 from .._sansio import jsonrpc as rpc
-from .._sansio.http.routing import HttpError, RequestHead
+from .._sansio.http.server.routing import HttpError, RequestHead
 from .http_limits import BodyBudget, linger
 from .tcp import fast_stream
 

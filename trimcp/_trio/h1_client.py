@@ -1,4 +1,4 @@
-"""One HTTP/1.1 client connection: trimcp's own codec (``_sansio.http.h1``) over a Trio stream.
+"""One HTTP/1.1 client connection: trimcp's own codec (``_sansio.http.client.h1``) over a Trio stream.
 
 Theory of operation
 -------------------
@@ -21,7 +21,7 @@ from typing import Final
 
 import trio
 
-from .._sansio.http.h1 import (
+from .._sansio.http.client.h1 import (
     CLOSED,
     MAX_HEAD_SIZE,
     NEED_DATA,

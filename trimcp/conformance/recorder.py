@@ -33,7 +33,7 @@ import attrs
 
 from .._errors import RemoteProtocolError
 from .._sansio import jsonrpc as rpc
-from .._sansio.http.plan import HttpRequest
+from .._sansio.http.client.plan import HttpRequest
 from .._trio.stream import NO_META, Inbound, MessageStream, Received, SendMeta
 from .._trio.transports.http.executor import Executor, HttpResponse
 

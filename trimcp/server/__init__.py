@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .._sansio.http.routing import is_loopback as is_loopback
+from .._sansio.http.server.routing import is_loopback as is_loopback
 from ._errors import ClientCapabilityError as ClientCapabilityError
 from ._errors import ResourceNotFound as ResourceNotFound
 from .content import audio as audio

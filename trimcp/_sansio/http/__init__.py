@@ -1,1 +1,1 @@
-"""Streamable HTTP and HTTP+SSE without I/O: client plans and policy, response reading, server routing."""
+"""Streamable HTTP and HTTP+SSE without I/O, a mirrored pair: ``client/`` and ``server/``, and what both read (``headers``)."""

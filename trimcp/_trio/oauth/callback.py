@@ -54,7 +54,7 @@ from urllib.parse import parse_qs, urlsplit
 import trio
 
 from ..._sansio.auth import OAuthError
-from ..._sansio.http.routing import RequestHead
+from ..._sansio.http.server.routing import RequestHead
 from ..h11_server import H11Stream, serve_connection
 from .provider import AuthorizeCallback
 

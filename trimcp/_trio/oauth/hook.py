@@ -9,7 +9,7 @@ test double).  Before each POST, ``authorize`` puts the provider's current
 token generation; when the headers changed it also reports them
 (``on_headers``: the transport's dynamic headers, for the GET streams and
 every later plan).  On a 401, or a 403 with ``insufficient_scope``, the
-exchange policy (``_sansio/http/policy.py``) asks whether the provider
+exchange policy (``_sansio/http/client/policy.py``) asks whether the provider
 ``wants`` the challenge and, at most ``max_rounds`` times per request, lets
 ``challenge`` hand the ``WWW-Authenticate`` values and that generation to the
 provider, which refreshes or re-authorizes (or sees that another request
@@ -33,8 +33,8 @@ import attrs
 
 from ..._errors import AuthError
 from ..._sansio import auth as sa
-from ..._sansio.http.plan import HttpRequest
-from ..._sansio.http.policy import Authorized
+from ..._sansio.http.client.plan import HttpRequest
+from ..._sansio.http.client.policy import Authorized
 
 __all__ = ["AuthHook", "AuthProvider", "AuthRound"]
 

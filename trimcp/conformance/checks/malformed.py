@@ -44,7 +44,7 @@ import trio
 
 from ..._errors import TrimcpError
 from ..._sansio import jsonrpc as rpc
-from ..._sansio.http.plan import Mode
+from ..._sansio.http.client.plan import Mode
 from ..._trio.stream import NO_META, RequestFailed, StreamLost
 from ..evidence import exchange, received, sent
 from ..rawhttp import ProbeError, RawResponse, request

@@ -11,10 +11,10 @@ whatever HTTP response it came (spec 2025-11-25 basic/transports,
 The work is split between sans-IO decisions and the Trio objects this stream
 owns, each of which only carries decisions out:
 
-* ``HttpPlanner`` (``_sansio/http/plan.py``) plans each request; the
-  ``ResponseReader`` (``_sansio/http/response.py``) reads each response,
+* ``HttpPlanner`` (``_sansio/http/client/plan.py``) plans each request; the
+  ``ResponseReader`` (``_sansio/http/client/response.py``) reads each response,
   parsing every JSON text once; ``ExchangePolicy`` and ``FollowPolicy``
-  (``_sansio/http/policy.py``) decide what follows each outcome;
+  (``_sansio/http/client/policy.py``) decide what follows each outcome;
 * ``PostRunner`` (``exchange.py``) runs each POST exchange as its own task;
   ``StreamFollower`` (``follower.py``) the standalone GET stream and the
   resumption of broken request streams; ``SessionKeeper`` (``keeper.py``)
@@ -58,8 +58,8 @@ import trio
 from ...._errors import TransportClosed, TransportError
 from ...._sansio import jsonrpc as rpc
 from ...._sansio.connection import stateless as sl
-from ...._sansio.http.plan import HttpPlanner, HttpRequest, Mode
-from ...._sansio.http.policy import ReconnectPolicy
+from ...._sansio.http.client.plan import HttpPlanner, HttpRequest, Mode
+from ...._sansio.http.client.policy import ReconnectPolicy
 from ...._sansio.revisions import Era, get_revision
 from ...oauth.hook import AuthHook, AuthProvider
 from ...stream import NO_META, Inbound, SendMeta

@@ -17,8 +17,8 @@ import trio
 
 from ...._errors import ConnectError
 from ...._sansio import jsonrpc as rpc
-from ...._sansio.http.plan import HttpPlanner
-from ...._sansio.http.policy import ReconnectPolicy
+from ...._sansio.http.client.plan import HttpPlanner
+from ...._sansio.http.client.policy import ReconnectPolicy
 from ..._groups import collapse
 from .client import HttpClientStream
 from .executor import Executor

@@ -8,7 +8,7 @@ basic/transports/streamable-http) as a task of its own, which the session
 starts without waiting for it: each exchange waits until the one sent before it
 is on the network (``after``), so messages leave in order while answers stream
 back concurrently, and a call costs its caller no scheduler pass.  Then it
-is a loop: ask the ``ExchangePolicy`` (``_sansio/http/policy.py``) what to do,
+is a loop: ask the ``ExchangePolicy`` (``_sansio/http/client/policy.py``) what to do,
 do it, report the outcome as a fact, until the policy's action ends the
 exchange.  Doing means: POST (with the OAuth provider's header), read the
 response through the ``Pump``, authorize, ask the headers helper again,
@@ -33,8 +33,8 @@ import trio
 
 from ...._errors import AuthError, ConnectError, TransportError
 from ...._sansio import jsonrpc as rpc
-from ...._sansio.http.plan import HttpPlanner
-from ...._sansio.http import policy as p
+from ...._sansio.http.client.plan import HttpPlanner
+from ...._sansio.http.client import policy as p
 from ...stream import SendMeta
 from ...oauth.hook import AuthHook, AuthRound
 from .executor import Executor, HttpResponse, noop

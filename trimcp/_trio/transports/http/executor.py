@@ -38,7 +38,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from ...._errors import TransportError
-from ...._sansio.http.plan import HttpRequest
+from ...._sansio.http.client.plan import HttpRequest
 
 __all__ = ["ConnectionLost", "Executor", "HttpResponse", "noop"]
 

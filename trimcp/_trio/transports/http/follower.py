@@ -9,7 +9,7 @@ accepted, on which the server may send requests and notifications at any time
 event stream that broke before its answer, a GET with ``Last-Event-ID``
 ("Resumability and Redelivery").  Both are ``StreamFollower.follow``: connect,
 read the stream to its end through the ``Pump``, and ask ``FollowPolicy``
-(``_sansio/http/policy.py``) whether and when to connect again.  A resumption
+(``_sansio/http/client/policy.py``) whether and when to connect again.  A resumption
 also stops as soon as its request's answer reached the session, on whatever
 stream, and it runs within its request's deadline; the standalone stream has
 none and lives until the policy stops it, a new session replaces it, or the
@@ -26,9 +26,9 @@ from collections.abc import Callable
 import trio
 
 from ...._errors import ConnectError, TransportClosed, TransportError
-from ...._sansio.http import response as hr
-from ...._sansio.http.plan import HttpPlanner, HttpRequest
-from ...._sansio.http.policy import (
+from ...._sansio.http.client import response as hr
+from ...._sansio.http.client.plan import HttpPlanner, HttpRequest
+from ...._sansio.http.client.policy import (
     Connect, Done, FollowFact, FollowPolicy, GiveUp, Lost, ReconnectPolicy, Resume, Stop,
     StreamRead, Unreachable,
 )

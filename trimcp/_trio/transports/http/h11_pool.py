@@ -28,7 +28,7 @@ from typing import Any
 import trio
 
 from ...._errors import ConnectError
-from ...._sansio.http.plan import HttpRequest, Origin, ParsedUrl, parse_url
+from ...._sansio.http.client.plan import HttpRequest, Origin, ParsedUrl, parse_url
 from ...h1_client import H1ClientConnection
 from ...h11_client import open_connection
 from .executor import ConnectionLost, HttpResponse, noop

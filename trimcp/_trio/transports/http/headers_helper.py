@@ -34,7 +34,7 @@ from typing import Final
 import trio
 
 from ...._errors import ConnectError
-from ...._sansio.http.plan import HttpPlanner
+from ...._sansio.http.client.plan import HttpPlanner
 
 __all__ = ["DynamicHeaders", "HeadersHelper", "run_headers_helper"]
 

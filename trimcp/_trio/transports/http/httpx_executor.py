@@ -19,7 +19,7 @@ import httpx
 import trio
 
 from ...._errors import ConnectError
-from ...._sansio.http.plan import HttpRequest
+from ...._sansio.http.client.plan import HttpRequest
 from .executor import ConnectionLost, HttpResponse, noop
 
 __all__ = ["HttpxExecutor"]

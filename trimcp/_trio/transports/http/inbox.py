@@ -32,9 +32,9 @@ import trio
 
 from ...._errors import AuthError, TransportError
 from ...._sansio import jsonrpc as rpc
-from ...._sansio.http import response as hr
-from ...._sansio.http.plan import PostPlan
-from ...._sansio.http.policy import ExchangePolicy
+from ...._sansio.http.client import response as hr
+from ...._sansio.http.client.plan import PostPlan
+from ...._sansio.http.client.policy import ExchangePolicy
 from ...stream import Inbound, Received, RequestFailed, SendMeta, StreamLost
 
 __all__ = ["Exchange", "Inbox", "IssueLog"]

@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-Two policy actions (``_sansio/http/policy.py``) replace the session the
+Two policy actions (``_sansio/http/client/policy.py``) replace the session the
 transport talks in, for every exchange at once; ``SessionKeeper`` carries them
 out, each under its own lock so that one run serves every request that asked.
 
@@ -31,8 +31,8 @@ import trio
 
 from ...._errors import TransportError
 from ...._sansio import jsonrpc as rpc
-from ...._sansio.http import response as hr
-from ...._sansio.http.plan import HttpPlanner, Mode, PostPlan
+from ...._sansio.http.client import response as hr
+from ...._sansio.http.client.plan import HttpPlanner, Mode, PostPlan
 from .executor import Executor
 from .follower import StreamFollower
 from .headers_helper import DynamicHeaders

@@ -3,12 +3,12 @@
 Theory of operation
 -------------------
 ``Pump.read`` feeds a response's head and body to the sans-IO reader
-(``_sansio/http/response.py``) and acts on the events that need no decision:
+(``_sansio/http/client/response.py``) and acts on the events that need no decision:
 each ``MessageReceived`` goes to the session through the ``Inbox`` (its payload
 parsed once, by the reader), a ``SessionAssigned`` goes to the planner, issues
 go to the log, an ``endpoint`` event to the caller.  It stops at the reader's
 terminal event and returns it with what else was seen; what to do next is the
-policy's call (``_sansio/http/policy.py``).  A connection lost mid-body is
+policy's call (``_sansio/http/client/policy.py``).  A connection lost mid-body is
 reported to the reader (``broken``), which says what that means.
 
 ``linger``: once the answer is in, an event stream the server keeps open is
@@ -26,8 +26,8 @@ from typing import Final
 import attrs
 import trio
 
-from ...._sansio.http import response as hr
-from ...._sansio.http.plan import HttpPlanner, MessageKind, Mode, PostPlan
+from ...._sansio.http.client import response as hr
+from ...._sansio.http.client.plan import HttpPlanner, MessageKind, Mode, PostPlan
 from .executor import ConnectionLost, HttpResponse
 from .inbox import Exchange, Inbox, IssueLog
 

@@ -4,10 +4,15 @@ Theory of operation
 -------------------
 ``serve_http`` listens with ``trio.serve_tcp`` (on 127.0.0.1 unless told
 otherwise, as the spec advises for local servers) and speaks HTTP/1.1 with
-h11, one task per TCP connection, keep-alive included.  Each request is
-first checked by the sans-IO rules of ``trimcp._sansio.http.routing``
-(DNS-rebinding defence on ``Origin``/``Host``, routing, content types, the
-body) and then served by era:
+h11, one task per TCP connection, keep-alive included.  ``HttpApp`` is an
+executor, as the client's exchange is: for each request it asks the sans-IO
+server policy (``trimcp._sansio.http.server.policy``: ``ServerPolicy.decide``,
+over a read-only ``LiveView`` of the sessions) what to do, and does it -
+answer, open a session, submit to one, serve a stateless request, attach a
+GET to a stream, end a session, or the legacy endpoints' two.  When doing it
+leaves the request unanswered (no room for a session, a stream cut short) it
+reports the fact and answers what ``policy.answer`` says; it chooses no status
+itself.  The rules, by era:
 
 * **Handshake era** (2025-03-26 .. 2025-11-25).  A POSTed ``initialize``
   without a session id opens an ``HttpSession`` (id from ``secrets``, its own
@@ -27,7 +32,7 @@ body) and then served by era:
   for a second; 405 when ``get_stream=False``); DELETE ends the session.
 * **Stateless era** (2026-07-28).  A POST whose body carries the ``_meta``
   envelope, or whose ``MCP-Protocol-Version`` names that era, is checked
-  against the mirrored headers (``http_server_headers``) and served on a
+  against the mirrored headers (``_sansio.http.server.metadata``) and served on a
   Connection of its own (``RequestStream``): JSON when the answer is all
   there is (JSON-RPC errors then map to 400/404 as the spec says), SSE when
   notifications come first (``subscriptions/listen``, progress, logs).  The
@@ -58,16 +63,19 @@ from __future__ import annotations
 
 import logging
 import secrets
-from typing import Any
 
 import trio
 
 from ...._errors import TransportClosed
 from ...._sansio import jsonrpc as rpc
-from ...._sansio.http import routing as hs
-from ...._sansio.http.replay import DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_EVENTS, parse_event_id
-from ...._sansio.http.routing import HttpError, RequestHead
-from ...._sansio.http.server_headers import check_stateless_request
+from ...._sansio.http.server import policy as sp
+from ...._sansio.http.server import routing as hs
+from ...._sansio.http.server.replay import (
+    DEFAULT_REPLAY_BYTES,
+    DEFAULT_REPLAY_EVENTS,
+    format_event_id,
+)
+from ...._sansio.http.server.routing import RequestHead
 from ...._sansio.revisions import Era, get_revision
 from ...._trio.h11_server import BODY_COPIES, H11Stream, serve_connection
 from ...._trio.http_limits import BodyBudget, ConnectionLimit
@@ -80,12 +88,10 @@ from .legacy_sse import LegacyEndpoints
 from .session_table import SessionTable
 from .sessions import HttpSession, RequestStream, close_sse_stream
 from .streams import Outcome, OutStream, ResponseMode, write_response
+from .view import LiveView
 
 logger = logging.getLogger("trimcp.server.transports.http.app")
 
-#: The first revision whose SSE streams start with a priming event (SEP-1699).
-_PRIMING_FROM = "2025-11-25"
-_SESSION_TERMINATED = HttpError(404, "Not Found: the session ended before the request was answered")
 #: The Connection answers initialize itself: this only guards against a wedged session.
 _INITIALIZE_TIMEOUT = 30.0
 
@@ -97,7 +103,7 @@ class HttpApp:
         self,
         server: Server,
         *,
-        policy: hs.OriginPolicy,
+        origins: hs.OriginPolicy,
         mcp_path: str | None = "/mcp",
         sse_path: str | None = None,
         messages_path: str | None = "/messages",
@@ -123,12 +129,9 @@ class HttpApp:
                 f"({max_body_size}) as it is parsed: {BODY_COPIES} times its size"
             )
         self.server = server
-        self.policy = policy
         self.mcp_path = mcp_path
         self.sse_path = sse_path
         self.messages_path = messages_path if sse_path else None
-        self.json_response = json_response
-        self.get_stream = get_stream
         self.retry_ms = retry_ms
         self.keepalive = keepalive
         self.replay_events = replay_events
@@ -141,12 +144,22 @@ class HttpApp:
         self.connections = ConnectionLimit(max_connections)
         self.body_budget = BodyBudget(budget)
         versions = server.supported_versions
-        self.handshake_versions = tuple(v for v in versions if get_revision(v).era is Era.HANDSHAKE)
+        handshake = tuple(v for v in versions if get_revision(v).era is Era.HANDSHAKE)
+        #: What every request gets is decided there; this class carries it out.
+        self.policy = sp.ServerPolicy(
+            origins,
+            mcp_path=mcp_path,
+            sse_path=sse_path,
+            messages_path=self.messages_path,
+            json_response=json_response,
+            get_stream=get_stream,
+            max_body_size=max_body_size,
+            handshake_versions=handshake,
+        )
         #: Live handshake-era sessions by id, least recently active first.
         self.sessions = SessionTable(max_sessions)
-        self.legacy = LegacyEndpoints(
-            server, messages_path or "/messages", keepalive=keepalive, max_body_size=max_body_size
-        )
+        self.legacy = LegacyEndpoints(server, messages_path or "/messages", keepalive=keepalive)
+        self.view = LiveView(self.sessions, self.legacy.sessions, server.tools)
         self._nursery: trio.Nursery | None = None
 
     # ------------------------------------------------------------ connections
@@ -190,114 +203,86 @@ class HttpApp:
             await self.handle(http, head, body)
         except TransportClosed:
             if http.can_respond:
-                await http.respond_error(_SESSION_TERMINATED)
+                await self._respond(http, sp.answer(sp.SessionGone()))
 
     async def handle(self, http: H11Stream, head: RequestHead, body: bytes) -> None:
-        problem = self.policy.check(head)
-        if problem is not None:
-            await http.respond_error(problem)
-            return
-        endpoint = hs.route(
-            head, mcp_path=self.mcp_path, sse_path=self.sse_path, messages_path=self.messages_path
-        )
-        if isinstance(endpoint, HttpError):
-            await http.respond_error(endpoint)
-        elif endpoint is hs.Endpoint.LEGACY_SSE:
-            await self.legacy.get(http, head)
-        elif endpoint is hs.Endpoint.LEGACY_MESSAGES:
-            await self.legacy.post(http, head, body)
-        elif head.method == "POST":
-            await self._post(http, head, body)
-        elif head.method == "GET":
-            await self._get(http, head)
+        """Ask the policy what to do with the request, and do it."""
+        action = self.policy.decide(head, body, self.view)
+        if isinstance(action, sp.Respond):
+            await self._respond(http, action)
+        elif isinstance(action, sp.SubmitToSession):
+            await self._submit(http, action)
+        elif isinstance(action, sp.ServeStateless):
+            await self._serve_stateless(http, action)
+        elif isinstance(action, sp.OpenSession):
+            await self._open_session(http, action)
+        elif isinstance(action, sp.AttachStream):
+            await self._attach(http, action)
+        elif isinstance(action, sp.EndSession):
+            session = self._session(action.session_id)
+            self.sessions.discard(session)
+            await session.aclose()
+            await self._respond(http, action.then)
+        elif isinstance(action, sp.OpenLegacyStream):
+            await self.legacy.open_stream(http)
         else:
-            await self._delete(http, head)
+            legacy = self.legacy.sessions[action.session_id]
+            await legacy.submit(Received(action.post.data, action.post.payload))
+            await self._respond(http, action.then)
 
-    # ------------------------------------------------------------ POST
+    async def _respond(self, http: H11Stream, action: sp.Respond) -> None:
+        if action.session_id is not None:
+            self._session(action.session_id)  # the request counts as the session's activity
+        await http.respond(action.status, action.headers, action.body)
 
-    async def _post(self, http: H11Stream, head: RequestHead, body: bytes) -> None:
-        problem = hs.check_content_type(head)
-        post = problem or hs.parse_post(body, max_size=self.max_body_size)
-        if isinstance(post, HttpError):
-            await http.respond_error(post)
-            return
-        if not self.handshake_versions or hs.is_stateless_post(head, post):
-            await self._post_stateless(http, head, post)
-            return
-        rid = post.error_id
-        if not head.values(hs.SESSION_HEADER):
-            if post.is_request("initialize"):
-                assert isinstance(post.message, rpc.Request)
-                await self._initialize(http, head, post.message, post)
-            else:
-                problem = hs.check_batch(post, None) or hs.MISSING_SESSION
-                await http.respond_error(problem.with_id(rid))
-            return
-        session = await self._session_of(http, head, rid)
-        if session is None:
-            return
-        problem = hs.check_batch(post, session.protocol_version)
-        if problem is not None:
-            await http.respond_error(problem)
-            return
-        requests = post.requests
-        if not requests:
-            # Notifications and responses only (one, or a batch of them): 202, no body.
-            await session.submit(Received(post.data, post.payload))
-            self._note_cancellations(session, post)
-            await http.respond(202)
-            return
-        json_ok, sse_ok = hs.accepts(head)
-        if not (json_ok or sse_ok):
-            await http.respond_error(hs.NOT_ACCEPTABLE.with_id(rid))
-            return
-        busy = [r.id for r in requests if r.id in session.exchanges]
-        if busy:
-            await http.respond_error(
-                HttpError(
-                    409, f"Conflict: request id {busy[0]!r} is already in flight", request_id=rid
-                )
-            )
-            return
-        sse = sse_ok and not (self.json_response and json_ok)
-        stream = session.open_exchange(requests, sse=sse, batch=post.is_batch)
-        related = None if post.is_batch else requests[0].id
-        await session.submit(Received(post.data, post.payload, related_request=related))
-        self._note_cancellations(session, post)
-        mode = ResponseMode.SSE if sse else ResponseMode.JSON
-        await self._answer(http, session, stream, mode=mode, json_ok=json_ok)
-
-    @staticmethod
-    def _note_cancellations(session: HttpSession, post: hs.PostBody) -> None:
-        for message in post.messages:
-            if (
-                isinstance(message, rpc.Notification)
-                and message.method == "notifications/cancelled"
-            ):
-                session.cancelled((message.params or {}).get("requestId"))
-
-    async def _session_of(
-        self, http: H11Stream, head: RequestHead, rid: rpc.RequestId | None
-    ) -> HttpSession | None:
-        """The session a request names (answering 400/404 and returning None when there is none)."""
-        sid = hs.session_id_of(head)
-        if isinstance(sid, HttpError):
-            await http.respond_error(sid.with_id(rid))
-            return None
-        session = self.sessions.get(sid)
-        if session is None or session.closed:
-            await http.respond_error(hs.unknown_session(sid).with_id(rid))
-            return None
-        problem = hs.check_session_version(head, self.handshake_versions)
-        if problem is not None:
-            await http.respond_error(problem.with_id(rid))
-            return None
+    def _session(self, session_id: str) -> HttpSession:
+        """The live session the policy just saw (no await since): now the most recently active."""
+        session = self.sessions[session_id]
         self.sessions.active(session)
         return session
 
-    def _priming(self, session: HttpSession) -> bool:
-        version = session.protocol_version
-        return version is not None and version >= _PRIMING_FROM
+    # ------------------------------------------------------------ sessions
+
+    async def _submit(self, http: H11Stream, action: sp.SubmitToSession) -> None:
+        session = self._session(action.session_id)
+        post, reply = action.post, action.reply
+        if isinstance(reply, sp.Respond):
+            await session.submit(Received(post.data, post.payload))
+            self._cancel(session, action.cancelled)
+            await self._respond(http, reply)
+            return
+        stream = session.open_exchange(post.requests, sse=reply.sse, batch=post.is_batch)
+        await session.submit(Received(post.data, post.payload, related_request=reply.related))
+        self._cancel(session, action.cancelled)
+        mode = ResponseMode.SSE if reply.sse else ResponseMode.JSON
+        await self._answer(
+            http, session, stream, mode=mode, json_ok=reply.json_ok, priming=reply.priming
+        )
+
+    @staticmethod
+    def _cancel(session: HttpSession, request_ids: tuple[rpc.RequestId, ...]) -> None:
+        for request_id in request_ids:
+            session.cancelled(request_id)
+
+    async def _attach(self, http: H11Stream, action: sp.AttachStream) -> None:
+        session = self._session(action.session_id)
+        stream = session.streams[action.key]
+        cursor = stream.delivered if action.cursor is None else action.cursor
+        if action.cursor is not None and stream.buffer.has_gap(cursor):
+            logger.warning(
+                "%s: events after %s were dropped before the client resumed",
+                session.describe(),
+                format_event_id(action.key, cursor),
+            )
+        await self._answer(
+            http,
+            session,
+            stream,
+            mode=ResponseMode.SSE,
+            json_ok=False,
+            priming=action.priming,
+            cursor=cursor,
+        )
 
     async def _answer(
         self,
@@ -307,8 +292,8 @@ class HttpApp:
         *,
         mode: ResponseMode,
         json_ok: bool,
+        priming: bool,
         cursor: int = 0,
-        headers: tuple[tuple[str, str], ...] = (),
     ) -> None:
         sse = mode is not ResponseMode.JSON
         outcome = await write_response(
@@ -317,42 +302,23 @@ class HttpApp:
             mode=mode,
             cursor=cursor,
             event_ids=sse,
-            priming=sse and self._priming(session),
+            priming=priming,
             retry_ms=self.retry_ms,
             keepalive=self.keepalive,
-            headers=headers,
             json_ok=json_ok,
         )
         if outcome is Outcome.COMPLETE:
             session.stream_done(stream)
         elif outcome is Outcome.ABORTED and http.can_respond:
-            if stream.cancelled:
-                # JSON mode has to answer something; the client stopped listening anyway.
-                cancelled = HttpError(
-                    200, "request cancelled", code=rpc.INTERNAL_ERROR, request_id=stream.final_id
-                )
-                await http.respond_error(cancelled)
-            else:
-                await http.respond_error(_SESSION_TERMINATED)
+            aborted = sp.StreamAborted(stream.final_id, cancelled=stream.cancelled)
+            await self._respond(http, sp.answer(aborted))
 
-    async def _initialize(
-        self, http: H11Stream, head: RequestHead, request: rpc.Request, post: hs.PostBody
-    ) -> None:
-        json_ok, sse_ok = hs.accepts(head)
-        if not (json_ok or sse_ok):
-            await http.respond_error(hs.NOT_ACCEPTABLE.with_id(request.id))
-            return
+    async def _open_session(self, http: H11Stream, action: sp.OpenSession) -> None:
+        request = action.request
         admitted, evicted = self.sessions.make_room()
         if not admitted:
-            await http.respond_error(
-                HttpError(
-                    503,
-                    f"Service Unavailable: {len(self.sessions)} sessions are open and busy",
-                    code=rpc.INTERNAL_ERROR,
-                    request_id=request.id,
-                    headers=(("retry-after", "1"),),
-                )
-            )
+            full = sp.SessionsFull(request.id, open_sessions=len(self.sessions))
+            await self._respond(http, sp.answer(full))
             return
         session = HttpSession(
             secrets.token_urlsafe(32),
@@ -366,6 +332,7 @@ class HttpApp:
             await evicted.aclose()
         session.server_session = await self.nursery.start(self._run_session, session)
         stream = session.open_exchange([request], sse=False)
+        post = action.post
         await session.submit(Received(post.data, post.payload, related_request=request.id))
         with trio.move_on_after(_INITIALIZE_TIMEOUT):
             while not stream.finished:
@@ -376,19 +343,15 @@ class HttpApp:
             self.sessions.discard(session)
             await session.aclose()
         if answer is None:
-            await http.respond_error(
-                HttpError(
-                    500, "initialize got no answer", code=rpc.INTERNAL_ERROR, request_id=request.id
-                )
-            )
+            await self._respond(http, sp.answer(sp.InitializeUnanswered(request.id)))
             return
         headers = ((hs.SESSION_HEADER, session.id),) if isinstance(answer, rpc.Response) else ()
         await write_response(
             http,
             stream,
-            mode=ResponseMode.JSON if json_ok else ResponseMode.SSE,
+            mode=ResponseMode.JSON if action.json_ok else ResponseMode.SSE,
             headers=headers,
-            json_ok=json_ok,
+            json_ok=action.json_ok,
         )
 
     async def _run_session(
@@ -409,129 +372,26 @@ class HttpApp:
 
     # ------------------------------------------------------------ stateless POST
 
-    def _tool_schema(self, request: rpc.Request) -> dict[str, Any] | None:
-        if request.method != "tools/call":
-            return None
-        name = (request.params or {}).get("name")
-        entry = self.server.tools.get(name) if isinstance(name, str) else None
-        return entry.input_schema if entry is not None else None
-
-    async def _post_stateless(self, http: H11Stream, head: RequestHead, post: hs.PostBody) -> None:
-        # No stateless-era revision has batches; a batch is refused in the revision it names.
-        version = head.get(hs.VERSION_HEADER)
-        problem = hs.check_batch(post, version if hs.is_stateless_version(version) else None)
-        if problem is not None:
-            await http.respond_error(problem)
-            return
-        message = post.message
-        if isinstance(message, rpc.Notification):
-            await http.respond(202)  # 2026-07-28 defines no client notifications over HTTP
-            return
-        if not isinstance(message, rpc.Request):
-            await http.respond_error(
-                HttpError(400, "Bad Request: clients send no responses in this revision")
-            )
-            return
-        problem = check_stateless_request(head, message, tool_schema=self._tool_schema(message))
-        if problem is not None:
-            await http.respond_error(problem)
-            return
-        json_ok, sse_ok = hs.accepts(head)
-        if not (json_ok or sse_ok):
-            await http.respond_error(hs.NOT_ACCEPTABLE.with_id(message.id))
-            return
-        received = Received(post.data, post.payload, related_request=message.id)
-        one = RequestStream(received, message.id, max_events=self.replay_events)
+    async def _serve_stateless(self, http: H11Stream, action: sp.ServeStateless) -> None:
+        request, post = action.request, action.post
+        received = Received(post.data, post.payload, related_request=request.id)
+        one = RequestStream(received, request.id, max_events=self.replay_events)
         async with trio.open_nursery() as nursery:
             await nursery.start(serve_stream, self.server, one)
             try:
                 outcome = await write_response(
                     http,
                     one.out,
-                    mode=ResponseMode.LAZY if sse_ok else ResponseMode.JSON,
-                    json_ok=json_ok,
+                    mode=ResponseMode.LAZY if action.sse_ok else ResponseMode.JSON,
+                    json_ok=action.json_ok,
                     keepalive=self.keepalive,
-                    status_of=hs.stateless_status,
+                    status_of=action.status_of,
                 )
             finally:
                 # Done, or the client hung up (which cancels the request): end the Connection.
                 await one.aclose()
         if outcome is Outcome.ABORTED and http.can_respond:
-            await http.respond_error(
-                HttpError(
-                    500,
-                    "the request ended without an answer",
-                    code=rpc.INTERNAL_ERROR,
-                    request_id=message.id,
-                )
-            )
-
-    # ------------------------------------------------------------ GET and DELETE
-
-    def _no_sessions(self, head: RequestHead) -> bool:
-        return not self.handshake_versions or hs.is_stateless_version(head.get(hs.VERSION_HEADER))
-
-    async def _get(self, http: H11Stream, head: RequestHead) -> None:
-        if self._no_sessions(head):
-            await http.respond_error(hs.method_not_allowed(head, "POST"))
-            return
-        if not self.get_stream:
-            await http.respond_error(hs.method_not_allowed(head, "POST, DELETE"))
-            return
-        _, sse_ok = hs.accepts(head)
-        if not sse_ok:
-            await http.respond_error(
-                HttpError(406, f"Not Acceptable: a GET must accept {hs.SSE_TYPE}")
-            )
-            return
-        session = await self._session_of(http, head, None)
-        if session is None:
-            return
-        last = head.get(hs.LAST_EVENT_ID_HEADER)
-        parsed = parse_event_id(last) if last else None
-        if parsed is None:
-            if session.standalone.attached:
-                await http.respond_error(
-                    HttpError(409, "Conflict: this session already has a GET stream open")
-                )
-                return
-            await self._answer(
-                http,
-                session,
-                session.standalone,
-                mode=ResponseMode.SSE,
-                json_ok=False,
-                cursor=session.standalone.delivered,
-            )
-            return
-        key, seq = parsed
-        stream = session.streams.get(key)
-        if stream is None:
-            # Nothing left to replay on that stream: an empty stream that ends at once.
-            await http.respond(
-                200,
-                [("content-type", hs.SSE_TYPE), ("cache-control", "no-cache")],
-                b": nothing to resume\n\n",
-            )
-            return
-        if stream.buffer.has_gap(seq):
-            logger.warning(
-                "%s: events after %s were dropped before the client resumed",
-                session.describe(),
-                last,
-            )
-        await self._answer(http, session, stream, mode=ResponseMode.SSE, json_ok=False, cursor=seq)
-
-    async def _delete(self, http: H11Stream, head: RequestHead) -> None:
-        if self._no_sessions(head):
-            await http.respond_error(hs.method_not_allowed(head, "POST"))
-            return
-        session = await self._session_of(http, head, None)
-        if session is None:
-            return
-        self.sessions.discard(session)
-        await session.aclose()
-        await http.respond(200)
+            await self._respond(http, sp.answer(sp.StatelessUnanswered(request.id)))
 
 
 async def serve_http(
@@ -575,7 +435,7 @@ async def serve_http(
     bound_port = int(listeners[0].socket.getsockname()[1])
     app = HttpApp(
         server,
-        policy=hs.default_policy(host, bound_port, allowed_origins, allowed_hosts),
+        origins=hs.default_policy(host, bound_port, allowed_origins, allowed_hosts),
         mcp_path=path,
         sse_path=sse_path,
         messages_path=messages_path,

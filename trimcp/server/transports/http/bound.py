@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from ...._sansio.http import routing as hs
+from ...._sansio.http.server import routing as hs
 
 __all__ = ["BoundHttpServer"]
 

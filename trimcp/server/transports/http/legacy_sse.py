@@ -16,10 +16,12 @@ separate ``message`` events.  The POST URI
 names the session in a ``session_id`` query parameter (a ``secrets`` token),
 so a POST for a session that is gone, or never was, is 404.
 
-The same DNS-rebinding checks as Streamable HTTP apply (``HttpApp.handle``
-runs them before routing to either endpoint; ``LegacyEndpoints`` gets the
-server and the options it needs from ``HttpApp`` and knows nothing else of
-it).  Events carry no ids: this transport has no resumption.
+What each request gets is decided by the server's policy
+(``_sansio/http/server/policy.py``), with the same DNS-rebinding checks as
+Streamable HTTP; ``LegacyEndpoints`` holds the sessions and serves the SSE
+stream of each, and gets the server and the options it needs from ``HttpApp``
+and knows nothing else of it.  Events carry no ids: this transport has no
+resumption.
 """
 
 from __future__ import annotations
@@ -31,9 +33,8 @@ import trio
 from ...._errors import TransportClosed
 from ...._sansio import jsonrpc as rpc
 from ...._sansio.framing.sse import encode_event
-from ...._sansio.http import routing as hs
-from ...._sansio.http.replay import DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_EVENTS, ReplayBuffer
-from ...._sansio.http.routing import HttpError, RequestHead
+from ...._sansio.http.server import routing as hs
+from ...._sansio.http.server.replay import DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_EVENTS, ReplayBuffer
 from ...._trio.h11_server import H11Stream
 from ...._trio.stream import NO_META, Received, SendMeta
 from ...definition import Server
@@ -89,24 +90,17 @@ class LegacySession:
 
 
 class LegacyEndpoints:
-    """GET on the SSE endpoint, POST on the message endpoint (``HttpApp`` routes to them)."""
+    """The legacy sessions, and the SSE stream of each (``HttpApp`` carries out the
+    policy's ``OpenLegacyStream`` and ``SubmitToLegacySession`` with them)."""
 
-    def __init__(
-        self, server: Server, messages_path: str, *, keepalive: float | None, max_body_size: int
-    ) -> None:
+    def __init__(self, server: Server, messages_path: str, *, keepalive: float | None) -> None:
         self.server = server
         self.messages_path = messages_path
         self.keepalive = keepalive
-        self.max_body_size = max_body_size
         self.sessions: dict[str, LegacySession] = {}
 
-    async def get(self, http: H11Stream, head: RequestHead) -> None:
-        _, sse_ok = hs.accepts(head)
-        if not sse_ok:
-            await http.respond_error(
-                HttpError(406, f"Not Acceptable: the SSE endpoint answers {hs.SSE_TYPE}")
-            )
-            return
+    async def open_stream(self, http: H11Stream) -> None:
+        """A new session, served for as long as the client keeps this SSE GET open."""
         session = LegacySession(secrets.token_urlsafe(32))
         self.sessions[session.id] = session
         endpoint = encode_event(
@@ -124,31 +118,10 @@ class LegacyEndpoints:
                         keepalive=self.keepalive,
                     )
                 finally:
-                    await (
-                        session.aclose()
-                    )  # the client left (or the server stops): the session ends
+                    # The client left (or the server stops): the session ends.
+                    await session.aclose()
         finally:
             self.sessions.pop(session.id, None)
-
-    async def post(self, http: H11Stream, head: RequestHead, body: bytes) -> None:
-        sid = hs.legacy_session_of(head)
-        if isinstance(sid, HttpError):
-            await http.respond_error(sid)
-            return
-        session = self.sessions.get(sid)
-        if session is None or session.closed:
-            await http.respond_error(hs.unknown_session(sid))
-            return
-        problem = hs.check_content_type(head)
-        post = problem or hs.parse_post(body, max_size=self.max_body_size)
-        if not isinstance(post, HttpError):
-            # A batch only where the negotiated revision has them; each answer is an event.
-            post = hs.check_batch(post, session.protocol_version) or post
-        if isinstance(post, HttpError):
-            await http.respond_error(post)
-            return
-        await session.submit(Received(post.data, post.payload))
-        await http.respond(202, [("content-type", "text/plain; charset=utf-8")], b"Accepted")
 
 
 __all__ = ["LegacyEndpoints", "LegacySession"]

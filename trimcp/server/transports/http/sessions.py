@@ -53,7 +53,7 @@ import trio
 
 from ...._errors import TransportClosed
 from ...._sansio import jsonrpc as rpc
-from ...._sansio.http.replay import (
+from ...._sansio.http.server.replay import (
     DEFAULT_REPLAY_BYTES,
     DEFAULT_REPLAY_EVENTS,
     STANDALONE_KEY,
@@ -135,6 +135,19 @@ class HttpSession:
     def busy(self) -> bool:
         """Whether a request is in flight or a connection is attached."""
         return bool(self.exchanges) or any(s.attached for s in self.streams.values())
+
+    # ------------------------------------------------------------ what the policy sees
+
+    def in_flight(self, request_id: rpc.RequestId) -> bool:
+        return request_id in self.exchanges
+
+    @property
+    def standalone_attached(self) -> bool:
+        return self.standalone.attached
+
+    def has_stream(self, key: str) -> bool:
+        """Whether a GET with ``Last-Event-ID`` can resume stream ``key``."""
+        return key in self.streams
 
     # ------------------------------------------------------------ MessageStream
 

@@ -43,12 +43,12 @@ from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
-from .. import jsonrpc as rpc
-from .headers import NAME_SOURCES, InvalidHeaderValue, encode_header_value
-from .headers import decode_header_value as _decode
+from ... import jsonrpc as rpc
+from ..headers import NAME_SOURCES, InvalidHeaderValue, encode_header_value
+from ..headers import decode_header_value as _decode
 from .routing import VERSION_HEADER, HttpError, RequestHead
-from ..connection.core import LOG_LEVELS
-from ..connection.stateless import read_envelope
+from ...connection.core import LOG_LEVELS
+from ...connection.stateless import read_envelope
 
 METHOD_HEADER: Final = "mcp-method"
 NAME_HEADER: Final = "mcp-name"

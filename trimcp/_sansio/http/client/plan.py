@@ -49,10 +49,10 @@ from urllib.parse import urljoin, urlsplit
 
 import attrs
 
-from ..._errors import LocalProtocolError, RemoteProtocolError
-from .. import jsonrpc as rpc
-from .headers import NAME_SOURCES, HeaderParam, encode_header_value, is_token, param_headers
-from ..connection.stateless import PROTOCOL_VERSION_KEY
+from ...._errors import LocalProtocolError, RemoteProtocolError
+from ... import jsonrpc as rpc
+from ..headers import NAME_SOURCES, HeaderParam, encode_header_value, is_token, param_headers
+from ...connection.stateless import PROTOCOL_VERSION_KEY
 
 __all__ = [
     "ACCEPT_POST",

@@ -52,12 +52,12 @@ from typing import Final, TypeAlias
 
 import attrs
 
-from ..._errors import RemoteProtocolError
-from .. import jsonrpc as rpc
+from ...._errors import RemoteProtocolError
+from ... import jsonrpc as rpc
 from .plan import resolve_endpoint
-from ..framing import FramingOverflow
-from ..framing.sse import ServerSentEvent, SSEDecoder
-from ..connection.stateless import MODERN_ERROR_CODES
+from ...framing import FramingOverflow
+from ...framing.sse import ServerSentEvent, SSEDecoder
+from ...connection.stateless import MODERN_ERROR_CODES
 
 __all__ = [
     "Accepted", "AnswerElsewhere", "EndpointAnnounced", "FallBackToLegacy", "MessageReceived",

@@ -72,7 +72,7 @@ from typing import Any, ClassVar, Final, TypeAlias
 
 import attrs
 
-from ..._errors import AuthError, ConnectError, SessionExpired, TransportClosed, TransportError
+from ...._errors import AuthError, ConnectError, SessionExpired, TransportClosed, TransportError
 from . import response as hr
 from .plan import MessageKind, Mode, PostPlan
 

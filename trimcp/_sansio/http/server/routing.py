@@ -2,14 +2,15 @@
 
 Theory of operation
 -------------------
-The Trio server (``trimcp.server.transports.http.app``) reads one HTTP request with h11 and
-asks this module, which does no I/O, what it is and whether to serve it.
+The server's policy (``policy``: what the Trio app ``trimcp.server.transports.http.app``
+does with each request it reads) asks this module, which does no I/O, what a
+request is and whether to serve it.
 Everything here is a function of the request head (method, target, headers)
 and, for a POST, its body; the verdict is either a value to act on or an
 ``HttpError`` - the status, headers and JSON-RPC error body to answer with
 instead.  Randomness (session ids), clocks and sockets stay with the caller.
 
-The checks, in the order the server applies them:
+The checks, in the order the policy applies them:
 
 1. **DNS rebinding** (spec 2025-11-25 and 2026-07-28, transports, "Security
    Warning"; the official conformance scenario ``dns-rebinding-protection``).
@@ -40,7 +41,7 @@ The checks, in the order the server applies them:
    the rest belongs to the handshake era, where ``initialize`` without a
    session id opens a session and everything else must name one
    (``session_id_of``: missing is 400, the caller answers 404 for an unknown
-   one).  The stateless header rules are in ``http_server_headers``.
+   one).  The stateless header rules are in ``metadata``.
 
 Every ``HttpError`` that carries a JSON-RPC code answers with a JSON-RPC
 error response whose ``id`` is the request's when it could be read (the
@@ -58,9 +59,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import attrs
 
-from .. import jsonrpc as rpc
-from ..revisions import REVISIONS, Era
-from ..connection.stateless import has_envelope
+from ... import jsonrpc as rpc
+from ...revisions import REVISIONS, Era
+from ...connection.stateless import has_envelope
 
 #: Header names, lower case (HTTP field names are case-insensitive).
 SESSION_HEADER: Final = "mcp-session-id"

@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from ..._errors import LocalProtocolError, RemoteProtocolError
+from ...._errors import LocalProtocolError, RemoteProtocolError
 
 __all__ = [
     "CLOSED", "MAX_HEAD_SIZE", "NEED_DATA", "Data", "EndOfMessage", "H1Client", "H1LocalError",
