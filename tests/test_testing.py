@@ -172,7 +172,7 @@ async def test_a_client_runs_against_a_scripted_stream(autojump_clock: trio.abc.
             await stream.answer(ping, {})
 
         nursery.start_soon(server)
-        async with open_client(stream, revision="2025-11-25") as client:  # type: ignore[arg-type]
+        async with open_client(stream, revision="2025-11-25") as client:
             await client.ping()
     assert stream.closed
 
