@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -218,3 +220,10 @@ def test_all_is_the_contract() -> None:
     assert names == {n for n in vars(trimcp.testing) if not n.startswith("_")} - {"annotations"}
     for name in names - {"PAIR_RULES", "REQUEST_RULES"}:
         assert getattr(trimcp.testing, name).__module__.startswith("trimcp.testing._")
+
+
+def test_importing_the_helpers_loads_no_http_stack() -> None:
+    code = "import sys, trimcp.testing; print(sorted(m for m in ('h11', 'httpx', 'trio_websocket') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60,
+                         env={"PYTHONPATH": str(TRIMCP.parent), "PATH": ""})
+    assert out.stdout.strip() == "[]"
