@@ -33,10 +33,16 @@ from trimcp._trio.stream import NO_META, Inbound, MessageStream, Received, SendM
 from trimcp._trio.transports.http.connect import open_http_stream
 from trimcp._trio.transports.stdio import open_stdio_process, open_stdio_server_stream
 from trimcp._trio.transports.websocket import WebSocketStream, open_websocket_stream
-from trimcp.server import Server, serve_http
-from trimcp.server.transports.websocket import serve_websocket, serve_websocket_streams
+from trimcp.server import Server, serve_http, serve_stream
+from trimcp.server.transports.http.bound import BoundHttpServer
+from trimcp.server.transports.websocket import (
+    WebSocketListener,
+    serve_websocket,
+    serve_websocket_streams,
+)
 from trimcp.testing import (
     PAIR_RULES,
+    PEER_GONE,
     REQUEST_RULES,
     RuleResult,
     check_request_stream,
@@ -157,17 +163,30 @@ async def test_websocket_keeps_the_contract() -> None:
 # ---------------------------------------------------------------- client streams to a Server
 
 
+async def _stop_when(stop: trio.Event | None, stop_it: Callable[[], object]) -> None:
+    if stop is not None:
+        await stop.wait()
+        stop_it()
+
+
 def http_served(
     *, legacy: bool = False, json_response: bool = False,
-) -> Callable[[Server], AbstractAsyncContextManager[MessageStream]]:
+) -> Callable[..., AbstractAsyncContextManager[MessageStream]]:
     @asynccontextmanager
-    async def serve(server: Server) -> AsyncIterator[MessageStream]:
+    async def serve(server: Server, stop: trio.Event | None = None) -> AsyncIterator[MessageStream]:
         async with trio.open_nursery() as nursery:
             if legacy:
                 serve_it = partial(serve_http, server, "127.0.0.1", 0, path=None, sse_path="/sse")
             else:
                 serve_it = partial(serve_http, server, "127.0.0.1", 0, json_response=json_response)
-            bound = await nursery.start(serve_it)
+            serving = trio.CancelScope()
+
+            async def run(*, task_status: trio.TaskStatus[BoundHttpServer]) -> None:
+                with serving:
+                    await serve_it(task_status=task_status)
+
+            bound = await nursery.start(run)
+            nursery.start_soon(_stop_when, stop, serving.cancel)
             async with open_http_stream(bound.url, legacy_only=legacy) as stream:
                 yield stream
             nursery.cancel_scope.cancel()
@@ -176,19 +195,45 @@ def http_served(
 
 
 @asynccontextmanager
-async def websocket_served(server: Server) -> AsyncIterator[MessageStream]:
+async def websocket_served(server: Server, stop: trio.Event | None = None) -> AsyncIterator[MessageStream]:
     async with trio.open_nursery() as nursery:
-        listener = await nursery.start(partial(serve_websocket, server, "127.0.0.1", 0))
+        serving = trio.CancelScope()
+
+        async def run(*, task_status: trio.TaskStatus[WebSocketListener]) -> None:
+            with serving:
+                await serve_websocket(server, "127.0.0.1", 0, task_status=task_status)
+
+        listener = await nursery.start(run)
+        nursery.start_soon(_stop_when, stop, serving.cancel)
         async with open_websocket_stream(listener.url) as stream:
             yield stream
         nursery.cancel_scope.cancel()
 
 
 @asynccontextmanager
-async def stdio_served(server: Server) -> AsyncIterator[MessageStream]:
+async def stdio_served(server: Server, stop: trio.Event | None = None) -> AsyncIterator[MessageStream]:
     # (The child builds its own contract_server(); ``server`` is the same definition.)
-    async with open_stdio_process([sys.executable, "-c", CONTRACT_STDIO], env=CHILD_ENV) as stream:
+    async with open_stdio_process([sys.executable, "-c", CONTRACT_STDIO], env=CHILD_ENV) as stream, \
+            trio.open_nursery() as nursery:
+        nursery.start_soon(_stop_when, stop, stream.process.kill)
         yield stream
+        nursery.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def memory_served(server: Server, stop: trio.Event | None = None) -> AsyncIterator[MessageStream]:
+    client_end, server_end = memory_stream_pair()
+    async with client_end, trio.open_nursery() as nursery:
+        serving = trio.CancelScope()
+
+        async def run(*, task_status: trio.TaskStatus[object]) -> None:
+            with serving:
+                await serve_stream(server, server_end, task_status=task_status)
+
+        await nursery.start(run)
+        nursery.start_soon(_stop_when, stop, serving.cancel)
+        yield client_end
+        nursery.cancel_scope.cancel()
 
 
 @pytest.mark.parametrize(("revision", "json_response"), [
@@ -198,15 +243,17 @@ async def stdio_served(server: Server) -> AsyncIterator[MessageStream]:
 async def test_streamable_http_keeps_the_contract(revision: str, json_response: bool) -> None:
     with trio.fail_after(120):
         results = await check_request_stream(
-            http_served(json_response=json_response), revision, timeout=20,
+            http_served(json_response=json_response), revision, rules=(*REQUEST_RULES, PEER_GONE), timeout=20,
         )
-    assert [r.rule for r in results] == list(REQUEST_RULES)
+    assert [r.rule for r in results] == [*REQUEST_RULES, PEER_GONE]
     assert all(r.passed for r in results), table(results)
 
 
 async def test_legacy_http_sse_keeps_the_contract() -> None:
     with trio.fail_after(120):
-        results = await check_request_stream(http_served(legacy=True), "2024-11-05", timeout=20)
+        results = await check_request_stream(
+            http_served(legacy=True), "2024-11-05", rules=(*REQUEST_RULES, PEER_GONE), timeout=20,
+        )
     assert all(r.passed for r in results), table(results)
 
 
@@ -216,9 +263,9 @@ async def test_legacy_http_sse_keeps_the_contract() -> None:
     ("websocket", "2025-11-25"), ("websocket", "2026-07-28"),
 ])
 async def test_ordered_streams_keep_the_contract_with_a_server(served: str, revision: str) -> None:
-    serve = {"memory": serve_in_process, "stdio": stdio_served, "websocket": websocket_served}[served]
+    serve = {"memory": memory_served, "stdio": stdio_served, "websocket": websocket_served}[served]
     with trio.fail_after(120):
-        results = await check_request_stream(serve, revision, timeout=20)
+        results = await check_request_stream(serve, revision, rules=(*REQUEST_RULES, PEER_GONE), timeout=20)
     assert all(r.passed for r in results), table(results)
 
 
@@ -316,3 +363,17 @@ async def test_a_request_stream_that_loses_answers_fails(autojump_clock: trio.ab
     results = await check_request_stream(lossy, "2025-11-25", timeout=5, raise_on_failure=False)
     failed = {r.rule for r in results if not r.passed}
     assert "whole_in_order" in failed and all("within 5" in (r.error or "") for r in results if not r.passed)
+
+
+async def test_a_request_left_hanging_when_the_server_is_gone_fails(autojump_clock: trio.abc.Clock) -> None:
+    @asynccontextmanager
+    async def deaf(server: Server, stop: trio.Event | None = None) -> AsyncIterator[MessageStream]:
+        # The server "goes away" but the stream never says so: the pending request would hang.
+        async with serve_in_process(server) as stream:
+            yield stream
+
+    (result,) = await check_request_stream(deaf, "2025-11-25", rules=[PEER_GONE], timeout=5,
+                                           raise_on_failure=False)
+    assert result.rule == PEER_GONE and result.error == "did not finish within 5 s"
+    (result,) = await check_request_stream(memory_served, "2025-11-25", rules=[PEER_GONE], timeout=5)
+    assert result.passed

@@ -38,6 +38,7 @@ The names in ``__all__`` are this package's contract.
 from __future__ import annotations
 
 from ._contract import PAIR_RULES as PAIR_RULES
+from ._contract import PEER_GONE as PEER_GONE
 from ._contract import REQUEST_RULES as REQUEST_RULES
 from ._contract import RuleResult as RuleResult
 from ._contract import check_request_stream as check_request_stream
@@ -49,6 +50,7 @@ from ._scripted import ScriptedStream as ScriptedStream
 
 __all__ = [
     "PAIR_RULES",
+    "PEER_GONE",
     "REQUEST_RULES",
     "RuleResult",
     "ScriptedStream",

@@ -26,7 +26,9 @@ Every rule is read from what ``_trio/stream.py`` promises of a ``MessageStream``
 ``peer_close``
     when the peer closes, what it sent before is delivered, then ``receive``
     raises ``TransportClosed`` (and, with ``send_fails_after_peer_close``, so
-    does ``send``).
+    does ``send``);
+``peer_gone`` (``check_request_stream`` only)
+    a request pending when the server goes away is never left hanging.
 
 ``check_two_way_message_stream(open_pair)`` runs every rule, in both directions,
 on a fresh pair from ``open_pair()`` (an async context manager yielding two
@@ -45,7 +47,8 @@ request carries its envelope).  Order is checked one request at a time (each
 answer awaited before the next is sent); answers to concurrent requests are
 matched by id, since the server runs requests concurrently and may answer
 them in any order, whatever the transport.  ``peer_close`` is not checked
-there: the client cannot close the server's end, only its own.
+there (the client cannot close the server's end, only its own); ``peer_gone``
+takes its place, for a ``serve`` that can make the server go away.
 
 Both return the ``RuleResult`` of every rule and, unless ``raise_on_failure``
 is false, raise ``AssertionError`` naming each broken rule and why.  Each rule
@@ -67,11 +70,12 @@ from .._errors import TransportClosed
 from .._sansio import jsonrpc as rpc
 from .._sansio.connection.stateless import build_envelope
 from .._sansio.revisions import Era, get_revision
-from .._trio.stream import MessageStream, Received, SendMeta
+from .._trio.stream import MessageStream, Received, RequestFailed, SendMeta
 from ..server import Context, Server
 
 __all__ = [
     "PAIR_RULES",
+    "PEER_GONE",
     "REQUEST_RULES",
     "RuleResult",
     "check_request_stream",
@@ -80,18 +84,20 @@ __all__ = [
 ]
 
 PairOpener = Callable[[], AbstractAsyncContextManager[tuple[MessageStream, MessageStream]]]
-StreamServer = Callable[[Server], AbstractAsyncContextManager[MessageStream]]
+StreamServer = Callable[..., AbstractAsyncContextManager[MessageStream]]
 
 #: The rules ``check_two_way_message_stream`` runs (each in both directions).
 PAIR_RULES: Final = (
     "whole_in_order", "large", "concurrent_sends", "cancelled_receive",
     "aclose_idempotent", "closed_end_refuses", "close_wakes_receive", "peer_close",
 )
-#: The rules ``check_request_stream`` runs.
+#: The rules ``check_request_stream`` runs by default.
 REQUEST_RULES: Final = (
     "whole_in_order", "large", "concurrent_sends", "cancelled_receive",
     "aclose_idempotent", "closed_end_refuses", "close_wakes_receive",
 )
+#: The rule that needs a ``serve`` able to make the server go away (see ``check_request_stream``).
+PEER_GONE: Final = "peer_gone"
 
 #: A text that only arrives intact if nothing re-encodes it: non-ASCII, an astral
 #: character, JSON escapes, line and paragraph separators, a raw newline in a string.
@@ -309,12 +315,18 @@ async def check_two_way_message_stream(
 # ------------------------------------------------------------------ rules on a request stream
 
 def contract_server() -> Server:
-    """The ``Server`` ``check_request_stream`` talks to: one tool, ``echo(text)``."""
+    """The ``Server`` ``check_request_stream`` talks to: ``echo(text)``, and ``wait()``,
+    which never answers (a request still pending when the server goes away)."""
     server = Server("trimcp-contract", version="1")
 
     @server.tool(description="Answer with the text given.")
     async def echo(ctx: Context, text: str) -> str:
         return text
+
+    @server.tool(description="Never answer.")
+    async def wait(ctx: Context) -> str:
+        await trio.sleep_forever()
+        raise AssertionError("unreachable")
 
     return server
 
@@ -405,6 +417,13 @@ async def check_request_stream(
     ``serve(server)`` returns an async context manager that serves ``server``
     over the transport and yields a connected client stream; it is entered once
     per rule.  ``revision`` is the protocol revision the messages are sent in.
+
+    ``PEER_GONE``, when ``rules`` names it, checks that a request pending when
+    the server goes away is never left hanging: within ``timeout`` the stream
+    yields a ``RequestFailed`` for it or raises ``TransportClosed`` (DESIGN: "a
+    pending request never hangs").  For it ``serve`` is called as
+    ``serve(server, stop=event)``: once ``event`` is set the server must go
+    away (its process killed, its listener and connections closed).
     """
 
     async def whole_in_order(asker: _Asker) -> None:
@@ -448,6 +467,26 @@ async def check_request_stream(
             await asker.stream.aclose()
         assert woken.is_set()
 
+    async def peer_gone(asker: _Asker, stop: trio.Event) -> None:
+        await asker.round_trip(["before"], "peer_gone")
+        pending = asker.request("tools/call", {"name": "wait", "arguments": {}})
+        await asker.stream.send(pending, asker.meta)
+        await trio.sleep(pause)  # let it reach the server
+        stop.set()
+        while True:
+            try:
+                item = await asker.stream.receive()
+            except TransportClosed:
+                return
+            if isinstance(item, RequestFailed) and item.request_id == pending.id:
+                return
+            # (a StreamLost, or a notification on the way, is not the verdict on this request)
+            if isinstance(item, Received):
+                message = _only(item, "peer_gone")
+                assert not (isinstance(message, rpc.Response | rpc.ErrorResponse) and message.id == pending.id), (
+                    f"the server answered {message!r} to a request it never answers"
+                )
+
     table: dict[str, Callable[[_Asker], Awaitable[None]]] = {
         "whole_in_order": whole_in_order, "large": large, "concurrent_sends": concurrent_sends,
         "cancelled_receive": cancelled_receive, "aclose_idempotent": aclose_idempotent,
@@ -455,11 +494,16 @@ async def check_request_stream(
     }
     results: list[RuleResult] = []
     for name in rules:
-        async def body(rule: Callable[[_Asker], Awaitable[None]] = table[name]) -> None:
-            async with serve(contract_server()) as stream:
+        async def body(name: str = name) -> None:
+            stop = trio.Event()
+            serving = serve(contract_server(), stop=stop) if name == PEER_GONE else serve(contract_server())
+            async with serving as stream:
                 asker = _Asker(stream, revision)
                 await asker.open()
-                await rule(asker)
+                if name == PEER_GONE:
+                    await peer_gone(asker, stop)
+                else:
+                    await table[name](asker)
 
         results.append(await _run(name, "", timeout, body))
     return _verdict(results, raise_on_failure)
