@@ -218,7 +218,7 @@ def test_the_helpers_import_no_harness_cli_or_reference_server() -> None:
 def test_all_is_the_contract() -> None:
     names = set(trimcp.testing.__all__)
     assert names == {n for n in vars(trimcp.testing) if not n.startswith("_")} - {"annotations"}
-    for name in names - {"PAIR_RULES", "PEER_GONE", "REQUEST_RULES"}:
+    for name in names - {"OVERSIZE", "PAIR_RULES", "PEER_GONE", "REQUEST_RULES"}:
         assert getattr(trimcp.testing, name).__module__.startswith("trimcp.testing._")
 
 

@@ -41,6 +41,7 @@ from trimcp.server.transports.websocket import (
     serve_websocket_streams,
 )
 from trimcp.testing import (
+    OVERSIZE,
     PAIR_RULES,
     PEER_GONE,
     REQUEST_RULES,
@@ -70,6 +71,9 @@ pump(0, up)
 
 #: A stdio child serving the contract server.
 CONTRACT_STDIO = "from trimcp.server import run_stdio; from trimcp.testing import contract_server; run_stdio(contract_server())"
+
+#: The receive cap the stdio and WebSocket pairs are opened with (``OVERSIZE``).
+CAP = 4 * 1024 * 1024
 
 CHILD_ENV = {"PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
 
@@ -101,7 +105,8 @@ def stdio_pair(tmp_path: Path) -> Callable[[], AbstractAsyncContextManager[tuple
         up_read = os.open(up, os.O_RDONLY | os.O_NONBLOCK)
         fds = [up_read]
         try:
-            async with open_stdio_process([sys.executable, "-c", RELAY, str(up), str(down)]) as client:
+            relay = [sys.executable, "-c", RELAY, str(up), str(down)]
+            async with open_stdio_process(relay, max_line=CAP) as client:
                 while True:  # the child opens "down" once it has "up": then both are connected
                     try:
                         fds.append(os.open(down, os.O_WRONLY | os.O_NONBLOCK))
@@ -110,7 +115,7 @@ def stdio_pair(tmp_path: Path) -> Callable[[], AbstractAsyncContextManager[tuple
                         if exc.errno != errno.ENXIO:
                             raise
                         await trio.sleep(0.01)
-                async with open_stdio_server_stream(stdin_fd=up_read, stdout_fd=fds[1]) as server:
+                async with open_stdio_server_stream(stdin_fd=up_read, stdout_fd=fds[1], max_line=CAP) as server:
                     # It holds dups: close ours, or its close would not reach the child.
                     while fds:
                         os.close(fds.pop())
@@ -132,8 +137,10 @@ async def websocket_pair() -> AsyncIterator[tuple[MessageStream, MessageStream]]
         await done.wait()  # the connection lives until the rule is over
 
     async with trio.open_nursery() as nursery:
-        listener = await nursery.start(partial(serve_websocket_streams, handler, "127.0.0.1", 0))
-        async with open_websocket_stream(listener.url) as client:
+        listener = await nursery.start(
+            partial(serve_websocket_streams, handler, "127.0.0.1", 0, max_message_size=CAP),
+        )
+        async with open_websocket_stream(listener.url, max_message_size=CAP) as client:
             server, done = await accepted.receive()
             try:
                 yield client, server
@@ -150,13 +157,17 @@ async def test_the_memory_pair_keeps_the_contract(autojump_clock: trio.abc.Clock
 
 async def test_stdio_keeps_the_contract(tmp_path: Path) -> None:
     with trio.fail_after(120):
-        results = await check_two_way_message_stream(stdio_pair(tmp_path), timeout=20)
+        results = await check_two_way_message_stream(
+            stdio_pair(tmp_path), rules=(*PAIR_RULES, OVERSIZE), max_message_size=CAP, timeout=20,
+        )
     assert all(r.passed for r in results), table(results)
 
 
 async def test_websocket_keeps_the_contract() -> None:
     with trio.fail_after(120):
-        results = await check_two_way_message_stream(websocket_pair, timeout=20)
+        results = await check_two_way_message_stream(
+            websocket_pair, rules=(*PAIR_RULES, OVERSIZE), max_message_size=CAP, timeout=20,
+        )
     assert all(r.passed for r in results), table(results)
 
 
@@ -377,3 +388,12 @@ async def test_a_request_left_hanging_when_the_server_is_gone_fails(autojump_clo
     assert result.rule == PEER_GONE and result.error == "did not finish within 5 s"
     (result,) = await check_request_stream(memory_served, "2025-11-25", rules=[PEER_GONE], timeout=5)
     assert result.passed
+
+
+async def test_a_stream_without_the_cap_it_claims_fails_oversize(autojump_clock: trio.abc.Clock) -> None:
+    results = await check_two_way_message_stream(memory_pair, rules=[OVERSIZE], max_message_size=1000,
+                                                 raise_on_failure=False)
+    assert [r.passed for r in results] == [False, False]
+    assert "over the 1000-byte cap arrived" in (results[0].error or "")
+    with pytest.raises(ValueError, match="max_message_size"):
+        await check_two_way_message_stream(memory_pair, rules=[OVERSIZE])

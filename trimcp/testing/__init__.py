@@ -37,6 +37,7 @@ The names in ``__all__`` are this package's contract.
 
 from __future__ import annotations
 
+from ._contract import OVERSIZE as OVERSIZE
 from ._contract import PAIR_RULES as PAIR_RULES
 from ._contract import PEER_GONE as PEER_GONE
 from ._contract import REQUEST_RULES as REQUEST_RULES
@@ -49,6 +50,7 @@ from ._inprocess import serve_in_process as serve_in_process
 from ._scripted import ScriptedStream as ScriptedStream
 
 __all__ = [
+    "OVERSIZE",
     "PAIR_RULES",
     "PEER_GONE",
     "REQUEST_RULES",

@@ -27,6 +27,10 @@ Every rule is read from what ``_trio/stream.py`` promises of a ``MessageStream``
     when the peer closes, what it sent before is delivered, then ``receive``
     raises ``TransportClosed`` (and, with ``send_fails_after_peer_close``, so
     does ``send``);
+``oversize`` (pairs opened with a receive cap only)
+    a message over the cap raises ``RemoteProtocolError`` and closes the
+    receiving end: its next ``receive`` raises ``TransportClosed`` (byte
+    framing cannot be resynchronised);
 ``peer_gone`` (``check_request_stream`` only)
     a request pending when the server goes away is never left hanging.
 
@@ -58,6 +62,7 @@ in-memory checks take no wall time.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import AbstractAsyncContextManager
@@ -66,7 +71,7 @@ from typing import Any, Final
 import attrs
 import trio
 
-from .._errors import TransportClosed
+from .._errors import RemoteProtocolError, TransportClosed, TransportError
 from .._sansio import jsonrpc as rpc
 from .._sansio.connection.stateless import build_envelope
 from .._sansio.revisions import Era, get_revision
@@ -74,6 +79,7 @@ from .._trio.stream import MessageStream, Received, RequestFailed, SendMeta
 from ..server import Context, Server
 
 __all__ = [
+    "OVERSIZE",
     "PAIR_RULES",
     "PEER_GONE",
     "REQUEST_RULES",
@@ -98,6 +104,8 @@ REQUEST_RULES: Final = (
 )
 #: The rule that needs a ``serve`` able to make the server go away (see ``check_request_stream``).
 PEER_GONE: Final = "peer_gone"
+#: The rule that needs the receive cap the pair was opened with (see ``check_two_way_message_stream``).
+OVERSIZE: Final = "oversize"
 
 #: A text that only arrives intact if nothing re-encodes it: non-ASCII, an astral
 #: character, JSON escapes, line and paragraph separators, a raw newline in a string.
@@ -213,6 +221,7 @@ def _short(message: rpc.Message) -> str:
 
 def _pair_rules(
     large_message: int, concurrent_senders: int, send_fails_after_peer_close: bool, pause: float,
+    max_message_size: int | None,
 ) -> dict[str, Callable[[MessageStream, MessageStream], Awaitable[None]]]:
     async def whole_in_order(x: MessageStream, y: MessageStream) -> None:
         await _transfer(x, y, _samples("first"), "whole_in_order")
@@ -268,11 +277,28 @@ def _pair_rules(
         if send_fails_after_peer_close:
             await _expect_closed(lambda: y.send(rpc.Notification("to nobody")), "send after the peer closed")
 
+    async def oversize(x: MessageStream, y: MessageStream) -> None:
+        assert max_message_size is not None
+
+        async def send_it() -> None:
+            with contextlib.suppress(TransportError):  # the receiver may close before it is all written
+                await x.send(rpc.Notification("too big", {"text": "x" * max_message_size}))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(send_it)
+            try:
+                got = await y.receive()
+            except RemoteProtocolError:
+                pass
+            else:
+                raise AssertionError(f"a message over the {max_message_size}-byte cap arrived: {got!r:.80}")
+            await _expect_closed(y.receive, "receive after an oversize message")
+
     return {
         "whole_in_order": whole_in_order, "large": large, "concurrent_sends": concurrent_sends,
         "cancelled_receive": cancelled_receive, "aclose_idempotent": aclose_idempotent,
         "closed_end_refuses": closed_end_refuses, "close_wakes_receive": close_wakes_receive,
-        "peer_close": peer_close,
+        "peer_close": peer_close, OVERSIZE: oversize,
     }
 
 
@@ -283,6 +309,7 @@ async def check_two_way_message_stream(
     large_message: int = 1 << 20,
     concurrent_senders: int = 16,
     send_fails_after_peer_close: bool = True,
+    max_message_size: int | None = None,
     pause: float = 0.05,
     timeout: float = 30.0,
     raise_on_failure: bool = True,
@@ -294,11 +321,15 @@ async def check_two_way_message_stream(
     opened.  ``rules`` picks rules (default: all, ``PAIR_RULES``).
     ``send_fails_after_peer_close``: whether ``send`` must raise once the peer's
     close was seen (every transport here; a byte pipe whose reader lingers
-    might not).  ``pause`` is how long a rule lets a ``receive`` block before
+    might not).  ``max_message_size``: the receive cap both ends were opened
+    with, which ``OVERSIZE`` (named in ``rules``) needs.  ``pause`` is how long a rule lets a ``receive`` block before
     cancelling or closing it (real time on real I/O, virtual under
     ``autojump_clock``).  ``timeout`` bounds each rule in each direction.
     """
-    table = _pair_rules(large_message, concurrent_senders, send_fails_after_peer_close, pause)
+    rules = tuple(rules)
+    if OVERSIZE in rules and max_message_size is None:
+        raise ValueError("the oversize rule needs the pair's max_message_size")
+    table = _pair_rules(large_message, concurrent_senders, send_fails_after_peer_close, pause, max_message_size)
     results: list[RuleResult] = []
     for name in rules:
         rule = table[name]
