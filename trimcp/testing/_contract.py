@@ -23,6 +23,11 @@ Every rule is read from what ``_trio/stream.py`` promises of a ``MessageStream``
 ``close_wakes_receive``
     ``aclose`` from another task wakes a ``receive`` blocked on the same end
     with ``TransportClosed``;
+``close_wakes_send`` (pairs only)
+    and a ``send`` blocked because the peer reads nothing (a full buffer), by
+    the time ``aclose`` returns (a transport may first wait, bounded, for the
+    peer to take what it was sent: WebSocket waits out ``disconnect_timeout``
+    for its closing handshake, which cannot pass the blocked frame);
 ``peer_close``
     when the peer closes, what it sent before is delivered, then ``receive``
     raises ``TransportClosed`` (and, with ``send_fails_after_peer_close``, so
@@ -95,7 +100,7 @@ StreamServer = Callable[..., AbstractAsyncContextManager[MessageStream]]
 #: The rules ``check_two_way_message_stream`` runs (each in both directions).
 PAIR_RULES: Final = (
     "whole_in_order", "large", "concurrent_sends", "cancelled_receive",
-    "aclose_idempotent", "closed_end_refuses", "close_wakes_receive", "peer_close",
+    "aclose_idempotent", "closed_end_refuses", "close_wakes_receive", "close_wakes_send", "peer_close",
 )
 #: The rules ``check_request_stream`` runs by default.
 REQUEST_RULES: Final = (
@@ -268,6 +273,24 @@ def _pair_rules(
             await x.aclose()
         assert woken.is_set()
 
+    async def close_wakes_send(x: MessageStream, y: MessageStream) -> None:
+        woken = trio.Event()
+        chunk = rpc.Notification("filler", {"text": "f" * 65_536})
+
+        async def flood() -> None:
+            async def forever() -> None:
+                while True:
+                    await x.send(chunk)
+
+            await _expect_closed(forever, "a send blocked during aclose")
+            woken.set()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(flood)
+            await trio.sleep(pause)  # y reads nothing: x's buffers fill and its send blocks
+            await x.aclose()
+        assert woken.is_set()
+
     async def peer_close(x: MessageStream, y: MessageStream) -> None:
         last = rpc.Notification("last words", {"text": TRICKY_TEXT})
         await x.send(last)
@@ -298,7 +321,7 @@ def _pair_rules(
         "whole_in_order": whole_in_order, "large": large, "concurrent_sends": concurrent_sends,
         "cancelled_receive": cancelled_receive, "aclose_idempotent": aclose_idempotent,
         "closed_end_refuses": closed_end_refuses, "close_wakes_receive": close_wakes_receive,
-        "peer_close": peer_close, OVERSIZE: oversize,
+        "close_wakes_send": close_wakes_send, "peer_close": peer_close, OVERSIZE: oversize,
     }
 
 
