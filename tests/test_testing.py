@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
@@ -46,6 +47,23 @@ def test_the_docstring_example_runs() -> None:
     # Our own docstring, run as a user would paste it; its own assert checks the answer.
     exec(compile(code, "trimcp.testing docstring", "exec"), namespace)  # noqa: S102
     assert "main" in namespace
+
+
+def _python_blocks(markdown: str, after: str) -> list[str]:
+    section = markdown.split(after, 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+
+
+async def test_the_readme_example_runs() -> None:
+    # The README's server (without its trio.run) and its in-process test of that server.
+    readme = (TRIMCP.parent / "README.md").read_text(encoding="utf-8")
+    (server_code,) = _python_blocks(readme, "## Writing a server")
+    (test_code,) = _python_blocks(readme, "## Testing code built on trimcp")
+    namespace: dict[str, Any] = {}
+    exec(server_code.replace("trio.run(serve_stdio, server)", ""), namespace)  # noqa: S102
+    exec(test_code, namespace)  # noqa: S102
+    with trio.fail_after(5):
+        await namespace["test_add"]()
 
 
 async def test_connect_yields_an_operating_session_in_either_era() -> None:
