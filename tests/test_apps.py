@@ -21,8 +21,8 @@ from trimcp.conformance.model import Status
 from trimcp.reference.server import build_server
 from trimcp.reference.views import ECHO_VIEW
 from trimcp.server import Context, Server
+from trimcp.testing import connect, serve_in_process
 
-from helpers.inprocess import served
 
 HTML = "<!doctype html><html><body>view</body></html>"
 
@@ -132,14 +132,13 @@ def _server(link: Any = "ui://s/v", view_result: str | None = HTML) -> Server:
 @pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
 async def test_views_are_linked_only_for_clients_that_declared_the_extension(revision: str) -> None:
     with collapse():
-        async with served(_server()) as stream, open_client(stream, revision=revision) as client:
+        async with connect(_server(), revision=revision) as client:
             tools = {t.name: t for t in await client.list_tools()}
             assert tools["show"].meta is None  # the tool, not its link
             assert [r.uri for r in await client.list_resources()] == []  # a view is unlisted ...
             read = await client.read_resource("ui://s/v")  # ... and read like any resource
             assert read.contents[0].mime_type == apps.MIME_TYPE
-        async with served(_server()) as stream, \
-                open_client(stream, revision=revision, extensions=apps.client_extension()) as client:
+        async with connect(_server(), revision=revision, extensions=apps.client_extension()) as client:
             tools = {t.name: t for t in await client.list_tools()}
             assert tools["show"].meta == {"ui": {"resourceUri": "ui://s/v"}} and tools["plain"].meta is None
             got = await client.read_view("show")
@@ -154,8 +153,7 @@ async def test_read_view_refuses_a_view_that_breaks_the_rules() -> None:
     server = _server()
     server.resources["ui://s/v"].definition["mimeType"] = "text/html"
     with collapse():
-        async with served(server) as stream, \
-                open_client(stream, revision="2025-11-25", extensions=apps.client_extension()) as client:
+        async with connect(server, revision="2025-11-25", extensions=apps.client_extension()) as client:
             with pytest.raises(RemoteProtocolError, match="mimeType is 'text/html'"):
                 await client.read_view("show")
 
@@ -177,8 +175,7 @@ async def test_open_client_refuses_malformed_extension_ids(ext_id: str) -> None:
 
 async def test_the_reference_server_offers_a_view() -> None:
     with collapse():
-        async with served(build_server()) as stream, \
-                open_client(stream, revision="2026-07-28", extensions=apps.client_extension()) as client:
+        async with connect(build_server(), revision="2026-07-28", extensions=apps.client_extension()) as client:
             got = await client.read_view("echo")
     assert got.uri == ECHO_VIEW and "ui/notifications/tool-result" in got.html
     assert got.content_security_policy == apps.DEFAULT_CSP
@@ -189,12 +186,12 @@ async def test_the_reference_server_offers_a_view() -> None:
 
 async def _apps_results(server: Server, revision: str = "2025-11-25") -> dict[str, Any]:
     @asynccontextmanager
-    async def connect() -> AsyncIterator[MessageStream]:
-        async with served(server) as stream:
+    async def open_stream() -> AsyncIterator[MessageStream]:
+        async with serve_in_process(server) as stream:
             yield stream
 
     with trio.fail_after(60):
-        report = await run_checks(connect, target="apps", revision=revision, request_timeout=5,
+        report = await run_checks(open_stream, target="apps", revision=revision, request_timeout=5,
                                   selection=None)
     return {r.id: r for r in report.results if r.id.startswith("apps.")}
 

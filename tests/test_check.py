@@ -37,7 +37,7 @@ from trimcp.conformance.validate import validate_conversation
 from trimcp.conformance.values import example_arguments
 from trimcp.reference.server import build_server
 from trimcp.server import Context, Server
-from helpers.inprocess import served
+from trimcp.testing import serve_in_process
 
 REPO = Path(__file__).resolve().parent.parent
 BAD_SERVER = str(REPO / "tests" / "helpers" / "bad_server.py")
@@ -50,7 +50,7 @@ CLI_TIMEOUT = 60
 
 @asynccontextmanager
 async def reference_connector() -> AsyncIterator[MessageStream]:
-    async with served(build_server()) as stream:
+    async with serve_in_process(build_server()) as stream:
         yield stream
 
 
@@ -166,7 +166,7 @@ async def test_gating_probe_runs_on_its_own_connection(revision: str) -> None:
 
     @asynccontextmanager
     async def connector() -> AsyncIterator[MessageStream]:
-        async with served(_tools_only_server()) as stream:
+        async with serve_in_process(_tools_only_server()) as stream:
             recording = RecordingStream(stream)
             connections.append(recording)
             yield recording

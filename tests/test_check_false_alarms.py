@@ -26,7 +26,6 @@ from helpers.bad_http import LegacyFake
 from helpers.bad_http26 import Exchange, Stateless26, serve26, serving
 from helpers.dual_era_http import DualEra, serve_dual
 from helpers.h11_fake import Reply, Req, serve
-from helpers.inprocess import served
 
 from trimcp._errors import McpError
 from trimcp._sansio import jsonrpc as rpc
@@ -43,6 +42,7 @@ from trimcp.conformance.results import Results
 from trimcp.conformance.runner import TargetUnreachable
 from trimcp.conformance.selection import Selection
 from trimcp.server import Context, Server
+from trimcp.testing import serve_in_process
 
 REPO = Path(__file__).resolve().parent.parent
 VERSION_CHECKS = ("stateless.unsupported-version", "http26.missing-version", "http26.legacy-headers",
@@ -242,7 +242,7 @@ def _prompt_server() -> Server:
 async def _prompt_rows(server: Server) -> dict[str, tuple[Status, str]]:
     @asynccontextmanager
     async def connect() -> AsyncIterator[MessageStream]:
-        async with served(server) as stream:
+        async with serve_in_process(server) as stream:
             yield stream
 
     with trio.fail_after(60):

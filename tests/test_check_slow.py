@@ -14,7 +14,6 @@ from contextlib import asynccontextmanager
 
 import pytest
 import trio
-from helpers.inprocess import served
 
 from trimcp import ConnectTimeout
 from trimcp._sansio import jsonrpc
@@ -26,6 +25,7 @@ from trimcp.conformance.recorder import RecordingStream
 from trimcp.conformance.results import Connector, Results
 from trimcp.conformance.runner import _connect_failed
 from trimcp.reference.server import build_server
+from trimcp.testing import serve_in_process
 
 DELAY = 5.0
 TIMEOUT = 1.0
@@ -56,7 +56,7 @@ def slow_reference() -> Connector:
     @asynccontextmanager
     async def connect() -> AsyncIterator[MessageStream]:
         with collapse():  # (as a real transport does: the in-process nursery's group unwrapped)
-            async with served(build_server()) as stream:
+            async with serve_in_process(build_server()) as stream:
                 yield Slow(stream)
     return connect
 

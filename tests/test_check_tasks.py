@@ -29,7 +29,7 @@ from trimcp.conformance.connectors import connector_for
 from trimcp.conformance.model import CheckResult, Status
 from trimcp.conformance.results import Results
 from trimcp.reference.server import build_server
-from helpers.inprocess import served
+from trimcp.testing import serve_in_process
 
 FAKE = Path(__file__).resolve().parent / "helpers" / "bad_tasks.py"
 REVISION = "2025-11-25"
@@ -179,7 +179,7 @@ async def test_the_good_fake_passes_a_whole_run() -> None:
 
 @asynccontextmanager
 async def _reference() -> AsyncIterator[MessageStream]:
-    async with served(build_server()) as stream:
+    async with serve_in_process(build_server()) as stream:
         yield stream
 
 

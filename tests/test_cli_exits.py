@@ -28,7 +28,6 @@ from pathlib import Path
 
 import pytest
 import trio
-from helpers.inprocess import served
 
 from trimcp._trio.memory import memory_stream_pair
 from trimcp._trio.stream import MessageStream
@@ -41,6 +40,7 @@ from trimcp.conformance.results import Results, timed
 from trimcp.conformance.runner import FEATURE_PROBE_CHECKS
 from trimcp.conformance.timeouts import collect_timeouts, note_timeout
 from trimcp.reference.server import build_server
+from trimcp.testing import serve_in_process
 
 REPO = Path(__file__).resolve().parent.parent
 BAD_BASIC = str(REPO / "tests" / "helpers" / "bad_basic.py")
@@ -241,7 +241,7 @@ def _stalling_after(first: int) -> object:
             client_end, _silent_end = memory_stream_pair()
             yield client_end
             return
-        async with served(build_server()) as stream:
+        async with serve_in_process(build_server()) as stream:
             yield stream
 
     return connect

@@ -34,7 +34,7 @@ from trimcp.conformance.model import Status
 from trimcp.conformance.selection import Selection
 from trimcp.reference.server import build_server
 from trimcp.server import Context, Server, serve_stream
-from helpers.inprocess import served as in_process
+from trimcp.testing import serve_in_process
 
 TASKS = "io.modelcontextprotocol/tasks"
 WITH_TASKS: dict[str, dict[str, Any]] = {TASKS: {}}
@@ -65,7 +65,7 @@ class Recorder:
 @asynccontextmanager
 async def served(server: Server | None = None) -> AsyncIterator[tuple[Recorder, Server]]:
     server = server or build_server()
-    async with in_process(server) as stream:
+    async with serve_in_process(server) as stream:
         yield Recorder(stream), server
 
 

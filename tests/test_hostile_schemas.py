@@ -22,13 +22,12 @@ from typing import Any
 import pytest
 import trio
 
-from trimcp import open_client
 from trimcp._sansio import schema as s
 from trimcp.config import StdioServerConfig
 from trimcp.host import Elicitation, ElicitationContext, OutputValidationError, open_pool
 from trimcp.server import Context, Server
+from trimcp.testing import connect
 
-from helpers.inprocess import served
 
 HOSTILE = str(Path(__file__).parent / "helpers" / "hostile_server.py")
 #: The loop's longest stall the host may show (issue 26: 100 ms, for 20 servers).
@@ -185,7 +184,7 @@ async def test_our_server_checks_a_clients_arguments_without_stalling() -> None:
         return str(len(text.split()))
 
     with trio.fail_after(30):
-        async with served(server) as stream, open_client(stream) as client:
+        async with connect(server) as client:
             async with stall_meter() as worst:
                 refused = await client.call_tool("count", {"text": "a" * 26 + "!"})
             assert (await client.call_tool("count", {"text": "two words"})).content == [s.TextContent(text="2")]

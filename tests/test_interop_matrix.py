@@ -3,8 +3,7 @@
 Clients: a trimcp client pinned to each of the five revisions, and one on auto
 (``revision=None``: probe ``server/discover``, fall back to ``initialize``).
 Servers: the reference server pinned to each revision (``supported_versions=[REV]``)
-and one speaking all of them.  Transports: in-process (``memory_stream_pair`` +
-``serve_stream``) and stdio (a subprocess running ``tests/helpers/pinned_reference.py``).
+and one speaking all of them.  Transports: in-process (``trimcp.testing.serve_in_process``) and stdio (a subprocess running ``tests/helpers/pinned_reference.py``).
 
 Every pair either agrees on the newest revision both sides speak - and then a
 real ``tools/list`` and a ``tools/call`` of ``echo`` work - or fails cleanly with
@@ -46,9 +45,8 @@ from trimcp import (
     TrimcpError,
     open_client,
 )
-from trimcp._trio.memory import memory_stream_pair
 from trimcp.reference.server import build_server
-from trimcp.server.serve import serve_stream
+from trimcp.testing import serve_in_process
 
 HELPER = str(Path(__file__).resolve().parent / "helpers" / "pinned_reference.py")
 
@@ -210,14 +208,8 @@ async def _run_pair(client: str, server: str, transport: str) -> Observed:
         app = build_server()
         if server != ALL:
             app.supported_versions = (server,)
-        client_end, server_end = memory_stream_pair()
-        async with trio.open_nursery() as nursery:
-            await nursery.start(serve_stream, app, server_end)
-            try:
-                observed = await _exchange(client_end, client, message)
-            finally:
-                await client_end.aclose()
-                nursery.cancel_scope.cancel()
+        async with serve_in_process(app) as client_end:
+            observed = await _exchange(client_end, client, message)
         return observed
 
 

@@ -35,6 +35,8 @@ FORBIDDEN_ARROWS: dict[str, tuple[str, ...]] = {
     "trimcp.server": ("trimcp.conformance", "trimcp.cli", "trimcp.reference"),
     "trimcp.reference": ("trimcp.conformance", "trimcp.cli"),
     "trimcp.conformance": ("trimcp.cli",),
+    # test helpers stand on the client and the server; nothing of ours imports them (test_testing.py)
+    "trimcp.testing": ("trimcp.conformance", "trimcp.cli", "trimcp.reference", "trimcp.host"),
     "trimcp.cli": ("trimcp._sansio", "trimcp._trio"),
     # reading a config file starts nothing: no transport, server, harness or OAuth flow
     "trimcp.config": ("trimcp._sansio", "trimcp._trio", "trimcp.server", "trimcp.conformance",

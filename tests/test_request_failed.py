@@ -1,6 +1,6 @@
 """What the session does with a transport's ``RequestFailed`` (``SessionDriver._request_failed``).
 
-A scripted ``MessageStream`` plays the transport: the test sees every message
+``trimcp.testing.ScriptedStream`` plays the transport: the test sees every message
 the session sends with its ``SendMeta`` and hands back ``Received`` texts and
 ``RequestFailed`` verdicts, in virtual time.  A lost answer fails its waiter at
 once with the transport's error; ``may_reissue`` makes the session send the
@@ -21,54 +21,13 @@ import trio
 
 from trimcp import ConnectError, Era, TransportClosed, open_client
 from trimcp._errors import TransportError
-from trimcp._sansio import jsonrpc as rpc
 from trimcp._sansio.connection import stateless as sl
 from trimcp._sansio.http.headers import HeaderParam
 from trimcp._trio.client.client_session import ClientSession
-from trimcp._trio.stream import NO_META, Inbound, RequestFailed, SendMeta, parse_received
+from trimcp.testing import ScriptedStream
 
 HANDSHAKE = "2025-11-25"
 V26 = "2026-07-28"
-Sent = tuple[rpc.Message, SendMeta]
-
-
-class ScriptedStream:
-    """A ``MessageStream`` whose far end is the test."""
-
-    def __init__(self) -> None:
-        self._sent, self.sent = trio.open_memory_channel[Sent](100)
-        self._inbound, self.inbound = trio.open_memory_channel[Inbound](100)
-
-    async def send(self, message: rpc.Message, meta: SendMeta = NO_META) -> None:
-        await self._sent.send((message, meta))
-
-    async def receive(self) -> Inbound:
-        try:
-            return await self.inbound.receive()
-        except (trio.EndOfChannel, trio.ClosedResourceError):
-            raise TransportClosed("the scripted stream is closed") from None
-
-    async def aclose(self) -> None:
-        self._inbound.close()
-
-    # -- the test's side -----------------------------------------------------------
-
-    async def expect(self, method: str) -> tuple[rpc.Request, SendMeta]:
-        while True:
-            message, meta = await self.sent.receive()
-            if isinstance(message, rpc.Request):
-                assert message.method == method, message
-                return message, meta
-
-    async def give(self, obj: dict[str, Any]) -> None:
-        await self._inbound.send(parse_received(rpc.dumps({"jsonrpc": "2.0", **obj})))
-
-    async def answer(self, request: rpc.Request, result: dict[str, Any]) -> None:
-        await self.give({"id": request.id, "result": result})
-
-    async def lose(self, request: rpc.Request, error: TransportError, *, may_reissue: bool = False) -> None:
-        await self._inbound.send(RequestFailed(request.id, error, may_reissue))
-
 
 INIT_RESULT = {"protocolVersion": HANDSHAKE, "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}
 DISCOVER_RESULT = {
@@ -90,7 +49,7 @@ async def session(revision: str = HANDSHAKE) -> AsyncIterator[tuple[ClientSessio
                 await stream.answer(init, INIT_RESULT)
 
         nursery.start_soon(handshake)
-        async with open_client(stream, revision=revision) as client:  # type: ignore[arg-type]
+        async with open_client(stream, revision=revision) as client:
             yield client, stream
 
 
@@ -188,7 +147,7 @@ async def test_a_lost_probe_means_a_handshake_era_server(autojump_clock: trio.ab
             await stream.answer(init, INIT_RESULT)
 
         nursery.start_soon(serve)
-        async with open_client(stream) as client:  # type: ignore[arg-type]
+        async with open_client(stream) as client:
             assert client.era is Era.HANDSHAKE and client.protocol_version == HANDSHAKE
 
 
@@ -202,6 +161,6 @@ async def test_a_lost_initialize_fails_the_connect_with_its_reason(autojump_cloc
         nursery.start_soon(serve)
         start = trio.current_time()
         with pytest.raises(ConnectError, match="initialize got HTTP 405"):
-            async with open_client(stream, revision=HANDSHAKE):  # type: ignore[arg-type]
+            async with open_client(stream, revision=HANDSHAKE):
                 pass
         assert trio.current_time() == start

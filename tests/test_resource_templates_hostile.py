@@ -17,10 +17,9 @@ import pytest
 import trio
 
 from trimcp._errors import McpError
-from trimcp._trio.client import open_client
-from trimcp._trio.memory import memory_stream_pair
-from trimcp.server import Context, Server, serve_stream
+from trimcp.server import Context, Server
 from trimcp.server._uritemplate import UnsafeVariable, UriTemplate, unsafe_reason
+from trimcp.testing import connect
 
 HOSTILE = ["..%2F..%2Fetc%2Fhostname", "%2Fetc%2Fhostname", "a%00b", "..", "%2E%2E",
            "..%5C..%5Cetc%5Chostname", "a%0Ab", "%7F", "%C2%85"]
@@ -50,15 +49,12 @@ def tree(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("name", HOSTILE)
 async def test_hostile_names_are_refused_before_the_handler(tree: Path, name: str) -> None:
     calls: list[str] = []
-    client_end, server_end = memory_stream_pair()
     with trio.fail_after(5):
-        async with trio.open_nursery() as nursery:
-            await nursery.start(serve_stream, _docs_server(tree, calls), server_end)
-            async with open_client(client_end, revision="2025-11-25") as client:
-                ok = await client.read_resource("file:///srv/docs/readme.md")
-                assert ok.contents[0].text == "hello"  # type: ignore[union-attr]
-                with pytest.raises(McpError) as info:
-                    await client.read_resource(f"file:///srv/docs/{name}")
+        async with connect(_docs_server(tree, calls), revision="2025-11-25") as client:
+            ok = await client.read_resource("file:///srv/docs/readme.md")
+            assert ok.contents[0].text == "hello"  # type: ignore[union-attr]
+            with pytest.raises(McpError) as info:
+                await client.read_resource(f"file:///srv/docs/{name}")
     assert info.value.code == -32602
     assert info.value.data == {"variable": "name"} and "name" in info.value.message
     assert calls == ["readme.md"]  # the handler never saw the hostile value
@@ -95,12 +91,9 @@ async def test_refusal_falls_through_to_a_safe_template() -> None:
     async def pair(ctx: Context, a: str, b: str) -> str:
         return f"pair {a} {b}"
 
-    client_end, server_end = memory_stream_pair()
     with trio.fail_after(5):
-        async with trio.open_nursery() as nursery:
-            await nursery.start(serve_stream, server, server_end)
-            async with open_client(client_end, revision="2025-11-25") as client:
-                got = await client.read_resource("x://p%2Fq")
+        async with connect(server, revision="2025-11-25") as client:
+            got = await client.read_resource("x://p%2Fq")
     assert got.contents[0].text == "pair p q"  # type: ignore[union-attr]
 
 

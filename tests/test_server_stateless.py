@@ -27,11 +27,13 @@ from trimcp._sansio.revisions import ALL_VERSIONS
 from trimcp._sansio.connection.core import Connection
 from trimcp._trio._groups import collapse
 from trimcp._trio.client import open_client
-from trimcp._trio.memory import MemoryMessageStream, memory_stream_pair
+from trimcp._trio.memory import memory_stream_pair
+from trimcp._trio.stream import MessageStream, Received
 from trimcp.server import Context, Server, inputs, serve_stream
 from trimcp.server import _compat as compat
 from trimcp.server._state import InvalidRequestState, StateSealer, request_digest
 from trimcp.reference.server import COUNTER_URI, build_server
+from trimcp.testing import connect, serve_in_process
 
 MODERN = "2026-07-28"
 CLIENT_INFO = {"name": "raw-stateless", "version": "1"}
@@ -48,7 +50,7 @@ def envelope(
 class Raw:
     """A stateless client made of hand-built JSON-RPC messages."""
 
-    def __init__(self, stream: MemoryMessageStream) -> None:
+    def __init__(self, stream: MessageStream) -> None:
         self.stream = stream
         self.notes: list[dict[str, Any]] = []
         self._ids = 0
@@ -56,10 +58,15 @@ class Raw:
     async def send_request(self, request_id: rpc.RequestId, method: str, params: dict[str, Any] | None) -> None:
         await self.stream.send(rpc.Request(request_id, method, params))
 
+    async def _next(self) -> Any:
+        item = await self.stream.receive()
+        assert isinstance(item, Received), item  # an in-process stream loses no request
+        return json.loads(item.data)
+
     async def response(self, request_id: rpc.RequestId) -> dict[str, Any]:
         """Read until the answer to ``request_id``; notifications on the way go to ``notes``."""
         while True:
-            msg = json.loads((await self.stream.receive()).data)
+            msg = await self._next()
             if "method" in msg:
                 self.notes.append(msg)
             elif msg.get("id") == request_id:
@@ -68,7 +75,7 @@ class Raw:
     async def note(self) -> dict[str, Any]:
         """The next notification."""
         while True:
-            msg = json.loads((await self.stream.receive()).data)
+            msg = await self._next()
             if "method" in msg and "id" not in msg:
                 return msg
 
@@ -93,14 +100,8 @@ class Raw:
 
 @asynccontextmanager
 async def stateless(server: Server) -> AsyncIterator[Raw]:
-    client_end, server_end = memory_stream_pair()
-    with collapse():
-        async with trio.open_nursery() as nursery:
-            await nursery.start(serve_stream, server, server_end)
-            try:
-                yield Raw(client_end)
-            finally:
-                await client_end.aclose()
+    async with serve_in_process(server) as client_end:
+        yield Raw(client_end)
 
 
 def text_of(response: dict[str, Any]) -> str:
@@ -225,14 +226,10 @@ async def test_resource_not_found_code_depends_on_the_requests_revision() -> Non
         async with stateless(server) as raw:
             code, data = error_of(await raw.call("resources/read", {"uri": "test://nowhere"}))
             assert code == rpc.INVALID_PARAMS and data == {"uri": "test://nowhere"}
-        client_end, server_end = memory_stream_pair()
-        with collapse():
-            async with trio.open_nursery() as nursery:
-                await nursery.start(serve_stream, server, server_end)
-                async with open_client(client_end, revision="2025-11-25") as client:
-                    with pytest.raises(McpError) as info:
-                        await client.request("resources/read", {"uri": "test://nowhere"})
-                    assert info.value.code == rpc.RESOURCE_NOT_FOUND_LEGACY
+        async with connect(server, revision="2025-11-25") as client:
+            with pytest.raises(McpError) as info:
+                await client.request("resources/read", {"uri": "test://nowhere"})
+            assert info.value.code == rpc.RESOURCE_NOT_FOUND_LEGACY
 
 
 def test_tool_execution_member_is_trimmed_from_2026() -> None:

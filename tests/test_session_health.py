@@ -1,8 +1,8 @@
 """Session health: terminal failures in a row close the session, the heartbeat finds a
 silent peer, and progress keeps a request alive within its total bound.
 
-A scripted ``MessageStream`` plays the transport (as in test_request_failed.py): the
-test sees what the session sends and hands back texts, ``RequestFailed`` and
+``trimcp.testing.ScriptedStream`` plays the transport (as in test_request_failed.py):
+the test sees what the session sends and hands back texts, ``RequestFailed`` and
 ``StreamLost`` items, in virtual time.
 """
 
@@ -20,59 +20,10 @@ from trimcp._errors import ConnectError, TrimcpError
 from trimcp._sansio import jsonrpc as rpc
 from trimcp._sansio.connection.health import FailureCounter
 from trimcp._trio.client.client_session import ClientSession
-from trimcp._trio.stream import NO_META, Inbound, RequestFailed, SendMeta, StreamLost, parse_received
+from trimcp.testing import ScriptedStream
 
 HANDSHAKE = "2025-11-25"
 INIT_RESULT = {"protocolVersion": HANDSHAKE, "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}
-
-
-class ScriptedStream:
-    def __init__(self) -> None:
-        self._sent, self.sent = trio.open_memory_channel[tuple[rpc.Message, SendMeta]](1000)
-        self._inbound, self.inbound = trio.open_memory_channel[Inbound](1000)
-        self.closed = False
-
-    async def send(self, message: rpc.Message, meta: SendMeta = NO_META) -> None:
-        if self.closed:
-            raise TransportClosed("closed")
-        await self._sent.send((message, meta))
-
-    async def receive(self) -> Inbound:
-        try:
-            return await self.inbound.receive()
-        except (trio.EndOfChannel, trio.ClosedResourceError):
-            raise TransportClosed("the scripted stream is closed") from None
-
-    async def aclose(self) -> None:
-        self.closed = True
-        self._inbound.close()
-
-    async def expect(self, method: str) -> rpc.Request:
-        while True:
-            message, _ = await self.sent.receive()
-            if isinstance(message, rpc.Request):
-                assert message.method == method, message
-                return message
-
-    def requests(self) -> list[rpc.Request]:
-        out = []
-        while True:
-            try:
-                message, _ = self.sent.receive_nowait()
-            except trio.WouldBlock:
-                return out
-            if isinstance(message, rpc.Request):
-                out.append(message)
-
-    async def give(self, obj: dict[str, Any]) -> None:
-        await self._inbound.send(parse_received(rpc.dumps({"jsonrpc": "2.0", **obj})))
-
-    async def answer(self, request: rpc.Request, result: dict[str, Any]) -> None:
-        await self.give({"id": request.id, "result": result})
-
-    async def progress(self, request: rpc.Request, value: float) -> None:
-        token = (request.params or {})["_meta"]["progressToken"]
-        await self.give({"method": "notifications/progress", "params": {"progressToken": token, "progress": value}})
 
 
 @asynccontextmanager
@@ -80,11 +31,11 @@ async def session(**options: Any) -> AsyncIterator[tuple[ClientSession, Scripted
     stream = ScriptedStream()
     async with trio.open_nursery() as nursery:
         async def handshake() -> None:
-            init = await stream.expect("initialize")
+            init, _ = await stream.expect("initialize")
             await stream.answer(init, INIT_RESULT)
 
         nursery.start_soon(handshake)
-        async with open_client(stream, revision=HANDSHAKE, **options) as client:  # type: ignore[arg-type]
+        async with open_client(stream, revision=HANDSHAKE, **options) as client:
             yield client, stream
 
 
@@ -125,7 +76,7 @@ async def test_three_terminal_failures_in_a_row_close_the_session_and_fail_all_p
         pings = stream.requests()
         assert len(pings) == 5
         for i, request in enumerate(pings[:3]):
-            await stream._inbound.send(RequestFailed(request.id, ConnectError(f"refused #{i}")))
+            await stream.lose(request, ConnectError(f"refused #{i}"))
         start = trio.current_time()
         while len(errors) < 5:
             await trio.sleep(0)
@@ -145,10 +96,10 @@ async def test_two_failures_then_an_answer_do_not(autojump_clock: trio.abc.Clock
         errors = await _pending_pings(client, 5, nursery)
         pings = stream.requests()
         for request in pings[:2]:
-            await stream._inbound.send(RequestFailed(request.id, ConnectError("refused")))
+            await stream.lose(request, ConnectError("refused"))
         await stream.answer(pings[2], {})
         for request in pings[3:]:
-            await stream._inbound.send(RequestFailed(request.id, ConnectError("refused")))
+            await stream.lose(request, ConnectError("refused"))
         await trio.sleep(1)
         assert len(errors) == 4 and not any("consecutive" in str(e) for e in errors)
         assert not client.driver.is_closed and not stream.closed
@@ -162,13 +113,13 @@ async def test_a_reissue_and_an_auth_failure_do_not_count_but_a_lost_stream_does
     async with session() as (client, stream), trio.open_nursery() as nursery:
         errors = await _pending_pings(client, 2, nursery)
         first, second = stream.requests()
-        await stream._inbound.send(RequestFailed(first.id, TransportClosed("broke"), may_reissue=True))
-        await stream._inbound.send(RequestFailed(second.id, AuthError("no")))  # type: ignore[arg-type]
-        await stream._inbound.send(StreamLost(TransportClosed("gave up the standalone GET stream")))
-        await stream._inbound.send(StreamLost(TransportClosed("gave up the standalone GET stream")))
+        await stream.lose(first, TransportClosed("broke"), may_reissue=True)
+        await stream.lose(second, AuthError("no"))
+        await stream.lose_stream(TransportClosed("gave up the standalone GET stream"))
+        await stream.lose_stream(TransportClosed("gave up the standalone GET stream"))
         await trio.sleep(1)
         assert not client.driver.is_closed
-        await stream._inbound.send(StreamLost(TransportClosed("gave up the standalone GET stream")))
+        await stream.lose_stream(TransportClosed("gave up the standalone GET stream"))
         await trio.sleep(1)
         assert client.driver.is_closed and any("standalone GET" in str(e) for e in errors)
 
@@ -176,7 +127,7 @@ async def test_a_reissue_and_an_auth_failure_do_not_count_but_a_lost_stream_does
 async def test_max_consecutive_failures_none_never_closes(autojump_clock: trio.abc.Clock) -> None:
     async with session(max_consecutive_failures=None) as (client, stream):
         for _ in range(10):
-            await stream._inbound.send(StreamLost(TransportClosed("lost")))
+            await stream.lose_stream(TransportClosed("lost"))
         await trio.sleep(1)
         assert not client.driver.is_closed
 
@@ -203,7 +154,7 @@ async def test_the_heartbeat_is_quiet_on_a_busy_session_and_an_error_answer_is_a
     async with session(heartbeat_interval=5.0, heartbeat_timeout=2.0) as (client, stream):
         async def server() -> None:
             while True:
-                request = await stream.expect("tools/list")
+                request, _ = await stream.expect("tools/list")
                 await stream.answer(request, {"tools": []})
 
         # The answering task has a nursery of its own: what follows must not run in a
@@ -217,7 +168,7 @@ async def test_the_heartbeat_is_quiet_on_a_busy_session_and_an_error_answer_is_a
         assert stream.requests() == []  # no heartbeat while messages keep arriving
         # Quiet now: a heartbeat goes out after the interval; an error answer keeps the session.
         for _ in range(3):
-            ping = await stream.expect("ping")
+            ping, _ = await stream.expect("ping")
             await stream.give({"id": ping.id, "error": {"code": -32601, "message": "no ping here"}})
         assert not client.driver.is_closed
 
@@ -230,7 +181,7 @@ async def test_progress_keeps_a_short_timeout_call_alive(autojump_clock: trio.ab
             results.append(await client.call_tool("slow", timeout=1.0, max_total_timeout=20.0))
 
         nursery.start_soon(call)
-        request = await stream.expect("tools/call")
+        request, _ = await stream.expect("tools/call")
         start = trio.current_time()
         for i in range(20):  # 10 s of progress, every 0.5 s
             await trio.sleep(0.5)
@@ -259,7 +210,7 @@ async def test_the_total_bound_holds_and_the_message_says_why(autojump_clock: tr
                 await stream.progress(request, i)
 
         nursery.start_soon(call)
-        request = await stream.expect("tools/call")
+        request, _ = await stream.expect("tools/call")
         start = trio.current_time()
         nursery.start_soon(chatter, request)
         await done.wait()
@@ -279,7 +230,7 @@ async def test_without_reset_progress_does_not_extend(autojump_clock: trio.abc.C
             failed.append(info.value)
 
         nursery.start_soon(call)
-        request = await stream.expect("tools/call")
+        request, _ = await stream.expect("tools/call")
         start = trio.current_time()
         await trio.sleep(0.5)
         await stream.progress(request, 1)
@@ -293,6 +244,6 @@ async def test_call_tool_sends_a_progress_token_only_while_resetting(autojump_cl
     for reset, expected in ((True, True), (False, False)):
         async with session() as (client, stream), trio.open_nursery() as nursery:
             nursery.start_soon(lambda: client.call_tool("t", reset_timeout_on_progress=reset))
-            request = await stream.expect("tools/call")
+            request, _ = await stream.expect("tools/call")
             assert ("progressToken" in (request.params or {}).get("_meta", {})) is expected
             await stream.answer(request, {"content": []})

@@ -26,8 +26,9 @@ from trimcp._sansio.http.client.plan import Mode
 from trimcp._trio.memory import memory_stream_pair
 from trimcp._trio.transports import registry
 from trimcp._trio.transports.registry import Target, resolve, transport_for
-from trimcp.server import Context, Server, serve_stream
+from trimcp.server import Context, Server
 from trimcp.server.transports.http.app import BoundHttpServer, serve_http
+from trimcp.testing import serve_in_process
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from helpers.h11_fake import Reply, Req, result, serve
@@ -73,15 +74,12 @@ class FakeTransport:
         assert isinstance(target, str)
         self.opened.append((target, options))
         server = self.servers[target.partition("://")[2]]
-        client_end, server_end = memory_stream_pair()
-        async with trio.open_nursery() as nursery:
-            await nursery.start(lambda task_status: serve_stream(server, server_end, task_status=task_status))
+        async with serve_in_process(server) as client_end:
             try:
                 yield client_end
             finally:
                 await client_end.aclose()
                 self.closed += 1
-                nursery.cancel_scope.cancel()
 
 
 async def test_a_registered_kind_reaches_a_server_through_open_client(autojump_clock: Any) -> None:
