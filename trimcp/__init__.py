@@ -20,6 +20,7 @@ from __future__ import annotations
 from importlib import import_module as _import_module
 from typing import TYPE_CHECKING, Any
 
+from ._deprecate import deprecated_aliases as _deprecated_aliases
 from ._errors import AuthError as AuthError
 from ._errors import ConnectError as ConnectError
 from ._errors import ConnectTimeout as ConnectTimeout
@@ -44,8 +45,6 @@ if TYPE_CHECKING:
     from ._sansio.revisions import HANDSHAKE_VERSIONS as HANDSHAKE_VERSIONS
     from ._sansio.revisions import Era as Era
     from ._sansio.schema import SchemaError as SchemaError
-    from ._sansio.schema import from_wire as from_wire
-    from ._sansio.schema import to_wire as to_wire
     from ._sansio.task_poll import TaskState as TaskState
     from ._trio.client import ClientSession as ClientSession
     from ._trio.client import ToolTask as ToolTask
@@ -69,8 +68,6 @@ _LAZY: dict[str, str] = {
     "HANDSHAKE_VERSIONS": "._sansio.revisions",
     "Era": "._sansio.revisions",
     "SchemaError": "._sansio.schema",
-    "from_wire": "._sansio.schema",
-    "to_wire": "._sansio.schema",
     "TaskState": "._sansio.task_poll",
     "ClientSession": "._trio.client",
     "ToolTask": "._trio.client",
@@ -86,11 +83,22 @@ _LAZY: dict[str, str] = {
 }
 
 
+def _schema_attr(name: str) -> Any:
+    return lambda: getattr(_import_module(".schema", __name__), name)
+
+
+#: Old names: each use warns and names the one to use (``_deprecate.py``).
+_DEPRECATED = _deprecated_aliases(__name__, {
+    "from_wire": ("trimcp.schema.from_wire", _schema_attr("from_wire")),
+    "to_wire": ("trimcp.schema.to_wire", _schema_attr("to_wire")),
+})
+
+
 def __getattr__(name: str) -> Any:
     """Import a lazy export on first use and cache it here (PEP 562)."""
     where = _LAZY.get(name)
     if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        return _DEPRECATED(name)
     module = _import_module(where, __name__)
     value = module if name == "schema" else getattr(module, name)
     globals()[name] = value
@@ -133,11 +141,9 @@ __all__ = [
     "TransportFactory",
     "TransportOptions",
     "TrimcpError",
-    "from_wire",
     "memory_stream_pair",
     "open_client",
     "open_stdio_process",
     "register_transport",
     "schema",
-    "to_wire",
 ]

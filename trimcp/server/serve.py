@@ -19,7 +19,8 @@ unregistered and the stream closed; transport errors end the session
 quietly, since a client leaving is normal for a server.
 
 ``serve_stdio`` serves this process's stdin/stdout (a server launched by a
-client); ``run_stdio`` is the synchronous entry point for ``__main__``.
+client): ``trio.run(serve_stdio, server)`` in a script's ``__main__``
+(``run_stdio``, its old blocking spelling, is deprecated).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any
 
 import trio
 
+from .._deprecate import deprecated
 from .._trio._groups import collapse
 from .._trio.driver import NotificationHandler, SessionDriver
 from .._trio.stream import MessageStream
@@ -90,12 +92,13 @@ async def serve_stdio(server: Server) -> None:
         await serve_stream(server, stream)
 
 
+@deprecated("trio.run(trimcp.server.serve_stdio, server)")
 def run_stdio(server: Server) -> None:
-    """Blocking entry point: ``run_stdio(server)`` in a script's ``__main__``."""
+    """Deprecated: ``trio.run(serve_stdio, server)`` (Ctrl-C ends it quietly)."""
     try:
         trio.run(serve_stdio, server)
     except KeyboardInterrupt:
         pass
 
 
-__all__ = ["run_stdio", "serve_stdio", "serve_stream"]
+__all__ = ["serve_stdio", "serve_stream"]
