@@ -65,10 +65,10 @@ from .. import (
     TrimcpError,
     __version__,
     open_client,
-    to_wire,
 )
 from ..config import Redactor
 from ..oauth import OAuthError, StoreUnavailable, TokenStore, UrlPolicy
+from ..schema import to_wire
 from .arguments import parse_args_json, parse_pairs, prompt_arguments, tool_arguments
 from .check import FORMATS as CHECK_FORMATS
 from .check import (

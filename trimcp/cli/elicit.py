@@ -38,7 +38,7 @@ from typing import IO, Any
 import outcome
 import trio
 
-from .. import to_wire
+from ..schema import to_wire
 from ..host import FormField, form_fields, validate_form_async
 from .targets import UsageError
 
