@@ -64,16 +64,15 @@ def test_the_old_names_are_the_current_objects() -> None:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        assert trimcp.to_wire is trimcp.schema.to_wire  # type: ignore[attr-defined]
-        assert trimcp.from_wire is trimcp.schema.from_wire  # type: ignore[attr-defined]
-        assert trimcp.conformance.print_table is trimcp.conformance.print_report  # type: ignore[attr-defined]
-        assert trimcp.conformance.print_json is trimcp.conformance.write_json  # type: ignore[attr-defined]
+        assert trimcp.to_wire is trimcp.schema.to_wire
+        assert trimcp.from_wire is trimcp.schema.from_wire
+        assert trimcp.conformance.print_table is trimcp.conformance.print_report
+        assert trimcp.conformance.print_json is trimcp.conformance.write_json
         assert trimcp.server.Subscription is trimcp.server.ListenStream
 
 
 def test_run_stdio_warns_when_called() -> None:
     from trimcp.server import serve
 
-    with pytest.warns(DeprecationWarning, match=r"run_stdio is deprecated .*serve_stdio"):
-        with pytest.raises(TypeError):
-            serve.run_stdio()  # type: ignore[call-arg]  # the warning comes before the call
+    with pytest.warns(DeprecationWarning, match=r"run_stdio is deprecated .*serve_stdio"), pytest.raises(TypeError):
+        serve.run_stdio()  # type: ignore[call-arg]  # the warning comes before the call

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 #: The release in which the current round of deprecations was made.
-SINCE = "0.2.0"
+SINCE = "0.1.0"
 
 
 def warn_deprecated(old: str, new: str, *, since: str = SINCE, stacklevel: int = 2) -> None:
