@@ -32,7 +32,7 @@ import trio
 
 from .._deprecate import deprecated
 from .._trio._groups import collapse
-from .._trio.driver import NotificationHandler, SessionDriver
+from .._trio.driver import NotificationHandler
 from .._trio.stream import MessageStream
 from .._trio.transports.stdio import open_stdio_server_stream
 from ._registry import call
@@ -66,14 +66,12 @@ async def serve_stream(
     in order); ``max_pending_callbacks``: the client notifications that may wait
     for the roots-changed hooks.  ``None``: the ``Server``'s settings, which every
     transport (HTTP, WebSocket, stdio) uses."""
-    driver = SessionDriver(
-        server.make_connection(), stream, request_timeout=server.request_timeout,
+    session = ServerSession(
+        server, stream, request_handlers=request_handlers, notification_handler=_notification_handler,
         max_concurrent_requests=max_concurrent_requests or server.max_concurrent_requests,
         max_pending_callbacks=max_pending_callbacks or server.max_pending_callbacks,
     )
-    session = ServerSession(server, driver)
-    driver.request_handlers.update(request_handlers(session))
-    driver.notification_handler = _notification_handler(session)
+    driver = session.driver
     server.sessions.add(session)
     try:
         with collapse():
