@@ -49,6 +49,11 @@ if TYPE_CHECKING:
     from ._trio.client import ClientSession as ClientSession
     from ._trio.client import ToolTask as ToolTask
     from ._trio.client import open_client as open_client
+    from ._trio.client.options import Handlers as Handlers
+    from ._trio.client.options import HttpOptions as HttpOptions
+    from ._trio.client.options import Limits as Limits
+    from ._trio.client.options import StdioOptions as StdioOptions
+    from ._trio.client.options import Timeouts as Timeouts
     from ._trio.driver import RequestContext as RequestContext
     from ._trio.memory import memory_stream_pair as memory_stream_pair
     from ._trio.stream import MessageStream as MessageStream
@@ -72,6 +77,11 @@ _LAZY: dict[str, str] = {
     "ClientSession": "._trio.client",
     "ToolTask": "._trio.client",
     "open_client": "._trio.client",
+    "Handlers": "._trio.client.options",
+    "HttpOptions": "._trio.client.options",
+    "Limits": "._trio.client.options",
+    "StdioOptions": "._trio.client.options",
+    "Timeouts": "._trio.client.options",
     "RequestContext": "._trio.driver",
     "memory_stream_pair": "._trio.memory",
     "MessageStream": "._trio.stream",
@@ -120,7 +130,10 @@ __all__ = [
     "ConnectTimeout",
     "Connection",
     "Era",
+    "Handlers",
+    "HttpOptions",
     "InputRoundsExceeded",
+    "Limits",
     "LocalProtocolError",
     "McpError",
     "MessageStream",
@@ -133,8 +146,10 @@ __all__ = [
     "SchemaError",
     "SessionExpired",
     "ShutdownPolicy",
+    "StdioOptions",
     "TaskCancelled",
     "TaskState",
+    "Timeouts",
     "ToolTask",
     "TransportClosed",
     "TransportError",
