@@ -23,7 +23,7 @@ import pytest
 import trio
 from test_check import reference_connector
 
-from trimcp import open_client
+from trimcp import Timeouts, open_client
 from trimcp._trio.client.connect import _client_capabilities
 from trimcp.cli.evidence import _declaring
 from trimcp.conformance import (
@@ -110,7 +110,7 @@ def _read(path: Path) -> Transcript:
 
 
 async def _plain_surface(url: str) -> dict[str, Any]:
-    async with open_client(url, request_timeout=30, connect_timeout=30) as client:
+    async with open_client(url, timeouts=Timeouts(request=30, connect=30)) as client:
         return await surface_from_client(client)
 
 

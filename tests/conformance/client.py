@@ -86,7 +86,7 @@ def connect(url: str, revision: str | None, **options: Any) -> Any:
     options.setdefault("elicitation_handler", accept_with_defaults)
     options.setdefault("sampling_handler", sample)
     options.setdefault("roots", [schema.from_wire(schema.Root, r) for r in ROOTS])
-    return trimcp.open_client(url, revision=revision, connect_timeout=20, **options)
+    return trimcp.open_client(url, revision=revision, timeouts=trimcp.Timeouts(connect=20), **options)
 
 
 # ----------------------------------------------------------- behaviours
