@@ -11,8 +11,8 @@ import io
 
 import pytest
 
-from trimcp.conformance.catalog import CATALOG
 from trimcp.conformance import print_report
+from trimcp.conformance.catalog import CATALOG
 from trimcp.conformance.model import CheckResult, Level, Report, Status
 from trimcp.conformance.results import Results
 

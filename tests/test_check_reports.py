@@ -32,9 +32,8 @@ from test_check import reference_connector
 from trimcp._trio.stream import MessageStream
 from trimcp.cli.commands import _read_command_line
 from trimcp.cli.targets import UsageError
-from trimcp.conformance import report_rows, run_checks
+from trimcp.conformance import report_rows, run_checks, write_json
 from trimcp.conformance.catalog import CATALOG
-from trimcp.conformance import write_json
 from trimcp.conformance.evidence import received, sent
 from trimcp.conformance.expected import judge, read_expected
 from trimcp.conformance.model import CheckResult, Level, Report, Status
