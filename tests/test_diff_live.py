@@ -47,9 +47,9 @@ async def test_declared_client_read_back_and_declared_again(revision: str, autoj
     assert {"sampling", "elicitation", "roots"} <= set(caps)  # what the harness declares
     options = _declaring(declared)
     assert options["revision"] == revision and options["client_info"] == declared["clientInfo"]
-    again = _client_capabilities(options.get("sampling_handler"), options.get("elicitation_handler"),
-                                 options.get("elicitation_modes", ("form",)), options.get("roots"),
-                                 options.get("extensions"), options.get("sampling_tools", False))
+    handlers = options["handlers"]
+    again = _client_capabilities(handlers.sampling, handlers.elicitation, handlers.elicitation_modes,
+                                 handlers.roots, options.get("extensions"), handlers.sampling_tools)
     assert again == caps
 
 

@@ -148,7 +148,8 @@ def _declaring(declared: dict[str, Any]) -> dict[str, Any]:
         handlers["elicitation_modes"] = modes or ["form"]
     if "roots" in caps:
         handlers["roots"] = []
-    options["handlers"] = Handlers(**handlers)
+    if handlers:
+        options["handlers"] = Handlers(**handlers)
     extensions = caps.get("extensions")
     if isinstance(extensions, dict) and all(isinstance(v, dict) for v in extensions.values()) and extensions:
         options["extensions"] = extensions
