@@ -346,7 +346,7 @@ async def trio_worker(job: dict[str, Any]) -> dict[str, Any]:
                                                                 max_keepalive_connections=100))
 
         async def connect() -> tuple[Any, Any]:
-            cm = trimcp.open_client(url, revision=REVISION, http_client=http_client)
+            cm = trimcp.open_client(url, revision=REVISION, http=trimcp.HttpOptions(http_client=http_client))
             session = await cm.__aenter__()
 
             class _S:

@@ -145,7 +145,7 @@ async def sessions_job(job: dict[str, Any]) -> dict[str, Any]:
         await gate.acquire()
         released = False
         try:
-            async with trimcp.open_client(url, connect_timeout=job["connect_timeout"]) as session:
+            async with trimcp.open_client(url, timeouts=trimcp.Timeouts(connect=job["connect_timeout"])) as session:
                 gate.release()
                 released = True
                 live.append(session)

@@ -166,7 +166,7 @@ class _TrimcpSession:
 async def trimcp_connect(argv: list[str], env: dict[str, str]) -> AsyncIterator[_TrimcpSession]:
     import trimcp
 
-    async with trimcp.open_client(argv, env=env) as client:
+    async with trimcp.open_client(argv, stdio=trimcp.StdioOptions(env=env)) as client:
         yield _TrimcpSession(client)
 
 

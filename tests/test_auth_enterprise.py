@@ -155,7 +155,7 @@ async def _run(idp: Idp, auth: JagAuthServer, *, by_issuer: bool = False, fails:
                 idp_client_id="idp-client", client_id=CLIENT_ID, client_secret=SECRET, clock=lambda: NOW,
                 trust_issuer=_trust_loopback,
             )
-            client = trimcp.open_client(mcp_server.url, revision="2025-11-25", auth=provider, connect_timeout=10)
+            client = trimcp.open_client(mcp_server.url, revision="2025-11-25", auth=provider, timeouts=trimcp.Timeouts(connect=10))
             if fails:
                 with pytest.raises(trimcp.TrimcpError) as info:
                     async with client:

@@ -126,7 +126,7 @@ async def _run(
         async with serve(mcp) as mcp_server:
             mcp.base = f"http://127.0.0.1:{mcp_server.port}"
             client = trimcp.open_client(mcp_server.url, revision="2025-11-25", auth=make_provider(auth),
-                                        connect_timeout=10)
+                                        timeouts=trimcp.Timeouts(connect=10))
             if fails:
                 with pytest.raises(trimcp.TrimcpError) as info:
                     async with client:

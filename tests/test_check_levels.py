@@ -11,8 +11,8 @@ import io
 
 import pytest
 
+from trimcp.conformance import print_report
 from trimcp.conformance.catalog import CATALOG
-from trimcp.conformance.console import print_table
 from trimcp.conformance.model import CheckResult, Level, Report, Status
 from trimcp.conformance.results import Results
 
@@ -55,7 +55,7 @@ def test_a_failed_best_practice_never_fails_the_run() -> None:
 
 def test_console_shows_the_best_practice_level_whole() -> None:
     out = io.StringIO()
-    print_table(_report_with(CheckResult("tools.unknown-tool", Level.BEST, Status.FAIL, "answered {}"),
+    print_report(_report_with(CheckResult("tools.unknown-tool", Level.BEST, Status.FAIL, "answered {}"),
                              CheckResult("tools.list", Level.MUST, Status.PASS)), out)
     rows = [line.split() for line in out.getvalue().splitlines() if line.startswith("tools.")]
     assert rows == [["tools.unknown-tool", "BEST-PRACTICE", "advice", "answered", "{}"],

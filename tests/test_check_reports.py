@@ -32,9 +32,8 @@ from test_check import reference_connector
 from trimcp._trio.stream import MessageStream
 from trimcp.cli.commands import _read_command_line
 from trimcp.cli.targets import UsageError
-from trimcp.conformance import report_rows, run_checks
+from trimcp.conformance import report_rows, run_checks, write_json
 from trimcp.conformance.catalog import CATALOG
-from trimcp.conformance.console import print_json, print_table
 from trimcp.conformance.evidence import received, sent
 from trimcp.conformance.expected import judge, read_expected
 from trimcp.conformance.model import CheckResult, Level, Report, Status
@@ -216,7 +215,7 @@ def test_spec_link_from_sentences_else_section(monkeypatch: pytest.MonkeyPatch) 
 
 def test_console_puts_failures_first_and_folds_skips() -> None:
     out = io.StringIO()
-    print_table(FAILING, out)
+    print_report(FAILING, out)
     lines = out.getvalue().splitlines()
     assert lines[:3] == ["target:   t", "era:      handshake", "revision: 2025-11-25"]
     assert [line for line in lines if line.startswith("[")] == [
@@ -398,7 +397,7 @@ async def test_json_report_of_a_real_run_matches_its_schema(autojump_clock: trio
 
 def test_json_report_carries_evidence_and_verdict() -> None:
     out = io.StringIO()
-    print_json(FAILING, out)
+    write_json(FAILING, out)
     doc = json.loads(out.getvalue())
     jsonschema.validate(doc, json_schema())
     row = next(c for c in doc["checks"] if c["id"] == "tools.input-schema")

@@ -209,7 +209,7 @@ async def test_open_client_takes_a_config_entry(tmp_path: Path, url: str) -> Non
         "locked": {"url": "http://127.0.0.1:1/mcp", "oauth": {"clientId": "c"}},
     }}, environ={"PORT": port})
     with trio.fail_after(30):
-        async with trimcp.open_client(config.server("envy"), env={"EXTRA": "1"}) as client:
+        async with trimcp.open_client(config.server("envy"), stdio=trimcp.StdioOptions(env={"EXTRA": "1"})) as client:
             assert (await client.call_tool("env_of", {"name": "FLAVOUR"})).text == f"FLAVOUR=lime cwd={tmp_path}"
             assert (await client.call_tool("env_of", {"name": "EXTRA"})).text.startswith("EXTRA=1 ")
         async with trimcp.open_client(config.server("ref")) as client:

@@ -11,7 +11,7 @@ from typing import Any
 import trio
 from fake_server import TEXT_OK, Json, connected, round_trip, spawn
 
-from trimcp import McpError
+from trimcp import Handlers, McpError
 from trimcp import schema as s
 from trimcp._sansio import jsonrpc
 from trimcp._sansio.events import ProgressReceived
@@ -38,7 +38,7 @@ async def test_server_requests_reach_typed_handlers(autojump_clock: Any) -> None
         return [s.Root(uri=f"file:///work/p{calls}", name=f"p{calls}")]
 
     with trio.fail_after(10):
-        async with connected(sampling_handler=sampling, elicitation_handler=elicitation, roots=roots) as (
+        async with connected(handlers=Handlers(sampling=sampling, elicitation=elicitation, roots=roots)) as (
             client, peer,
         ):
             caps = peer.initialize["params"]["capabilities"]
@@ -79,7 +79,7 @@ async def test_handler_failures_become_jsonrpc_errors_and_the_session_survives(a
         raise McpError(-1, "user rejected", {"why": "busy"})
 
     with trio.fail_after(10):
-        async with connected(sampling_handler=sampling, elicitation_handler=elicitation) as (client, peer):
+        async with connected(handlers=Handlers(sampling=sampling, elicitation=elicitation)) as (client, peer):
             good_sampling = {"messages": [], "maxTokens": 5}
             await peer.send({"id": 1, "method": "sampling/createMessage", "params": good_sampling})
             error = (await peer.recv())["error"]
@@ -141,7 +141,7 @@ async def test_logging_and_notification_handlers_receive_notifications(autojump_
             raise RuntimeError("handler bug")
 
     with trio.fail_after(10):
-        async with connected(logging_handler=logs.append, notification_handler=on_notification) as (client, peer):
+        async with connected(handlers=Handlers(logging=logs.append, notification=on_notification)) as (client, peer):
             await peer.notify("notifications/message", {"level": "warning", "logger": "db", "data": {"rows": 3}})
             await peer.notify("test/explode")
             await peer.notify("notifications/tools/list_changed")

@@ -19,16 +19,28 @@ import peers
 import pytest
 import trio
 from fake_server import (
-    TEXT_OK, Json, Peer, connected, drain, expect_initialize, memory_peer, round_trip, spawn,
+    TEXT_OK,
+    Json,
+    Peer,
+    connected,
+    drain,
+    expect_initialize,
+    memory_peer,
+    round_trip,
+    spawn,
 )
 
 from trimcp import (
     ConnectError,
     Connection,
+    Handlers,
+    Limits,
     LocalProtocolError,
     RemoteProtocolError,
     RequestTimeout,
     Role,
+    StdioOptions,
+    Timeouts,
     TransportClosed,
     open_client,
 )
@@ -95,7 +107,7 @@ async def test_server_request_before_initialize_answer_is_rejected(autojump_cloc
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(server)
-            async with open_client(client_end, sampling_handler=sampling) as client:
+            async with open_client(client_end, handlers=Handlers(sampling=sampling)) as client:
                 await done.wait()
                 kinds = [issue.kind for issue in client.driver.issues]
     assert replies[0]["id"] == "early" and replies[0]["error"]["code"] == jsonrpc.INVALID_REQUEST
@@ -131,7 +143,7 @@ async def test_driver_refuses_requests_before_initialize(autojump_clock: Any) ->
 
 async def test_request_timeout_cancels_on_the_wire_and_drops_the_late_answer(autojump_clock: Any) -> None:
     with trio.fail_after(100):
-        async with connected(request_timeout=5) as (client, peer):
+        async with connected(timeouts=Timeouts(request=5)) as (client, peer):
             async with trio.open_nursery() as nursery:
                 call = spawn(nursery, client.call_tool, "slow")
                 req = await peer.expect("tools/call")
@@ -152,7 +164,7 @@ async def test_request_timeout_cancels_on_the_wire_and_drops_the_late_answer(aut
 
 async def test_per_call_timeout_overrides_the_default(autojump_clock: Any) -> None:
     with trio.fail_after(200):
-        async with connected(request_timeout=60) as (client, peer):
+        async with connected(timeouts=Timeouts(request=60)) as (client, peer):
             async with trio.open_nursery() as nursery:
                 call = spawn(nursery, client.call_tool, "x", timeout=2)
                 await peer.expect("tools/call")
@@ -295,7 +307,7 @@ async def test_unknown_and_duplicate_response_ids_are_dropped_and_reported(autoj
 
 async def test_oversize_message_closes_the_connection(autojump_clock: Any) -> None:
     with trio.fail_after(10):
-        async with connected(max_message_size=1000) as (client, peer):
+        async with connected(limits=Limits(max_message_size=1000)) as (client, peer):
             async with trio.open_nursery() as nursery:
                 calls = [spawn(nursery, client.call_tool, "big") for _ in range(2)]
                 req = await peer.expect("tools/call")
@@ -360,7 +372,7 @@ async def test_pagination_stops_at_the_page_cap(autojump_clock: Any) -> None:
     pages: dict[str | None, tuple[list[str], str | None]] = {None: (["t0"], "p1")}
     pages.update({f"p{i}": ([f"t{i}"], f"p{i + 1}") for i in range(1, 10)})
     with trio.fail_after(10):
-        async with connected(max_pages=3) as (client, peer):
+        async with connected(limits=Limits(max_pages=3)) as (client, peer):
             async with trio.open_nursery() as nursery:
                 listing = spawn(nursery, client.list_tools)
                 await serve_pages(peer, pages, 3)
@@ -384,7 +396,7 @@ def assert_reaped(pid: int) -> None:
 
 async def test_stdio_server_death_reports_exit_status_and_stderr() -> None:
     with trio.fail_after(20):
-        async with open_client(helper("die-on-call"), env=peers.peer_env()) as client:
+        async with open_client(helper("die-on-call"), stdio=StdioOptions(env=peers.peer_env())) as client:
             with pytest.raises(TransportClosed) as info:
                 await client.call_tool("anything")
             assert "exit status 7" in str(info.value) and "boom" in str(info.value)
@@ -400,7 +412,7 @@ async def test_stdio_connect_timeout_reaps_the_child() -> None:
         start = trio.current_time()
         # probe_timeout (5 s) is cut to the connect timeout, which the silent probe uses up.
         with pytest.raises(ConnectError, match="no answer to server/discover within 0.5 s") as info:
-            async with open_client(helper("mute"), env=peers.peer_env(), connect_timeout=0.5, on_stderr=lines.append):
+            async with open_client(helper("mute"), stdio=StdioOptions(env=peers.peer_env(), on_stderr=lines.append), timeouts=Timeouts(connect=0.5)):
                 pytest.fail("connected to a mute server")
         assert 0.5 <= trio.current_time() - start < 10
     assert lines and lines[0].startswith("pid ")
@@ -410,7 +422,7 @@ async def test_stdio_connect_timeout_reaps_the_child() -> None:
 
 async def test_stdio_malformed_line_is_reported_and_the_session_goes_on() -> None:
     with trio.fail_after(20):
-        async with open_client(helper("garbage"), env=peers.peer_env()) as client:
+        async with open_client(helper("garbage"), stdio=StdioOptions(env=peers.peer_env())) as client:
             result = await client.call_tool("anything")
             assert result.content == [s.TextContent(text="ok")]
             assert [issue.kind for issue in client.driver.issues] == ["parse-error"]
@@ -420,7 +432,7 @@ async def test_stdio_malformed_line_is_reported_and_the_session_goes_on() -> Non
 
 async def test_stdio_oversize_line_breaks_the_connection() -> None:
     with trio.fail_after(20):
-        async with open_client(helper("oversize", "5000"), env=peers.peer_env(), max_message_size=1000) as client:
+        async with open_client(helper("oversize", "5000"), stdio=StdioOptions(env=peers.peer_env()), limits=Limits(max_message_size=1000)) as client:
             with pytest.raises(RemoteProtocolError, match="exceeds the 1000-byte limit"):
                 await client.call_tool("anything")
             with pytest.raises(TransportClosed, match="the session is closed"):

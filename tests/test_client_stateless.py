@@ -27,11 +27,14 @@ from trimcp import (
     ConnectError,
     Connection,
     Era,
+    Handlers,
+    Limits,
     LocalProtocolError,
     McpError,
     RemoteProtocolError,
     RequestTimeout,
     Role,
+    Timeouts,
     TransportClosed,
     open_client,
 )
@@ -94,7 +97,7 @@ def meta(msg: Json) -> Json:
     return got
 
 
-class Handlers:
+class Recorder:
     """Client callbacks that record what they were asked."""
 
     def __init__(self) -> None:
@@ -113,7 +116,7 @@ class Handlers:
         return [s.Root(uri="file:///work", name="work")]
 
     def kwargs(self) -> dict[str, Any]:
-        return {"sampling_handler": self.sample, "elicitation_handler": self.elicit, "roots": self.roots}
+        return {"handlers": Handlers(sampling=self.sample, elicitation=self.elicit, roots=self.roots)}
 
 
 SAMPLED = {"role": "assistant", "content": {"type": "text", "text": "4"}, "model": "m"}
@@ -157,7 +160,7 @@ async def sync(client: ClientSession, peer: Peer) -> Json:
 
 async def test_probe_discovers_a_stateless_server_and_requests_carry_the_envelope(autojump_clock: Any) -> None:
     with trio.fail_after(10):
-        async with stateless(roots=[]) as (client, peer):
+        async with stateless(handlers=Handlers(roots=[])) as (client, peer):
             assert peer.probe is not None
             assert meta(peer.probe) == {
                 sl.PROTOCOL_VERSION_KEY: V26,
@@ -249,7 +252,7 @@ async def test_a_silent_probe_is_abandoned_then_initialize_and_the_late_answer_i
                 assert trio.current_time() - start == pytest.approx(2)
 
             nursery.start_soon(serve)
-            async with open_client(stream, probe_timeout=2) as client:
+            async with open_client(stream, timeouts=Timeouts(probe=2)) as client:
                 assert client.era is Era.HANDSHAKE
                 assert peer.probe is not None
                 # The answer finally comes: too late, dropped and counted, not an issue.
@@ -282,7 +285,7 @@ async def test_a_stateless_server_that_missed_the_probe_deadline_is_probed_again
                 await peer.reply(peer.probe, DISCOVER_RESULT)
 
             nursery.start_soon(serve)
-            async with open_client(stream, probe_timeout=2) as client:
+            async with open_client(stream, timeouts=Timeouts(probe=2)) as client:
                 assert client.era is Era.STATELESS and client.protocol_version == V26
                 assert client.discover_result == DISCOVER_RESULT
 
@@ -311,7 +314,7 @@ async def test_probe_timeout_is_bounded_by_the_connect_timeout(autojump_clock: A
             nursery.start_soon(drain, peer, got)
             start = trio.current_time()
             with pytest.raises(ConnectError, match="no answer to server/discover within 3 s"):
-                async with open_client(stream, connect_timeout=3, probe_timeout=5):
+                async with open_client(stream, timeouts=Timeouts(connect=3, probe=5)):
                     pytest.fail("connected to a silent server")
             assert trio.current_time() - start == pytest.approx(3)
     assert [m["method"] for m in got] == ["server/discover"]
@@ -485,7 +488,7 @@ async def test_pinned_handshake_revision_never_probes(autojump_clock: Any) -> No
 
 
 async def test_input_required_is_answered_by_the_handlers_and_the_request_retried(autojump_clock: Any) -> None:
-    handlers = Handlers()
+    handlers = Recorder()
     with trio.fail_after(10):
         async with stateless(**handlers.kwargs()) as (client, peer):
             async with trio.open_nursery() as nursery:
@@ -516,7 +519,7 @@ async def test_input_required_is_answered_by_the_handlers_and_the_request_retrie
 
 
 async def test_get_prompt_and_read_resource_take_input_too(autojump_clock: Any) -> None:
-    handlers = Handlers()
+    handlers = Recorder()
     with trio.fail_after(10):
         async with stateless(**handlers.kwargs()) as (client, peer), trio.open_nursery() as nursery:
             call = spawn(nursery, client.get_prompt, "greet")
@@ -538,7 +541,7 @@ async def test_get_prompt_and_read_resource_take_input_too(autojump_clock: Any) 
 
 
 async def test_request_state_is_echoed_only_when_given(autojump_clock: Any) -> None:
-    handlers = Handlers()
+    handlers = Recorder()
     with trio.fail_after(10):
         async with stateless(**handlers.kwargs()) as (client, peer):
             async with trio.open_nursery() as nursery:
@@ -564,9 +567,9 @@ async def test_request_state_is_echoed_only_when_given(autojump_clock: Any) -> N
 
 
 async def test_a_server_asking_forever_fails_after_max_input_rounds(autojump_clock: Any) -> None:
-    handlers = Handlers()
+    handlers = Recorder()
     with trio.fail_after(10):
-        async with stateless(max_input_rounds=3, **handlers.kwargs()) as (client, peer):
+        async with stateless(limits=Limits(max_input_rounds=3), **handlers.kwargs()) as (client, peer):
             async with trio.open_nursery() as nursery:
                 call = spawn(nursery, client.call_tool, "loop")
                 for _ in range(4):  # the first attempt and three retries
@@ -590,7 +593,7 @@ async def test_a_server_asking_forever_fails_after_max_input_rounds(autojump_clo
 ])
 async def test_invalid_results_fail_the_request(autojump_clock: Any, method: str, answer: Json, message: str) -> None:
     with trio.fail_after(10):
-        async with stateless(roots=[]) as (client, peer):  # roots declared, elicitation not
+        async with stateless(handlers=Handlers(roots=[])) as (client, peer):  # roots declared, elicitation not
             async with trio.open_nursery() as nursery:
                 call = spawn(nursery, client.request, method, {"name": "x"} if method == "tools/call" else None)
                 await peer.reply(await peer.expect(method), answer)
@@ -620,7 +623,7 @@ async def test_an_input_request_without_a_handler_names_the_method(autojump_cloc
 
 
 async def test_input_request_params_that_do_not_fit_fail_the_request(autojump_clock: Any) -> None:
-    handlers = Handlers()
+    handlers = Recorder()
     with trio.fail_after(10):
         async with stateless(**handlers.kwargs()) as (client, peer):
             async with trio.open_nursery() as nursery:
@@ -639,7 +642,7 @@ async def test_one_deadline_covers_the_whole_exchange(autojump_clock: Any) -> No
         return []
 
     with trio.fail_after(100):
-        async with stateless(request_timeout=10, roots=slow_roots) as (client, peer):
+        async with stateless(timeouts=Timeouts(request=10), handlers=Handlers(roots=slow_roots)) as (client, peer):
             async with trio.open_nursery() as nursery:
                 start = trio.current_time()
                 call = spawn(nursery, client.call_tool, "t")
@@ -668,7 +671,7 @@ async def test_one_deadline_covers_the_whole_exchange(autojump_clock: Any) -> No
 async def test_each_attempt_has_its_own_progress_token(autojump_clock: Any) -> None:
     progress: list[ev.ProgressReceived] = []
     with trio.fail_after(10):
-        async with stateless(roots=[]) as (client, peer):
+        async with stateless(handlers=Handlers(roots=[])) as (client, peer):
             async with trio.open_nursery() as nursery:
                 call = spawn(nursery, client.call_tool, "t", on_progress=progress.append)
                 first = await peer.expect("tools/call")
@@ -686,7 +689,7 @@ async def test_each_attempt_has_its_own_progress_token(autojump_clock: Any) -> N
 
 async def test_caller_cancellation_during_a_retry_cancels_it_on_the_wire(autojump_clock: Any) -> None:
     with trio.fail_after(10):
-        async with stateless(roots=[]) as (client, peer):
+        async with stateless(handlers=Handlers(roots=[])) as (client, peer):
             scope = trio.CancelScope()
 
             async def caller() -> None:
@@ -811,7 +814,7 @@ def tagged(sub_id: Any, params: Json | None = None) -> Json:
 async def test_listen_yields_the_notifications_of_its_subscription(autojump_clock: Any) -> None:
     seen: list[str] = []
     with trio.fail_after(10):
-        async with stateless(notification_handler=lambda m, p: seen.append(m)) as (client, peer):
+        async with stateless(handlers=Handlers(notification=lambda m, p: seen.append(m))) as (client, peer):
             got: list[tuple[str, Json]] = []
             async with trio.open_nursery() as nursery:
                 async def server() -> Json:
@@ -872,7 +875,7 @@ async def test_a_server_ending_the_stream_ends_the_iteration(autojump_clock: Any
 
 async def test_listen_refused_or_unacknowledged(autojump_clock: Any) -> None:
     with trio.fail_after(100):
-        async with stateless(request_timeout=5) as (client, peer):
+        async with stateless(timeouts=Timeouts(request=5)) as (client, peer):
             async with trio.open_nursery() as nursery:
                 async def refuse() -> None:
                     req = await peer.expect("subscriptions/listen")
@@ -953,7 +956,7 @@ def _rounds(draw: st.DrawFn) -> list[tuple[dict[str, str], str | None]]:
 
 
 async def _play(rounds: list[tuple[dict[str, str], str | None]]) -> None:
-    handlers = Handlers()
+    handlers = Recorder()
     seen_ids: set[Any] = set()
     async with stateless(**handlers.kwargs()) as (client, peer):
         async with trio.open_nursery() as nursery:

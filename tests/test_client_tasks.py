@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 import trio
+from helpers.inprocess import served as in_process
 
 from trimcp import (
+    Handlers,
     LocalProtocolError,
     McpError,
     RemoteProtocolError,
@@ -150,7 +152,7 @@ async def test_input_required_is_answered_by_the_elicitation_handler(autojump_cl
 
     with collapse():
         async with served() as (stream, _), open_client(
-            stream, revision="2026-07-28", extensions=WITH_TASKS, elicitation_handler=elicit,
+            stream, revision="2026-07-28", extensions=WITH_TASKS, handlers=Handlers(elicitation=elicit),
         ) as client:
             assert text(await client.call_tool("confirm_delete", {"filename": "a.txt"})) == "a.txt: deleted (simulated)"
             updates = stream.methods("tasks/update")
@@ -176,7 +178,7 @@ async def test_input_required_the_client_cannot_answer(autojump_clock: trio.abc.
             assert stream.methods("tasks/update") == []
         # A handler that refuses: the client gives the task up and says so (tasks/cancel).
         async with served() as (stream, server), open_client(
-            stream, revision="2026-07-28", extensions=WITH_TASKS, elicitation_handler=refuse,
+            stream, revision="2026-07-28", extensions=WITH_TASKS, handlers=Handlers(elicitation=refuse),
         ) as client:
             with pytest.raises(RemoteProtocolError, match="no questions today"):
                 await client.call_tool("confirm_delete", {"filename": "b"})
@@ -230,7 +232,7 @@ async def test_task_changes_push_the_deadline_like_progress(
 
     with collapse():
         async with served(stepping_server()) as (stream, _), open_client(
-            stream, revision="2026-07-28", extensions=WITH_TASKS, elicitation_handler=answer,
+            stream, revision="2026-07-28", extensions=WITH_TASKS, handlers=Handlers(elicitation=answer),
         ) as client:
             start = trio.current_time()
             if ends_at is None:

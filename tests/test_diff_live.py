@@ -23,7 +23,7 @@ import pytest
 import trio
 from test_check import reference_connector
 
-from trimcp import open_client
+from trimcp import Timeouts, open_client
 from trimcp._trio.client.connect import _client_capabilities
 from trimcp.cli.evidence import _declaring
 from trimcp.conformance import (
@@ -47,9 +47,9 @@ async def test_declared_client_read_back_and_declared_again(revision: str, autoj
     assert {"sampling", "elicitation", "roots"} <= set(caps)  # what the harness declares
     options = _declaring(declared)
     assert options["revision"] == revision and options["client_info"] == declared["clientInfo"]
-    again = _client_capabilities(options.get("sampling_handler"), options.get("elicitation_handler"),
-                                 options.get("elicitation_modes", ("form",)), options.get("roots"),
-                                 options.get("extensions"), options.get("sampling_tools", False))
+    handlers = options["handlers"]
+    again = _client_capabilities(handlers.sampling, handlers.elicitation, handlers.elicitation_modes,
+                                 handlers.roots, options.get("extensions"), handlers.sampling_tools)
     assert again == caps
 
 
@@ -110,7 +110,7 @@ def _read(path: Path) -> Transcript:
 
 
 async def _plain_surface(url: str) -> dict[str, Any]:
-    async with open_client(url, request_timeout=30, connect_timeout=30) as client:
+    async with open_client(url, timeouts=Timeouts(request=30, connect=30)) as client:
         return await surface_from_client(client)
 
 

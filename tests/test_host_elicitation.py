@@ -18,7 +18,7 @@ import pytest
 import trio
 from fake_server import connected, memory_peer
 
-from trimcp import McpError, RequestTimeout, open_client
+from trimcp import Handlers, McpError, RequestTimeout, StdioOptions, Timeouts, open_client
 from trimcp import schema as s
 from trimcp._sansio import jsonrpc
 from trimcp.config import StdioServerConfig
@@ -254,7 +254,7 @@ async def test_capabilities_are_minimal_for_form_and_list_both_modes_for_url() -
         assert peer.initialize["params"]["capabilities"] == {"elicitation": {"form": {}, "url": {}}}
     stream, _ = memory_peer()
     with pytest.raises(ValueError, match="elicitation_modes"):
-        async with open_client(stream, elicitation_handler=flow.handler, elicitation_modes=("forms",)):
+        async with open_client(stream, handlers=Handlers(elicitation=flow.handler, elicitation_modes=("forms",))):
             pass
 
 
@@ -406,7 +406,7 @@ async def test_mcp_sdk_server_accepts_the_minimal_capability_in_both_eras(revisi
 
     flow = Elicitation(ui=ui, validate=name_required)
     with trio.fail_after(60):
-        async with open_client(_sdk(), env=peers.peer_env(), revision=revision, **flow.client_options()) as client:
+        async with open_client(_sdk(), stdio=StdioOptions(env=peers.peer_env()), revision=revision, **flow.client_options()) as client:
             result = await client.call_tool("ask_name")
     assert result.content == [s.TextContent(text="hello Ada")]  # validated (stripped) content was sent
     assert len(seen) == 1
@@ -427,8 +427,7 @@ async def test_stateless_era_the_requests_deadline_cancels_the_prompt() -> None:
 
     flow = Elicitation(ui=ui)
     with trio.fail_after(60):
-        async with open_client(_sdk(), env=peers.peer_env(), revision="2026-07-28", request_timeout=1.0,
-                               **flow.client_options()) as client:
+        async with open_client(_sdk(), stdio=StdioOptions(env=peers.peer_env()), timeouts=Timeouts(request=1.0), revision="2026-07-28", **flow.client_options()) as client:
             with pytest.raises(RequestTimeout):
                 await client.call_tool("ask_name")
             assert state["cancelled"]
@@ -474,7 +473,7 @@ async def test_server_everything_form_elicitation_answered_by_a_hook() -> None:
 
     flow = Elicitation(hooks=[hook])
     with trio.fail_after(60):
-        async with open_client(_everything(), env=peers.peer_env(), **flow.client_options()) as client:
+        async with open_client(_everything(), stdio=StdioOptions(env=peers.peer_env()), **flow.client_options()) as client:
             tools = {t.name for t in await client.list_tools()}
             assert "trigger-elicitation-request" in tools and "trigger-url-elicitation" not in tools
             text = "\n".join(c.text for c in (await client.call_tool("trigger-elicitation-request")).content
@@ -491,7 +490,7 @@ async def test_server_everything_url_mode_and_its_32042_error_path() -> None:
     # server-everything sends no completion notification: the retry follows the (short) bound.
     flow = Elicitation(url=True, open_url=open_url, complete_timeout=0.2)
     with trio.fail_after(60):
-        async with open_client(_everything(), env=peers.peer_env(), **flow.client_options()) as client:
+        async with open_client(_everything(), stdio=StdioOptions(env=peers.peer_env()), **flow.client_options()) as client:
             assert "trigger-url-elicitation" in {t.name for t in await client.list_tools()}
             direct = await client.call_tool("trigger-url-elicitation", {"url": "https://example.com/a"})
             via_error = await client.call_tool(

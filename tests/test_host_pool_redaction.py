@@ -19,7 +19,7 @@ import pytest
 import trio
 from test_http_client import free_port  # a port nothing listens on
 
-from trimcp import TrimcpError
+from trimcp import Timeouts, TrimcpError
 from trimcp.config import ConfigError, parse_config
 from trimcp.host import ServerState, open_pool
 from trimcp.reference import build_server
@@ -46,7 +46,7 @@ async def test_statuses_and_the_pools_own_lines_hide_the_expansions(
         "broken": {"type": "http", "url": "ftp://${SECRET_TOKEN}@example.com/"},
     }}, environ=ENV)
     with trio.fail_after(60):
-        async with open_pool(config, client_options={"connect_timeout": 10}) as pool:
+        async with open_pool(config, client_options={"timeouts": Timeouts(connect=10)}) as pool:
             statuses = await pool.connect_all()
             failed = {n: st.reason or "" for n, st in statuses.items()
                       if st.state is ServerState.FAILED}
@@ -100,7 +100,7 @@ async def test_a_handler_with_the_log_filter_hides_the_transports_lines(
     root.setLevel(logging.DEBUG)
     try:
         with trio.fail_after(60):
-            async with open_pool(config, client_options={"request_timeout": 5}) as pool:
+            async with open_pool(config, client_options={"timeouts": Timeouts(request=5)}) as pool:
                 handler.addFilter(pool.redactor.log_filter())
                 await pool.connect_all()
                 assert pool.status("web")["web"].state is ServerState.CONNECTED

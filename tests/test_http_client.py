@@ -23,8 +23,14 @@ import pytest
 import trio
 
 import trimcp
-from trimcp import Era, RequestTimeout
-from trimcp._errors import ConnectError, RemoteProtocolError, SessionExpired, TransportClosed, TransportError
+from trimcp import Era, Handlers, RequestTimeout
+from trimcp._errors import (
+    ConnectError,
+    RemoteProtocolError,
+    SessionExpired,
+    TransportClosed,
+    TransportError,
+)
 from trimcp._sansio import schema as s
 from trimcp._sansio.http.client.plan import Mode
 from trimcp._sansio.http.client.policy import ReconnectPolicy
@@ -45,7 +51,7 @@ def kind(request: pytest.FixtureRequest) -> str:
 
 @asynccontextmanager
 async def connect(url: str, kind: str, **kwargs: Any) -> AsyncIterator[trimcp.ClientSession]:
-    """open_client over HTTP with the chosen executor (and transport options)."""
+    """open_client over HTTP with the chosen executor (and ``open_http_stream`` options)."""
     options = {k: kwargs.pop(k) for k in ("post_timeout", "reconnect", "headers_helper", "headers") if k in kwargs}
     async with (
         httpx.AsyncClient() if kind == "httpx" else _nothing() as http_client,
@@ -179,8 +185,7 @@ async def test_sse_answer_with_server_request_first(kind: str) -> None:
     with trio.fail_after(LIMIT):
         async with serve(fake) as server:
             async with connect(
-                server.url, kind, revision=HANDSHAKE, roots=[s.Root(uri="file:///tmp")],
-                logging_handler=logs.append,
+                server.url, kind, revision=HANDSHAKE, handlers=Handlers(roots=[s.Root(uri="file:///tmp")], logging=logs.append),
             ) as session:
                 out = await session.call_tool("echo", {})
             answer = json.loads(out.content[0].text)  # type: ignore[union-attr]
@@ -195,7 +200,7 @@ async def test_notifications_get_202(kind: str) -> None:
     fake = McpFake()
     with trio.fail_after(LIMIT):
         async with serve(fake) as server, connect(
-            server.url, kind, revision=HANDSHAKE, roots=[s.Root(uri="file:///tmp")]
+            server.url, kind, revision=HANDSHAKE, handlers=Handlers(roots=[s.Root(uri="file:///tmp")])
         ) as session:
             await session.notify_roots_changed()
             await session.ping()
@@ -531,7 +536,7 @@ async def test_standalone_stream_delivers_server_messages(kind: str) -> None:
     fake.on_get = on_get  # type: ignore[method-assign]
     with trio.fail_after(LIMIT):
         async with serve(fake) as server, connect(
-            server.url, kind, revision=HANDSHAKE, notification_handler=notified
+            server.url, kind, revision=HANDSHAKE, handlers=Handlers(notification=notified)
         ):
             await got.wait()
     assert seen == ["notifications/tools/list_changed"]
@@ -829,7 +834,7 @@ async def test_post_deadline_in_virtual_time(autojump_clock: trio.abc.Clock) -> 
     async with open_http_stream(
         "http://127.0.0.1:9/mcp", executor=executor, post_timeout=5.0, standalone_stream=False
     ) as stream:
-        async with trimcp.open_client(stream, revision=HANDSHAKE, request_timeout=None) as session:
+        async with trimcp.open_client(stream, revision=HANDSHAKE, timeouts=trimcp.Timeouts(request=None)) as session:
             start = trio.current_time()
             with pytest.raises(TransportError, match="within 5.0 s"):
                 await session.ping()
@@ -1011,7 +1016,7 @@ async def test_official_sdk_server_streamable_http(kind: str, revision: str | No
     with trio.fail_after(90):
         async with running(argv, port):
             url = f"http://127.0.0.1:{port}/mcp"
-            async with connect(url, kind, revision=revision, elicitation_handler=_elicit) as session:
+            async with connect(url, kind, revision=revision, handlers=Handlers(elicitation=_elicit)) as session:
                 assert session.era is (Era.STATELESS if revision is None else Era.HANDSHAKE)
                 assert (await session.call_tool("echo", {"text": "hi"})).content[0].text == "hi"  # type: ignore[union-attr]
                 asked = await session.call_tool("ask_name", {})
@@ -1031,7 +1036,7 @@ async def test_official_sdk_server_legacy_sse(kind: str) -> None:
     argv = peers.require(peers.sdk_server_argv("sse", port), "the mcp SDK")
     with trio.fail_after(60):
         async with running(argv, port):
-            async with connect(f"http://127.0.0.1:{port}/sse", kind, elicitation_handler=_elicit) as session:
+            async with connect(f"http://127.0.0.1:{port}/sse", kind, handlers=Handlers(elicitation=_elicit)) as session:
                 assert session.stream.mode is Mode.LEGACY_SSE  # type: ignore[attr-defined]
                 assert (await session.call_tool("echo", {"text": "hi"})).content[0].text == "hi"  # type: ignore[union-attr]
                 asked = await session.call_tool("ask_name", {})
@@ -1058,7 +1063,7 @@ async def test_open_client_accepts_a_url(kind: str) -> None:
     fake = McpFake()
     with trio.fail_after(LIMIT):
         async with serve(fake) as server, httpx.AsyncClient() as http_client:
-            options: dict[str, Any] = {"http_client": http_client} if kind == "httpx" else {}
-            async with trimcp.open_client(server.url, headers={"X-App": "t"}, **options) as session:
+            http = trimcp.HttpOptions(headers={"X-App": "t"}, http_client=http_client if kind == "httpx" else None)
+            async with trimcp.open_client(server.url, http=http) as session:
                 await session.ping()
         assert posts(server, "ping")[0].header("x-app") == "t"

@@ -21,7 +21,7 @@ import peers
 import pytest
 import trio
 
-from trimcp import ClientSession, Era, McpError, RequestTimeout, open_client
+from trimcp import ClientSession, Era, Handlers, McpError, RequestTimeout, StdioOptions, open_client
 from trimcp import schema as s
 from trimcp._sansio.events import ProgressReceived
 
@@ -35,7 +35,7 @@ def text_of(result: s.CallToolResult) -> str:
     return "\n".join(block.text for block in result.content if isinstance(block, s.TextContent))
 
 
-class Handlers:
+class Recorder:
     """Sampling and elicitation handlers that record what the server asked."""
 
     def __init__(self, sampled_text: str = "the model says 42") -> None:
@@ -62,11 +62,9 @@ class Handlers:
 
     def kwargs(self, *, roots: bool = True) -> dict[str, Any]:
         return {
-            "env": peers.peer_env(),
-            "sampling_handler": self.sample,
-            "elicitation_handler": self.elicit,
-            "roots": self.roots if roots else None,
-            "logging_handler": self.logs.append,
+            "stdio": StdioOptions(env=peers.peer_env()),
+            "handlers": Handlers(sampling=self.sample, elicitation=self.elicit, roots=self.roots if roots else None,
+                                 logging=self.logs.append),
         }
 
 
@@ -76,7 +74,7 @@ class Handlers:
 async def test_time_server_current_time_and_a_bad_timezone() -> None:
     argv = peers.require(peers.time_server_argv(), "mcp-server-time")
     with trio.fail_after(60):
-        async with open_client(argv, env=peers.peer_env()) as client:
+        async with open_client(argv, stdio=StdioOptions(env=peers.peer_env())) as client:
             assert client.server_info["name"] == "mcp-time"
             tools = {t.name: t for t in await client.list_tools()}
             assert {"get_current_time", "convert_time"} <= tools.keys()
@@ -105,9 +103,9 @@ async def test_time_server_current_time_and_a_bad_timezone() -> None:
 
 
 @asynccontextmanager
-async def sdk_client(handlers: Handlers | None = None, **kwargs: Any) -> AsyncIterator[ClientSession]:
+async def sdk_client(handlers: Recorder | None = None, **kwargs: Any) -> AsyncIterator[ClientSession]:
     argv = peers.require(peers.sdk_server_argv(), "the mcp SDK (pip install -e '.[test]')")
-    extra = handlers.kwargs() if handlers is not None else {"env": peers.peer_env()}
+    extra = handlers.kwargs() if handlers is not None else {"stdio": StdioOptions(env=peers.peer_env())}
     async with open_client(argv, **extra, **kwargs) as client:
         yield client
 
@@ -177,7 +175,7 @@ async def test_sdk_server_timeout_then_the_session_goes_on() -> None:
 @BOTH_ERAS
 async def test_sdk_server_asks_our_handlers(revision: str | None) -> None:
     # Handshake era: server-to-client requests; stateless era: InputRequiredResult rounds.
-    handlers = Handlers()
+    handlers = Recorder()
     with trio.fail_after(60):
         async with sdk_client(handlers, revision=revision) as client:
             assert client.era is (Era.STATELESS if revision is None else Era.HANDSHAKE)
@@ -202,7 +200,7 @@ async def test_sdk_server_asks_our_handlers(revision: str | None) -> None:
 
 @BOTH_ERAS
 async def test_sdk_server_progress_and_logging(revision: str | None) -> None:
-    handlers = Handlers()
+    handlers = Recorder()
     events: list[ProgressReceived] = []
     with trio.fail_after(60):
         async with sdk_client(handlers, revision=revision) as client:
@@ -221,7 +219,7 @@ async def test_sdk_server_progress_and_logging(revision: str | None) -> None:
 
 
 @asynccontextmanager
-async def everything_client(handlers: Handlers, *, roots: bool) -> AsyncIterator[ClientSession]:
+async def everything_client(handlers: Recorder, *, roots: bool) -> AsyncIterator[ClientSession]:
     # With roots declared, server-everything sends roots/list ~350 ms after the handshake and
     # does not exit on stdin EOF while that request is unanswered (shutdown then waits out the
     # 2 s grace): declare roots only where the test uses them.
@@ -232,7 +230,7 @@ async def everything_client(handlers: Handlers, *, roots: bool) -> AsyncIterator
 
 async def test_everything_lists_reads_and_prompts() -> None:
     with trio.fail_after(60):
-        async with everything_client(Handlers(), roots=False) as client:
+        async with everything_client(Recorder(), roots=False) as client:
             assert client.server_capabilities is not None
             assert {"tools", "resources", "prompts", "completions"} <= client.server_capabilities.keys()
             tools = {t.name for t in await client.list_tools()}
@@ -276,7 +274,7 @@ async def test_everything_lists_reads_and_prompts() -> None:
 
 async def test_everything_tools() -> None:
     with trio.fail_after(60):
-        async with everything_client(Handlers(), roots=False) as client:
+        async with everything_client(Recorder(), roots=False) as client:
             assert text_of(await client.call_tool("echo", {"message": "hi there"})) == "Echo: hi there"
             summed = await client.call_tool("get-sum", {"a": 19, "b": 23})
             assert "42" in text_of(summed)
@@ -287,7 +285,7 @@ async def test_everything_tools() -> None:
 
 
 async def test_everything_server_requests_reach_our_handlers() -> None:
-    handlers = Handlers(sampled_text="sampled by trimcp")
+    handlers = Recorder(sampled_text="sampled by trimcp")
     with trio.fail_after(60):
         async with everything_client(handlers, roots=True) as client:
             assert "get-roots-list" in {t.name for t in await client.list_tools()}

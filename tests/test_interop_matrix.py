@@ -42,6 +42,7 @@ from trimcp import (
     ConnectError,
     McpError,
     RemoteProtocolError,
+    Timeouts,
     TrimcpError,
     open_client,
 )
@@ -179,8 +180,7 @@ async def _exchange(target: Any, client: str, message: str) -> Observed:
         async with open_client(
             target,
             revision=None if client == AUTO else client,
-            probe_timeout=PROBE_TIMEOUT,
-            connect_timeout=DEADLINE["stdio"] - 5,
+            timeouts=Timeouts(probe=PROBE_TIMEOUT, connect=DEADLINE["stdio"] - 5),
         ) as session:
             tools = await session.list_tools()
             result = await session.call_tool("echo", {"message": message})

@@ -231,7 +231,7 @@ async def test_discovery_without_header_and_bad_iss(caplog: pytest.LogCaptureFix
             provider = OAuthProvider(authorize=headless, redirect_uri=REDIRECT)
             with pytest.raises(trimcp.TrimcpError) as info:
                 async with trimcp.open_client(mcp_server.url, revision="2025-11-25", auth=provider,
-                                              connect_timeout=10):
+                                              timeouts=trimcp.Timeouts(connect=10)):
                     pass
             assert "/.well-known/oauth-protected-resource/mcp" in mcp.seen[1]
             assert not auth.token_requests  # the code was never redeemed
@@ -288,7 +288,7 @@ async def test_resource_mismatch_aborts() -> None:
             provider = OAuthProvider(authorize=headless, redirect_uri=REDIRECT)
             with pytest.raises(trimcp.TrimcpError) as info:
                 async with trimcp.open_client(mcp_server.url, revision="2025-11-25", auth=provider,
-                                              connect_timeout=10):
+                                              timeouts=trimcp.Timeouts(connect=10)):
                     pass
             assert "not for" in str(info.value)
             assert not auth.auth_requests

@@ -168,7 +168,7 @@ async def _hostile() -> AsyncIterator[tuple[Hostile, Any]]:
 async def _connect(url: str, provider: OAuthProvider) -> str:
     """Connect with OAuth; the error the client ends with (it must end with one)."""
     with trio.fail_after(20), pytest.raises(trimcp.TrimcpError) as info:
-        async with trimcp.open_client(url, revision="2025-11-25", auth=provider, connect_timeout=15):
+        async with trimcp.open_client(url, revision="2025-11-25", auth=provider, timeouts=trimcp.Timeouts(connect=15)):
             pass
     return str(info.value)
 

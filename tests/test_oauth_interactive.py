@@ -237,7 +237,7 @@ async def test_timeout_through_the_provider_is_a_clear_error() -> None:
                                      redirect_uri=callback.redirect_uri)
             with pytest.raises(trimcp.TrimcpError) as info:
                 async with trimcp.open_client(mcp_server.url, revision="2025-11-25", auth=provider,
-                                              connect_timeout=10):
+                                              timeouts=trimcp.Timeouts(connect=10)):
                     pass
             text = str(info.value)
             assert "callback_timeout: no authorization response reached" in text

@@ -17,13 +17,14 @@ from typing import Any
 import pytest
 import trio
 
+from trimcp import Handlers
 from trimcp._errors import LocalProtocolError, McpError, RequestTimeout
 from trimcp._sansio import schema as s
 from trimcp._trio._groups import collapse
 from trimcp._trio.client import ClientSession, open_client
 from trimcp._trio.memory import memory_stream_pair
-from trimcp.server import Context, ResourceNotFound, Server, ServerSession, serve_stream
 from trimcp.reference.server import COUNTER_URI, INSTRUCTIONS, PNG, build_server
+from trimcp.server import Context, ResourceNotFound, Server, ServerSession, serve_stream
 
 
 @asynccontextmanager
@@ -85,7 +86,7 @@ async def test_context_describes_the_request() -> None:
         return "ok"
 
     with trio.fail_after(5):
-        async with connected(server, revision="2025-06-18", roots=[]) as (client, _):
+        async with connected(server, revision="2025-06-18", handlers=Handlers(roots=[])) as (client, _):
             await client.call_tool("inspect")
     assert seen["method"] == "tools/call"
     assert seen["version"] == "2025-06-18"
@@ -186,7 +187,7 @@ async def test_logging_respects_set_level() -> None:
         received.append((params.level, params.data, params.logger))
 
     with trio.fail_after(5):
-        async with connected(build_server(), logging_handler=on_log) as (client, _):
+        async with connected(build_server(), handlers=Handlers(logging=on_log)) as (client, _):
             await client.call_tool("log_levels")
             assert [r[0] for r in received] == ["debug", "info", "warning", "error"]
             assert received[0] == ("debug", "a debug message", "reference")
@@ -210,7 +211,7 @@ async def test_sampling_elicitation_and_roots_are_answered_by_the_client() -> No
     roots = [s.Root(uri="file:///work", name="work")]
     with trio.fail_after(5):
         async with connected(
-            build_server(), sampling_handler=sampling, elicitation_handler=elicitation, roots=roots
+            build_server(), handlers=Handlers(sampling=sampling, elicitation=elicitation, roots=roots)
         ) as (client, _):
             assert texts(await client.call_tool("sample", {"prompt": "meaning?"})) == ["forty-two"]
             assert asked[0].max_tokens == 100
@@ -234,7 +235,7 @@ async def test_missing_client_capability_is_a_clear_tool_error() -> None:
                 assert result.is_error
                 assert "ClientCapabilityError" in texts(result)[0]
                 assert "capability" in texts(result)[0]
-        async with connected(build_server(), revision="2025-03-26", elicitation_handler=elicitation) as (client, _):
+        async with connected(build_server(), revision="2025-03-26", handlers=Handlers(elicitation=elicitation)) as (client, _):
             result = await client.call_tool("elicit", {"message": "x"})
             assert result.is_error and "2025-03-26 has no 'elicitation/create'" in texts(result)[0]
 
@@ -325,7 +326,7 @@ async def test_subscribe_update_unsubscribe() -> None:
 
     server = build_server()
     with trio.fail_after(5):
-        async with connected(server, notification_handler=on_note) as (client, session):
+        async with connected(server, handlers=Handlers(notification=on_note)) as (client, session):
             await client.call_tool("bump_counter")
             assert notes == []  # not subscribed yet
             await client.subscribe_resource(COUNTER_URI)
@@ -389,7 +390,7 @@ async def test_completion_of_prompt_argument_and_template_variable() -> None:
 async def test_tool_list_changed_notification() -> None:
     notes: list[str] = []
     with trio.fail_after(5):
-        async with connected(build_server(), notification_handler=lambda m, p: notes.append(m)) as (client, _):
+        async with connected(build_server(), handlers=Handlers(notification=lambda m, p: notes.append(m))) as (client, _):
             assert texts(await client.call_tool("toggle_extra_tool")) == ["extra tool added"]
             assert notes == ["notifications/tools/list_changed"]
             assert "extra" in {t.name for t in await client.list_tools()}
@@ -409,8 +410,8 @@ async def test_broadcast_reaches_every_session_and_roots_changed_is_delivered() 
         changed.append(session)
 
     with trio.fail_after(5):
-        async with connected(server, notification_handler=lambda m, p: notes.append("a:" + m), roots=[]) as (a, sa):
-            async with connected(server, notification_handler=lambda m, p: notes.append("b:" + m)) as (b, _):
+        async with connected(server, handlers=Handlers(notification=lambda m, p: notes.append("a:" + m), roots=[])) as (a, sa):
+            async with connected(server, handlers=Handlers(notification=lambda m, p: notes.append("b:" + m))) as (b, _):
                 assert len(server.sessions) == 2
                 # A session is notified once operating: after the server read notifications/initialized.
                 await b.ping()
@@ -464,8 +465,7 @@ async def test_conformance_fixtures(autojump_clock: trio.abc.Clock) -> None:
     logs: list[str] = []
     with trio.fail_after(60):
         async with connected(
-            build_server(), sampling_handler=sampling, elicitation_handler=elicitation,
-            logging_handler=lambda p: logs.append(p.level),
+            build_server(), handlers=Handlers(sampling=sampling, elicitation=elicitation, logging=lambda p: logs.append(p.level)),
         ) as (client, _):
             kinds = {}
             for name in ("test_simple_text", "test_image_content", "test_audio_content",

@@ -18,13 +18,14 @@ from typing import Any
 import pytest
 import trio
 
+from trimcp import Handlers
 from trimcp._errors import McpError
 from trimcp._sansio import jsonrpc as rpc
 from trimcp._sansio.connection import stateless as sl
-from trimcp._sansio.events import Discovered, ResponseReceived
-from trimcp._sansio.connection.lifecycle import Role
-from trimcp._sansio.revisions import ALL_VERSIONS
 from trimcp._sansio.connection.core import Connection
+from trimcp._sansio.connection.lifecycle import Role
+from trimcp._sansio.events import Discovered, ResponseReceived
+from trimcp._sansio.revisions import ALL_VERSIONS
 from trimcp._trio._groups import collapse
 from trimcp._trio.client import open_client
 from trimcp._trio.memory import memory_stream_pair
@@ -580,7 +581,7 @@ async def test_one_server_serves_both_eras_at_once() -> None:
             async with trio.open_nursery() as nursery:
                 await nursery.start(serve_stream, server, server_end)
                 async with open_client(
-                    client_end, revision="2025-11-25", notification_handler=lambda m, p: handshake_notes.append(m),
+                    client_end, revision="2025-11-25", handlers=Handlers(notification=lambda m, p: handshake_notes.append(m)),
                 ) as client, stateless(server) as raw:
                     assert client.protocol_version == "2025-11-25"
                     assert len(server.sessions) == 2
@@ -684,8 +685,7 @@ async def test_reference_input_fixtures_work_in_both_eras(revision: str | None) 
         async with trio.open_nursery() as nursery:
             await nursery.start(serve_stream, server, server_end)
             async with open_client(
-                client_end, revision=revision, sampling_handler=on_sampling,
-                elicitation_handler=on_elicitation, roots=[s.Root(uri="file:///r")],
+                client_end, revision=revision, handlers=Handlers(sampling=on_sampling, elicitation=on_elicitation, roots=[s.Root(uri="file:///r")]),
             ) as client:
                 assert (client.protocol_version == MODERN) is (revision is None)
 

@@ -19,6 +19,7 @@ import trio
 import trio.testing
 from fake_server import TEXT_OK, Json, connected, round_trip, spawn
 
+from trimcp import Handlers, Limits
 from trimcp import schema as s
 from trimcp._sansio.events import ProgressReceived
 from trimcp._trio._groups import collapse
@@ -69,7 +70,7 @@ async def test_a_list_changed_handler_can_refetch_while_a_call_is_in_flight(auto
             tools = await holder[0].list_tools(refresh=True)
             refetched.append((trio.current_time(), [t.name for t in tools]))
 
-    async with in_process(server, notification_handler=on_notification) as (client, _):
+    async with in_process(server, handlers=Handlers(notification=on_notification)) as (client, _):
         holder.append(client)
         start = trio.current_time()
         with trio.fail_after(1):
@@ -94,7 +95,7 @@ async def test_a_roots_changed_hook_can_ask_the_client_for_its_roots(autojump_cl
     async def changed(session: ServerSession) -> None:
         seen.append(await session.driver.request("roots/list", timeout=5))
 
-    async with in_process(server, roots=[s.Root(uri="file:///w", name="w")]) as (client, _):
+    async with in_process(server, handlers=Handlers(roots=[s.Root(uri="file:///w", name="w")])) as (client, _):
         with trio.fail_after(1):
             await client.notify_roots_changed()
             while not seen:
@@ -125,7 +126,7 @@ async def test_notifications_progress_and_logs_arrive_in_order_off_the_reader_ta
         order.append(f"progress:{event.progress}")
 
     with trio.fail_after(10):
-        async with connected(logging_handler=on_log, notification_handler=on_notification) as (
+        async with connected(handlers=Handlers(logging=on_log, notification=on_notification)) as (
             client, peer,
         ), trio.open_nursery() as nursery:
             call = spawn(nursery, client.call_tool, "work", on_progress=on_progress)
@@ -160,7 +161,7 @@ async def test_a_failing_callback_is_logged_and_the_session_goes_on(
         raise ValueError("progress bug")
 
     with trio.fail_after(10), caplog.at_level(logging.ERROR, logger="trimcp"):
-        async with connected(notification_handler=on_notification) as (client, peer), trio.open_nursery() as nursery:
+        async with connected(handlers=Handlers(notification=on_notification)) as (client, peer), trio.open_nursery() as nursery:
             await peer.notify("test/before")
             await peer.notify("test/explode")
             call = spawn(nursery, client.call_tool, "work", on_progress=broken_progress)
@@ -191,7 +192,7 @@ async def test_a_full_callback_queue_holds_the_reader_back_and_loses_nothing(aut
         seen.append(method)
 
     with trio.fail_after(10):
-        async with connected(notification_handler=on_notification, max_pending_callbacks=2) as (client, peer):
+        async with connected(handlers=Handlers(notification=on_notification), limits=Limits(max_pending_callbacks=2)) as (client, peer):
             for n in range(6):
                 await peer.notify(f"test/{n}")
             await peer.send({"id": "p", "method": "ping"})  # answered by the reader itself
@@ -222,7 +223,7 @@ async def test_a_callback_waiting_for_the_peer_never_deadlocks_the_full_queue(au
         seen.append(method)
 
     with trio.fail_after(10):
-        async with connected(notification_handler=on_notification, max_pending_callbacks=1) as (client, peer):
+        async with connected(handlers=Handlers(notification=on_notification), limits=Limits(max_pending_callbacks=1)) as (client, peer):
             holder.append(client)
             await peer.notify("test/0")
             ping = await peer.expect("ping")  # the callback now waits for the peer
@@ -254,7 +255,7 @@ async def test_peer_requests_run_under_the_concurrency_limit(autojump_clock: Any
 
     request = {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 1}}
     with trio.fail_after(10):
-        async with connected(sampling_handler=sampling, max_concurrent_requests=2) as (client, peer):
+        async with connected(handlers=Handlers(sampling=sampling), limits=Limits(max_concurrent_requests=2)) as (client, peer):
             for n in range(4):
                 await peer.send({"id": n, **request})
             await peer.send({"id": "p", "method": "ping"})
@@ -298,7 +299,7 @@ async def test_handlers_asking_the_peer_do_not_exhaust_the_limit(autojump_clock:
 
     results: list[list[str]] = []
     async with in_process(
-        server, {"max_concurrent_requests": 1}, sampling_handler=sampling
+        server, {"max_concurrent_requests": 1}, handlers=Handlers(sampling=sampling)
     ) as (client, session):
         with trio.fail_after(2):
             async with trio.open_nursery() as nursery:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import trio
 
-from trimcp import RequestTimeout, TransportClosed, open_client
+from trimcp import Limits, RequestTimeout, Timeouts, TransportClosed, open_client
 from trimcp._errors import ConnectError, TrimcpError
 from trimcp._sansio import jsonrpc as rpc
 from trimcp._sansio.connection.health import FailureCounter
@@ -125,7 +125,7 @@ async def test_a_reissue_and_an_auth_failure_do_not_count_but_a_lost_stream_does
 
 
 async def test_max_consecutive_failures_none_never_closes(autojump_clock: trio.abc.Clock) -> None:
-    async with session(max_consecutive_failures=None) as (client, stream):
+    async with session(limits=Limits(max_consecutive_failures=None)) as (client, stream):
         for _ in range(10):
             await stream.lose_stream(TransportClosed("lost"))
         await trio.sleep(1)
@@ -134,7 +134,7 @@ async def test_max_consecutive_failures_none_never_closes(autojump_clock: trio.a
 
 async def test_the_heartbeat_finds_a_silent_peer(autojump_clock: trio.abc.Clock) -> None:
     interval, timeout = 5.0, 2.0
-    async with session(heartbeat_interval=interval, heartbeat_timeout=timeout) as (client, stream):
+    async with session(timeouts=Timeouts(heartbeat=interval, heartbeat_timeout=timeout)) as (client, stream):
         quiet_since = trio.current_time()
         with trio.fail_after(interval + timeout * 3 + 0.5):
             while not client.driver.is_closed:
@@ -151,7 +151,7 @@ async def test_the_heartbeat_finds_a_silent_peer(autojump_clock: trio.abc.Clock)
 async def test_the_heartbeat_is_quiet_on_a_busy_session_and_an_error_answer_is_alive(
     autojump_clock: trio.abc.Clock,
 ) -> None:
-    async with session(heartbeat_interval=5.0, heartbeat_timeout=2.0) as (client, stream):
+    async with session(timeouts=Timeouts(heartbeat=5.0, heartbeat_timeout=2.0)) as (client, stream):
         async def server() -> None:
             while True:
                 request, _ = await stream.expect("tools/list")
@@ -221,7 +221,7 @@ async def test_the_total_bound_holds_and_the_message_says_why(autojump_clock: tr
 
 
 async def test_without_reset_progress_does_not_extend(autojump_clock: trio.abc.Clock) -> None:
-    async with session(reset_timeout_on_progress=False) as (client, stream), trio.open_nursery() as nursery:
+    async with session(timeouts=Timeouts(reset_on_progress=False)) as (client, stream), trio.open_nursery() as nursery:
         failed: list[BaseException] = []
 
         async def call() -> None:

@@ -87,8 +87,7 @@ def _record_stateless(out: Path) -> Path:
             async with trimcp.open_stdio_process(argv, cwd=str(SPEC.parent)) as proc:
                 rec = RecordingStream(proc)
                 async with trimcp.open_client(
-                    rec, revision=STATELESS, request_timeout=30, sampling_handler=sample,
-                    elicitation_handler=elicit, roots=[s.Root(uri="file:///replay")],
+                    rec, revision=STATELESS, timeouts=trimcp.Timeouts(request=30), handlers=trimcp.Handlers(sampling=sample, elicitation=elicit, roots=[s.Root(uri="file:///replay")]),
                 ) as client:
                     tools = {t.name for t in await client.list_tools()}
                     # (sample, elicit and roots answer with an InputRequiredResult first: mrtr)

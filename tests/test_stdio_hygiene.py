@@ -21,7 +21,15 @@ import trio
 
 import trimcp
 import trimcp.config
-from trimcp import RequestTimeout, ShutdownPolicy, TransportClosed, open_client
+from trimcp import (
+    Handlers,
+    RequestTimeout,
+    ShutdownPolicy,
+    StdioOptions,
+    Timeouts,
+    TransportClosed,
+    open_client,
+)
 from trimcp._trio.transports.stdio import open_stdio_process
 from trimcp.config import StdioServerConfig, parse_config
 
@@ -108,8 +116,7 @@ async def test_exit_while_a_grandchild_holds_stdout_fails_pending_at_once(server
 
     with trio.fail_after(8):
         async with open_client(
-            [PY, str(server), "fork-exit"], revision="2025-06-18", request_timeout=6,
-            logging_handler=on_log,
+            [PY, str(server), "fork-exit"], revision="2025-06-18", timeouts=Timeouts(request=6), handlers=Handlers(logging=on_log),
         ) as client:
             stream = client.stream
             start = time.monotonic()
@@ -132,7 +139,7 @@ async def test_a_well_behaved_servers_children_do_not_survive_close(server: Path
     lines: list[str] = []
     with trio.fail_after(8):
         async with open_client(
-            [PY, str(server), "children"], revision="2025-06-18", on_stderr=lines.append
+            [PY, str(server), "children"], revision="2025-06-18", stdio=StdioOptions(on_stderr=lines.append)
         ) as client:
             stream = client.stream
             with trio.fail_after(5):
@@ -175,7 +182,7 @@ async def test_shutdown_policy_from_open_client_and_from_the_config(server: Path
     fast = ShutdownPolicy(grace=0.1, sigint_wait=0.05, sigterm_wait=0.05)
     with trio.fail_after(8):
         async with open_client(
-            [PY, str(server), "stubborn"], revision="2025-06-18", shutdown=fast
+            [PY, str(server), "stubborn"], revision="2025-06-18", stdio=StdioOptions(shutdown=fast)
         ) as client:
             stream = client.stream
             start = time.monotonic()

@@ -20,7 +20,16 @@ import pytest
 import trio
 
 import trimcp
-from trimcp import ConnectError, MessageStream, TransportOptions, open_client, register_transport
+from trimcp import (
+    ConnectError,
+    HttpOptions,
+    Limits,
+    MessageStream,
+    Timeouts,
+    TransportOptions,
+    open_client,
+    register_transport,
+)
 from trimcp._sansio import schema as s
 from trimcp._sansio.http.client.plan import Mode
 from trimcp._trio.memory import memory_stream_pair
@@ -88,7 +97,7 @@ async def test_a_registered_kind_reaches_a_server_through_open_client(autojump_c
     assert resolve("fake://echo") == "fake"
     with trio.fail_after(5):
         async with open_client(
-            "fake://echo", headers={"X-Team": "blue"}, max_message_size=4096, connect_timeout=3.0
+            "fake://echo", http=HttpOptions(headers={"X-Team": "blue"}), limits=Limits(max_message_size=4096), timeouts=Timeouts(connect=3.0)
         ) as client:
             assert client.server_info["name"] == "echoer"
             assert [t.name for t in await client.list_tools()] == ["echo"]
@@ -348,7 +357,7 @@ async def test_sse_forced_gives_up_on_a_silent_endpoint_within_the_connect_timeo
         async with serve(silent) as server:
             start = trio.current_time()
             with pytest.raises(ConnectError, match="no 2024-11-05 HTTP[+]SSE transport at .*within 0.5 s"):
-                async with open_client(server.url, transport="sse", connect_timeout=0.5):
+                async with open_client(server.url, transport="sse", timeouts=Timeouts(connect=0.5)):
                     pass
             assert trio.current_time() - start < 5  # not the keeper's own 10 s endpoint wait
         assert [r.method for r in server.requests] == ["GET"]

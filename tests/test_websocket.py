@@ -24,6 +24,7 @@ import pytest
 import trio
 import trio_websocket
 
+from trimcp import Limits
 from trimcp._errors import ConnectError, RemoteProtocolError, TransportClosed
 from trimcp._sansio import jsonrpc
 from trimcp._sansio.revisions import LATEST_HANDSHAKE, Era
@@ -31,12 +32,19 @@ from trimcp._trio._groups import collapse
 from trimcp._trio.client import open_client
 from trimcp._trio.stream import MessageStream
 from trimcp._trio.transports.websocket import (
-    SUBPROTOCOL, WebSocketClosed, WebSocketStream, _parse_url, open_websocket_stream,
+    SUBPROTOCOL,
+    WebSocketClosed,
+    WebSocketStream,
+    _parse_url,
+    open_websocket_stream,
 )
-from trimcp.server import Server
 from trimcp.reference.server import build_server
+from trimcp.server import Server
 from trimcp.server.transports.websocket import (
-    WebSocketListener, origin_allowed, serve_websocket, serve_websocket_streams,
+    WebSocketListener,
+    origin_allowed,
+    serve_websocket,
+    serve_websocket_streams,
 )
 
 PING = jsonrpc.Request(1, "ping")
@@ -462,7 +470,7 @@ async def test_an_oversize_answer_fails_the_call_and_the_connection() -> None:
             mcp_server() as listener,
             open_websocket_stream(listener.url, max_message_size=4096) as stream,
         ):
-            async with open_client(stream, max_message_size=4096) as client:
+            async with open_client(stream, limits=Limits(max_message_size=4096)) as client:
                 with pytest.raises(RemoteProtocolError, match="limit is 4096 bytes"):
                     await client.call_tool("large_output", {"size": 20_000})
                 with pytest.raises(TransportClosed):

@@ -20,6 +20,7 @@ from __future__ import annotations
 from importlib import import_module as _import_module
 from typing import TYPE_CHECKING, Any
 
+from ._deprecate import deprecated_aliases as _deprecated_aliases
 from ._errors import AuthError as AuthError
 from ._errors import ConnectError as ConnectError
 from ._errors import ConnectTimeout as ConnectTimeout
@@ -44,12 +45,15 @@ if TYPE_CHECKING:
     from ._sansio.revisions import HANDSHAKE_VERSIONS as HANDSHAKE_VERSIONS
     from ._sansio.revisions import Era as Era
     from ._sansio.schema import SchemaError as SchemaError
-    from ._sansio.schema import from_wire as from_wire
-    from ._sansio.schema import to_wire as to_wire
     from ._sansio.task_poll import TaskState as TaskState
     from ._trio.client import ClientSession as ClientSession
     from ._trio.client import ToolTask as ToolTask
     from ._trio.client import open_client as open_client
+    from ._trio.client.options import Handlers as Handlers
+    from ._trio.client.options import HttpOptions as HttpOptions
+    from ._trio.client.options import Limits as Limits
+    from ._trio.client.options import StdioOptions as StdioOptions
+    from ._trio.client.options import Timeouts as Timeouts
     from ._trio.driver import RequestContext as RequestContext
     from ._trio.memory import memory_stream_pair as memory_stream_pair
     from ._trio.stream import MessageStream as MessageStream
@@ -69,12 +73,15 @@ _LAZY: dict[str, str] = {
     "HANDSHAKE_VERSIONS": "._sansio.revisions",
     "Era": "._sansio.revisions",
     "SchemaError": "._sansio.schema",
-    "from_wire": "._sansio.schema",
-    "to_wire": "._sansio.schema",
     "TaskState": "._sansio.task_poll",
     "ClientSession": "._trio.client",
     "ToolTask": "._trio.client",
     "open_client": "._trio.client",
+    "Handlers": "._trio.client.options",
+    "HttpOptions": "._trio.client.options",
+    "Limits": "._trio.client.options",
+    "StdioOptions": "._trio.client.options",
+    "Timeouts": "._trio.client.options",
     "RequestContext": "._trio.driver",
     "memory_stream_pair": "._trio.memory",
     "MessageStream": "._trio.stream",
@@ -86,11 +93,22 @@ _LAZY: dict[str, str] = {
 }
 
 
+def _schema_attr(name: str) -> Any:
+    return lambda: getattr(_import_module(".schema", __name__), name)
+
+
+#: Old names: each use warns and names the one to use (``_deprecate.py``).
+_DEPRECATED = _deprecated_aliases(__name__, {
+    "from_wire": ("trimcp.schema.from_wire", _schema_attr("from_wire")),
+    "to_wire": ("trimcp.schema.to_wire", _schema_attr("to_wire")),
+})
+
+
 def __getattr__(name: str) -> Any:
     """Import a lazy export on first use and cache it here (PEP 562)."""
     where = _LAZY.get(name)
     if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        return _DEPRECATED(name)
     module = _import_module(where, __name__)
     value = module if name == "schema" else getattr(module, name)
     globals()[name] = value
@@ -112,7 +130,10 @@ __all__ = [
     "ConnectTimeout",
     "Connection",
     "Era",
+    "Handlers",
+    "HttpOptions",
     "InputRoundsExceeded",
+    "Limits",
     "LocalProtocolError",
     "McpError",
     "MessageStream",
@@ -125,19 +146,19 @@ __all__ = [
     "SchemaError",
     "SessionExpired",
     "ShutdownPolicy",
+    "StdioOptions",
     "TaskCancelled",
     "TaskState",
+    "Timeouts",
     "ToolTask",
     "TransportClosed",
     "TransportError",
     "TransportFactory",
     "TransportOptions",
     "TrimcpError",
-    "from_wire",
     "memory_stream_pair",
     "open_client",
     "open_stdio_process",
     "register_transport",
     "schema",
-    "to_wire",
 ]

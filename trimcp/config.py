@@ -179,7 +179,7 @@ def _positive(instance: object, attribute: attrs.Attribute[float], value: float)
 
 @attrs.frozen(kw_only=True)
 class HeartbeatPolicy:
-    """Ask a quiet server whether it is there (``open_client(heartbeat_interval=...)``).
+    """Ask a quiet server whether it is there (``open_client(timeouts=Timeouts(heartbeat=...))``).
 
     After ``interval`` seconds without a message from the server a ``ping`` goes out
     (``server/discover`` in the stateless era); no answer within ``timeout`` counts as one

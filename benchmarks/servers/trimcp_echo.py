@@ -4,7 +4,7 @@
 Theory of operation (MCP basic/transports: stdio and Streamable HTTP; server/tools): the same
 tool as ``mcp_echo.py`` and ``fastmcp_echo.py``, served with trimcp's defaults -- nothing tuned
 for the benchmark.  ``--http`` serves Streamable HTTP with ``serve_http`` on 127.0.0.1 (port 0:
-a free one) and prints ``PORT <n>`` on stdout once it listens; without it, stdio (``run_stdio``).
+a free one) and prints ``PORT <n>`` on stdout once it listens; without it, stdio (``serve_stdio``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from functools import partial
 
 import trio
 
-from trimcp.server import Context, Server, run_stdio
+from trimcp.server import Context, Server, serve_stdio
 
 
 def build() -> Server:
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     ns = ap.parse_args(argv)
     server = build()
     if not ns.http:
-        run_stdio(server)
+        trio.run(serve_stdio, server)
         return 0
     try:
         trio.run(serve_http, server, ns.port)

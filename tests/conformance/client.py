@@ -54,7 +54,7 @@ def log(message: str) -> None:
 
 def _with_defaults(requested_schema: Any) -> dict[str, Any]:
     """The form a user accepts without touching anything: every field's ``default``."""
-    wire = trimcp.to_wire(requested_schema) if not isinstance(requested_schema, dict) else requested_schema
+    wire = trimcp.schema.to_wire(requested_schema) if not isinstance(requested_schema, dict) else requested_schema
     content: dict[str, Any] = {}
     for name, prop in (wire.get("properties") or {}).items():
         if isinstance(prop, dict) and "default" in prop:
@@ -64,7 +64,7 @@ def _with_defaults(requested_schema: Any) -> dict[str, Any]:
 
 async def accept_with_defaults(params: schema.ElicitRequestParams) -> dict[str, Any]:
     """Elicitation: accept, filling each field with its schema default (SEP-1034)."""
-    wire = trimcp.to_wire(params)
+    wire = trimcp.schema.to_wire(params)
     return {"action": "accept", "content": _with_defaults(wire.get("requestedSchema") or {})}
 
 
@@ -86,7 +86,7 @@ def connect(url: str, revision: str | None, **options: Any) -> Any:
     options.setdefault("elicitation_handler", accept_with_defaults)
     options.setdefault("sampling_handler", sample)
     options.setdefault("roots", [schema.from_wire(schema.Root, r) for r in ROOTS])
-    return trimcp.open_client(url, revision=revision, connect_timeout=20, **options)
+    return trimcp.open_client(url, revision=revision, timeouts=trimcp.Timeouts(connect=20), **options)
 
 
 # ----------------------------------------------------------- behaviours
@@ -110,7 +110,7 @@ def _example(prop: dict[str, Any]) -> Any:
 
 def example_arguments(tool: schema.Tool) -> dict[str, Any]:
     """Arguments for every required parameter of ``tool``."""
-    wire = trimcp.to_wire(tool).get("inputSchema") or {}
+    wire = trimcp.schema.to_wire(tool).get("inputSchema") or {}
     props = wire.get("properties") or {}
     return {name: _example(props.get(name) or {}) for name in wire.get("required") or []}
 
@@ -122,7 +122,7 @@ async def exercise(url: str, context: dict[str, Any], revision: str | None) -> N
     else one call per listed tool with example arguments.
     """
     async with connect(url, revision) as session:
-        caps = trimcp.to_wire(session.server_capabilities) if not isinstance(
+        caps = trimcp.schema.to_wire(session.server_capabilities) if not isinstance(
             session.server_capabilities, dict) else session.server_capabilities
         if "tools" in caps:
             tools = await session.list_tools()
@@ -132,7 +132,7 @@ async def exercise(url: str, context: dict[str, Any], revision: str | None) -> N
             for call in calls:
                 try:
                     result = await session.call_tool(call["name"], call.get("arguments") or {})
-                    log(f"tools/call {call['name']}: {trimcp.to_wire(result)}")
+                    log(f"tools/call {call['name']}: {trimcp.schema.to_wire(result)}")
                 except trimcp.TrimcpError as exc:
                     log(f"tools/call {call['name']} failed: {exc!r}")
         if "resources" in caps:
@@ -140,7 +140,7 @@ async def exercise(url: str, context: dict[str, Any], revision: str | None) -> N
                 await session.read_resource(resource.uri)
         if "prompts" in caps:
             for prompt in await session.list_prompts():
-                wire = trimcp.to_wire(prompt)
+                wire = trimcp.schema.to_wire(prompt)
                 args = {a["name"]: "example" for a in wire.get("arguments") or [] if a.get("required")}
                 await session.get_prompt(prompt.name, args)
 
@@ -156,7 +156,7 @@ async def echo_schema(url: str, context: dict[str, Any], revision: str | None) -
     """Hand a tool's inputSchema back to the server exactly as the client holds it."""
     async with connect(url, revision) as session:
         tools = {tool.name: tool for tool in await session.list_tools()}
-        focal = trimcp.to_wire(tools["json_schema_2020_12_tool"])["inputSchema"]
+        focal = trimcp.schema.to_wire(tools["json_schema_2020_12_tool"])["inputSchema"]
         await session.call_tool("json_schema_echo", {"schema": focal})
 
 
@@ -231,7 +231,7 @@ async def with_client_credentials(url: str, context: dict[str, Any], revision: s
 async def with_oauth(url: str, context: dict[str, Any], revision: str | None) -> None:
     """An ordinary client session, authorized with OAuth when the server asks."""
     async with connect(url, revision, auth=oauth_provider(context, revision)) as session:
-        caps = trimcp.to_wire(session.server_capabilities) if not isinstance(
+        caps = trimcp.schema.to_wire(session.server_capabilities) if not isinstance(
             session.server_capabilities, dict) else session.server_capabilities
         if "tools" in caps:
             for tool in await session.list_tools():

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import sys
 
+import trio
+
 from trimcp.reference.server import build_server
-from trimcp.server.serve import run_stdio
+from trimcp.server import serve_stdio
 
 
 def main(argv: list[str]) -> None:
@@ -22,7 +24,7 @@ def main(argv: list[str]) -> None:
     server = build_server()
     if argv != ["all"]:
         server.supported_versions = tuple(argv)
-    run_stdio(server)
+    trio.run(serve_stdio, server)
 
 
 if __name__ == "__main__":

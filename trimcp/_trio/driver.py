@@ -64,7 +64,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import trio
@@ -130,6 +130,7 @@ class SessionDriver:
         *,
         request_handlers: Mapping[str, RequestHandler] | None = None,
         notification_handler: NotificationHandler | None = None,
+        notification_taps: Sequence[NotificationTap] = (),
         request_timeout: float | None = 60.0,
         issue_log_size: int = 200,
         max_input_rounds: int = 8,
@@ -145,8 +146,7 @@ class SessionDriver:
         self.request_handlers: dict[str, RequestHandler] = dict(request_handlers or {})
         #: User code for every notification; runs in the callback task (see the module docstring).
         self.notification_handler = notification_handler
-        #: Synchronous observers run in the reader before the handler is queued; never block.
-        self.notification_taps: list[NotificationTap] = []
+        self.notification_taps = tuple(notification_taps)  #: sync, in the reader, before the handler; never block
         #: Notification, progress and logging callbacks waiting for (or run by) the callback task.
         self.callbacks = CallbackQueue(max_pending_callbacks)
         #: The limit on the peer's requests served at once.

@@ -72,6 +72,7 @@ from typing import TypeAlias
 import h11
 import trio
 
+from .._errors import TransportError
 from .._sansio import jsonrpc as rpc
 from .._sansio.http.server.routing import HttpError, RequestHead
 from .http_limits import BodyBudget, linger
@@ -126,7 +127,7 @@ class _TooSlow(Exception):
     """A deadline of ``read_request`` passed while it waited for bytes."""
 
 
-class ClientGone(Exception):
+class ClientGone(TransportError):
     """The client closed or reset the connection."""
 
 

@@ -61,14 +61,18 @@ from .. import (
     ALL_VERSIONS,
     AuthError,
     ConnectError,
+    Handlers,
+    HttpOptions,
     McpError,
+    StdioOptions,
+    Timeouts,
     TrimcpError,
     __version__,
     open_client,
-    to_wire,
 )
 from ..config import Redactor
 from ..oauth import OAuthError, StoreUnavailable, TokenStore, UrlPolicy
+from ..schema import to_wire
 from .arguments import parse_args_json, parse_pairs, prompt_arguments, tool_arguments
 from .check import FORMATS as CHECK_FORMATS
 from .check import (
@@ -483,7 +487,7 @@ async def _auth(ns: argparse.Namespace) -> int:
         await _mark_auth_needed(url)
     async with _provider(ns, url) as provider:
         try:
-            async with open_client(url, revision=_revision(ns), request_timeout=ns.timeout, auth=provider):
+            async with open_client(url, revision=_revision(ns), timeouts=Timeouts(request=ns.timeout), auth=provider):
                 pass
         except TrimcpError as exc:
             if probe.status != 401 or await provider.stored_tokens() is not None:
@@ -511,10 +515,10 @@ async def _inspect(ns: argparse.Namespace, command: list[str]) -> int:
     # about the same failure would only repeat it.
     spec: ServerSpec = ns.spec
     show_library_errors(spec.redact)
-    async with open_client(spec.open_target, revision=_revision(ns), request_timeout=ns.timeout,
-                           connect_timeout=ns.connect_timeout, env=spec.env, cwd=spec.cwd,
-                           headers=spec.headers, transport=spec.transport,
-                           elicitation_handler=ns.elicitation) as client:
+    async with open_client(spec.open_target, revision=_revision(ns), transport=spec.transport,
+                           timeouts=Timeouts(request=ns.timeout, connect=ns.connect_timeout),
+                           stdio=StdioOptions(env=spec.env, cwd=spec.cwd), http=HttpOptions(headers=spec.headers),
+                           handlers=Handlers(elicitation=ns.elicitation)) as client:
         if ns.command == "tools":
             if ns.action == "list":
                 _emit(ns, [to_wire(t) for t in await client.list_tools()])

@@ -38,8 +38,8 @@ from typing import IO, Any
 import outcome
 import trio
 
-from .. import to_wire
 from ..host import FormField, form_fields, validate_form_async
+from ..schema import to_wire
 from .targets import UsageError
 
 __all__ = ["add_elicit_arguments", "handler_from_args", "terminal_handler"]

@@ -33,7 +33,7 @@ from typing import Any
 
 import attrs
 
-from .. import ALL_VERSIONS, McpError, open_client
+from .. import ALL_VERSIONS, Handlers, McpError, Timeouts, open_client
 from ..conformance import (
     Transcript,
     TranscriptError,
@@ -136,17 +136,20 @@ def _declaring(declared: dict[str, Any]) -> dict[str, Any]:
     caps = declared.get("capabilities")
     caps = caps if isinstance(caps, dict) else {}
     options: dict[str, Any] = {}
+    handlers: dict[str, Any] = {}
     if "sampling" in caps:
-        options["sampling_handler"] = _refuse_sampling
+        handlers["sampling"] = _refuse_sampling
         if isinstance(caps["sampling"], dict) and "tools" in caps["sampling"]:
-            options["sampling_tools"] = True
+            handlers["sampling_tools"] = True
     elicitation = caps.get("elicitation")
     if elicitation is not None:
         modes = [m for m in ("form", "url") if isinstance(elicitation, dict) and m in elicitation]
-        options["elicitation_handler"] = _decline
-        options["elicitation_modes"] = modes or ["form"]
+        handlers["elicitation"] = _decline
+        handlers["elicitation_modes"] = modes or ["form"]
     if "roots" in caps:
-        options["roots"] = []
+        handlers["roots"] = []
+    if handlers:
+        options["handlers"] = Handlers(**handlers)
     extensions = caps.get("extensions")
     if isinstance(extensions, dict) and all(isinstance(v, dict) for v in extensions.values()) and extensions:
         options["extensions"] = extensions
@@ -175,7 +178,7 @@ async def _live(side: str, timeout: float, like: Transcript | None) -> _Side:
         declared = like.declared_client()
         if like.revision in ALL_VERSIONS:
             declared["protocolVersion"] = like.revision  # the revision the recording spoke
-    async with open_client(side, request_timeout=timeout, connect_timeout=timeout, **_declaring(declared)) as client:
+    async with open_client(side, timeouts=Timeouts(request=timeout, connect=timeout), **_declaring(declared)) as client:
         return _Side(side, await surface_from_client(client), declared=declared)
 
 

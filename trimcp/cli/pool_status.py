@@ -33,6 +33,7 @@ from typing import Any, TextIO
 
 import trio
 
+from .. import Timeouts
 from ..config import ConfigError, McpConfig, load_config
 from ..host import ServerState, ServerStatus, StatusChanged, open_pool
 from ..oauth import AuthNeededCache
@@ -147,7 +148,7 @@ class _Progress:
 async def _run(ns: argparse.Namespace, path: Path, config: McpConfig) -> int:
     for warning in config.warnings:
         sys.stderr.write(f"trimcp: warning: {warning}\n")
-    options = {"connect_timeout": ns.timeout, "request_timeout": ns.timeout}
+    options = {"timeouts": Timeouts(connect=ns.timeout, request=ns.timeout)}
     async with open_pool(config, stdio_limit=ns.stdio_limit, remote_limit=ns.remote_limit,
                          auth_cache=AuthNeededCache(), client_options=options) as pool:
         enabled = [n for n, st in pool.status().items() if st.state is not ServerState.DISABLED]

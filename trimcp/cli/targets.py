@@ -27,6 +27,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping, Sequence
 
+from .. import TrimcpError
+
 URL_SCHEMES = ("http://", "https://", "ws://", "wss://")
 
 #: (command, action) -> the names of the positional slots filled before the target.
@@ -42,7 +44,7 @@ _SLOT_WORDS = {("tools", "name"): "a tool NAME", ("prompts", "name"): "a prompt 
 TARGET_COMMANDS = frozenset({"check", "tools", "resources", "prompts"})
 
 
-class UsageError(ValueError):
+class UsageError(TrimcpError, ValueError):
     """A mistake on the command line: reported in one line, exit 2, before anything starts."""
 
 

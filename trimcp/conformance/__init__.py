@@ -2,9 +2,9 @@
 
 ``run_checks(connect, ...)`` runs the catalogue (``CATALOG``) against a server
 reached by a ``Connector``; ``connector_for(target)`` makes one for a URL or a
-command line (``is_url`` tells which).  ``print_table`` / ``print_json``
-report the resulting ``Report`` (``print_report``, ``write_json``, ``write_junit``,
-``write_markdown``: the formats of ``trimcp check``); ``Selection`` chooses checks,
+command line (``is_url`` tells which).  ``print_report``, ``write_json``,
+``write_junit`` and ``write_markdown`` report the resulting ``Report`` (the formats
+of ``trimcp check``; ``print_table`` / ``print_json`` are their deprecated old names); ``Selection`` chooses checks,
 ``judge`` decides a run (``--fail-on``, ``--expected-failures``);
 ``write_requirements_coverage`` prints the requirements catalogue's coverage.
 ``write_transcript`` / ``read_transcripts`` / ``replay`` keep a run's
@@ -14,13 +14,14 @@ conversation and judge it again offline; ``surface_from_*`` and
 whether an HTTP server wants authorization first (``ProbeError``: it could not be reached).
 """
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+
+from .._deprecate import deprecated_aliases as _deprecated_aliases
 from .catalog import CATALOG as CATALOG
 from .checks.auth import probe_unauthenticated as probe_unauthenticated
 from .checks.auth_binding import AuthTokens as AuthTokens
 from .connectors import connector_for as connector_for
 from .connectors import is_url as is_url
-from .console import print_json as print_json
-from .console import print_table as print_table
 from .expected import judge as judge
 from .expected import read_expected as read_expected
 from .model import CheckResult as CheckResult
@@ -54,7 +55,17 @@ from .transcript import write_transcript as write_transcript
 __all__ = [
     "CATALOG", "Change", "CheckResult", "Connector", "Level", "ProbeError", "Progress", "Report", "Selection",
     "Status", "Transcript", "TranscriptError", "connector_for", "diff_surfaces", "is_url", "jsonable", "judge",
-    "print_json", "print_report", "print_table", "probe_unauthenticated", "read_expected", "read_transcripts",
+    "print_report", "probe_unauthenticated", "read_expected", "read_transcripts",
     "replay", "run_checks", "shown_status", "summary_line", "surface_from_client", "surface_from_transcript",
     "use_color", "write_json", "write_junit", "write_markdown", "write_requirements_coverage", "write_transcript",
 ]
+
+if not _TYPE_CHECKING:  # (a type checker is to reject the old names, not type them Any)
+    #: Old names: each use warns and names the one to use (``_deprecate.py``).
+    _DEPRECATED = _deprecated_aliases(__name__, {
+        "print_table": ("trimcp.conformance.print_report", lambda: print_report),
+        "print_json": ("trimcp.conformance.write_json", lambda: write_json),
+    })
+
+    def __getattr__(name: str) -> object:
+        return _DEPRECATED(name)

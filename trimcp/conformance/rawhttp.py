@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 import attrs
 import trio
 
-from .._errors import ConnectError
+from .._errors import ConnectError, TransportError
 from .._sansio.framing.sse import ServerSentEvent, SSEDecoder
 from .._trio.h11_client import H11ClientConnection, open_connection
 from .._trio.transports.http.executor import ConnectionLost
@@ -37,7 +37,7 @@ from .timeouts import note_timeout
 MAX_BODY = 1 << 20
 
 
-class ProbeError(Exception):
+class ProbeError(TransportError):
     """The exchange could not be completed (refused, cut, timed out, not HTTP)."""
 
 

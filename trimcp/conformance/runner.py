@@ -71,6 +71,7 @@ from .._sansio.revisions import (
     own_gate,
 )
 from .._trio.client import open_client
+from .._trio.client.options import Handlers, Timeouts
 from .checks.apps import check_apps
 from .checks.auth import check_auth, probe_unauthenticated, skip_auth
 from .checks.auth_binding import AuthTokens
@@ -229,19 +230,23 @@ async def _run_checks(
             async with open_client(
                 recording,
                 revision=revision,
-                connect_timeout=connect_timeout,
-                request_timeout=request_timeout,
-                # A server still starting (a loaded CI machine) must not be mistaken for a
-                # handshake-only one: the harness waits longer for server/discover than a host.
-                probe_timeout=max(5.0, connect_timeout / 2),
+                timeouts=Timeouts(
+                    connect=connect_timeout,
+                    request=request_timeout,
+                    # A server still starting (a loaded CI machine) must not be mistaken for a
+                    # handshake-only one: the harness waits longer for server/discover than a host.
+                    probe=max(5.0, connect_timeout / 2),
+                ),
                 # Sampling with tools and URL elicitation are declared so that a server using them
                 # shows how (checks/server_requests.py, checks/sampling_balance.py); the harness
                 # only answers, it never asks for either.
-                sampling_handler=ToolUseSampler(),
-                sampling_tools=True,
-                elicitation_handler=_elicitation,
-                elicitation_modes=("form", "url"),
-                roots=[],
+                handlers=Handlers(
+                    sampling=ToolUseSampler(),
+                    sampling_tools=True,
+                    elicitation=_elicitation,
+                    elicitation_modes=("form", "url"),
+                    roots=[],
+                ),
                 # MCP Apps is opt-in: declared so that a server linking views only for
                 # clients that asked links them here (checks/apps.py).
                 extensions=apps.client_extension(),

@@ -38,7 +38,7 @@ from typing import Any
 
 import attrs
 
-from .._errors import RemoteProtocolError
+from .._errors import RemoteProtocolError, TrimcpError
 from .._sansio import jsonrpc as rpc
 from .._sansio.revisions import has_capability, own_gate
 from .validate import validate_conversation
@@ -46,7 +46,7 @@ from .validate import validate_conversation
 __all__ = ["Transcript", "TranscriptError", "read_transcripts", "replay", "write_transcript"]
 
 
-class TranscriptError(ValueError):
+class TranscriptError(TrimcpError, ValueError):
     """A recording that cannot be read: not a transcript, or a line that is not one entry."""
 
 

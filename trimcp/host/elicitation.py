@@ -61,6 +61,7 @@ import trio
 from .._errors import McpError
 from .._sansio import jsonrpc as rpc
 from .._sansio import schema as s
+from .._trio.client.options import Handlers
 from .forms import validate_form_async
 
 __all__ = [
@@ -161,7 +162,7 @@ class Elicitation:
 
     @property
     def handler(self) -> Callable[[s.ElicitRequestParams], Awaitable[s.ElicitResult]]:
-        """What ``open_client(elicitation_handler=...)`` takes (no server name)."""
+        """What ``open_client(handlers=Handlers(elicitation=...))`` takes (no server name)."""
         return self._default.handler
 
     def for_server(self, server: str | None) -> ServerElicitation:
@@ -169,7 +170,7 @@ class Elicitation:
         return ServerElicitation(self, server)
 
     def client_options(self, server: str | None = None) -> dict[str, Any]:
-        """The ``open_client`` keywords that plug this flow into one session."""
+        """The ``open_client`` keywords that plug this flow into one session (its ``handlers``)."""
         return self.for_server(server).client_options()
 
     # ------------------------------------------------------------------ one request
@@ -304,10 +305,9 @@ class ServerElicitation:
         return await self.flow.required(elicitations, self.server)
 
     def client_options(self) -> dict[str, Any]:
-        options: dict[str, Any] = {"elicitation_handler": self.handler, "elicitation_modes": self.flow.modes}
-        if self.flow.url:
-            options["url_elicitation"] = self
-        return options
+        url = self if self.flow.url else None
+        return {"handlers": Handlers(elicitation=self.handler, elicitation_modes=self.flow.modes,
+                                     url_elicitation=url)}
 
 
 def _who(server: str | None) -> str:

@@ -8,7 +8,7 @@ of an ``InputRequiredResult`` and are answered by the same handlers, see
 ``_trio/client/mrtr.py``).
 
 ``SamplingHandler`` and ``RootsHandler`` are the typed shapes ``open_client``
-(``sampling_handler=``, ``roots=``) and ``open_pool(client_options=...)`` take;
+(``handlers=Handlers(sampling=..., roots=...)``) and ``open_pool(client_options=...)`` take;
 a plain ``async def`` of that signature fits, the Protocols only name it.
 
 ``log_to_python(server)`` turns a server's ``notifications/message`` into
@@ -57,7 +57,7 @@ class SamplingHandler(Protocol):
 class RootsHandler(Protocol):
     """Answers ``roots/list``: the roots the host exposes now (asked every time).
 
-    ``open_client(roots=...)`` also takes a fixed sequence of ``Root``; after a change,
+    ``Handlers(roots=...)`` also takes a fixed sequence of ``Root``; after a change,
     call ``ClientSession.notify_roots_changed()`` (handshake era)."""
 
     async def __call__(self) -> Sequence[s.Root]: ...
@@ -69,7 +69,7 @@ def server_logger(server: str) -> logging.Logger:
 
 
 def log_to_python(server: str) -> Callable[[s.LoggingMessageNotificationParams], None]:
-    """A ``logging_handler`` for ``open_client`` that logs to ``server_logger(server)``."""
+    """A ``Handlers(logging=...)`` for ``open_client`` that logs to ``server_logger(server)``."""
     target = server_logger(server)
 
     def handle(params: s.LoggingMessageNotificationParams) -> None:

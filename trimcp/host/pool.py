@@ -52,6 +52,7 @@ from .._sansio.host.naming import DEFAULT_DESCRIPTION_CAP, DESCRIPTION_MARKER
 from .._sansio.revisions import Era
 from .._trio._groups import collapse
 from .._trio.client import ClientSession
+from .._trio.client.options import Handlers, merge_options
 from .._trio.oauth.auth_cache import AuthNeededCache
 from ..config import ConfigError, McpConfig, Redactor, ServerConfig
 from .batch import BatchOutcome, Call, run_batch
@@ -448,8 +449,9 @@ async def open_pool(
     """Hold the servers of an mcpServers config; see the module docstring.
 
     ``client_options`` are ``open_client`` keywords for every server (e.g.
-    ``request_timeout``, ``sampling_handler``); ``server_options[name]`` adds to
-    them for one server (e.g. its ``auth=`` provider).  ``disabled`` names
+    ``timeouts=Timeouts(request=10)``, ``handlers=Handlers(sampling=...)``);
+    ``server_options[name]`` adds to them for one server (e.g. its ``auth=`` provider),
+    a group combining field by field with the one below it (``merge_options``).  ``disabled`` names
     servers never to connect (an entry's ``"disabled": true`` does the same).
     ``backoff`` and ``random`` shape the waits before reconnecting.
     ``auth_cache`` (e.g. ``trimcp.oauth.AuthNeededCache()``) lets the pool skip
@@ -459,7 +461,7 @@ async def open_pool(
     ``elicitation`` (a ``trimcp.host.Elicitation``) answers every server's elicitation
     requests, told which server asked; with ``server_logs`` each server's log messages
     go to the Python logger ``trimcp.server.<name>`` (``handlers.py``).  Either yields
-    to a ``client_options`` / ``server_options`` entry of the same keyword.
+    to a ``client_options`` / ``server_options`` handler of the same field.
     On exit every session is closed (stdio servers shut down, in parallel).
     """
     env = os.environ if environ is None else environ
@@ -471,12 +473,9 @@ async def open_pool(
     per_server = {name: dict(opts) for name, opts in (server_options or {}).items()}
 
     def options_for(entry: ServerConfig) -> dict[str, Any]:
-        hooked: dict[str, Any] = {}
-        if server_logs:
-            hooked["logging_handler"] = log_to_python(entry.name)
-        if elicitation is not None:
-            hooked.update(elicitation.client_options(entry.name))
-        return {**hooked, **common, **per_server.get(entry.name, {})}
+        logs = {"handlers": Handlers(logging=log_to_python(entry.name))} if server_logs else {}
+        elicits = elicitation.client_options(entry.name) if elicitation is not None else {}
+        return merge_options(logs, elicits, common, per_server.get(entry.name, {}))
 
     with collapse():
         async with trio.open_nursery() as nursery:

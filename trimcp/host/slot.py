@@ -51,6 +51,7 @@ from .._sansio import schema as s
 from .._sansio.host.backoff import Backoff
 from .._sansio.revisions import Era
 from .._trio.client import ClientSession, open_client
+from .._trio.client.options import Handlers, merge_options
 from .._trio.oauth.auth_cache import AuthNeededCache
 from ..config import Redactor, RemoteServerConfig, ServerConfig, StdioServerConfig
 from .events import EventHub
@@ -303,7 +304,8 @@ class ServerSlot:
             began = trio.current_time()
             try:
                 session = await stack.enter_async_context(
-                    open_client(self.config, notification_handler=self._on_notification, **options)
+                    open_client(self.config, **merge_options(
+                        options, {"handlers": Handlers(notification=self._on_notification)}))
                 )
             except AuthError as exc:
                 if url is not None and self.ctx.auth_cache is not None:

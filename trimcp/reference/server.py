@@ -40,6 +40,7 @@ What it exercises:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import struct
 import zlib
@@ -51,7 +52,7 @@ from . import stateless as _reference_stateless
 from ..server.definition import Server
 from ..server.content import audio, embedded_text, error_result, image, resource_link, text
 from ..server.context import Context
-from ..server.serve import run_stdio
+from ..server.serve import serve_stdio
 from .views import ECHO_VIEW, register_views
 
 __all__ = ["INSTRUCTIONS", "NAME", "PNG", "VERSION", "WAV", "build_server", "main"]
@@ -476,7 +477,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m trimcp.reference", description="The trimcp reference MCP server (stdio).")
     parser.add_argument("--page-size", type=int, default=5, help="items per */list page (0: no pagination)")
     args = parser.parse_args(argv)
-    run_stdio(build_server(page_size=args.page_size or None))
+    with contextlib.suppress(KeyboardInterrupt):
+        trio.run(serve_stdio, build_server(page_size=args.page_size or None))
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._deprecate import deprecated_aliases as _deprecated_aliases
 from .._sansio.http.server.routing import is_loopback as is_loopback
 from ._errors import ClientCapabilityError as ClientCapabilityError
 from ._errors import ResourceNotFound as ResourceNotFound
@@ -33,19 +34,28 @@ from .content import text as text
 from .context import Context as Context
 from .definition import Server as Server
 from .inputs import InputRequest as InputRequest
-from .serve import run_stdio as run_stdio
 from .serve import serve_stdio as serve_stdio
 from .serve import serve_stream as serve_stream
 from .server_session import ServerSession as ServerSession
 from .subscriptions import ListenStream as ListenStream
 
-#: The name ``ListenStream`` had before it was told apart from the client's ``Subscription``;
-#: kept so that code written against it still imports.
-Subscription = ListenStream
-
 if TYPE_CHECKING:
     from .transports.http.app import serve_http as serve_http
     from .transports.websocket import serve_websocket as serve_websocket
+
+
+def _old_run_stdio() -> Any:
+    from . import serve
+
+    return serve.run_stdio
+
+
+#: Old names: each use warns and names the one to use (``_deprecate.py``).  ``Subscription``
+#: is what ``ListenStream`` was called before it was told apart from the client's.
+_DEPRECATED = _deprecated_aliases(__name__, {
+    "Subscription": ("trimcp.server.ListenStream", lambda: ListenStream),
+    "run_stdio": ("trio.run(trimcp.server.serve_stdio, server)", _old_run_stdio),
+})
 
 
 def __getattr__(name: str) -> Any:
@@ -60,7 +70,7 @@ def __getattr__(name: str) -> Any:
 
         value = websocket.serve_websocket
     else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        return _DEPRECATED(name)  # (not cached: every use of an old name warns)
     globals()[name] = value
     return value
 
@@ -69,5 +79,5 @@ __all__ = [
     "ClientCapabilityError", "Context", "InputRequest", "ListenStream", "ResourceNotFound", "Server",
     "ServerSession",
     "audio", "embedded_blob", "embedded_text", "error_result", "image", "is_loopback", "resource_link",
-    "run_stdio", "serve_http", "serve_stdio", "serve_stream", "serve_websocket", "text",
+    "serve_http", "serve_stdio", "serve_stream", "serve_websocket", "text",
 ]

@@ -43,6 +43,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from .._errors import TrimcpError
+
 _VERSION: Final = 1
 _PREFIX: Final = "v1"
 _LABEL: Final = b"trimcp/mrtr-request-state/v1\x00"
@@ -54,7 +56,7 @@ _SALIENT: Final[Mapping[str, tuple[str, ...]]] = {
 }
 
 
-class InvalidRequestState(ValueError):
+class InvalidRequestState(TrimcpError, ValueError):
     """A ``requestState`` that fails verification (tampered, stale or misplaced)."""
 
 

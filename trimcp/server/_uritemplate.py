@@ -39,6 +39,8 @@ import unicodedata
 from typing import Any, Final
 from urllib.parse import quote, unquote
 
+from .._errors import TrimcpError
+
 __all__ = ["UnsafeVariable", "UriTemplate", "unsafe_reason"]
 
 _EXPRESSION: Final = re.compile(r"\{([^{}]*)\}")
@@ -56,7 +58,7 @@ def _load_re2() -> Any:
 _RE2: Final = _load_re2()
 
 
-class UnsafeVariable(ValueError):
+class UnsafeVariable(TrimcpError, ValueError):
     """A URI that fits a template but whose decoded variable is not one safe segment."""
 
     def __init__(self, template: str, variable: str, reason: str) -> None:

@@ -19,7 +19,8 @@ unregistered and the stream closed; transport errors end the session
 quietly, since a client leaving is normal for a server.
 
 ``serve_stdio`` serves this process's stdin/stdout (a server launched by a
-client); ``run_stdio`` is the synchronous entry point for ``__main__``.
+client): ``trio.run(serve_stdio, server)`` in a script's ``__main__``
+(``run_stdio``, its old blocking spelling, is deprecated).
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ from typing import Any
 
 import trio
 
+from .._deprecate import deprecated
 from .._trio._groups import collapse
-from .._trio.driver import NotificationHandler, SessionDriver
+from .._trio.driver import NotificationHandler
 from .._trio.stream import MessageStream
 from .._trio.transports.stdio import open_stdio_server_stream
 from ._registry import call
@@ -64,14 +66,12 @@ async def serve_stream(
     in order); ``max_pending_callbacks``: the client notifications that may wait
     for the roots-changed hooks.  ``None``: the ``Server``'s settings, which every
     transport (HTTP, WebSocket, stdio) uses."""
-    driver = SessionDriver(
-        server.make_connection(), stream, request_timeout=server.request_timeout,
+    session = ServerSession(
+        server, stream, request_handlers=request_handlers, notification_handler=_notification_handler,
         max_concurrent_requests=max_concurrent_requests or server.max_concurrent_requests,
         max_pending_callbacks=max_pending_callbacks or server.max_pending_callbacks,
     )
-    session = ServerSession(server, driver)
-    driver.request_handlers.update(request_handlers(session))
-    driver.notification_handler = _notification_handler(session)
+    driver = session.driver
     server.sessions.add(session)
     try:
         with collapse():
@@ -90,12 +90,13 @@ async def serve_stdio(server: Server) -> None:
         await serve_stream(server, stream)
 
 
+@deprecated("trio.run(trimcp.server.serve_stdio, server)")
 def run_stdio(server: Server) -> None:
-    """Blocking entry point: ``run_stdio(server)`` in a script's ``__main__``."""
+    """Deprecated: ``trio.run(serve_stdio, server)`` (Ctrl-C ends it quietly)."""
     try:
         trio.run(serve_stdio, server)
     except KeyboardInterrupt:
         pass
 
 
-__all__ = ["run_stdio", "serve_stdio", "serve_stream"]
+__all__ = ["serve_stdio", "serve_stream"]

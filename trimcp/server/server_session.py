@@ -22,6 +22,7 @@ from the handler's ``Context``), its notifications go to open
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._errors import TrimcpError
@@ -29,7 +30,8 @@ from .._sansio.jsonrpc import RequestId
 from .._sansio.connection.lifecycle import OPERATING
 from .._sansio.revisions import LATEST_HANDSHAKE
 from .._sansio.connection.stateless import Envelope
-from .._trio.driver import SessionDriver
+from .._trio.driver import NotificationHandler, RequestHandler, SessionDriver
+from .._trio.stream import MessageStream
 from .definition import Server
 
 logger = logging.getLogger("trimcp.server")
@@ -38,10 +40,29 @@ logger = logging.getLogger("trimcp.server")
 class ServerSession:
     """Per-client state of a running server."""
 
-    def __init__(self, server: Server, driver: SessionDriver) -> None:
+    def __init__(
+        self,
+        server: Server,
+        stream: MessageStream,
+        *,
+        request_handlers: Callable[[ServerSession], Mapping[str, RequestHandler]],
+        notification_handler: Callable[[ServerSession], NotificationHandler],
+        max_concurrent_requests: int,
+        max_pending_callbacks: int,
+    ) -> None:
+        """The session builds its driver whole: the handlers, bound to this session, are
+        given at construction (``request_handlers(session)`` and ``notification_handler(session)``
+        make them), never set on the driver afterwards."""
         self.server = server
-        self.driver = driver
-        self.connection = driver.connection
+        self.driver = SessionDriver(
+            server.make_connection(), stream,
+            request_handlers=request_handlers(self),
+            notification_handler=notification_handler(self),
+            request_timeout=server.request_timeout,
+            max_concurrent_requests=max_concurrent_requests,
+            max_pending_callbacks=max_pending_callbacks,
+        )
+        self.connection = self.driver.connection
         #: Resource URIs this client subscribed to.
         self.subscriptions: set[str] = set()
 

@@ -16,10 +16,12 @@ units.
 
 from __future__ import annotations
 
+from ..._errors import TrimcpError
+
 __all__ = ["BudgetExhausted", "WorkBudget"]
 
 
-class BudgetExhausted(Exception):
+class BudgetExhausted(TrimcpError):
     """The work budget ran out before the evaluation finished."""
 
     def __init__(self, limit: int) -> None:

@@ -42,6 +42,7 @@ import re
 import warnings
 from typing import Any, Final
 
+from ..._errors import TrimcpError
 from .budget import WorkBudget
 
 __all__ = [
@@ -73,7 +74,7 @@ _ASSERTIONS: Final = frozenset("bB")
 _LOOKAROUND: Final = ("(?=", "(?!", "(?<=", "(?<!")
 
 
-class Unsupported(Exception):
+class Unsupported(TrimcpError):
     """The pattern uses something RE2 cannot run in linear time (or at all); ``syntax``
     when it is no ECMA-262 pattern either (an unterminated class, a trailing backslash)."""
 

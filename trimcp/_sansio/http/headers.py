@@ -48,6 +48,8 @@ from typing import Any, Final, Protocol, TypeVar
 
 import attrs
 
+from ..._errors import TrimcpError
+
 __all__ = [
     "NAME_SOURCES",
     "SENTINEL_PREFIX",
@@ -129,7 +131,7 @@ def encode_header_value(value: str) -> str:
     return SENTINEL_PREFIX + base64.b64encode(raw).decode("ascii") + SENTINEL_SUFFIX
 
 
-class InvalidHeaderValue(ValueError):
+class InvalidHeaderValue(TrimcpError, ValueError):
     """A header value that is neither plain header-safe text nor a valid Base64 sentinel."""
 
 
@@ -183,7 +185,7 @@ def header_text(value: Any) -> str | None:
     return None
 
 
-class InvalidToolHeaders(ValueError):
+class InvalidToolHeaders(TrimcpError, ValueError):
     """A tool's ``x-mcp-header`` annotations break the rules; the tool must be left out."""
 
 

@@ -83,9 +83,13 @@ class ClientSession:
         driver: SessionDriver,
         handshake: ev.Initialized | ev.Discovered,
         max_pages: int,
-        router: NotificationRouter | None = None,
+        *,
+        router: NotificationRouter,
+        cache: ListCache[Any],
         url_elicitation: UrlElicitation | None = None,
     ) -> None:
+        """``router`` is among the driver's notification taps and ``cache`` among the
+        router's: ``open_client`` wires them when it builds the driver."""
         self.driver = driver
         self.connection = driver.connection
         #: ``Era.HANDSHAKE`` (initialize was run) or ``Era.STATELESS`` (2026-07-28, server/discover).
@@ -105,12 +109,9 @@ class ClientSession:
         #: The transport, e.g. a ``StdioProcessStream`` with ``stderr_tail()``.
         self.stream = driver.stream
         #: Routes notifications to the cache and to open ``listen`` streams (in the reader task).
-        self.router = router or NotificationRouter()
-        if self.router not in driver.notification_taps:
-            driver.notification_taps.append(self.router)
+        self.router = router
         #: List pages kept as their ``ttlMs`` allows, dropped by ``list_changed``.
-        self.cache: ListCache[Any] = ListCache()
-        self.router.taps.append(self.cache.on_notification)
+        self.cache = cache
         #: The listed tools' ``x-mcp-header`` parameters; a transport that mirrors them
         #: (Streamable HTTP) needs tools with invalid annotations left out.
         self.tool_headers = ToolHeaderBook(reject_invalid=mirrors_tool_headers(self.stream))
@@ -267,7 +268,7 @@ class ClientSession:
         that reports progress is kept alive without an ``on_progress``; the
         deadline never passes the start + ``max_total_timeout`` (``None``: 10 x the timeout).
         A refusal with -32042 (URL elicitation required) is elicited and the call sent
-        once more when ``open_client`` was given a ``url_elicitation``.
+        once more when ``open_client`` was given a ``Handlers(url_elicitation=...)``.
         When the client declared the tasks extension (``open_client(extensions=
         {"io.modelcontextprotocol/tasks": {}})``) and the server answers with a task,
         the task is polled to its end within the same deadline (``tasks.py``): its

@@ -11,15 +11,18 @@ reader task it starts; then ``_negotiate`` agrees on a revision under the
 connect deadline and the ``ClientSession`` (``client_session.py``) is yielded.
 
 Server-to-client requests (sampling, elicitation, roots) are answered by the
-handlers given to ``open_client``, at most ``max_concurrent_requests`` at once;
+``Handlers`` given to ``open_client`` (``options.py``), at most
+``Limits.max_concurrent_requests`` at once;
 in the stateless era the same handlers answer the server's ``inputRequests``
 (``mrtr.py``, handed to the driver as its ``answer_input``).  The logging and
 notification handlers run in the session's callback task, in order, at most
-``max_pending_callbacks`` queued (see ``driver.py``).
+``Limits.max_pending_callbacks`` queued (see ``driver.py``).  The router that feeds
+the list cache and open subscriptions (``listen.py``) is among the driver's
+notification taps from its construction: nothing is attached to the driver later.
 
 Eras (spec: basic/versioning, transports/stdio "Backward Compatibility").
 With ``revision=None`` the client is dual-era: it probes with
-``server/discover`` under ``probe_timeout``; a DiscoverResult makes a
+``server/discover`` under ``Timeouts.probe``; a DiscoverResult makes a
 stateless (2026-07-28) session, an ordinary error or silence a handshake-era
 one (``initialize`` follows, offering the revision the server named if it
 named one), and a modern refusal with no revision in common fails the
@@ -31,10 +34,11 @@ handshake revision only runs ``initialize``.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
-from typing import TYPE_CHECKING, Any, Union
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from typing import TYPE_CHECKING, Any, Never
 
+import attrs
 import trio
 
 from ..._errors import (
@@ -50,37 +54,46 @@ from ..._sansio import extensions as ext
 from ..._sansio import jsonrpc as rpc
 from ..._sansio import schema as s
 from ..._sansio.connection.core import Connection
-from ..._sansio.connection.health import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from ..._sansio.connection.lifecycle import Role
-from ..._sansio.jsonrpc import DEFAULT_MAX_MESSAGE_SIZE
 from ..._sansio.revisions import ALL_VERSIONS, Era, get_revision
-from ...config import RemoteServerConfig, ServerConfig, ShutdownPolicy, StdioServerConfig
+from ...config import RemoteServerConfig, ServerConfig, StdioServerConfig
 from .._groups import collapse
-from ..callbacks import DEFAULT_MAX_PENDING_CALLBACKS
-from ..driver import NotificationHandler, RequestContext, RequestHandler, SessionDriver
-from ..heartbeat import DEFAULT_HEARTBEAT_TIMEOUT, run_heartbeat
-from ..request_slots import DEFAULT_MAX_CONCURRENT_REQUESTS
+from ..driver import (
+    NotificationHandler,
+    NotificationTap,
+    RequestContext,
+    RequestHandler,
+    SessionDriver,
+)
+from ..heartbeat import run_heartbeat
 from ..stream import MessageStream
 from ..transports.registry import Target, TransportOptions, resolve, transport_for
 from ..transports.stdio import StdioProcessStream
+from .cache import ListCache
 from .client_session import ClientSession, UrlElicitation
+from .listen import NotificationRouter
 from .mrtr import answer_input_requests
+from .options import (
+    ElicitationHandler,
+    Handlers,
+    HttpOptions,
+    Limits,
+    LoggingHandler,
+    RootsProvider,
+    SamplingHandler,
+    StdioOptions,
+    Timeouts,
+    regroup,
+)
 
 if TYPE_CHECKING:
-    import httpx
-
     from ..oauth.provider import OAuthProvider
-    from ..transports.http.headers_helper import HeadersHelper
 
 logger = logging.getLogger("trimcp")
 
 #: Default ``clientInfo``.
 CLIENT_INFO: dict[str, Any] = {"name": "trimcp", "version": "0.1.0"}
 
-SamplingHandler = Callable[[s.CreateMessageRequestParams], Awaitable[Any]]
-ElicitationHandler = Callable[[s.ElicitRequestParams], Awaitable[Any]]
-RootsProvider = Union[Sequence[s.Root], Callable[[], Awaitable[Sequence[s.Root]]]]
-LoggingHandler = Callable[[s.LoggingMessageNotificationParams], Awaitable[None] | None]
 
 
 def _params(cls: Any, ctx: RequestContext) -> Any:
@@ -194,123 +207,105 @@ def _notification_handler(
     return handle
 
 
-@asynccontextmanager
-async def open_client(
+def open_client(
     target: Target | ServerConfig,
     *,
-    env: Mapping[str, str] | None = None,
-    cwd: str | None = None,
     revision: str | None = None,
-    client_info: Mapping[str, Any] | None = None,
-    connect_timeout: float = 30.0,
-    probe_timeout: float = 5.0,
-    request_timeout: float | None = 60.0,
-    sampling_handler: SamplingHandler | None = None,
-    elicitation_handler: ElicitationHandler | None = None,
-    elicitation_modes: Sequence[str] = ("form",),
-    sampling_tools: bool = False,
-    url_elicitation: UrlElicitation | None = None,
-    roots: RootsProvider | None = None,
-    logging_handler: LoggingHandler | None = None,
-    notification_handler: NotificationHandler | None = None,
-    max_pages: int = 100,
-    max_input_rounds: int = 8,
-    extensions: Mapping[str, Mapping[str, Any]] | None = None,
-    on_stderr: Callable[[str], None] | None = None,
-    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-    headers: Mapping[str, str] | None = None,
-    headers_helper: HeadersHelper | None = None,
-    http_client: httpx.AsyncClient | None = None,
-    auth: OAuthProvider | None = None,
-    max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
-    max_pending_callbacks: int = DEFAULT_MAX_PENDING_CALLBACKS,
     transport: str | None = None,
-    max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES,
-    heartbeat_interval: float | None = None,
-    heartbeat_timeout: float = DEFAULT_HEARTBEAT_TIMEOUT,
-    reset_timeout_on_progress: bool = True,
-    max_total_timeout: float | None = None,
-    shutdown: ShutdownPolicy | None = None,
-) -> AsyncIterator[ClientSession]:
-    """Connect to an MCP server and yield an operating ``ClientSession``.
+    client_info: Mapping[str, Any] | None = None,
+    extensions: Mapping[str, Mapping[str, Any]] | None = None,
+    auth: OAuthProvider | None = None,
+    timeouts: Timeouts | None = None,
+    limits: Limits | None = None,
+    handlers: Handlers | None = None,
+    http: HttpOptions | None = None,
+    stdio: StdioOptions | None = None,
+    **deprecated: Never,  # (the flat keywords of before: they work, warn, and fail type checks)
+) -> AbstractAsyncContextManager[ClientSession]:
+    """Connect to an MCP server: ``async with open_client(target) as session: ...``.
 
     ``target`` is a command line (a list of arguments, or a string split like a
     shell would) for a server speaking stdio, an ``http://``/``https://`` URL
-    (Streamable HTTP, falling back to 2024-11-05 HTTP+SSE; ``headers``,
-    ``headers_helper``, ``http_client`` and ``auth`` -- an ``OAuthProvider`` -- are
-    for it, see ``open_http_stream``),
-    a ``ws://``/``wss://`` URL (WebSocket, subprotocol ``mcp``; ``headers`` apply),
-    a ready ``MessageStream``, or an entry of an mcpServers file
-    (``trimcp.config``: its command, args, env and cwd, or its URL, headers,
-    headersHelper and transport type; what the caller passes wins).  The
-    transport is chosen by the registry
-    (``transports/registry.py``): ``register_transport`` adds a kind, with URL
-    schemes of its own; ``transport`` names the kind instead of resolving the
-    target (``"sse"``: 2024-11-05 HTTP+SSE only, no Streamable HTTP attempt).
-    A URL scheme no transport registered is a ``ValueError``.
-    ``revision=None`` speaks either era: a ``server/discover`` probe answered
-    within ``probe_timeout`` (at most ``connect_timeout``) makes a stateless
-    session, otherwise ``initialize`` follows.  A stateless ``revision`` (e.g.
-    ``"2026-07-28"``) refuses handshake-era servers; a handshake one only runs
-    ``initialize``.  ``connect_timeout`` bounds the whole connect.
-    ``elicitation_modes`` (``"form"``, ``"url"``) are declared with the
-    ``elicitation_handler``: form alone as ``elicitation: {}``, otherwise each mode.
-    ``sampling_tools`` declares ``sampling.tools`` with the ``sampling_handler``: the
-    server may then offer tools, and the handler answers their use (2025-11-25).
-    ``url_elicitation`` (e.g. ``trimcp.host.Elicitation().for_server(...)``) is told
-    of ``notifications/elicitation/complete`` and, when a ``tools/call`` is refused
-    with -32042 (URL elicitation required), elicits the listed URLs and the call is
-    sent once more (``ClientSession.call_tool``); without it the ``McpError`` is raised.
-    ``max_input_rounds`` bounds the InputRequiredResults one request may get.
+    (Streamable HTTP, falling back to 2024-11-05 HTTP+SSE), a ``ws://``/``wss://``
+    URL (WebSocket, subprotocol ``mcp``), a ready ``MessageStream``, or an entry of
+    an mcpServers file (``trimcp.config``: its command, args, env and cwd, or its
+    URL, headers, headersHelper and transport type; what the caller passes wins).
+    The transport is chosen by the registry (``transports/registry.py``):
+    ``register_transport`` adds a kind, with URL schemes of its own; ``transport``
+    names the kind instead of resolving the target (``"sse"``: 2024-11-05 HTTP+SSE
+    only).  A URL scheme no transport registered is a ``ValueError``.
+
+    ``revision=None`` speaks either era: a ``server/discover`` probe answered within
+    ``timeouts.probe`` makes a stateless session, otherwise ``initialize`` follows.  A
+    stateless ``revision`` (e.g. ``"2026-07-28"``) refuses handshake-era servers; a
+    handshake one only runs ``initialize``.  ``client_info`` is the ``clientInfo`` sent;
     ``extensions`` declares the extensions the client speaks, id -> settings (e.g.
-    ``trimcp.apps.client_extension()`` for MCP Apps), among its capabilities: the
-    handshake's, and every 2026-07-28 request's envelope.
-    ``max_message_size`` caps one incoming message in bytes (the stdio line cap
-    too); a bigger one breaks the connection and fails every pending request.
-    ``max_concurrent_requests`` bounds the server's requests (sampling, ...)
-    handled at once; ``max_pending_callbacks`` the notifications waiting for the
-    logging and notification handlers (which never run in the reader task: see
-    the module docstring).
-    ``max_consecutive_failures`` terminal transport failures in a row (requests the
-    transport lost for good, unanswered heartbeats, the HTTP event stream given up;
-    ``None``: never) close the session and fail every pending request at once.
-    ``heartbeat_interval`` (default off; an mcpServers entry's ``heartbeat`` when not
-    given): after that many seconds without a message from the server, send a
-    ``ping`` (stateless era: ``server/discover``); no answer within
-    ``heartbeat_timeout`` counts as a terminal failure (``_trio/heartbeat.py``).
-    ``reset_timeout_on_progress``: progress for a request pushes its deadline to now
-    + its timeout, never past its start + ``max_total_timeout`` (``None``: 10 x the
-    timeout); ``call_tool`` then always asks for progress.
-    ``shutdown`` (a ``ShutdownPolicy``) says how a stdio server is stopped on
-    close: the grace after stdin is closed, then the waits after SIGINT and
-    SIGTERM before SIGKILL (default 0.5 s, 100 ms, 400 ms); an mcpServers entry's
-    ``"shutdown"`` object is used when this is not given.
+    ``trimcp.apps.client_extension()``), in its capabilities; ``auth`` (an
+    ``OAuthProvider``) authorizes HTTP requests.
+
+    The groups (``options.py``): ``timeouts`` (``Timeouts``: connect, probe, request,
+    progress, heartbeat), ``limits`` (``Limits``: message size, pages, input rounds,
+    concurrency, failures in a row), ``handlers`` (``Handlers``: sampling, elicitation,
+    roots, logging, notifications; the client declares what it has a handler for),
+    ``http`` (``HttpOptions``: headers, a headers helper, an httpx client) and
+    ``stdio`` (``StdioOptions``: env, cwd, stderr, shutdown).  The flat keywords of
+    before the groups still work and warn (``options.OLD_KEYWORDS``).
     """
+    groups = regroup({"timeouts": timeouts, "limits": limits, "handlers": handlers, "http": http, "stdio": stdio},
+                     deprecated)
+    return _open_client(
+        target, revision=revision, transport=transport, client_info=client_info, extensions=extensions, auth=auth,
+        timeouts=groups["timeouts"] or Timeouts(), limits=groups["limits"] or Limits(),
+        handlers=groups["handlers"] or Handlers(), http=groups["http"] or HttpOptions(),
+        stdio=groups["stdio"] or StdioOptions(),
+    )
+
+
+@asynccontextmanager
+async def _open_client(
+    target: Target | ServerConfig,
+    *,
+    revision: str | None,
+    transport: str | None,
+    client_info: Mapping[str, Any] | None,
+    extensions: Mapping[str, Mapping[str, Any]] | None,
+    auth: OAuthProvider | None,
+    timeouts: Timeouts,
+    limits: Limits,
+    handlers: Handlers,
+    http: HttpOptions,
+    stdio: StdioOptions,
+) -> AsyncIterator[ClientSession]:
     where: Target
     if isinstance(target, StdioServerConfig):
         # An entry of an mcpServers file: its fields, under what the caller passed.
-        env = {**target.env, **(env or {})} or None
-        cwd = cwd if cwd is not None else target.cwd
-        shutdown = shutdown if shutdown is not None else target.shutdown
+        stdio = attrs.evolve(
+            stdio, env={**target.env, **(stdio.env or {})} or None,
+            cwd=stdio.cwd if stdio.cwd is not None else target.cwd,
+            shutdown=stdio.shutdown if stdio.shutdown is not None else target.shutdown,
+        )
         where = [target.command, *target.args]
     elif isinstance(target, RemoteServerConfig):
         if target.oauth is not None and auth is None:
             raise ValueError(f"server {target.name!r} uses OAuth: pass auth=OAuthProvider(...)")
-        headers = {**target.headers, **(headers or {})} or None
-        headers_helper = headers_helper if headers_helper is not None else target.headers_helper
+        http = attrs.evolve(
+            http, headers={**target.headers, **(http.headers or {})} or None,
+            headers_helper=http.headers_helper if http.headers_helper is not None else target.headers_helper,
+        )
         transport = transport or target.transport
         where = target.url
     else:
         where = target
-    if isinstance(target, (StdioServerConfig, RemoteServerConfig)) and heartbeat_interval is None \
+    if isinstance(target, (StdioServerConfig, RemoteServerConfig)) and timeouts.heartbeat is None \
             and target.heartbeat is not None:
-        heartbeat_interval, heartbeat_timeout = target.heartbeat.interval, target.heartbeat.timeout
+        timeouts = attrs.evolve(timeouts, heartbeat=target.heartbeat.interval,
+                                heartbeat_timeout=target.heartbeat.timeout)
     # Which transport, and is it one we have: a usage error before anything starts.
     factory = transport_for(resolve(where) if transport is None else transport)
     options = TransportOptions(
-        env=env, cwd=cwd, on_stderr=on_stderr, max_message_size=max_message_size,
-        connect_timeout=connect_timeout, headers=headers, headers_helper=headers_helper,
-        http_client=http_client, auth=auth, shutdown=shutdown,
+        env=stdio.env, cwd=stdio.cwd, on_stderr=stdio.on_stderr, max_message_size=limits.max_message_size,
+        connect_timeout=timeouts.connect, headers=http.headers, headers_helper=http.headers_helper,
+        http_client=http.http_client, auth=auth, shutdown=stdio.shutdown,
     )
     versions: tuple[str, ...] = ALL_VERSIONS
     if revision is not None:
@@ -320,38 +315,45 @@ async def open_client(
     connection = Connection(
         Role.CLIENT,
         info=dict(client_info or CLIENT_INFO),
-        capabilities=_client_capabilities(sampling_handler, elicitation_handler, elicitation_modes, roots,
-                                          extensions, sampling_tools),
+        capabilities=_client_capabilities(handlers.sampling, handlers.elicitation, handlers.elicitation_modes,
+                                          handlers.roots, extensions, handlers.sampling_tools),
         supported_versions=versions,
-        max_message_size=max_message_size,
+        max_message_size=limits.max_message_size,
     )
+    # The session's notification observers, in the reader task: URL elicitation's completions,
+    # then the router (the list cache, then open subscriptions).
+    cache: ListCache[Any] = ListCache()
+    router = NotificationRouter(taps=[cache.on_notification])
+    taps: list[NotificationTap] = [router]
+    if handlers.url_elicitation is not None:
+        taps.insert(0, _completion_tap(handlers.url_elicitation))
     with collapse():
         async with AsyncExitStack() as stack:
             stream = await stack.enter_async_context(factory(where, options))
             driver = SessionDriver(
                 connection,
                 stream,
-                request_handlers=_request_handlers(sampling_handler, elicitation_handler, roots),
-                notification_handler=_notification_handler(logging_handler, notification_handler),
-                request_timeout=request_timeout,
-                max_input_rounds=max_input_rounds,
+                request_handlers=_request_handlers(handlers.sampling, handlers.elicitation, handlers.roots),
+                notification_handler=_notification_handler(handlers.logging, handlers.notification),
+                notification_taps=taps,
+                request_timeout=timeouts.request,
+                max_input_rounds=limits.max_input_rounds,
                 answer_input=answer_input_requests,
-                max_concurrent_requests=max_concurrent_requests,
-                max_pending_callbacks=max_pending_callbacks,
-                reset_timeout_on_progress=reset_timeout_on_progress,
-                max_total_timeout=max_total_timeout,
-                max_consecutive_failures=max_consecutive_failures,
+                max_concurrent_requests=limits.max_concurrent_requests,
+                max_pending_callbacks=limits.max_pending_callbacks,
+                reset_timeout_on_progress=timeouts.reset_on_progress,
+                max_total_timeout=timeouts.max_total,
+                max_consecutive_failures=limits.max_consecutive_failures,
             )
-            if url_elicitation is not None:
-                driver.notification_taps.append(_completion_tap(url_elicitation))
             async with trio.open_nursery() as nursery:
                 await nursery.start(driver.run)
                 # The stream is ours to close on every way out, a failed handshake included.
                 try:
-                    handshake = await _negotiate(driver, revision, connect_timeout, probe_timeout)
-                    if heartbeat_interval is not None:
-                        nursery.start_soon(run_heartbeat, driver, heartbeat_interval, heartbeat_timeout)
-                    yield ClientSession(driver, handshake, max_pages, url_elicitation=url_elicitation)
+                    handshake = await _negotiate(driver, revision, timeouts.connect, timeouts.probe)
+                    if timeouts.heartbeat is not None:
+                        nursery.start_soon(run_heartbeat, driver, timeouts.heartbeat, timeouts.heartbeat_timeout)
+                    yield ClientSession(driver, handshake, limits.max_pages, router=router, cache=cache,
+                                        url_elicitation=handlers.url_elicitation)
                 finally:
                     await driver.aclose()
                     nursery.cancel_scope.cancel()

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -117,8 +117,8 @@ class Subscription:
 class NotificationRouter:
     """A driver notification tap: its own taps, then the subscription a notification names."""
 
-    def __init__(self) -> None:
-        self.taps: list[NotificationTap] = []
+    def __init__(self, taps: Sequence[NotificationTap] = ()) -> None:
+        self.taps: tuple[NotificationTap, ...] = tuple(taps)
         self.subscriptions: dict[rpc.RequestId, Subscription] = {}
 
     def __call__(self, method: str, params: dict[str, Any]) -> None:

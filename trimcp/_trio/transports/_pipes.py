@@ -37,7 +37,7 @@ from typing import Final
 
 import trio
 
-from ..._errors import RemoteProtocolError
+from ..._errors import RemoteProtocolError, TransportError
 from .._locks import held
 from ..tcp import ReadyStreak
 from ..._sansio.framing import FramingOverflow
@@ -52,7 +52,7 @@ CHUNK: Final = 64 * 1024
 EXIT_DRAIN_LIMIT: Final = 1024 * 1024
 
 
-class WriteAborted(Exception):
+class WriteAborted(TransportError):
     """An earlier write was cancelled after part of a line reached the pipe."""
 
 

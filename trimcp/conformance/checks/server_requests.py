@@ -42,6 +42,7 @@ from ..._errors import TrimcpError
 from ..._sansio import jsonrpc as rpc
 from ..._sansio import schema as s
 from ..._trio.client import open_client
+from ..._trio.client.options import Handlers, Timeouts
 from ..evidence import received
 from ..model import Status
 from ..recorder import RecordingStream
@@ -130,9 +131,9 @@ async def probe_narrow_session(tour: Tour, timeout: float) -> None:
     with contextlib.suppress(TrimcpError, trio.TooSlowError), trio.fail_after(timeout * (1 + len(targets))):
         async with tour.connect() as raw:
             recording = RecordingStream(raw)
-            async with open_client(recording, revision=tour.revision, connect_timeout=timeout,
-                                   request_timeout=timeout, sampling_handler=_text,
-                                   elicitation_handler=_decline, roots=[]) as client:
+            async with open_client(recording, revision=tour.revision,
+                                   timeouts=Timeouts(connect=timeout, request=timeout),
+                                   handlers=Handlers(sampling=_text, elicitation=_decline, roots=[])) as client:
                 for call in targets:
                     params = call.params or {}
                     with contextlib.suppress(TrimcpError):
