@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 import trio
-from helpers.inprocess import served as in_process
 
 from trimcp import (
     Handlers,

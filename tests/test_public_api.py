@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PUBLIC = ("trimcp", "trimcp.server", "trimcp.oauth", "trimcp.conformance", "trimcp.reference", "trimcp.config")
+PUBLIC = ("trimcp", "trimcp.server", "trimcp.oauth", "trimcp.conformance", "trimcp.reference", "trimcp.config",
+          "trimcp.testing")
 
 
 @pytest.mark.parametrize("name", PUBLIC)

@@ -30,10 +30,10 @@ from trimcp._trio._groups import collapse
 from trimcp._trio.client import open_client
 from trimcp._trio.memory import memory_stream_pair
 from trimcp._trio.stream import MessageStream, Received
+from trimcp.reference.server import COUNTER_URI, build_server
 from trimcp.server import Context, Server, inputs, serve_stream
 from trimcp.server import _compat as compat
 from trimcp.server._state import InvalidRequestState, StateSealer, request_digest
-from trimcp.reference.server import COUNTER_URI, build_server
 from trimcp.testing import connect, serve_in_process
 
 MODERN = "2026-07-28"

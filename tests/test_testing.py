@@ -17,7 +17,7 @@ import pytest
 import trio
 
 import trimcp.testing
-from trimcp import ConnectError, RequestTimeout, TransportClosed
+from trimcp import ConnectError, RequestTimeout, Timeouts, TransportClosed
 from trimcp._sansio import jsonrpc as rpc
 from trimcp._trio.stream import MessageStream, Received, RequestFailed, StreamLost
 from trimcp.server import Context, Server
@@ -83,7 +83,7 @@ async def test_connect_passes_client_options_through(autojump_clock: trio.abc.Cl
         await trio.sleep(100)
         return "late"
 
-    async with connect(server, revision="2025-11-25", request_timeout=1.0) as client:
+    async with connect(server, revision="2025-11-25", timeouts=Timeouts(request=1.0)) as client:
         start = trio.current_time()
         with pytest.raises(RequestTimeout):
             await client.call_tool("nap")

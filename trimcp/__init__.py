@@ -3,9 +3,12 @@
 The public API is what this module exports, and the public packages beside it:
 ``trimcp.server`` (the server framework), ``trimcp.oauth`` (OAuth for HTTP
 clients), ``trimcp.conformance`` (the harness), ``trimcp.reference`` (the
-reference server) and ``trimcp.config`` (the ``mcpServers`` files of Claude and
-VS Code); ``trimcp.cli`` is the ``trimcp`` command, written against these alone.  Underneath, ``trimcp._sansio`` holds the pure protocol core
-(``Connection``) and ``trimcp._trio`` the transports and sessions.
+reference server), ``trimcp.config`` (the ``mcpServers`` files of Claude and
+VS Code), ``trimcp.host`` (many servers in a pool), ``trimcp.schema``, ``trimcp.apps``
+and ``trimcp.testing`` (a client on a ``Server`` in-process, the ``MessageStream``
+contract checker); ``trimcp.cli`` is the ``trimcp`` command, written against these
+alone.  Underneath, ``trimcp._sansio`` holds the pure protocol core (``Connection``)
+and ``trimcp._trio`` the transports and sessions.
 
 Import cost: only the error tree is imported with the package.  Every other
 export is a lazy module attribute (PEP 562 ``__getattr__``): the first

@@ -30,7 +30,7 @@ from typing import Any
 #: The public modules, in the order of the listing (``tests/test_layers.py`` has the same set).
 PUBLIC_MODULES: tuple[str, ...] = (
     "trimcp", "trimcp.server", "trimcp.host", "trimcp.config", "trimcp.oauth", "trimcp.apps",
-    "trimcp.conformance", "trimcp.reference", "trimcp.schema",
+    "trimcp.conformance", "trimcp.reference", "trimcp.schema", "trimcp.testing",
 )
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "api.md"
