@@ -3,7 +3,6 @@ among the driver's and the client's modules (read with tests/test_layers.py's ``
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from test_layers import PACKAGE_DIR, imports_of, module_name
 
@@ -49,11 +48,6 @@ def test_no_import_cycle_between_the_driver_and_the_client() -> None:
 
     for name in graph:
         visit(name, ())
-
-
-def test_no_session_module_is_over_600_lines() -> None:
-    for path in SESSION_MODULES:
-        assert len(Path(path).read_text(encoding="utf-8").splitlines()) <= 600, path
 
 
 def test_era_is_public_and_typed() -> None:

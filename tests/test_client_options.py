@@ -21,6 +21,7 @@ from fake_server import connected
 import trimcp
 from trimcp import Handlers, HttpOptions, Limits, StdioOptions, Timeouts, open_client
 from trimcp._trio.client.options import GROUPS, OLD_KEYWORDS, merge_options, regroup
+from trimcp._trio.transports import registry
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -99,7 +100,9 @@ async def test_the_groups_reach_the_session(autojump_clock: trio.abc.Clock) -> N
             assert peer.initialize["params"]["capabilities"] == {"sampling": {}}
 
 
-def test_stdio_and_http_groups_reach_the_transport() -> None:
+def test_stdio_and_http_groups_reach_the_transport(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A registry of this test's own: a kind left in the shared one shows up in every later listing.
+    monkeypatch.setattr(registry, "TRANSPORTS", registry.TRANSPORTS.copy())
     captured: list[trimcp.TransportOptions] = []
 
     class Refused(Exception):

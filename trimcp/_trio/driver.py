@@ -376,7 +376,8 @@ class SessionDriver:
                 responses = await self.answer_input(self, outcome)
                 attempt_params = sl.retry_params(params, responses, outcome.request_state)
                 continue
-            raise RequestTimeout(f"{method} did not complete within {limit} s (answering input requests)", seconds=limit)
+            done = f"{method} did not complete within {limit} s (while answering input requests)"
+            raise RequestTimeout(done, seconds=limit)
 
     async def _attempt(
         self,
