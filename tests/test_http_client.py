@@ -892,6 +892,7 @@ async def test_a_cancellation_sent_right_after_its_request_frees_the_exchange(
     autojump_clock: trio.abc.Clock,
 ) -> None:
     from trimcp._sansio import jsonrpc as rpc
+    from trimcp._trio.stream import meta_for
 
     executor = PacedExecutor({"ping": 1.0})
     async with open_http_stream(
@@ -900,7 +901,9 @@ async def test_a_cancellation_sent_right_after_its_request_frees_the_exchange(
         async with trimcp.open_client(stream, revision=HANDSHAKE):
             # The request's exchange has not even started when the cancellation is sent.
             await stream.send(rpc.Request(id="x-1", method="ping"))
-            await stream.send(rpc.Notification(method="notifications/cancelled", params={"requestId": "x-1"}))
+            # Hand-written: its meta names the request it cancels (the transport reads no payload).
+            cancel = rpc.Notification(method="notifications/cancelled", params={"requestId": "x-1"})
+            await stream.send(cancel, meta_for(cancel))
             await trio.sleep(5)
             assert executor.cancelled == ["ping"]  # its POST, waiting for an answer, was let go
     methods = [m for kind, m, _ in executor.log if kind == "open"]

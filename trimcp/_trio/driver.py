@@ -557,7 +557,7 @@ class SessionDriver:
                 del self._waiters[lost.request_id]
                 waiter.request_id = new_id
                 self._waiters[new_id] = waiter
-                self.outbox.take(None, waiter.header_params, reissue=(new_id, lost.request_id))
+                self.outbox.take(None, waiter.header_params)  # the Connection names the old id
                 if waiter.on_sent is not None:
                     waiter.on_sent(new_id)  # e.g. a listen subscription learns its new id
                 # Not in the reader task: a send may wait for the network.

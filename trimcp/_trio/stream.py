@@ -7,13 +7,18 @@ peer, whatever the transport (stdio, Streamable HTTP, WebSocket, in-memory).
 Messages cross the seam *with their metadata*, so that no layer has to read or
 rewrite another layer's payload:
 
-* ``send(message, meta)`` takes a parsed ``jsonrpc.Message`` (a transport may
-  need its kind, method and id: Streamable HTTP puts them into headers and
-  picks the request shape from them) and a ``SendMeta``: the protocol revision
-  the message is sent under (for the ``MCP-Protocol-Version`` header) and the
-  request it belongs to (a server's progress, log or nested request sent while
-  it handles a client request travels on that request's HTTP stream).  The
-  transport serializes the message with ``jsonrpc.serialize`` and frames it.
+* ``send(message, meta)`` takes a parsed ``jsonrpc.Message`` and its
+  ``SendMeta`` (``_sansio/connection/send_meta.py``, made by the Connection that
+  queued the message): the protocol revision it is sent under (for the
+  ``MCP-Protocol-Version`` header), the request it belongs to (a server's
+  progress, log or nested request sent while it handles a client request
+  travels on that request's HTTP stream), the request a cancellation cancels,
+  whether it opens a session, the id a re-issued request had.  A transport
+  acts on the meta and never reads the payload; it serializes the message with
+  ``jsonrpc.serialize`` and frames it.  (The sans-IO HTTP planner does read the
+  method, name and ``_meta`` revision of what it POSTs: the 2026-07-28 headers
+  must mirror the body.)  A caller holding hand-written messages makes their
+  meta with ``meta_for``.
 * ``receive()`` returns an ``Inbound`` item: ``Received`` is one complete JSON
   text (a stdio line, an HTTP body, an SSE ``data`` field, a WebSocket frame),
   parsed exactly once, by the transport, with the one strict parser
@@ -46,33 +51,18 @@ wrappers too.
 
 from __future__ import annotations
 
-from typing import Final, NamedTuple, Protocol, TypeAlias, runtime_checkable
+from typing import NamedTuple, Protocol, TypeAlias, runtime_checkable
 
 import attrs
 
 from .._errors import AuthError, TransportError
 from .._sansio import jsonrpc
-from .._sansio.http.headers import HeaderParam
+from .._sansio.connection.send_meta import NO_META, SendMeta, meta_for
 
-
-class SendMeta(NamedTuple):
-    """What a transport may need to know about a message besides its content.
-
-    (A ``NamedTuple`` rather than a frozen attrs class: one is made for every message
-    sent, and a tuple is built in a fifth of the time.)"""
-
-    #: The protocol revision the message is sent under (``None`` before one is known).
-    protocol_version: str | None = None
-    #: The peer's request this message answers or was sent while handling.
-    related_request: jsonrpc.RequestId | None = None
-    #: A request sent again under a new id: the id it had (see ``RequestFailed``).
-    reissue_of: jsonrpc.RequestId | None = None
-    #: ``tools/call``: the called tool's ``x-mcp-header`` parameters (from its ``inputSchema``).
-    header_params: tuple[HeaderParam, ...] = ()
-
-
-#: Metadata for a message that relates to nothing and precedes negotiation.
-NO_META: Final = SendMeta()
+__all__ = [
+    "NO_META", "Inbound", "MessageStream", "Received", "RequestFailed", "SendMeta", "StreamLost",
+    "meta_for", "mirrors_tool_headers", "parse_received",
+]
 
 
 class Received(NamedTuple):

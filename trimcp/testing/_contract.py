@@ -80,7 +80,7 @@ from .._errors import RemoteProtocolError, TransportClosed, TransportError
 from .._sansio import jsonrpc as rpc
 from .._sansio.connection.stateless import build_envelope
 from .._sansio.revisions import Era, get_revision
-from .._trio.stream import MessageStream, Received, RequestFailed, SendMeta
+from .._trio.stream import MessageStream, Received, RequestFailed, SendMeta, meta_for
 from ..server import Context, Server
 
 __all__ = [
@@ -420,7 +420,7 @@ class _Asker:
             "protocolVersion": self.revision, "capabilities": {},
             "clientInfo": {"name": "trimcp-contract", "version": "1"},
         })
-        await self.stream.send(init)
+        await self.stream.send(init, meta_for(init))
         answer = await self.answer()
         assert isinstance(answer, rpc.Response), f"initialize was refused: {answer!r}"
         await self.stream.send(rpc.Notification("notifications/initialized"), self.meta)

@@ -9,7 +9,10 @@ text, ``receive_payload`` for a text the transport already parsed with
 and gets back a list of events (``trimcp._sansio.events``).  Everything the
 Connection wants transmitted - the caller's requests, its own automatic
 answers (ping, errors for refused requests), ``notifications/initialized`` -
-goes to an outbox that the driver drains with ``outgoing()`` after every call.
+goes to an outbox that the driver drains with ``outgoing_with_meta()`` after
+every call.  Each message is queued with its ``SendMeta`` (send_meta.py): the
+Connection knows why it queued it (the revision, the request it answers or
+cancels, a re-issue, ``initialize``), so no transport has to read a payload.
 
 The Connection is composed of parts it owns (as h11's Connection holds a
 ``ConnectionState``), and does little more than route between them:
@@ -63,6 +66,7 @@ from .requests import (
     PendingTable,
     with_progress_token,
 )
+from .send_meta import SendMeta
 from .state import ConnectionState
 
 #: RFC 5424 severities, least severe first (spec: Utilities / Logging).
@@ -98,7 +102,8 @@ class Connection:
         self._negotiator = Negotiator(self._cs)
         self._requests = PendingTable()
         self._incoming = IncomingTable()
-        self._outbox: list[rpc.Message] = []
+        #: What to transmit, each message with the ``SendMeta`` the transport acts on.
+        self._outbox: list[tuple[rpc.Message, SendMeta]] = []
         self.info = info
         self.capabilities: dict[str, Any] = dict(capabilities or {})
         self.instructions = instructions
@@ -187,6 +192,13 @@ class Connection:
     def outgoing(self) -> list[rpc.Message]:
         """Drain the messages waiting to be transmitted, in order."""
         out, self._outbox = self._outbox, []
+        return [message for message, _ in out]
+
+    def outgoing_with_meta(self) -> list[tuple[rpc.Message, SendMeta]]:
+        """Drain the messages waiting to be transmitted, in order, each with its
+        ``SendMeta`` (send_meta.py): what the transport needs to know of it, from what
+        this Connection knows (the revision, the request answered or cancelled, ...)."""
+        out, self._outbox = self._outbox, []
         return out
 
     def close(self) -> list[rpc.RequestId]:
@@ -202,7 +214,7 @@ class Connection:
         params = self._negotiator.initialize_params(protocol_version, self.capabilities, self.info)
         _check(admission.send_request_problem(self._cs, "initialize"))
         self._cs.advance(LifecycleEvent.SEND_INITIALIZE)
-        return self._queue_request("initialize", params, None)
+        return self._queue_request("initialize", params, None, SendMeta(self.protocol_version, opens_session=True))
 
     def discover(self, *, protocol_version: str | None = None) -> rpc.RequestId:
         """Client: queue ``server/discover`` (the 2026-07-28 era probe)."""
@@ -210,7 +222,7 @@ class Connection:
         _check(admission.send_request_problem(self._cs, "server/discover"))
         self._negotiator.probe_sent(version)
         envelope = sl.build_envelope(version, self.capabilities, self.info, None)
-        return self._queue_request("server/discover", sl.with_envelope(None, envelope), None)
+        return self._queue_request("server/discover", sl.with_envelope(None, envelope), None, SendMeta(version))
 
     def abandon_probe(self) -> None:
         """Client: the discover probe got no answer in time: take the server for
@@ -222,7 +234,8 @@ class Connection:
         self._cs.advance(LifecycleEvent.RECV_LEGACY_ANSWER)
 
     def _carry_out(self, outcome: Outcome) -> list[ev.Event]:
-        self._outbox.extend(outcome.send)
+        for message in outcome.send:
+            self._queue(message)
         if outcome.probe_again is not None:
             self.discover(protocol_version=outcome.probe_again)
         return outcome.events
@@ -250,7 +263,7 @@ class Connection:
                 self.protocol_version, self.capabilities, self.info, self.request_log_level
             )
             params = sl.with_envelope(params, envelope)
-        return self._queue_request(method, params, progress_token)
+        return self._queue_request(method, params, progress_token, SendMeta(self.protocol_version))
 
     def reissue(self, request_id: rpc.RequestId) -> rpc.RequestId:
         """Re-send pending request ``request_id`` under a fresh id and return that id.
@@ -269,14 +282,15 @@ class Connection:
         if pending.method == "initialize":
             raise LocalProtocolError("initialize can't be re-issued: start a new session instead")
         new_id = self._requests.reissue(request_id)
-        self._outbox.append(rpc.Request(new_id, pending.method, pending.params))
+        version = sl.envelope_version(pending.params) or self.protocol_version
+        self._outbox.append((rpc.Request(new_id, pending.method, pending.params), SendMeta(version, None, request_id)))
         return new_id
 
     def send_notification(self, method: str, params: dict[str, Any] | None = None) -> None:
         if method in ("notifications/cancelled", "notifications/progress"):
             raise LocalProtocolError(f"use cancel() / send_progress() for {method}")
         _check(admission.send_notification_problem(self._cs, method, self.capabilities))
-        self._outbox.append(rpc.Notification(method, params))
+        self._outbox.append((rpc.Notification(method, params), SendMeta(self.protocol_version)))
 
     def send_response(self, request_id: rpc.RequestId, result: dict[str, Any]) -> None:
         incoming = self._finish_incoming(request_id)
@@ -284,13 +298,13 @@ class Connection:
             return
         if incoming.envelope is not None:
             result = sl.stateless_result(result, self.info)
-        self._outbox.append(rpc.Response(request_id, result))
+        self._outbox.append((rpc.Response(request_id, result), SendMeta(self.protocol_version, request_id)))
 
     def send_error(
         self, request_id: rpc.RequestId, code: int, message: str, data: Any = None
     ) -> None:
         if self._finish_incoming(request_id) is not None:
-            self._outbox.append(rpc.ErrorResponse(request_id, rpc.ErrorObject(code, message, data)))
+            self._queue(rpc.ErrorResponse(request_id, rpc.ErrorObject(code, message, data)))
 
     def send_input_required(
         self,
@@ -323,7 +337,8 @@ class Connection:
             params: dict[str, Any] = {"requestId": request_id}
             if reason:
                 params["reason"] = reason
-            self._outbox.append(rpc.Notification("notifications/cancelled", params))
+            note = rpc.Notification("notifications/cancelled", params)
+            self._outbox.append((note, SendMeta(self.protocol_version, cancels=request_id)))
 
     def forget(self, request_id: rpc.RequestId) -> None:
         """Drop a pending request without telling the peer (e.g. its transport died)."""
@@ -341,7 +356,7 @@ class Connection:
         params = self._incoming.progress_params(token, progress, total, message)
         _check(admission.send_notification_problem(self._cs, "notifications/progress", self.capabilities))
         if params is not None:
-            self._outbox.append(rpc.Notification("notifications/progress", params))
+            self._outbox.append((rpc.Notification("notifications/progress", params), SendMeta(self.protocol_version)))
 
     def should_log(self, level: str, request_id: rpc.RequestId | None = None) -> bool:
         """Server: whether a log message at ``level`` passes the client's threshold
@@ -353,11 +368,16 @@ class Connection:
         return admission.may_log(level, self.log_level, envelope, LOG_LEVELS)
 
     def _queue_request(
-        self, method: str, params: dict[str, Any] | None, token: str | int | None
+        self, method: str, params: dict[str, Any] | None, token: str | int | None, meta: SendMeta
     ) -> rpc.RequestId:
         request_id = self._requests.add(method, params, token)
-        self._outbox.append(rpc.Request(request_id, method, params))
+        self._outbox.append((rpc.Request(request_id, method, params), meta))
         return request_id
+
+    def _queue(self, message: rpc.Message) -> None:
+        """Queue an answer or a notification of our own making, sent under the agreed revision."""
+        answers = message.id if isinstance(message, (rpc.Response, rpc.ErrorResponse)) else None
+        self._outbox.append((message, SendMeta(self.protocol_version, answers)))
 
     def _finish_incoming(self, request_id: rpc.RequestId) -> IncomingRequest | None:
         """Retire an incoming request being answered; None if the answer must be dropped."""
@@ -398,7 +418,7 @@ class Connection:
         events: list[ev.Event] = [ev.ProtocolIssue(refused.rule.kind, refused.message, messages)]
         for msg in messages:
             if isinstance(msg, rpc.Request):
-                self._outbox.append(rpc.ErrorResponse(msg.id, refused.error()))
+                self._queue(rpc.ErrorResponse(msg.id, refused.error()))
             elif not isinstance(msg, rpc.Notification):
                 events.extend(self._receive_answer(msg))
         return events
@@ -431,10 +451,10 @@ class Connection:
         elif self.state is CLOSED:
             pass  # nothing is sent on a closed connection
         elif bad.id is not None and "method" in raw:
-            self._outbox.append(rpc.ErrorResponse(bad.id, bad.error))
+            self._queue(rpc.ErrorResponse(bad.id, bad.error))
         elif self.role is Role.SERVER:
             # JSON-RPC: a server answers what it could not identify with a null id.
-            self._outbox.append(rpc.ErrorResponse(None, bad.error))
+            self._queue(rpc.ErrorResponse(None, bad.error))
         return events
 
     def _negotiating(self, method: str) -> bool:
@@ -442,7 +462,7 @@ class Connection:
         return method == "initialize" or (method == "server/discover" and self.state is DISCOVERING)
 
     def _refuse(self, req: rpc.Request, refused: Refused) -> list[ev.Event]:
-        self._outbox.append(rpc.ErrorResponse(req.id, refused.error()))
+        self._queue(rpc.ErrorResponse(req.id, refused.error()))
         return [ev.ProtocolIssue(refused.rule.kind, refused.message, req)] if refused.rule.reported else []
 
     def _receive_request(self, req: rpc.Request) -> list[ev.Event]:
@@ -456,7 +476,7 @@ class Connection:
         if refused is not None:
             return self._refuse(req, refused)
         if method == "ping":
-            self._outbox.append(rpc.Response(req.id, {}))
+            self._queue(rpc.Response(req.id, {}))
             return []
         if method == "initialize":
             return self._carry_out(
@@ -480,7 +500,7 @@ class Connection:
             result = self._negotiator.discover_result(
                 self.capabilities, self.info, self.instructions, self.discover_ttl_ms
             )
-            self._outbox.append(rpc.Response(req.id, result))
+            self._queue(rpc.Response(req.id, result))
             return []
         self._incoming.add(req.id, req.method, params["_meta"], envelope)
         return [ev.RequestReceived(req.id, req.method, params, envelope)]
@@ -489,11 +509,11 @@ class Connection:
         level = params.get("level")
         if level not in LOG_LEVELS:
             error = rpc.ErrorObject(rpc.INVALID_PARAMS, f"unknown log level {level!r}")
-            self._outbox.append(rpc.ErrorResponse(req.id, error))
+            self._queue(rpc.ErrorResponse(req.id, error))
             return [ev.ProtocolIssue("invalid-params", error.message, req)]
         assert isinstance(level, str)
         self.log_level = level
-        self._outbox.append(rpc.Response(req.id, {}))
+        self._queue(rpc.Response(req.id, {}))
         return [ev.LogLevelChanged(level)]
 
     def _receive_notification(self, note: rpc.Notification) -> list[ev.Event]:

@@ -45,7 +45,7 @@ import trio
 from ..._errors import TrimcpError
 from ..._sansio import jsonrpc as rpc
 from ..._sansio.http.client.plan import Mode
-from ..._trio.stream import NO_META, RequestFailed, StreamLost
+from ..._trio.stream import RequestFailed, StreamLost, meta_for
 from ..evidence import exchange, received, sent
 from ..rawhttp import ProbeError, RawResponse, request
 from ..recorder import RecordingStream
@@ -114,7 +114,7 @@ async def _behind_sentinel(
     probe = sentinel()
     sentinels.add(probe.id)
     try:
-        await stream.send(probe, NO_META)
+        await stream.send(probe, meta_for(probe))
     except TrimcpError as exc:
         raise Broken(f"writing failed: {exc}") from exc
     evidence.append(sent(probe))

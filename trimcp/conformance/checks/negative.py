@@ -49,7 +49,7 @@ import trio
 from ..._errors import TrimcpError
 from ..._sansio import jsonrpc as rpc
 from ..._sansio.revisions import Era, get_revision
-from ..._trio.stream import NO_META, RequestFailed, SendMeta, StreamLost
+from ..._trio.stream import RequestFailed, StreamLost, meta_for
 from ..evidence import received, sent
 from ..recorder import RecordingStream
 from ..results import Connector, Results
@@ -78,7 +78,8 @@ class _Session:
         self.sentinels: set[rpc.RequestId] = set()
         #: HTTP: whether the session's own messages are known to be through (see ``malformed``).
         self._settled = False
-        self.meta: SendMeta = NO_META
+        #: The revision messages go out under once initialize chose one (``None`` before).
+        self.sent_under: str | None = None
         self._next = 0
         #: A read-only tool (name, arguments) that runs long enough to be cancelled in flight.
         self.cancel_target: tuple[str, dict[str, Any]] | None = None
@@ -123,7 +124,7 @@ class _Session:
 
     async def send(self, msg: rpc.Message) -> None:
         try:
-            await self.stream.send(msg, self.meta)
+            await self.stream.send(msg, meta_for(msg, self.sent_under))
         except TrimcpError as exc:
             raise Broken(f"writing failed: {exc}") from exc
 
@@ -267,7 +268,7 @@ async def _initialize(rec: Results, sess: _Session) -> None:
         raise Broken("initialize failed")
     chosen = answer.result.get("protocolVersion")
     if isinstance(chosen, str):
-        sess.meta = SendMeta(protocol_version=chosen)
+        sess.sent_under = chosen
     # "The server SHOULD NOT send requests other than pings and logging before receiving the
     # initialized notification": one ping round trip gives it the room to, then it is judged.
     start = len(sess.stream.received)

@@ -50,7 +50,7 @@ from ..._errors import TrimcpError
 from ..._sansio import jsonrpc as rpc
 from ..._sansio.connection import stateless as sl
 from ..._sansio.revisions import ALL_VERSIONS, Era, get_revision
-from ..._trio.stream import NO_META, MessageStream, RequestFailed, SendMeta, StreamLost
+from ..._trio.stream import MessageStream, RequestFailed, SendMeta, StreamLost, meta_for
 from .. import evidence
 from ..recorder import RecordingStream
 from ..results import Connector, Results
@@ -89,15 +89,16 @@ class Probe:
     #: sends it as ``MCP-Protocol-Version``); ``None``: nothing negotiated.
     revision: str | None = None
 
-    def _meta(self) -> SendMeta:
-        return NO_META if self.revision is None else SendMeta(protocol_version=self.revision)
+    def meta(self, message: rpc.Message) -> SendMeta:
+        """What the transport must know of ``message`` (``meta_for``: the messages are as written)."""
+        return meta_for(message, self.revision)
 
     async def ask(self, request: rpc.Request) -> Answer:
-        await self.stream.send(request, self._meta())
+        await self.stream.send(request, self.meta(request))
         return await answer_to(self.stream, request.id)
 
     async def tell(self, notification: rpc.Notification) -> None:
-        await self.stream.send(notification, self._meta())
+        await self.stream.send(notification, self.meta(notification))
 
 
 async def exchange(connect: Connector, requests: Sequence[rpc.Request], timeout: float) -> list[Answer]:

@@ -119,7 +119,7 @@ class Session:
         """Send a request; its exchange, whose answer is ``None`` when none came ``within`` seconds."""
         self.next_id += 1
         request = rpc.Request(self.next_id, method, params)
-        await self.probe.stream.send(request, self.probe._meta())
+        await self.probe.stream.send(request, self.probe.meta(request))
         answer: Answer | None = None
         with trio.move_on_after(within):
             answer = await self._answer(request.id)
@@ -157,7 +157,7 @@ class Session:
                 rpc.Response(msg.id, canned) if canned is not None
                 else rpc.ErrorResponse(msg.id, rpc.ErrorObject(rpc.METHOD_NOT_FOUND, "not supported by trimcp check"))
             )
-            await self.probe.stream.send(reply, self.probe._meta())
+            await self.probe.stream.send(reply, self.probe.meta(reply))
 
     def read_task(self, task: Any, found: Exchange, *, op: bool, created: bool = False) -> str | None:
         """Note a Task from an answer (``created``: a ``CreateTaskResult``'s); its id, or ``None``

@@ -108,7 +108,7 @@ async def check_tasks(
                 skip_tasks(rec, "initialize on a fresh connection failed")
                 return
             probe.revision = REVISION
-            await probe.stream.send(rpc.Notification("notifications/initialized"), probe._meta())
+            await probe.tell(rpc.Notification("notifications/initialized"))
             if not declared:
                 # Tasks on tools/call, the one request a 2025-11-25 server may augment, must not be made.
                 await _not_augmentable(rec, session, await _read_only_tools(session), declared=False)

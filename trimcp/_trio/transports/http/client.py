@@ -26,13 +26,15 @@ owns, each of which only carries decisions out:
 
 What crosses the seam: each outgoing message comes with its ``SendMeta`` - the
 revision it is sent under (for ``MCP-Protocol-Version``), the ``x-mcp-header``
-parameters of a called tool (for ``Mcp-Param-*``) and, for a re-issued
+parameters of a called tool (for ``Mcp-Param-*``), the request a cancellation
+cancels, whether it opens a session (``initialize``) and, for a re-issued
 request, the id it replaces.  Each incoming JSON text goes to the session as
 ``Received`` with the payload the reader parsed; a request whose exchange
 failed for good becomes a ``RequestFailed`` carrying a ``TransportError``
 (``ConnectError``, ``TransportClosed``, ``SessionExpired``) or ``AuthError``,
 so its waiter fails at once and the session survives.  The transport never
-reads or rewrites a payload: a 2026-07-28 request whose stream broke is
+reads or rewrites a payload (the sans-IO planner reads what the 2026-07-28
+headers must mirror: method, name, the ``_meta`` revision): a 2026-07-28 request whose stream broke is
 offered back to the session to re-issue under a new id
 (``RequestFailed.may_reissue``), and tools with invalid ``x-mcp-header``
 annotations are left out by the client session, which this stream tells it
@@ -57,7 +59,6 @@ import trio
 
 from ...._errors import TransportClosed, TransportError
 from ...._sansio import jsonrpc as rpc
-from ...._sansio.connection import stateless as sl
 from ...._sansio.http.client.plan import HttpPlanner, HttpRequest, Mode
 from ...._sansio.http.client.policy import ReconnectPolicy
 from ...._sansio.revisions import Era, get_revision
@@ -158,14 +159,14 @@ class HttpClientStream:
         if self._closing or self.inbox.fatal is not None:
             await trio.lowlevel.checkpoint()
             raise TransportClosed(f"{self.describe()}: {self.inbox.fatal or 'transport is closed'}")
-        if not (isinstance(message, rpc.Request) and message.method == "initialize"):
-            self._learn_version(message, meta)
+        if meta.protocol_version is not None and not meta.opens_session:
+            self._learn_version(meta.protocol_version)
         target = None
-        if isinstance(message, rpc.Notification) and message.method == "notifications/cancelled":
+        if meta.cancels is not None:
             previous = self._last_sent
             if previous is not None and not previous.is_set():
                 await previous.wait()  # the request's exchange registers before it is sent
-            target = self.inbox.exchange((message.params or {}).get("requestId"))
+            target = self.inbox.exchange(meta.cancels)
             if target is not None and target.plan.stateless_version is not None:
                 # 2026-07-28: closing the request's stream *is* the cancellation.
                 target.close()
@@ -227,14 +228,9 @@ class HttpClientStream:
         """Compute the run-time headers (helper, OAuth) afresh."""
         await self.headers.refresh()
 
-    def _learn_version(self, message: rpc.Message, meta: SendMeta) -> None:
-        """The revision the session sends under: its ``SendMeta``'s, else the one a
-        request names in its own ``_meta`` (a caller sending raw messages, the harness)."""
-        protocol_version = meta.protocol_version
-        if protocol_version is None and isinstance(message, rpc.Request):
-            protocol_version = sl.envelope_version(message.params)
-        if protocol_version is None:
-            return
+    def _learn_version(self, protocol_version: str) -> None:
+        """The session sends under ``protocol_version`` (its ``SendMeta``'s): the revision
+        for the header of messages that do not name their own."""
         try:
             era = get_revision(protocol_version).era
         except ValueError:

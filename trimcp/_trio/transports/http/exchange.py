@@ -110,10 +110,10 @@ class PostRunner:
         try:
             if after is not None and not after.is_set():
                 await after.wait()
-            if not self.keeper.ready.is_set() and not (
-                isinstance(message, rpc.Request) and message.method == "initialize"
-            ):
-                await self.keeper.ready.wait()  # (tested first: a set Event's wait() still yields)
+            if not self.keeper.ready.is_set() and not meta.opens_session:
+                # (Tested first: a set Event's wait() still yields.)  ``initialize`` starts a
+                # session of its own: it waits for none being set up.
+                await self.keeper.ready.wait()
             plan = self.planner.plan_post(message, body, header_params=meta.header_params)
             reissues = self._reissues.pop(meta.reissue_of, 0) if meta.reissue_of is not None else 0
             policy = p.ExchangePolicy(

@@ -1,0 +1,151 @@
+"""What the Connection tells its driver besides events (issue 28, build step 1 tail).
+
+Sans-IO: every queued message comes with its ``SendMeta`` from the Connection's own
+bookkeeping (``outgoing_with_meta``), so no transport reads a payload; ``meta_for``
+derives the same labels for hand-written messages.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trimcp._sansio import jsonrpc as rpc
+from trimcp._sansio.connection.core import Connection
+from trimcp._sansio.connection.lifecycle import OPERATING, Role
+from trimcp._sansio.connection.send_meta import NO_META, SendMeta, meta_for
+
+CLIENT_INFO = {"name": "c", "version": "1"}
+SERVER_INFO = {"name": "s", "version": "1"}
+STATELESS = "2026-07-28"
+HANDSHAKE = "2025-11-25"
+
+
+def pump(src: Connection, dst: Connection) -> list[Any]:
+    events: list[Any] = []
+    for msg in src.outgoing():
+        events += dst.receive_bytes(rpc.serialize(msg))
+    return events
+
+
+def handshake_pair() -> tuple[Connection, Connection]:
+    caps = {"roots": {"listChanged": True}}
+    c = Connection(Role.CLIENT, info=CLIENT_INFO, capabilities=caps, supported_versions=[HANDSHAKE])
+    s = Connection(Role.SERVER, info=SERVER_INFO, capabilities={"tools": {}}, supported_versions=[HANDSHAKE])
+    c.initialize()
+    pump(c, s)
+    pump(s, c)
+    pump(c, s)
+    assert c.state is OPERATING and s.state is OPERATING
+    return c, s
+
+
+def stateless_pair() -> tuple[Connection, Connection]:
+    c = Connection(Role.CLIENT, info=CLIENT_INFO, supported_versions=[STATELESS])
+    s = Connection(Role.SERVER, info=SERVER_INFO, capabilities={"tools": {}}, supported_versions=[STATELESS])
+    c.discover()
+    pump(c, s)
+    pump(s, c)
+    assert c.state is OPERATING
+    return c, s
+
+
+# ---------------------------------------------------------------- SendMeta from the Connection
+
+
+def test_initialize_opens_a_session_under_no_revision() -> None:
+    c = Connection(Role.CLIENT, info=CLIENT_INFO, supported_versions=[HANDSHAKE])
+    c.initialize()
+    [(message, meta)] = c.outgoing_with_meta()
+    assert isinstance(message, rpc.Request) and message.method == "initialize"
+    assert meta == SendMeta(None, opens_session=True)
+
+
+def test_the_handshake_answer_and_what_follows_carry_the_agreed_revision() -> None:
+    c = Connection(Role.CLIENT, info=CLIENT_INFO, supported_versions=[HANDSHAKE])
+    s = Connection(Role.SERVER, info=SERVER_INFO, supported_versions=[HANDSHAKE])
+    rid = c.initialize()
+    pump(c, s)
+    [(answer, answer_meta)] = s.outgoing_with_meta()
+    assert isinstance(answer, rpc.Response) and answer_meta == SendMeta(HANDSHAKE, rid)
+    c.receive_bytes(rpc.serialize(answer))
+    [(note, note_meta)] = c.outgoing_with_meta()
+    assert isinstance(note, rpc.Notification) and note.method == "notifications/initialized"
+    assert note_meta == SendMeta(HANDSHAKE)
+
+
+def test_requests_notifications_and_answers_are_labelled_from_the_connections_bookkeeping() -> None:
+    c, s = handshake_pair()
+    rid = c.send_request("tools/list")
+    c.send_notification("notifications/roots/list_changed")
+    assert [meta for _, meta in c.outgoing_with_meta()] == [SendMeta(HANDSHAKE), SendMeta(HANDSHAKE)]
+    s.receive_bytes(rpc.serialize(rpc.Request(rid, "tools/list")))
+    s.send_response(rid, {"tools": []})
+    s.receive_bytes(rpc.serialize(rpc.Request("p", "ping")))  # answered by the Connection itself
+    s.receive_bytes(rpc.serialize(rpc.Request("x", "prompts/list")))  # refused by it: no prompts
+    metas = [meta for _, meta in s.outgoing_with_meta()]
+    assert metas == [SendMeta(HANDSHAKE, rid), SendMeta(HANDSHAKE, "p"), SendMeta(HANDSHAKE, "x")]
+
+
+def test_a_cancellation_names_the_request_it_cancels() -> None:
+    c, _ = handshake_pair()
+    rid = c.send_request("tools/list")
+    c.outgoing()
+    c.cancel(rid, "bored")
+    [(note, meta)] = c.outgoing_with_meta()
+    assert isinstance(note, rpc.Notification) and note.method == "notifications/cancelled"
+    assert meta == SendMeta(HANDSHAKE, cancels=rid)
+    # A transport finds the request by the meta alone: nothing else in it names one.
+    assert meta._replace(cancels=None) == SendMeta(HANDSHAKE)
+
+
+def test_stateless_requests_carry_their_envelopes_revision_and_a_reissue_names_the_old_id() -> None:
+    c = Connection(Role.CLIENT, info=CLIENT_INFO, supported_versions=[STATELESS])
+    c.discover()
+    [(probe, probe_meta)] = c.outgoing_with_meta()
+    assert c.protocol_version is None and probe_meta == SendMeta(STATELESS)  # the probe's own revision
+    c, _ = stateless_pair()
+    old = c.send_request("tools/call", {"name": "t", "arguments": {}})
+    [(_, meta)] = c.outgoing_with_meta()
+    assert meta == SendMeta(STATELESS)
+    new = c.reissue(old)
+    [(again, again_meta)] = c.outgoing_with_meta()
+    assert isinstance(again, rpc.Request) and again.id == new
+    assert again_meta == SendMeta(STATELESS, reissue_of=old)
+
+
+def test_outgoing_still_gives_the_bare_messages_and_drains_the_same_queue() -> None:
+    c, _ = handshake_pair()
+    c.send_request("tools/list")
+    [message] = c.outgoing()
+    assert isinstance(message, rpc.Request) and c.outgoing_with_meta() == [] and not c.has_output
+
+
+# ---------------------------------------------------------------- meta_for (hand-written messages)
+
+
+def test_meta_for_matches_what_the_connection_labels() -> None:
+    c, _ = stateless_pair()
+    c.send_request("tools/list")
+    [(request, meta)] = c.outgoing_with_meta()
+    assert meta_for(request) == meta  # the envelope names the revision
+    c, _ = handshake_pair()
+    rid = c.send_request("tools/list")
+    c.outgoing()
+    c.cancel(rid)
+    [(note, meta)] = c.outgoing_with_meta()
+    assert meta_for(note, HANDSHAKE) == meta
+    init = rpc.Request(0, "initialize", {"protocolVersion": HANDSHAKE, "capabilities": {}})
+    assert meta_for(init) == SendMeta(opens_session=True)
+
+
+def test_meta_for_reads_only_a_valid_cancelled_id_and_answers_name_their_request() -> None:
+    for params in (None, {"requestId": True}, {"requestId": None}, {"reason": "x"}):
+        assert meta_for(rpc.Notification("notifications/cancelled", params)) == NO_META
+    assert meta_for(rpc.Notification("notifications/progress", {"requestId": 3})) == NO_META
+    assert meta_for(rpc.Response(7, {}), HANDSHAKE) == SendMeta(HANDSHAKE, 7)
+    error = rpc.ErrorResponse("e", rpc.ErrorObject(rpc.INVALID_PARAMS, "no"))
+    assert meta_for(error) == SendMeta(None, "e")
+    # A request naming its own revision is sent under it, whatever the caller says.
+    enveloped = rpc.Request(1, "ping", {"_meta": {"io.modelcontextprotocol/protocolVersion": STATELESS}})
+    assert meta_for(enveloped, HANDSHAKE).protocol_version == STATELESS
+    assert meta_for(rpc.Request(1, "ping"), HANDSHAKE) == SendMeta(HANDSHAKE)
