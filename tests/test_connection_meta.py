@@ -2,17 +2,20 @@
 
 Sans-IO: every queued message comes with its ``SendMeta`` from the Connection's own
 bookkeeping (``outgoing_with_meta``), so no transport reads a payload; ``meta_for``
-derives the same labels for hand-written messages.
+derives the same labels for hand-written messages.  ``request_lost`` decides what
+follows a request its transport lost, so the driver only carries it out.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from trimcp._errors import TransportError
 from trimcp._sansio import jsonrpc as rpc
 from trimcp._sansio.connection.core import Connection
-from trimcp._sansio.connection.lifecycle import OPERATING, Role
+from trimcp._sansio.connection.lifecycle import CLOSED, IDLE, OPERATING, Role
 from trimcp._sansio.connection.send_meta import NO_META, SendMeta, meta_for
+from trimcp._sansio.events import HandshakeFailed, LegacyServer, ProtocolIssue, RequestLost, RequestReissued
 
 CLIENT_INFO = {"name": "c", "version": "1"}
 SERVER_INFO = {"name": "s", "version": "1"}
@@ -149,3 +152,62 @@ def test_meta_for_reads_only_a_valid_cancelled_id_and_answers_name_their_request
     enveloped = rpc.Request(1, "ping", {"_meta": {"io.modelcontextprotocol/protocolVersion": STATELESS}})
     assert meta_for(enveloped, HANDSHAKE).protocol_version == STATELESS
     assert meta_for(rpc.Request(1, "ping"), HANDSHAKE) == SendMeta(HANDSHAKE)
+
+
+# ---------------------------------------------------------------- request_lost: what follows a lost answer
+
+
+LOST = TransportError("the exchange broke")
+
+
+def test_a_lost_ordinary_request_fails_its_waiter_with_the_transports_error() -> None:
+    c, s = handshake_pair()
+    rid = c.send_request("tools/list")
+    c.outgoing()
+    assert c.request_lost(rid, LOST) == [RequestLost(rid, "tools/list", LOST)]
+    assert rid not in c.pending and c.state is OPERATING  # one request, not the session
+    # Forgotten, not cancelled: nothing goes to the peer, and an answer after all is unknown.
+    assert c.outgoing() == []
+    late = c.receive_bytes(rpc.serialize(rpc.Response(rid, {"tools": []})))
+    assert [type(e) for e in late] == [ProtocolIssue]
+    assert c.request_lost(rid, LOST) == []  # no longer pending: nothing follows
+
+
+def test_a_lost_request_the_transport_may_carry_again_is_reissued() -> None:
+    c, s = stateless_pair()
+    old = c.send_request("tools/call", {"name": "t", "arguments": {}})
+    c.outgoing()
+    [event] = c.request_lost(old, LOST, may_reissue=True)
+    assert isinstance(event, RequestReissued) and event.old_id == old and event.new_id in c.pending
+    [(again, meta)] = c.outgoing_with_meta()
+    assert isinstance(again, rpc.Request) and again.id == event.new_id and meta.reissue_of == old
+    assert c.receive_bytes(rpc.serialize(rpc.Response(old, {"resultType": "complete"}))) == []  # late: dropped
+
+
+def test_a_lost_probe_is_silence_the_server_is_handshake_era() -> None:
+    c = Connection(Role.CLIENT, info=CLIENT_INFO, supported_versions=[STATELESS, HANDSHAKE])
+    rid = c.discover()
+    c.outgoing()
+    [event] = c.request_lost(rid, LOST, may_reissue=True)  # never re-issued: it decides the era
+    assert event == LegacyServer("server/discover failed: the exchange broke")
+    assert c.state is IDLE and c.pending == {} and c.outgoing() == []
+    c.initialize()  # the handshake may follow
+    assert [m.method for m in c.outgoing()] == ["initialize"]  # type: ignore[union-attr]
+
+
+def test_a_lost_initialize_fails_the_handshake_and_is_never_reissued() -> None:
+    c = Connection(Role.CLIENT, info=CLIENT_INFO, supported_versions=[HANDSHAKE])
+    rid = c.initialize()
+    c.outgoing()
+    assert c.request_lost(rid, LOST, may_reissue=True) == [HandshakeFailed("the exchange broke")]
+    assert c.state is CLOSED and c.pending == {} and c.outgoing() == []
+
+
+def test_an_unreadable_answer_to_the_probe_fails_the_negotiation_in_the_connection() -> None:
+    # (The driver used to catch an ErrorReceived for the probe; the Connection never emits one.)
+    c = Connection(Role.CLIENT, info=CLIENT_INFO, supported_versions=[STATELESS])
+    rid = c.discover()
+    c.outgoing()
+    events = c.receive_bytes(b'{"jsonrpc": "2.0", "id": %d, "error": {"code": "x"}}' % rid)
+    assert [type(e) for e in events] == [ProtocolIssue, HandshakeFailed] and c.state is CLOSED
+    assert "invalid answer to server/discover" in events[1].reason  # type: ignore[union-attr]

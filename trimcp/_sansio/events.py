@@ -2,7 +2,8 @@
 
 Theory of operation
 -------------------
-``Connection.receive_*`` turns what the peer sent into these events.  Requests
+``Connection.receive_*`` turns what the peer sent into these events, and
+``Connection.request_lost`` what a transport said of a request it lost.  Requests
 the Connection answers by itself (``ping``, ``logging/setLevel``, methods the
 peer may not call) never surface as ``RequestReceived``; everything the
 application must act on does.  ``ProtocolIssue`` reports a peer mistake that
@@ -128,6 +129,26 @@ class InvalidAnswer:
 
 
 @attrs.frozen
+class RequestLost:
+    """Our request ``id`` will never be answered (``Connection.request_lost``: its
+    transport said so); the waiter fails with ``error``, the transport's own."""
+
+    id: RequestId
+    method: str
+    error: Exception
+
+
+@attrs.frozen
+class RequestReissued:
+    """Our request ``old_id`` was lost but is sent again as ``new_id`` (2026-07-28
+    Streamable HTTP: a broken stream is answered by re-sending under a new id); the
+    waiter goes on waiting, for the new id."""
+
+    old_id: RequestId
+    new_id: RequestId
+
+
+@attrs.frozen
 class HandshakeFailed:
     """The client could not agree with the server; the Connection is closed."""
 
@@ -159,4 +180,5 @@ Event: TypeAlias = Union[
     RequestReceived, NotificationReceived, ResponseReceived, ErrorReceived,
     CancelRequested, ProgressReceived, Initialized, HandshakeFailed,
     LogLevelChanged, ProtocolIssue, Discovered, LegacyServer, InputRequired, InvalidAnswer,
+    RequestLost, RequestReissued,
 ]

@@ -16,7 +16,9 @@ cancellation (same notification, then the ``Cancelled`` propagates).  The
 notification is sent under a shielded, bounded cancel scope so it goes out even
 while the caller is being cancelled, but can never hang.  When the transport
 dies, ``_fail_all`` hands the same error to every waiter at once: nothing waits
-forever.
+forever.  When the transport says one answer is lost (``RequestFailed``), the
+Connection decides what follows (``Connection.request_lost``: the request fails,
+is re-issued, or the negotiation it carried ends) and the driver carries it out.
 
 User code never runs in the reader task; the reader resolves waiters itself
 (no task hop on the request path) and hands everything else on:
@@ -71,7 +73,6 @@ import trio
 
 from .._errors import (
     InputRoundsExceeded,
-    LocalProtocolError,
     McpError,
     RemoteProtocolError,
     RequestTimeout,
@@ -83,7 +84,7 @@ from .._sansio import jsonrpc as rpc
 from .._sansio.connection import stateless as sl
 from .._sansio.connection.core import Connection
 from .._sansio.connection.health import DEFAULT_MAX_CONSECUTIVE_FAILURES, FailureCounter
-from .._sansio.connection.lifecycle import CLOSED, DISCOVERING
+from .._sansio.connection.lifecycle import CLOSED
 from .._sansio.http.headers import HeaderParam
 from ._locks import held
 from .callbacks import DEFAULT_MAX_PENDING_CALLBACKS, CallbackQueue
@@ -199,7 +200,7 @@ class SessionDriver:
             try:
                 while True:
                     # Never bound here: an idle session must not keep its last message alive.
-                    await self._received(await self.stream.receive(), nursery)
+                    await self._received(await self.stream.receive())
             except (TransportClosed, RemoteProtocolError) as exc:
                 self._fail_all(exc)
                 # The session is dead: let the peer see it too (e.g. after an oversize message).
@@ -216,11 +217,11 @@ class SessionDriver:
                 if not ended:
                     nursery.cancel_scope.cancel()
 
-    async def _received(self, item: Inbound, nursery: trio.Nursery) -> None:
+    async def _received(self, item: Inbound) -> None:
         if self.is_closed:
             return  # draining while the transport shuts down: the session is over
         if not isinstance(item, tuple):  # not Received: the transport's own word
-            self._transport_said(item, nursery)
+            await self._transport_said(item)
             return
         self.last_received = trio.current_time()
         self.failures.count = 0  # FailureCounter.alive(), inlined: once per message
@@ -255,9 +256,15 @@ class SessionDriver:
         assert self.closed_error is not None
         return self.closed_error
 
-    def _transport_said(self, item: RequestFailed | StreamLost, nursery: trio.Nursery) -> None:
+    async def _transport_said(self, item: RequestFailed | StreamLost) -> None:
         if isinstance(item, RequestFailed):
-            if self._request_failed(item, nursery) or not isinstance(item.error, TransportError):
+            # The Connection decides what follows (the probe taken as silence, the handshake
+            # failed, the request re-issued or its waiter failed); the driver carries it out.
+            events = self.connection.request_lost(item.request_id, item.error, may_reissue=item.may_reissue)
+            for event in events:
+                await self._dispatch(event)
+            reissued = any(isinstance(event, ev.RequestReissued) for event in events)
+            if reissued or not isinstance(item.error, TransportError):
                 return  # re-issued, or an authorization failure: the server is there
         if (dead := self._failed(item.error)) is not None:
             raise dead  # run() closes the stream
@@ -500,11 +507,6 @@ class SessionDriver:
             if waiter is not None:
                 waiter.error = McpError(event.error.code, event.error.message, event.error.data)
                 self._wake(waiter)
-            elif event.method == "server/discover" and self.connection.state is DISCOVERING:
-                # A malformed answer to the probe (the Connection decides every well-formed one).
-                self._probe_finished(ev.HandshakeFailed(
-                    f"invalid answer to server/discover: {event.error.message}", event.error
-                ))
         elif isinstance(event, ev.InputRequired):
             waiter = self._waiters.pop(event.id, None)
             if waiter is not None:
@@ -538,51 +540,33 @@ class SessionDriver:
                 self._probe_finished(event)
         elif isinstance(event, ev.LegacyServer):
             self._probe_finished(event)
+        elif isinstance(event, ev.RequestLost):
+            waiter = self._waiters.pop(event.id, None)
+            if waiter is not None:
+                waiter.error = event.error
+                waiter.event.set()
+        elif isinstance(event, ev.RequestReissued):
+            self._reissued(event)
         elif isinstance(event, ev.ProtocolIssue):
             self.issues.append(event)
             logger.warning("MCP peer protocol issue (%s): %s", event.kind, event.detail)
         for observer in self.event_observers:
             observer(event)
 
-    def _request_failed(self, lost: RequestFailed, nursery: trio.Nursery) -> bool:
-        """The transport knows this answer is lost: fail its waiter now, not at its deadline,
-        or, when the transport allows it, send the request again under a new id (``True``)."""
-        waiter = self._waiters.get(lost.request_id)
-        if lost.may_reissue and waiter is not None and lost.request_id in self.connection.pending:
-            try:
-                new_id = self.connection.reissue(lost.request_id)
-            except LocalProtocolError:
-                pass  # initialize is never re-issued: fail it below
-            else:
-                del self._waiters[lost.request_id]
-                waiter.request_id = new_id
-                self._waiters[new_id] = waiter
-                self.outbox.take(None, waiter.header_params)  # the Connection names the old id
-                if waiter.on_sent is not None:
-                    waiter.on_sent(new_id)  # e.g. a listen subscription learns its new id
-                # Not in the reader task: a send may wait for the network.
-                nursery.start_soon(self._flush_quietly)
-                return True
-        self._waiters.pop(lost.request_id, None)
-        pending = self.connection.pending.get(lost.request_id)
-        if pending is not None and pending.method == "server/discover" and self.connection.state is DISCOVERING:
-            # The probe's answer is lost (an HTTP 405 to it, say): as with silence, take the
-            # server for handshake-era; initialize follows unless a stateless revision was pinned.
-            self.connection.abandon_probe()
-            self._probe_finished(ev.LegacyServer(f"server/discover failed: {lost.error}"))
-            return False
-        if pending is not None:
-            self.connection.forget(lost.request_id)
+    def _reissued(self, event: ev.RequestReissued) -> None:
+        """The Connection queued a lost request again under a new id: the waiter waits for that."""
+        waiter = self._waiters.pop(event.old_id, None)
         if waiter is not None:
-            waiter.error = lost.error
-            waiter.event.set()
-        elif pending is not None and pending.method == "initialize" and not self.initialized.is_set():
-            # The handshake cannot go on (e.g. no transport the server offers): say why.
-            self.handshake = failed = ev.HandshakeFailed(str(lost.error))
-            self.initialized.set()
-            for observer in self.event_observers:
-                observer(failed)
-        return False
+            waiter.request_id = event.new_id
+            self._waiters[event.new_id] = waiter
+            self.outbox.take(None, waiter.header_params)  # the Connection names the old id
+            if waiter.on_sent is not None:
+                waiter.on_sent(event.new_id)  # e.g. a listen subscription learns its new id
+        else:
+            self.outbox.take()
+        # Not in the reader task: a send may wait for the network.
+        assert self._nursery is not None
+        self._nursery.start_soon(self._flush_quietly)
 
     def _probe_finished(self, outcome: ProbeOutcome) -> None:
         if self._probe_done is not None and not self._probe_done.is_set():

@@ -340,6 +340,35 @@ class Connection:
             note = rpc.Notification("notifications/cancelled", params)
             self._outbox.append((note, SendMeta(self.protocol_version, cancels=request_id)))
 
+    def request_lost(
+        self, request_id: rpc.RequestId, error: Exception, *, may_reissue: bool = False
+    ) -> list[ev.Event]:
+        """Client: the transport says the answer to our ``request_id`` will never arrive
+        (its exchange failed for good); return what follows.  ``may_reissue``: the
+        transport may carry the request again under a new id (2026-07-28 Streamable
+        HTTP, a broken stream).
+
+        A lost ``server/discover`` probe is taken as silence: the server is handshake-era
+        (``LegacyServer``; spec: stdio, Backward Compatibility).  A lost ``initialize``
+        ends the handshake (``HandshakeFailed``; it is never re-issued).  Any other
+        request is re-issued when allowed (``RequestReissued``: queued, the old id's
+        late answer dropped) or fails (``RequestLost``).  Nothing for an id no longer
+        pending (answered or given up meanwhile)."""
+        pending = self._requests.get(request_id)
+        if pending is None:
+            return []
+        if pending.method == "server/discover" and self.state is DISCOVERING:
+            self.abandon_probe()
+            return [ev.LegacyServer(f"server/discover failed: {error}")]
+        if may_reissue and pending.method != "initialize":
+            return [ev.RequestReissued(request_id, self.reissue(request_id))]
+        self._requests.retire(request_id)
+        if pending.method == "initialize":
+            # The handshake cannot go on (e.g. no transport the server offers): say why.
+            self._cs.advance(LifecycleEvent.RECV_INIT_FAILURE)
+            return [ev.HandshakeFailed(str(error))]
+        return [ev.RequestLost(request_id, pending.method, error)]
+
     def forget(self, request_id: rpc.RequestId) -> None:
         """Drop a pending request without telling the peer (e.g. its transport died)."""
         self._requests.retire(request_id)
