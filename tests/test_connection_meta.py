@@ -3,14 +3,17 @@
 Sans-IO: every queued message comes with its ``SendMeta`` from the Connection's own
 bookkeeping (``outgoing_with_meta``), so no transport reads a payload; ``meta_for``
 derives the same labels for hand-written messages.  ``request_lost`` decides what
-follows a request its transport lost, so the driver only carries it out.
+follows a request its transport lost, so the driver only carries it out; the session's
+size cap is checked in ``receive_payload``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from trimcp._errors import TransportError
+import pytest
+
+from trimcp._errors import RemoteProtocolError, TransportError
 from trimcp._sansio import jsonrpc as rpc
 from trimcp._sansio.connection.core import Connection
 from trimcp._sansio.connection.lifecycle import CLOSED, IDLE, OPERATING, Role
@@ -211,3 +214,19 @@ def test_an_unreadable_answer_to_the_probe_fails_the_negotiation_in_the_connecti
     events = c.receive_bytes(b'{"jsonrpc": "2.0", "id": %d, "error": {"code": "x"}}' % rid)
     assert [type(e) for e in events] == [ProtocolIssue, HandshakeFailed] and c.state is CLOSED
     assert "invalid answer to server/discover" in events[1].reason  # type: ignore[union-attr]
+
+
+# ---------------------------------------------------------------- the session's size cap, checked once
+
+
+def test_receive_payload_checks_the_sessions_cap_when_told_the_size() -> None:
+    s = Connection(Role.SERVER, info=SERVER_INFO, max_message_size=16)
+    text = rpc.serialize(rpc.Request(1, "ping"))
+    assert len(text) > 16
+    parsed = rpc.parse_payload(text)  # a transport's parse, under its own (larger) bound
+    with pytest.raises(RemoteProtocolError, match=f"message of {len(text)} bytes exceeds the 16-byte limit") as info:
+        s.receive_payload(parsed, len(text))
+    assert info.value.reply_hint == rpc.ErrorObject(rpc.INVALID_REQUEST, "message too large").to_wire()
+    assert s.outgoing() == []  # nothing of it was taken in
+    assert s.receive_payload(parsed, 16) == []  # at the limit: taken (the size is the caller's word)
+    assert s.outgoing() == [rpc.Response(1, {})]

@@ -199,6 +199,14 @@ _decode_lenient: Final = json.JSONDecoder(strict=False).decode
 _encode: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
+def too_large(size: int, max_size: int) -> RemoteProtocolError:
+    """The error for a JSON text of ``size`` bytes over the ``max_size`` cap (fatal for the stream)."""
+    return RemoteProtocolError(
+        f"message of {size} bytes exceeds the {max_size}-byte limit",
+        reply_hint=ErrorObject(INVALID_REQUEST, "message too large").to_wire(),
+    )
+
+
 def parse_payload(data: bytes | str, *, max_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> ParsedPayload:
     """Parse one complete JSON text into JSON-RPC messages.
 
@@ -207,10 +215,7 @@ def parse_payload(data: bytes | str, *, max_size: int = DEFAULT_MAX_MESSAGE_SIZE
     reported as an ``InvalidMessage``.  What it costs at its peak: ``parse_cost``.
     """
     if len(data) > max_size:
-        raise RemoteProtocolError(
-            f"message of {len(data)} bytes exceeds the {max_size}-byte limit",
-            reply_hint=ErrorObject(INVALID_REQUEST, "message too large").to_wire(),
-        )
+        raise too_large(len(data), max_size)
     # Decode strictly ourselves: json.loads(bytes) would also accept UTF-16/32 and
     # (via "surrogatepass") encoded surrogates, neither of which is UTF-8.
     text: str | None = None

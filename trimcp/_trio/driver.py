@@ -225,12 +225,8 @@ class SessionDriver:
             return
         self.last_received = trio.current_time()
         self.failures.count = 0  # FailureCounter.alive(), inlined: once per message
-        if len(item.data) > self.connection.max_message_size:
-            raise RemoteProtocolError(
-                f"message of {len(item.data)} bytes exceeds the "
-                f"{self.connection.max_message_size}-byte limit"
-            )
-        for event in self.connection.receive_payload(item.payload):
+        # The Connection checks the session's size cap (the transport parsed under its own).
+        for event in self.connection.receive_payload(item.payload, len(item.data)):
             await self._dispatch(event)
         if self.connection.has_output:  # e.g. an automatic answer to a ping
             await self.flush()

@@ -428,10 +428,18 @@ class Connection:
         payload over ``max_message_size`` (treat the stream as broken)."""
         return self.receive_payload(rpc.parse_payload(data, max_size=self.max_message_size))
 
-    def receive_payload(self, parsed: rpc.ParsedPayload) -> list[ev.Event]:
+    def receive_payload(self, parsed: rpc.ParsedPayload, size: int | None = None) -> list[ev.Event]:
         """Feed one JSON text that the transport already parsed with
-        ``rpc.parse_payload`` (so it is parsed once; the transport applied its own
-        size cap).  Returns the events of its invalid parts, then of its messages."""
+        ``rpc.parse_payload`` (so it is parsed once).  Returns the events of its
+        invalid parts, then of its messages.
+
+        ``size``: the text's length in bytes, when the parser's cap was not this
+        Connection's (a transport frames and parses under its own bound, which need not
+        be the session's ``max_message_size``): over the limit raises
+        ``RemoteProtocolError``, as ``receive_bytes`` does; the one place the session's
+        cap is checked."""
+        if size is not None and size > self.max_message_size:
+            raise rpc.too_large(size, self.max_message_size)
         events: list[ev.Event] = []
         for bad in parsed.invalid:
             events.extend(self._receive_invalid(bad))
