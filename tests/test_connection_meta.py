@@ -4,7 +4,8 @@ Sans-IO: every queued message comes with its ``SendMeta`` from the Connection's 
 bookkeeping (``outgoing_with_meta``), so no transport reads a payload; ``meta_for``
 derives the same labels for hand-written messages.  ``request_lost`` decides what
 follows a request its transport lost, so the driver only carries it out; the session's
-size cap is checked in ``receive_payload``.
+size cap is checked in ``receive_payload``; ``stateless.InputRounds`` counts the rounds of a
+multi-round-trip exchange and says when to give up.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from trimcp._errors import RemoteProtocolError, TransportError
+from trimcp._errors import InputRoundsExceeded, RemoteProtocolError, TransportError
 from trimcp._sansio import jsonrpc as rpc
+from trimcp._sansio.connection import stateless as sl
 from trimcp._sansio.connection.core import Connection
 from trimcp._sansio.connection.lifecycle import CLOSED, IDLE, OPERATING, Role
 from trimcp._sansio.connection.send_meta import NO_META, SendMeta, meta_for
@@ -230,3 +232,32 @@ def test_receive_payload_checks_the_sessions_cap_when_told_the_size() -> None:
     assert s.outgoing() == []  # nothing of it was taken in
     assert s.receive_payload(parsed, 16) == []  # at the limit: taken (the size is the caller's word)
     assert s.outgoing() == [rpc.Response(1, {})]
+
+
+# ---------------------------------------------------------------- multi-round-trip input: the rounds
+
+
+def test_input_rounds_count_and_give_up_past_the_limit() -> None:
+    rounds = sl.InputRounds("tools/call", {"name": "t"}, limit=2)
+    rounds.asked(answerable=True)
+    rounds.asked(answerable=True)
+    with pytest.raises(InputRoundsExceeded, match="after 2 rounds") as info:
+        rounds.asked(answerable=True)
+    assert (info.value.method, info.value.rounds) == ("tools/call", 2)
+
+
+def test_input_rounds_refuse_at_once_when_the_session_cannot_answer() -> None:
+    rounds = sl.InputRounds("prompts/get", None, limit=8)
+    with pytest.raises(RemoteProtocolError, match="cannot give") as info:
+        rounds.asked(answerable=False)
+    assert not isinstance(info.value, InputRoundsExceeded)
+
+
+def test_each_retry_is_the_original_params_plus_this_rounds_answers() -> None:
+    original = {"name": "t", "arguments": {"a": 1}}
+    rounds = sl.InputRounds("tools/call", original, limit=8)
+    first = rounds.retry({"q1": {"action": "decline"}}, "s1")
+    assert first == {**original, "inputResponses": {"q1": {"action": "decline"}}, "requestState": "s1"}
+    second = rounds.retry({"q2": {"roots": []}}, None)  # nothing of the first round lingers
+    assert second == {**original, "inputResponses": {"q2": {"roots": []}}}
+    assert original == {"name": "t", "arguments": {"a": 1}}  # not mutated

@@ -55,7 +55,8 @@ asks for elicitation, sampling or roots instead.  ``request`` answers those with
 handlers that serve handshake-era server requests, ``client/mrtr.py``), then
 re-sends the original request, with a new id, carrying ``inputResponses`` and
 the echoed ``requestState``; after ``max_input_rounds`` such rounds it gives up
-with ``RemoteProtocolError``.  One deadline covers the whole exchange, every
+with ``InputRoundsExceeded`` (the counting, the giving up and the retry's params are
+sans-IO: ``stateless.InputRounds``; the driver waits and keeps time).  One deadline covers the whole exchange, every
 attempt and the time the handlers take (as in the handshake era, where the
 handlers run while the original request is pending); each attempt gets its own
 progress token, and a timeout cancels the attempt in flight on the wire.
@@ -72,7 +73,6 @@ from typing import Any
 import trio
 
 from .._errors import (
-    InputRoundsExceeded,
     McpError,
     RemoteProtocolError,
     RequestTimeout,
@@ -362,7 +362,7 @@ class SessionDriver:
         )
         progress_token = progress_token and deadline.reset
         attempt_params = params
-        rounds = 0
+        rounds: sl.InputRounds | None = None  # made at the first round only: request() is the hot path
         while True:
             outcome = await self._attempt(
                 method, attempt_params, deadline, progress_token, on_progress, on_sent,
@@ -370,14 +370,13 @@ class SessionDriver:
             )
             if not isinstance(outcome, ev.InputRequired):
                 return outcome
-            rounds += 1
-            if rounds > self.max_input_rounds:
-                raise InputRoundsExceeded(method, self.max_input_rounds)
-            if self.answer_input is None:
-                raise RemoteProtocolError(f"{method}: the peer asked for input, which this session cannot give")
+            if rounds is None:
+                rounds = sl.InputRounds(method, params, self.max_input_rounds)
+            rounds.asked(answerable=self.answer_input is not None)  # raises when the exchange must end
+            assert self.answer_input is not None
             with trio.move_on_at(deadline.at):
                 responses = await self.answer_input(self, outcome)
-                attempt_params = sl.retry_params(params, responses, outcome.request_state)
+                attempt_params = rounds.retry(responses, outcome.request_state)
                 continue
             done = f"{method} did not complete within {limit} s (while answering input requests)"
             raise RequestTimeout(done, seconds=limit)

@@ -24,6 +24,7 @@ from typing import Any, Final
 
 import attrs
 
+from ..._errors import InputRoundsExceeded, RemoteProtocolError
 from .. import jsonrpc as rpc
 from .. import task_poll
 from ..revisions import has_capability
@@ -209,6 +210,34 @@ def retry_params(
     if request_state is not None:
         out["requestState"] = request_state
     return out
+
+
+@attrs.define
+class InputRounds:
+    """Client: the rounds of one request's multi-round-trip exchange (spec: mrtr).
+
+    Each ``input_required`` result counts a round; past ``limit`` the server is taken to
+    ask forever (``InputRoundsExceeded``), and a session that cannot answer input
+    requests gives up at the first (``RemoteProtocolError``).  ``retry`` gives the
+    params of the next attempt: always the original ones plus this round's answers and
+    echoed state, never the previous round's.  The driver waits and keeps time; this
+    decides."""
+
+    method: str
+    original: dict[str, Any] | None
+    limit: int
+    rounds: int = 0
+
+    def asked(self, *, answerable: bool) -> None:
+        """The server answered with an InputRequiredResult: raise if the exchange must end."""
+        self.rounds += 1
+        if self.rounds > self.limit:
+            raise InputRoundsExceeded(self.method, self.limit)
+        if not answerable:
+            raise RemoteProtocolError(f"{self.method}: the peer asked for input, which this session cannot give")
+
+    def retry(self, responses: dict[str, Any] | None, request_state: str | None) -> dict[str, Any]:
+        return retry_params(self.original, responses, request_state)
 
 
 def newest_common(ours: tuple[str, ...], theirs: object) -> str | None:
