@@ -55,9 +55,9 @@ asks for elicitation, sampling or roots instead.  ``request`` answers those with
 handlers that serve handshake-era server requests, ``client/mrtr.py``), then
 re-sends the original request, with a new id, carrying ``inputResponses`` and
 the echoed ``requestState``; after ``max_input_rounds`` such rounds it gives up
-with ``InputRoundsExceeded`` (the counting, the giving up and the retry's params are
-sans-IO: ``stateless.InputRounds``; the driver waits and keeps time).  One deadline covers the whole exchange, every
-attempt and the time the handlers take (as in the handshake era, where the
+with ``InputRoundsExceeded`` (the counting, the giving up and the retry's params
+are sans-IO: ``stateless.InputRounds``; the driver waits and keeps time).  One
+deadline covers the whole exchange, every attempt and the time the handlers take (as in the handshake era, where the
 handlers run while the original request is pending); each attempt gets its own
 progress token, and a timeout cancels the attempt in flight on the wire.
 """
