@@ -50,6 +50,7 @@ from urllib.parse import urljoin, urlsplit
 import attrs
 
 from ...._errors import LocalProtocolError, RemoteProtocolError
+from ...._version import __version__
 from ... import jsonrpc as rpc
 from ..headers import NAME_SOURCES, HeaderParam, encode_header_value, is_token, param_headers
 from ...connection.stateless import PROTOCOL_VERSION_KEY
@@ -73,7 +74,7 @@ VERSION_HEADER: Final = "MCP-Protocol-Version"
 METHOD_HEADER: Final = "Mcp-Method"
 NAME_HEADER: Final = "Mcp-Name"
 LAST_EVENT_ID_HEADER: Final = "Last-Event-ID"
-USER_AGENT: Final = "trimcp/0.1.0"
+USER_AGENT: Final = f"trimcp/{__version__}"
 
 #: Headers the planner owns; static user headers may not override them.
 _RESERVED: Final = frozenset({
