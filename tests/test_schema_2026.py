@@ -1091,8 +1091,20 @@ def test_2026_members() -> None:
     }
     roundtrip(S.SamplingContentBlock, result_content)
     assert S.ListToolsResult(tools=[], ttl_ms=-3).cache_ttl_ms == 0
-    assert S.RESULT_TYPE_COMPLETE == "complete"
-    assert S.RESULT_TYPE_INPUT_REQUIRED == "input_required"
+    assert [str(v) for v in S.ResultType] == ["complete", "input_required", "task"]
+    assert json.dumps({"resultType": S.ResultType.TASK}) == '{"resultType": "task"}'
+
+
+def test_result_type_old_names_warn_and_give_the_member() -> None:
+    import trimcp.schema as public
+
+    with pytest.warns(DeprecationWarning, match=r"RESULT_TYPE_COMPLETE .*ResultType\.COMPLETE"):
+        assert public.RESULT_TYPE_COMPLETE is S.ResultType.COMPLETE
+    with pytest.warns(DeprecationWarning, match="ResultType.INPUT_REQUIRED"):
+        assert public.RESULT_TYPE_INPUT_REQUIRED is S.ResultType.INPUT_REQUIRED
+    assert "RESULT_TYPE_COMPLETE" not in public.__all__
+    with pytest.raises(AttributeError):
+        public.RESULT_TYPE_TASK  # noqa: B018
 
 
 # --------------------------------------------------------------------------- schema members

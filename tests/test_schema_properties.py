@@ -39,7 +39,7 @@ def _narrow(name: str, instance: Any) -> Any:
     one of the two, and trimcp's class enforces both.
     """
     if name == "InputRequiredResult":
-        instance = {**instance, "resultType": S.RESULT_TYPE_INPUT_REQUIRED}
+        instance = {**instance, "resultType": S.ResultType.INPUT_REQUIRED}
         if "inputRequests" not in instance and "requestState" not in instance:
             instance["requestState"] = "s"
     return instance

@@ -39,6 +39,7 @@ from ._errors import TaskCancelled as TaskCancelled
 from ._errors import TransportClosed as TransportClosed
 from ._errors import TransportError as TransportError
 from ._errors import TrimcpError as TrimcpError
+from ._version import __version__ as __version__
 
 if TYPE_CHECKING:
     from . import schema as schema
@@ -121,8 +122,6 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
-
-__version__ = "0.1.0"
 
 __all__ = [
     "ALL_VERSIONS",

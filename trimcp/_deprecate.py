@@ -21,7 +21,8 @@ from typing import Any, TypeVar
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
-#: The release in which the current round of deprecations was made.
+#: The release in which the current round of deprecations was made (a fact of the past, not
+#: ``trimcp._version.__version__``: it stays when the release number moves on).
 SINCE = "0.1.0"
 
 

@@ -6,7 +6,21 @@ module (``trimcp.schema`` was once only an attribute of ``trimcp``).  The types,
 (``trimcp._sansio.schema``); this module re-exports exactly its ``__all__``.
 """
 
+from typing import Any
+
+from ._deprecate import deprecated_aliases as _deprecated_aliases
 from ._sansio.schema import *  # noqa: F403
+from ._sansio.schema import ResultType as _ResultType
 from ._sansio.schema import __all__ as _ALL
 
 __all__ = list(_ALL)
+
+#: Old names: each use warns and names the one to use (``_deprecate.py``).
+_DEPRECATED = _deprecated_aliases(__name__, {
+    "RESULT_TYPE_COMPLETE": ("trimcp.schema.ResultType.COMPLETE", lambda: _ResultType.COMPLETE),
+    "RESULT_TYPE_INPUT_REQUIRED": ("trimcp.schema.ResultType.INPUT_REQUIRED", lambda: _ResultType.INPUT_REQUIRED),
+})
+
+
+def __getattr__(name: str) -> Any:
+    return _DEPRECATED(name)

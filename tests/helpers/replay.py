@@ -253,7 +253,7 @@ class ClientReplay:
                     expected = ev.Initialized
                 elif method == "server/discover":
                     expected = ev.Discovered
-                elif obj["result"].get("resultType") == sl.RESULT_INPUT_REQUIRED:
+                elif obj["result"].get("resultType") == s.ResultType.INPUT_REQUIRED:
                     expected = ev.InputRequired
                 else:
                     expected = ev.ResponseReceived

@@ -34,7 +34,6 @@ from .._errors import RemoteProtocolError
 from .extensions import TASKS, declares
 from .task_table import CANCELLED, COMPLETED, FAILED, INPUT_REQUIRED, TERMINAL, WORKING
 
-RESULT_TASK: Final = "task"
 #: The requests a server may answer with a CreateTaskResult (ext-tasks "Supported Methods").
 TASK_METHODS: Final = frozenset({"tools/call"})
 STATUSES: Final = frozenset({WORKING, INPUT_REQUIRED, COMPLETED, FAILED, CANCELLED})

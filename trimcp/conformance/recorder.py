@@ -33,6 +33,7 @@ import attrs
 
 from .._errors import RemoteProtocolError
 from .._sansio import jsonrpc as rpc
+from .._sansio.http import header_names as hn
 from .._sansio.http.client.plan import HttpRequest
 from .._trio.stream import NO_META, Inbound, MessageStream, Received, SendMeta
 from .._trio.transports.http.executor import Executor, HttpResponse
@@ -150,8 +151,8 @@ class RecordingStream:
 #: The headers the transport rules speak of (basic/transports: Streamable HTTP, HTTP+SSE;
 #: basic/authorization): what a recording keeps of each HTTP exchange.
 RULE_HEADERS = frozenset({
-    "accept", "allow", "content-type", "last-event-id", "location", "mcp-method", "mcp-name",
-    "mcp-protocol-version", "mcp-session-id", "retry-after", "www-authenticate",
+    "accept", "allow", "content-type", "location", "retry-after", "www-authenticate",
+    *map(hn.lower, (hn.LAST_EVENT_ID_HEADER, hn.METHOD_HEADER, hn.NAME_HEADER, hn.VERSION_HEADER, hn.SESSION_HEADER)),
 })
 
 
@@ -160,7 +161,7 @@ def rule_headers(headers: Sequence[tuple[str, str]]) -> dict[str, str]:
     out: dict[str, str] = {}
     for name, value in headers:
         key = name.lower()
-        if key in RULE_HEADERS or key.startswith("mcp-param-"):
+        if key in RULE_HEADERS or key.startswith(hn.lower(hn.PARAM_HEADER_PREFIX)):
             out[key] = value if key not in out else f"{out[key]}, {value}"
     return out
 

@@ -49,6 +49,7 @@ from typing import Any
 import trio
 
 from . import stateless as _reference_stateless
+from .._version import __version__
 from ..server.definition import Server
 from ..server.content import audio, embedded_text, error_result, image, resource_link, text
 from ..server.context import Context
@@ -58,7 +59,7 @@ from .views import ECHO_VIEW, register_views
 __all__ = ["INSTRUCTIONS", "NAME", "PNG", "VERSION", "WAV", "build_server", "main"]
 
 NAME = "trimcp-reference"
-VERSION = "0.1.0"
+VERSION = __version__
 INSTRUCTIONS = (
     "Reference server of the trimcp library. Every tool is harmless; "
     "'slow' takes a while and can be cancelled, 'sample', 'elicit' and 'roots' ask the client."

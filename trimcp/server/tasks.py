@@ -45,11 +45,11 @@ import trio
 
 from .._errors import McpError
 from .._sansio import jsonrpc as rpc
+from .._sansio.schema import ResultType
 from .._sansio.task_table import TaskRecord, TaskStateError, TaskTable
 
 logger = logging.getLogger("trimcp.server")
 
-RESULT_TASK: Final = "task"
 DEFAULT_TTL_MS: Final = 3_600_000
 DEFAULT_POLL_INTERVAL_MS: Final = 500
 
@@ -186,7 +186,7 @@ class TaskRunner:
             raise McpError(rpc.INTERNAL_ERROR, str(exc)) from None
         run.task_id = record.task_id
         self._runs[record.task_id] = run
-        run.deliver("result", {"resultType": RESULT_TASK, **record.to_wire(detailed=False)})
+        run.deliver("result", {"resultType": ResultType.TASK, **record.to_wire(detailed=False)})
 
     async def _background(self, run: _Run, body: Callable[[], Awaitable[dict[str, Any]]]) -> None:
         try:

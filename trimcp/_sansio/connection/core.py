@@ -598,7 +598,7 @@ class Connection:
         problem = sl.result_problem(method, result, self.capabilities)
         if problem is not None:
             return [ev.ProtocolIssue("invalid-result", problem, msg), ev.InvalidAnswer(msg.id, method, problem)]
-        if result.get("resultType") == sl.RESULT_INPUT_REQUIRED:
+        if result.get("resultType") == sl.ResultType.INPUT_REQUIRED:
             state = result.get("requestState")
             return [ev.InputRequired(
                 msg.id, method, pending.params or {}, result.get("inputRequests") or {},

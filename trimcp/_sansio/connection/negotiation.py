@@ -138,7 +138,7 @@ class Negotiator:
     ) -> dict[str, Any]:
         """Server: the DiscoverResult (spec: server/discover)."""
         result: dict[str, Any] = {
-            "resultType": sl.RESULT_COMPLETE,
+            "resultType": sl.ResultType.COMPLETE,
             "supportedVersions": list(self._cs.supported_versions),
             "capabilities": capabilities,
             "ttlMs": ttl_ms,
@@ -190,8 +190,8 @@ class Negotiator:
         stateless, handshake = cs.versions_of(Era.STATELESS), cs.versions_of(Era.HANDSHAKE)
         result = msg.result
         supported, caps = result.get("supportedVersions"), result.get("capabilities")
-        kind = result.get("resultType", sl.RESULT_COMPLETE)
-        if not isinstance(supported, list) or not isinstance(caps, dict) or kind != sl.RESULT_COMPLETE:
+        kind = result.get("resultType", sl.ResultType.COMPLETE)
+        if not isinstance(supported, list) or not isinstance(caps, dict) or kind != sl.ResultType.COMPLETE:
             cs.advance(LifecycleEvent.RECV_DISCOVER_FAILURE)
             return Outcome([HandshakeFailed(f"invalid DiscoverResult: {_clip(result)}")])
         chosen = sl.newest_common(stateless, supported)

@@ -19,6 +19,7 @@ and what a missing, invalid or unsupported one earns, are admission rules
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -36,8 +37,18 @@ LOG_LEVEL_KEY: Final = "io.modelcontextprotocol/logLevel"
 SERVER_INFO_KEY: Final = "io.modelcontextprotocol/serverInfo"
 SUBSCRIPTION_ID_KEY: Final = "io.modelcontextprotocol/subscriptionId"
 
-RESULT_COMPLETE: Final = "complete"
-RESULT_INPUT_REQUIRED: Final = "input_required"
+
+class ResultType(enum.StrEnum):
+    """The values of ``resultType`` (2026-07-28).  A ``StrEnum``: a member is the string
+    itself on the wire and compares equal to it (``result["resultType"] == ResultType.TASK``)."""
+
+    #: A final result.
+    COMPLETE = "complete"
+    #: An ``InputRequiredResult``: the server needs elicitation, sampling or roots first.
+    INPUT_REQUIRED = "input_required"
+    #: An ext-tasks ``CreateTaskResult``: the work goes on as a task.
+    TASK = "task"
+
 
 #: Requests a server may answer with an InputRequiredResult (spec: mrtr, "Supported Requests").
 MRTR_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
@@ -166,7 +177,7 @@ def input_required_problem(result: Mapping[str, Any], client_capabilities: Mappi
 def stateless_result(result: dict[str, Any], server_info: dict[str, Any]) -> dict[str, Any]:
     """Server: a complete result as the stateless era sends it: it says what it is
     (``resultType``) and (SHOULD) who answered, unless the caller already said so."""
-    out = {"resultType": RESULT_COMPLETE, **result}
+    out = {"resultType": ResultType.COMPLETE, **result}
     meta = out.get("_meta")
     if not isinstance(meta, dict) or SERVER_INFO_KEY not in meta:
         out["_meta"] = {**(meta if isinstance(meta, dict) else {}), SERVER_INFO_KEY: server_info}
@@ -175,7 +186,7 @@ def stateless_result(result: dict[str, Any], server_info: dict[str, Any]) -> dic
 
 def input_required_result(input_requests: dict[str, Any] | None, request_state: str | None) -> dict[str, Any]:
     """Server: an InputRequiredResult (spec: mrtr); ``input_required_problem`` checks it."""
-    result: dict[str, Any] = {"resultType": RESULT_INPUT_REQUIRED}
+    result: dict[str, Any] = {"resultType": ResultType.INPUT_REQUIRED}
     if input_requests is not None:
         result["inputRequests"] = input_requests
     if request_state is not None:
@@ -188,13 +199,13 @@ def result_problem(method: str, result: Mapping[str, Any], client_capabilities: 
     (an absent ``resultType`` reads as complete: spec basic, ResultType) or a valid
     InputRequiredResult to a request that may receive one (spec: mrtr)."""
     kind = result.get("resultType")
-    if kind is None or kind == RESULT_COMPLETE:
+    if kind is None or kind == ResultType.COMPLETE:
         return None
-    if kind == RESULT_INPUT_REQUIRED:
+    if kind == ResultType.INPUT_REQUIRED:
         if method not in MRTR_METHODS:
             return f"{method} may not be answered with an InputRequiredResult"
         return input_required_problem(result, client_capabilities)
-    if kind == task_poll.RESULT_TASK:
+    if kind == ResultType.TASK:
         # ext-tasks: a CreateTaskResult, only to a tools/call that declared the extension.
         return task_poll.create_task_problem(method, result, client_capabilities)
     return f"unknown resultType {kind!r}"

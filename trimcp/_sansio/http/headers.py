@@ -49,6 +49,7 @@ from typing import Any, Final, Protocol, TypeVar
 import attrs
 
 from ..._errors import TrimcpError
+from .header_names import PARAM_HEADER_PREFIX
 
 __all__ = [
     "NAME_SOURCES",
@@ -82,7 +83,6 @@ NAME_SOURCES: Final[Mapping[str, str]] = {
 
 SENTINEL_PREFIX: Final = "=?base64?"
 SENTINEL_SUFFIX: Final = "?="
-PARAM_HEADER_PREFIX: Final = "Mcp-Param-"
 
 #: RFC 9110 section 5.6.2 ``tchar``.
 _TCHARS: Final = frozenset(

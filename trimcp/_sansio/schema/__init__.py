@@ -38,8 +38,6 @@ from attrs import AttrsInstance
 
 from ._converter import SchemaError as SchemaError
 from ._converter import converter as converter
-from .base import RESULT_TYPE_COMPLETE as RESULT_TYPE_COMPLETE
-from .base import RESULT_TYPE_INPUT_REQUIRED as RESULT_TYPE_INPUT_REQUIRED
 from .base import Annotations as Annotations
 from .base import CacheableResult as CacheableResult
 from .base import CacheScope as CacheScope
@@ -53,6 +51,7 @@ from .base import ProgressToken as ProgressToken
 from .base import RequestId as RequestId
 from .base import RequestParams as RequestParams
 from .base import Result as Result
+from .base import ResultType as ResultType
 from .base import Role as Role
 from .content import AudioContent as AudioContent
 from .content import BlobResourceContents as BlobResourceContents
@@ -253,8 +252,6 @@ __all__ = [
     "PROTOCOL_VERSION_META",
     "RELATED_TASK_META_KEY",
     "REQUEST_TYPES",
-    "RESULT_TYPE_COMPLETE",
-    "RESULT_TYPE_INPUT_REQUIRED",
     "REVISIONS",
     "SERVER_INFO_META",
     "SUBSCRIPTION_ID_META",
@@ -356,6 +353,7 @@ __all__ = [
     "ResourceUpdatedNotificationParams",
     "ResourcesCapability",
     "Result",
+    "ResultType",
     "Role",
     "Root",
     "RootsCapability",

@@ -17,9 +17,10 @@ and ``extra`` for members we do not know, so that nothing a peer sends is lost.
 
 The 2026-07-28 stateless era adds two things every module relies on:
 
-* ``Result.result_type`` is the ``resultType`` member: ``"complete"`` for a
-  final result, ``"input_required"`` for an ``InputRequiredResult`` (see
-  ``mrtr``).  Handshake-era peers leave it out (``None``).  It is optional in
+* ``Result.result_type`` is the ``resultType`` member (``ResultType``, the one
+  list of its values, defined in ``connection/stateless.py``): ``"complete"`` for a final result, ``"input_required"``
+  for an ``InputRequiredResult`` (see ``mrtr``), ``"task"`` for an ext-tasks
+  ``CreateTaskResult``.  Handshake-era peers leave it out (``None``).  It is optional in
   the classes, which serve every revision; the per-revision tables in
   ``methods`` require it for 2026-07-28.
 * ``CacheableResult`` carries the cache hints ``ttlMs`` (milliseconds the
@@ -31,13 +32,15 @@ The 2026-07-28 stateless era adds two things every module relies on:
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import attrs
 
+# Defined with the stateless-era result rules, which the schema package already reads
+# (``meta``); the one definition, public as ``trimcp.schema.ResultType``.
+from ..connection.stateless import ResultType as ResultType
+
 __all__ = [
-    "RESULT_TYPE_COMPLETE",
-    "RESULT_TYPE_INPUT_REQUIRED",
     "Annotations",
     "CacheScope",
     "CacheableResult",
@@ -51,6 +54,7 @@ __all__ = [
     "RequestId",
     "RequestParams",
     "Result",
+    "ResultType",
     "Role",
 ]
 
@@ -65,10 +69,6 @@ Role: TypeAlias = Literal["user", "assistant"]
 #: Who may cache a result (2026-07-28): anyone, or only the same authorization context.
 CacheScope: TypeAlias = Literal["public", "private"]
 
-#: ``resultType`` of a final result (2026-07-28).
-RESULT_TYPE_COMPLETE: Final = "complete"
-#: ``resultType`` of an ``InputRequiredResult`` (2026-07-28).
-RESULT_TYPE_INPUT_REQUIRED: Final = "input_required"
 
 
 @attrs.frozen(kw_only=True)

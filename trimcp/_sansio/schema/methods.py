@@ -56,13 +56,12 @@ from typing import Any, Final
 
 from ._converter import SchemaError, converter, json_type
 from .base import (
-    RESULT_TYPE_COMPLETE,
-    RESULT_TYPE_INPUT_REQUIRED,
     CacheableResult,
     EmptyResult,
     NotificationParams,
     PaginatedRequestParams,
     RequestParams,
+    ResultType,
 )
 from .elicitation import (
     ElicitationCompleteNotificationParams,
@@ -455,13 +454,13 @@ def parse_result(
         raise SchemaError(f"expected object, got {json_type(result)}", ["result"])
     if "resultType" not in result and strict:
         raise SchemaError("required member missing", ["result", "resultType"])
-    result_type = result.get("resultType", RESULT_TYPE_COMPLETE)
-    if result_type == RESULT_TYPE_INPUT_REQUIRED:
+    result_type = result.get("resultType", ResultType.COMPLETE)
+    if result_type == ResultType.INPUT_REQUIRED:
         if method not in MRTR_METHODS:
             problem = f'"input_required" is not allowed in a result of {method}'
             raise SchemaError(problem, ["result", "resultType"])
         obj = _structure(InputRequiredResult, result, "result")
-    elif result_type == RESULT_TYPE_COMPLETE:
+    elif result_type == ResultType.COMPLETE:
         obj = _structure(cls, result, "result")
         if strict and method in CACHEABLE_METHODS:
             _check_cache_hints(obj)

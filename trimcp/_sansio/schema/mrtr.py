@@ -50,7 +50,7 @@ from ._converter import (
     register_tagged_union,
     register_union_hook,
 )
-from .base import RESULT_TYPE_INPUT_REQUIRED, RequestParams, Result
+from .base import RequestParams, Result, ResultType
 from .elicitation import ElicitRequestParams, ElicitResult
 from .misc import ListRootsResult
 from .sampling import CreateMessageRequestParams, CreateMessageResult
@@ -144,7 +144,7 @@ class InputRequiredResult(Result):
     input_requests: InputRequests | None = None
     request_state: str | None = None
     result_type: Literal["input_required"] = attrs.field(
-        default=RESULT_TYPE_INPUT_REQUIRED, metadata=_TAG
+        default=ResultType.INPUT_REQUIRED, metadata=_TAG
     )
 
 

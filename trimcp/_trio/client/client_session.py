@@ -25,7 +25,7 @@ from contextlib import asynccontextmanager
 from typing import Any, Protocol, TypeVar, Union
 
 from ..._errors import LocalProtocolError, McpError, PaginationError, RemoteProtocolError
-from ..._sansio import apps, extensions, task_poll
+from ..._sansio import apps, extensions
 from ..._sansio import events as ev
 from ..._sansio import jsonrpc as rpc
 from ..._sansio import schema as s
@@ -283,7 +283,7 @@ class ClientSession:
             name, arguments, timeout=timeout, on_progress=on_progress,
             reset_timeout_on_progress=reset_timeout_on_progress, max_total_timeout=max_total_timeout,
         )
-        if result.get("resultType") == task_poll.RESULT_TASK:
+        if result.get("resultType") == s.ResultType.TASK:
             return await follow_to_result(self.driver, result, deadline)
         return _parse(s.CallToolResult, result, "tools/call")
 
@@ -304,7 +304,7 @@ class ClientSession:
                 f"open_client(..., extensions={{{extensions.TASKS.id!r}: {{}}}})"
             )
         result = await self._send_tool_call(name, arguments, timeout=timeout)
-        if result.get("resultType") == task_poll.RESULT_TASK:
+        if result.get("resultType") == s.ResultType.TASK:
             return ToolTask(self.driver, created_task(result))
         return _parse(s.CallToolResult, result, "tools/call")
 

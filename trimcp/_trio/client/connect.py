@@ -56,6 +56,7 @@ from ..._sansio import schema as s
 from ..._sansio.connection.core import Connection
 from ..._sansio.connection.lifecycle import Role
 from ..._sansio.revisions import ALL_VERSIONS, Era, get_revision
+from ..._version import __version__
 from ...config import RemoteServerConfig, ServerConfig, StdioServerConfig
 from .._groups import collapse
 from ..driver import (
@@ -92,7 +93,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("trimcp")
 
 #: Default ``clientInfo``.
-CLIENT_INFO: dict[str, Any] = {"name": "trimcp", "version": "0.1.0"}
+CLIENT_INFO: dict[str, Any] = {"name": "trimcp", "version": __version__}
 
 
 

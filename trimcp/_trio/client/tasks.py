@@ -99,7 +99,7 @@ class _Follower:
         if not pending:
             return
         problem = sl.input_required_problem(
-            {"resultType": sl.RESULT_INPUT_REQUIRED, "inputRequests": pending}, self.driver.connection.capabilities
+            {"resultType": s.ResultType.INPUT_REQUIRED, "inputRequests": pending}, self.driver.connection.capabilities
         )
         if problem is not None:
             raise RemoteProtocolError(f"task {self.task_id}: unusable inputRequests: {problem}")

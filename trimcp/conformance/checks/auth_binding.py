@@ -54,6 +54,7 @@ from typing import Any, Final
 import attrs
 
 from ..._sansio import auth as sa
+from ..._sansio.http import header_names as hn
 from ..evidence import exchange
 from ..rawhttp import ProbeError, RawResponse, request
 from ..results import Results
@@ -111,7 +112,7 @@ class _Caller:
     def _headers(self, headers: dict[str, str]) -> dict[str, str]:
         out = {**headers, "Authorization": f"Bearer {self.token}"}
         if self.sid is not None:
-            out["Mcp-Session-Id"] = self.sid
+            out[hn.SESSION_HEADER] = self.sid
         return out
 
     async def open(self) -> RawResponse:
@@ -120,7 +121,7 @@ class _Caller:
         resp = await self._post(headers, body)
         if not 200 <= resp.status < 300:
             return resp
-        self.sid = resp.header("mcp-session-id")
+        self.sid = resp.header(hn.SESSION_HEADER)
         result = answer(resp)
         caps = result.get("capabilities") if isinstance(result, dict) else None
         self.capabilities = caps if isinstance(caps, dict) else {}

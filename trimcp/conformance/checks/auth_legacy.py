@@ -23,6 +23,7 @@ import json
 from typing import Any, Final
 
 from ..._sansio import auth as sa
+from ..._sansio.http import header_names as hn
 from ..evidence import exchange
 from ..rawhttp import ProbeError, request
 from ..results import Results
@@ -53,7 +54,7 @@ async def check_legacy(rec: Results, url: str, timeout: float) -> None:
     base = sa.legacy_issuer(url)
     where = f"{base}/.well-known/oauth-authorization-server"
     try:
-        resp = await request(where, "GET", {"Accept": "application/json", "MCP-Protocol-Version": "2025-03-26"},
+        resp = await request(where, "GET", {"Accept": "application/json", hn.VERSION_HEADER: "2025-03-26"},
                              timeout=timeout)
     except ProbeError as exc:
         for check in LEGACY_CHECKS:

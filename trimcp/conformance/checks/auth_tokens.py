@@ -45,6 +45,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from ..._sansio import auth as sa
+from ..._sansio.http import header_names as hn
 from ..._sansio.revisions import Era, get_revision
 from ..evidence import exchange
 from ..rawhttp import ProbeError, RawResponse, request
@@ -95,9 +96,9 @@ def _stateless(revision: str) -> bool:
 def _shaped(revision: str, method: str, params: dict[str, Any], rid: int | None) -> tuple[dict[str, str], Any]:
     headers = dict(_ACCEPT)
     if revision >= "2025-06-18":
-        headers["MCP-Protocol-Version"] = revision
+        headers[hn.VERSION_HEADER] = revision
     if _stateless(revision):
-        headers["Mcp-Method"] = method
+        headers[hn.METHOD_HEADER] = method
         params = {**params, "_meta": envelope(revision)}
     body: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
     if rid is not None:
@@ -147,7 +148,7 @@ async def _no_token(rec: Results, url: str, revision: str, timeout: float) -> No
         headers, body = _shaped(revision, "notifications/initialized", {}, None)
         probes.append(("notifications/initialized", "POST", headers, body, (401,)))
     plain = {k: v for k, v in _shaped(revision, "tools/list", {}, None)[0].items()
-             if k not in ("Content-Type", "Mcp-Method")}
+             if k not in ("Content-Type", hn.METHOD_HEADER)}
     probes.append(("GET", "GET", {**plain, "Accept": "text/event-stream"}, None, (401, 405)))
     probes.append(("DELETE", "DELETE", plain, None, (401, 405)))
     seen: list[str] = []

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..._sansio import jsonrpc as rpc
-from ..._sansio.connection import stateless as sl
+from ..._sansio import schema as s
 from ..evidence import received
 from ..results import Tour
 
@@ -71,7 +71,7 @@ def check_cache_scopes(tour: Tour) -> None:
 def check_interim_hints(tour: Tour) -> None:
     rec, seen, hinted = tour.rec, 0, []
     for _, answer in tour.recording.answers().values():
-        if isinstance(answer, rpc.Response) and answer.result.get("resultType") == sl.RESULT_INPUT_REQUIRED:
+        if isinstance(answer, rpc.Response) and answer.result.get("resultType") == s.ResultType.INPUT_REQUIRED:
             seen += 1
             if "ttlMs" in answer.result or "cacheScope" in answer.result:
                 hinted.append(answer)

@@ -45,7 +45,6 @@ from ..._sansio import extensions
 from ..._sansio import jsonrpc as rpc
 from ..._sansio import schema as s
 from ..._sansio import task_poll as tp
-from ..._sansio.connection import stateless as sl
 from ..._sansio.task_table import TERMINAL
 from .. import evidence
 from ..results import Connector, Results
@@ -92,7 +91,7 @@ def _ack_problem(answer: Answer) -> str | None:
     if isinstance(answer, rpc.ErrorResponse):
         return f"error {answer.error.code} {answer.error.message!r}"
     extra = sorted(k for k in answer.result if k not in ("resultType", "_meta"))
-    if answer.result.get("resultType") != sl.RESULT_COMPLETE:
+    if answer.result.get("resultType") != s.ResultType.COMPLETE:
         return f"resultType {answer.result.get('resultType')!r}, not 'complete'"
     return f"not empty: {', '.join(extra)}" if extra else None
 
@@ -186,7 +185,7 @@ async def _find_task(
             request, answer = await asker.ask(
                 "tools/call", {"name": tool.name, "arguments": arguments}, DECLARING,
             )
-            if isinstance(answer, rpc.Response) and answer.result.get("resultType") == tp.RESULT_TASK:
+            if isinstance(answer, rpc.Response) and answer.result.get("resultType") == s.ResultType.TASK:
                 return tool, arguments, request, answer
     names = ", ".join(t.name for t in candidates)
     return (f"no tool the harness may call was answered with a task, declaring {EXT} "
@@ -214,7 +213,7 @@ async def _tasks(rec: Results, asker: _Asker, tools: Sequence[s.Tool], policy: T
                                           {k: v for k, v in DECLARING.items() if k != "extensions"})
     if scope.cancelled_caught:
         rec.skip("ext-tasks.undeclared", f"{tool.name} without the declaration got no answer within {timeout} s")
-    elif isinstance(answer, rpc.Response) and answer.result.get("resultType") == tp.RESULT_TASK:
+    elif isinstance(answer, rpc.Response) and answer.result.get("resultType") == s.ResultType.TASK:
         rec.fail("ext-tasks.undeclared", f"{tool.name} was answered with a task though the request did not "
                  f"declare {EXT}", _shown(request, answer))
         if isinstance(answer.result.get("taskId"), str):
@@ -249,7 +248,7 @@ async def _follow(
             break
         result = answer.result
         problem = tp.task_problem(result, detailed=True)
-        if result.get("resultType") != sl.RESULT_COMPLETE:
+        if result.get("resultType") != s.ResultType.COMPLETE:
             problem = f"resultType {result.get('resultType')!r}, not 'complete'"
         elif problem is None and result.get("taskId") != task_id:
             problem = f"answered about task {result.get('taskId')!r}"

@@ -252,7 +252,7 @@ def _refused_judge(accepted: set[str]) -> Judge:
                      "arguments succeeded: the refusal proves nothing")
         elif refused is not None:
             rec.ok(check, f"{name}: valid arguments accepted, invalid ones refused with {refused}")
-        elif isinstance(answer, rpc.Response) and answer.result.get("resultType") not in (None, "complete"):
+        elif isinstance(answer, rpc.Response) and answer.result.get("resultType") not in (None, s.ResultType.COMPLETE):
             rec.skip(check, f"{name}: answered {answer.result.get('resultType')!r}, not a refusal nor a result")
         else:
             rec.fail(check, f"{name}: arguments of the wrong type were accepted", ev)

@@ -46,6 +46,7 @@ import json
 from typing import Any, Final
 
 from ..._sansio import jsonrpc as rpc
+from ..._sansio.http import header_names as hn
 from ..._sansio.revisions import Era, get_revision
 from ..evidence import exchange
 from ..rawhttp import ProbeError, RawClient, RawResponse
@@ -137,20 +138,20 @@ async def _handshake(rec: Results, url: str, revision: str, raw: RawClient) -> N
         await _origin(rec, url, init, {}, raw, revision)
         return
     _content_type(rec, "initialize", first)
-    sid = first.header("mcp-session-id")
+    sid = first.header(hn.SESSION_HEADER)
     base = {**_ACCEPT}
     if revision >= "2025-06-18":
-        base["MCP-Protocol-Version"] = revision
+        base[hn.VERSION_HEADER] = revision
     if sid is None:
         rec.skip("http.session-id", "the server issues no session id")
         rec.skip("http.unknown-session", "the server issues no session id")
         rec.skip("http.delete", "the server issues no session id")
     elif _visible_ascii(sid):
         rec.ok("http.session-id", f"{len(sid)} characters")
-        base["Mcp-Session-Id"] = sid
+        base[hn.SESSION_HEADER] = sid
     else:
         rec.fail("http.session-id", f"Mcp-Session-Id {sid!r}")
-        base["Mcp-Session-Id"] = sid
+        base[hn.SESSION_HEADER] = sid
     try:
         await _handshake_steps(rec, url, revision, base, sid, raw)
     except ProbeError as exc:
@@ -180,7 +181,7 @@ async def _handshake_steps(
         # "an invalid or unsupported MCP-Protocol-Version": a well-formed revision nobody
         # supports, then a value that is no revision at all; each must get 400.
         for version in (BOGUS_REVISION, MALFORMED_REVISION):
-            headers = {**base, "MCP-Protocol-Version": version}
+            headers = {**base, hn.VERSION_HEADER: version}
             resp = await raw.request(url, "POST", headers, ping)
             if resp.status != 400:
                 rec.fail("http.protocol-version", f"ping with MCP-Protocol-Version {version}: HTTP {resp.status}, "
@@ -189,7 +190,7 @@ async def _handshake_steps(
                 break
             rec.ok("http.protocol-version", f"ping with MCP-Protocol-Version {version}: 400")
     if sid is not None:
-        resp = await raw.request(url, "POST", {**base, "Mcp-Session-Id": UNKNOWN_SESSION}, ping)
+        resp = await raw.request(url, "POST", {**base, hn.SESSION_HEADER: UNKNOWN_SESSION}, ping)
         _expect(rec, "http.unknown-session", "ping naming an unknown session", resp, 404)
     get_headers = {k: v for k, v in base.items() if k != "Content-Type"} | {"Accept": "text/event-stream"}
     resp = await raw.request(url, "GET", get_headers, read_body=False)
@@ -227,7 +228,7 @@ async def _own_origin(rec: Results, url: str, body: dict[str, Any], raw: RawClie
         rec.fail("http.valid-host", f"initialize with Origin {own_origin(url)}: HTTP {resp.status}", shown)
         return False
     rec.ok("http.valid-host", f"initialize with Origin {own_origin(url)}: 200")
-    sid = resp.header("mcp-session-id")
+    sid = resp.header(hn.SESSION_HEADER)
     if first is None or sid is None:
         rec.skip("http.session-unique", "the server issues no session id")
     elif sid == first:
@@ -241,7 +242,7 @@ async def _own_origin(rec: Results, url: str, body: dict[str, Any], raw: RawClie
 async def _end(url: str, sid: str | None, raw: RawClient) -> None:
     if sid:  # a session opened only to probe: end it again (best effort)
         try:
-            await raw.request(url, "DELETE", {"Mcp-Session-Id": sid})
+            await raw.request(url, "DELETE", {hn.SESSION_HEADER: sid})
         except ProbeError:
             pass
 
@@ -268,7 +269,7 @@ async def _origin(
     else:
         rec.skip("http.origin", "the server refused its own Origin too (http.valid-host): no evidence of validation")
     if resp.status == 200:
-        await _end(url, resp.header("mcp-session-id"), raw)
+        await _end(url, resp.header(hn.SESSION_HEADER), raw)
 
 
 # --------------------------------------------------------------------------- stateless era
@@ -276,12 +277,12 @@ async def _origin(
 
 async def _stateless(rec: Results, url: str, revision: str, raw: RawClient) -> None:
     body = rpc.message_to_obj(rpc.Request(1, "server/discover", {"_meta": envelope(revision)}))
-    base = {**_ACCEPT, "MCP-Protocol-Version": revision, "Mcp-Method": "server/discover"}
+    base = {**_ACCEPT, hn.VERSION_HEADER: revision, hn.METHOD_HEADER: "server/discover"}
     try:
         _content_type(rec, "server/discover", await raw.request(url, "POST", base, body))
         for what, headers in (
-            ("without Mcp-Method", {k: v for k, v in base.items() if k != "Mcp-Method"}),
-            ("with Mcp-Method tools/list", {**base, "Mcp-Method": "tools/list"}),
+            ("without Mcp-Method", {k: v for k, v in base.items() if k != hn.METHOD_HEADER}),
+            ("with Mcp-Method tools/list", {**base, hn.METHOD_HEADER: "tools/list"}),
         ):
             resp = await raw.request(url, "POST", headers, body)
             code = resp.error_code()
@@ -289,9 +290,9 @@ async def _stateless(rec: Results, url: str, revision: str, raw: RawClient) -> N
                 rec.ok("http.method-header", f"server/discover {what}: 400, -32020")
             else:
                 rec.fail("http.method-header", f"server/discover {what}: HTTP {resp.status}, error {code}")
-        resp = await raw.request(url, "POST", {**base, "MCP-Protocol-Version": BOGUS_REVISION}, body)
+        resp = await raw.request(url, "POST", {**base, hn.VERSION_HEADER: BOGUS_REVISION}, body)
         _expect(rec, "http.protocol-version", f"MCP-Protocol-Version {BOGUS_REVISION}", resp, 400)
-        plain = {"Accept": "text/event-stream", "MCP-Protocol-Version": revision}
+        plain = {"Accept": "text/event-stream", hn.VERSION_HEADER: revision}
         for method in ("GET", "DELETE"):
             resp = await raw.request(url, method, plain, read_body=False)
             if resp.status == 405:
@@ -300,4 +301,4 @@ async def _stateless(rec: Results, url: str, revision: str, raw: RawClient) -> N
                 rec.warn("http.no-get", f"{method}: HTTP {resp.status}, the spec advises 405")
     except ProbeError as exc:
         rec.fail("http.content-type", str(exc))
-    await _origin(rec, url, body, {"MCP-Protocol-Version": revision, "Mcp-Method": "server/discover"}, raw, revision)
+    await _origin(rec, url, body, {hn.VERSION_HEADER: revision, hn.METHOD_HEADER: "server/discover"}, raw, revision)

@@ -35,6 +35,7 @@ import trio
 
 from ..._sansio.framing.sse import SSEDecoder
 from ..._sansio.http import headers as hh
+from ..._sansio.http import header_names as hn
 from ..evidence import exchange
 from ..rawhttp import MAX_BODY, ProbeError, RawClient
 from .probes import envelope
@@ -196,11 +197,11 @@ class Prober:
 
     def headers(self, body: dict[str, Any], **extra: str) -> dict[str, str]:
         """The headers a correct client sends for ``body``, then ``extra`` (``None``-less)."""
-        out = {**ACCEPT, "MCP-Protocol-Version": self.revision, "Mcp-Method": body["method"]}
+        out = {**ACCEPT, hn.VERSION_HEADER: self.revision, hn.METHOD_HEADER: body["method"]}
         source = hh.NAME_SOURCES.get(body["method"])
         value = body.get("params", {}).get(source) if source else None
         if isinstance(value, str):
-            out["Mcp-Name"] = hh.encode_header_value(value)
+            out[hn.NAME_HEADER] = hh.encode_header_value(value)
         return {**out, **extra}
 
     async def send(self, headers: dict[str, str] | list[tuple[str, str]], body: Any, **kw: Any) -> Answer:

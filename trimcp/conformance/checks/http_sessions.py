@@ -38,6 +38,7 @@ import attrs
 import trio
 
 from ..._sansio import jsonrpc as rpc
+from ..._sansio.http import header_names as hn
 from ..evidence import exchange, received
 from ..rawhttp import OpenStream, ProbeError, RawClient
 from ..results import Results
@@ -102,7 +103,7 @@ async def check_sessions(
 
 async def _session_required(rec: Results, url: str, base: Mapping[str, str], raw: RawClient) -> None:
     check = "http.session-required"
-    headers = {k: v for k, v in base.items() if k.lower() != "mcp-session-id"}
+    headers = {k: v for k, v in base.items() if k.lower() != hn.lower(hn.SESSION_HEADER)}
     body = rpc.message_to_obj(rpc.Request(20, "ping", None))
     resp = await raw.request(url, "POST", headers, body)
     shown = [exchange("POST", url, headers, json.dumps(body), status=resp.status,
@@ -117,7 +118,7 @@ async def _session_required(rec: Results, url: str, base: Mapping[str, str], raw
 
 async def _refused_notification(rec: Results, url: str, base: Mapping[str, str], raw: RawClient) -> None:
     check = "http.refused-notification"
-    headers = {**base, "Mcp-Session-Id": UNKNOWN_SESSION}
+    headers = {**base, hn.SESSION_HEADER: UNKNOWN_SESSION}
     body = rpc.message_to_obj(rpc.Notification("notifications/initialized", None))
     resp = await raw.request(url, "POST", headers, body)
     if resp.status >= 400:
@@ -334,7 +335,7 @@ async def _resume(
     if not first.ids:
         rec.skip(check, "the server set no event id on a POST stream")
         return
-    headers = {**get_headers, "Last-Event-ID": first.ids[0]}
+    headers = {**get_headers, hn.LAST_EVENT_ID_HEADER: first.ids[0]}
     replay = _Seen("GET with Last-Event-ID")
     try:
         async with raw.stream(url, "GET", headers) as stream:

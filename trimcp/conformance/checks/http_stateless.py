@@ -45,6 +45,7 @@ import re
 from typing import Any, Final
 
 from ..._sansio.http import headers as hh
+from ..._sansio.http import header_names as hn
 from ..._sansio.revisions import Era, get_revision
 from ..evidence import exchange, received
 from ..rawhttp import ProbeError, RawClient
@@ -158,7 +159,7 @@ _HEADERLESS: Final = ("2025-03-26", "2024-11-05")
 
 async def _version_header(rec: Results, probe: Prober, supported: list[str], versions: ServerVersions) -> None:
     body = probe.body("server/discover")
-    headers = {k: v for k, v in probe.headers(body).items() if k != "MCP-Protocol-Version"}
+    headers = {k: v for k, v in probe.headers(body).items() if k != hn.VERSION_HEADER}
     answer = await probe.send(headers, body)
     # The MUST is for "a server that does not support such clients"; one that does MAY take the
     # request for a 2025-03-26 one (and then answer it as that revision would).
@@ -182,7 +183,7 @@ async def _version_header(rec: Results, probe: Prober, supported: list[str], ver
         rec.fail("http26.version-match", f"header {probe.revision}, body {other}: {_said(answer)}, "
                  "expected 400 with -32020", [answer.evidence])
     body = probe.body("server/discover", version=BOGUS_REVISION)
-    answer = await probe.send(probe.headers(body, **{"MCP-Protocol-Version": BOGUS_REVISION}), body)
+    answer = await probe.send(probe.headers(body, **{hn.VERSION_HEADER: BOGUS_REVISION}), body)
     data = next((m["error"].get("data") for m in answer.responses if isinstance(m.get("error"), dict)), None)
     listed = data.get("supported") if isinstance(data, dict) else None
     if _refused(answer, 400, -32022) and isinstance(listed, list) and listed:
@@ -247,10 +248,10 @@ async def _name_header(
     method, params = target["method"], target["params"]
     value = params.get("name", params.get("uri"))
     body = probe.body(method, params)
-    missing = {k: v for k, v in probe.headers(body).items() if k != "Mcp-Name"}
+    missing = {k: v for k, v in probe.headers(body).items() if k != hn.NAME_HEADER}
     for what, answer in (
         ("without Mcp-Name", await probe.send(missing, body)),
-        ("with Mcp-Name naming something else", await probe.call(body, **{"Mcp-Name": "trimcp-check-other"})),
+        ("with Mcp-Name naming something else", await probe.call(body, **{hn.NAME_HEADER: "trimcp-check-other"})),
     ):
         if _refused(answer, 400, -32020):
             rec.ok("http26.name-header", f"{method} {what}: 400, -32020")
@@ -261,7 +262,7 @@ async def _name_header(
         return
     encoded = f"{hh.SENTINEL_PREFIX}{base64.b64encode(str(value).encode()).decode()}{hh.SENTINEL_SUFFIX}"
     body = probe.body(method, params)
-    answer = await probe.call(body, **{"Mcp-Name": encoded})
+    answer = await probe.call(body, **{hn.NAME_HEADER: encoded})
     if answer.status == 200 and answer.responses:
         rec.ok("http26.name-header", f"{method} with a Base64-encoded Mcp-Name: decoded")
     else:
@@ -416,16 +417,16 @@ async def _legacy_headers(rec: Results, probe: Prober, versions: ServerVersions)
                  f"({(await versions.legacy_probe()).said}); the advice is for a server that supports only 2026-07-28")
         return
     body = probe.body("server/discover")
-    answer = await probe.call(body, **{"Mcp-Session-Id": "trimcp-check-session", "Last-Event-ID": "1"})
-    sid = answer.header("mcp-session-id")
-    minted = next((a for a in probe.answers if a.header("mcp-session-id") is not None), None)
+    answer = await probe.call(body, **{hn.SESSION_HEADER: "trimcp-check-session", hn.LAST_EVENT_ID_HEADER: "1"})
+    sid = answer.header(hn.SESSION_HEADER)
+    minted = next((a for a in probe.answers if a.header(hn.SESSION_HEADER) is not None), None)
     if not _ok(answer):
         rec.warn("http26.legacy-headers", f"with Mcp-Session-Id and Last-Event-ID: {_said(answer)}, "
                  "the spec advises ignoring them", [answer.evidence])
     elif sid is not None:
         rec.warn("http26.legacy-headers", f"the answer echoes Mcp-Session-Id {sid!r}", [answer.evidence])
     elif minted is not None:
-        rec.warn("http26.legacy-headers", f"an answer carries Mcp-Session-Id {minted.header('mcp-session-id')!r}",
+        rec.warn("http26.legacy-headers", f"an answer carries Mcp-Session-Id {minted.header(hn.SESSION_HEADER)!r}",
                  [minted.evidence])
     else:
         rec.ok("http26.legacy-headers", "Mcp-Session-Id and Last-Event-ID ignored, no session id echoed")

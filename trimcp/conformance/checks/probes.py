@@ -48,6 +48,7 @@ import trio
 
 from ..._errors import TrimcpError
 from ..._sansio import jsonrpc as rpc
+from ..._sansio import schema as s
 from ..._sansio.connection import stateless as sl
 from ..._sansio.revisions import ALL_VERSIONS, Era, get_revision
 from ..._trio.stream import MessageStream, RequestFailed, SendMeta, StreamLost, meta_for
@@ -294,7 +295,7 @@ async def _retry_variant(
     """Ask afresh for input (a requestState may be single-use), then retry with altered inputResponses."""
     base = 10 + 2 * [v for _, v in RETRY_VARIANTS].index(variant)
     first = await ask(rpc.Request(base, full.method, full.params))
-    if not (isinstance(first, rpc.Response) and first.result.get("resultType") == sl.RESULT_INPUT_REQUIRED):
+    if not (isinstance(first, rpc.Response) and first.result.get("resultType") == s.ResultType.INPUT_REQUIRED):
         rec.skip(check, f"{_describe(original)} did not ask for input again")
         return
     requests = first.result.get("inputRequests")
@@ -316,7 +317,7 @@ async def _retry_variant(
     answer = await ask(retry)
     shown = [evidence.sent(retry), evidence.received(answer)]
     what = _describe(original)
-    again = isinstance(answer, rpc.Response) and answer.result.get("resultType") == sl.RESULT_INPUT_REQUIRED
+    again = isinstance(answer, rpc.Response) and answer.result.get("resultType") == s.ResultType.INPUT_REQUIRED
     if variant == "missing":
         if isinstance(answer, rpc.ErrorResponse):
             rec.warn(check, f"{what} retried without the requested input: error {answer.error.code} "
@@ -340,7 +341,7 @@ async def _retry_variant(
 
 def _judge_undeclared(rec: Results, original: rpc.Request, bare: rpc.Request, answer: Answer) -> None:
     # An error (-32021) or a result without input are both fine; the retries were judged already.
-    if isinstance(answer, rpc.Response) and answer.result.get("resultType") == sl.RESULT_INPUT_REQUIRED:
+    if isinstance(answer, rpc.Response) and answer.result.get("resultType") == s.ResultType.INPUT_REQUIRED:
         problem = sl.input_required_problem(answer.result, {})
         if problem:
             rec.fail("mrtr.input-required", f"{_describe(original)} declaring no capabilities: {problem}",
@@ -349,7 +350,7 @@ def _judge_undeclared(rec: Results, original: rpc.Request, bare: rpc.Request, an
 
 async def _tampered_state(rec: Results, ask: Ask, original: rpc.Request, full: rpc.Request, first: Answer) -> None:
     check = "mrtr.tampered-state"
-    if not (isinstance(first, rpc.Response) and first.result.get("resultType") == sl.RESULT_INPUT_REQUIRED):
+    if not (isinstance(first, rpc.Response) and first.result.get("resultType") == s.ResultType.INPUT_REQUIRED):
         rec.skip(check, f"{_describe(original)} did not ask for input again")
         return
     state = first.result.get("requestState")
@@ -364,7 +365,7 @@ async def _tampered_state(rec: Results, ask: Ask, original: rpc.Request, full: r
     answer = await ask(retry)
     if isinstance(answer, rpc.ErrorResponse):
         rec.ok(check, f"modified requestState refused with {answer.error.code}")
-    elif answer.result.get("resultType") == sl.RESULT_INPUT_REQUIRED:
+    elif answer.result.get("resultType") == s.ResultType.INPUT_REQUIRED:
         rec.ok(check, "modified requestState not trusted: the server asked for input again")
     else:
         rec.warn(check, f"{_describe(original)} completed with a modified requestState",

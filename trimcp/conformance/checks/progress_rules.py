@@ -41,6 +41,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..._sansio import jsonrpc as rpc
+from ..._sansio import schema as s
 from ..evidence import received
 from ..recorder import RecordingStream
 from ..results import Results
@@ -200,7 +201,7 @@ def _duplicate_input_keys(text: bytes) -> tuple[str, ...] | None:
     except ValueError:
         return None
     result = doc.get("result") if isinstance(doc, dict) else None
-    if not isinstance(result, dict) or result.get("resultType") != "input_required":
+    if not isinstance(result, dict) or result.get("resultType") != s.ResultType.INPUT_REQUIRED:
         return None
     asks = result.get("inputRequests")
     if not isinstance(asks, dict):

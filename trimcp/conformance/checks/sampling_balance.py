@@ -141,7 +141,7 @@ def _judge(rec: Results, recording: RecordingStream) -> None:
                 return
             pending = None
         if isinstance(msg, rpc.ErrorResponse) or (
-                isinstance(msg, rpc.Response) and msg.result.get("resultType") != "input_required"):
+                isinstance(msg, rpc.Response) and msg.result.get("resultType") != s.ResultType.INPUT_REQUIRED):
             pending = None  # the client request's final answer: the exchange is over
     if judged:
         rec.ok(CHECK, f"{judged} of {opened} toolUse answers replied to, each tool_use id answered by a "
@@ -156,7 +156,7 @@ def _sampling_asks(msg: rpc.Message, asked: set[rpc.RequestId]) -> list[dict[str
     if isinstance(msg, rpc.Request) and msg.method == "sampling/createMessage":
         asked.add(msg.id)
         return [msg.params or {}]
-    if isinstance(msg, rpc.Response) and msg.result.get("resultType") == "input_required":
+    if isinstance(msg, rpc.Response) and msg.result.get("resultType") == s.ResultType.INPUT_REQUIRED:
         requests = msg.result.get("inputRequests")
         return [r.get("params") or {} for r in (requests.values() if isinstance(requests, dict) else ())
                 if isinstance(r, dict) and r.get("method") == "sampling/createMessage"]

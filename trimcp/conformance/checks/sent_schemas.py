@@ -42,6 +42,7 @@ from typing import Any, Final
 import attrs
 
 from ..._sansio import jsonrpc as rpc
+from ..._sansio import schema as s
 from ..._trio import offload
 from ..evidence import received, sent
 from ..results import Tour
@@ -198,7 +199,7 @@ async def _structured(tour: Tour, output_schemas: dict[str, Any], readings: _Rea
         if not isinstance(name, str) or name not in output_schemas or "task" in params:
             continue
         result = answer.result
-        if result.get("isError") is True or result.get("resultType") not in (None, "complete"):
+        if result.get("isError") is True or result.get("resultType") not in (None, s.ResultType.COMPLETE):
             continue
         evidence = [sent(request), received(answer)]
         call = f"{name} {str(params.get('arguments'))[:200]}"

@@ -55,7 +55,7 @@ def requests_in(msg: rpc.Message) -> list[tuple[str, dict[str, Any]]]:
     """The requests one received message makes of the client: itself, or an InputRequiredResult's."""
     if isinstance(msg, rpc.Request):
         return [(msg.method, msg.params or {})]
-    if isinstance(msg, rpc.Response) and msg.result.get("resultType") == "input_required":
+    if isinstance(msg, rpc.Response) and msg.result.get("resultType") == s.ResultType.INPUT_REQUIRED:
         requests = msg.result.get("inputRequests")
         return [(r["method"], r.get("params") or {}) for r in (requests.values() if isinstance(requests, dict) else ())
                 if isinstance(r, dict) and isinstance(r.get("method"), str)]

@@ -169,16 +169,16 @@ def check_stateless_conversation(tour: Tour, server_requests: list[str]) -> None
         before = len(missing_type) + len(bad_type)
         if "resultType" not in result:
             missing_type.append(method)
-        elif kind not in (sl.RESULT_COMPLETE, sl.RESULT_INPUT_REQUIRED):
+        elif kind not in (s.ResultType.COMPLETE, s.ResultType.INPUT_REQUIRED):
             bad_type.append(f"{method}: resultType {kind!r}")
-        elif kind == sl.RESULT_INPUT_REQUIRED and method not in sl.MRTR_METHODS:
+        elif kind == s.ResultType.INPUT_REQUIRED and method not in sl.MRTR_METHODS:
             bad_type.append(f"{method}: input_required is not allowed there")
         if len(missing_type) + len(bad_type) > before:
             shown_by["type"].append(answer)
         if _server_info(result) is None:
             no_info.add(method)
             shown_by["info"].append(answer)
-        if kind in (None, sl.RESULT_COMPLETE) and method in s.CACHEABLE_METHODS:
+        if kind in (None, s.ResultType.COMPLETE) and method in s.CACHEABLE_METHODS:
             cacheable += 1
             problem = _cache_hint_problem(result)
             if problem:
@@ -223,7 +223,7 @@ def input_required_answers(recording: RecordingStream) -> list[tuple[int, rpc.Re
         request = recording.requests.get(request_id)
         if (
             request is not None and isinstance(answer, rpc.Response)
-            and answer.result.get("resultType") == sl.RESULT_INPUT_REQUIRED
+            and answer.result.get("resultType") == s.ResultType.INPUT_REQUIRED
         ):
             out.append((index, request, answer))
     return sorted(out, key=lambda item: item[0])

@@ -50,7 +50,9 @@ from urllib.parse import urljoin, urlsplit
 import attrs
 
 from ...._errors import LocalProtocolError, RemoteProtocolError
+from ...._version import __version__
 from ... import jsonrpc as rpc
+from ..header_names import LAST_EVENT_ID_HEADER, METHOD_HEADER, NAME_HEADER, SESSION_HEADER, VERSION_HEADER, lower
 from ..headers import NAME_SOURCES, HeaderParam, encode_header_value, is_token, param_headers
 from ...connection.stateless import PROTOCOL_VERSION_KEY
 
@@ -68,18 +70,12 @@ __all__ = [
 
 ACCEPT_POST: Final = "application/json, text/event-stream"
 ACCEPT_SSE: Final = "text/event-stream"
-SESSION_HEADER: Final = "Mcp-Session-Id"
-VERSION_HEADER: Final = "MCP-Protocol-Version"
-METHOD_HEADER: Final = "Mcp-Method"
-NAME_HEADER: Final = "Mcp-Name"
-LAST_EVENT_ID_HEADER: Final = "Last-Event-ID"
-USER_AGENT: Final = "trimcp/0.1.0"
+USER_AGENT: Final = f"trimcp/{__version__}"
 
 #: Headers the planner owns; static user headers may not override them.
 _RESERVED: Final = frozenset({
     "accept", "content-type", "content-length", "host", "transfer-encoding", "connection",
-    SESSION_HEADER.lower(), VERSION_HEADER.lower(), METHOD_HEADER.lower(), NAME_HEADER.lower(),
-    LAST_EVENT_ID_HEADER.lower(),
+    *map(lower, (SESSION_HEADER, VERSION_HEADER, METHOD_HEADER, NAME_HEADER, LAST_EVENT_ID_HEADER)),
 })
 _DEFAULT_PORTS: Final[Mapping[str, int]] = {"http": 80, "https": 443}
 

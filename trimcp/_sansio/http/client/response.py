@@ -54,6 +54,7 @@ import attrs
 
 from ...._errors import RemoteProtocolError
 from ... import jsonrpc as rpc
+from ..header_names import SESSION_HEADER, lower
 from .plan import resolve_endpoint
 from ...framing import FramingOverflow
 from ...framing.sse import ServerSentEvent, SSEDecoder
@@ -322,7 +323,7 @@ class ResponseReader:
                 out.append(self._finish(refused))
             return out
         if self.is_initialize and not self.legacy_mode:
-            session = self.headers.get("mcp-session-id")
+            session = self.headers.get(lower(SESSION_HEADER))
             if session is not None:
                 if session and all("!" <= c <= "~" for c in session):
                     out.append(SessionAssigned(session))

@@ -46,13 +46,11 @@ from typing import Any, Final
 from ... import jsonrpc as rpc
 from ..headers import NAME_SOURCES, InvalidHeaderValue, encode_header_value
 from ..headers import decode_header_value as _decode
-from .routing import VERSION_HEADER, HttpError, RequestHead
+from ..header_names import METHOD_HEADER, NAME_HEADER, PARAM_HEADER_PREFIX, VERSION_HEADER
+from .routing import HttpError, RequestHead
 from ...connection.core import LOG_LEVELS
 from ...connection.stateless import read_envelope
 
-METHOD_HEADER: Final = "mcp-method"
-NAME_HEADER: Final = "mcp-name"
-PARAM_HEADER_PREFIX: Final = "mcp-param-"
 
 _TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _MAX_SAFE_INT: Final = 2**53 - 1
@@ -207,17 +205,14 @@ def check_stateless_request(
                 return _mismatch(
                     request, f"argument {'.'.join(path)} is outside the safe integer range"
                 )
-            problem = _check_mirrored(head, PARAM_HEADER_PREFIX + name.lower(), value, request)
+            problem = _check_mirrored(head, PARAM_HEADER_PREFIX + name, value, request)
             if problem is not None:
                 return problem
     return None
 
 
 __all__ = [
-    "METHOD_HEADER",
-    "NAME_HEADER",
     "NAME_SOURCES",
-    "PARAM_HEADER_PREFIX",
     "InvalidHeaderValue",
     "check_stateless_request",
     "decode_header_value",

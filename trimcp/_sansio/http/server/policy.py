@@ -66,15 +66,13 @@ from typing import Any, Final, Protocol, TypeAlias
 import attrs
 
 from ... import jsonrpc as rpc
+from ..header_names import LAST_EVENT_ID_HEADER, SESSION_HEADER, VERSION_HEADER
 from .metadata import check_stateless_request
 from .replay import STANDALONE_KEY, parse_event_id
 from .routing import (
-    LAST_EVENT_ID_HEADER,
     MISSING_SESSION,
     NOT_ACCEPTABLE,
-    SESSION_HEADER,
     SSE_TYPE,
-    VERSION_HEADER,
     Endpoint,
     HttpError,
     OriginPolicy,

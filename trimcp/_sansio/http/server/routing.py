@@ -60,13 +60,9 @@ from urllib.parse import parse_qs, urlsplit
 import attrs
 
 from ... import jsonrpc as rpc
+from ..header_names import SESSION_HEADER, VERSION_HEADER
 from ...revisions import REVISIONS, Era
 from ...connection.stateless import has_envelope
-
-#: Header names, lower case (HTTP field names are case-insensitive).
-SESSION_HEADER: Final = "mcp-session-id"
-VERSION_HEADER: Final = "mcp-protocol-version"
-LAST_EVENT_ID_HEADER: Final = "last-event-id"
 
 JSON_TYPE: Final = "application/json"
 SSE_TYPE: Final = "text/event-stream"
@@ -495,12 +491,9 @@ def legacy_session_of(head: RequestHead) -> str | HttpError:
 __all__ = [
     "DEFAULT_HEADERLESS_VERSION",
     "JSON_TYPE",
-    "LAST_EVENT_ID_HEADER",
     "MISSING_SESSION",
     "NOT_ACCEPTABLE",
-    "SESSION_HEADER",
     "SSE_TYPE",
-    "VERSION_HEADER",
     "Endpoint",
     "HttpError",
     "OriginPolicy",

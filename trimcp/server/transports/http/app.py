@@ -69,6 +69,7 @@ import trio
 from ...._errors import TransportClosed
 from ...._sansio import jsonrpc as rpc
 from ...._sansio.http.server import policy as sp
+from ...._sansio.http.header_names import SESSION_HEADER
 from ...._sansio.http.server import routing as hs
 from ...._sansio.http.server.replay import (
     DEFAULT_REPLAY_BYTES,
@@ -345,7 +346,7 @@ class HttpApp:
         if answer is None:
             await self._respond(http, sp.answer(sp.InitializeUnanswered(request.id)))
             return
-        headers = ((hs.SESSION_HEADER, session.id),) if isinstance(answer, rpc.Response) else ()
+        headers = ((SESSION_HEADER, session.id),) if isinstance(answer, rpc.Response) else ()
         await write_response(
             http,
             stream,
