@@ -18,7 +18,7 @@ Clients (columns)
   floor/h11    the same with h11 doing the HTTP/1.1 (what h11 alone costs).
   httpx        ``httpx.AsyncClient`` POST loop under asyncio (no MCP either).
   mcp          the official SDK: ``streamable_http_client`` + ``ClientSession``, asyncio.
-  trimcp/h11   ``trimcp.open_client(url)``, its h11 executor (keep-alive pool).
+  trimcp/pool  ``trimcp.open_client(url)``, its default executor (keep-alive pool, trimcp's HTTP/1.1 codec).
   trimcp/httpx the same with ``http_client=httpx.AsyncClient()`` (httpx executor).
 
 Metrics
@@ -63,7 +63,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from bench_stdio import _fmt, _kill_group, _ratio  # noqa: E402
 
-CLIENTS = ("floor", "floor/h11", "httpx", "mcp", "trimcp/h11", "trimcp/httpx")
+CLIENTS = ("floor", "floor/h11", "httpx", "mcp", "trimcp/pool", "trimcp/httpx")
 CONCURRENCY = 64
 REVISION = "2025-11-25"
 PARAMS: dict[str, dict[str, Any]] = {
@@ -602,7 +602,7 @@ def render(results: dict[str, dict[str, Any]]) -> str:
 def targets(results: dict[str, dict[str, Any]]) -> list[str]:
     out = []
     floor, official = results["floor"], results["mcp"]
-    for c in ("trimcp/h11", "trimcp/httpx"):
+    for c in ("trimcp/pool", "trimcp/httpx"):
         r = results[c]
         checks = [
             ("sequential vs official", r.get("seq_per_s"), official.get("seq_per_s"), TARGETS["vs_official"], True),
@@ -636,7 +636,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=1, help="run every client N times, interleaved; report medians")
     ap.add_argument("--against", metavar="CHECKOUT",
                     help="also run the trimcp clients with trimcp imported from CHECKOUT (e.g. a worktree at "
-                         "the commit before a change), as trimcp/h11@base and trimcp/httpx@base, interleaved "
+                         "the commit before a change), as trimcp/pool@base and trimcp/httpx@base, interleaved "
                          "with the others: before and after measured in one run")
     ap.add_argument("--worker")
     ap.add_argument("--server")

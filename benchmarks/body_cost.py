@@ -5,7 +5,7 @@ For bodies of ``--size`` bytes of several shapes (valid JSON-RPC, dense structur
 characters, invalid JSON of each kind the parser refuses), tracemalloc measures the peak of
 ``jsonrpc.parse_payload`` (the bytes included: the HTTP server holds them meanwhile) and
 what the parsed result keeps, both in copies of the body, next to ``jsonrpc.parse_cost``,
-the bound the HTTP server reserves (``trimcp._trio.h11_server``).  Exits 1 if a peak passes
+the bound the HTTP server reserves (``trimcp._trio.http1.server``).  Exits 1 if a peak passes
 its bound.
 
 Run:   python benchmarks/body_cost.py [--size 8M]

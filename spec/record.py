@@ -93,9 +93,9 @@ async def record_one(server: Server, launch: Launch, revision: str, tmp: Path, p
             try:
                 await _wait_port(port, proc)
                 from trimcp._trio.transports.http.connect import open_http_stream
-                from trimcp._trio.transports.http.h11_pool import H11Executor
+                from trimcp._trio.transports.http.pool import PoolExecutor
 
-                capture = HttpCapture(H11Executor(connect_timeout=10))
+                capture = HttpCapture(PoolExecutor(connect_timeout=10))
                 async with open_http_stream(launch.url, executor=capture, legacy_only=launch.transport == "sse",
                                             legacy_fallback=False) as stream:
                     rec = RecordingStream(stream, capture=capture)

@@ -2,7 +2,7 @@
 
 Every server here is an h11 server on 127.0.0.1 started by the test itself in
 the same Trio run (``tests/helpers/h11_fake.py``); each test runs with both
-executors (h11 with its pool, and a caller's ``httpx.AsyncClient``) where the
+executors (the default keep-alive pool on trimcp's codec, and a caller's ``httpx.AsyncClient``) where the
 executor matters.  Real sockets mean real time, so timings are short and every
 test is bounded by ``fail_after``; the reconnection policy's own timing is
 also tested in virtual time (``autojump_clock``) against a scripted executor.
@@ -35,7 +35,7 @@ from trimcp._sansio import schema as s
 from trimcp._sansio.http.client.plan import Mode
 from trimcp._sansio.http.client.policy import ReconnectPolicy
 from trimcp._trio.transports.http.connect import open_http_stream
-from trimcp._trio.transports.http.h11_pool import H11Executor
+from trimcp._trio.transports.http.pool import PoolExecutor
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from helpers.h11_fake import McpFake, Reply, Req, decode_header, result, serve
@@ -44,7 +44,7 @@ HANDSHAKE = "2025-11-25"
 LIMIT = 15
 
 
-@pytest.fixture(params=["h11", "httpx"])
+@pytest.fixture(params=["pool", "httpx"])
 def kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
@@ -123,7 +123,7 @@ async def test_sequential_calls_reuse_one_connection() -> None:
     fake = McpFake()
     with trio.fail_after(LIMIT):
         async with serve(fake) as server:
-            executor = H11Executor()
+            executor = PoolExecutor()
             async with open_http_stream(server.url, executor=executor) as stream:
                 async with trimcp.open_client(stream, revision=HANDSHAKE) as session:
                     for i in range(20):
@@ -232,7 +232,7 @@ async def test_static_headers_and_headers_helper() -> None:
     with trio.fail_after(LIMIT):
         async with serve(fake) as server:
             async with connect(
-                server.url, "h11", revision=HANDSHAKE, headers={"X-Team": "blue"}, headers_helper=helper,
+                server.url, "pool", revision=HANDSHAKE, headers={"X-Team": "blue"}, headers_helper=helper,
             ) as session:
                 await session.call_tool("echo", {})
             init = posts(server, "initialize")[0]
@@ -247,7 +247,7 @@ async def test_headers_helper_command() -> None:
     command = [sys.executable, "-c", "print('{\"X-Token\": \"from-command\"}')"]
     with trio.fail_after(LIMIT):
         async with serve(fake) as server:
-            async with connect(server.url, "h11", revision=HANDSHAKE, headers_helper=command) as session:
+            async with connect(server.url, "pool", revision=HANDSHAKE, headers_helper=command) as session:
                 await session.ping()
             assert posts(server, "ping")[0].header("x-token") == "from-command"
 
@@ -620,7 +620,7 @@ async def test_legacy_cross_origin_endpoint_is_refused() -> None:
     with trio.fail_after(LIMIT):
         async with serve(legacy) as server:
             with pytest.raises(ConnectError, match="405"):
-                async with connect(server.url, "h11", revision="2024-11-05"):
+                async with connect(server.url, "pool", revision="2024-11-05"):
                     pass
 
 
@@ -1055,7 +1055,7 @@ async def test_server_everything_over_http(transport: str, path: str) -> None:
     argv = peers.require(peers.everything_http_argv(transport), "server-everything")  # type: ignore[arg-type]
     with trio.fail_after(60):
         async with running(argv, port, peers.everything_http_env(port)):
-            async with connect(f"http://127.0.0.1:{port}{path}", "h11") as session:
+            async with connect(f"http://127.0.0.1:{port}{path}", "pool") as session:
                 names = [t.name for t in await session.list_tools()]
                 assert "echo" in names
                 out = await session.call_tool("echo", {"message": "hi"})

@@ -420,7 +420,7 @@ def test_budget_smaller_than_a_body_is_a_usage_error(capsys: pytest.CaptureFixtu
 
 
 def test_the_cli_and_the_server_agree_on_what_a_body_counts() -> None:
-    from trimcp._trio.h11_server import BODY_COPIES
+    from trimcp._trio.http1.server import BODY_COPIES
     from trimcp.cli import serve
 
     assert serve.PARSE_COPIES == rpc.PARSE_COPIES == BODY_COPIES

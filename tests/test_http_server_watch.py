@@ -18,7 +18,7 @@ import trio.testing
 
 from trimcp._sansio import jsonrpc as rpc
 from trimcp._sansio.http.server.replay import ReplayBuffer
-from trimcp._trio.h11_server import H11Stream
+from trimcp._trio.http1.server import H11Stream
 from trimcp.server.transports.http.streams import Outcome, OutStream, ResponseMode, write_response
 
 REQUEST = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n"

@@ -17,7 +17,7 @@ import trio
 
 from trimcp._sansio import jsonrpc as rpc
 from trimcp._sansio.http.server.replay import ReplayBuffer
-from trimcp._trio.h11_server import H11Stream
+from trimcp._trio.http1.server import H11Stream
 from trimcp._trio.http_limits import BodyBudget
 from trimcp.server.transports.http.streams import Outcome, OutStream, ResponseMode, write_response
 

@@ -1,4 +1,4 @@
-"""FastTcpStream (trimcp/_trio/tcp.py): a Trio stream over a raw socket, real loopback sockets."""
+"""trimcp/_trio/tcp.py: FastTcpStream (a Trio stream over a raw socket) and connect_tcp, on real loopback sockets."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import socket
 import pytest
 import trio
 
-from trimcp._trio.tcp import FAIR_STREAK, FastTcpStream, fast_stream
+from trimcp._errors import ConnectError
+from trimcp._trio.tcp import FAIR_STREAK, FastTcpStream, connect_tcp, fast_stream
 
 
 async def _pair() -> tuple[FastTcpStream, trio.SocketStream, trio.SocketListener]:
@@ -125,3 +126,24 @@ async def test_a_socket_that_never_blocks_still_lets_other_tasks_run() -> None:
     await client.aclose()
     await server.aclose()
     await listener.aclose()
+
+
+async def test_connect_tcp_gives_a_fast_stream_and_its_socket() -> None:
+    listener = (await trio.open_tcp_listeners(0, host="127.0.0.1"))[0]
+    port = listener.socket.getsockname()[1]
+    stream, sock = await connect_tcp("127.0.0.1", port)
+    server = await listener.accept()
+    assert isinstance(stream, FastTcpStream) and sock is stream.socket
+    await stream.send_all(b"ping")
+    assert await server.receive_some(10) == b"ping"
+    await stream.aclose()
+    await server.aclose()
+    await listener.aclose()
+
+
+async def test_connect_tcp_refused_is_a_connect_error_naming_the_peer() -> None:
+    listener = (await trio.open_tcp_listeners(0, host="127.0.0.1"))[0]
+    port = listener.socket.getsockname()[1]
+    await listener.aclose()  # nothing listens there any more
+    with pytest.raises(ConnectError, match="cannot connect to the-origin"):
+        await connect_tcp("127.0.0.1", port, name="the-origin")

@@ -14,12 +14,12 @@ size and time); these two objects bound what many connections take together.
   sent is drained for a moment before closing, because closing a socket with
   unread data makes the kernel send a reset, which can destroy the 503 before
   the client reads it (RFC 9112 section 9.6, "tear-down"; ``linger``, which
-  ``h11_server`` uses too after an error that closes).  The drain is
+  ``http1.server`` uses too after an error that closes).  The drain is
   bounded in time and bytes, and only ``max_lingering`` refused connections
   linger at once; past that they are closed at once.
 * ``BodyBudget`` is the one memory budget that request bodies share, in
   bytes of memory, not of bodies.  Before a byte of a body is read it
-  reserves ``h11_server.BODY_COPIES`` (3) times its ``Content-Length`` (a
+  reserves ``http1.server.BODY_COPIES`` (3) times its ``Content-Length`` (a
   chunked one: of its cap): what parsing the cheapest JSON text takes, its
   bytes, the decoded str and the strings parsed from it.  Once read, it
   settles on what parsing it will really take (``jsonrpc.parse_cost``, an

@@ -1,7 +1,16 @@
-"""A plain TCP stream that yields to the scheduler only when it has to.
+"""TCP under trimcp's HTTP/1.1 layers: the client's opener, and a stream that yields only when it has to.
 
 Theory of operation
 -------------------
+``connect_tcp(host, port, ssl_context=...)`` is how trimcp's HTTP clients
+reach a server (the keep-alive pool, ``transports/http/pool.py``, and the
+conformance harness's raw probes): TCP, then TLS when given a context (SNI and
+certificate checks for ``host``; ``https_compatible``, so a peer that closes
+without ``close_notify`` is an end of stream, as HTTPS servers commonly do).
+It returns the stream with its socket (the pool polls an idle socket for EOF)
+and raises ``ConnectError``: nothing was sent.  Plain TCP comes back as a
+``FastTcpStream``, as do the connections the HTTP server accepts:
+
 ``trio.SocketStream`` makes every ``send_all`` and ``receive_some`` a full
 checkpoint: even when the kernel takes or hands over the bytes at once, the
 task goes back through the run loop (one more task step and one more
@@ -19,18 +28,22 @@ whose socket never blocks still yields every ``FAIR_STREAK`` calls, so a fast
 peer cannot starve the other tasks.  Failures map as trio's do: a reset or
 broken pipe is ``BrokenResourceError``, use after ``aclose`` is
 ``ClosedResourceError``; ``aclose`` wakes any task waiting on the socket.
-Only plain TCP takes this path; TLS stays on ``trio.SSLStream``.
+Only plain TCP takes this path; TLS stays on ``trio.SSLStream``.  The stdio
+pipe reader shares the fairness count (``ReadyStreak``).
 """
 
 from __future__ import annotations
 
 import socket
+import ssl
 from collections.abc import Awaitable, Callable
-from typing import Final
+from typing import Any, Final
 
 import trio
 
-__all__ = ["FAIR_STREAK", "FastTcpStream", "ReadyStreak", "fast_stream"]
+from .._errors import ConnectError
+
+__all__ = ["FAIR_STREAK", "FastTcpStream", "ReadyStreak", "connect_tcp", "fast_stream"]
 
 #: Calls that did not wait for the socket after which one yields anyway.
 FAIR_STREAK: Final = 8
@@ -56,6 +69,32 @@ class ReadyStreak:
         if self.count >= FAIR_STREAK:
             self.count = 0
             await trio.lowlevel.cancel_shielded_checkpoint()
+
+
+async def connect_tcp(
+    host: str, port: int, *, ssl_context: ssl.SSLContext | None = None, name: str | None = None
+) -> tuple[trio.abc.Stream, Any]:
+    """A TCP (TLS with ``ssl_context``) stream to ``host:port`` and its socket.
+
+    Raises ``ConnectError`` naming ``name`` (default ``host:port``)."""
+    name = name or f"{host}:{port}"
+    try:
+        tcp = await trio.open_tcp_stream(host, port)
+    except OSError as exc:
+        raise ConnectError(f"cannot connect to {name}: {exc}") from None
+    if ssl_context is None:
+        fast = fast_stream(tcp)
+        return fast, fast.socket
+    tls = trio.SSLStream(tcp, ssl_context, server_hostname=host, https_compatible=True)
+    try:
+        await tls.do_handshake()
+    except (OSError, trio.BrokenResourceError, ssl.SSLError) as exc:
+        await trio.aclose_forcefully(tcp)
+        raise ConnectError(f"cannot connect to {name}: {exc}") from None
+    except BaseException:
+        await trio.aclose_forcefully(tcp)
+        raise
+    return tls, tcp.socket
 
 
 def fast_stream(tcp: trio.SocketStream) -> FastTcpStream:

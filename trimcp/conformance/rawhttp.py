@@ -4,7 +4,7 @@ The HTTP transport checks (``checks/http.py``) must send what a correct
 client never sends (a foreign ``Origin``, a session id nobody issued, a wrong
 ``MCP-Protocol-Version``), so they cannot go through the trimcp client.
 ``request`` opens a TCP (or TLS) connection, writes one request on an
-``H11ClientConnection`` (the h11 exchange the client pool uses too) and reads
+``H11ClientConnection`` (``h11_probe.py``: h11, not the client pool's codec) and reads
 the answer's status and headers; the body is read only as far as the
 caller needs it: all of a JSON answer, or the events of an event stream up to
 the first JSON-RPC response (``read_body=True``), or nothing at all
@@ -29,8 +29,9 @@ import trio
 
 from .._errors import ConnectError, TransportError
 from .._sansio.framing.sse import ServerSentEvent, SSEDecoder
-from .._trio.h11_client import H11ClientConnection, open_connection
+from .._trio.tcp import connect_tcp
 from .._trio.transports.http.executor import ConnectionLost
+from .h11_probe import H11ClientConnection
 from .timeouts import note_timeout
 
 #: The most of a body a probe reads.
@@ -246,7 +247,7 @@ async def request(
 
 async def _connect(tls: bool, host: str, port: int) -> H11ClientConnection:
     context = ssl.create_default_context() if tls else None
-    stream, _ = await open_connection(host, port, ssl_context=context)
+    stream, _ = await connect_tcp(host, port, ssl_context=context)
     return H11ClientConnection(stream, f"{host}:{port}")
 
 

@@ -10,7 +10,7 @@ the authorization response from the browser's request to the callback path.
 
 ``open_loopback_callback`` binds the listener (port 0: the kernel picks a free
 one, and ``redirect_uri`` names the port actually bound) and serves it with
-the HTTP server loop of ``trimcp._trio.h11_server`` until the ``async with``
+the HTTP server loop of ``trimcp._trio.http1.server`` until the ``async with``
 block ends.  Each connection carries one request and is then closed
 (``Connection: close``), with a short deadline so a stalled peer cannot hold a
 task; malformed HTTP is 400 and a body over 64 KiB 413, as the loop answers
@@ -55,7 +55,7 @@ import trio
 
 from ..._sansio.auth import OAuthError
 from ..._sansio.http.server.routing import RequestHead
-from ..h11_server import H11Stream, serve_connection
+from ..http1.server import H11Stream, serve_connection
 from .provider import AuthorizeCallback
 
 __all__ = [

@@ -26,8 +26,8 @@ A caller may skip resolution by naming the kind (``open_client(url,
 transport="sse")``): the 2024-11-05 HTTP+SSE transport has the same URL schemes
 as Streamable HTTP, so only the caller can ask for it alone.
 
-The built-in factories import their transport's module when first used, so h11,
-httpx and trio-websocket stay unloaded until a URL asks for them.  A duplicate
+The built-in factories import their transport's module when first used, so the
+HTTP client, httpx and trio-websocket stay unloaded until a URL asks for them.  A duplicate
 registration is an error (two plugins claiming ``quic`` would otherwise shadow
 each other silently) unless ``replace=True`` says it is meant.
 """
@@ -221,7 +221,7 @@ def _http_opener(kind: str, *, legacy_only: bool) -> TransportFactory:
     @asynccontextmanager
     async def open_http(target: Target, options: TransportOptions) -> AsyncIterator[MessageStream]:
         url = _url(target, kind, ("http", "https"))
-        from .http.connect import open_http_stream  # h11 is imported only when HTTP is used
+        from .http.connect import open_http_stream  # the HTTP client is imported only when HTTP is used
 
         executor = None
         if options.wrap_executor is not None:

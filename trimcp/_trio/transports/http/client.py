@@ -21,7 +21,7 @@ owns, each of which only carries decisions out:
   re-initialization and the 2024-11-05 fallback; ``Pump`` (``pump.py``) reads
   one response; ``Inbox`` (``inbox.py``) hands messages and typed failures to
   the session; ``AuthHook`` (``oauth/hook.py``) consults an OAuth provider;
-  the executor (``executor.py``: h11 with a keep-alive pool, or the caller's
+  the executor (``executor.py``: a keep-alive pool on trimcp's HTTP/1.1 codec, or the caller's
   ``httpx.AsyncClient``) moves the bytes.
 
 What crosses the seam: each outgoing message comes with its ``SendMeta`` - the

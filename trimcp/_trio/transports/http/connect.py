@@ -1,6 +1,6 @@
 """Opening an HTTP client transport: ``open_http_stream``.
 
-Picks the executor (h11 with a keep-alive pool by default, or a caller's
+Picks the executor (a keep-alive pool on trimcp's HTTP/1.1 codec by default, or a caller's
 ``httpx.AsyncClient``), builds the sans-IO planner, and runs an
 ``HttpClientStream`` (``client.py``) with its background tasks for as long as
 the ``async with`` block lasts.  Those tasks run in a nursery of their own,
@@ -55,7 +55,7 @@ async def open_http_stream(
     command printing JSON or ``Name: value`` lines) adds headers computed when
     the stream opens and refreshed for each new session and after a 401.
     ``http_client`` runs the requests through a caller's ``httpx.AsyncClient``
-    (which the caller closes); by default h11 runs them over a keep-alive pool
+    (which the caller closes); by default a keep-alive pool runs them (``pool.py``)
     (``connect_timeout`` bounds each TCP/TLS connect).  ``post_timeout`` bounds
     each POST exchange (``None``: no bound); ``legacy_fallback`` enables the
     2024-11-05 fallback; ``legacy_only`` speaks 2024-11-05 HTTP+SSE alone: the
@@ -89,14 +89,14 @@ async def open_http_stream(
 
 
 def default_executor(http_client: httpx.AsyncClient | None, connect_timeout: float) -> Executor:
-    """The caller's ``httpx.AsyncClient`` as an executor, else h11 over a keep-alive pool."""
+    """The caller's ``httpx.AsyncClient`` as an executor, else the keep-alive pool (``pool.py``)."""
     if http_client is not None:
         from .httpx_executor import HttpxExecutor
 
         return HttpxExecutor(http_client)
-    from .h11_pool import H11Executor
+    from .pool import PoolExecutor
 
-    return H11Executor(connect_timeout=connect_timeout)
+    return PoolExecutor(connect_timeout=connect_timeout)
 
 
 async def _open_legacy(stream: HttpClientStream, url: str, timeout: float) -> None:

@@ -7,7 +7,8 @@ sans-IO planner and hands each ``HttpRequest`` to an *executor*, which only
 moves bytes.  Two executors sit behind the same ``Executor`` protocol and pass
 the same tests:
 
-* ``H11Executor`` (``h11_pool.py``, the default) drives ``h11`` directly over Trio streams.
+* ``PoolExecutor`` (``pool.py``, the default) speaks HTTP/1.1 over Trio streams with trimcp's own
+  codec (``_trio/http1/client.py`` over ``_sansio/http/client/h1.py``).
   It keeps a small pool of idle keep-alive connections per origin, so a
   session's sequential requests reuse one TCP connection instead of opening
   one per request; a response that is still being read (a long SSE stream)

@@ -49,7 +49,7 @@ Limits that hold under abuse (each settable on ``serve_http``; ``None`` turns
 one off): per connection, ``header_timeout`` (the whole head, from accept;
 408), ``idle_timeout`` (keep-alive wait), ``body_timeout`` and
 ``max_body_size`` (413 on the ``Content-Length``, before the body) in
-``trimcp._trio.h11_server``; across connections, ``max_connections`` (503
+``trimcp._trio.http1.server``; across connections, ``max_connections`` (503
 ``Connection: close`` at once) and ``max_body_budget`` (default 4 x
 ``max_body_size``, at least 3 x: each body counts what parsing it takes, from
 3 times its size for ASCII text up, ``jsonrpc.parse_cost``; a body waits for
@@ -78,7 +78,7 @@ from ...._sansio.http.server.replay import (
 )
 from ...._sansio.http.server.routing import RequestHead
 from ...._sansio.revisions import Era, get_revision
-from ...._trio.h11_server import BODY_COPIES, H11Stream, serve_connection
+from ...._trio.http1.server import BODY_COPIES, H11Stream, serve_connection
 from ...._trio.http_limits import BodyBudget, ConnectionLimit
 from ...._trio.stream import Received
 from ...definition import Server

@@ -35,7 +35,7 @@ from ...._sansio import jsonrpc as rpc
 from ...._sansio.framing.sse import encode_event
 from ...._sansio.http.server import routing as hs
 from ...._sansio.http.server.replay import DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_EVENTS, ReplayBuffer
-from ...._trio.h11_server import H11Stream
+from ...._trio.http1.server import H11Stream
 from ...._trio.stream import NO_META, Received, SendMeta
 from ...definition import Server
 from ...serve import serve_stream

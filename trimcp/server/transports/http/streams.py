@@ -53,7 +53,7 @@ from ...._sansio import jsonrpc as rpc
 from ...._sansio.framing.sse import encode_comment, encode_event
 from ...._sansio.http.server.replay import PRIMING_SEQ, ReplayBuffer, format_event_id
 from ...._sansio.http.server.routing import JSON_TYPE, SSE_TYPE
-from ...._trio.h11_server import ClientGone, H11Stream
+from ...._trio.http1.server import ClientGone, H11Stream
 
 logger = logging.getLogger("trimcp.server.transports.http.app")
 

@@ -52,7 +52,7 @@ Writes are grouped: ``respond`` sends head, body and end in one ``send_all``
 pieces of a streamed response wait to leave together (the SSE writer flushes
 before it waits for more).  The bytes are h11's either way; each write saved
 is a system call and, on a plain TCP connection (taken over by
-``FastTcpStream``, ``tcp.py``, which yields only when the socket would block),
+``FastTcpStream``, ``_trio/tcp.py``, which yields only when the socket would block),
 often a scheduler pass.
 
 Every network failure surfaces as ``ClientGone``; an h11 protocol violation
@@ -72,11 +72,11 @@ from typing import TypeAlias
 import h11
 import trio
 
-from .._errors import TransportError
-from .._sansio import jsonrpc as rpc
-from .._sansio.http.server.routing import HttpError, RequestHead
-from .http_limits import BodyBudget, linger
-from .tcp import fast_stream
+from ..._errors import TransportError
+from ..._sansio import jsonrpc as rpc
+from ..._sansio.http.server.routing import HttpError, RequestHead
+from ..http_limits import BodyBudget, linger
+from ..tcp import fast_stream
 
 __all__ = ["ClientGone", "H11Stream", "RequestHandler", "serve_connection"]
 

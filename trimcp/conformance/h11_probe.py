@@ -1,22 +1,15 @@
-"""One HTTP/1.1 client connection: h11 over a Trio stream.
+"""The raw probes' HTTP/1.1 client connection: h11 over a Trio stream.
 
 Theory of operation
 -------------------
-Two clients in trimcp speak HTTP/1.1 by hand: the Streamable HTTP client's
-keep-alive pool (``transports/http/h11_pool.py``) and the conformance
-harness's raw probes (``trimcp.conformance.rawhttp``), which must send what a
-correct client never sends.  Both open connections with ``open_connection``.
-The probes run their exchanges on an ``H11ClientConnection``; the pool runs
-on ``h1_client.H1ClientConnection`` (the same interface over trimcp's own,
-cheaper codec).  What differs (pooling, which request to send, how far to
-read the body) stays with them.
+The conformance harness's raw probes (``rawhttp.py``) must send what a correct
+client never sends, so they run their exchanges on h11 rather than on trimcp's
+own client codec (``_sansio/http/client/h1.py``, which the keep-alive pool runs
+on): h11 takes header values as bytes, so a malformed value a server handed
+out goes back unchanged, where trimcp's codec accepts only checked ``str``; and
+a server's answers are read by a codec other than the one the pool trusts.
+The connection comes from ``_trio.tcp.connect_tcp``.
 
-* ``open_connection(host, port, ssl_context=...)`` opens TCP, then TLS when
-  given a context (SNI and certificate checks for ``host``), and returns the
-  stream with its socket (the pool polls an idle socket for EOF).  Plain TCP
-  is a ``tcp.FastTcpStream``: no scheduler pass per read or write that need
-  not wait.  It raises
-  ``ConnectError``: nothing was sent.
 * ``send_request`` writes a whole request (head, body, end) in one
   ``send_all``; ``read_head`` reads until the response head, skipping 1xx
   answers; ``read_some`` returns the next piece of the body and ``b""`` at
@@ -25,58 +18,28 @@ read the body) stays with them.
 
 Everything that fails once the request may be on its way raises
 ``ConnectionLost``, whose ``before_response`` says that not one byte of an
-answer had arrived (so a request on a reused keep-alive connection may be
-retried on a fresh one).  The head is capped at ``max_head`` bytes (h11's
+answer had arrived.  The head is capped at ``max_head`` bytes (h11's
 ``max_incomplete_event_size``).
 """
 
 from __future__ import annotations
 
-import ssl
 from typing import Any, Final
 
 import h11
 import trio
 
-from .._errors import ConnectError
-from .tcp import fast_stream
-from .transports.http.executor import ConnectionLost
+from .._trio.transports.http.executor import ConnectionLost
 
-__all__ = ["MAX_HEAD_SIZE", "H11ClientConnection", "open_connection"]
+__all__ = ["MAX_HEAD_SIZE", "H11ClientConnection"]
 
 READ_SIZE: Final = 64 * 1024
 #: Longest response head (status line plus headers) accepted.
 MAX_HEAD_SIZE: Final = 64 * 1024
 
 
-async def open_connection(
-    host: str, port: int, *, ssl_context: ssl.SSLContext | None = None, name: str | None = None
-) -> tuple[trio.abc.Stream, Any]:
-    """A TCP (TLS with ``ssl_context``) stream to ``host:port`` and its socket.
-
-    Raises ``ConnectError`` naming ``name`` (default ``host:port``)."""
-    name = name or f"{host}:{port}"
-    try:
-        tcp = await trio.open_tcp_stream(host, port)
-    except OSError as exc:
-        raise ConnectError(f"cannot connect to {name}: {exc}") from None
-    if ssl_context is None:
-        fast = fast_stream(tcp)  # no scheduler pass per send/receive that need not wait (tcp.py)
-        return fast, fast.socket
-    tls = trio.SSLStream(tcp, ssl_context, server_hostname=host, https_compatible=True)
-    try:
-        await tls.do_handshake()
-    except (OSError, trio.BrokenResourceError, ssl.SSLError) as exc:
-        await trio.aclose_forcefully(tcp)
-        raise ConnectError(f"cannot connect to {name}: {exc}") from None
-    except BaseException:
-        await trio.aclose_forcefully(tcp)
-        raise
-    return tls, tcp.socket
-
-
 class H11ClientConnection:
-    """One client-side HTTP/1.1 connection (see the module docstring)."""
+    """One client-side HTTP/1.1 connection on h11, for the raw probes (see the module docstring)."""
 
     def __init__(
         self, stream: trio.abc.Stream, name: str, *, max_head: int = MAX_HEAD_SIZE

@@ -1,15 +1,15 @@
-"""The default HTTP executor (``executor="h11"``): HTTP/1.1 over Trio streams, a keep-alive pool per origin.
+"""The default HTTP executor: HTTP/1.1 on trimcp's own codec over Trio streams, a keep-alive pool per origin.
 
 Theory of operation
 -------------------
 See ``executor.py`` for the seam.  Idle connections wait in a per-origin
 list (newest reused first, at most ``max_idle_per_origin`` kept, each for at
 most ``keepalive_expiry`` seconds).  A request takes an idle connection or
-opens a new one (``trio.open_tcp_stream``, then TLS with a lazily created
+opens a new one (``tcp.connect_tcp``: TCP, then TLS with a lazily created
 default ``ssl`` context for ``https``), writes the whole request in one
 ``send_all``, and reads until the response head; the body is then read through
-the returned response.  The exchange runs on ``H1ClientConnection`` (trimcp's
-own HTTP/1.1 codec; the executor keeps its historical name).  When that
+the returned response.  The exchange runs on ``http1.client.H1ClientConnection``
+(trimcp's own HTTP/1.1 codec, RFC 9112).  When that
 response was read to its end and the codec says the connection can carry
 another request, it goes back to the pool, otherwise it is closed.
 An idle connection that became readable was closed by the server (or sent
@@ -29,11 +29,11 @@ import trio
 
 from ...._errors import ConnectError
 from ...._sansio.http.client.plan import HttpRequest, Origin, ParsedUrl, parse_url
-from ...h1_client import H1ClientConnection
-from ...h11_client import open_connection
+from ...http1.client import H1ClientConnection
+from ...tcp import connect_tcp
 from .executor import ConnectionLost, HttpResponse, noop
 
-__all__ = ["H11Executor"]
+__all__ = ["PoolExecutor"]
 
 
 @functools.lru_cache(maxsize=64)
@@ -46,7 +46,7 @@ def _host_header(origin: Origin) -> str:
     return str(origin).split("://", 1)[1]
 
 
-class _H11Connection:
+class _PooledConnection:
     """A pooled connection: the exchange itself is ``H1ClientConnection``'s."""
 
     def __init__(self, wire: H1ClientConnection, origin: Origin, sock: Any) -> None:
@@ -68,10 +68,10 @@ class _H11Connection:
         await self.wire.aclose()
 
 
-class _H11Response:
-    def __init__(self, pool: H11Executor, conn: _H11Connection, head: Any) -> None:
+class _PooledResponse:
+    def __init__(self, pool: PoolExecutor, conn: _PooledConnection, head: Any) -> None:
         self._pool = pool
-        self._conn: _H11Connection | None = conn
+        self._conn: _PooledConnection | None = conn
         self.status: int = head.status_code
         # The codec's names are already lowercased.
         self.headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in head.headers]
@@ -96,7 +96,7 @@ class _H11Response:
             await conn.close()
 
 
-class H11Executor:
+class PoolExecutor:
     """HTTP/1.1 (trimcp's codec) over Trio streams with a keep-alive pool per origin (see the module docstring)."""
 
     def __init__(
@@ -111,7 +111,7 @@ class H11Executor:
         self.max_idle_per_origin = max_idle_per_origin
         self.keepalive_expiry = keepalive_expiry
         self._ssl_context = ssl_context
-        self._idle: dict[Origin, list[_H11Connection]] = {}
+        self._idle: dict[Origin, list[_PooledConnection]] = {}
         self._closed = False
         #: How many TCP connections this executor opened (for tests and benchmarks).
         self.connections_opened = 0
@@ -121,19 +121,19 @@ class H11Executor:
             self._ssl_context = ssl.create_default_context()
         return self._ssl_context
 
-    async def _connect(self, origin: Origin) -> _H11Connection:
+    async def _connect(self, origin: Origin) -> _PooledConnection:
         context = self._ssl() if origin.scheme == "https" else None
         try:
             with trio.fail_after(self.connect_timeout):
-                stream, sock = await open_connection(
+                stream, sock = await connect_tcp(
                     origin.host, origin.port, ssl_context=context, name=str(origin)
                 )
         except trio.TooSlowError:
             raise ConnectError(f"connecting to {origin} timed out after {self.connect_timeout} s") from None
         self.connections_opened += 1
-        return _H11Connection(H1ClientConnection(stream, str(origin)), origin, sock)
+        return _PooledConnection(H1ClientConnection(stream, str(origin)), origin, sock)
 
-    async def _take_idle(self, origin: Origin) -> _H11Connection | None:
+    async def _take_idle(self, origin: Origin) -> _PooledConnection | None:
         idle = self._idle.get(origin)
         now = trio.current_time()
         while idle:
@@ -143,7 +143,7 @@ class H11Executor:
             await conn.close()
         return None
 
-    async def _release(self, conn: _H11Connection) -> None:
+    async def _release(self, conn: _PooledConnection) -> None:
         idle = self._idle.setdefault(conn.origin, [])
         if self._closed or len(idle) >= self.max_idle_per_origin:
             await conn.close()
@@ -176,7 +176,7 @@ class H11Executor:
 
     async def _exchange(
         self,
-        conn: _H11Connection,
+        conn: _PooledConnection,
         request: HttpRequest,
         target: str,
         headers: list[tuple[str, str]],
@@ -185,7 +185,7 @@ class H11Executor:
         conn.requests += 1
         await conn.wire.send_request(request.method, target, headers, request.body)
         sent()
-        return _H11Response(self, conn, await conn.wire.read_head())
+        return _PooledResponse(self, conn, await conn.wire.read_head())
 
     async def aclose(self) -> None:
         self._closed = True

@@ -2,13 +2,15 @@
 
 Theory of operation
 -------------------
-The same interface, word for word, as ``h11_client.H11ClientConnection``
-(see its module docstring: ``send_request`` writes a whole request in one
-``send_all``; ``read_head`` skips 1xx answers; ``read_some`` returns body
-pieces and ``b""`` at the end; ``next_cycle`` readies a keep-alive
-connection), with the HTTP/1.1 rules of RFC 9112 in ``H1Client`` instead of
-h11.  The keep-alive pool runs on this one; the conformance harness's raw
-probes stay on h11.
+The keep-alive pool (``transports/http/pool.py``) runs each exchange on an
+``H1ClientConnection``, over a stream from ``tcp.connect_tcp``; the rules of
+RFC 9112 are ``H1Client``'s, this class only moves bytes:
+
+* ``send_request`` writes a whole request (head, body) in one ``send_all``;
+  ``read_head`` reads until the response head (the codec skips 1xx answers);
+  ``read_some`` returns the next piece of the body and ``b""`` at its end;
+  ``next_cycle`` readies a fully exchanged connection for the next request
+  (keep-alive) and says whether it can carry one.
 
 Everything that fails once the request may be on its way raises
 ``ConnectionLost``; ``before_response`` says not one byte of an answer had
@@ -21,7 +23,7 @@ from typing import Final
 
 import trio
 
-from .._sansio.http.client.h1 import (
+from ..._sansio.http.client.h1 import (
     CLOSED,
     MAX_HEAD_SIZE,
     NEED_DATA,
@@ -32,7 +34,7 @@ from .._sansio.http.client.h1 import (
     H1RemoteError,
     Response,
 )
-from .transports.http.executor import ConnectionLost
+from ..transports.http.executor import ConnectionLost
 
 __all__ = ["H1ClientConnection"]
 
