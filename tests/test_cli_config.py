@@ -19,12 +19,11 @@ import trio
 
 import trimcp
 from trimcp.cli import main
-from trimcp.reference import build_server
-from trimcp.server import serve_http
 
 CLI = [sys.executable, "-c", "import sys; from trimcp.cli import main; sys.exit(main())"]
 ENV_SERVER = str(Path(__file__).parent / "helpers" / "env_server.py")
 NOTICE = "running the bundled reference server"
+# The ``url`` fixture (the reference server over Streamable HTTP) is in tests/conftest.py.
 
 
 async def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60.0) -> tuple[int, str, str]:
@@ -40,12 +39,6 @@ def write_config(tmp_path: Path, servers: dict[str, Any], key: str = "mcpServers
     path = tmp_path / ".mcp.json"
     path.write_text(json.dumps({key: servers}))
     return str(path)
-
-
-@pytest.fixture
-async def url(nursery: trio.Nursery) -> str:
-    bound = await nursery.start(partial(serve_http, build_server(), "127.0.0.1", 0))
-    return str(bound.url)
 
 
 async def test_a_stdio_entry_with_variables(tmp_path: Path) -> None:

@@ -25,11 +25,10 @@ from trimcp.cli.arguments import (
     tool_arguments,
 )
 from trimcp.cli.targets import UsageError
-from trimcp.reference import build_server
-from trimcp.server import serve_http
 
 CLI = [sys.executable, "-c", "import sys; from trimcp.cli import main; sys.exit(main())"]
 REFERENCE_NOTICE = "no server given; running the bundled reference server"
+# The ``url`` fixture (the reference server over Streamable HTTP) is in tests/conftest.py.
 
 
 def _free_port() -> int:
@@ -43,12 +42,6 @@ async def cli(*args: str, timeout: float = 60.0) -> tuple[int, str, str]:
     with trio.fail_after(timeout):
         done = await trio.run_process([*CLI, *args], capture_stdout=True, capture_stderr=True, check=False)
     return done.returncode, done.stdout.decode(), done.stderr.decode()
-
-
-@pytest.fixture
-async def url(nursery: trio.Nursery) -> str:
-    bound = await nursery.start(partial(serve_http, build_server(), "127.0.0.1", 0))
-    return str(bound.url)
 
 
 # --------------------------------------------------------------------------- usage errors, in-process

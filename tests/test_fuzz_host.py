@@ -7,14 +7,11 @@ Each target catches the errors its module documents; any exception here is a fin
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fuzz.targets import TARGETS as ALL_TARGETS
 from fuzz.targets_host import TARGETS

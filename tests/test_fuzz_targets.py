@@ -7,15 +7,11 @@ schema -> SchemaError, both caught inside the targets); so here any exception fa
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fuzz.targets import TARGETS
 

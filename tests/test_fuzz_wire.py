@@ -8,7 +8,6 @@ end; ``fuzz/run.py``'s smoke mode is checked on a target that crashes.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,15 +15,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
 from fuzz import run as fuzz_run
 from fuzz.targets import TARGETS
 from fuzz.targets_wire import TARGETS as WIRE
 from trimcp._sansio.framing.sse import SSEDecoder
 from trimcp._sansio.http.client.plan import HttpPlanner
 
+ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "fuzz" / "corpus"
 
 # ------------------------------------------------------------------ inputs

@@ -10,13 +10,12 @@ H1RemoteError (fuzz/targets_h1.py holds the shared parse helpers and the oracle)
 from __future__ import annotations
 
 import random
-import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fuzz.targets_h1 import cut, fuzz_h1_response, parse_codec, parse_h11, same
 from trimcp._sansio.http.client import h1
 from trimcp._sansio.http.client.h1 import (
     CLOSED,
@@ -29,10 +28,6 @@ from trimcp._sansio.http.client.h1 import (
     H1RemoteError,
     Response,
 )
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from fuzz.targets_h1 import cut, fuzz_h1_response, parse_codec, parse_h11, same
 
 HOST = [("Host", "example")]
 

@@ -15,12 +15,12 @@ import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 import trio
+from helpers.h11_fake import McpFake, Reply, Req, decode_header, result, serve
 
 import trimcp
 from trimcp import Era, Handlers, RequestTimeout
@@ -36,9 +36,6 @@ from trimcp._sansio.http.client.plan import Mode
 from trimcp._sansio.http.client.policy import ReconnectPolicy
 from trimcp._trio.transports.http.connect import open_http_stream
 from trimcp._trio.transports.http.pool import PoolExecutor
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from helpers.h11_fake import McpFake, Reply, Req, decode_header, result, serve
 
 HANDSHAKE = "2025-11-25"
 LIMIT = 15

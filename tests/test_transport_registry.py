@@ -10,7 +10,6 @@ Each test works on a copy of the registry, so nothing registered here outlives t
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 
 import pytest
 import trio
+from helpers.h11_fake import Reply, Req, result, serve
 
 import trimcp
 from trimcp import (
@@ -38,9 +38,6 @@ from trimcp._trio.transports.registry import Target, resolve, transport_for
 from trimcp.server import Context, Server
 from trimcp.server.transports.http.app import BoundHttpServer, serve_http
 from trimcp.testing import serve_in_process
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from helpers.h11_fake import Reply, Req, result, serve
 
 LIMIT = 15
 

@@ -61,11 +61,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import Any
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # run as a script or imported by a test
-from jsonrpc_lines import read_message  # noqa: E402 (tests/helpers, beside this file)
+
+from jsonrpc_lines import read_message  # tests/helpers, beside this file
 
 VERSION = "2025-11-25"
 MODES = (

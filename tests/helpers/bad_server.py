@@ -47,13 +47,12 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import signal
 import sys
 import time
 from typing import Any
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # run as a script or imported by a test
-from jsonrpc_lines import read_message  # noqa: E402 (tests/helpers, beside this file)
+
+from jsonrpc_lines import read_message  # tests/helpers, beside this file
 
 SUPPORTED = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST = "2025-11-25"

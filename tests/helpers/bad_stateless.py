@@ -56,10 +56,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bad_server as base
 from jsonrpc_lines import read_message  # (tests/helpers, beside this script)
 

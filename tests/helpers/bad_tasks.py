@@ -66,14 +66,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import secrets
 import sys
 import time
 from datetime import UTC, datetime
 from typing import Any
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # run as a script or imported by a test
-from jsonrpc_lines import read_message  # noqa: E402 (tests/helpers, beside this file)
+
+from jsonrpc_lines import read_message  # tests/helpers, beside this file
 
 REVISION = "2025-11-25"
 WORK = 0.2

@@ -26,10 +26,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bad_features as base
 
 MODES = ("good", "variant-bad-output", "wrong-structured", "second-takes-wrong-types", "legacy-good", "legacy-dup-names",

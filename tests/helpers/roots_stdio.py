@@ -20,12 +20,10 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import os
 import sys
 import time
 from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # run as a script or imported by a test
 from jsonrpc_lines import read_message
 
 VERSION = "2025-11-25"
