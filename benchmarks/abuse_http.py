@@ -84,8 +84,12 @@ class ServerProcess:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "trimcp", "serve", "--http", "127.0.0.1:0", *flags],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            env=env, cwd=ROOT, start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=ROOT,
+            start_new_session=True,
         )
         lines: queue.Queue[str] = queue.Queue()
         assert self.proc.stderr is not None
@@ -236,9 +240,7 @@ async def slow_loris(srv: ServerProcess, ns: argparse.Namespace) -> Row:
 
 async def connections(srv: ServerProcess, ns: argparse.Namespace) -> Row:
     extra = ns.extra_connections
-    row = Row(
-        f"idle connections (cap + {extra})", f"max-connections {ns.max_connections}"
-    )
+    row = Row(f"idle connections (cap + {extra})", f"max-connections {ns.max_connections}")
     held: list[trio.SocketStream] = []
     refusals: list[float] = []
     existing_ok = False
@@ -285,9 +287,14 @@ async def sessions(srv: ServerProcess, ns: argparse.Namespace) -> Row:
     row = Row(f"sessions never deleted (cap + {ns.extra_sessions})", f"max-sessions {ns.max_sessions}")
     accept = {"accept": "application/json, text/event-stream"}
     init = {
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "abuse", "version": "1"}},
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "abuse", "version": "1"},
+        },
     }
     ids: list[str] = []
     at_cap: list[float] = []
@@ -304,9 +311,7 @@ async def sessions(srv: ServerProcess, ns: argparse.Namespace) -> Row:
 
         async def ping(sid: str) -> int:
             headers = {**accept, "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25"}
-            r = await client.post(
-                srv.url, json={"jsonrpc": "2.0", "id": 2, "method": "ping"}, headers=headers
-            )
+            r = await client.post(srv.url, json={"jsonrpc": "2.0", "id": 2, "method": "ping"}, headers=headers)
             return r.status_code
 
         oldest, newest = await ping(ids[0]), await ping(ids[-1])
@@ -411,8 +416,7 @@ async def oversize(srv: ServerProcess, ns: argparse.Namespace) -> Row:
     chunked = status_of(answer)
     fresh = await fresh_client(srv.url, revision="2025-11-25")
     row.happened = (
-        f"declared 10x: {declared} in {declared_s * 1000:.0f} ms; chunked: {chunked} "
-        f"after {sent / MiB:.1f} MiB sent"
+        f"declared 10x: {declared} in {declared_s * 1000:.0f} ms; chunked: {chunked} after {sent / MiB:.1f} MiB sent"
     )
     row.refuse_s = f"{declared_s:.3f}"
     row.fresh = fresh_text(fresh)
@@ -421,7 +425,9 @@ async def oversize(srv: ServerProcess, ns: argparse.Namespace) -> Row:
 
 
 ABUSES: tuple[Callable[[ServerProcess, argparse.Namespace], Awaitable[Row]], ...] = (
-    slow_loris, connections, sessions,
+    slow_loris,
+    connections,
+    sessions,
     *(partial(big_bodies, kind=kind) for kind in ("valid", "invalid", "whitespace")),
     oversize,
 )
@@ -433,8 +439,7 @@ ABUSES: tuple[Callable[[ServerProcess, argparse.Namespace], Awaitable[Row]], ...
 def print_table(rows: list[Row]) -> None:
     head = ("abuse", "limit", "what happened", "close/refuse s", "RSS MiB", "fresh client", "")
     table = [head] + [
-        (r.abuse, r.limit, r.happened, r.refuse_s, r.rss_mib, r.fresh, "ok" if r.ok else "FAIL")
-        for r in rows
+        (r.abuse, r.limit, r.happened, r.refuse_s, r.rss_mib, r.fresh, "ok" if r.ok else "FAIL") for r in rows
     ]
     widths = [max(len(line[i]) for line in table) for i in range(len(head))]
     for n, line in enumerate(table):
@@ -465,12 +470,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bodies", type=int, default=10)
     ns = parser.parse_args(argv)
     smoke: dict[str, object] = {
-        "header_timeout": 1.0, "max_connections": 40, "extra_connections": 10,
-        "max_sessions": 30, "extra_sessions": 10, "max_body": "4M", "max_body_budget": "16M",
+        "header_timeout": 1.0,
+        "max_connections": 40,
+        "extra_connections": 10,
+        "max_sessions": 30,
+        "extra_sessions": 10,
+        "max_body": "4M",
+        "max_body_budget": "16M",
     }
     full: dict[str, object] = {
-        "header_timeout": 10.0, "max_connections": 300, "extra_connections": 50,
-        "max_sessions": 500, "extra_sessions": 100, "max_body": "40M", "max_body_budget": "256M",
+        "header_timeout": 10.0,
+        "max_connections": 300,
+        "extra_connections": 50,
+        "max_sessions": 500,
+        "extra_sessions": 100,
+        "max_body": "40M",
+        "max_body_budget": "256M",
     }
     for key, value in (smoke if ns.smoke else full).items():
         if getattr(ns, key) is None:
@@ -478,11 +493,20 @@ def main(argv: list[str] | None = None) -> int:
     ns.max_body_bytes = parse_size(ns.max_body)
     ns.budget_bytes = parse_size(ns.max_body_budget)
     ns.per_abuse = 12.0 if ns.smoke else 40.0
-    srv = ServerProcess([
-        "--header-timeout", str(ns.header_timeout), "--max-connections", str(ns.max_connections),
-        "--max-sessions", str(ns.max_sessions), "--max-body", ns.max_body,
-        "--max-body-budget", ns.max_body_budget,
-    ])
+    srv = ServerProcess(
+        [
+            "--header-timeout",
+            str(ns.header_timeout),
+            "--max-connections",
+            str(ns.max_connections),
+            "--max-sessions",
+            str(ns.max_sessions),
+            "--max-body",
+            ns.max_body,
+            "--max-body-budget",
+            ns.max_body_budget,
+        ]
+    )
     rows: list[Row] = []
     began = time.perf_counter()
     try:

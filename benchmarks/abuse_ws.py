@@ -82,8 +82,12 @@ class ServerProcess:
         env = {**os.environ, "PYTHONPATH": str(trimcp_path)}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "trimcp", "serve", "--ws", "127.0.0.1:0", *flags],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            env=env, cwd=trimcp_path, start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=trimcp_path,
+            start_new_session=True,
         )
         lines: queue.Queue[str | None] = queue.Queue()
         assert self.proc.stderr is not None
@@ -244,8 +248,7 @@ async def connections(srv: ServerProcess, ns: argparse.Namespace) -> Row:
         fresh = await fresh_client(srv.url)
     counts = {s: statuses.count(s) for s in sorted(set(statuses))}
     row.happened = (
-        f"extra got {', '.join(f'{n}x {s}' for s, n in counts.items())}; "
-        f"first {'works' if first_ok else 'BROKEN'}"
+        f"extra got {', '.join(f'{n}x {s}' for s, n in counts.items())}; first {'works' if first_ok else 'BROKEN'}"
     )
     row.close_s = f"{refuse_s:.3f}"
     row.fresh = fresh_text(fresh) + " (after one closed)"
@@ -278,9 +281,7 @@ async def slow_handshake(srv: ServerProcess, ns: argparse.Namespace) -> Row:
             nursery.start_soon(one)
     fresh = await fresh_client(srv.url)
     worst = max(times)
-    row.happened = f"dropped after {min(times):.2f}-{worst:.2f} s" + (
-        " (with an answer)" if any(answers) else ""
-    )
+    row.happened = f"dropped after {min(times):.2f}-{worst:.2f} s" + (" (with an answer)" if any(answers) else "")
     row.close_s = f"{worst:.2f}"
     row.fresh = fresh_text(fresh)
     row.ok = worst <= ns.header_timeout + 1.5 and fresh[0]
@@ -322,7 +323,10 @@ def flags_of(abuse: str, ns: argparse.Namespace) -> list[str]:
 
 
 ABUSES: tuple[Callable[[ServerProcess, argparse.Namespace], Awaitable[Row]], ...] = (
-    idle, connections, slow_handshake, oversize,
+    idle,
+    connections,
+    slow_handshake,
+    oversize,
 )
 
 
@@ -331,10 +335,7 @@ ABUSES: tuple[Callable[[ServerProcess, argparse.Namespace], Awaitable[Row]], ...
 
 def print_table(rows: list[Row]) -> None:
     head = ("abuse", "limit", "what happened", "close/refuse s", "fresh client", "")
-    table = [head] + [
-        (r.abuse, r.limit, r.happened, r.close_s, r.fresh, "ok" if r.ok else "FAIL")
-        for r in rows
-    ]
+    table = [head] + [(r.abuse, r.limit, r.happened, r.close_s, r.fresh, "ok" if r.ok else "FAIL") for r in rows]
     widths = [max(len(line[i]) for line in table) for i in range(len(head))]
     for n, line in enumerate(table):
         print("  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip())
@@ -342,15 +343,14 @@ def print_table(rows: list[Row]) -> None:
             print("  ".join("-" * w for w in widths))
 
 
-def run_one(
-    abuse: Callable[[ServerProcess, argparse.Namespace], Awaitable[Row]], ns: argparse.Namespace
-) -> Row:
+def run_one(abuse: Callable[[ServerProcess, argparse.Namespace], Awaitable[Row]], ns: argparse.Namespace) -> Row:
     name = abuse.__name__
     try:
         srv = ServerProcess(flags_of(name, ns), ns.trimcp_path)
     except ServerStartFailed as exc:
         return Row(name, " ".join(flags_of(name, ns)), str(exc), ok=False)
     try:
+
         async def bounded() -> Row | None:
             with trio.move_on_after(ns.per_abuse):
                 return await abuse(srv, ns)
@@ -378,15 +378,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--header-timeout", type=float)
     parser.add_argument("--max-message")
     parser.add_argument(
-        "--trimcp-path", type=Path, default=ROOT,
+        "--trimcp-path",
+        type=Path,
+        default=ROOT,
         help="the checkout whose trimcp is served (default: this one)",
     )
     ns = parser.parse_args(argv)
     smoke: dict[str, object] = {
-        "idle_timeout": 3.0, "max_connections": 50, "header_timeout": 1.0, "max_message": "64K",
+        "idle_timeout": 3.0,
+        "max_connections": 50,
+        "header_timeout": 1.0,
+        "max_message": "64K",
     }
     full: dict[str, object] = {
-        "idle_timeout": 5.0, "max_connections": 300, "header_timeout": 2.0, "max_message": "1M",
+        "idle_timeout": 5.0,
+        "max_connections": 300,
+        "header_timeout": 2.0,
+        "max_message": "1M",
     }
     for key, value in (smoke if ns.smoke else full).items():
         if getattr(ns, key) is None:

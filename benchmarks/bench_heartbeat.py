@@ -92,22 +92,28 @@ async def main(args: argparse.Namespace) -> None:
         ("reference, stateless", [python, "-m", "trimcp.reference"], "2026-07-28"),
         ("raw floor, handshake", [python, str(HERE / "raw_server.py")], "2025-11-25"),
     ]
-    print(f"{args.count} heartbeats each, over stdio; cost of one idle session at one heartbeat "
-          f"every {args.interval:g} s")
-    print(f"{'server':24} {'request':16} {'bytes out':>9} {'bytes back':>10} {'client CPU':>11} "
-          f"{'per hour':>9} {'CPU share':>9}")
+    print(
+        f"{args.count} heartbeats each, over stdio; cost of one idle session at one heartbeat every {args.interval:g} s"
+    )
+    print(
+        f"{'server':24} {'request':16} {'bytes out':>9} {'bytes back':>10} {'client CPU':>11} "
+        f"{'per hour':>9} {'CPU share':>9}"
+    )
     for name, command, revision in cases:
         row = await measure(command, revision, args.count)
         per_hour = 3600 / args.interval
         kb_hour = (row["bytes_out"] + row["bytes_back"]) * per_hour / 1024
         share = row["cpu_us"] / 1e6 / args.interval * 100
-        print(f"{name:24} {row['method']:16} {row['bytes_out']:9.0f} {row['bytes_back']:10.0f} "
-              f"{row['cpu_us']:9.0f} µs {kb_hour:6.0f} kB {share:8.4f}%")
+        print(
+            f"{name:24} {row['method']:16} {row['bytes_out']:9.0f} {row['bytes_back']:10.0f} "
+            f"{row['cpu_us']:9.0f} µs {kb_hour:6.0f} kB {share:8.4f}%"
+        )
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--count", type=int, default=2000)
-    parser.add_argument("--interval", type=float, default=30.0,
-                        help="the heartbeat interval the per-hour columns assume (seconds)")
+    parser.add_argument(
+        "--interval", type=float, default=30.0, help="the heartbeat interval the per-hour columns assume (seconds)"
+    )
     trio.run(main, parser.parse_args())

@@ -61,19 +61,41 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from bench_stdio import _fmt, _kill_group, _ratio  # noqa: E402
+from bench_stdio import _fmt, _kill_group, _ratio
 
 CLIENTS = ("floor", "floor/h11", "httpx", "mcp", "trimcp/pool", "trimcp/httpx")
 CONCURRENCY = 64
 REVISION = "2025-11-25"
 PARAMS: dict[str, dict[str, Any]] = {
-    "full": {"connect_runs": 15, "warmup": 200, "seq_calls": 2000, "seq_rounds": 5,
-             "conc_calls": 6400, "conc_rounds": 3, "big_calls": 5, "timeout": 240.0},
-    "quick": {"connect_runs": 3, "warmup": 20, "seq_calls": 200, "seq_rounds": 2,
-              "conc_calls": 640, "conc_rounds": 1, "big_calls": 2, "timeout": 40.0},
+    "full": {
+        "connect_runs": 15,
+        "warmup": 200,
+        "seq_calls": 2000,
+        "seq_rounds": 5,
+        "conc_calls": 6400,
+        "conc_rounds": 3,
+        "big_calls": 5,
+        "timeout": 240.0,
+    },
+    "quick": {
+        "connect_runs": 3,
+        "warmup": 20,
+        "seq_calls": 200,
+        "seq_rounds": 2,
+        "conc_calls": 640,
+        "conc_rounds": 1,
+        "big_calls": 2,
+        "timeout": 40.0,
+    },
 }
-TARGETS = {"vs_official": 10.0, "vs_floor": 0.5, "conc_vs_floor": 0.4, "cpu_vs_floor": 2.0,
-           "big_vs_floor": 1.5, "connect_vs_floor": 3.0}
+TARGETS = {
+    "vs_official": 10.0,
+    "vs_floor": 0.5,
+    "conc_vs_floor": 0.4,
+    "cpu_vs_floor": 2.0,
+    "big_vs_floor": 1.5,
+    "connect_vs_floor": 3.0,
+}
 CALL = {"name": "echo", "arguments": {"text": "hi"}}
 #: The big answer: a text of BIG_SIZE characters (``tools/call`` of tool ``big``).
 BIG_SIZE = 10 * 1024 * 1024
@@ -88,12 +110,20 @@ def _answer(msg: dict[str, Any]) -> tuple[int, bytes, list[str]]:
         return 202, b"", []
     if method == "initialize":
         version = msg["params"].get("protocolVersion", REVISION)
-        result = {"protocolVersion": version, "capabilities": {"tools": {}},
-                  "serverInfo": {"name": "bench-http", "version": "1"}}
+        result = {
+            "protocolVersion": version,
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "bench-http", "version": "1"},
+        }
         return 200, _rpc(msg["id"], result), ["Mcp-Session-Id: bench-session"]
     if method == "server/discover":
-        return 400, json.dumps({"jsonrpc": "2.0", "id": msg["id"],
-                                "error": {"code": -32601, "message": "no discover"}}).encode(), []
+        return (
+            400,
+            json.dumps(
+                {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "no discover"}}
+            ).encode(),
+            [],
+        )
     if method == "tools/call":
         text = _big_text() if msg["params"].get("name") == "big" else "hi"
         return 200, _rpc(msg["id"], {"content": [{"type": "text", "text": text}], "isError": False}), []
@@ -217,14 +247,19 @@ class _Floor:
         import h11
 
         data = json.dumps(msg).encode()
-        headers = [("Host", f"{self.host}:{self.port}"), ("Content-Type", "application/json"),
-                   ("Accept", "application/json, text/event-stream"), ("Content-Length", str(len(data)))]
+        headers = [
+            ("Host", f"{self.host}:{self.port}"),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("Content-Length", str(len(data))),
+        ]
         if self.sid:
             headers += [("Mcp-Session-Id", self.sid), ("MCP-Protocol-Version", REVISION)]
         conn = self.conn
         await self.stream.send_all(
             conn.send(h11.Request(method="POST", target=self.path, headers=headers))
-            + conn.send(h11.Data(data=data)) + conn.send(h11.EndOfMessage())
+            + conn.send(h11.Data(data=data))
+            + conn.send(h11.EndOfMessage())
         )
         status, body, sid = 0, b"", None
         while True:
@@ -242,22 +277,32 @@ class _Floor:
 
     async def initialize(self) -> None:
         await self.open()
-        _, _, sid = await self.post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": REVISION, "capabilities": {}, "clientInfo": {"name": "floor", "version": "0"}}})
+        _, _, sid = await self.post(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": REVISION,
+                    "capabilities": {},
+                    "clientInfo": {"name": "floor", "version": "0"},
+                },
+            }
+        )
         self.sid = sid.decode() if sid else None
         await self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     async def call(self) -> None:
         self.ids += 1
-        status, body, _ = await self.post({"jsonrpc": "2.0", "id": self.ids, "method": "tools/call",
-                                           "params": CALL})
+        status, body, _ = await self.post({"jsonrpc": "2.0", "id": self.ids, "method": "tools/call", "params": CALL})
         if status != 200 or b'"result"' not in body:
             raise RuntimeError(f"floor call failed: {status} {body[:100]!r}")
 
     async def call_big(self) -> None:
         self.ids += 1
-        status, body, _ = await self.post({"jsonrpc": "2.0", "id": self.ids, "method": "tools/call",
-                                           "params": BIG_CALL})
+        status, body, _ = await self.post(
+            {"jsonrpc": "2.0", "id": self.ids, "method": "tools/call", "params": BIG_CALL}
+        )
         text = json.loads(body)["result"]["content"][0]["text"] if status == 200 else ""
         if len(text) != BIG_SIZE:
             raise RuntimeError(f"floor big call failed: {status}")
@@ -274,8 +319,10 @@ class _RawFloor(_Floor):
 
         self.stream = await trio.open_tcp_stream(self.host, self.port)
         self.buf = bytearray()
-        self.prefix = (f"POST {self.path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
-                       "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n")
+        self.prefix = (
+            f"POST {self.path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+            "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+        )
 
     async def post(self, msg: dict[str, Any]) -> tuple[int, bytes, Any]:
         data = json.dumps(msg).encode()
@@ -298,7 +345,7 @@ class _RawFloor(_Floor):
         need = end + 4 + length
         while len(buf) < need:
             buf += await self.stream.receive_some(max(65536, need - len(buf)))
-        body = bytes(buf[end + 4:need])
+        body = bytes(buf[end + 4 : need])
         del buf[:need]
         return status, body, sid
 
@@ -306,7 +353,7 @@ class _RawFloor(_Floor):
 async def _stats(url: str) -> int:
     f = _Floor(url.rsplit("/", 1)[0] + "/stats")
     await f.open()
-    status, body, _ = await f.post({})
+    _status, body, _ = await f.post({})
     await f.aclose()
     return int(json.loads(body)["accepted"])
 
@@ -332,8 +379,9 @@ async def trio_worker(job: dict[str, Any]) -> dict[str, Any]:
                 for _ in range(k):
                     await f.call()
                 await f.aclose()
+
             async with trio.open_nursery() as nursery:
-                for i in range(CONCURRENCY):
+                for _i in range(CONCURRENCY):
                     nursery.start_soon(lane, n // CONCURRENCY)
     else:
         import trimcp
@@ -342,8 +390,7 @@ async def trio_worker(job: dict[str, Any]) -> dict[str, Any]:
         if client == "trimcp/httpx":
             import httpx
 
-            http_client = httpx.AsyncClient(limits=httpx.Limits(max_connections=100,
-                                                                max_keepalive_connections=100))
+            http_client = httpx.AsyncClient(limits=httpx.Limits(max_connections=100, max_keepalive_connections=100))
 
         async def connect() -> tuple[Any, Any]:
             cm = trimcp.open_client(url, revision=REVISION, http=trimcp.HttpOptions(http_client=http_client))
@@ -362,6 +409,7 @@ async def trio_worker(job: dict[str, Any]) -> dict[str, Any]:
 
             async def close() -> None:
                 await cm.__aexit__(None, None, None)
+
             return _S(), close
 
         conc = None  # shares the session (below)
@@ -369,8 +417,9 @@ async def trio_worker(job: dict[str, Any]) -> dict[str, Any]:
     return await _measure(out, connect, conc, url, p, trio_mode=True)
 
 
-async def _measure(out: dict[str, Any], connect: Any, conc: Any, url: str, p: dict[str, Any], *,
-                   trio_mode: bool) -> dict[str, Any]:
+async def _measure(
+    out: dict[str, Any], connect: Any, conc: Any, url: str, p: dict[str, Any], *, trio_mode: bool
+) -> dict[str, Any]:
     if trio_mode:
         import trio
 
@@ -423,9 +472,11 @@ async def _measure(out: dict[str, Any], connect: Any, conc: Any, url: str, p: di
         if conc is not None:
             await conc(p["conc_calls"])
         else:
+
             async def lane() -> None:
                 for _ in range(per):
                     await s.call()
+
             await gather([lane] * CONCURRENCY)
         rates.append(per * CONCURRENCY / (time.perf_counter() - t0))
     out["conc_per_s"] = statistics.median(rates)
@@ -448,7 +499,7 @@ async def _stats_asyncio(url: str) -> int:
     while b"}" not in data:
         data += await reader.read(4096)
     writer.close()
-    return int(json.loads(data[data.index(b"{"):])["accepted"])
+    return int(json.loads(data[data.index(b"{") :])["accepted"])
 
 
 async def asyncio_worker(job: dict[str, Any]) -> dict[str, Any]:
@@ -460,8 +511,16 @@ async def asyncio_worker(job: dict[str, Any]) -> dict[str, Any]:
         headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
         async def connect() -> tuple[Any, Any]:
-            init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                "protocolVersion": REVISION, "capabilities": {}, "clientInfo": {"name": "httpx", "version": "0"}}}
+            init = {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": REVISION,
+                    "capabilities": {},
+                    "clientInfo": {"name": "httpx", "version": "0"},
+                },
+            }
             r = await http.post(url, json=init, headers=headers)
             h = {**headers, "Mcp-Session-Id": r.headers["mcp-session-id"], "MCP-Protocol-Version": REVISION}
             await http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=h)
@@ -471,20 +530,25 @@ async def asyncio_worker(job: dict[str, Any]) -> dict[str, Any]:
 
                 async def call(self) -> None:
                     self.ids += 1
-                    r = await http.post(url, headers=h, json={
-                        "jsonrpc": "2.0", "id": self.ids, "method": "tools/call", "params": CALL})
+                    r = await http.post(
+                        url, headers=h, json={"jsonrpc": "2.0", "id": self.ids, "method": "tools/call", "params": CALL}
+                    )
                     if r.status_code != 200 or "result" not in r.json():
                         raise RuntimeError("httpx call failed")
 
                 async def call_big(self) -> None:
                     self.ids += 1
-                    r = await http.post(url, headers=h, json={
-                        "jsonrpc": "2.0", "id": self.ids, "method": "tools/call", "params": BIG_CALL})
+                    r = await http.post(
+                        url,
+                        headers=h,
+                        json={"jsonrpc": "2.0", "id": self.ids, "method": "tools/call", "params": BIG_CALL},
+                    )
                     if len(r.json()["result"]["content"][0]["text"]) != BIG_SIZE:
                         raise RuntimeError("httpx big call failed")
 
             async def close() -> None:
                 pass
+
             return _S(), close
     else:
         from mcp.client.session import ClientSession
@@ -511,6 +575,7 @@ async def asyncio_worker(job: dict[str, Any]) -> dict[str, Any]:
             async def close() -> None:
                 await sess_cm.__aexit__(None, None, None)
                 await cm.__aexit__(None, None, None)
+
             return _S(), close
 
     return await _measure({}, connect, None, url, p, trio_mode=False)
@@ -521,12 +586,13 @@ def run_worker(job: dict[str, Any]) -> dict[str, Any]:
         import asyncio
 
         if job["client"] == "mcp":
-            import mcp.client.session  # noqa: F401 - imported before the clock starts
+            import mcp.client.session
             import mcp.client.streamable_http  # noqa: F401
         return asyncio.run(asyncio_worker(job))
     import trio
 
     import trimcp  # noqa: F401
+
     return trio.run(trio_worker, job)
 
 
@@ -544,8 +610,14 @@ def worker_env(pythonpath: str | None) -> dict[str, str] | None:
 
 def spawn_worker(job: dict[str, Any], timeout: float, pythonpath: str | None = None) -> dict[str, Any]:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(job)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, text=True,
-                            env=worker_env(pythonpath))
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        text=True,
+        env=worker_env(pythonpath),
+    )
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -591,7 +663,7 @@ def render(results: dict[str, dict[str, Any]]) -> str:
         base = results.get(c + BASE_SUFFIX)
         if base is None:
             continue
-        for label, key, fmt in ROWS[2:6]:
+        for label, key, _unused in ROWS[2:6]:
             lines.append(f"  {c} / {c}{BASE_SUFFIX} {label}: {_ratio(results[c].get(key), base.get(key))}")
     for c in clients:
         if "fatal" in results[c]:
@@ -606,15 +678,13 @@ def targets(results: dict[str, dict[str, Any]]) -> list[str]:
         r = results[c]
         checks = [
             ("sequential vs official", r.get("seq_per_s"), official.get("seq_per_s"), TARGETS["vs_official"], True),
-            ("64-in-flight vs official", r.get("conc_per_s"), official.get("conc_per_s"),
-             TARGETS["vs_official"], True),
+            ("64-in-flight vs official", r.get("conc_per_s"), official.get("conc_per_s"), TARGETS["vs_official"], True),
             ("sequential vs floor", r.get("seq_per_s"), floor.get("seq_per_s"), TARGETS["vs_floor"], True),
             ("64-in-flight vs floor", r.get("conc_per_s"), floor.get("conc_per_s"), TARGETS["conc_vs_floor"], True),
             ("CPU/call vs floor", r.get("cpu_us"), floor.get("cpu_us"), TARGETS["cpu_vs_floor"], False),
             ("10 MB result vs floor", r.get("big_ms"), floor.get("big_ms"), TARGETS["big_vs_floor"], False),
             ("10 MB result vs official", r.get("big_ms"), official.get("big_ms"), 1.0, False),
-            ("connect+init vs floor", r.get("connect_ms"), floor.get("connect_ms"),
-             TARGETS["connect_vs_floor"], False),
+            ("connect+init vs floor", r.get("connect_ms"), floor.get("connect_ms"), TARGETS["connect_vs_floor"], False),
         ]
         for name, a, b, limit, higher in checks:
             ratio = _ratio(a, b)
@@ -623,8 +693,10 @@ def targets(results: dict[str, dict[str, Any]]) -> list[str]:
             out.append(f"  {c:13} {name:26} {ratio:>9}  (target {sign} {limit}x)  {'met' if met else 'NOT MET'}")
         conns = r.get("tcp_conns")
         met = conns is not None and conns <= CONCURRENCY + 1
-        out.append(f"  {c:13} {'TCP conns (seq + 64)':26} {_fmt(conns, '{:.0f}'):>9}  "
-                   f"(target <= {CONCURRENCY + 1})  {'met' if met else 'NOT MET'}")
+        out.append(
+            f"  {c:13} {'TCP conns (seq + 64)':26} {_fmt(conns, '{:.0f}'):>9}  "
+            f"(target <= {CONCURRENCY + 1})  {'met' if met else 'NOT MET'}"
+        )
     return out
 
 
@@ -634,10 +706,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json")
     ap.add_argument("--clients", default=",".join(CLIENTS))
     ap.add_argument("--repeat", type=int, default=1, help="run every client N times, interleaved; report medians")
-    ap.add_argument("--against", metavar="CHECKOUT",
-                    help="also run the trimcp clients with trimcp imported from CHECKOUT (e.g. a worktree at "
-                         "the commit before a change), as trimcp/pool@base and trimcp/httpx@base, interleaved "
-                         "with the others: before and after measured in one run")
+    ap.add_argument(
+        "--against",
+        metavar="CHECKOUT",
+        help="also run the trimcp clients with trimcp imported from CHECKOUT (e.g. a worktree at "
+        "the commit before a change), as trimcp/pool@base and trimcp/httpx@base, interleaved "
+        "with the others: before and after measured in one run",
+    )
     ap.add_argument("--worker")
     ap.add_argument("--server")
     ns = ap.parse_args(argv)
@@ -650,8 +725,9 @@ def main(argv: list[str] | None = None) -> int:
     mode = "quick" if ns.quick else "full"
     p = PARAMS[mode]
     port_file = f"/tmp/bench_http_port.{os.getpid()}"
-    server = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--server", port_file],
-                              start_new_session=True)
+    server = subprocess.Popen(
+        [sys.executable, str(Path(__file__).resolve()), "--server", port_file], start_new_session=True
+    )
     try:
         deadline = time.monotonic() + 10
         while not (Path(port_file).exists() and Path(port_file).read_text()):
@@ -679,8 +755,10 @@ def main(argv: list[str] | None = None) -> int:
         server.wait()
         Path(port_file).unlink(missing_ok=True)
     against = f"; @base = trimcp from {ns.against}" if ns.against else ""
-    print(f"bench_http ({mode}); python {sys.version.split()[0]}; loadavg {os.getloadavg()[0]:.2f}; "
-          f"medians of {max(1, ns.repeat)}{against}")
+    print(
+        f"bench_http ({mode}); python {sys.version.split()[0]}; loadavg {os.getloadavg()[0]:.2f}; "
+        f"medians of {max(1, ns.repeat)}{against}"
+    )
     print(render(results))
     print("targets:")
     print("\n".join(targets(results)))

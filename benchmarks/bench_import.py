@@ -70,8 +70,14 @@ ROWS: dict[str, tuple[str, str | None, bool]] = {
     "import trimcp.server": ("import trimcp.server", "repo", False),
     "import trimcp.cli": ("import trimcp.cli", "repo", False),
 }
-AGAINST_ROWS = ("import trimcp", "import trimcp.host", "open_client (1st use)", "open_pool (1st use)",
-                "import trimcp.server", "import trimcp.cli")
+AGAINST_ROWS = (
+    "import trimcp",
+    "import trimcp.host",
+    "open_client (1st use)",
+    "open_pool (1st use)",
+    "import trimcp.server",
+    "import trimcp.cli",
+)
 
 TARGET_WALL_MS = 250.0
 TARGET_RSS_MB = 35.0
@@ -110,7 +116,12 @@ def run_once(code: str, checkout: Path | None) -> dict[str, Any]:
     t0 = time.perf_counter()
     res = subprocess.run(
         [sys.executable, "-c", PROBE.format(code=code)],
-        capture_output=True, text=True, timeout=60, cwd="/", env=env, check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd="/",
+        env=env,
+        check=False,
     )
     wall = (time.perf_counter() - t0) * 1e3
     if res.returncode != 0:
@@ -171,15 +182,16 @@ def _measure(rounds: int, repo: Path, against: Path | None, bytecode: str) -> di
             "target": target,
             "met": (wall <= TARGET_WALL_MS and rss <= TARGET_RSS_MB) if target else None,
         }
-    return {"raw": raw, "summary": summary, "errors": errors,
-            "bytecode": bytecode}
+    return {"raw": raw, "summary": summary, "errors": errors, "bytecode": bytecode}
 
 
 def report(result: dict[str, Any], rounds: int) -> str:
     lines = [
-        (f"fresh-process import cost, median of {rounds} interleaved rounds, bytecode "
-         f"{result['bytecode']} (targets: wall <= {TARGET_WALL_MS:.0f} ms and RSS <= "
-         f"{TARGET_RSS_MB:.0f} MB)"),
+        (
+            f"fresh-process import cost, median of {rounds} interleaved rounds, bytecode "
+            f"{result['bytecode']} (targets: wall <= {TARGET_WALL_MS:.0f} ms and RSS <= "
+            f"{TARGET_RSS_MB:.0f} MB)"
+        ),
         "",
         f"{'row':<34} {'wall ms':>8} {'-pass':>7} {'in-proc':>8} {'RSS MB':>7}  target",
     ]
@@ -190,11 +202,11 @@ def report(result: dict[str, Any], rounds: int) -> str:
         verdict = "" if row["met"] is None else ("met" if row["met"] else "NOT MET")
         over = "" if row["over_pass_ms"] is None else f"{row['over_pass_ms']:7.0f}"
         lines.append(
-            f"{name:<34} {row['wall_ms']:8.0f} {over:>7} {row['inproc_ms']:8.0f} "
-            f"{row['rss_mb']:7.1f}  {verdict}"
+            f"{name:<34} {row['wall_ms']:8.0f} {over:>7} {row['inproc_ms']:8.0f} {row['rss_mb']:7.1f}  {verdict}"
         )
-    froms = sorted({row["from"] for row in result["summary"].values()
-                    if "error" not in row and row["from"] not in ("", "None")})
+    froms = sorted(
+        {row["from"] for row in result["summary"].values() if "error" not in row and row["from"] not in ("", "None")}
+    )
     lines += ["", "trimcp imported from: " + ", ".join(froms)]
     if result["bytecode"] == "compiled":
         lines.append("(compiled copies of this checkout" + (" and of --against" if len(froms) > 1 else "") + ")")
@@ -205,10 +217,15 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="3 rounds, < 20 s")
     ap.add_argument("--rounds", type=int, help="interleaved rounds (default 20, --quick 3)")
-    ap.add_argument("--against", metavar="CHECKOUT", type=Path,
-                    help="also measure the trimcp of this checkout (a directory holding trimcp/)")
-    ap.add_argument("--cold", action="store_true",
-                    help="import the checkouts as they are: no .pyc here (PYTHONDONTWRITEBYTECODE=1)")
+    ap.add_argument(
+        "--against",
+        metavar="CHECKOUT",
+        type=Path,
+        help="also measure the trimcp of this checkout (a directory holding trimcp/)",
+    )
+    ap.add_argument(
+        "--cold", action="store_true", help="import the checkouts as they are: no .pyc here (PYTHONDONTWRITEBYTECODE=1)"
+    )
     ap.add_argument("--json", metavar="PATH", help="also write every raw number as JSON")
     ns = ap.parse_args(argv)
     if ns.against is not None and not (ns.against / "trimcp" / "__init__.py").is_file():

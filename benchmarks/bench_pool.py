@@ -77,8 +77,11 @@ def start_server(log: Path, timeout: float = 15.0) -> tuple[subprocess.Popen[byt
     with log.open("wb") as err:
         proc = subprocess.Popen(
             [sys.executable, "-c", SERVE, "serve", "--http", "127.0.0.1:0"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-            start_new_session=True, cwd=str(HERE.parent),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,
+            cwd=str(HERE.parent),
         )
     deadline = time.monotonic() + timeout
     while b"\n" not in (text := log.read_bytes()):
@@ -98,8 +101,9 @@ def start_server(log: Path, timeout: float = 15.0) -> tuple[subprocess.Popen[byt
 
 def spawn_worker(job: dict[str, Any], timeout: float) -> dict[str, Any]:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(job)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                            text=True, stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, text=True, stdin=subprocess.DEVNULL
+    )
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -124,10 +128,20 @@ def run_sessions(n: int, ns: argparse.Namespace, p: dict[str, Any]) -> dict[str,
     server, url = start_server(log)
     try:
         job = {
-            "kind": "sessions", "url": url, "sessions": n, "server_pid": server.pid,
-            "connect_concurrency": ns.connect_concurrency, "callers": ns.callers,
-            "calls": ns.calls or p["calls"], "warmup_calls": p["warmup_calls"],
-            "connect_timeout": 30.0, "open_timeout": 120.0, "settle": 0.5, "idle": 2.0, "gc_freeze": ns.gc_freeze, "calls_timeout": 120.0,
+            "kind": "sessions",
+            "url": url,
+            "sessions": n,
+            "server_pid": server.pid,
+            "connect_concurrency": ns.connect_concurrency,
+            "callers": ns.callers,
+            "calls": ns.calls or p["calls"],
+            "warmup_calls": p["warmup_calls"],
+            "connect_timeout": 30.0,
+            "open_timeout": 120.0,
+            "settle": 0.5,
+            "idle": 2.0,
+            "gc_freeze": ns.gc_freeze,
+            "calls_timeout": 120.0,
         }
         return spawn_worker(job, timeout=330.0)
     finally:
@@ -197,16 +211,19 @@ def render_sessions(results: dict[int, dict[str, Any]]) -> list[str]:
         for key, name in (("p50_ms", "p50"), ("p99_ms", "p99")):
             a, b = results[hi].get(key), results[lo].get(key)
             ok = a is not None and b is not None and b > 0 and abs(a / b - 1) <= LATENCY_BAND
-            lines.append(f"  {name} at {hi} / at {lo}: {_ratio(a, b):>7}  (target within +-"
-                         f"{LATENCY_BAND:.0%})  {'met' if ok else 'NOT MET'}")
+            lines.append(
+                f"  {name} at {hi} / at {lo}: {_ratio(a, b):>7}  (target within +-"
+                f"{LATENCY_BAND:.0%})  {'met' if ok else 'NOT MET'}"
+            )
     for n in ns_:
         r = results[n]
         for field in ("fatal", "errors", "call_errors"):
             if field in r:
                 lines.append(f"  {n}: {field}: {r[field]}")
         if r.get("open_timed_out") or r.get("calls_timed_out"):
-            lines.append(f"  {n}: a phase hit its timeout (open {r.get('open_timed_out')}, "
-                         f"calls {r.get('calls_timed_out')})")
+            lines.append(
+                f"  {n}: a phase hit its timeout (open {r.get('open_timed_out')}, calls {r.get('calls_timed_out')})"
+            )
     return lines
 
 
@@ -252,8 +269,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--callers", type=int, default=8, help="concurrent callers, fixed for every N")
     ap.add_argument("--connect-concurrency", type=int, default=50, help="connects in flight at once")
     ap.add_argument("--repeat", type=int, help="rounds, interleaved over N; medians reported")
-    ap.add_argument("--gc-freeze", action="store_true",
-                    help="gc.freeze() in the client once the sessions are open (shows the GC's share of p99)")
+    ap.add_argument(
+        "--gc-freeze",
+        action="store_true",
+        help="gc.freeze() in the client once the sessions are open (shows the GC's share of p99)",
+    )
     ap.add_argument("--part", default="1,2", help="which parts: 1 sessions, 2 pool (default both)")
     ap.add_argument("--pool-servers", type=int, help="stdio servers in the pool (default 100)")
     ap.add_argument("--pool-kinds", default="raw,ref", help="pool servers: raw (raw_server.py), ref (reference)")
@@ -270,8 +290,15 @@ def main(argv: list[str] | None = None) -> int:
     repeat = max(1, ns.repeat or p["repeat"])
     parts = set(ns.part.split(","))
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    report: dict[str, Any] = {"meta": {"mode": mode, "repeat": repeat, "python": sys.version.split()[0],
-                                       "nofile": [soft, hard], "load_start": os.getloadavg()[0]}}
+    report: dict[str, Any] = {
+        "meta": {
+            "mode": mode,
+            "repeat": repeat,
+            "python": sys.version.split()[0],
+            "nofile": [soft, hard],
+            "load_start": os.getloadavg()[0],
+        }
+    }
     out_lines: list[str] = []
     if "1" in parts:
         sizes = [int(x) for x in ns.sessions.split(",") if x]
@@ -282,9 +309,11 @@ def main(argv: list[str] | None = None) -> int:
                 runs[n].append(run_sessions(n, ns, p))
         results = {n: median_of(r) for n, r in runs.items()}
         report["sessions"] = {"raw": runs, "median": results}
-        out_lines.append(f"part 1: N HTTP sessions in one client vs a fresh `trimcp serve --http` per N; "
-                         f"{ns.calls or p['calls']} echo calls from {ns.callers} callers round-robin; "
-                         f"connect concurrency {ns.connect_concurrency}; fd limit {soft}")
+        out_lines.append(
+            f"part 1: N HTTP sessions in one client vs a fresh `trimcp serve --http` per N; "
+            f"{ns.calls or p['calls']} echo calls from {ns.callers} callers round-robin; "
+            f"connect concurrency {ns.connect_concurrency}; fd limit {soft}"
+        )
         out_lines += render_sessions(results)
     if "2" in parts:
         servers = ns.pool_servers or p["pool_servers"]
@@ -313,8 +342,10 @@ def main(argv: list[str] | None = None) -> int:
             out_lines.append(f"part 2: a pool of {servers} stdio servers (trimcp.host.open_pool)")
             out_lines += render_pool(presults)
     report["meta"]["load_end"] = os.getloadavg()[0]
-    print(f"bench_pool ({mode}); python {report['meta']['python']}; loadavg {report['meta']['load_start']:.2f}"
-          f" -> {report['meta']['load_end']:.2f}; medians of {repeat}")
+    print(
+        f"bench_pool ({mode}); python {report['meta']['python']}; loadavg {report['meta']['load_start']:.2f}"
+        f" -> {report['meta']['load_end']:.2f}; medians of {repeat}"
+    )
     print("\n".join(out_lines))
     if ns.json:
         Path(ns.json).write_text(json.dumps(report, indent=2, default=str))

@@ -129,8 +129,9 @@ def setup() -> int:
     """Make the fastmcp venv (fastmcp 4 pins mcp<3, so it could share ours; kept apart anyway)."""
     if not (FASTMCP_VENV / "bin" / "python").exists():
         subprocess.run([sys.executable, "-m", "venv", str(FASTMCP_VENV)], check=True, timeout=300)
-    subprocess.run([str(FASTMCP_VENV / "bin" / "python"), "-m", "pip", "install", "-q", *FASTMCP_PINS],
-                   check=True, timeout=600)
+    subprocess.run(
+        [str(FASTMCP_VENV / "bin" / "python"), "-m", "pip", "install", "-q", *FASTMCP_PINS], check=True, timeout=600
+    )
     print(f"fastmcp ready in {FASTMCP_VENV}")
     return 0
 
@@ -143,9 +144,15 @@ def _env() -> dict[str, str]:
 
 
 def _load(job: dict[str, Any], **popen: Any) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, str(HERE / "server_load.py"), json.dumps(job)], text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                            env=_env(), **popen)
+    return subprocess.Popen(
+        [sys.executable, str(HERE / "server_load.py"), json.dumps(job)],
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        env=_env(),
+        **popen,
+    )
 
 
 def _result(proc: subprocess.Popen[str], deadline: float) -> dict[str, Any]:
@@ -169,8 +176,9 @@ def _pct(values: list[float], q: float) -> float | None:
 
 
 def _start_server(cmd: list[str], log: Any) -> tuple[subprocess.Popen[bytes], int]:
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True, env=_env())
+    proc = subprocess.Popen(
+        cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=_env()
+    )
     deadline = time.monotonic() + START_TIMEOUT
     pattern = re.compile(r"PORT (\d+)|http://127\.0\.0\.1:(\d+)/")
     while time.monotonic() < deadline:
@@ -192,17 +200,35 @@ def run_http(cmd: list[str], tool_arg: str, p: dict[str, Any], load_procs: int) 
         loads: list[subprocess.Popen[str]] = []
         try:
             url = f"http://127.0.0.1:{port}/mcp"
-            seq = _result(_load({"kind": "http-seq", "url": url, "tool_arg": tool_arg, "warmup": p["warmup"],
-                                 "calls": p["seq_calls"], "rounds": 1}), deadline)
+            seq = _result(
+                _load(
+                    {
+                        "kind": "http-seq",
+                        "url": url,
+                        "tool_arg": tool_arg,
+                        "warmup": p["warmup"],
+                        "calls": p["seq_calls"],
+                        "rounds": 1,
+                    }
+                ),
+                deadline,
+            )
             shares = [SESSIONS // load_procs + (i < SESSIONS % load_procs) for i in range(load_procs)]
-            loads = [_load({"kind": "http-conc", "url": url, "tool_arg": tool_arg, "sessions": n,
-                            "calls": p["conc_calls"]}, stdin=subprocess.PIPE) for n in shares]
+            loads = [
+                _load(
+                    {"kind": "http-conc", "url": url, "tool_arg": tool_arg, "sessions": n, "calls": p["conc_calls"]},
+                    stdin=subprocess.PIPE,
+                )
+                for n in shares
+            ]
             for proc in loads:  # every session open before any call
                 assert proc.stdout is not None
                 line = proc.stdout.readline()
                 if line.strip() != "READY":
-                    raise RuntimeError(f"load process not ready: {line.strip()[:200]} "
-                                       f"{proc.stderr.read()[-300:] if proc.stderr else ''}")
+                    raise RuntimeError(
+                        f"load process not ready: {line.strip()[:200]} "
+                        f"{proc.stderr.read()[-300:] if proc.stderr else ''}"
+                    )
             for proc in loads:
                 assert proc.stdin is not None
                 proc.stdin.write("go\n")
@@ -219,21 +245,45 @@ def run_http(cmd: list[str], tool_arg: str, p: dict[str, Any], load_procs: int) 
     span = max(part["end"] for part in parts) - min(part["start"] for part in parts)
     errors = seq["errors"] + sum(part["errors"] for part in parts)
     first = seq["first_error"] or next((part["first_error"] for part in parts if part["first_error"]), None)
-    return {"seq_per_s": seq["seq_per_s"], "seq_p50_ms": _ms(_pct(seq["seq_lat_us"], 0.5)),
-            "conc_per_s": calls / span if span > 0 else None,
-            "p50_ms": _ms(_pct(lat, 0.5)), "p99_ms": _ms(_pct(lat, 0.99)),
-            "rss_mb": rss / 1024 if rss else None, "load_cpu_us": statistics.median(
-                [part["load_cpu_us"] for part in parts]), "errors": errors, "first_error": first}
+    return {
+        "seq_per_s": seq["seq_per_s"],
+        "seq_p50_ms": _ms(_pct(seq["seq_lat_us"], 0.5)),
+        "conc_per_s": calls / span if span > 0 else None,
+        "p50_ms": _ms(_pct(lat, 0.5)),
+        "p99_ms": _ms(_pct(lat, 0.99)),
+        "rss_mb": rss / 1024 if rss else None,
+        "load_cpu_us": statistics.median([part["load_cpu_us"] for part in parts]),
+        "errors": errors,
+        "first_error": first,
+    }
 
 
 def run_stdio(cmd: list[str], tool_arg: str, p: dict[str, Any]) -> dict[str, Any]:
-    r = _result(_load({"kind": "stdio", "cmd": cmd, "tool_arg": tool_arg, "warmup": p["warmup"],
-                       "calls": p["seq_calls"], "rounds": 1, "inflight": SESSIONS,
-                       "inflight_calls": p["inflight_calls"]}), time.monotonic() + CELL_TIMEOUT)
-    return {"seq_per_s": r["seq_per_s"], "seq_p50_ms": _ms(_pct(r["seq_lat_us"], 0.5)),
-            "conc_per_s": r["conc_per_s"], "p50_ms": _ms(_pct(r["lat_us"], 0.5)),
-            "p99_ms": _ms(_pct(r["lat_us"], 0.99)), "rss_mb": r["rss_kb"] / 1024 if r["rss_kb"] else None,
-            "errors": r["errors"], "first_error": r["first_error"]}
+    r = _result(
+        _load(
+            {
+                "kind": "stdio",
+                "cmd": cmd,
+                "tool_arg": tool_arg,
+                "warmup": p["warmup"],
+                "calls": p["seq_calls"],
+                "rounds": 1,
+                "inflight": SESSIONS,
+                "inflight_calls": p["inflight_calls"],
+            }
+        ),
+        time.monotonic() + CELL_TIMEOUT,
+    )
+    return {
+        "seq_per_s": r["seq_per_s"],
+        "seq_p50_ms": _ms(_pct(r["seq_lat_us"], 0.5)),
+        "conc_per_s": r["conc_per_s"],
+        "p50_ms": _ms(_pct(r["lat_us"], 0.5)),
+        "p99_ms": _ms(_pct(r["lat_us"], 0.99)),
+        "rss_mb": r["rss_kb"] / 1024 if r["rss_kb"] else None,
+        "errors": r["errors"],
+        "first_error": r["first_error"],
+    }
 
 
 def _ms(us: float | None) -> float | None:
@@ -263,8 +313,7 @@ ROWS = (
     ("50 sessions p99 ms", "p99_ms", "{:.1f}", False),
     ("server peak RSS MB", "rss_mb", "{:.1f}", False),
 )
-STDIO_LABELS = {"conc_per_s": "50 in flight calls/s", "p50_ms": "50 in flight p50 ms",
-                "p99_ms": "50 in flight p99 ms"}
+STDIO_LABELS = {"conc_per_s": "50 in flight calls/s", "p50_ms": "50 in flight p50 ms", "p99_ms": "50 in flight p99 ms"}
 
 
 def _median(rounds: list[dict[str, Any]], key: str) -> float | None:
@@ -279,19 +328,23 @@ def _round_ratio(a: list[dict[str, Any]], b: list[dict[str, Any]], key: str) -> 
     return statistics.median(ratios) if ratios else None
 
 
-def render(runs: dict[tuple[str, str], list[dict[str, Any]]], servers: list[str],
-           transports: list[str]) -> list[str]:
+def render(runs: dict[tuple[str, str], list[dict[str, Any]]], servers: list[str], transports: list[str]) -> list[str]:
     lines: list[str] = []
     w = max(14, *(len(s) + 2 for s in servers))
     for transport in transports:
         cols = [s for s in servers if not (transport == "stdio" and s.startswith("trimcp serve"))]
         peers = ["official", "fastmcp"] + (["trimcp" + BASE_SUFFIX] if "trimcp" + BASE_SUFFIX in cols else [])
-        lines.append(f"\n{transport}" + " " * (22 - len(transport)) + "".join(f"{c:>{w}}" for c in cols)
-                     + "".join(f"{'trimcp/' + peer.replace('trimcp', ''):>{w + 3}}" for peer in peers))
+        lines.append(
+            f"\n{transport}"
+            + " " * (22 - len(transport))
+            + "".join(f"{c:>{w}}" for c in cols)
+            + "".join(f"{'trimcp/' + peer.replace('trimcp', ''):>{w + 3}}" for peer in peers)
+        )
         for label, key, fmt, _ in ROWS:
             label = STDIO_LABELS.get(key, label) if transport == "stdio" else label
             row = f"  {label:20}" + "".join(
-                f"{_fmt(_median(runs.get((s, transport), []), key), fmt):>{w}}" for s in cols)
+                f"{_fmt(_median(runs.get((s, transport), []), key), fmt):>{w}}" for s in cols
+            )
             mine = runs.get(("trimcp", transport), [])
             for peer in peers:
                 row += f"{_ratio(_round_ratio(mine, runs.get((peer, transport), []), key), 1.0):>{w + 3}}"
@@ -316,9 +369,11 @@ def target_lines(runs: dict[tuple[str, str], list[dict[str, Any]]], transports: 
             speed = _round_ratio(a, b, "conc_per_s")
             p99 = _round_ratio(a, b, "p99_ms")
             met = speed is not None and p99 is not None and speed >= TARGET and p99 <= 1.0
-            out.append(f"  {transport:5} {mine:12} 50-session calls/s vs official {_ratio(speed, 1.0):>8} "
-                       f"(target >= {TARGET:g}x), p99 vs official {_ratio(p99, 1.0):>7} (target <= 1x)  "
-                       f"{'met' if met else 'NOT MET'}")
+            out.append(
+                f"  {transport:5} {mine:12} 50-session calls/s vs official {_ratio(speed, 1.0):>8} "
+                f"(target >= {TARGET:g}x), p99 vs official {_ratio(p99, 1.0):>7} (target <= 1x)  "
+                f"{'met' if met else 'NOT MET'}"
+            )
     return out
 
 
@@ -335,8 +390,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--servers", default=",".join(SERVERS))
     ap.add_argument("--transports", default=",".join(TRANSPORTS))
     ap.add_argument("--rounds", type=int, help="override the mode's number of rounds")
-    ap.add_argument("--against", metavar="CHECKOUT", type=Path,
-                    help="also run the trimcp cells with trimcp imported from CHECKOUT (same rounds)")
+    ap.add_argument(
+        "--against",
+        metavar="CHECKOUT",
+        type=Path,
+        help="also run the trimcp cells with trimcp imported from CHECKOUT (same rounds)",
+    )
     ap.add_argument("--load-procs", type=int, default=2, help="load processes sharing the 50 HTTP sessions")
     ns = ap.parse_args(argv)
     if ns.setup:
@@ -354,8 +413,9 @@ def main(argv: list[str] | None = None) -> int:
         servers += [s + BASE_SUFFIX for s in ("trimcp", "trimcp serve") if s in servers]
     transports = [t for t in TRANSPORTS if t in ns.transports.split(",")]
     if not servers or not transports or not 1 <= ns.load_procs <= SESSIONS:
-        ap.error(f"--servers from {','.join(SERVERS)}; --transports from {','.join(TRANSPORTS)}; "
-                 f"--load-procs 1..{SESSIONS}")
+        ap.error(
+            f"--servers from {','.join(SERVERS)}; --transports from {','.join(TRANSPORTS)}; --load-procs 1..{SESSIONS}"
+        )
     cells = [(s, t) for t in transports for s in servers if not (t == "stdio" and s.startswith("trimcp serve"))]
     runs: dict[tuple[str, str], list[dict[str, Any]]] = {c: [] for c in cells}
     t0 = time.monotonic()
@@ -364,10 +424,12 @@ def main(argv: list[str] | None = None) -> int:
         for server, transport in cells[shift:] + cells[:shift]:  # rotated: no cell always goes first
             runs[(server, transport)].append(run_cell(server, transport, p, ns.load_procs))
             print(f"  [{rnd + 1}/{p['rounds']}] {server} / {transport}: done", file=sys.stderr, flush=True)
-    print(f"bench_server ({mode}); python {sys.version.split()[0]}; {os.cpu_count()} CPUs; "
-          f"loadavg {os.getloadavg()[0]:.2f}; {p['rounds']} round(s), medians; {SESSIONS} sessions x "
-          f"{p['conc_calls']} calls over {ns.load_procs} load processes; {time.monotonic() - t0:.0f} s"
-          + (f"; {BASE_SUFFIX} = trimcp from {AGAINST}" if AGAINST else ""))
+    print(
+        f"bench_server ({mode}); python {sys.version.split()[0]}; {os.cpu_count()} CPUs; "
+        f"loadavg {os.getloadavg()[0]:.2f}; {p['rounds']} round(s), medians; {SESSIONS} sessions x "
+        f"{p['conc_calls']} calls over {ns.load_procs} load processes; {time.monotonic() - t0:.0f} s"
+        + (f"; {BASE_SUFFIX} = trimcp from {AGAINST}" if AGAINST else "")
+    )
     print("\n".join(render(runs, servers, transports)))
     print("targets (issue 15):")
     print("\n".join(target_lines(runs, transports)))

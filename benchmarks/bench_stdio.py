@@ -108,7 +108,11 @@ def spawn_worker(job: dict[str, Any], timeout: float, pythonpath: str | None = N
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(job)]
     env = None if pythonpath is None else {**os.environ, "PYTHONPATH": pythonpath}
     proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, text=True,
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        text=True,
         env=env,
     )
     try:
@@ -155,9 +159,7 @@ def measure_imports(runs: int) -> dict[str, Any]:
             )
             wall = (time.perf_counter() - t0) * 1e3
             if res.returncode != 0:
-                errors[name] = (
-                    res.stderr.strip().splitlines()[-1] if res.stderr.strip() else "failed"
-                )
+                errors[name] = res.stderr.strip().splitlines()[-1] if res.stderr.strip() else "failed"
                 continue
             fields = dict(ln.split(None, 1) for ln in res.stdout.splitlines() if ln.strip())
             raw[name]["wall_ms"].append(wall)
@@ -175,8 +177,7 @@ def measure_imports(runs: int) -> dict[str, Any]:
             "import_ms": statistics.median(vals["wall_ms"]) - statistics.median(base["wall_ms"]),
             "inproc_ms": statistics.median(vals["inproc_ms"]),
             "rss_mb": statistics.median(vals["rss_kb"]) / 1024,
-            "rss_delta_mb": (statistics.median(vals["rss_kb"]) - statistics.median(base["rss_kb"]))
-            / 1024,
+            "rss_delta_mb": (statistics.median(vals["rss_kb"]) - statistics.median(base["rss_kb"])) / 1024,
         }
     return {"raw": raw, "summary": summary}
 
@@ -186,7 +187,7 @@ def _version(module: str) -> str:
         from importlib.metadata import version
 
         return version(module)
-    except Exception:  # noqa: BLE001
+    except Exception:
         return "absent"
 
 
@@ -257,9 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         }[server]
         clients = CLIENTS + ((BASELINE,) if ns.against else ())
         block: dict[str, Any] = {"label": label, "raw": {c: [] for c in clients}, "summary": {}}
-        for rep_i in range(
-            max(1, ns.repeat)
-        ):  # interleaved: a noisy minute hits every client alike
+        for rep_i in range(max(1, ns.repeat)):  # interleaved: a noisy minute hits every client alike
             for client in clients:
                 if client.removesuffix("@base") not in chosen_clients:
                     res: dict[str, Any] = {"fatal": "not selected"}
@@ -301,9 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     load_end = os.getloadavg()
     report["meta"]["load_end"] = " ".join(f"{x:.2f}" for x in load_end)
     # 1-minute load above half the cores (ours is ~1 busy core at a time) means company.
-    report["meta"]["busy"] = max(load_start[0], load_end[0]) > max(
-        1.5, 0.75 * (os.cpu_count() or 1)
-    )
+    report["meta"]["busy"] = max(load_start[0], load_end[0]) > max(1.5, 0.75 * (os.cpu_count() or 1))
     print(render(report))
     if ns.json:
         Path(ns.json).write_text(json.dumps(report, indent=2, default=str))

@@ -31,8 +31,14 @@ def _items(megabytes: float) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     size, i = 0, 0
     while size < megabytes * 1_000_000:
-        item = {"id": i, "name": f"item {i}", "path": f"/repo/src/module_{i % 97}/file_{i}.py",
-                "tags": ["alpha", "beta", str(i % 13)], "score": i * 0.5, "ok": i % 3 == 0}
+        item = {
+            "id": i,
+            "name": f"item {i}",
+            "path": f"/repo/src/module_{i % 97}/file_{i}.py",
+            "tags": ["alpha", "beta", str(i % 13)],
+            "score": i * 0.5,
+            "ok": i % 3 == 0,
+        }
         items.append(item)
         size += len(json.dumps(item)) + 2
         i += 1
@@ -90,8 +96,10 @@ def main() -> None:
         ("(b) structuredContent + its text twin", _best(lambda: truncate_result(both))),
         (f"(c) CSV, {len(csv) / 1e6:.1f} MB", _best(lambda: truncate_result(csv_wire))),
     ]
-    print(f"input: {len(text) / 1e6:.1f} MB JSON array of {len(items)} objects; "
-          f"output estimate {estimate_tokens(truncate_result(wire))} tokens (limit 25000)")
+    print(
+        f"input: {len(text) / 1e6:.1f} MB JSON array of {len(items)} objects; "
+        f"output estimate {estimate_tokens(truncate_result(wire))} tokens (limit 25000)"
+    )
     print(f"json.loads once: {loads * 1000:.1f} ms\n")
     print(f"| {'case':<44} | {'ms':>7} | {'x json.loads':>12} |")
     print(f"|{'-' * 46}|{'-' * 9}|{'-' * 14}|")
@@ -104,8 +112,10 @@ def main() -> None:
     sync_small = _best(lambda: [truncate_result(small) for _ in range(10_000)], runs=3) / 10_000
     async_small = _best_async(lambda: truncate_async(small), runs=3, inner=10_000)
     print("\nasync wrapper (trimcp.host.truncate_result) against the pure core:")
-    print(f"  (a) 10 MB, cut:          {async_big * 1000:7.1f} ms vs {sync_big * 1000:7.1f} ms "
-          f"(+{(async_big - sync_big) * 1000:.1f} ms)")
+    print(
+        f"  (a) 10 MB, cut:          {async_big * 1000:7.1f} ms vs {sync_big * 1000:7.1f} ms "
+        f"(+{(async_big - sync_big) * 1000:.1f} ms)"
+    )
     print(f"  2 kB, passes unchanged:  {async_small * 1e6:7.1f} us vs {sync_small * 1e6:7.1f} us")
 
 

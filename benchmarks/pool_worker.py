@@ -151,7 +151,7 @@ async def sessions_job(job: dict[str, Any]) -> dict[str, Any]:
                 live.append(session)
                 settled()
                 await stop.wait()
-        except Exception as exc:  # noqa: BLE001 - counted and reported, one session's failure
+        except Exception as exc:
             key = _describe(exc)
             errors[key] = errors.get(key, 0) + 1
             if not released:
@@ -226,7 +226,7 @@ async def _latency(out: dict[str, Any], live: list[Any], job: dict[str, Any]) ->
             t0 = time.perf_counter()
             try:
                 result = await session.call_tool("echo", ECHO_ARGS)
-            except Exception as exc:  # noqa: BLE001 - counted, the run goes on
+            except Exception as exc:
                 key = _describe(exc)
                 failures[key] = failures.get(key, 0) + 1
                 continue

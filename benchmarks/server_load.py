@@ -57,8 +57,10 @@ def vm_hwm_kb(pid: int) -> int | None:
 
 
 def _call_body(rid: int, args: dict[str, Any]) -> bytes:
-    return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
-                       "params": {"name": "echo", "arguments": args}}, separators=(",", ":")).encode()
+    return json.dumps(
+        {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": "echo", "arguments": args}},
+        separators=(",", ":"),
+    ).encode()
 
 
 def _check(msg: Any, rid: int) -> str | None:
@@ -91,11 +93,20 @@ class HttpSession:
         self.reader, self.writer = await asyncio.open_connection(self.host, self.port, limit=1 << 20)
         sock = self.writer.get_extra_info("socket")
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self._head = (f"POST {self.path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
-                      "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n")
-        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": REVISION, "capabilities": {},
-            "clientInfo": {"name": "bench-load", "version": "1"}}}
+        self._head = (
+            f"POST {self.path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+            "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+        )
+        init = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": REVISION,
+                "capabilities": {},
+                "clientInfo": {"name": "bench-load", "version": "1"},
+            },
+        }
         status, headers, body = await self._exchange(self._post(json.dumps(init).encode()))
         if status != 200:
             raise RuntimeError(f"initialize: HTTP {status} {body[:200]!r}")
@@ -106,8 +117,7 @@ class HttpSession:
         answer = self._message(headers, body, 0)
         if not isinstance(answer, dict) or "result" not in answer:
             raise RuntimeError(f"initialize answered {body[:200]!r}")
-        status, _, body = await self._exchange(self._post(
-            b'{"jsonrpc":"2.0","method":"notifications/initialized"}'))
+        status, _, body = await self._exchange(self._post(b'{"jsonrpc":"2.0","method":"notifications/initialized"}'))
         if status not in (200, 202, 204):
             raise RuntimeError(f"notifications/initialized: HTTP {status} {body[:200]!r}")
 
@@ -147,8 +157,9 @@ class HttpSession:
     def _message(headers: dict[str, str], body: bytes, rid: int) -> Any:
         if headers.get("content-type", "").startswith("text/event-stream"):
             for event in body.replace(b"\r\n", b"\n").split(b"\n\n"):
-                data = b"\n".join(line[5:].removeprefix(b" ") for line in event.split(b"\n")
-                                  if line.startswith(b"data:"))
+                data = b"\n".join(
+                    line[5:].removeprefix(b" ") for line in event.split(b"\n") if line.startswith(b"data:")
+                )
                 if data:
                     msg = json.loads(data)
                     if isinstance(msg, dict) and msg.get("id") == rid:
@@ -210,8 +221,13 @@ async def http_seq(job: dict[str, Any]) -> dict[str, Any]:
         rates.append(job["calls"] / (clock() - t0))
     cpu = (time.process_time() - c0) / max(1, job["calls"] * job["rounds"]) * 1e6
     await s.close()
-    return {"seq_per_s": statistics.median(rates), "seq_lat_us": [round(x * 1e6) for x in lat],
-            "load_cpu_us": cpu, "errors": tally.errors, "first_error": tally.first_error}
+    return {
+        "seq_per_s": statistics.median(rates),
+        "seq_lat_us": [round(x * 1e6) for x in lat],
+        "load_cpu_us": cpu,
+        "errors": tally.errors,
+        "first_error": tally.first_error,
+    }
 
 
 async def http_conc(job: dict[str, Any]) -> dict[str, Any]:
@@ -237,24 +253,48 @@ async def http_conc(job: dict[str, Any]) -> dict[str, Any]:
     cpu = (time.process_time() - c0) / max(1, len(lat)) * 1e6
     for s in sessions:
         await s.close()
-    return {"start": start, "end": end, "calls": len(lat), "lat_us": [round(x * 1e6) for x in lat],
-            "load_cpu_us": cpu, "errors": tally.errors, "first_error": tally.first_error}
+    return {
+        "start": start,
+        "end": end,
+        "calls": len(lat),
+        "lat_us": [round(x * 1e6) for x in lat],
+        "load_cpu_us": cpu,
+        "errors": tally.errors,
+        "first_error": tally.first_error,
+    }
 
 
 # =========================================================================== stdio
 
 
 def stdio(job: dict[str, Any]) -> dict[str, Any]:
-    proc = subprocess.Popen(job["cmd"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env={**os.environ, **job.get("env", {})})
+    proc = subprocess.Popen(
+        job["cmd"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **job.get("env", {})},
+    )
     assert proc.stdin is not None and proc.stdout is not None
     w, r = proc.stdin, proc.stdout
     args = {job["tool_arg"]: TEXT}
     tally = _Tally()
     try:
-        w.write(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": REVISION, "capabilities": {},
-            "clientInfo": {"name": "bench-load", "version": "1"}}}).encode() + b"\n")
+        w.write(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 0,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": REVISION,
+                        "capabilities": {},
+                        "clientInfo": {"name": "bench-load", "version": "1"},
+                    },
+                }
+            ).encode()
+            + b"\n"
+        )
         w.flush()
         first = json.loads(r.readline())
         if "result" not in first:
@@ -319,9 +359,15 @@ def stdio(job: dict[str, Any]) -> dict[str, Any]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-    return {"seq_per_s": statistics.median(rates), "seq_lat_us": [round(x * 1e6) for x in lat],
-            "conc_per_s": total / elapsed, "lat_us": [round(x * 1e6) for x in conc_lat],
-            "rss_kb": rss, "errors": tally.errors, "first_error": tally.first_error}
+    return {
+        "seq_per_s": statistics.median(rates),
+        "seq_lat_us": [round(x * 1e6) for x in lat],
+        "conc_per_s": total / elapsed,
+        "lat_us": [round(x * 1e6) for x in conc_lat],
+        "rss_kb": rss,
+        "errors": tally.errors,
+        "first_error": tally.first_error,
+    }
 
 
 def main() -> int:

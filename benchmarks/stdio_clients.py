@@ -116,9 +116,7 @@ class FloorSession:
 
 
 @asynccontextmanager
-async def floor_connect(
-    argv: list[str], env: dict[str, str], mux: bool
-) -> AsyncIterator[FloorSession]:
+async def floor_connect(argv: list[str], env: dict[str, str], mux: bool) -> AsyncIterator[FloorSession]:
     import trio
 
     process = await trio.lowlevel.open_process(
@@ -204,4 +202,3 @@ def connector(client: str) -> Callable[[list[str], dict[str, str]], Any]:
     if client == "trimcp":
         return trimcp_connect
     return mcp_connect
-

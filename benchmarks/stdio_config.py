@@ -89,4 +89,3 @@ def tool_call(server: str, kind: str, size: int = 0) -> tuple[str, dict[str, Any
     if kind == "echo":
         return "echo", {"text": "hello"}
     return ("echo" if server == "raw" else "big"), {"size": size}
-

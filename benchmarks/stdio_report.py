@@ -114,17 +114,11 @@ def render(report: dict[str, Any]) -> str:
         floor_connect = sums["floor"]["connect_ms"]
         for c in clients:
             v = sums[c]["connect_ms"]
-            sums[c]["overhead_ms"] = (
-                None if v is None or floor_connect is None else v - floor_connect
-            )
+            sums[c]["overhead_ms"] = None if v is None or floor_connect is None else v - floor_connect
         for key, label, fmt, _ in ROWS:
             line = f"{label:34}" + "".join(f"{_fmt(sums[c][key], fmt):>13}" for c in clients)
             if key != "overhead_ms":
-                line += "".join(
-                    f"{_ratio(sums['trimcp'][key], sums[c][key]):>16}"
-                    for c in clients
-                    if c != "trimcp"
-                )
+                line += "".join(f"{_ratio(sums['trimcp'][key], sums[c][key]):>16}" for c in clients if c != "trimcp")
             w(line)
         if floor_connect is not None:
             w(
@@ -148,9 +142,7 @@ def render(report: dict[str, Any]) -> str:
             w(f"{name:34}{'ERR':>13}")
             notes.append(f"[import {name}] {v['error']}")
             continue
-        w(
-            f"{name:34}{v['import_ms']:>13.1f}{v['inproc_ms']:>13.1f}{v['rss_mb']:>13.1f}{v['rss_delta_mb']:>13.1f}"
-        )
+        w(f"{name:34}{v['import_ms']:>13.1f}{v['inproc_ms']:>13.1f}{v['rss_mb']:>13.1f}{v['rss_delta_mb']:>13.1f}")
     w("")
     w("== targets (issue)")
     for t in report["targets"]:
@@ -240,4 +232,3 @@ def evaluate_targets(report: dict[str, Any]) -> list[dict[str, Any]]:
         "{:.1f} MB",
     )
     return targets
-

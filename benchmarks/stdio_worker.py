@@ -38,7 +38,7 @@ async def _worker_main(job: dict[str, Any]) -> dict[str, Any]:
                 await fn()
         except TimeoutError:
             out["errors"][name] = f"phase deadline of {seconds:.0f} s exceeded"
-        except Exception as exc:  # noqa: BLE001 - one failed phase must not lose the others
+        except Exception as exc:
             out["errors"][name] = f"{type(exc).__name__}: {exc}"[:500]
 
     async def phase_connect() -> None:
@@ -88,9 +88,7 @@ async def _worker_main(job: dict[str, Any]) -> dict[str, Any]:
             async def conc() -> None:
                 rounds = max(1, job["conc_rounds"])
                 total = max(CONCURRENCY, job["conc_calls"] // rounds)
-                share = [
-                    total // CONCURRENCY + (i < total % CONCURRENCY) for i in range(CONCURRENCY)
-                ]
+                share = [total // CONCURRENCY + (i < total % CONCURRENCY) for i in range(CONCURRENCY)]
 
                 async def worker(k: int) -> None:
                     for _ in range(k):
@@ -161,4 +159,3 @@ def run_worker(job: dict[str, Any]) -> dict[str, Any]:
     if client == "trimcp":
         importlib.import_module("trimcp")
     return trio.run(_worker_main, job)
-

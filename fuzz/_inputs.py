@@ -55,7 +55,7 @@ class Source:
         if b < 200:
             return self.vocab[b % len(self.vocab)]
         n = self.byte() % 24
-        raw = self.data[self.pos:self.pos + n]
+        raw = self.data[self.pos : self.pos + n]
         self.pos += n
         # surrogateescape: arbitrary bytes become lone surrogates, which JSON can carry
         return raw.decode("utf-8", "surrogateescape")

@@ -79,8 +79,7 @@ def run_hypothesis(name: str, runs: int, seconds: float | None = None) -> tuple[
         target(data)
 
     def batch(n: int) -> None:
-        @settings(max_examples=n, deadline=None, database=None,
-                  suppress_health_check=list(HealthCheck))
+        @settings(max_examples=n, deadline=None, database=None, suppress_health_check=list(HealthCheck))
         @given(st.binary(max_size=4096))
         def fuzz(data: bytes) -> None:
             once(data)
@@ -94,7 +93,7 @@ def run_hypothesis(name: str, runs: int, seconds: float | None = None) -> tuple[
         else:
             while time.monotonic() - start < seconds:
                 batch(100)
-    except Exception:  # noqa: BLE001  (any failure of the target is the finding to report)
+    except Exception:
         return count, traceback.format_exc(limit=6)
     return count, None
 
@@ -126,8 +125,9 @@ def _corpus_args(name: str, args: list[str], scratch: Path) -> list[str]:
     return [*args, *dirs]
 
 
-def run_atheris(name: str, args: list[str], seconds: float | None = None,
-                echo: bool = True) -> tuple[int, float, str | None]:
+def run_atheris(
+    name: str, args: list[str], seconds: float | None = None, echo: bool = True
+) -> tuple[int, float, str | None]:
     """One target in a child process; (inputs run, seconds, crash text or None)."""
     scratch = Path(tempfile.mkdtemp(prefix=f"trimcp-fuzz-{name}-"))
     flags = [f"-artifact_prefix={scratch}/"]
@@ -135,14 +135,28 @@ def run_atheris(name: str, args: list[str], seconds: float | None = None,
         flags.append("-max_len=1024")  # wire inputs this long reach every branch
     if seconds is not None:
         flags.append(f"-max_total_time={max(1, int(seconds))}")
-    argv = [sys.executable, str(Path(__file__).resolve()), "--child", name,
-            *_corpus_args(name, [*flags, *args], scratch)]
+    argv = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--child",
+        name,
+        *_corpus_args(name, [*flags, *args], scratch),
+    ]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     limit = None if seconds is None else seconds + STARTUP_SLACK
     start = time.monotonic()
     try:
-        proc = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True, errors="replace", timeout=limit, cwd=scratch, check=False)
+        proc = subprocess.run(
+            argv,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            timeout=limit,
+            cwd=scratch,
+            check=False,
+        )
         output, rc = proc.stdout, proc.returncode
     except subprocess.TimeoutExpired as exc:
         output = exc.stdout if isinstance(exc.stdout, str) else (exc.stdout or b"").decode("utf-8", "replace")
@@ -210,8 +224,7 @@ def main(argv: list[str]) -> int:
         return smoke(float(argv[1]), engine)
     TARGETS = _targets()
     if not argv or argv[0] not in (*TARGETS, "all"):
-        sys.exit(f"usage: python fuzz/run.py {{{','.join(TARGETS)},all}} [-atheris_runs=N] ... "
-                 "| --smoke SECONDS")
+        sys.exit(f"usage: python fuzz/run.py {{{','.join(TARGETS)},all}} [-atheris_runs=N] ... | --smoke SECONDS")
     name, rest = argv[0], argv[1:]
     crashed = False
     for n in TARGETS if name == "all" else [name]:

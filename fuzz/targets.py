@@ -105,13 +105,18 @@ def fuzz_line_decoder(data: bytes) -> None:
 
 
 def _handshake() -> tuple[Connection, Connection]:
-    client = Connection(Role.CLIENT, info={"name": "fuzz-client", "version": "0"},
-                        capabilities={"roots": {"listChanged": True}, "sampling": {}},
-                        max_message_size=MAX_SIZE)
-    server = Connection(Role.SERVER, info={"name": "fuzz-server", "version": "0"},
-                        capabilities={"tools": {"listChanged": True}, "resources": {"subscribe": True},
-                                      "prompts": {}, "logging": {}},
-                        max_message_size=MAX_SIZE)
+    client = Connection(
+        Role.CLIENT,
+        info={"name": "fuzz-client", "version": "0"},
+        capabilities={"roots": {"listChanged": True}, "sampling": {}},
+        max_message_size=MAX_SIZE,
+    )
+    server = Connection(
+        Role.SERVER,
+        info={"name": "fuzz-server", "version": "0"},
+        capabilities={"tools": {"listChanged": True}, "resources": {"subscribe": True}, "prompts": {}, "logging": {}},
+        max_message_size=MAX_SIZE,
+    )
     client.initialize()
     for _ in range(3):
         for msg in client.outgoing():
@@ -147,8 +152,14 @@ def fuzz_connection(data: bytes) -> None:
 # ------------------------------------------------------------------ schema
 
 SCHEMA_TARGETS: tuple[Any, ...] = (
-    s.InitializeResult, s.ListToolsResult, s.CallToolResult, s.ReadResourceResult,
-    s.GetPromptResult, s.ListPromptsResult, s.CreateMessageRequestParams, s.ContentBlock,
+    s.InitializeResult,
+    s.ListToolsResult,
+    s.CallToolResult,
+    s.ReadResourceResult,
+    s.GetPromptResult,
+    s.ListPromptsResult,
+    s.CreateMessageRequestParams,
+    s.ContentBlock,
 )
 
 

@@ -17,12 +17,11 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import math
 from collections.abc import Callable
 from typing import Any
-
-import ipaddress
 from urllib.parse import urlsplit
 
 from fuzz._inputs import Source, document, jsonable, strict_json
@@ -33,15 +32,42 @@ from trimcp._sansio.auth.url_policy import UrlPolicy, UrlRefused
 # ------------------------------------------------------------------ oauth_metadata
 
 OAUTH_VOCAB = (
-    "issuer", "authorization_endpoint", "token_endpoint", "registration_endpoint",
-    "code_challenge_methods_supported", "S256", "plain", "scopes_supported", "resource",
-    "authorization_servers", "resource_metadata", "client_id_metadata_document_supported",
-    "token_endpoint_auth_methods_supported", "client_secret_basic", "client_secret_post",
-    "none", "private_key_jwt", "mcp:read", "mcp:write", "https://as.example.com",
-    "https://as.example.com/tenant/1", "http://127.0.0.1:8080", "https://mcp.example.com/mcp",
-    "https://mcp.example.com", "HTTPS://MCP.EXAMPLE.COM:443/mcp/sub", "http://[", "http://[::1]:8/x",
-    "https://mcp.example.com:99999/", "http://h:abc/", "", "/", "https://", "mcp.example.com",
-    "https://mcp.example.com/mcpx", "https://as.example.com/", "file:///etc",
+    "issuer",
+    "authorization_endpoint",
+    "token_endpoint",
+    "registration_endpoint",
+    "code_challenge_methods_supported",
+    "S256",
+    "plain",
+    "scopes_supported",
+    "resource",
+    "authorization_servers",
+    "resource_metadata",
+    "client_id_metadata_document_supported",
+    "token_endpoint_auth_methods_supported",
+    "client_secret_basic",
+    "client_secret_post",
+    "none",
+    "private_key_jwt",
+    "mcp:read",
+    "mcp:write",
+    "https://as.example.com",
+    "https://as.example.com/tenant/1",
+    "http://127.0.0.1:8080",
+    "https://mcp.example.com/mcp",
+    "https://mcp.example.com",
+    "HTTPS://MCP.EXAMPLE.COM:443/mcp/sub",
+    "http://[",
+    "http://[::1]:8/x",
+    "https://mcp.example.com:99999/",
+    "http://h:abc/",
+    "",
+    "/",
+    "https://",
+    "mcp.example.com",
+    "https://mcp.example.com/mcpx",
+    "https://as.example.com/",
+    "file:///etc",
 )
 _ISSUERS = ("https://as.example.com", "https://as.example.com/tenant/1", "http://127.0.0.1:8080")
 _SERVERS = ("https://mcp.example.com/mcp", "https://mcp.example.com", "http://[::1]:8/x")
@@ -52,8 +78,13 @@ def fuzz_oauth_metadata(data: bytes) -> None:
     """The metadata checks raise only their AuthErrors and agree with the document."""
     _, doc = document(data, OAUTH_VOCAB)
     if not isinstance(doc, dict):  # put a non-object where every reader will look at it
-        doc = {"issuer": doc, "resource": doc, "authorization_servers": [doc],
-               "code_challenge_methods_supported": doc, "scopes_supported": doc}
+        doc = {
+            "issuer": doc,
+            "resource": doc,
+            "authorization_servers": [doc],
+            "code_challenge_methods_supported": doc,
+            "scopes_supported": doc,
+        }
     issuer = _ISSUERS[len(data) % len(_ISSUERS)]
     server = _SERVERS[len(data) // 3 % len(_SERVERS)]
     issuers = [issuer] + ([doc["issuer"]] if isinstance(doc.get("issuer"), str) else [])
@@ -101,8 +132,13 @@ def _identity(doc: dict[str, Any]) -> None:
         assert how != "dcr" or doc.get("registration_endpoint")
     for has_secret in (False, True):
         assert flow.choose_auth_method(doc, has_secret) in _AUTH_METHODS
-    body = flow.registration_body(client_name="fuzz", redirect_uri="http://127.0.0.1:1/cb",
-                                  scope=flow.select_scope(None, doc), revision=None, as_metadata=doc)
+    body = flow.registration_body(
+        client_name="fuzz",
+        redirect_uri="http://127.0.0.1:1/cb",
+        scope=flow.select_scope(None, doc),
+        revision=None,
+        as_metadata=doc,
+    )
     assert isinstance(body["token_endpoint_auth_method"], str)
     json.dumps(body)
     scope = flow.select_scope(None, doc)
@@ -112,10 +148,28 @@ def _identity(doc: dict[str, Any]) -> None:
 # ------------------------------------------------------------------ token_response
 
 TOKEN_VOCAB = (
-    "access_token", "token_type", "expires_in", "refresh_token", "scope", "error",
-    "error_description", "error_uri", "Bearer", "bearer", "BEARER", "DPoP", "mac", "s3cr3t-tok",
-    "s3cr3t-ref", "invalid_grant", "invalid_refresh_token", "expired_refresh_token",
-    "token_expired", "invalid_client", "mcp:read mcp:write", "",
+    "access_token",
+    "token_type",
+    "expires_in",
+    "refresh_token",
+    "scope",
+    "error",
+    "error_description",
+    "error_uri",
+    "Bearer",
+    "bearer",
+    "BEARER",
+    "DPoP",
+    "mac",
+    "s3cr3t-tok",
+    "s3cr3t-ref",
+    "invalid_grant",
+    "invalid_refresh_token",
+    "expired_refresh_token",
+    "token_expired",
+    "invalid_client",
+    "mcp:read mcp:write",
+    "",
 )
 _STATUSES = (200, 200, 200, 201, 400, 401, 500)
 _NOWS = (0.0, 1.7e9, 1e308)
@@ -162,12 +216,57 @@ def fuzz_token_response(data: bytes) -> None:
 # ------------------------------------------------------------------ url_policy
 
 URL_VOCAB = (
-    "https://", "http://", "file://", "javascript:", "HTTPS://", "hTtP://", "//", "@", ":", "/", "?",
-    "#", "[", "]", "%", "%2e", "%40", ".", "user", "pw", "localhost", "LOCALHOST", "localhost.",
-    "example.com", "as.example.com", "127.0.0.1", "127.255.0.9", "10.0.0.5", "169.254.169.254",
-    "192.168.1.1", "172.16.0.1", "100.64.0.1", "0.0.0.0", "224.0.0.1", "8.8.8.8", "93.184.215.14",
-    "::1", "::", "fe80::1", "fd00::1", "::ffff:169.254.169.254", "::ffff:127.0.0.1", "2606:4700::1111",
-    "2130706433", "0x7f000001", "0177.0.0.1", ":443", ":80", ":99999", ":0", "/.well-known/x",
+    "https://",
+    "http://",
+    "file://",
+    "javascript:",
+    "HTTPS://",
+    "hTtP://",
+    "//",
+    "@",
+    ":",
+    "/",
+    "?",
+    "#",
+    "[",
+    "]",
+    "%",
+    "%2e",
+    "%40",
+    ".",
+    "user",
+    "pw",
+    "localhost",
+    "LOCALHOST",
+    "localhost.",
+    "example.com",
+    "as.example.com",
+    "127.0.0.1",
+    "127.255.0.9",
+    "10.0.0.5",
+    "169.254.169.254",
+    "192.168.1.1",
+    "172.16.0.1",
+    "100.64.0.1",
+    "0.0.0.0",
+    "224.0.0.1",
+    "8.8.8.8",
+    "93.184.215.14",
+    "::1",
+    "::",
+    "fe80::1",
+    "fd00::1",
+    "::ffff:169.254.169.254",
+    "::ffff:127.0.0.1",
+    "2606:4700::1111",
+    "2130706433",
+    "0x7f000001",
+    "0177.0.0.1",
+    ":443",
+    ":80",
+    ":99999",
+    ":0",
+    "/.well-known/x",
 )
 _SERVER_URLS = ("https://mcp.example.com/mcp", "http://10.0.0.5:8000/mcp", "http://127.0.0.1:9/mcp")
 
@@ -202,14 +301,23 @@ def fuzz_url_policy(data: bytes) -> None:
     server = _SERVER_URLS[source.byte() % len(_SERVER_URLS)]
     default, trusting = UrlPolicy(), UrlPolicy().trusting(server)
     accepted = _accepts(default, url)
-    for wider in (UrlPolicy(allow_http=True), UrlPolicy(allow_private=True), trusting,
-                  UrlPolicy(allow_http=True, allow_private=True)):
+    for wider in (
+        UrlPolicy(allow_http=True),
+        UrlPolicy(allow_private=True),
+        trusting,
+        UrlPolicy(allow_http=True, allow_private=True),
+    ):
         assert not accepted or _accepts(wider, url), (wider, url)
     if accepted:
         parts = urlsplit(url)
         host = parts.hostname or ""
-        assert parts.scheme.lower() == "https" or (parts.scheme.lower() == "http" and (
-            host.lower() in ("localhost", "localhost.") or (_literal(host) or ipaddress.ip_address("0.0.0.0")).is_loopback))
+        assert parts.scheme.lower() == "https" or (
+            parts.scheme.lower() == "http"
+            and (
+                host.lower() in ("localhost", "localhost.")
+                or (_literal(host) or ipaddress.ip_address("0.0.0.0")).is_loopback
+            )
+        )
         assert parts.username is None and parts.password is None and host
         literal = _literal(host)
         assert literal is None or _reachable(literal), url

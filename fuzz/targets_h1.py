@@ -36,8 +36,9 @@ from trimcp._sansio.http.client.h1 import (
 Outcome = tuple[int, list[tuple[bytes, bytes]], bytes, bool]
 
 
-def parse_codec(pieces: Sequence[bytes], *, method: str = "GET", eof: bool = True,
-                max_head: int = 64 * 1024) -> Outcome | None:
+def parse_codec(
+    pieces: Sequence[bytes], *, method: str = "GET", eof: bool = True, max_head: int = 64 * 1024
+) -> Outcome | None:
     """The codec's reading of ``pieces`` (``None``: the response is not complete)."""
     codec = H1Client(max_head=max_head)
     codec.send_request(method, "/", [("Host", "example")])
@@ -90,8 +91,7 @@ def parse_h11(data: bytes, *, method: str = "GET", eof: bool = True) -> Outcome 
         return None
     if head is None:
         return None
-    reusable = (conn.our_state is h11.DONE and conn.their_state is h11.DONE and not eof
-                and not conn.trailing_data[0])
+    reusable = conn.our_state is h11.DONE and conn.their_state is h11.DONE and not eof and not conn.trailing_data[0]
     headers = [(bytes(k), bytes(v)) for k, v in head.headers]
     return head.status_code, headers, b"".join(body), reusable
 
@@ -107,8 +107,8 @@ def rfc_unfold(data: bytes) -> bytes:
         end = _HEAD_END.search(data, pos)
         if end is None:
             break
-        out.append(_FOLD.sub(b" ", data[pos:end.start()]) + end.group())
-        final = data[pos + 9:pos + 10] != b"1"  # "HTTP/1.1 1xx": another head follows
+        out.append(_FOLD.sub(b" ", data[pos : end.start()]) + end.group())
+        final = data[pos + 9 : pos + 10] != b"1"  # "HTTP/1.1 1xx": another head follows
         pos = end.end()
         if final:
             break
@@ -118,9 +118,9 @@ def rfc_unfold(data: bytes) -> bytes:
 def final_is_http10(data: bytes) -> bool:
     """Whether the final (non-1xx) head of ``data`` is HTTP/1.0, the one whose reuse is judged."""
     pos = 0
-    while (end := _HEAD_END.search(data, pos)) is not None and data[pos + 9:pos + 10] == b"1":
+    while (end := _HEAD_END.search(data, pos)) is not None and data[pos + 9 : pos + 10] == b"1":
         pos = end.end()
-    return data[pos:pos + 8] == b"HTTP/1.0"
+    return data[pos : pos + 8] == b"HTTP/1.0"
 
 
 def cut(data: bytes, rng: random.Random, n: int) -> list[bytes]:

@@ -71,8 +71,7 @@ def _has_surrogate(text: str) -> bool:
 
 def _unsafe(value: str) -> bool:
     """The path-safety rule read independently: one segment on POSIX and Windows, no controls."""
-    return ("/" in value or "\\" in value or value == ".."
-            or any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in value))
+    return "/" in value or "\\" in value or value == ".." or any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in value)
 
 
 def fuzz_uri_template(data: bytes) -> None:
@@ -126,12 +125,55 @@ def _reexpand(compiled: UriTemplate, values: dict[str, str]) -> None:
 # ------------------------------------------------------------------ config
 
 CONFIG_VOCAB = (
-    "mcpServers", "servers", "command", "args", "env", "cwd", "type", "stdio", "http",
-    "streamable-http", "sse", "ws", "url", "headers", "headersHelper", "oauth", "clientId",
-    "callbackPort", "authServerMetadataUrl", "shutdown", "graceMs", "sigintMs", "sigtermMs",
-    "heartbeat", "intervalMs", "timeoutMs", "disabled", "inputs", "time", "https://x.example/mcp",
-    "ws://127.0.0.1:1/", "wss://x", "HTTP://X", "uvx", "npx", "${PORT}", "${NOPE}", "${NOPE:-d}",
-    "${env:HOME}", "${input:key}", "${}", "${EMPTY:-}", "\u00b2", "8080", "0", "-y", "", "//", "/*",
+    "mcpServers",
+    "servers",
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "type",
+    "stdio",
+    "http",
+    "streamable-http",
+    "sse",
+    "ws",
+    "url",
+    "headers",
+    "headersHelper",
+    "oauth",
+    "clientId",
+    "callbackPort",
+    "authServerMetadataUrl",
+    "shutdown",
+    "graceMs",
+    "sigintMs",
+    "sigtermMs",
+    "heartbeat",
+    "intervalMs",
+    "timeoutMs",
+    "disabled",
+    "inputs",
+    "time",
+    "https://x.example/mcp",
+    "ws://127.0.0.1:1/",
+    "wss://x",
+    "HTTP://X",
+    "uvx",
+    "npx",
+    "${PORT}",
+    "${NOPE}",
+    "${NOPE:-d}",
+    "${env:HOME}",
+    "${input:key}",
+    "${}",
+    "${EMPTY:-}",
+    "\u00b2",
+    "8080",
+    "0",
+    "-y",
+    "",
+    "//",
+    "/*",
 )
 _ENV = {"HOME": "/home/fuzz", "PORT": "8080", "TOKEN": "t0k", "EMPTY": "", "BRACE": "x}"}
 _SCHEMES = {"http": ("http://", "https://"), "sse": ("http://", "https://"), "ws": ("ws://", "wss://")}
@@ -166,9 +208,13 @@ def fuzz_config(data: bytes) -> None:
         except cfg.ConfigError as exc:
             assert exc.source == "<fuzz>"
             return
-        _check_config(parsed, entries if isinstance(obj, dict) and obj.get("mcpServers") is entries
-                      or (isinstance(obj, dict) and "mcpServers" not in obj and obj.get("servers") is entries)
-                      else None)
+        _check_config(
+            parsed,
+            entries
+            if (isinstance(obj, dict) and obj.get("mcpServers") is entries)
+            or (isinstance(obj, dict) and "mcpServers" not in obj and obj.get("servers") is entries)
+            else None,
+        )
 
 
 def _entry(src: Source) -> Any:
@@ -178,8 +224,15 @@ def _entry(src: Source) -> Any:
     for _ in range(src.byte() % 6):
         key = src.string()
         b = src.byte() % 4
-        entry[key] = src.string() if b == 0 else [src.string() for _ in range(src.byte() % 3)] if b == 1 \
-            else {src.string(): src.value(3) for _ in range(src.byte() % 3)} if b == 2 else src.value(2)
+        entry[key] = (
+            src.string()
+            if b == 0
+            else [src.string() for _ in range(src.byte() % 3)]
+            if b == 1
+            else {src.string(): src.value(3) for _ in range(src.byte() % 3)}
+            if b == 2
+            else src.value(2)
+        )
     return entry
 
 
@@ -230,19 +283,86 @@ def _strings(*groups: Any) -> None:
 # ------------------------------------------------------------------ elicitation
 
 FORM_VOCAB = (
-    "type", "object", "properties", "required", "string", "number", "integer", "boolean", "array",
-    "enum", "enumNames", "oneOf", "anyOf", "const", "title", "items", "format", "email", "uri",
-    "date", "date-time", "pattern", "minLength", "maxLength", "minimum", "maximum", "minItems",
-    "maxItems", "default", "description", "name", "a", "b", "yes", "off", "3", " 3 ", "2.0", "1e3",
-    "1e400", "x@example.com", "https://e.com", "2026-12-01", "2026-13-01", "2026-12-01T18:00:00Z",
-    "next monday", "^[a-z]+$", "(", "[", "\\d", "Red", "red", "RED", "", "9" * 5000,
+    "type",
+    "object",
+    "properties",
+    "required",
+    "string",
+    "number",
+    "integer",
+    "boolean",
+    "array",
+    "enum",
+    "enumNames",
+    "oneOf",
+    "anyOf",
+    "const",
+    "title",
+    "items",
+    "format",
+    "email",
+    "uri",
+    "date",
+    "date-time",
+    "pattern",
+    "minLength",
+    "maxLength",
+    "minimum",
+    "maximum",
+    "minItems",
+    "maxItems",
+    "default",
+    "description",
+    "name",
+    "a",
+    "b",
+    "yes",
+    "off",
+    "3",
+    " 3 ",
+    "2.0",
+    "1e3",
+    "1e400",
+    "x@example.com",
+    "https://e.com",
+    "2026-12-01",
+    "2026-13-01",
+    "2026-12-01T18:00:00Z",
+    "next monday",
+    "^[a-z]+$",
+    "(",
+    "[",
+    "\\d",
+    "Red",
+    "red",
+    "RED",
+    "",
+    "9" * 5000,
 )
 _KINDS = ("string", "number", "integer", "boolean", "array", "string", "object", None)
-_FIELD_KEYS = ("enum", "enumNames", "oneOf", "format", "pattern", "minLength", "maxLength",
-               "minimum", "maximum", "minItems", "maxItems", "default", "title", "description", "items")
+_FIELD_KEYS = (
+    "enum",
+    "enumNames",
+    "oneOf",
+    "format",
+    "pattern",
+    "minLength",
+    "maxLength",
+    "minimum",
+    "maximum",
+    "minItems",
+    "maxItems",
+    "default",
+    "title",
+    "description",
+    "items",
+)
 NOW = dt.datetime(2026, 12, 1, 18, 0, tzinfo=dt.UTC)
-_ZONES: tuple[dt.tzinfo, ...] = (dt.UTC, dt.timezone(dt.timedelta(hours=-3)),
-                                 dt.timezone(dt.timedelta(hours=5, minutes=30, seconds=7)))
+_ZONES: tuple[dt.tzinfo, ...] = (
+    dt.UTC,
+    dt.timezone(dt.timedelta(hours=-3)),
+    dt.timezone(dt.timedelta(hours=5, minutes=30, seconds=7)),
+)
 
 
 def _form_value(src: Source, depth: int = 0) -> Any:
@@ -274,8 +394,9 @@ def _form(data: bytes) -> tuple[Any, Any]:
         props[src.string()] = field if src.byte() % 10 else src.value(2)
     names = list(props) + [src.string()]
     schema = {"type": "object", "properties": props, "required": [n for n in names if src.byte() % 3 == 0]}
-    content = {n if src.byte() % 6 else src.string(): _form_value(src) if src.byte() % 3 == 0 else src.value(3)
-               for n in names}
+    content = {
+        n if src.byte() % 6 else src.string(): _form_value(src) if src.byte() % 3 == 0 else src.value(3) for n in names
+    }
     return schema, content if src.byte() % 12 else src.value()
 
 
@@ -386,9 +507,31 @@ def _fits(field: forms.FormField, value: Any) -> None:
 # ------------------------------------------------------------------ truncation
 
 TRUNC_VOCAB = (
-    "text", "image", "audio", "resource", "resource_link", "uri", "mimeType", "data", "blob",
-    "name", "value", "rows", "id", "image/png", "a,b,c", "| a | b |", "|---|---|", "\n", "{", "[",
-    "…", "\u00e9", "\ud83d\ude00", "x" * 50, "AAAA",
+    "text",
+    "image",
+    "audio",
+    "resource",
+    "resource_link",
+    "uri",
+    "mimeType",
+    "data",
+    "blob",
+    "name",
+    "value",
+    "rows",
+    "id",
+    "image/png",
+    "a,b,c",
+    "| a | b |",
+    "|---|---|",
+    "\n",
+    "{",
+    "[",
+    "…",
+    "\u00e9",
+    "\ud83d\ude00",
+    "x" * 50,
+    "AAAA",
 )
 _LIMITS = (64, 65, 80, 100, 150, 200, 400, 1000, 25_000)
 _MARKER = "chars in all, truncated]"
@@ -419,8 +562,11 @@ def _block(src: Source) -> Any:
     if kind == 4:
         return {"type": "audio", "data": "B" * src.pick((4, 4000, 30000)), "mimeType": "audio/wav"}
     if kind == 5:
-        inner = {"uri": "file:///x", "text": _long_text(src)} if src.byte() % 2 else \
-            {"uri": "file:///y", "blob": base64.b64encode(b"z" * (src.byte() * 40)).decode()}
+        inner = (
+            {"uri": "file:///x", "text": _long_text(src)}
+            if src.byte() % 2
+            else {"uri": "file:///y", "blob": base64.b64encode(b"z" * (src.byte() * 40)).decode()}
+        )
         return {"type": "resource", "resource": inner}
     if kind == 6:
         return {"type": "resource_link", "uri": "file:///z", "name": src.string()}
@@ -479,8 +625,13 @@ def fuzz_truncation(data: bytes) -> None:
     # One form per input (the typed result or its wire dict), picked by the input like the
     # limit and the counter, so a campaign reaches its inputs at twice the rate.
     for given in ((result, as_wire)[n // 21 % 2],):
-        out = truncate_result(given, max_tokens=limit, counter=counter, image_hook=hook,
-                              full_output_path="/tmp/full.json" if n % 3 == 0 else None)
+        out = truncate_result(
+            given,
+            max_tokens=limit,
+            counter=counter,
+            image_hook=hook,
+            full_output_path="/tmp/full.json" if n % 3 == 0 else None,
+        )
         assert type(out) is type(given)
         out_wire = s.to_wire(out) if isinstance(out, s.CallToolResult) else out
         jsonable(out_wire)
@@ -495,8 +646,11 @@ def fuzz_truncation(data: bytes) -> None:
 
 def _shrinks(wire: dict[str, Any], limit: int, n: int) -> None:
     texts = [b["text"] for b in wire["content"] if b.get("type") == "text"]
-    texts += [b["resource"]["text"] for b in wire["content"]
-              if b.get("type") == "resource" and isinstance(b["resource"].get("text"), str)]
+    texts += [
+        b["resource"]["text"]
+        for b in wire["content"]
+        if b.get("type") == "resource" and isinstance(b["resource"].get("text"), str)
+    ]
     for text in texts:
         was_json = text.lstrip()[:1] in ("{", "[") and strict_json(text)[0]
         budgets = (3, 16, 64, limit, 4 * limit)

@@ -118,8 +118,7 @@ def _sse_reference(data: bytes) -> tuple[list[ServerSentEvent], str | None, int 
         if not line:
             last_id = id_buf
             if buf:
-                events.append(ServerSentEvent(ev_type or "message", "\n".join(buf), last_id,
-                                              block_retry, retry))
+                events.append(ServerSentEvent(ev_type or "message", "\n".join(buf), last_id, block_retry, retry))
             ev_type, buf, block_retry = "", [], None
             continue
         if line.startswith(":"):
@@ -132,8 +131,9 @@ def _sse_reference(data: bytes) -> tuple[list[ServerSentEvent], str | None, int 
             ev_type = value
         elif name == "id" and "\x00" not in value:
             id_buf = value
-        elif (name == "retry" and value and all("0" <= c <= "9" for c in value)
-              and len(value.lstrip("0")) <= 18):  # longer values: the module's documented choice
+        elif (
+            name == "retry" and value and all("0" <= c <= "9" for c in value) and len(value.lstrip("0")) <= 18
+        ):  # longer values: the module's documented choice
             retry = block_retry = int(value)
     return events, last_id, retry
 
@@ -153,8 +153,7 @@ def _sse_run(chunks: list[bytes], cap: int) -> tuple[list[ServerSentEvent], SSED
 
 
 def _sse_state(decoder: SSEDecoder) -> tuple[object, ...]:
-    return (decoder.last_event_id, decoder.retry_ms, decoder.truncated, decoder.comments,
-            decoder.dataless_blocks)
+    return (decoder.last_event_id, decoder.retry_ms, decoder.truncated, decoder.comments, decoder.dataless_blocks)
 
 
 def _sse_round_trip(data: bytes) -> None:
@@ -171,17 +170,26 @@ def _sse_round_trip(data: bytes) -> None:
                 assert any("\udc80" <= c <= "\udcff" for c in body)
             continue  # a comment dispatches nothing
         try:
-            wire = encode_event(body, event=event if flags & 1 else None,
-                                id=ident if flags & 2 else None, retry=retry)
+            wire = encode_event(body, event=event if flags & 1 else None, id=ident if flags & 2 else None, retry=retry)
         except LocalProtocolError:
-            refused = ((flags & 1 and re.search("[\r\n\x00]", event))
-                       or (flags & 2 and re.search("[\r\n\x00]", ident))
-                       or any("\udc80" <= c <= "\udcff" for c in body + event + ident))
+            refused = (
+                (flags & 1 and re.search("[\r\n\x00]", event))
+                or (flags & 2 and re.search("[\r\n\x00]", ident))
+                or any("\udc80" <= c <= "\udcff" for c in body + event + ident)
+            )
             assert refused, (body, event, ident)
             continue
-        blocks.append((wire, ServerSentEvent(
-            (event if flags & 1 else "") or "message", re.sub(r"\r\n|\r", "\n", body),
-            ident if flags & 2 else None, retry)))
+        blocks.append(
+            (
+                wire,
+                ServerSentEvent(
+                    (event if flags & 1 else "") or "message",
+                    re.sub(r"\r\n|\r", "\n", body),
+                    ident if flags & 2 else None,
+                    retry,
+                ),
+            )
+        )
     stream = b"".join(wire for wire, _ in blocks)
     got, decoder, failed = _sse_run([stream], 1 << 20)
     assert not failed and not decoder.truncated
@@ -217,7 +225,7 @@ def fuzz_sse(data: bytes) -> None:
     assert not failed
     assert (unlimited, dec.last_event_id, dec.retry_ms) == (events, last_id, retry)
     # Under the cap the events are the uncapped ones, up to the overflow when there is one.
-    assert whole == (unlimited[:len(whole)] if failed_whole else unlimited)
+    assert whole == (unlimited[: len(whole)] if failed_whole else unlimited)
     _sse_round_trip(data)
 
 
@@ -225,9 +233,17 @@ def fuzz_sse(data: bytes) -> None:
 
 _PURPOSES = list(hr.Purpose)
 _STATUSES = (200, 200, 202, 204, 400, 401, 404, 405, 500, 201, 301, 503, 100, 299, 300, 999)
-_CONTENT_TYPES = ("application/json", "text/event-stream", "text/event-stream; charset=utf-8",
-                  "Application/JSON; charset=utf-8", "application/problem+json", "text/plain",
-                  "text/html", "", None)
+_CONTENT_TYPES = (
+    "application/json",
+    "text/event-stream",
+    "text/event-stream; charset=utf-8",
+    "Application/JSON; charset=utf-8",
+    "application/problem+json",
+    "text/plain",
+    "text/html",
+    "",
+    None,
+)
 _SESSIONS = (None, "abc123", "", "a b", "\u00e9", "x" * 100, "tok\x00")
 _IDS: tuple[rpc.RequestId | None, ...] = (None, 1, 0, "a", 7)
 _URLS = ("http://127.0.0.1:8000/mcp", "https://example.com/sse", "")
@@ -244,8 +260,7 @@ def _http_bodies(cur: _Bytes) -> bytes:
     if kind == 1:
         return json.dumps(answer).encode() if rest[:1] != b"e" else json.dumps(error).encode()
     if kind == 2:
-        return (b"id: 1\nretry: 10\ndata:\n\n" + b"event: message\ndata: "
-                + json.dumps(answer).encode() + b"\n\n" + rest)
+        return b"id: 1\nretry: 10\ndata:\n\n" + b"event: message\ndata: " + json.dumps(answer).encode() + b"\n\n" + rest
     return b"event: endpoint\ndata: " + rest.split(b"\n")[0] + b"\n\n" + rest
 
 
@@ -255,8 +270,9 @@ def _event_key(event: hr.HttpEvent) -> object:
     return type(event).__name__
 
 
-def _http_run(case: dict[str, Any], status: int, headers: list[tuple[str, str]],
-              chunks: list[bytes], broken: bool) -> tuple[list[hr.HttpEvent], hr.ResponseReader]:
+def _http_run(
+    case: dict[str, Any], status: int, headers: list[tuple[str, str]], chunks: list[bytes], broken: bool
+) -> tuple[list[hr.HttpEvent], hr.ResponseReader]:
     reader = hr.ResponseReader(**case)
     events = list(reader.head(status, headers))
     for chunk in chunks:
@@ -271,10 +287,17 @@ def fuzz_http_response(data: bytes) -> None:
     """A ResponseReader over any status, headers and body, whole and split."""
     cur = _Bytes(data)
     flags = cur.byte()
-    case = {"purpose": cur.pick(_PURPOSES), "answer_id": cur.pick(_IDS),
-            "expects_answer": bool(flags & 1), "sent_session": bool(flags & 2),
-            "is_initialize": bool(flags & 4), "legacy_fallback": bool(flags & 8),
-            "legacy_mode": bool(flags & 16), "max_message_size": MAX_MESSAGE, "url": cur.pick(_URLS)}
+    case = {
+        "purpose": cur.pick(_PURPOSES),
+        "answer_id": cur.pick(_IDS),
+        "expects_answer": bool(flags & 1),
+        "sent_session": bool(flags & 2),
+        "is_initialize": bool(flags & 4),
+        "legacy_fallback": bool(flags & 8),
+        "legacy_mode": bool(flags & 16),
+        "max_message_size": MAX_MESSAGE,
+        "url": cur.pick(_URLS),
+    }
     status = cur.pick(_STATUSES)
     headers: list[tuple[str, str]] = []
     ctype = cur.pick(_CONTENT_TYPES)
@@ -311,15 +334,32 @@ def fuzz_http_response(data: bytes) -> None:
     strip = [_event_key(e) for e in whole if not isinstance(e, hr.RetryAfter)]
     assert [_event_key(e) for e in split if not isinstance(e, hr.RetryAfter)] == strip
     assert (again.last_event_id, again.retry_ms, again.answered) == (
-        reader.last_event_id, reader.retry_ms, reader.answered)
+        reader.last_event_id,
+        reader.retry_ms,
+        reader.answered,
+    )
 
 
 # ------------------------------------------------------------------ http_plan
 
-_PLAN_URLS = ("http://127.0.0.1:8000/mcp", "https://example.com/a/b?x=1", "http://[::1]:9/",
-              "ftp://x/", "http://", "http://u:p@h/", "http://h:99999/")
-_METHODS = ("tools/call", "prompts/get", "resources/read", "initialize", "ping", "tools/list",
-            "notifications/initialized")
+_PLAN_URLS = (
+    "http://127.0.0.1:8000/mcp",
+    "https://example.com/a/b?x=1",
+    "http://[::1]:9/",
+    "ftp://x/",
+    "http://",
+    "http://u:p@h/",
+    "http://h:99999/",
+)
+_METHODS = (
+    "tools/call",
+    "prompts/get",
+    "resources/read",
+    "initialize",
+    "ping",
+    "tools/list",
+    "notifications/initialized",
+)
 _REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
 _HEADER_NAMES = ("Authorization", "X-Trace", "accept", "Mcp-Session-Id", "Bad Name", "", "X\u00e9")
 
@@ -336,8 +376,7 @@ def fuzz_http_plan(data: bytes) -> None:
     cur = _Bytes(data)
     flags = cur.byte()
     url = cur.pick(_PLAN_URLS) if flags & 1 else cur.text(40)
-    static = [(cur.pick(_HEADER_NAMES) if flags & 2 else cur.text(8), cur.text(16))
-              for _ in range(cur.byte() % 3)]
+    static = [(cur.pick(_HEADER_NAMES) if flags & 2 else cur.text(8), cur.text(16)) for _ in range(cur.byte() % 3)]
     try:
         planner = HttpPlanner(url, headers=static)
     except LocalProtocolError:
@@ -377,9 +416,13 @@ def fuzz_http_plan(data: bytes) -> None:
     message_params: dict[str, Any] = {"name": name, "uri": name, "arguments": {"a": arg}}
     if flags & 128:
         message_params["_meta"] = {"io.modelcontextprotocol/protocolVersion": cur.pick(_REVISIONS)}
-    message = cur.pick((rpc.Request(cur.byte(), method, message_params),
-                        rpc.Notification(method, message_params),
-                        rpc.Response(1, {"ok": name})))
+    message = cur.pick(
+        (
+            rpc.Request(cur.byte(), method, message_params),
+            rpc.Notification(method, message_params),
+            rpc.Response(1, {"ok": name}),
+        )
+    )
     plan = planner.plan_post(message, header_params=params)
     _checked_request(plan.request)
     assert plan.request.header("Content-Length") == str(len(plan.request.body))
@@ -396,8 +439,7 @@ def fuzz_http_plan(data: bytes) -> None:
             assert (value is None) == (expected is None)
             assert value is None or hh.decode_header_value(value) == expected
     # A Last-Event-ID is the server's SSE ``id`` text: it must not reach a header unchecked.
-    for request in (planner.plan_get(cur.text(16) or None), planner.plan_legacy_get(),
-                    planner.plan_delete()):
+    for request in (planner.plan_get(cur.text(16) or None), planner.plan_legacy_get(), planner.plan_delete()):
         if request is not None:
             _checked_request(request)
 
@@ -428,9 +470,11 @@ def fuzz_www_authenticate(data: bytes) -> None:
         bearer = bearer_challenge([text])
         assert bearer == next((c for c in challenges if c.scheme.lower() == "bearer"), None)
         wire = ", ".join(
-            ch.scheme + (" " + ch.token68 if ch.token68 else "")
+            ch.scheme
+            + (" " + ch.token68 if ch.token68 else "")
             + ("" if not ch.params else " " + ", ".join(f"{k}={_quote(v)}" for k, v in ch.params.items()))
-            for ch in challenges)
+            for ch in challenges
+        )
         assert parse_challenges(wire) == challenges, (text, wire)
 
 

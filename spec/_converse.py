@@ -37,8 +37,9 @@ class Outcome:
 
 
 async def _sample(params: s.CreateMessageRequestParams) -> s.CreateMessageResult:
-    return s.CreateMessageResult(role="assistant", content=s.TextContent(text="4"), model="corpus-model",
-                                 stop_reason="endTurn")
+    return s.CreateMessageResult(
+        role="assistant", content=s.TextContent(text="4"), model="corpus-model", stop_reason="endTurn"
+    )
 
 
 def _fill(schema: dict[str, Any]) -> dict[str, Any]:
@@ -55,12 +56,18 @@ def _fill(schema: dict[str, Any]) -> dict[str, Any]:
         elif kind in ("number", "integer"):
             out[name] = prop.get("minimum", 1)
         elif kind == "array":
-            items = (prop.get("items") or {}).get("enum") or [(prop.get("items") or {}).get("anyOf", [{}])[0].get("const")]
+            items = (prop.get("items") or {}).get("enum") or [
+                (prop.get("items") or {}).get("anyOf", [{}])[0].get("const")
+            ]
             out[name] = [x for x in items[:1] if x is not None]
         else:
             fmt = prop.get("format")
-            out[name] = {"email": "ada@example.invalid", "date": "2026-01-01", "uri": "https://example.invalid/",
-                         "date-time": "2026-01-01T00:00:00Z"}.get(fmt, "Ada")
+            out[name] = {
+                "email": "ada@example.invalid",
+                "date": "2026-01-01",
+                "uri": "https://example.invalid/",
+                "date-time": "2026-01-01T00:00:00Z",
+            }.get(fmt, "Ada")
     return out
 
 
@@ -86,8 +93,13 @@ async def run(stream: Any, server: Server, revision: str, tmp: Path, page: str, 
     """Converse over ``stream``; None when the server does not speak ``revision``."""
     try:
         async with trimcp.open_client(
-            stream, revision=revision, request_timeout=20, connect_timeout=20, probe_timeout=5,
-            sampling_handler=_sample, roots=ROOTS,
+            stream,
+            revision=revision,
+            request_timeout=20,
+            connect_timeout=20,
+            probe_timeout=5,
+            sampling_handler=_sample,
+            roots=ROOTS,
             # elicitation is 2025-06-18 on: declaring it earlier would invite a method the revision lacks
             elicitation_handler=_elicit if revision >= "2025-06-18" else None,
         ) as client:
@@ -131,7 +143,9 @@ async def _steps(client: Any, server: Server, outcome: Outcome, tmp: Path, page:
         done = 0
         for p in prompts:
             if p.name in server.prompt_args:
-                await _step(outcome, "prompts/get", client.get_prompt(p.name, _subst(server.prompt_args[p.name], tmp, page)))
+                await _step(
+                    outcome, "prompts/get", client.get_prompt(p.name, _subst(server.prompt_args[p.name], tmp, page))
+                )
             elif not any(a.required for a in (p.arguments or [])) and done < 2:
                 await _step(outcome, "prompts/get", client.get_prompt(p.name))
                 done += 1
@@ -145,15 +159,18 @@ async def _steps(client: Any, server: Server, outcome: Outcome, tmp: Path, page:
             await _step(outcome, f"tools/call {name}", client.call_tool(name, _subst(args, tmp, page)))
     if server.progress and server.progress[0] in names:
         seen: list[Any] = []
-        await _step(outcome, "tools/call with progress",
-                    client.call_tool(*server.progress, on_progress=seen.append))
+        await _step(outcome, "tools/call with progress", client.call_tool(*server.progress, on_progress=seen.append))
         outcome.steps.append(f"progress notifications: {len(seen)}")
     if server.cancel and server.cancel[0] in names:
         await _cancel(client, server.cancel, outcome)
-    await _step(outcome, "tools/call unknown tool", client.request("tools/call", {"name": "no-such-tool", "arguments": {}}))
+    await _step(
+        outcome, "tools/call unknown tool", client.request("tools/call", {"name": "no-such-tool", "arguments": {}})
+    )
     if server.bad_args and server.bad_args[0] in names:
         name, args = server.bad_args
-        await _step(outcome, "tools/call bad arguments", client.request("tools/call", {"name": name, "arguments": args}))
+        await _step(
+            outcome, "tools/call bad arguments", client.request("tools/call", {"name": name, "arguments": args})
+        )
     for name, args in server.asks:
         if name in names:
             await _step(outcome, f"tools/call {name}", client.call_tool(name, args))
@@ -166,6 +183,7 @@ async def _cancel(client: Any, call: tuple[str, dict[str, Any]], outcome: Outcom
     first = trio.Event()
     with trio.move_on_after(10) as guard:
         async with trio.open_nursery() as nursery:
+
             async def calling() -> None:
                 with trio.CancelScope() as scope:
                     cancel_scopes.append(scope)

@@ -87,17 +87,27 @@ async def record_one(server: Server, launch: Launch, revision: str, tmp: Path, p
     port = int(launch.url.split(":")[2].split("/")[0])
     with trio.fail_after(120):
         async with trio.open_nursery() as nursery:
-            proc = await nursery.start(functools.partial(
-                trio.run_process, launch.argv, env=launch.env, cwd=str(tmp), stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False))
+            proc = await nursery.start(
+                functools.partial(
+                    trio.run_process,
+                    launch.argv,
+                    env=launch.env,
+                    cwd=str(tmp),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    check=False,
+                )
+            )
             try:
                 await _wait_port(port, proc)
                 from trimcp._trio.transports.http.connect import open_http_stream
                 from trimcp._trio.transports.http.pool import PoolExecutor
 
                 capture = HttpCapture(PoolExecutor(connect_timeout=10))
-                async with open_http_stream(launch.url, executor=capture, legacy_only=launch.transport == "sse",
-                                            legacy_fallback=False) as stream:
+                async with open_http_stream(
+                    launch.url, executor=capture, legacy_only=launch.transport == "sse", legacy_fallback=False
+                ) as stream:
                     rec = RecordingStream(stream, capture=capture)
                     outcome = await _converse.run(rec, server, revision, tmp, page, capture=capture)
                     entries = rec.transcript()
@@ -142,7 +152,7 @@ async def _record_and_write(server: Server, transport: str, revision: str, tmp: 
         return f"{server.name} ({transport}): not installed, its files are left as they are"
     try:
         got = await record_one(server, launch, revision, tmp, page)
-    except Exception as exc:  # noqa: BLE001 - one server's failure must not lose the others' recordings
+    except Exception as exc:
         while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
             exc = exc.exceptions[0]
         return f"{server.name} {revision} {transport}: FAILED: {type(exc).__name__}: {exc}"
@@ -154,8 +164,12 @@ async def _record_and_write(server: Server, transport: str, revision: str, tmp: 
     norm = _http.Normalizer(tmp, page)
     entries = [norm.entry(e) for e in got["entries"]]
     meta: dict[str, Any] = {
-        "target": server.name, "transport": transport, "era": outcome.era, "revision": outcome.revision,
-        "server_info": outcome.server_info, "steps": outcome.steps,
+        "target": server.name,
+        "transport": transport,
+        "era": outcome.era,
+        "revision": outcome.revision,
+        "server_info": outcome.server_info,
+        "steps": outcome.steps,
     }
     if got["capture"] is not None:
         meta["http_exchanges"] = [norm.exchange(x.as_obj()) for x in got["capture"].exchanges]

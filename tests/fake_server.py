@@ -129,11 +129,14 @@ async def expect_initialize(peer: Peer) -> Json:
 
 async def serve_handshake(peer: Peer, capabilities: Json) -> Json:
     init = await expect_initialize(peer)
-    await peer.reply(init, {
-        "protocolVersion": init["params"]["protocolVersion"],
-        "capabilities": capabilities,
-        "serverInfo": {"name": "fake", "version": "0"},
-    })
+    await peer.reply(
+        init,
+        {
+            "protocolVersion": init["params"]["protocolVersion"],
+            "capabilities": capabilities,
+            "serverInfo": {"name": "fake", "version": "0"},
+        },
+    )
     await peer.expect("notifications/initialized")
     return init
 
@@ -183,7 +186,7 @@ def spawn(nursery: trio.Nursery, fn: Callable[..., Awaitable[Any]], *args: Any, 
     async def run() -> None:
         try:
             bg.value = await fn(*args, **kwargs)
-        except Exception as exc:  # noqa: BLE001 - handed to whoever awaits result()
+        except Exception as exc:
             bg.error = exc
         finally:
             bg.done.set()

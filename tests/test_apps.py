@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 import trio
 
-from trimcp import RemoteProtocolError, open_client
-from trimcp import apps
+from trimcp import RemoteProtocolError, apps, open_client
 from trimcp._trio._groups import collapse
 from trimcp._trio.memory import memory_stream_pair
 from trimcp._trio.stream import MessageStream
@@ -22,7 +21,6 @@ from trimcp.reference.server import build_server
 from trimcp.reference.views import ECHO_VIEW
 from trimcp.server import Context, Server
 from trimcp.testing import connect, serve_in_process
-
 
 HTML = "<!doctype html><html><body>view</body></html>"
 
@@ -95,9 +93,17 @@ def test_view_rules() -> None:
 def test_content_security_policy() -> None:
     assert apps.content_security_policy(None) == apps.DEFAULT_CSP
     assert "connect-src 'none'" in apps.DEFAULT_CSP
-    got = apps.view_from_contents("ui://s/v", view(_meta={"ui": {
-        "csp": {"connectDomains": ["https://api.x"], "resourceDomains": ["https://cdn.x"]},
-        "permissions": {"camera": {}}, "prefersBorder": True}})
+    got = apps.view_from_contents(
+        "ui://s/v",
+        view(
+            _meta={
+                "ui": {
+                    "csp": {"connectDomains": ["https://api.x"], "resourceDomains": ["https://cdn.x"]},
+                    "permissions": {"camera": {}},
+                    "prefersBorder": True,
+                }
+            }
+        ),
     )
     policy = dict(d.split(" ", 1) for d in got.content_security_policy.split("; "))
     assert policy["connect-src"] == "'self' https://api.x"
@@ -123,9 +129,11 @@ def _server(link: Any = "ui://s/v", view_result: str | None = HTML) -> Server:
         return "x"
 
     if view_result is not None:
+
         @server.resource("ui://s/v", name="v", mime_type=apps.MIME_TYPE, listed=False)
         async def the_view(ctx: Context) -> str:
             return view_result
+
     return server
 
 
@@ -191,15 +199,15 @@ async def _apps_results(server: Server, revision: str = "2025-11-25") -> dict[st
             yield stream
 
     with trio.fail_after(60):
-        report = await run_checks(open_stream, target="apps", revision=revision, request_timeout=5,
-                                  selection=None)
+        report = await run_checks(open_stream, target="apps", revision=revision, request_timeout=5, selection=None)
     return {r.id: r for r in report.results if r.id.startswith("apps.")}
 
 
 async def test_check_passes_good_views_and_fails_broken_ones() -> None:
     good = await _apps_results(_server())
     assert {k: r.status for k, r in good.items()} == dict.fromkeys(
-        ("apps.tool-link", "apps.current-key", "apps.view-exists", "apps.view-content"), Status.PASS)
+        ("apps.tool-link", "apps.current-key", "apps.view-exists", "apps.view-content"), Status.PASS
+    )
     missing = await _apps_results(_server(view_result=None))
     assert missing["apps.view-exists"].status is Status.FAIL and "ui://s/v" in missing["apps.view-exists"].detail
     assert missing["apps.view-content"].status is Status.SKIP

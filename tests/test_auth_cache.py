@@ -119,9 +119,7 @@ async def test_many_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
 
     async def child(j: int) -> None:
-        await trio.run_process(
-            [sys.executable, "-c", _CHILD, str(path), f"proc{j}", str(per_proc)], env=env
-        )
+        await trio.run_process([sys.executable, "-c", _CHILD, str(path), f"proc{j}", str(per_proc)], env=env)
 
     async with trio.open_nursery() as nursery:
         for j in range(n_procs):

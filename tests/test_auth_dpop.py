@@ -53,15 +53,26 @@ def verify(proof: str) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def test_proof_header_claims_and_signature() -> None:
     key = DpopKey.generate()
-    claims = sa.proof_claims(method="POST", url="https://AS.example:443/token?x=1#frag", now=1700000000.7,
-                             jti=b"\x01" * 16, nonce="n-1", access_token="tok")
+    claims = sa.proof_claims(
+        method="POST",
+        url="https://AS.example:443/token?x=1#frag",
+        now=1700000000.7,
+        jti=b"\x01" * 16,
+        nonce="n-1",
+        access_token="tok",
+    )
     proof = sa.sign_proof(claims, alg=key.alg, jwk=key.jwk, sign=key.sign)
     header, got = verify(proof)
     assert header["typ"] == "dpop+jwt" and header["alg"] == "ES256"
     assert set(header["jwk"]) == {"kty", "crv", "x", "y"} and header["jwk"]["crv"] == "P-256"
-    assert got == {"jti": _b64(b"\x01" * 16), "htm": "POST", "htu": "https://as.example/token",
-                   "iat": 1700000000, "nonce": "n-1",
-                   "ath": _b64(hashlib.sha256(b"tok").digest())}
+    assert got == {
+        "jti": _b64(b"\x01" * 16),
+        "htm": "POST",
+        "htu": "https://as.example/token",
+        "iat": 1700000000,
+        "nonce": "n-1",
+        "ath": _b64(hashlib.sha256(b"tok").digest()),
+    }
     # Tampering with the claims breaks the signature.
     h, _, s = proof.split(".")
     forged = _b64(json.dumps({**got, "htm": "GET"}).encode())
@@ -74,13 +85,16 @@ def test_proof_without_token_or_nonce_has_neither_claim() -> None:
     assert set(claims) == {"jti", "htm", "htu", "iat"}
 
 
-@pytest.mark.parametrize(("url", "expected"), [
-    ("https://Example.COM/a/b?q=1#f", "https://example.com/a/b"),
-    ("http://localhost:80/mcp", "http://localhost/mcp"),
-    ("http://localhost:3000/mcp", "http://localhost:3000/mcp"),
-    ("https://h:443", "https://h/"),
-    ("http://[::1]:8080/x?y", "http://[::1]:8080/x"),
-])
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://Example.COM/a/b?q=1#f", "https://example.com/a/b"),
+        ("http://localhost:80/mcp", "http://localhost/mcp"),
+        ("http://localhost:3000/mcp", "http://localhost:3000/mcp"),
+        ("https://h:443", "https://h/"),
+        ("http://[::1]:8080/x?y", "http://[::1]:8080/x"),
+    ],
+)
 def test_htu_normalisation(url: str, expected: str) -> None:
     assert sa.htu(url) == expected
 
@@ -155,9 +169,14 @@ class DpopAuthServer:
     async def __call__(self, req: Req, reply: Reply) -> None:
         path = urlsplit(req.target).path
         if path == "/.well-known/oauth-authorization-server":
-            meta = {"issuer": self.base, "authorization_endpoint": f"{self.base}/authorize",
-                    "token_endpoint": f"{self.base}/token", "registration_endpoint": f"{self.base}/register",
-                    "code_challenge_methods_supported": ["S256"], "token_endpoint_auth_methods_supported": ["none"]}
+            meta = {
+                "issuer": self.base,
+                "authorization_endpoint": f"{self.base}/authorize",
+                "token_endpoint": f"{self.base}/token",
+                "registration_endpoint": f"{self.base}/register",
+                "code_challenge_methods_supported": ["S256"],
+                "token_endpoint_auth_methods_supported": ["none"],
+            }
             if self.advertise:
                 meta["dpop_signing_alg_values_supported"] = ["ES256"]
             await reply.json(meta)
@@ -167,8 +186,9 @@ class DpopAuthServer:
             q = {k: v[0] for k, v in parse_qs(urlsplit(req.target).query).items()}
             code = f"code-{next(self._n)}"
             self.codes[code] = q
-            await reply.empty(302, headers=[("Location", q["redirect_uri"] + "?" + urlencode(
-                {"code": code, "state": q["state"]}))])
+            await reply.empty(
+                302, headers=[("Location", q["redirect_uri"] + "?" + urlencode({"code": code, "state": q["state"]}))]
+            )
         elif path == "/token":
             self.token_posts += 1
             proof = req.header("dpop")
@@ -182,8 +202,11 @@ class DpopAuthServer:
             if self.nonce_mode == "always" or (self.nonce_mode == "once" and claims.get("nonce") != self.nonce):
                 if self.nonce_mode == "always":
                     self.nonce = f"as-nonce-{self.token_posts}"
-                await reply.json({"error": "use_dpop_nonce", "error_description": "nonce please"}, 400,
-                                 headers=[("DPoP-Nonce", self.nonce)])
+                await reply.json(
+                    {"error": "use_dpop_nonce", "error_description": "nonce please"},
+                    400,
+                    headers=[("DPoP-Nonce", self.nonce)],
+                )
                 return
             self.bound[access] = thumbprint(header["jwk"])
             await reply.json({"access_token": access, "token_type": "DPoP", "expires_in": 3600})
@@ -210,13 +233,19 @@ class DpopMcp(McpFake):
         prm = f"{self.base}/.well-known/oauth-protected-resource/mcp"
         if path == "/.well-known/oauth-protected-resource/mcp":
             # RFC 9728: the resource says it takes (here: requires) DPoP-bound tokens.
-            await reply.json({"resource": f"{self.base}/mcp", "authorization_servers": [self.auth.base],
-                              "dpop_bound_access_tokens_required": True})
+            await reply.json(
+                {
+                    "resource": f"{self.base}/mcp",
+                    "authorization_servers": [self.auth.base],
+                    "dpop_bound_access_tokens_required": True,
+                }
+            )
             return
         authorization = req.header("authorization")
         if authorization is None:
-            await reply.json({"error": "unauthorized"}, 401,
-                             headers=[("WWW-Authenticate", f'DPoP resource_metadata="{prm}"')])
+            await reply.json(
+                {"error": "unauthorized"}, 401, headers=[("WWW-Authenticate", f'DPoP resource_metadata="{prm}"')]
+            )
             return
         scheme, _, token = authorization.partition(" ")
         self.schemes.append(scheme)
@@ -233,9 +262,14 @@ class DpopMcp(McpFake):
             self.challenges += 1
             if self.nonce_mode == "always":
                 self.nonce = f"rs-nonce-{self.challenges}"
-            await reply.json({"error": "use_dpop_nonce"}, 401, headers=[
-                ("WWW-Authenticate", f'DPoP error="use_dpop_nonce", resource_metadata="{prm}"'),
-                ("DPoP-Nonce", self.nonce)])
+            await reply.json(
+                {"error": "use_dpop_nonce"},
+                401,
+                headers=[
+                    ("WWW-Authenticate", f'DPoP error="use_dpop_nonce", resource_metadata="{prm}"'),
+                    ("DPoP-Nonce", self.nonce),
+                ],
+            )
             return
         await super().__call__(req, reply)
 
@@ -246,8 +280,9 @@ async def headless(url: str) -> str:
     return response.headers["location"]
 
 
-async def run_session(as_mode: str = "none", rs_mode: str = "none", *, fails: str | None = None,
-                      **provider_kw: Any) -> tuple[DpopAuthServer, DpopMcp, OAuthProvider]:
+async def run_session(
+    as_mode: str = "none", rs_mode: str = "none", *, fails: str | None = None, **provider_kw: Any
+) -> tuple[DpopAuthServer, DpopMcp, OAuthProvider]:
     """One client session against the fakes (``fails``: the error it must end with instead)."""
     auth = DpopAuthServer()
     auth.nonce_mode = as_mode
@@ -257,8 +292,7 @@ async def run_session(as_mode: str = "none", rs_mode: str = "none", *, fails: st
         mcp.nonce_mode = rs_mode
         async with serve(mcp) as mcp_server:
             mcp.base = f"http://127.0.0.1:{mcp_server.port}"
-            provider = OAuthProvider(authorize=headless, redirect_uri=REDIRECT, revision="2025-11-25",
-                                     **provider_kw)
+            provider = OAuthProvider(authorize=headless, redirect_uri=REDIRECT, revision="2025-11-25", **provider_kw)
             if fails is not None:
                 with pytest.raises(trimcp.TrimcpError, match=fails):
                     async with trimcp.open_client(f"{mcp.base}/mcp", revision="2025-11-25", auth=provider):
@@ -298,14 +332,16 @@ async def test_resource_nonce_is_retried_once_and_remembered() -> None:
 
 async def test_second_token_endpoint_nonce_demand_fails_clearly() -> None:
     auth, _, provider = await run_session(
-        as_mode="always", fails=r"use_dpop_nonce: .*/token demanded a DPoP nonce again after the retry")
+        as_mode="always", fails=r"use_dpop_nonce: .*/token demanded a DPoP nonce again after the retry"
+    )
     assert auth.token_posts == 2  # the first demand retried once, the second ended it
     assert await provider.stored_tokens() is None
 
 
 async def test_second_resource_nonce_demand_fails_clearly() -> None:
     auth, mcp, _ = await run_session(
-        rs_mode="always", fails="use_dpop_nonce: the MCP server demanded a DPoP nonce again after the retry")
+        rs_mode="always", fails="use_dpop_nonce: the MCP server demanded a DPoP nonce again after the retry"
+    )
     assert mcp.challenges == 2 and auth.token_posts == 1  # one retry, no loop, no re-authorization
 
 

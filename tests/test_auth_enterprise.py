@@ -44,11 +44,19 @@ CLIENT_ID, SECRET = "mcp-client", "mcp-secret"
 
 
 def test_token_exchange_form() -> None:
-    form = sg.token_exchange_form(subject_token="id.tok.en", audience="https://as.example/",
-                                  resource="https://mcp.example/mcp", scope="read write")
+    form = sg.token_exchange_form(
+        subject_token="id.tok.en",
+        audience="https://as.example/",
+        resource="https://mcp.example/mcp",
+        scope="read write",
+    )
     assert form == {
-        "grant_type": TOKEN_EXCHANGE, "requested_token_type": ID_JAG, "audience": "https://as.example/",
-        "resource": "https://mcp.example/mcp", "scope": "read write", "subject_token": "id.tok.en",
+        "grant_type": TOKEN_EXCHANGE,
+        "requested_token_type": ID_JAG,
+        "audience": "https://as.example/",
+        "resource": "https://mcp.example/mcp",
+        "scope": "read write",
+        "subject_token": "id.tok.en",
         "subject_token_type": ID_TOKEN,
     }
     saml = sg.token_exchange_form(subject_token="PHNhbWw+", subject_token_type="saml2", audience="a", resource="r")
@@ -65,8 +73,8 @@ def _answer(**fields: Any) -> bytes:
 
 def test_token_exchange_response_checks() -> None:
     ok = sg.parse_token_exchange_response(
-        200, _answer(access_token="the.id.jag", issued_token_type=ID_JAG, token_type="N_A", expires_in=300),
-        now=NOW)
+        200, _answer(access_token="the.id.jag", issued_token_type=ID_JAG, token_type="N_A", expires_in=300), now=NOW
+    )
     assert ok.token == "the.id.jag" and ok.issued_token_type == ID_JAG and ok.expires_at == NOW + 300
     assert "the.id.jag" not in repr(ok)
     bad = {
@@ -80,8 +88,9 @@ def test_token_exchange_response_checks() -> None:
             sg.parse_token_exchange_response(status, body, now=NOW)
         assert info.value.error == "invalid_response", name
     with pytest.raises(sa.OAuthError) as info:
-        sg.parse_token_exchange_response(400, _answer(error="invalid_target", error_description="no such audience"),
-                                         now=NOW)
+        sg.parse_token_exchange_response(
+            400, _answer(error="invalid_target", error_description="no such audience"), now=NOW
+        )
     assert info.value.error == "invalid_target" and info.value.description == "no such audience"
     with pytest.raises(sa.OAuthError) as info:
         sg.parse_token_exchange_response(200, _answer(error="access_denied"), now=NOW)
@@ -107,8 +116,9 @@ class Idp:
             if self.reject:
                 await reply.json({"error": self.reject}, 400)
                 return
-            jag = make_jwt(iss=self.base, aud=form["audience"], resource=form["resource"], client_id=CLIENT_ID,
-                           exp=NOW + 300)
+            jag = make_jwt(
+                iss=self.base, aud=form["audience"], resource=form["resource"], client_id=CLIENT_ID, exp=NOW + 300
+            )
             await reply.json({"access_token": jag, "issued_token_type": ID_JAG, "token_type": "N_A"})
         else:
             await reply.text(404, "not found")
@@ -128,9 +138,14 @@ class JagAuthServer:
     async def __call__(self, req: Req, reply: Reply) -> None:
         path = urlsplit(req.target).path
         if path == "/.well-known/oauth-authorization-server":
-            await reply.json({"issuer": self.issuer, "token_endpoint": f"{self.base}/token",
-                              "grant_types_supported": [JWT_BEARER],
-                              "token_endpoint_auth_methods_supported": ["client_secret_basic"]})
+            await reply.json(
+                {
+                    "issuer": self.issuer,
+                    "token_endpoint": f"{self.base}/token",
+                    "grant_types_supported": [JWT_BEARER],
+                    "token_endpoint_auth_methods_supported": ["client_secret_basic"],
+                }
+            )
         elif path == "/token":
             form = {k: v[0] for k, v in parse_qs(req.body.decode()).items()}
             basic = req.header("authorization")
@@ -151,11 +166,17 @@ async def _run(idp: Idp, auth: JagAuthServer, *, by_issuer: bool = False, fails:
             mcp.base = f"http://127.0.0.1:{mcp_server.port}"
             where = {"idp_issuer": idp.base} if by_issuer else {"idp_token_endpoint": f"{idp.base}/oauth2/token"}
             provider = EnterpriseProvider(
-                id_token=make_jwt(iss="idp", sub="alice", aud="idp-client", exp=NOW + 3600), **where,
-                idp_client_id="idp-client", client_id=CLIENT_ID, client_secret=SECRET, clock=lambda: NOW,
+                id_token=make_jwt(iss="idp", sub="alice", aud="idp-client", exp=NOW + 3600),
+                **where,
+                idp_client_id="idp-client",
+                client_id=CLIENT_ID,
+                client_secret=SECRET,
+                clock=lambda: NOW,
                 trust_issuer=_trust_loopback,
             )
-            client = trimcp.open_client(mcp_server.url, revision="2025-11-25", auth=provider, timeouts=trimcp.Timeouts(connect=10))
+            client = trimcp.open_client(
+                mcp_server.url, revision="2025-11-25", auth=provider, timeouts=trimcp.Timeouts(connect=10)
+            )
             if fails:
                 with pytest.raises(trimcp.TrimcpError) as info:
                     async with client:
@@ -173,9 +194,14 @@ async def test_id_token_becomes_an_id_jag_then_an_access_token(by_issuer: bool) 
     [(exchange, idp_auth)] = idp.requests
     assert idp_auth is None  # a public client at the IdP: client_id in the form
     assert exchange == {
-        "grant_type": TOKEN_EXCHANGE, "requested_token_type": ID_JAG, "audience": auth.issuer,
-        "resource": url, "scope": "read", "subject_token": exchange["subject_token"],
-        "subject_token_type": ID_TOKEN, "client_id": "idp-client",
+        "grant_type": TOKEN_EXCHANGE,
+        "requested_token_type": ID_JAG,
+        "audience": auth.issuer,
+        "resource": url,
+        "scope": "read",
+        "subject_token": exchange["subject_token"],
+        "subject_token_type": ID_TOKEN,
+        "client_id": "idp-client",
     }
     assert sg.unverified_claims(exchange["subject_token"])["sub"] == "alice"
     [(grant, basic)] = auth.token_requests

@@ -17,8 +17,10 @@ from trimcp._sansio import auth as sa
 
 
 def test_bearer_challenge_params() -> None:
-    value = ('Bearer realm="mcp", error="insufficient_scope", scope="a b", '
-             'resource_metadata="https://x.example/.well-known/oauth-protected-resource/mcp"')
+    value = (
+        'Bearer realm="mcp", error="insufficient_scope", scope="a b", '
+        'resource_metadata="https://x.example/.well-known/oauth-protected-resource/mcp"'
+    )
     ch = sa.bearer_challenge([value])
     assert ch is not None
     assert ch.scope == "a b"
@@ -148,16 +150,19 @@ def test_identity_order() -> None:
     with pytest.raises(sa.OAuthError):
         sa.choose_identity({}, pre_registered=None, metadata_url="https://c/m.json")
     with pytest.raises(sa.OAuthError):
-        sa.choose_identity({"client_id_metadata_document_supported": True}, pre_registered=None,
-                           metadata_url="http://c/m.json")
+        sa.choose_identity(
+            {"client_id_metadata_document_supported": True}, pre_registered=None, metadata_url="http://c/m.json"
+        )
 
 
 def test_registration_body_application_type() -> None:
-    body = sa.registration_body(client_name="c", redirect_uri="http://127.0.0.1/cb", scope=None,
-                                revision="2026-07-28", as_metadata={})
+    body = sa.registration_body(
+        client_name="c", redirect_uri="http://127.0.0.1/cb", scope=None, revision="2026-07-28", as_metadata={}
+    )
     assert body["application_type"] == "native"
-    old = sa.registration_body(client_name="c", redirect_uri="http://127.0.0.1/cb", scope="s",
-                               revision="2025-11-25", as_metadata={})
+    old = sa.registration_body(
+        client_name="c", redirect_uri="http://127.0.0.1/cb", scope="s", revision="2025-11-25", as_metadata={}
+    )
     assert "application_type" not in old and old["scope"] == "s"
 
 
@@ -165,7 +170,8 @@ def test_auth_method_choice() -> None:
     assert sa.choose_auth_method({}, False) == "none"
     assert sa.choose_auth_method({}, True) == "client_secret_basic"
     assert sa.choose_auth_method({"token_endpoint_auth_methods_supported": ["client_secret_post"]}, True) == (
-        "client_secret_post")
+        "client_secret_post"
+    )
     assert sa.choose_auth_method({}, True, "client_secret_post") == "client_secret_post"
 
 
@@ -186,8 +192,15 @@ def test_token_request_methods() -> None:
 
 def test_authorization_url() -> None:
     pkce = sa.Pkce.from_random(bytes(32))
-    url = sa.authorization_url("https://a/authorize?x=1", client_id="c", redirect_uri="http://127.0.0.1/cb",
-                               pkce=pkce, state="st", resource="https://h/mcp", scope=None)
+    url = sa.authorization_url(
+        "https://a/authorize?x=1",
+        client_id="c",
+        redirect_uri="http://127.0.0.1/cb",
+        pkce=pkce,
+        state="st",
+        resource="https://h/mcp",
+        scope=None,
+    )
     q = parse_qs(urlsplit(url).query)
     assert q["x"] == ["1"] and q["code_challenge_method"] == ["S256"] and q["resource"] == ["https://h/mcp"]
     assert "scope" not in q and q["state"] == ["st"]
@@ -214,8 +227,9 @@ def test_callback_checks() -> None:
 
 
 def test_token_response_ok() -> None:
-    body = json.dumps({"access_token": "AT", "token_type": "bearer", "expires_in": 60,
-                       "refresh_token": "RT", "scope": "a"}).encode()
+    body = json.dumps(
+        {"access_token": "AT", "token_type": "bearer", "expires_in": 60, "refresh_token": "RT", "scope": "a"}
+    ).encode()
     tokens = sa.parse_token_response(200, body, now=100.0)
     assert tokens.access_token == "AT" and tokens.refresh_token == "RT" and tokens.expires_at == 160.0
     assert "AT" not in repr(tokens) and "RT" not in repr(tokens)

@@ -17,8 +17,19 @@ from keyring.backends import fail, null
 from keyring.errors import KeyringError, PasswordDeleteError
 
 from trimcp._trio.oauth.store import (
-    FallbackStore, FileStore, InsecureFileError, KeyringStore, MemoryStore, Secret,
-    StoreUnavailable, TokenStore, default_store, is_expired, redact, stamp_expiry, token_key,
+    FallbackStore,
+    FileStore,
+    InsecureFileError,
+    KeyringStore,
+    MemoryStore,
+    Secret,
+    StoreUnavailable,
+    TokenStore,
+    default_store,
+    is_expired,
+    redact,
+    stamp_expiry,
+    token_key,
 )
 
 TOKEN = "sekrit-access-token-6f1d2c"
@@ -341,7 +352,8 @@ async def test_file_store_corrupt_is_clear_error_without_content(tmp_path: Path)
 
 
 async def test_without_the_keyring_package_tokens_stay_in_memory_and_the_hint_says_why(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     # keyring is an optional extra (trimcp[keyring]); a plain install must still work.
     monkeypatch.setitem(sys.modules, "keyring", None)  # import keyring -> ImportError

@@ -51,7 +51,11 @@ def make_jwt(**claims: Any) -> str:
 def test_jwt_bearer_form_is_rfc7523_section_2_1() -> None:
     assert sg.jwt_bearer_form(assertion="a.b.c") == {"grant_type": JWT_BEARER, "assertion": "a.b.c"}
     assert sg.jwt_bearer_form(assertion="a.b.c", scope="read", resource="https://mcp.example/mcp") == {
-        "grant_type": JWT_BEARER, "assertion": "a.b.c", "scope": "read", "resource": "https://mcp.example/mcp"}
+        "grant_type": JWT_BEARER,
+        "assertion": "a.b.c",
+        "scope": "read",
+        "resource": "https://mcp.example/mcp",
+    }
     with pytest.raises(sa.OAuthError) as info:
         sg.jwt_bearer_form(assertion="")
     assert info.value.error == "invalid_request"
@@ -67,8 +71,9 @@ def test_unverified_claims_reads_the_payload_and_refuses_garbage() -> None:
 
 def test_check_assertion_expiry_and_audience() -> None:
     sg.check_assertion({"exp": NOW + 60, "aud": "https://as.example"}, now=NOW, audience="https://as.example/")
-    sg.check_assertion({"exp": NOW + 60, "aud": ["other", "https://as.example/"]}, now=NOW,
-                       audience="https://as.example")
+    sg.check_assertion(
+        {"exp": NOW + 60, "aud": ["other", "https://as.example/"]}, now=NOW, audience="https://as.example"
+    )
     sg.check_assertion({}, now=NOW, audience="https://as.example")  # nothing to judge: the server decides
     with pytest.raises(sa.OAuthError, match="expired"):
         sg.check_assertion({"exp": NOW - 1}, now=NOW)
@@ -96,9 +101,14 @@ class WifAuthServer:
     async def __call__(self, req: Req, reply: Reply) -> None:
         path = urlsplit(req.target).path
         if path == "/.well-known/oauth-authorization-server":
-            await reply.json({"issuer": self.issuer, "token_endpoint": f"{self.base}/token",
-                              "grant_types_supported": [JWT_BEARER],
-                              "token_endpoint_auth_methods_supported": ["none"]})
+            await reply.json(
+                {
+                    "issuer": self.issuer,
+                    "token_endpoint": f"{self.base}/token",
+                    "grant_types_supported": [JWT_BEARER],
+                    "token_endpoint_auth_methods_supported": ["none"],
+                }
+            )
         elif path == "/token":
             form = {k: v[0] for k, v in parse_qs(req.body.decode()).items()}
             self.token_requests.append(form)
@@ -117,7 +127,10 @@ class WifAuthServer:
 
 
 async def _run(
-    auth: WifAuthServer, make_provider: Callable[[WifAuthServer], WorkloadIdentityProvider], *, fails: bool = False,
+    auth: WifAuthServer,
+    make_provider: Callable[[WifAuthServer], WorkloadIdentityProvider],
+    *,
+    fails: bool = False,
 ) -> str:
     """Connect and list the tools; with ``fails``, return the connection error's text instead."""
     async with serve(auth) as as_server:
@@ -125,8 +138,9 @@ async def _run(
         mcp = ProtectedMcp(auth)  # type: ignore[arg-type]  # duck-typed: issuer + access
         async with serve(mcp) as mcp_server:
             mcp.base = f"http://127.0.0.1:{mcp_server.port}"
-            client = trimcp.open_client(mcp_server.url, revision="2025-11-25", auth=make_provider(auth),
-                                        timeouts=trimcp.Timeouts(connect=10))
+            client = trimcp.open_client(
+                mcp_server.url, revision="2025-11-25", auth=make_provider(auth), timeouts=trimcp.Timeouts(connect=10)
+            )
             if fails:
                 with pytest.raises(trimcp.TrimcpError) as info:
                     async with client:
@@ -142,13 +156,21 @@ async def test_workload_jwt_is_the_grant() -> None:
 
     def provider(auth: WifAuthServer) -> WorkloadIdentityProvider:
         jwts["valid"] = make_jwt(iss="https://platform", sub="wl", aud=auth.issuer, exp=NOW + 300)
-        return WorkloadIdentityProvider(assertion=jwts["valid"], client_id="wl-client", clock=lambda: NOW,
-                                        trust_issuer=_trust_loopback)
+        return WorkloadIdentityProvider(
+            assertion=jwts["valid"], client_id="wl-client", clock=lambda: NOW, trust_issuer=_trust_loopback
+        )
 
     auth = WifAuthServer()
     url = await _run(auth, provider)
-    assert auth.token_requests == [{"grant_type": JWT_BEARER, "assertion": jwts["valid"], "scope": "read",
-                                    "resource": url, "client_id": "wl-client"}]
+    assert auth.token_requests == [
+        {
+            "grant_type": JWT_BEARER,
+            "assertion": jwts["valid"],
+            "scope": "read",
+            "resource": url,
+            "client_id": "wl-client",
+        }
+    ]
 
 
 async def test_expired_assertion_is_fetched_once_more() -> None:

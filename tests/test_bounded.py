@@ -44,40 +44,50 @@ def test_a_budget_raises_at_the_spend_that_passes_its_limit() -> None:
 # ---------------------------------------------------------------- patterns: the dialect
 
 
-@pytest.mark.parametrize(("pattern", "text", "expected"), [
-    (r"^\u0041$", "A", True),
-    (r"^\u{1F600}$", "\U0001F600", True),
-    (r"^\uD83D\uDE00$", "\U0001F600", True),  # a surrogate pair is one code point
-    (r"^\x41\cA$", "A\x01", True),
-    (r"^a\0b$", "a\x00b", True),
-    (r"^.$", "\n", False),
-    (r"^.$", "\r", False),  # ECMA-262's dot excludes every line terminator
-    (r"^.$", "\u2028", False),
-    (r"^.$", "é", True),
-    (r"^\s$", "\u00a0", True),  # ECMA-262's \s is Unicode
-    (r"^\s$", "\u3000", True),
-    (r"^\S$", "\u00a0", False),
-    (r"^[\s]$", "\ufeff", True),
-    (r"^a$", "a\n", False),  # $ is the end of the input, not before a final newline
-    (r"^[]$", "", False),  # [] matches nothing
-    (r"^[^]$", "\n", True),  # [^] matches anything
-    (r"^[[]$", "[", True),
-    (r"^[\b]$", "\x08", True),
-    (r"^\a\e$", "ae", True),  # identity escapes of letters
-    (r"^\/\-$", "/-", True),
-    (r"^(?<year>\d{4})$", "2026", True),
-    (r"^\d+$", "١٢", False),  # \d is ASCII in both
-    (r"\p{Lu}", "É", True),
-    (r"x{", "x{", True),  # a brace that is no quantifier is itself
-])
+@pytest.mark.parametrize(
+    ("pattern", "text", "expected"),
+    [
+        (r"^\u0041$", "A", True),
+        (r"^\u{1F600}$", "\U0001f600", True),
+        (r"^\uD83D\uDE00$", "\U0001f600", True),  # a surrogate pair is one code point
+        (r"^\x41\cA$", "A\x01", True),
+        (r"^a\0b$", "a\x00b", True),
+        (r"^.$", "\n", False),
+        (r"^.$", "\r", False),  # ECMA-262's dot excludes every line terminator
+        (r"^.$", "\u2028", False),
+        (r"^.$", "é", True),
+        (r"^\s$", "\u00a0", True),  # ECMA-262's \s is Unicode
+        (r"^\s$", "\u3000", True),
+        (r"^\S$", "\u00a0", False),
+        (r"^[\s]$", "\ufeff", True),
+        (r"^a$", "a\n", False),  # $ is the end of the input, not before a final newline
+        (r"^[]$", "", False),  # [] matches nothing
+        (r"^[^]$", "\n", True),  # [^] matches anything
+        (r"^[[]$", "[", True),
+        (r"^[\b]$", "\x08", True),
+        (r"^\a\e$", "ae", True),  # identity escapes of letters
+        (r"^\/\-$", "/-", True),
+        (r"^(?<year>\d{4})$", "2026", True),
+        (r"^\d+$", "١٢", False),  # \d is ASCII in both
+        (r"\p{Lu}", "É", True),
+        (r"x{", "x{", True),  # a brace that is no quantifier is itself
+    ],
+)
 def test_ecma_262_means_the_same_in_re2(pattern: str, text: str, expected: bool) -> None:
     assert matches(pattern, text) is expected
 
 
-@pytest.mark.parametrize(("pattern", "reason"), [
-    ("(?=a)a", "lookaround"), ("(?<!a)b", "lookaround"), (r"(a)\1", "backreference"),
-    (r"(?<n>a)\k<n>", "named backreference"), (r"\uD800", "lone surrogate"), ("[a", "unterminated"),
-])
+@pytest.mark.parametrize(
+    ("pattern", "reason"),
+    [
+        ("(?=a)a", "lookaround"),
+        ("(?<!a)b", "lookaround"),
+        (r"(a)\1", "backreference"),
+        (r"(?<n>a)\k<n>", "named backreference"),
+        (r"\uD800", "lone surrogate"),
+        ("[a", "unterminated"),
+    ],
+)
 def test_what_re2_cannot_run_is_unsupported(pattern: str, reason: str) -> None:
     with pytest.raises(Unsupported, match=reason):
         to_re2(pattern)
@@ -165,8 +175,7 @@ def test_pattern_keywords_run_in_re2() -> None:
     assert [e.message for e in verdict.errors] == ["'" + "a" * 40 + "!' does not match '(a+)+$'"]
     schema = {"type": "object", "patternProperties": {"^x": {"type": "integer"}}, "additionalProperties": False}
     messages = sorted(e.message for e in check(schema, {"xa": "s", "y": 1}).errors)
-    assert messages == ["'s' is not of type 'integer'",
-                        "Additional properties are not allowed ('y' was unexpected)"]
+    assert messages == ["'s' is not of type 'integer'", "Additional properties are not allowed ('y' was unexpected)"]
     assert check(schema, {"xa": 1}).valid
 
 
@@ -186,8 +195,11 @@ def test_unevaluated_properties_beside_pattern_properties_is_not_enforced() -> N
 
 def test_a_subschema_naming_another_draft_is_still_bounded() -> None:
     # jsonschema's own evolve would hand this subschema to the unbounded draft-07 class.
-    schema = {"properties": {"a": {"$schema": "http://json-schema.org/draft-07/schema#",
-                                   "type": "string", "pattern": "(?=a)a"}}}
+    schema = {
+        "properties": {
+            "a": {"$schema": "http://json-schema.org/draft-07/schema#", "type": "string", "pattern": "(?=a)a"}
+        }
+    }
     verdict = check(schema, {"a": "b"})
     assert verdict.valid and "lookaround" in verdict.unchecked[0]
 
@@ -264,8 +276,10 @@ def test_formats_are_asserted_only_when_asked() -> None:
 
 
 def test_a_forms_hostile_default_is_judged_in_linear_time() -> None:
-    schema = {"type": "object", "properties": {
-        "code": {"type": "string", "pattern": "(a+)+$", "default": "a" * 30 + "!"}}}
+    schema = {
+        "type": "object",
+        "properties": {"code": {"type": "string", "pattern": "(a+)+$", "default": "a" * 30 + "!"}},
+    }
     [field], problems = form_fields(schema)
     assert problems == {} and field.default is None  # the default breaks the pattern: not applied
     assert validate_form(schema, {"code": "a" * 30 + "!"}).errors == {"code": "must match /(a+)+$/"}
@@ -281,8 +295,10 @@ def test_a_form_pattern_re2_cannot_run_is_shown_and_reported_unchecked() -> None
 
 
 def test_a_forms_patterns_share_one_budget() -> None:
-    schema = {"type": "object", "properties": {
-        f"f{i}": {"type": "string", "pattern": "(a|b)*a(a|b){20}"} for i in range(50)}}
+    schema = {
+        "type": "object",
+        "properties": {f"f{i}": {"type": "string", "pattern": "(a|b)*a(a|b){20}"} for i in range(50)},
+    }
     result = validate_form(schema, {f"f{i}": "a" * 50_000 for i in range(50)}, budget=WorkBudget(100_000))
     assert result.ok and len(result.unchecked) > 40
     assert all("budget" in why for why in result.unchecked.values())

@@ -28,11 +28,11 @@ import trio
 from trimcp import ConnectError
 from trimcp._trio.stream import MessageStream
 from trimcp.conformance import run_checks
-from trimcp.conformance.runner import TargetUnreachable
 from trimcp.conformance.catalog import CATALOG, HANDSHAKE, STATELESS, core
-from trimcp.conformance.model import Level, Report, Status
 from trimcp.conformance.checks.probes import tamper
+from trimcp.conformance.model import Level, Report, Status
 from trimcp.conformance.recorder import RecordingStream
+from trimcp.conformance.runner import TargetUnreachable
 from trimcp.conformance.validate import validate_conversation
 from trimcp.conformance.values import example_arguments
 from trimcp.reference.server import build_server
@@ -69,19 +69,44 @@ def _assert_complete_report(report: Report) -> None:
 
 
 STATELESS_PASSES = (
-    "discover.result", "discover.server-info", "stateless.result-type", "stateless.server-info",
-    "stateless.unsupported-version", "stateless.missing-envelope", "stateless.log-level",
-    "mrtr.input-required", "mrtr.tampered-state", "caching.hints", "subscriptions.listen",
+    "discover.result",
+    "discover.server-info",
+    "stateless.result-type",
+    "stateless.server-info",
+    "stateless.unsupported-version",
+    "stateless.missing-envelope",
+    "stateless.log-level",
+    "mrtr.input-required",
+    "mrtr.tampered-state",
+    "caching.hints",
+    "subscriptions.listen",
 )
 COMMON_PASSES = (
-    "jsonrpc.valid-messages", "jsonrpc.unknown-method", "jsonrpc.ids", "schema.messages",
-    "capabilities.notifications", "tools.list", "tools.input-schema", "tools.unique-names",
-    "tools.unknown-tool", "resources.list", "resources.templates", "resources.read",
-    "resources.unknown", "prompts.list", "prompts.get", "completion.complete", "pagination.cursors",
+    "jsonrpc.valid-messages",
+    "jsonrpc.unknown-method",
+    "jsonrpc.ids",
+    "schema.messages",
+    "capabilities.notifications",
+    "tools.list",
+    "tools.input-schema",
+    "tools.unique-names",
+    "tools.unknown-tool",
+    "resources.list",
+    "resources.templates",
+    "resources.read",
+    "resources.unknown",
+    "prompts.list",
+    "prompts.get",
+    "completion.complete",
+    "pagination.cursors",
 )
 HANDSHAKE_PASSES = (
-    "lifecycle.initialize", "lifecycle.version", "lifecycle.server-info",
-    "lifecycle.unsupported-version", "lifecycle.ping", "logging.set-level",
+    "lifecycle.initialize",
+    "lifecycle.version",
+    "lifecycle.server-info",
+    "lifecycle.unsupported-version",
+    "lifecycle.ping",
+    "logging.set-level",
 )
 
 
@@ -136,8 +161,10 @@ async def test_run_checks_reference_pinned(revision: str, autojump_clock: trio.a
         assert results[check_id].status is Status.PASS, results[check_id]
     if revision in HANDSHAKE:
         # Every initialize of the run was judged (handshake.check_version_same), the pinned one too.
-        assert f"asking {revision}" in results["lifecycle.version"].detail or \
-            f", {revision}" in results["lifecycle.version"].detail
+        assert (
+            f"asking {revision}" in results["lifecycle.version"].detail
+            or f", {revision}" in results["lifecycle.version"].detail
+        )
         assert "answered with itself whenever asked" in results["lifecycle.version"].detail
         assert results["resources.unknown"].level is Level.SHOULD
     assert results["schema.messages"].detail.endswith(f"({revision})")
@@ -183,8 +210,7 @@ async def test_gating_probe_runs_on_its_own_connection(revision: str) -> None:
     assert "prompts/list" not in methods(main)
     # The gating probe's connection comes first (the feature probes ask prompts/list too, later).
     gating_probe = next(c for c in probes if "prompts/list" in methods(c))
-    opening = (["server/discover"] if revision == "2026-07-28"
-               else ["initialize", "notifications/initialized"])
+    opening = ["server/discover"] if revision == "2026-07-28" else ["initialize", "notifications/initialized"]
     assert methods(gating_probe) == [*opening, "prompts/list"]
 
 
@@ -211,7 +237,11 @@ async def test_run_checks_unreachable_connector() -> None:
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "trimcp.cli", *args],
-        capture_output=True, text=True, timeout=CLI_TIMEOUT, cwd=REPO, check=False,
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT,
+        cwd=REPO,
+        check=False,
     )
 
 
@@ -501,8 +531,16 @@ def test_example_arguments_simple_values() -> None:
         "required": ["choice", "count", "fixed", "low", "ratio", "text", "long", "flag", "items", "maybe"],
     }
     assert example_arguments(schema) == {
-        "choice": "x", "count": 7, "fixed": "k", "low": 3, "ratio": 0.5, "text": "test",
-        "long": "t" * 10, "flag": False, "items": [], "maybe": 1,
+        "choice": "x",
+        "count": 7,
+        "fixed": "k",
+        "low": 3,
+        "ratio": 0.5,
+        "text": "test",
+        "long": "t" * 10,
+        "flag": False,
+        "items": [],
+        "maybe": 1,
     }
 
 
@@ -531,7 +569,11 @@ def test_example_arguments_nested_object() -> None:
     [
         None,
         "not a schema",
-        {"type": "object", "properties": {"x": {"oneOf": [{"type": "string"}, {"type": "integer"}]}}, "required": ["x"]},
+        {
+            "type": "object",
+            "properties": {"x": {"oneOf": [{"type": "string"}, {"type": "integer"}]}},
+            "required": ["x"],
+        },
         {"type": "object", "properties": {"x": {"$ref": "#/$defs/X"}}, "required": ["x"]},
         {"type": "object", "required": ["undeclared"]},
         {
@@ -587,8 +629,15 @@ def test_validate_duplicate_answer() -> None:
 
 def test_validate_schema_error_path() -> None:
     received = [
-        _msg({"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "ok", "inputSchema": {"type": "object"}},
-                                                              {"inputSchema": {"type": "object"}}]}}),
+        _msg(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "result": {
+                    "tools": [{"name": "ok", "inputSchema": {"type": "object"}}, {"inputSchema": {"type": "object"}}]
+                },
+            }
+        ),
         _msg({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "no level"}}),
     ]
     outcome = validate_conversation(received, {1: "tools/list"})
@@ -640,7 +689,13 @@ def test_validate_per_revision() -> None:
     outcome = validate_conversation(received[1:2], sent, "2025-11-25")
     assert outcome.schema_errors == []
     # ...but a task notification is not one of 2025-06-18's.
-    task = {"taskId": "t", "status": "working", "createdAt": "2025-01-01T00:00:00Z", "lastUpdatedAt": "2025-01-01T00:00:00Z", "ttl": None}
+    task = {
+        "taskId": "t",
+        "status": "working",
+        "createdAt": "2025-01-01T00:00:00Z",
+        "lastUpdatedAt": "2025-01-01T00:00:00Z",
+        "ttl": None,
+    }
     note = _msg({"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": task})
     assert validate_conversation([note], {}, "2025-06-18").schema_errors == [
         "notifications/tasks/status does not exist in revision 2025-06-18"
@@ -668,10 +723,21 @@ def test_catalog_revisions() -> None:
     # The first checks (catalog/core.py); the area modules test their own revisions.
     stateless_only = [c for c, e in eras.items() if e == ("stateless",) and c in {s.id for s in core.SPECS}]
     assert set(stateless_only) == {
-        "discover.result", "discover.server-info", "stateless.result-type", "stateless.server-info",
-        "stateless.unsupported-version", "stateless.missing-envelope", "stateless.log-level",
-        "mrtr.input-required", "mrtr.tampered-state", "caching.hints", "subscriptions.listen",
-        "http.method-header", "http.no-get", "stateless.partial-envelope", "stateless.missing-capability-data",
+        "discover.result",
+        "discover.server-info",
+        "stateless.result-type",
+        "stateless.server-info",
+        "stateless.unsupported-version",
+        "stateless.missing-envelope",
+        "stateless.log-level",
+        "mrtr.input-required",
+        "mrtr.tampered-state",
+        "caching.hints",
+        "subscriptions.listen",
+        "http.method-header",
+        "http.no-get",
+        "stateless.partial-envelope",
+        "stateless.missing-capability-data",
     }
     assert CATALOG["tools.name-format"].revisions == ("2025-11-25", "2026-07-28")
     assert CATALOG["tools.structured-output"].revisions == ("2025-06-18", "2025-11-25", "2026-07-28")

@@ -36,7 +36,17 @@ from trimcp.conformance.rawhttp import RawClient
 from trimcp.conformance.results import Results
 
 HELPERS = Path(__file__).resolve().parent / "helpers"
-F, S, ST, TL, F26, B, T, H, L = "features", "server", "stateless", "tools", "features26", "basic", "tasks", "http", "sse"
+F, S, ST, TL, F26, B, T, H, L = (
+    "features",
+    "server",
+    "stateless",
+    "tools",
+    "features26",
+    "basic",
+    "tasks",
+    "http",
+    "sse",
+)
 FAIL, WARN = Status.FAIL, Status.WARN
 
 #: check id -> (family, pass mode, fail mode, status of the fail mode)
@@ -216,23 +226,38 @@ EXEMPT: dict[str, str] = {
     "http.method-header": "tests/test_check_http26.py (bad_http26) covers the 2026 header rules",
     "http.no-get": "tests/test_check_http26.py (bad_http26)",
     "cancellation.task-requests": "read off recordings: tests/test_check_progress_rules.py (the harness answers "
-                                  "each server request before reading the next, so no live fake makes it certain)",
+    "each server request before reading the next, so no live fake makes it certain)",
     "progress.server-tokens": "no good fake sends a server request with a progressToken: "
-                              "tests/test_check_progress_rules.py (and bad_basic float-progress-token)",
+    "tests/test_check_progress_rules.py (and bad_basic float-progress-token)",
     "jsonrpc.request-ids-in-flight": "read off recordings: tests/test_check_progress_rules.py (as above)",
     "stateless.missing-capability-data": "read off recorded -32021 errors: tests/test_check_contract.py judges "
-                                         "passing and failing recordings",
+    "passing and failing recordings",
 }
 # The stateless HTTP rules (bad_http26), authorization (bad_auth: OAuth fakes with their own
 # harness), the MCP Apps and tasks extensions, and the 2026 wire rules: their fakes run under
 # harnesses of their own files, not wired into this table yet.
-EXEMPT.update({c: "tests/test_check_http26.py (bad_http26): not wired into this table yet"
-               for c in CATALOG if c.startswith("http26.")})
-EXEMPT.update({c: "tests/test_check_auth_rules.py (bad_auth, OAuth fakes): not wired into this table yet"
-               for c in CATALOG if c.startswith("auth.")})
+EXEMPT.update(
+    {
+        c: "tests/test_check_http26.py (bad_http26): not wired into this table yet"
+        for c in CATALOG
+        if c.startswith("http26.")
+    }
+)
+EXEMPT.update(
+    {
+        c: "tests/test_check_auth_rules.py (bad_auth, OAuth fakes): not wired into this table yet"
+        for c in CATALOG
+        if c.startswith("auth.")
+    }
+)
 EXEMPT.update({c: "tests/test_apps.py: not wired into this table yet" for c in CATALOG if c.startswith("apps.")})
-EXEMPT.update({c: "tests/test_check_tasks.py (the tasks extension of 2026-07-28): not wired into this table yet"
-               for c in CATALOG if c.startswith("ext-tasks.")})
+EXEMPT.update(
+    {
+        c: "tests/test_check_tasks.py (the tasks extension of 2026-07-28): not wired into this table yet"
+        for c in CATALOG
+        if c.startswith("ext-tasks.")
+    }
+)
 #: EXEMPT may only shrink: lower this when a check moves into AUDIT.
 #: (72 -> 79: auth.token-audience, auth.expired-token, auth.insufficient-scope and
 #: auth.task-binding came with fakes of their own, tests/test_check_auth_tokens.py;
@@ -246,9 +271,11 @@ def _stdio(script: str, revision: str | None = None, **kwargs: Any) -> Runner:
     async def run(mode: str) -> dict[str, CheckResult]:
         rev = "2025-06-18" if mode.startswith("legacy-") else revision
         connect = connector_for([sys.executable, str(HELPERS / script), "--mode", mode], connect_timeout=20)
-        report = await run_checks(connect, target=f"{script} {mode}", revision=rev, connect_timeout=20,
-                                  request_timeout=20, **kwargs)
+        report = await run_checks(
+            connect, target=f"{script} {mode}", revision=rev, connect_timeout=20, request_timeout=20, **kwargs
+        )
         return {r.id: r for r in report.results}
+
     return run
 
 
@@ -272,6 +299,7 @@ def _http(fake: type[Any], revision: str, transport: str) -> Runner:
             # must not look like a server that never answered.
             await check_http_transport(rec, url, revision, RawClient(20.0), transport)
         return rec.results
+
     return run
 
 
@@ -296,8 +324,10 @@ def _fake(family: str, mode: str) -> tuple[str, str]:
 @pytest.fixture(scope="module")
 def outcomes() -> dict[tuple[str, str], dict[str, CheckResult]]:
     """Every fake the table names, run once, all at the same time."""
-    wanted = sorted({_fake(f, m) for f, ok, bad, _ in AUDIT.values() for m in (ok, bad)}
-                    | {(f, m) for f, m, _ in WRONG_VALUES.values()})
+    wanted = sorted(
+        {_fake(f, m) for f, ok, bad, _ in AUDIT.values() for m in (ok, bad)}
+        | {(f, m) for f, m, _ in WRONG_VALUES.values()}
+    )
     found: dict[tuple[str, str], dict[str, CheckResult]] = {}
 
     async def one(key: tuple[str, str], limit: trio.CapacityLimiter) -> None:

@@ -40,8 +40,14 @@ AuthServer = BadAuthServer
 class NoPkceAuthServer(AuthServer):
     async def __call__(self, req: Req, reply: Reply) -> None:
         if urlsplit(req.target).path == "/.well-known/openid-configuration/tenant":
-            await reply.json({"issuer": self.issuer, "authorization_endpoint": f"{self.base}/authorize",
-                              "token_endpoint": f"{self.base}/token", "registration_endpoint": f"{self.base}/register"})
+            await reply.json(
+                {
+                    "issuer": self.issuer,
+                    "authorization_endpoint": f"{self.base}/authorize",
+                    "token_endpoint": f"{self.base}/token",
+                    "registration_endpoint": f"{self.base}/register",
+                }
+            )
             return
         await super().__call__(req, reply)
 
@@ -102,8 +108,14 @@ async def test_unprotected_server_skips_auth_checks(tmp_path: Path) -> None:
 class BadIssuerAuthServer(AuthServer):
     async def __call__(self, req: Req, reply: Reply) -> None:
         if urlsplit(req.target).path == "/.well-known/openid-configuration/tenant":
-            await reply.json({"issuer": f"{self.base}/other", "authorization_endpoint": f"{self.base}/authorize",
-                              "token_endpoint": f"{self.base}/token", "code_challenge_methods_supported": ["S256"]})
+            await reply.json(
+                {
+                    "issuer": f"{self.base}/other",
+                    "authorization_endpoint": f"{self.base}/authorize",
+                    "token_endpoint": f"{self.base}/token",
+                    "code_challenge_methods_supported": ["S256"],
+                }
+            )
             return
         await super().__call__(req, reply)
 

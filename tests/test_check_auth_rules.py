@@ -103,8 +103,12 @@ _FAILS: dict[str, str | list[str]] = {
     "legacy-none": ["auth.legacy-metadata", "auth.legacy-discovery"],
 }
 _REVISION = {
-    "offline-access": "2026-07-28", "no-resource-metadata": "2025-06-18", "no-registration": "2025-06-18",
-    "iss-unadvertised": "2026-07-28", "iss-errors-unadvertised": "2026-07-28", "legacy-defaults": "2025-03-26",
+    "offline-access": "2026-07-28",
+    "no-resource-metadata": "2025-06-18",
+    "no-registration": "2025-06-18",
+    "iss-unadvertised": "2026-07-28",
+    "iss-errors-unadvertised": "2026-07-28",
+    "legacy-defaults": "2025-03-26",
     "legacy-none": "2025-03-26",
 }
 
@@ -136,8 +140,13 @@ async def test_defect_fails_its_check(mode: str) -> None:
 
 def test_https_endpoints_pass_and_fail() -> None:
     ok = Results("2025-11-25")
-    _https(ok, Discovered(prm={"authorization_servers": ["https://as.example.com"]}, as_metadata={
-        "issuer": "https://as.example.com", "token_endpoint": "https://as.example.com/token"}))
+    _https(
+        ok,
+        Discovered(
+            prm={"authorization_servers": ["https://as.example.com"]},
+            as_metadata={"issuer": "https://as.example.com", "token_endpoint": "https://as.example.com/token"},
+        ),
+    )
     [row] = [r for r in ok.finish("-") if r.id == "auth.https-endpoints"]
     assert row.status is Status.PASS and "3 URLs" in row.detail
     bad = Results("2025-11-25")

@@ -29,8 +29,13 @@ from trimcp.conformance.checks.auth_binding import BINDING_CHECKS, AuthTokens
 from trimcp.conformance.model import CheckResult, Level, Status
 from trimcp.conformance.results import Results
 
-EVERY = AuthTokens(valid="AT-alice", other_resource="AT-other-aud", expired="AT-expired",
-                   insufficient_scope="AT-narrow", second="AT-bob")
+EVERY = AuthTokens(
+    valid="AT-alice",
+    other_resource="AT-other-aud",
+    expired="AT-expired",
+    insufficient_scope="AT-narrow",
+    second="AT-bob",
+)
 SECRETS = ("AT-alice", "AT-other-aud", "AT-expired", "AT-narrow", "AT-bob")
 
 
@@ -121,10 +126,15 @@ async def test_defect_fails_its_check(mode: str) -> None:
         assert "yet identity A's task is now cancelled" in bad.detail
 
 
-@pytest.mark.parametrize(("field", "option"), [
-    ("other_resource", "--auth-token-other-resource"), ("expired", "--auth-token-expired"),
-    ("insufficient_scope", "--auth-token-insufficient-scope"), ("second", "--auth-token-second"),
-])
+@pytest.mark.parametrize(
+    ("field", "option"),
+    [
+        ("other_resource", "--auth-token-other-resource"),
+        ("expired", "--auth-token-expired"),
+        ("insufficient_scope", "--auth-token-insufficient-scope"),
+        ("second", "--auth-token-second"),
+    ],
+)
 async def test_absent_token_skips_its_check(field: str, option: str) -> None:
     given = {f: getattr(EVERY, f) for f in ("valid", "other_resource", "expired", "insufficient_scope", "second")}
     del given[field]
@@ -155,11 +165,16 @@ async def test_a_token_that_lacks_nothing_is_not_judged() -> None:
 def test_token_values_from_env_and_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("T_SECOND", "AT-bob\n")
     (tmp_path / "tok").write_text("AT-expired\n")
-    ns = argparse.Namespace(auth_token_valid="AT-alice", auth_token_second="env:T_SECOND",
-                            auth_token_expired=f"@{tmp_path / 'tok'}")
+    ns = argparse.Namespace(
+        auth_token_valid="AT-alice", auth_token_second="env:T_SECOND", auth_token_expired=f"@{tmp_path / 'tok'}"
+    )
     tokens = _auth_tokens(ns)
     assert (tokens.valid, tokens.second, tokens.expired, tokens.other_resource) == (
-        "AT-alice", "AT-bob", "AT-expired", None)
+        "AT-alice",
+        "AT-bob",
+        "AT-expired",
+        None,
+    )
     assert "AT-" not in repr(tokens)
     with pytest.raises(UsageError, match="T_UNSET"):
         _auth_tokens(argparse.Namespace(auth_token_valid="env:T_UNSET"))
@@ -171,9 +186,18 @@ def test_token_values_from_env_and_file(tmp_path: Path, monkeypatch: pytest.Monk
 async def test_check_run_hides_every_token(fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("T_VALID", "AT-alice")
     (tmp_path / "second").write_text("AT-bob")
-    opts = ["--auth-token", "env:T_VALID", "--auth-token-second", f"@{tmp_path / 'second'}",
-            "--auth-token-other-resource", "AT-other-aud", "--auth-token-expired", "AT-expired",
-            "--auth-token-insufficient-scope", "AT-narrow"]
+    opts = [
+        "--auth-token",
+        "env:T_VALID",
+        "--auth-token-second",
+        f"@{tmp_path / 'second'}",
+        "--auth-token-other-resource",
+        "AT-other-aud",
+        "--auth-token-expired",
+        "AT-expired",
+        "--auth-token-insufficient-scope",
+        "AT-narrow",
+    ]
     async with token_servers("tasks-shared") as servers:
         run = await run_cli(["check", servers.url, "--format", fmt, "--revision", "2025-11-25", *opts], tmp_path)
     assert run.out, run.err
@@ -194,12 +218,20 @@ async def test_config_run_takes_the_tokens_for_the_one_server_named(tmp_path: Pa
     opts = ["--auth-token", "AT-alice", "--auth-token-expired", "AT-expired"]
     async with token_servers("tasks-shared") as servers:
         config = tmp_path / "servers.json"
-        config.write_text(json.dumps({"mcpServers": {
-            "guarded": {"type": "http", "url": servers.url},
-            "other": {"command": "true"},
-        }}))
-        run = await run_cli(["check", "--config", str(config), "guarded", "--format", "json",
-                             "--revision", "2025-11-25", *opts], tmp_path)
+        config.write_text(
+            json.dumps(
+                {
+                    "mcpServers": {
+                        "guarded": {"type": "http", "url": servers.url},
+                        "other": {"command": "true"},
+                    }
+                }
+            )
+        )
+        run = await run_cli(
+            ["check", "--config", str(config), "guarded", "--format", "json", "--revision", "2025-11-25", *opts],
+            tmp_path,
+        )
         whole = await run_cli(["check", "--config", str(config), *opts], tmp_path)
     checks = {c["id"]: c for c in json.loads(run.out)["checks"]}
     assert checks["lifecycle.initialize"]["status"] == "pass", run.err

@@ -31,7 +31,11 @@ BAD = str(REPO / "tests" / "helpers" / "bad_basic.py")
 def run(mode: str) -> dict[str, dict[str, Any]]:
     proc = subprocess.run(
         [sys.executable, "-m", "trimcp.cli", "check", "--format", "json", "--", sys.executable, BAD, "--mode", mode],
-        capture_output=True, text=True, timeout=120, cwd=REPO, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        check=False,
     )
     doc = json.loads(proc.stdout)
     return {row["id"]: row for row in doc["checks"]}
@@ -53,13 +57,16 @@ def test_negotiating_down_an_unsupported_revision_is_no_violation() -> None:
     assert rows["lifecycle.version"]["status"] == "pass", rows["lifecycle.version"]
 
 
-@pytest.mark.parametrize(("mode", "check", "words"), [
-    ("notification-with-id", "jsonrpc.valid-messages", "notifications/message with id 'srv-note'"),
-    ("null-id-error", "jsonrpc.ids", "carries id None, not the request's"),
-    ("answers-initialized", "jsonrpc.notification-no-response", "null id"),
-    ("answers-initialized", "jsonrpc.ids", "null id"),
-    ("version-by-capabilities", "lifecycle.version", "asking 2025-11-25 answered with 2025-06-18"),
-])
+@pytest.mark.parametrize(
+    ("mode", "check", "words"),
+    [
+        ("notification-with-id", "jsonrpc.valid-messages", "notifications/message with id 'srv-note'"),
+        ("null-id-error", "jsonrpc.ids", "carries id None, not the request's"),
+        ("answers-initialized", "jsonrpc.notification-no-response", "null id"),
+        ("answers-initialized", "jsonrpc.ids", "null id"),
+        ("version-by-capabilities", "lifecycle.version", "asking 2025-11-25 answered with 2025-06-18"),
+    ],
+)
 def test_each_violation_fails(mode: str, check: str, words: str) -> None:
     row = run(mode)[check]
     assert row["status"] == "fail", row
@@ -100,8 +107,9 @@ def _statuses(*recordings: RecordingStream) -> dict[str, tuple[Status, str]]:
 def test_a_null_id_answers_one_unreadable_text_only() -> None:
     parse_error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}}
     ping = rpc.Request("p", "ping", {})
-    one = _recording([("raw", False), ("recv", parse_error), ("send", ping),
-                      ("recv", {"jsonrpc": "2.0", "id": "p", "result": {}})])
+    one = _recording(
+        [("raw", False), ("recv", parse_error), ("send", ping), ("recv", {"jsonrpc": "2.0", "id": "p", "result": {}})]
+    )
     assert _statuses(one)["jsonrpc.ids"][0] is Status.PASS
     two = _recording([("raw", False), ("recv", parse_error), ("recv", parse_error)])
     status, detail = _statuses(two)["jsonrpc.ids"]
@@ -109,8 +117,10 @@ def test_a_null_id_answers_one_unreadable_text_only() -> None:
 
 
 def test_an_answer_to_a_notification_with_an_invented_id_fails() -> None:
-    steps = [("send", rpc.Notification("notifications/initialized")),
-             ("recv", {"jsonrpc": "2.0", "id": 99, "result": {}})]
+    steps = [
+        ("send", rpc.Notification("notifications/initialized")),
+        ("recv", {"jsonrpc": "2.0", "id": 99, "result": {}}),
+    ]
     results = _statuses(_recording(steps))
     assert results["jsonrpc.notification-no-response"][0] is Status.FAIL
     assert "never sent" in results["jsonrpc.notification-no-response"][1]
@@ -121,12 +131,21 @@ def test_a_revision_listed_in_one_answer_binds_every_other() -> None:
         return rpc.Request(rid, "initialize", {"protocolVersion": version, "capabilities": {}, "clientInfo": {}})
 
     def answer(rid: int, version: str) -> dict[str, Any]:
-        return {"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": version, "capabilities": {},
-                                                        "serverInfo": {"name": "x", "version": "0"}}}
+        return {
+            "jsonrpc": "2.0",
+            "id": rid,
+            "result": {"protocolVersion": version, "capabilities": {}, "serverInfo": {"name": "x", "version": "0"}},
+        }
 
     # Asked 2025-11-25, it answered 2025-06-18 (never answering 2025-11-25): the Otherwise clause.
-    down = _recording([("send", init(0, "2025-11-25")), ("recv", answer(0, "2025-06-18")),
-                       ("send", init(1, "2025-06-18")), ("recv", answer(1, "2025-06-18"))])
+    down = _recording(
+        [
+            ("send", init(0, "2025-11-25")),
+            ("recv", answer(0, "2025-06-18")),
+            ("send", init(1, "2025-06-18")),
+            ("recv", answer(1, "2025-06-18")),
+        ]
+    )
     assert _statuses(down)["lifecycle.version"][0] is Status.PASS
     # Asked 2025-03-26 it answered 2025-06-18, though it answers 2025-03-26 on another connection.
     bad = _recording([("send", init(0, "2025-03-26")), ("recv", answer(0, "2025-06-18"))])

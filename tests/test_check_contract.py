@@ -64,7 +64,13 @@ def _capability_verdict(*answers: dict[str, Any]) -> Any:
 def test_capability_error_with_required_capabilities_passes() -> None:
     result = _capability_verdict(
         {"result": {"resultType": "complete", "content": []}},
-        {"error": {"code": -32021, "message": "needs elicitation", "data": {"requiredCapabilities": {"elicitation": {}}}}},
+        {
+            "error": {
+                "code": -32021,
+                "message": "needs elicitation",
+                "data": {"requiredCapabilities": {"elicitation": {}}},
+            }
+        },
     )
     assert result.status is Status.PASS and "1 -32021" in result.detail
 

@@ -46,8 +46,9 @@ async def _recorded(revision: str | None = None) -> tuple[Any, list[dict[str, An
 async def test_recording_replays_clean(tmp_path: Path, revision: str, autojump_clock: trio.abc.Clock) -> None:
     report, conversation = await _recorded(revision)
     assert conversation and {e["dir"] for e in conversation} == {"send", "recv"}
-    path = write_transcript(tmp_path, conversation, {"target": "reference", "revision": report.revision,
-                                                     "server_info": report.server_info})
+    path = write_transcript(
+        tmp_path, conversation, {"target": "reference", "revision": report.revision, "server_info": report.server_info}
+    )
     assert path == tmp_path / revision / "trimcp-reference.jsonl"
     [transcript] = read_transcripts(tmp_path)
     assert transcript.revision == revision
@@ -77,8 +78,7 @@ async def test_replay_rejects_a_mutated_result(autojump_clock: trio.abc.Clock) -
 async def test_replay_rejects_undeclared_notification_and_garbage(autojump_clock: trio.abc.Clock) -> None:
     _, conversation = await _recorded("2025-11-25")
     entries = copy.deepcopy(conversation)
-    entries.append({"dir": "recv", "message": {"jsonrpc": "2.0", "method": "notifications/tasks/status",
-                                               "params": {}}})
+    entries.append({"dir": "recv", "message": {"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": {}}})
     entries.append({"dir": "recv", "raw": "Server started!"})
     problems = replay(Transcript(entries, {"revision": "2025-11-25"})).problems
     assert any("invalid JSON-RPC" in p for p in problems), problems
@@ -110,8 +110,14 @@ async def test_surface_of_recording_equals_live_surface(autojump_clock: trio.abc
 
 def test_diff_surfaces_names_every_change() -> None:
     tool = {"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}
-    a = {"server": {"name": "s", "version": "1"}, "capabilities": {"tools": {}},
-         "tools": {"echo": tool, "gone": {"name": "gone"}}, "resources": {}, "templates": {}, "prompts": {}}
+    a = {
+        "server": {"name": "s", "version": "1"},
+        "capabilities": {"tools": {}},
+        "tools": {"echo": tool, "gone": {"name": "gone"}},
+        "resources": {},
+        "templates": {},
+        "prompts": {},
+    }
     b = copy.deepcopy(a)
     b["server"]["version"] = "2"
     del b["tools"]["gone"]
@@ -128,23 +134,31 @@ def test_diff_surfaces_names_every_change() -> None:
     ]
     assert diff_surfaces(a, copy.deepcopy(a)) == []
     assert [c.describe() for c in changes if c.section == "tools"] == [
-        '~ tools echo.inputSchema.properties.text.type: "string" -> "integer"', "- tools gone",
+        '~ tools echo.inputSchema.properties.text.type: "string" -> "integer"',
+        "- tools gone",
     ]
 
 
 async def test_check_many_servers_of_a_config(tmp_path: Path) -> None:
     config = tmp_path / "mcp.json"
-    config.write_text(json.dumps({"mcpServers": {
-        "good": {"command": sys.executable, "args": [BAD_SERVER, "--mode", "good"]},
-        "broken": {"command": sys.executable, "args": [BAD_SERVER, "--mode", "bad-tool-schema"]},
-        "off": {"command": sys.executable, "args": [BAD_SERVER], "disabled": True},
-        "nowhere": {"command": str(tmp_path / "no-such-server")},
-        "wrong": {"url": 42},
-    }}))
+    config.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "good": {"command": sys.executable, "args": [BAD_SERVER, "--mode", "good"]},
+                    "broken": {"command": sys.executable, "args": [BAD_SERVER, "--mode", "bad-tool-schema"]},
+                    "off": {"command": sys.executable, "args": [BAD_SERVER], "disabled": True},
+                    "nowhere": {"command": str(tmp_path / "no-such-server")},
+                    "wrong": {"url": 42},
+                }
+            }
+        )
+    )
     progress = io.StringIO()
     with trio.fail_after(240):
-        rows = await run_check_many(str(config), [], revision=None, request_timeout=10, connect_timeout=10,
-                                    progress=progress)
+        rows = await run_check_many(
+            str(config), [], revision=None, request_timeout=10, connect_timeout=10, progress=progress
+        )
     by_name = {r.name: r for r in rows}
     assert [r.name for r in rows][:4] == ["good", "broken", "off", "nowhere"]
     assert by_name["good"].state == "checked" and by_name["good"].report is not None
@@ -205,7 +219,9 @@ def test_cli_record_replay_and_diff(tmp_path: Path) -> None:
     assert doc["ok"] is True and doc["transcripts"][0]["messages"] > 0
     same = cli("diff", str(path), str(path))
     assert (same.returncode, same.stdout) == (
-        0, f"a: recorded (file): {path}\nb: recorded (file): {path}\nthe surfaces are the same\n")
+        0,
+        f"a: recorded (file): {path}\nb: recorded (file): {path}\nthe surfaces are the same\n",
+    )
     # The same server with one tool's schema changed: diff names it and exits 1.
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     for entry in lines:
@@ -228,10 +244,16 @@ def test_cli_check_config_many(tmp_path: Path) -> None:
     from test_check import cli
 
     config = tmp_path / "mcp.json"
-    config.write_text(json.dumps({"mcpServers": {
-        "good": {"command": sys.executable, "args": [BAD_SERVER, "--mode", "good"]},
-        "broken": {"command": sys.executable, "args": [BAD_SERVER, "--mode", "bad-tool-schema"]},
-    }}))
+    config.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "good": {"command": sys.executable, "args": [BAD_SERVER, "--mode", "good"]},
+                    "broken": {"command": sys.executable, "args": [BAD_SERVER, "--mode", "bad-tool-schema"]},
+                }
+            }
+        )
+    )
     proc = cli("check", "--config", str(config))
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.count("trimcp: [") == 2

@@ -45,8 +45,12 @@ from trimcp.server import Context, Server
 from trimcp.testing import serve_in_process
 
 REPO = Path(__file__).resolve().parent.parent
-VERSION_CHECKS = ("stateless.unsupported-version", "http26.missing-version", "http26.legacy-headers",
-                  "versioning.initialize-error")
+VERSION_CHECKS = (
+    "stateless.unsupported-version",
+    "http26.missing-version",
+    "http26.legacy-headers",
+    "versioning.initialize-error",
+)
 
 
 async def _check(url: str) -> dict[str, tuple[Status, str]]:
@@ -123,11 +127,20 @@ def _free_port() -> int:
 @pytest.mark.skipif(importlib.util.find_spec("mcp") is None, reason="the mcp SDK is not installed")
 async def test_official_sdk_over_streamable_http() -> None:
     port = _free_port()
-    command = [sys.executable, str(REPO / "tests" / "servers" / "mcp_sdk_server.py"), "--transport",
-               "streamable-http", "--port", str(port)]
+    command = [
+        sys.executable,
+        str(REPO / "tests" / "servers" / "mcp_sdk_server.py"),
+        "--transport",
+        "streamable-http",
+        "--port",
+        str(port),
+    ]
     async with trio.open_nursery() as nursery:
-        server = await nursery.start(functools.partial(
-            trio.run_process, command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False))
+        server = await nursery.start(
+            functools.partial(
+                trio.run_process, command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
+            )
+        )
         try:
             with trio.fail_after(30):
                 while True:
@@ -224,9 +237,13 @@ def _prompt_server() -> Server:
     (-32603 otherwise), and a type the server completes."""
     server = Server("prompt-fake", "1")
 
-    @server.prompt("resource-prompt", arguments=[
-        {"name": "resourceType", "description": "Type of resource to fetch", "required": True},
-        {"name": "resourceId", "description": "ID of the text resource to fetch", "required": True}])
+    @server.prompt(
+        "resource-prompt",
+        arguments=[
+            {"name": "resourceType", "description": "Type of resource to fetch", "required": True},
+            {"name": "resourceId", "description": "ID of the text resource to fetch", "required": True},
+        ],
+    )
     async def resource_prompt(ctx: Context, resourceType: str, resourceId: str) -> str:
         if not resourceId.isdigit() or int(resourceId) < 1:
             raise McpError(rpc.INTERNAL_ERROR, f"Invalid resourceId: {resourceId}. Must be a finite positive integer.")
@@ -246,21 +263,29 @@ async def _prompt_rows(server: Server) -> dict[str, tuple[Status, str]]:
             yield stream
 
     with trio.fail_after(60):
-        report = await run_checks(connect, target="prompt fake", request_timeout=5, connect_timeout=5,
-                                  selection=Selection(only=("prompts.*",)))
+        report = await run_checks(
+            connect,
+            target="prompt fake",
+            request_timeout=5,
+            connect_timeout=5,
+            selection=Selection(only=("prompts.*",)),
+        )
     return {r.id: (r.status, r.detail) for r in report.results}
 
 
-@pytest.mark.parametrize(("name", "description", "value"), [
-    ("resourceId", "ID of the text resource to fetch", "1"),
-    ("count", "How many items (1-100)", "1"),
-    ("page", "Page number", "1"),
-    ("level", "Range 3 to 9", "3"),
-    ("verbose", "true/false", "true"),
-    ("format", "One of: json, text", "json"),
-    ("city", "Name of the city", "test"),
-    ("identity", "Who you are", "test"),
-])
+@pytest.mark.parametrize(
+    ("name", "description", "value"),
+    [
+        ("resourceId", "ID of the text resource to fetch", "1"),
+        ("count", "How many items (1-100)", "1"),
+        ("page", "Page number", "1"),
+        ("level", "Range 3 to 9", "3"),
+        ("verbose", "true/false", "true"),
+        ("format", "One of: json, text", "json"),
+        ("city", "Name of the city", "test"),
+        ("identity", "Who you are", "test"),
+    ],
+)
 def test_argument_values_follow_the_servers_hints(name: str, description: str, value: str) -> None:
     assert guess(name, description) == value
 
@@ -281,8 +306,9 @@ async def test_made_up_arguments_refused_are_skipped_not_warned() -> None:
 
     status, detail = (await _prompt_rows(server))["prompts.get"]
     assert status is Status.SKIP, (status, detail)
-    assert detail == ("token-prompt: the server refused the arguments the harness made up (token=test): "
-                      "Invalid token: test")
+    assert detail == (
+        "token-prompt: the server refused the arguments the harness made up (token=test): Invalid token: test"
+    )
 
 
 async def test_broken_prompt_is_still_judged() -> None:
@@ -318,8 +344,13 @@ ROOTS = str(REPO / "tests" / "helpers" / "roots_stdio.py")
 async def _stdio_rows(*args: str, only: tuple[str, ...] = ("stdio.shutdown",)) -> dict[str, tuple[Status, str]]:
     command = [sys.executable, ROOTS, *args]
     with trio.fail_after(60):
-        report = await run_checks(connector_for(command), target=" ".join(command), request_timeout=5,
-                                  connect_timeout=5, selection=Selection(only=only))
+        report = await run_checks(
+            connector_for(command),
+            target=" ".join(command),
+            request_timeout=5,
+            connect_timeout=5,
+            selection=Selection(only=only),
+        )
     return {r.id: (r.status, r.detail) for r in report.results}
 
 
@@ -411,14 +442,19 @@ def _implementing(*versions: str) -> tuple[list[str], Initialize]:
     return offered, initialize
 
 
-@pytest.mark.parametrize(("implemented", "known", "offers"), [
-    (HANDSHAKE_VERSIONS, None, ["2025-11-25", "2024-11-05"]),  # the SDK: all, two offers tell
-    (("2025-03-26", "2025-06-18", "2025-11-25"), "2024-11-05", ["2025-11-25", "2024-11-05"]),
-    ((), "2025-11-25", ["2025-11-25"]),  # modern-only: one refused offer
-    (("2024-11-05",), "2025-11-25", ["2025-11-25"]),
-])
+@pytest.mark.parametrize(
+    ("implemented", "known", "offers"),
+    [
+        (HANDSHAKE_VERSIONS, None, ["2025-11-25", "2024-11-05"]),  # the SDK: all, two offers tell
+        (("2025-03-26", "2025-06-18", "2025-11-25"), "2024-11-05", ["2025-11-25", "2024-11-05"]),
+        ((), "2025-11-25", ["2025-11-25"]),  # modern-only: one refused offer
+        (("2024-11-05",), "2025-11-25", ["2025-11-25"]),
+    ],
+)
 async def test_known_unimplemented_version_at_two_offers_at_most(
-    implemented: tuple[str, ...], known: str | None, offers: list[str],
+    implemented: tuple[str, ...],
+    known: str | None,
+    offers: list[str],
 ) -> None:
     offered, initialize = _implementing(*implemented)
     versions = ServerVersions.of(["2026-07-28"], "2026-07-28", initialize)

@@ -61,9 +61,27 @@ JOINT = {"input-schema-invalid": {"schema.dialect"}}
 
 def _check(mode: str, *extra: str) -> tuple[int, dict[str, dict[str, Any]]]:
     proc = subprocess.run(
-        [sys.executable, "-m", "trimcp.cli", "check", "--format", "json", "--revision", "2025-11-25", *extra,
-         "--", sys.executable, BAD, "--mode", mode],
-        check=False, capture_output=True, text=True, timeout=TIMEOUT, cwd=REPO,
+        [
+            sys.executable,
+            "-m",
+            "trimcp.cli",
+            "check",
+            "--format",
+            "json",
+            "--revision",
+            "2025-11-25",
+            *extra,
+            "--",
+            sys.executable,
+            BAD,
+            "--mode",
+            mode,
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        cwd=REPO,
     )
     report = json.loads(proc.stdout)
     return proc.returncode, {c["id"]: c for c in report["checks"]}
@@ -120,8 +138,11 @@ def test_policy_follows_annotations() -> None:
 
 
 def test_invalid_arguments_break_one_required_type() -> None:
-    schema = {"type": "object", "properties": {"n": {"type": "integer"}, "s": {"type": "string"}},
-              "required": ["n", "s"]}
+    schema = {
+        "type": "object",
+        "properties": {"n": {"type": "integer"}, "s": {"type": "string"}},
+        "required": ["n", "s"],
+    }
     assert example_arguments(schema) == {"n": 1, "s": "test"}
     assert invalid_arguments(schema) == {"n": "not a number", "s": "test"}
     # An enum or nothing required leaves nothing certain to contradict.
@@ -137,28 +158,65 @@ def test_a_schema_of_an_unknown_dialect_is_not_judged_but_counted() -> None:
     assert dialect["detail"].startswith("1 schemas valid"), dialect  # (the image tool's only)
 
 
-@pytest.mark.parametrize("uri", [
-    "mem://one", "file:///tmp/a%20b", "https://[::1]:8080/x?q=1#f", "urn:isbn:0451450523", "a:",
-    "test://static/resource/1", "file:///C:/data", "s3://bucket/key?versionId=3", "x-y.z+w:opaque/path",
-    "ldap://[2001:db8::7]/c=GB?objectClass?one", "http://127.0.0.1:80", "mailto:a@b.example",
-])
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "mem://one",
+        "file:///tmp/a%20b",
+        "https://[::1]:8080/x?q=1#f",
+        "urn:isbn:0451450523",
+        "a:",
+        "test://static/resource/1",
+        "file:///C:/data",
+        "s3://bucket/key?versionId=3",
+        "x-y.z+w:opaque/path",
+        "ldap://[2001:db8::7]/c=GB?objectClass?one",
+        "http://127.0.0.1:80",
+        "mailto:a@b.example",
+    ],
+)
 def test_rfc3986_uris_pass(uri: str) -> None:
     assert uri_problem(uri) is None
 
 
-@pytest.mark.parametrize("uri", [
-    "mem://one two", "a:b#c#d", "x:%zz", "1a:b", "http://[1:2]/", "http://h/[x]", "custom://host:port",
-    "file://C:\\data", "no-scheme/path", "", "caf\u00e9:x", "http://h/\n",
-])
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "mem://one two",
+        "a:b#c#d",
+        "x:%zz",
+        "1a:b",
+        "http://[1:2]/",
+        "http://h/[x]",
+        "custom://host:port",
+        "file://C:\\data",
+        "no-scheme/path",
+        "",
+        "caf\u00e9:x",
+        "http://h/\n",
+    ],
+)
 def test_what_rfc3986_refuses_fails(uri: str) -> None:
     assert uri_problem(uri) is not None
 
 
-@pytest.mark.parametrize(("mime", "valid"), [
-    ("image/png", True), ("audio/wav", True), ("image/svg+xml; charset=utf-8", True),
-    ('audio/ogg; codecs="opus"', True), ("application/vnd.ms-excel", True),
-    ("png", False), ("image/", False), ("/png", False), ("*/*", False), ("image/png extra", False),
-    ("", False), (None, False), ("image png", False),
-])
+@pytest.mark.parametrize(
+    ("mime", "valid"),
+    [
+        ("image/png", True),
+        ("audio/wav", True),
+        ("image/svg+xml; charset=utf-8", True),
+        ('audio/ogg; codecs="opus"', True),
+        ("application/vnd.ms-excel", True),
+        ("png", False),
+        ("image/", False),
+        ("/png", False),
+        ("*/*", False),
+        ("image/png extra", False),
+        ("", False),
+        (None, False),
+        ("image png", False),
+    ],
+)
 def test_mime_types_follow_rfc6838(mime: str | None, valid: bool) -> None:
     assert (mime_problem(mime) is None) is valid

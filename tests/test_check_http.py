@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import trio
+from helpers.h11_fake import McpFake, Reply, Req, serve
 
 from trimcp.conformance import run_checks
 from trimcp.conformance.catalog import CATALOG
@@ -21,11 +22,9 @@ from trimcp.conformance.checks.http import HTTP_CHECKS
 from trimcp.conformance.connectors import connector_for, is_url
 from trimcp.conformance.model import Level, Report, Status
 from trimcp.conformance.rawhttp import ProbeError, RawClient
-from trimcp.server.transports.http.app import BoundHttpServer, serve_http
 from trimcp.reference.server import build_server
 from trimcp.server import Context, Server
-
-from helpers.h11_fake import McpFake, Reply, Req, serve
+from trimcp.server.transports.http.app import BoundHttpServer, serve_http
 
 CLI = [sys.executable, "-c", "import sys; from trimcp.cli import main; sys.exit(main())"]
 
@@ -62,8 +61,15 @@ async def test_reference_over_http(nursery: trio.Nursery, revision: str | None) 
         passed = {"http.origin", "http.content-type", "http.protocol-version", "http.method-header", "http.no-get"}
     else:
         assert report.revision == revision and report.era == "handshake"
-        passed = {"http.origin", "http.content-type", "http.notification-202", "http.session-id",
-                  "http.unknown-session", "http.delete", "http.get-stream"}
+        passed = {
+            "http.origin",
+            "http.content-type",
+            "http.notification-202",
+            "http.session-id",
+            "http.unknown-session",
+            "http.delete",
+            "http.get-stream",
+        }
         if revision >= "2025-06-18":
             passed.add("http.protocol-version")
     for check_id in passed:
@@ -145,8 +151,14 @@ async def test_good_fake_passes_the_session_checks() -> None:
     async with serve(McpFake()) as fake:
         report = await _check(fake.url, "2025-11-25")
     results = _by_id(report)
-    for check_id in ("http.notification-202", "http.unknown-session", "http.session-id", "http.delete",
-                     "http.get-stream", "http.content-type"):
+    for check_id in (
+        "http.notification-202",
+        "http.unknown-session",
+        "http.session-id",
+        "http.delete",
+        "http.get-stream",
+        "http.content-type",
+    ):
         assert results[check_id].status is Status.PASS, results[check_id]
 
 
@@ -211,8 +223,9 @@ async def test_recorded_http_conversation_keeps_status_and_headers(nursery: trio
     conversation says which exchange carried it, with the headers the rules speak of."""
     bound: BoundHttpServer = await nursery.start(serve_http, build_server())
     with trio.fail_after(120):
-        report = await run_checks(connector_for([bound.url], record_http=True), target=bound.url,
-                                  revision=revision, request_timeout=10)
+        report = await run_checks(
+            connector_for([bound.url], record_http=True), target=bound.url, revision=revision, request_timeout=10
+        )
     assert _bad(report) == []
     entries = report.conversation
     assert entries and all("http" in e for e in entries if e["dir"] == "recv")
@@ -253,9 +266,11 @@ async def test_recorded_http_conversation_keeps_status_and_headers(nursery: trio
 async def test_cli_check_against_trimcp_serve(nursery: trio.Nursery, revision: str, tmp_path: Path) -> None:
     port = _free_port()
     proc = await nursery.start(
-        lambda task_status: trio.run_process(
-            [*CLI, "serve", "--http", f"127.0.0.1:{port}"], stderr=subprocess.DEVNULL,
-            check=False, task_status=task_status,
+        lambda task_status: trio.run_process(  # noqa: ASYNC105 - nursery.start awaits it
+            [*CLI, "serve", "--http", f"127.0.0.1:{port}"],
+            stderr=subprocess.DEVNULL,
+            check=False,
+            task_status=task_status,
         )
     )
     try:
@@ -263,7 +278,9 @@ async def test_cli_check_against_trimcp_serve(nursery: trio.Nursery, revision: s
         with trio.fail_after(120):
             done = await trio.run_process(
                 [*CLI, "check", "--revision", revision, "--record", str(tmp_path), f"http://127.0.0.1:{port}/mcp"],
-                capture_stdout=True, capture_stderr=True, check=False,
+                capture_stdout=True,
+                capture_stderr=True,
+                check=False,
             )
     finally:
         proc.terminate()

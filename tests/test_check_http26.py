@@ -30,7 +30,9 @@ async def _http26(url: str) -> Results:
 
 
 def _bad(rec: Results) -> dict[str, str]:
-    return {k: f"{r.status.value}: {r.detail}" for k, r in rec.results.items() if r.status in (Status.FAIL, Status.WARN)}
+    return {
+        k: f"{r.status.value}: {r.detail}" for k, r in rec.results.items() if r.status in (Status.FAIL, Status.WARN)
+    }
 
 
 def test_checks_are_in_the_catalog() -> None:
@@ -80,10 +82,19 @@ async def test_good_fake_passes() -> None:
         ("sse-request", "http26.stream-shape", Status.FAIL, "a roots/list request"),
         ("stream-stays-open", "http26.stream-end", Status.WARN, "stayed open after the response"),
         ("integer-as-string", "http26.integer-header", Status.WARN, "42.0 for the argument 42 refused"),
-        ("capability-200", "http26.error-status", Status.FAIL, "MissingRequiredClientCapability (-32021) came with HTTP 200"),
+        (
+            "capability-200",
+            "http26.error-status",
+            Status.FAIL,
+            "MissingRequiredClientCapability (-32021) came with HTTP 200",
+        ),
         ("no-accel-buffering", "http26.accel-buffering", Status.WARN, "without X-Accel-Buffering"),
-        ("envelope-error-200", "http26.envelope-400", Status.FAIL,
-         "tools/list without protocolVersion in _meta: HTTP 200 (error -32602), not 400"),
+        (
+            "envelope-error-200",
+            "http26.envelope-400",
+            Status.FAIL,
+            "tools/list without protocolVersion in _meta: HTTP 200 (error -32602), not 400",
+        ),
     ],
 )
 async def test_one_defect_one_finding(mode: str, check_id: str, status: Status, words: str) -> None:

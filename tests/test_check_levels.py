@@ -17,9 +17,15 @@ from trimcp.conformance.model import CheckResult, Level, Report, Status
 from trimcp.conformance.results import Results
 
 
-@pytest.mark.parametrize("check_id", [
-    "tools.unknown-tool", "pagination.cursors", "resources.templates", "tools.call-read-only",
-])
+@pytest.mark.parametrize(
+    "check_id",
+    [
+        "tools.unknown-tool",
+        "pagination.cursors",
+        "resources.templates",
+        "tools.call-read-only",
+    ],
+)
 @pytest.mark.parametrize("revision", ["2024-11-05", "2025-11-25", "2026-07-28"])
 def test_no_sentence_checks_are_best_practice(check_id: str, revision: str) -> None:
     assert CATALOG[check_id].level_for(revision) is Level.BEST
@@ -55,11 +61,15 @@ def test_a_failed_best_practice_never_fails_the_run() -> None:
 
 def test_console_shows_the_best_practice_level_whole() -> None:
     out = io.StringIO()
-    print_report(_report_with(CheckResult("tools.unknown-tool", Level.BEST, Status.FAIL, "answered {}"),
-                             CheckResult("tools.list", Level.MUST, Status.PASS)), out)
+    print_report(
+        _report_with(
+            CheckResult("tools.unknown-tool", Level.BEST, Status.FAIL, "answered {}"),
+            CheckResult("tools.list", Level.MUST, Status.PASS),
+        ),
+        out,
+    )
     rows = [line.split() for line in out.getvalue().splitlines() if line.startswith("tools.")]
-    assert rows == [["tools.unknown-tool", "BEST-PRACTICE", "advice", "answered", "{}"],
-                    ["tools.list", "MUST", "pass"]]
+    assert rows == [["tools.unknown-tool", "BEST-PRACTICE", "advice", "answered", "{}"], ["tools.list", "MUST", "pass"]]
     assert "no MUST failures" in out.getvalue()
 
 

@@ -49,6 +49,7 @@ def ordered(mode: str) -> object:
             yield fake  # type: ignore[misc]
         finally:
             await fake.aclose()
+
     return connect
 
 
@@ -86,6 +87,7 @@ def assert_verdicts(got: dict[str, tuple[Status, str]], want: dict[str, tuple[St
 
 # ------------------------------------------------------------------ stdio-like, in-process
 
+
 @pytest.mark.parametrize("mode", ["good", "wrong-code", "crash", "hang"])
 async def test_ordered_stream(mode: str, autojump_clock: trio.testing.MockClock) -> None:
     started = trio.current_time()
@@ -107,8 +109,9 @@ async def test_hang_waits_the_run_timeout_then_skips(autojump_clock: trio.testin
     started = trio.current_time()
     got = await run(ordered("hang"), timeout=3.0)
     assert got["jsonrpc.parse-error"] == (
-        Status.SKIP, ("not reached: timed out after 3 s (invalid JSON: neither it nor the ping sent behind it "
-                     "got an answer)"))
+        Status.SKIP,
+        ("not reached: timed out after 3 s (invalid JSON: neither it nor the ping sent behind it got an answer)"),
+    )
     assert 3.0 <= trio.current_time() - started < 3.0 * 5
 
 
@@ -127,6 +130,7 @@ async def _full(mode: str) -> dict[str, tuple[Status, str]]:
 
 # ------------------------------------------------------------------ Streamable HTTP
 
+
 @pytest.mark.parametrize("mode", ["good", "wrong-code", "crash", "silent", "bare-400"])
 async def test_http(mode: str) -> None:
     fake = HttpFake(mode)
@@ -134,8 +138,10 @@ async def test_http(mode: str) -> None:
         with trio.fail_after(30):
             got = await run(connector_for([server.url]))
     assert fake.malformed, "no malformed body reached the server"
-    want = {"silent": SILENT_HTTP,
-            "bare-400": {"jsonrpc.parse-error": (Status.WARN, "refused with HTTP 400 but no JSON-RPC error")}}
+    want = {
+        "silent": SILENT_HTTP,
+        "bare-400": {"jsonrpc.parse-error": (Status.WARN, "refused with HTTP 400 but no JSON-RPC error")},
+    }
     assert_verdicts(got, want.get(mode) or EXPECTED[mode])
 
 
@@ -162,6 +168,7 @@ async def test_http_raw_post_carries_the_session() -> None:
 
 
 # ------------------------------------------------------------------ WebSocket
+
 
 @asynccontextmanager
 async def ws_server(mode: str) -> AsyncIterator[str]:

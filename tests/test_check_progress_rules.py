@@ -68,8 +68,11 @@ def judge(check: Callable[[Results, Sequence[RecordingStream]], None], *recordin
 
 
 INIT = rpc.Request(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {}})
-INIT_ANSWER = {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25", "capabilities": {},
-                                                      "serverInfo": {"name": "s", "version": "1"}}}
+INIT_ANSWER = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "result": {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}},
+}
 
 
 def _ping(rid: Any, token: Any = None) -> dict[str, Any]:
@@ -82,20 +85,32 @@ def _ping(rid: Any, token: Any = None) -> dict[str, Any]:
 
 def test_init_first() -> None:
     log = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "up"}}
-    good = play(("send", INIT), ("recv", log), ("recv", _ping("s1")), ("send", rpc.Response("s1", {})),
-                ("recv", INIT_ANSWER), ("recv", {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))
+    good = play(
+        ("send", INIT),
+        ("recv", log),
+        ("recv", _ping("s1")),
+        ("send", rpc.Response("s1", {})),
+        ("recv", INIT_ANSWER),
+        ("recv", {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+    )
     assert judge(check_init_first, good).status is Status.PASS
     # Announcing the tools before answering initialize: the phase was not first.
-    early = play(("send", INIT), ("recv", {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
-                 ("recv", INIT_ANSWER))
+    early = play(
+        ("send", INIT),
+        ("recv", {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+        ("recv", INIT_ANSWER),
+    )
     found = judge(check_init_first, early)
     assert found.status is Status.FAIL and "before answering initialize" in found.detail and found.evidence
     roots = play(("send", INIT), ("recv", {"jsonrpc": "2.0", "id": "r", "method": "roots/list"}), ("recv", INIT_ANSWER))
     assert judge(check_init_first, roots).status is Status.FAIL
     # The answer to a request the client sent too early is the client's doing.
-    probe = play(("send", rpc.Request(9, "tools/list", {})),
-                 ("recv", {"jsonrpc": "2.0", "id": 9, "error": {"code": -32600, "message": "not yet"}}),
-                 ("send", INIT), ("recv", INIT_ANSWER))
+    probe = play(
+        ("send", rpc.Request(9, "tools/list", {})),
+        ("recv", {"jsonrpc": "2.0", "id": 9, "error": {"code": -32600, "message": "not yet"}}),
+        ("send", INIT),
+        ("recv", INIT_ANSWER),
+    )
     assert judge(check_init_first, probe).status is Status.PASS
     unanswered = play(("send", INIT), ("recv", {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))
     found = judge(check_init_first, unanswered)
@@ -107,8 +122,9 @@ def test_init_first() -> None:
 
 def test_server_progress_tokens() -> None:
     # Two requests with the same token, the first answered before the second arrived: fine.
-    good = play(("recv", _ping("a", "t")), ("send", rpc.Response("a", {})), ("recv", _ping("b", "t")),
-                ("recv", _ping("c", 7)))
+    good = play(
+        ("recv", _ping("a", "t")), ("send", rpc.Response("a", {})), ("recv", _ping("b", "t")), ("recv", _ping("c", 7))
+    )
     assert judge(check_server_progress_tokens, good).status is Status.PASS
     floating = play(("recv", _ping("a", 0.5)))
     found = judge(check_server_progress_tokens, floating)
@@ -119,8 +135,10 @@ def test_server_progress_tokens() -> None:
     found = judge(check_server_progress_tokens, shared)
     assert found.status is Status.FAIL and "still in flight" in found.detail and len(found.evidence) == 2
     # "1" and 1 are different tokens.
-    assert judge(check_server_progress_tokens, play(("recv", _ping("a", "1")), ("recv", _ping("b", 1)))).status \
+    assert (
+        judge(check_server_progress_tokens, play(("recv", _ping("a", "1")), ("recv", _ping("b", 1)))).status
         is Status.PASS
+    )
     found = judge(check_server_progress_tokens, play(("recv", _ping("a"))))
     assert found.status is Status.SKIP and "progressToken" in found.detail
 
@@ -154,8 +172,13 @@ def test_task_cancellations() -> None:
 
 def test_request_ids_in_flight() -> None:
     # An id reused once the first request was answered is fine in 2026-07-28.
-    good = play(("recv", _ping("s1")), ("send", rpc.Response("s1", {})), ("recv", _ping("s1")), ("recv", _ping(1)),
-                ("recv", _ping("1")))
+    good = play(
+        ("recv", _ping("s1")),
+        ("send", rpc.Response("s1", {})),
+        ("recv", _ping("s1")),
+        ("recv", _ping(1)),
+        ("recv", _ping("1")),
+    )
     assert judge(check_request_ids_in_flight, good).status is Status.PASS
     # A counter that is not incremented: two requests with id 's1' before any answer.
     bad = play(("recv", _ping("s1")), ("recv", _ping("s1")))

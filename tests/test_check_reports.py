@@ -78,8 +78,13 @@ def _report(*results: CheckResult, revision: str | None = "2025-11-25") -> Repor
 
 FAILING = _report(
     CheckResult("lifecycle.initialize", Level.MUST, Status.PASS, "ok"),
-    CheckResult("tools.input-schema", Level.MUST, Status.FAIL, "hello: type is 'string' | not object",
-                (sent(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'), received("not json"))),
+    CheckResult(
+        "tools.input-schema",
+        Level.MUST,
+        Status.FAIL,
+        "hello: type is 'string' | not object",
+        (sent(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'), received("not json")),
+    ),
     CheckResult("tools.unique-names", Level.SHOULD, Status.WARN, "hello twice"),
     CheckResult("tools.unknown-tool", Level.BEST, Status.FAIL, "answered {}"),
     CheckResult("http.origin", Level.MUST, Status.SKIP, "not an HTTP target"),
@@ -196,18 +201,37 @@ def test_judge_must_should_expected_and_stale() -> None:
 
 
 def test_spec_link_from_sentences_else_section(monkeypatch: pytest.MonkeyPatch) -> None:
-    cat = Catalogue((
-        Requirement("lifecycle.answer", "MUST", ("2025-06-18", "2025-11-25"), "basic/lifecycle", "initialization",
-                    "A sentence.", {"lifecycle.initialize": Coverage.PARTIAL}),
-        Requirement("lifecycle.answer-2", "MUST", ("2025-11-25",), "basic/lifecycle", "version-negotiation",
-                    "Another.", {"lifecycle.initialize": Coverage.FULL}),
-    ), ())
+    cat = Catalogue(
+        (
+            Requirement(
+                "lifecycle.answer",
+                "MUST",
+                ("2025-06-18", "2025-11-25"),
+                "basic/lifecycle",
+                "initialization",
+                "A sentence.",
+                {"lifecycle.initialize": Coverage.PARTIAL},
+            ),
+            Requirement(
+                "lifecycle.answer-2",
+                "MUST",
+                ("2025-11-25",),
+                "basic/lifecycle",
+                "version-negotiation",
+                "Another.",
+                {"lifecycle.initialize": Coverage.FULL},
+            ),
+        ),
+        (),
+    )
     monkeypatch.setattr(report_rows, "_catalogue", lambda: cat)
     url, ids = report_rows.spec_link("lifecycle.initialize", "2025-11-25")
     assert url == spec_url("2025-11-25", "basic/lifecycle", "version-negotiation")  # the full one first
     assert ids == ("lifecycle.answer-2", "lifecycle.answer")
     assert report_rows.spec_link("lifecycle.initialize", "2025-06-18") == (
-        spec_url("2025-06-18", "basic/lifecycle", "initialization"), ("lifecycle.answer",))
+        spec_url("2025-06-18", "basic/lifecycle", "initialization"),
+        ("lifecycle.answer",),
+    )
     # No sentence: the check's section, in the run's revision or its newest one.
     assert report_rows.spec_link("tools.list", "2025-03-26")[0] == spec_url("2025-03-26", "server/tools")
     assert report_rows.spec_link("tools.list", None)[0] == spec_url("2026-07-28", "server/tools")
@@ -219,8 +243,12 @@ def test_console_puts_failures_first_and_folds_skips() -> None:
     lines = out.getvalue().splitlines()
     assert lines[:3] == ["target:   t", "era:      handshake", "revision: 2025-11-25"]
     assert [line for line in lines if line.startswith("[")] == [
-        "[MUST failures]", "[SHOULD failures and warnings]", "[best-practice advice]", "[passed]",
-        "[skipped] (--show-skipped lists them)"]
+        "[MUST failures]",
+        "[SHOULD failures and warnings]",
+        "[best-practice advice]",
+        "[passed]",
+        "[skipped] (--show-skipped lists them)",
+    ]
     ids = [line.split()[0] for line in lines if line.split() and line.split()[0] in CATALOG]
     assert ids == ["tools.input-schema", "tools.unique-names", "tools.unknown-tool", "lifecycle.initialize"]
     at = lines.index(next(line for line in lines if line.startswith("tools.input-schema")))
@@ -280,14 +308,30 @@ def test_evidence_is_json_whatever_a_check_handed_over() -> None:
     from trimcp._sansio import jsonrpc as rpc
     from trimcp.conformance.report_evidence import jsonable, shown
 
-    weird = CheckResult("tools.input-schema", Level.MUST, Status.FAIL, "x", (
-        b"\xff\xfe", b"ok\n", rpc.Request(id=1, method="tools/list"), ("a", 1), {1: {"b"}},
-        {"request": {"body": '{"jsonrpc": "2.0"}'}}))
+    weird = CheckResult(
+        "tools.input-schema",
+        Level.MUST,
+        Status.FAIL,
+        "x",
+        (
+            b"\xff\xfe",
+            b"ok\n",
+            rpc.Request(id=1, method="tools/list"),
+            ("a", 1),
+            {1: {"b"}},
+            {"request": {"body": '{"jsonrpc": "2.0"}'}},
+        ),
+    )
     doc = document(_report(weird))
     jsonschema.validate(doc, json_schema())
     assert doc["checks"][0]["evidence"] == [
-        {"base64": "//4=", "bytes": 2}, "ok\n", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, ["a", 1],
-        {"1": ["b"]}, {"request": {"body": '{"jsonrpc": "2.0"}'}}]
+        {"base64": "//4=", "bytes": 2},
+        "ok\n",
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        ["a", 1],
+        {"1": ["b"]},
+        {"request": {"body": '{"jsonrpc": "2.0"}'}},
+    ]
     assert jsonable(object())["type"] == "object"
     # For a reader, a JSON body is shown parsed; nothing is a Python repr.
     assert shown({"request": {"body": '{"jsonrpc": "2.0"}'}}) == '{"request": {"body": {"jsonrpc": "2.0"}}}'
@@ -304,7 +348,9 @@ def test_skipped_summary_counts_by_reason_largest_first() -> None:
     )
     groups = report_rows.skipped_summary(report_rows.rows(report))
     assert [(g.reason, g.ids) for g in groups] == [
-        ("not an HTTP target", ("http.origin", "http.content-type")), ("not in 2025-11-25", ("lifecycle.ping",))]
+        ("not an HTTP target", ("http.origin", "http.content-type")),
+        ("not in 2025-11-25", ("lifecycle.ping",)),
+    ]
     out = io.StringIO()
     print_report(report, out)
     assert "2 skipped: not an HTTP target\n1 skipped: not in 2025-11-25\n" in out.getvalue()
@@ -345,8 +391,7 @@ def test_only_shows_the_selected_rows_in_every_format() -> None:
     doc = document(report)
     jsonschema.validate(doc, json_schema())
     assert [c["id"] for c in doc["checks"]] == ["tools.list", "tools.input-schema"]
-    assert doc["selection"] == {"only": ["tools.list", "tools.input-schema"], "skip": [],
-                                "omitted": len(CATALOG) - 2}
+    assert doc["selection"] == {"only": ["tools.list", "tools.input-schema"], "skip": [], "omitted": len(CATALOG) - 2}
     assert doc["summary"]["skip"] == 0 and doc["skipped_summary"] == []
     # --skip alone still reports what it skipped, as skipped.
     report.selection = Selection(skip=("tools.name-format",))
@@ -401,14 +446,17 @@ def test_json_report_carries_evidence_and_verdict() -> None:
     doc = json.loads(out.getvalue())
     jsonschema.validate(doc, json_schema())
     row = next(c for c in doc["checks"] if c["id"] == "tools.input-schema")
-    assert row["evidence"] == [{"sent": {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}},
-                               {"received": "not json"}]
+    assert row["evidence"] == [{"sent": {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}}, {"received": "not json"}]
     assert "verdict" not in doc and doc["summary"]["ok"] is False
     judged = document(FAILING, judge(FAILING, expected={"tools.input-schema"}))
     jsonschema.validate(judged, json_schema())
     assert judged["summary"]["ok"] is True and judged["summary"]["must_failures"] == 1
-    assert judged["verdict"] == {"fail_on": "must", "blocking": [], "expected_failures": ["tools.input-schema"],
-                                 "stale": []}
+    assert judged["verdict"] == {
+        "fail_on": "must",
+        "blocking": [],
+        "expected_failures": ["tools.input-schema"],
+        "stale": [],
+    }
     # A document that drops a required key is refused by the schema.
     del judged["summary"]["ok"]
     with pytest.raises(jsonschema.ValidationError):
@@ -449,10 +497,13 @@ def test_junit_report() -> None:
     assert root.get("failures") == "1"
     strict = {c.get("name"): c for c in _junit(FAILING, fail_on="should").iter("testcase")}
     assert strict["tools.unique-names"].find("failure") is not None
-    listed = {c.get("name"): c for c in _junit(
-        FAILING, expected={"tools.input-schema", "lifecycle.initialize"}).iter("testcase")}
-    assert (listed["tools.input-schema"].find("skipped") is not None
-            and "expected failure" in listed["tools.input-schema"].find("skipped").get("message", ""))  # type: ignore[union-attr]
+    listed = {
+        c.get("name"): c
+        for c in _junit(FAILING, expected={"tools.input-schema", "lifecycle.initialize"}).iter("testcase")
+    }
+    assert listed["tools.input-schema"].find("skipped") is not None and "expected failure" in listed[
+        "tools.input-schema"
+    ].find("skipped").get("message", "")  # type: ignore[union-attr]
     stale = listed["lifecycle.initialize"].find("failure")
     assert stale is not None and stale.get("type") == "stale" and "remove it" in stale.get("message", "")
 
@@ -484,28 +535,45 @@ def _catalogue() -> Catalogue:
     def req(rid: str, strength: str, checks: dict[str, Coverage]) -> Requirement:
         return Requirement(rid, strength, ("2025-11-25",), "server/tools", "listing-tools", f"Text of {rid}.", checks)
 
-    return Catalogue((
-        req("tools.a", "MUST", {"tools.list": Coverage.FULL}),
-        req("tools.b", "MUST NOT", {"tools.input-schema": Coverage.PARTIAL}),
-        req("tools.c", "MUST", {}),
-        req("tools.d", "SHOULD", {"tools.unique-names": Coverage.FULL}),
-    ), ())
+    return Catalogue(
+        (
+            req("tools.a", "MUST", {"tools.list": Coverage.FULL}),
+            req("tools.b", "MUST NOT", {"tools.input-schema": Coverage.PARTIAL}),
+            req("tools.c", "MUST", {}),
+            req("tools.d", "SHOULD", {"tools.unique-names": Coverage.FULL}),
+        ),
+        (),
+    )
 
 
 def test_requirements_coverage_json_and_table() -> None:
     zero = {"total": 0, "full": 0, "partial": 0}
-    assert coverage_document(_catalogue(), ("2025-11-25", "2026-07-28")) == {"revisions": {
-        "2025-11-25": {
-            "core": {"MUST": {"total": 3, "full": 1, "partial": 1}, "SHOULD": {"total": 1, "full": 1, "partial": 0}},
-            "extensions": {"MUST": zero, "SHOULD": zero},
-        },
-        "2026-07-28": {"core": {"MUST": zero, "SHOULD": zero}, "extensions": {"MUST": zero, "SHOULD": zero}},
-    }}
+    assert coverage_document(_catalogue(), ("2025-11-25", "2026-07-28")) == {
+        "revisions": {
+            "2025-11-25": {
+                "core": {
+                    "MUST": {"total": 3, "full": 1, "partial": 1},
+                    "SHOULD": {"total": 1, "full": 1, "partial": 0},
+                },
+                "extensions": {"MUST": zero, "SHOULD": zero},
+            },
+            "2026-07-28": {"core": {"MUST": zero, "SHOULD": zero}, "extensions": {"MUST": zero, "SHOULD": zero}},
+        }
+    }
     out = io.StringIO()
     write_coverage(_catalogue(), ("2025-11-25",), out, listing=True)
     lines = out.getvalue().splitlines()
-    assert lines[0].split() == ["revision", "scope", "level", "total", "full", "partial", "uncovered", "full%",
-                                "covered"]
+    assert lines[0].split() == [
+        "revision",
+        "scope",
+        "level",
+        "total",
+        "full",
+        "partial",
+        "uncovered",
+        "full%",
+        "covered",
+    ]
     assert lines[1].split() == ["2025-11-25", "core", "MUST", "3", "1", "1", "1", "33.3%", "66.7%"]
     assert lines[2].split() == ["2025-11-25", "core", "SHOULD", "1", "1", "0", "0", "100.0%", "100.0%"]
     assert "uncovered in 2025-11-25: 1" in lines
@@ -516,8 +584,14 @@ def test_requirements_coverage_json_and_table() -> None:
 
 
 def cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "trimcp.cli", *args], capture_output=True, text=True,
-                          timeout=CLI_TIMEOUT, cwd=cwd, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "trimcp.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT,
+        cwd=cwd,
+        check=False,
+    )
 
 
 BAD_TOOL = ["--", sys.executable, BAD_SERVER, "--mode", "bad-tool-schema"]
@@ -538,14 +612,17 @@ def test_cli_requirements_contacts_nothing() -> None:
     assert sum(1 for line in listing.stdout.splitlines() if line.startswith("uncovered in ")) == 5
 
 
-@pytest.mark.parametrize("args, message", [
-    (("--only", "tols.*"), "'tols.*' matches no check"),
-    (("--skip", "http.orign"), "'http.orign' matches no check"),
-    (("--requirements", "http://127.0.0.1:1/mcp"), "contacts no server"),
-    (("--list",), "goes with --requirements"),
-    (("--requirements", "--format", "junit"), "text or json"),
-    (("--expected-failures", "/nonexistent/expected.txt"), "cannot read"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--only", "tols.*"), "'tols.*' matches no check"),
+        (("--skip", "http.orign"), "'http.orign' matches no check"),
+        (("--requirements", "http://127.0.0.1:1/mcp"), "contacts no server"),
+        (("--list",), "goes with --requirements"),
+        (("--requirements", "--format", "junit"), "text or json"),
+        (("--expected-failures", "/nonexistent/expected.txt"), "cannot read"),
+    ],
+)
 def test_usage_errors_before_anything_starts(args: tuple[str, ...], message: str) -> None:
     with pytest.raises(UsageError, match=re.escape(message)):
         _read_command_line(["check", *args])
@@ -561,8 +638,22 @@ def test_cli_junit_output_expected_failures_and_selection(tmp_path: Path) -> Non
     expected = tmp_path / "expected.txt"
     expected.write_text("tools.input-schema  # the hello tool's schema is a string\n")
     report = tmp_path / "report.xml"
-    proc = cli("check", "--format", "junit", "--output", str(report), "--only", "tools.*", "--skip",
-               "tools.name-format", "--expected-failures", str(expected), "--fail-on", "should", *BAD_TOOL)
+    proc = cli(
+        "check",
+        "--format",
+        "junit",
+        "--output",
+        str(report),
+        "--only",
+        "tools.*",
+        "--skip",
+        "tools.name-format",
+        "--expected-failures",
+        str(expected),
+        "--fail-on",
+        "should",
+        *BAD_TOOL,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # The report is in the file; stdout holds only the summary line.
     assert proc.stdout.count("\n") == 1 and "1 expected failures" in proc.stdout and str(report) in proc.stdout
@@ -609,9 +700,15 @@ def test_cli_progress_on_a_terminal_stderr_only() -> None:
 
     leader, follower = pty.openpty()
     try:
-        proc = subprocess.run([sys.executable, "-m", "trimcp.cli", "check", "--only", "tools.*", *BAD_TOOL],
-                              stdout=subprocess.PIPE, stderr=follower, text=True, timeout=CLI_TIMEOUT, cwd=REPO,
-                              check=False)
+        proc = subprocess.run(
+            [sys.executable, "-m", "trimcp.cli", "check", "--only", "tools.*", *BAD_TOOL],
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            text=True,
+            timeout=CLI_TIMEOUT,
+            cwd=REPO,
+            check=False,
+        )
         os.close(follower)
         follower = -1
         chunks = []
@@ -639,8 +736,10 @@ def test_probe_groups_name_every_check_they_decide() -> None:
     from trimcp.conformance import runner
 
     root = Path(runner.__file__).parent / "checks"
-    for module, listed in (("negative.py", runner.NEGATIVE_PROBE_CHECKS),
-                           ("feature_probes.py", runner.FEATURE_PROBE_CHECKS)):
+    for module, listed in (
+        ("negative.py", runner.NEGATIVE_PROBE_CHECKS),
+        ("feature_probes.py", runner.FEATURE_PROBE_CHECKS),
+    ):
         named = set(re.findall(r'"([a-z]+\.[a-z0-9-]+)"', (root / module).read_text())) & set(CATALOG)
         decided = named - {"jsonrpc.unknown-method", "jsonrpc.error-codes"}  # (decided elsewhere too)
         assert decided <= set(listed), (module, sorted(decided - set(listed)))

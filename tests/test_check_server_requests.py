@@ -78,18 +78,39 @@ def test_each_mode_gets_its_verdicts(case: tuple[str, str], outcomes: dict[tuple
     assert any(words in got[c].detail for c in (REQUESTS, BALANCE)), (got[REQUESTS], got[BALANCE])
 
 
-@pytest.mark.parametrize("url", [
-    "https://example.com/verify?session=e1", "http://[::1]:8080/p", "HTTPS://EX.COM", "https://ex.com/ü",
-    "urn:isbn:0451450523", "mailto:someone@example.com", "file:///tmp/x",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://example.com/verify?session=e1",
+        "http://[::1]:8080/p",
+        "HTTPS://EX.COM",
+        "https://ex.com/ü",
+        "urn:isbn:0451450523",
+        "mailto:someone@example.com",
+        "file:///tmp/x",
+    ],
+)
 def test_valid_absolute_urls(url: str) -> None:
     assert _valid_url(url)
 
 
-@pytest.mark.parametrize("url", [
-    "example.com/verify", "/verify", "https://exa mple.com/", "http://h:xx/", "http://h:99999/", "https:",
-    "http:///x", "https://ex.com/a|b", "https://ex.com/<b>", 42, None, "",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "example.com/verify",
+        "/verify",
+        "https://exa mple.com/",
+        "http://h:xx/",
+        "http://h:99999/",
+        "https:",
+        "http:///x",
+        "https://ex.com/a|b",
+        "https://ex.com/<b>",
+        42,
+        None,
+        "",
+    ],
+)
 def test_invalid_urls(url: Any) -> None:
     assert not _valid_url(url)
 
@@ -106,10 +127,19 @@ def test_url_mode_needs_the_declared_mode_message_and_id() -> None:
 
 
 def _results(*blocks: dict[str, Any]) -> dict[str, Any]:
-    return {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}},
-                         {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "t", "input": {}},
-                                                           {"type": "tool_use", "id": "b", "name": "t", "input": {}}]},
-                         {"role": "user", "content": list(blocks)}]}
+    return {
+        "messages": [
+            {"role": "user", "content": {"type": "text", "text": "hi"}},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "a", "name": "t", "input": {}},
+                    {"type": "tool_use", "id": "b", "name": "t", "input": {}},
+                ],
+            },
+            {"role": "user", "content": list(blocks)},
+        ]
+    }
 
 
 def test_reply_problem_reads_every_tool_use_id() -> None:

@@ -58,6 +58,7 @@ def slow_reference() -> Connector:
         with collapse():  # (as a real transport does: the in-process nursery's group unwrapped)
             async with serve_in_process(build_server()) as stream:
                 yield Slow(stream)
+
     return connect
 
 
@@ -66,8 +67,13 @@ async def test_probes_cut_short_by_the_timeout_are_not_reached(
     revision: str | None, autojump_clock: trio.abc.Clock
 ) -> None:
     with trio.fail_after(3600):
-        report = await run_checks(slow_reference(), target="slow reference", revision=revision,
-                                  connect_timeout=TIMEOUT, request_timeout=TIMEOUT)
+        report = await run_checks(
+            slow_reference(),
+            target="slow reference",
+            revision=revision,
+            connect_timeout=TIMEOUT,
+            request_timeout=TIMEOUT,
+        )
     assert report.revision is not None
     judged = [(r.id, r.status.value, r.detail) for r in report.results if r.status in (Status.FAIL, Status.WARN)]
     assert judged == []
@@ -103,8 +109,12 @@ async def test_an_opening_answered_after_the_timeout_is_not_checked() -> None:
     await recording.send(jsonrpc.Request(0, "server/discover", {}))
     await recording.receive()
     rec = Results()
-    _connect_failed(rec, ConnectTimeout("no answer to server/discover within 1 s", phase="server/discover",
-                                        seconds=1.0), None, recording)
+    _connect_failed(
+        rec,
+        ConnectTimeout("no answer to server/discover within 1 s", phase="server/discover", seconds=1.0),
+        None,
+        recording,
+    )
     report = Report(target="late", results=rec.finish("not reached"))
     assert [r.id for r in report.results if r.status in (Status.FAIL, Status.WARN)] == []
     connect = next(r for r in report.results if r.id == "lifecycle.connect")

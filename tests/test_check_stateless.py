@@ -105,8 +105,14 @@ async def test_good_mode_passes_every_check_of_the_area() -> None:
     results = {r.id: r for r in report.results}
     for spec in area.SPECS:
         assert results[spec.id].status is Status.PASS, results[spec.id]
-    for check_id in ("subscriptions.listen", "mrtr.input-required", "caching.hints", "discover.result",
-                     "stateless.unsupported-version", "stateless.missing-envelope"):
+    for check_id in (
+        "subscriptions.listen",
+        "mrtr.input-required",
+        "caching.hints",
+        "discover.result",
+        "stateless.unsupported-version",
+        "stateless.missing-envelope",
+    ):
         assert results[check_id].status is Status.PASS, results[check_id]
     assert [r for r in report.results if r.status in (Status.FAIL, Status.WARN)] == []
 
@@ -141,9 +147,14 @@ class _Sink:
 
 
 ELICIT_FORM = {"method": "elicitation/create", "params": {"mode": "form", "message": "Name?", "requestedSchema": {}}}
-ELICIT_URL = {"method": "elicitation/create", "params": {
-    "mode": "url", "message": "Sign in", "url": "https://example.com", "elicitationId": "e"}}
-SAMPLE_TOOLS = {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 1, "tools": [{"name": "t"}]}}
+ELICIT_URL = {
+    "method": "elicitation/create",
+    "params": {"mode": "url", "message": "Sign in", "url": "https://example.com", "elicitationId": "e"},
+}
+SAMPLE_TOOLS = {
+    "method": "sampling/createMessage",
+    "params": {"messages": [], "maxTokens": 1, "tools": [{"name": "t"}]},
+}
 
 
 async def _asked(declared: dict[str, Any] | None, asks: dict[str, Any]) -> RecordingStream:
@@ -157,23 +168,41 @@ async def _asked(declared: dict[str, Any] | None, asks: dict[str, Any]) -> Recor
     return recording
 
 
-@pytest.mark.parametrize(("declared", "asks", "status", "why"), [
-    ({"elicitation": {}}, {"n": ELICIT_FORM}, Status.PASS, "2 InputRequiredResults on 2 connections asked 2 input requests"),
-    ({"elicitation": {"url": {}}}, {"n": ELICIT_URL}, Status.PASS, "each of a declared kind"),
-    ({"sampling": {"tools": {}}, "roots": {}}, {"s": SAMPLE_TOOLS, "r": {"method": "roots/list"}}, Status.PASS, "3 input requests"),
-    # what each request itself declared counts, not what the tour's session did
-    ({}, {"n": ELICIT_FORM}, Status.FAIL, "declaring no capabilities"),
-    (None, {"n": ELICIT_FORM}, Status.FAIL, "elicitation capability the client did not declare"),
-    ({"elicitation": {}}, {"n": ELICIT_URL}, Status.FAIL, "'url' elicitation"),
-    ({"elicitation": {"url": {}}}, {"n": ELICIT_FORM}, Status.FAIL, "'form' elicitation"),
-    ({"sampling": {}}, {"s": SAMPLE_TOOLS}, Status.FAIL, "sampling.tools"),
-    ({"elicitation": {}}, {"p": {"method": "ping"}}, Status.FAIL, "'ping', which is not allowed"),
-])
+@pytest.mark.parametrize(
+    ("declared", "asks", "status", "why"),
+    [
+        (
+            {"elicitation": {}},
+            {"n": ELICIT_FORM},
+            Status.PASS,
+            "2 InputRequiredResults on 2 connections asked 2 input requests",
+        ),
+        ({"elicitation": {"url": {}}}, {"n": ELICIT_URL}, Status.PASS, "each of a declared kind"),
+        (
+            {"sampling": {"tools": {}}, "roots": {}},
+            {"s": SAMPLE_TOOLS, "r": {"method": "roots/list"}},
+            Status.PASS,
+            "3 input requests",
+        ),
+        # what each request itself declared counts, not what the tour's session did
+        ({}, {"n": ELICIT_FORM}, Status.FAIL, "declaring no capabilities"),
+        (None, {"n": ELICIT_FORM}, Status.FAIL, "elicitation capability the client did not declare"),
+        ({"elicitation": {}}, {"n": ELICIT_URL}, Status.FAIL, "'url' elicitation"),
+        ({"elicitation": {"url": {}}}, {"n": ELICIT_FORM}, Status.FAIL, "'form' elicitation"),
+        ({"sampling": {}}, {"s": SAMPLE_TOOLS}, Status.FAIL, "sampling.tools"),
+        ({"elicitation": {}}, {"p": {"method": "ping"}}, Status.FAIL, "'ping', which is not allowed"),
+    ],
+)
 async def test_every_input_required_result_of_the_run_asks_declared_kinds_only(
-    declared: dict[str, Any] | None, asks: dict[str, Any], status: Status, why: str,
+    declared: dict[str, Any] | None,
+    asks: dict[str, Any],
+    status: Status,
+    why: str,
 ) -> None:
     rec = Results("2026-07-28")
-    check_input_request_kinds(rec, [await _asked({"elicitation": {}}, {"n": ELICIT_FORM}), await _asked(declared, asks)])
+    check_input_request_kinds(
+        rec, [await _asked({"elicitation": {}}, {"n": ELICIT_FORM}), await _asked(declared, asks)]
+    )
     result = rec.results["mrtr.input-required"]
     assert result.status is status and why in result.detail, result
     if status is Status.FAIL:

@@ -98,25 +98,32 @@ DEFECTS: dict[str, tuple[dict[str, Status], str]] = {
     "create-not-working": (
         # It began "completed" and was "working" when asked next (its progress went on): three rules broken.
         {"tasks.create": Status.FAIL, "tasks.status-flow": Status.FAIL, "tasks.progress": Status.FAIL},
-        "not working"),
+        "not working",
+    ),
     "no-timestamps": ({"tasks.task-fields": Status.FAIL}, "lastUpdatedAt"),
     "wrong-status-flow": ({"tasks.status-flow": Status.FAIL}, "from completed to working"),
     "result-not-blocking": ({"tasks.result": Status.FAIL}, "still working"),
     "result-without-related-meta": ({"tasks.result-meta": Status.FAIL}, "no _meta"),
     "meta-over-param": (
         # Each operation answers about the real task its _meta names; tasks/result's _meta says so.
-        {"tasks.get": Status.FAIL, "tasks.result": Status.FAIL, "tasks.cancel": Status.FAIL,
-         "tasks.result-meta": Status.FAIL},
-        "must be ignored in favour of taskId"),
+        {
+            "tasks.get": Status.FAIL,
+            "tasks.result": Status.FAIL,
+            "tasks.cancel": Status.FAIL,
+            "tasks.result-meta": Status.FAIL,
+        },
+        "must be ignored in favour of taskId",
+    ),
     "list-missing": ({"tasks.list": Status.FAIL}, "in none of"),
     # The cursor ignored, every page is the first: the listing repeats a task.
     "bad-cursor-ok": ({"tasks.errors": Status.FAIL, "tasks.create": Status.FAIL}, "unknown cursor"),
     "unknown-task-wrong-code": ({"tasks.errors": Status.FAIL}, "-32600, not -32602"),
     "cancel-terminal-ok": (
-        {"tasks.cancel-terminal": Status.FAIL, "tasks.status-flow": Status.FAIL}, "answered with a result"),
+        {"tasks.cancel-terminal": Status.FAIL, "tasks.status-flow": Status.FAIL},
+        "answered with a result",
+    ),
     "cancel-not-cancelled": ({"tasks.cancel": Status.FAIL}, "not cancelled"),
-    "cancel-not-sticky": (
-        {"tasks.cancel": Status.FAIL, "tasks.status-flow": Status.FAIL}, "then became 'completed'"),
+    "cancel-not-sticky": ({"tasks.cancel": Status.FAIL, "tasks.status-flow": Status.FAIL}, "then became 'completed'"),
     "required-without-task-ok": ({"tasks.required": Status.FAIL}, "without a task was answered with a result"),
     "forbidden-task-ok": ({"tasks.forbidden": Status.WARN}, "with a task was answered with a result"),
     "related-meta-on-get": ({"tasks.no-related-meta": Status.WARN}, "tasks/get result carries"),
@@ -137,8 +144,15 @@ DEFECTS: dict[str, tuple[dict[str, Status], str]] = {
 
 
 def test_every_defect_mode_is_tested() -> None:
-    correct = {"good", "no-tasks", "no-tools-call", "tool-fails", "finishes-at-once",
-               "bad-timestamps", "result-meta-other-task"}  # (wrong-value mutants: tests/test_check_audit.py)
+    correct = {
+        "good",
+        "no-tasks",
+        "no-tools-call",
+        "tool-fails",
+        "finishes-at-once",
+        "bad-timestamps",
+        "result-meta-other-task",
+    }  # (wrong-value mutants: tests/test_check_audit.py)
     assert set(BAD_TASKS.MODES) == correct | set(DEFECTS)
 
 
@@ -183,11 +197,14 @@ async def _reference() -> AsyncIterator[MessageStream]:
         yield stream
 
 
-@pytest.mark.parametrize(("revision", "detail"), [
-    ("2025-11-25", "the server does not declare tasks"),
-    ("2025-06-18", "not in 2025-06-18"),
-    ("2026-07-28", "not in 2026-07-28"),
-])
+@pytest.mark.parametrize(
+    ("revision", "detail"),
+    [
+        ("2025-11-25", "the server does not declare tasks"),
+        ("2025-06-18", "not in 2025-06-18"),
+        ("2026-07-28", "not in 2026-07-28"),
+    ],
+)
 async def test_the_reference_server_skips_every_tasks_check(
     autojump_clock: trio.abc.Clock, revision: str, detail: str
 ) -> None:
@@ -201,24 +218,31 @@ async def test_the_reference_server_skips_every_tasks_check(
 
 
 GOOD_TASK: dict[str, Any] = {
-    "taskId": "t-1", "status": "working", "createdAt": "2025-11-25T10:30:00Z",
-    "lastUpdatedAt": "2025-11-25T10:40:00.5+01:00", "ttl": 60000, "pollInterval": 5000,
+    "taskId": "t-1",
+    "status": "working",
+    "createdAt": "2025-11-25T10:30:00Z",
+    "lastUpdatedAt": "2025-11-25T10:40:00.5+01:00",
+    "ttl": 60000,
+    "pollInterval": 5000,
 }
 
 
-@pytest.mark.parametrize(("change", "problem"), [
-    ({}, None),
-    ({"ttl": None}, None),
-    ({"taskId": 7}, "taskId"),
-    ({"taskId": ""}, "taskId"),
-    ({"status": "done"}, "status"),
-    ({"createdAt": "yesterday"}, "createdAt"),
-    ({"createdAt": "2025-11-25"}, "createdAt"),  # a date is not a timestamp
-    ({"lastUpdatedAt": None}, "lastUpdatedAt"),
-    ({"ttl": "60000"}, "ttl"),
-    ({"ttl": True}, "ttl"),
-    ({"pollInterval": 0.5}, "pollInterval"),
-])
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({}, None),
+        ({"ttl": None}, None),
+        ({"taskId": 7}, "taskId"),
+        ({"taskId": ""}, "taskId"),
+        ({"status": "done"}, "status"),
+        ({"createdAt": "yesterday"}, "createdAt"),
+        ({"createdAt": "2025-11-25"}, "createdAt"),  # a date is not a timestamp
+        ({"lastUpdatedAt": None}, "lastUpdatedAt"),
+        ({"ttl": "60000"}, "ttl"),
+        ({"ttl": True}, "ttl"),
+        ({"pollInterval": 0.5}, "pollInterval"),
+    ],
+)
 def test_task_problem(change: dict[str, Any], problem: str | None) -> None:
     found = task_problem({**GOOD_TASK, **change})
     if problem is None:

@@ -30,16 +30,33 @@ BAD = str(REPO / "tests" / "helpers" / "bad_tools.py")
 TIMEOUT = 60
 
 SCHEMAS: dict[str, dict[str, Any]] = {
-    "mixed": {"type": "object", "required": ["n"], "properties": {
-        "n": {"type": "integer", "minimum": 1, "maximum": 10},
-        "when": {"type": "string", "format": "date-time"}, "mail": {"type": "string", "format": "email"},
-        "site": {"type": "string", "format": "uri"}, "kind": {"enum": ["a", "b", "c"]},
-        "flag": {"type": "boolean"}, "short": {"type": "string", "maxLength": 3},
-        "ratio": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
-        "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 1},
-        "maybe": {"type": ["integer", "null"]}}},
-    "nested": {"type": "object", "required": ["where"], "properties": {"where": {
-        "type": "object", "required": ["x"], "properties": {"x": {"type": "number"}, "label": {"type": "string"}}}}},
+    "mixed": {
+        "type": "object",
+        "required": ["n"],
+        "properties": {
+            "n": {"type": "integer", "minimum": 1, "maximum": 10},
+            "when": {"type": "string", "format": "date-time"},
+            "mail": {"type": "string", "format": "email"},
+            "site": {"type": "string", "format": "uri"},
+            "kind": {"enum": ["a", "b", "c"]},
+            "flag": {"type": "boolean"},
+            "short": {"type": "string", "maxLength": 3},
+            "ratio": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+            "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 1},
+            "maybe": {"type": ["integer", "null"]},
+        },
+    },
+    "nested": {
+        "type": "object",
+        "required": ["where"],
+        "properties": {
+            "where": {
+                "type": "object",
+                "required": ["x"],
+                "properties": {"x": {"type": "number"}, "label": {"type": "string"}},
+            }
+        },
+    },
     "pattern": {"type": "object", "required": ["id"], "properties": {"id": {"type": "string", "pattern": "^t"}}},
     "empty": {"type": "object"},
 }
@@ -61,9 +78,17 @@ def test_example_sets_try_other_values() -> None:
     sets = example_argument_sets(SCHEMAS["mixed"], 50)
     assert len(sets) > 10
     seen = {(k, json.dumps(v)) for args in sets for k, v in args.items()}
-    for expected in [("kind", '"b"'), ("kind", '"c"'), ("flag", "true"), ("n", "10"), ("n", "1"),
-                     ("when", json.dumps(FORMATS["date-time"])), ("mail", '"test@example.com"'),
-                     ("maybe", "null"), ("tags", '["test"]')]:
+    for expected in [
+        ("kind", '"b"'),
+        ("kind", '"c"'),
+        ("flag", "true"),
+        ("n", "10"),
+        ("n", "1"),
+        ("when", json.dumps(FORMATS["date-time"])),
+        ("mail", '"test@example.com"'),
+        ("maybe", "null"),
+        ("tags", '["test"]'),
+    ]:
         assert expected in seen, expected
     # The rules that no value may break: a bounded string, an array of at most one item.
     assert all(len(args.get("short", "")) <= 3 and len(args.get("tags", [])) <= 1 for args in sets)
@@ -75,8 +100,12 @@ def test_example_sets_none_for_unsupported_or_zero() -> None:
     assert example_argument_sets({"type": "object", "properties": {"x": {"oneOf": []}}, "required": ["x"]}, 3) == []
     assert example_argument_sets(SCHEMAS["mixed"], 0) == []
     # A pattern the generator cannot meet: the invalid values are dropped, never sent.
-    assert example_argument_sets({"type": "object", "required": ["d"],
-                                  "properties": {"d": {"type": "string", "pattern": "^[0-9]+$"}}}, 3) == []
+    assert (
+        example_argument_sets(
+            {"type": "object", "required": ["d"], "properties": {"d": {"type": "string", "pattern": "^[0-9]+$"}}}, 3
+        )
+        == []
+    )
 
 
 def _tool(name: str, schema: dict[str, Any], **extra: Any) -> s.Tool:
@@ -101,9 +130,29 @@ def test_requires_task() -> None:
 def _check(mode: str, *extra: str) -> dict[str, dict[str, Any]]:
     revision = "2025-06-18" if mode.startswith("legacy-") else "2025-11-25"
     proc = subprocess.run(
-        [sys.executable, "-m", "trimcp.cli", "check", "--format", "json", "--revision", revision,
-         "--only", "tools.*", *extra, "--", sys.executable, BAD, "--mode", mode],
-        check=False, capture_output=True, text=True, timeout=TIMEOUT, cwd=REPO,
+        [
+            sys.executable,
+            "-m",
+            "trimcp.cli",
+            "check",
+            "--format",
+            "json",
+            "--revision",
+            revision,
+            "--only",
+            "tools.*",
+            *extra,
+            "--",
+            sys.executable,
+            BAD,
+            "--mode",
+            mode,
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        cwd=REPO,
     )
     return {c["id"]: c for c in json.loads(proc.stdout)["checks"]}
 
@@ -135,13 +184,18 @@ def test_no_open_world_leaves_out_the_open_world_tool() -> None:
     assert closed["status"] == "pass" and closed["detail"] == "called 2 tools, 0 returned isError", closed
 
 
-@pytest.mark.parametrize(("mode", "check", "status"), [
-    ("legacy-dup-names", "tools.unique-names-legacy", "warn"),
-    ("legacy-bad-schema", "tools.input-schema-legacy", "warn"),  # best practice: advice
-])
+@pytest.mark.parametrize(
+    ("mode", "check", "status"),
+    [
+        ("legacy-dup-names", "tools.unique-names-legacy", "warn"),
+        ("legacy-bad-schema", "tools.input-schema-legacy", "warn"),  # best practice: advice
+    ],
+)
 def test_legacy_tool_list_checks(mode: str, check: str, status: str) -> None:
     assert {c: _check("legacy-good")[c]["status"] for c in (check, "tools.unique-names")} == {
-        check: "pass", "tools.unique-names": "skip"}
+        check: "pass",
+        "tools.unique-names": "skip",
+    }
     found = _check(mode)[check]
     assert found["status"] == status, found
 
@@ -161,9 +215,30 @@ BAD26 = str(REPO / "tests" / "helpers" / "bad_features26.py")
 
 def _check26(mode: str) -> dict[str, dict[str, Any]]:
     proc = subprocess.run(
-        [sys.executable, "-m", "trimcp.cli", "check", "--format", "json", "--revision", "2026-07-28",
-         "--only", "features.stable-lists", "--only", "tools.*", "--", sys.executable, BAD26, "--mode", mode],
-        check=False, capture_output=True, text=True, timeout=TIMEOUT, cwd=REPO,
+        [
+            sys.executable,
+            "-m",
+            "trimcp.cli",
+            "check",
+            "--format",
+            "json",
+            "--revision",
+            "2026-07-28",
+            "--only",
+            "features.stable-lists",
+            "--only",
+            "tools.*",
+            "--",
+            sys.executable,
+            BAD26,
+            "--mode",
+            mode,
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        cwd=REPO,
     )
     return {c["id"]: c for c in json.loads(proc.stdout)["checks"]}
 
@@ -171,13 +246,18 @@ def _check26(mode: str) -> dict[str, dict[str, Any]]:
 def test_stateless_tool_lists_good() -> None:
     checks = _check26("good")
     assert {c: checks[c]["status"] for c in ("features.stable-lists", "tools.x-mcp-header")} == {
-        "features.stable-lists": "pass", "tools.x-mcp-header": "pass"}, checks
+        "features.stable-lists": "pass",
+        "tools.x-mcp-header": "pass",
+    }, checks
 
 
-@pytest.mark.parametrize(("mode", "check", "needle"), [
-    ("header-invalid", "tools.x-mcp-header", "'Bad Region'"),
-    ("unstable-lists", "features.stable-lists", "tools/list differs between connections"),
-])
+@pytest.mark.parametrize(
+    ("mode", "check", "needle"),
+    [
+        ("header-invalid", "tools.x-mcp-header", "'Bad Region'"),
+        ("unstable-lists", "features.stable-lists", "tools/list differs between connections"),
+    ],
+)
 def test_stateless_tool_list_defects(mode: str, check: str, needle: str) -> None:
     checks = _check26(mode)
     assert checks[check]["status"] == "fail" and needle in checks[check]["detail"], checks[check]

@@ -54,26 +54,39 @@ def _status(results: dict[str, CheckResult], check_id: str) -> Status:
 
 async def test_good_stream_fake_passes() -> None:
     results = await _http(StreamFake())
-    for check_id in ("http.origin", "http.valid-host", "http.session-required", "http.refused-notification",
-                     "http.session-unique", "http.get-no-response", "http.concurrent-streams", "http.event-ids",
-                     "http.sse-priming", "http.sse-response", "http.resume"):
+    for check_id in (
+        "http.origin",
+        "http.valid-host",
+        "http.session-required",
+        "http.refused-notification",
+        "http.session-unique",
+        "http.get-no-response",
+        "http.concurrent-streams",
+        "http.event-ids",
+        "http.sse-priming",
+        "http.sse-response",
+        "http.resume",
+    ):
         assert _status(results, check_id) is Status.PASS, results[check_id]
 
 
-@pytest.mark.parametrize(("mode", "check_id", "status", "words"), [
-    ("refuses-valid-host", "http.valid-host", Status.FAIL, "403"),
-    ("no-session-required", "http.session-required", Status.WARN, "404"),
-    ("accepts-unknown-notification", "http.refused-notification", Status.FAIL, "202"),
-    ("same-session-id", "http.session-unique", Status.WARN, "same"),
-    ("response-on-get", "http.get-no-response", Status.FAIL, "responses on the GET stream"),
-    ("response-on-get", "http.concurrent-streams", Status.FAIL, "the same message on GET"),
-    ("duplicate-event-ids", "http.event-ids", Status.FAIL, "'1'"),
-    ("no-priming", "http.sse-priming", Status.WARN, "id-only"),
-    ("open-after-response", "http.sse-response", Status.WARN, "still open"),
-    ("replays-other-stream", "http.resume", Status.FAIL, "of another stream"),
-    ("accepts-malformed-version", "http.protocol-version", Status.FAIL, "not-a-revision"),
-    ("answer-200", "http.notification-202", Status.FAIL, "a JSON-RPC response: HTTP 200 with a body"),
-])
+@pytest.mark.parametrize(
+    ("mode", "check_id", "status", "words"),
+    [
+        ("refuses-valid-host", "http.valid-host", Status.FAIL, "403"),
+        ("no-session-required", "http.session-required", Status.WARN, "404"),
+        ("accepts-unknown-notification", "http.refused-notification", Status.FAIL, "202"),
+        ("same-session-id", "http.session-unique", Status.WARN, "same"),
+        ("response-on-get", "http.get-no-response", Status.FAIL, "responses on the GET stream"),
+        ("response-on-get", "http.concurrent-streams", Status.FAIL, "the same message on GET"),
+        ("duplicate-event-ids", "http.event-ids", Status.FAIL, "'1'"),
+        ("no-priming", "http.sse-priming", Status.WARN, "id-only"),
+        ("open-after-response", "http.sse-response", Status.WARN, "still open"),
+        ("replays-other-stream", "http.resume", Status.FAIL, "of another stream"),
+        ("accepts-malformed-version", "http.protocol-version", Status.FAIL, "not-a-revision"),
+        ("answer-200", "http.notification-202", Status.FAIL, "a JSON-RPC response: HTTP 200 with a body"),
+    ],
+)
 async def test_stream_fake_defect_is_flagged(mode: str, check_id: str, status: Status, words: str) -> None:
     results = await _http(StreamFake(mode))
     found = results[check_id]
@@ -91,8 +104,14 @@ async def test_malformed_session_id_is_sent_back_unchanged() -> None:
     # issued (the trimcp client would drop it), so the server still knows the session.
     results = await _http(StreamFake("bad-session-id"))
     assert _status(results, "http.session-id") is Status.FAIL
-    for check_id in ("http.notification-202", "http.session-required", "http.get-no-response",
-                     "http.concurrent-streams", "http.delete", "http.resume"):
+    for check_id in (
+        "http.notification-202",
+        "http.session-required",
+        "http.get-no-response",
+        "http.concurrent-streams",
+        "http.delete",
+        "http.resume",
+    ):
         assert _status(results, check_id) is Status.PASS, results[check_id]
 
 
@@ -122,12 +141,15 @@ async def test_good_legacy_fake_passes() -> None:
         assert "HTTP+SSE" in later[check_id].detail
 
 
-@pytest.mark.parametrize(("mode", "check_id", "words"), [
-    ("sse-no-endpoint", "sse.endpoint", "'message' event"),
-    ("sse-post-refused", "sse.exchange", "400"),
-    ("sse-answer-in-post", "sse.exchange", "did not come on the SSE stream"),
-    ("sse-accepts-foreign-origin", "sse.origin", "200"),
-])
+@pytest.mark.parametrize(
+    ("mode", "check_id", "words"),
+    [
+        ("sse-no-endpoint", "sse.endpoint", "'message' event"),
+        ("sse-post-refused", "sse.exchange", "400"),
+        ("sse-answer-in-post", "sse.exchange", "did not come on the SSE stream"),
+        ("sse-accepts-foreign-origin", "sse.origin", "200"),
+    ],
+)
 async def test_legacy_fake_defect_is_flagged(mode: str, check_id: str, words: str) -> None:
     async with serve(LegacyFake(mode)) as server:
         server.handler.port = server.port  # type: ignore[attr-defined]
@@ -146,8 +168,9 @@ async def _run(url: str, revision: str | None) -> Report:
 
 @pytest.mark.parametrize("revision", ["2024-11-05", None])
 async def test_reference_over_http_sse(nursery: trio.Nursery, revision: str | None) -> None:
-    bound: BoundHttpServer = await nursery.start(lambda task_status: serve_http(
-        build_server(), path=None, sse_path="/sse", task_status=task_status))
+    bound: BoundHttpServer = await nursery.start(
+        lambda task_status: serve_http(build_server(), path=None, sse_path="/sse", task_status=task_status)
+    )
     report = await _run(bound.url, revision)
     assert report.transport == "http+sse"
     results = {r.id: r for r in report.results}
@@ -183,8 +206,7 @@ async def test_reference_over_streamable_http(nursery: trio.Nursery) -> None:
 
 async def _stdio(command: list[str], revision: str) -> Report:
     with trio.fail_after(120):
-        return await run_checks(connector_for(command), target=" ".join(command), revision=revision,
-                                request_timeout=10)
+        return await run_checks(connector_for(command), target=" ".join(command), revision=revision, request_timeout=10)
 
 
 async def test_reference_over_stdio_passes_framing() -> None:
@@ -195,10 +217,13 @@ async def test_reference_over_stdio_passes_framing() -> None:
     assert results["stdio.no-requests"].status is Status.PASS
 
 
-@pytest.mark.parametrize(("mode", "revision", "check_id", "words"), [
-    ("pretty-notification", "2025-11-25", "stdio.one-line-messages", "span several lines"),
-    ("request-on-stdout", "2026-07-28", "stdio.no-requests", "ping"),
-])
+@pytest.mark.parametrize(
+    ("mode", "revision", "check_id", "words"),
+    [
+        ("pretty-notification", "2025-11-25", "stdio.one-line-messages", "span several lines"),
+        ("request-on-stdout", "2026-07-28", "stdio.no-requests", "ping"),
+    ],
+)
 async def test_stdio_defect_is_flagged(mode: str, revision: str, check_id: str, words: str) -> None:
     report = await _stdio([sys.executable, BAD_STDIO, "--mode", mode], revision)
     found = next(r for r in report.results if r.id == check_id)
@@ -245,6 +270,10 @@ def test_transport_catalog_revisions() -> None:
     sse = [s for s in transport.SPECS if s.id.startswith("sse.")]
     assert all(s.revisions == HANDSHAKE for s in sse)
     assert {s.id: s.level_for("2024-11-05") for s in sse} == dict.fromkeys(
-        ("sse.endpoint", "sse.exchange", "sse.origin"), Level.MUST)
+        ("sse.endpoint", "sse.exchange", "sse.origin"), Level.MUST
+    )
     assert {s.id: s.level_for("2025-11-25") for s in sse} == {
-        "sse.endpoint": Level.BEST, "sse.exchange": Level.BEST, "sse.origin": Level.MUST}
+        "sse.endpoint": Level.BEST,
+        "sse.exchange": Level.BEST,
+        "sse.origin": Level.MUST,
+    }

@@ -26,8 +26,9 @@ BAD_SERVER = str(REPO / "tests" / "helpers" / "bad_server.py")
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "trimcp.cli", *args], capture_output=True, text=True,
-                          timeout=60, cwd=REPO, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "trimcp.cli", *args], capture_output=True, text=True, timeout=60, cwd=REPO, check=False
+    )
 
 
 def checks(*args: str) -> dict[str, dict[str, str]]:
@@ -70,8 +71,10 @@ def test_all_is_error_calls_are_no_pass() -> None:
 
 
 def test_dead_or_missing_target_exits_4_with_one_line() -> None:
-    for target in (["/nonexistent/trimcp-no-such-server"],
-                   [sys.executable, "-c", "import sys; sys.stderr.write('boom\\n'); sys.exit(3)"]):
+    for target in (
+        ["/nonexistent/trimcp-no-such-server"],
+        [sys.executable, "-c", "import sys; sys.stderr.write('boom\\n'); sys.exit(3)"],
+    ):
         proc = cli("check", "--connect-timeout", "5", "--", *target)
         assert proc.returncode == 4, proc.stdout + proc.stderr
         assert proc.stdout == ""
@@ -106,8 +109,9 @@ FEATURES = str(REPO / "tests" / "helpers" / "bad_features.py")
 
 async def _run(*target: str, revision: str | None = None) -> dict[str, CheckResult]:
     with trio.fail_after(60):
-        report = await run_checks(connector_for(list(target)), target="fake", revision=revision,
-                                  connect_timeout=5, request_timeout=5)
+        report = await run_checks(
+            connector_for(list(target)), target="fake", revision=revision, connect_timeout=5, request_timeout=5
+        )
     return {r.id: r for r in report.results}
 
 
@@ -198,6 +202,7 @@ async def test_a_task_finished_before_tasks_result_tests_no_blocking() -> None:
     fake = str(REPO / "tests" / "helpers" / "bad_tasks.py")
     caps: dict[str, Any] = {"tools": {}, "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
     with trio.fail_after(60):
-        await check_tasks(rec, connector_for([sys.executable, fake, "--mode", "finishes-at-once"]),
-                          "2025-11-25", caps, 20.0)
+        await check_tasks(
+            rec, connector_for([sys.executable, fake, "--mode", "finishes-at-once"]), "2025-11-25", caps, 20.0
+        )
     _skip(rec.results, "tasks.result", "had finished (completed) before tasks/result was sent")

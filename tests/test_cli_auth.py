@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import pytest
 import httpx
+import pytest
 import trio
 from helpers.h11_fake import serve
 from test_oauth_flow import REDIRECT, AuthServer, ProtectedMcp
@@ -44,14 +44,20 @@ class Run:
 
 async def run_cli(args: list[str], tmp_path: Path, *, answer: bool = True, timeout: float = 60.0) -> Run:
     """Run ``trimcp ARGS``; answer each headless prompt by following the authorization URL."""
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"),
-           "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+    env = {
+        **os.environ,
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+    }
     out, err = bytearray(), bytearray()
     prompted = 0
     with trio.fail_after(timeout):
         proc = await trio.lowlevel.open_process(
-            [sys.executable, "-c", _MAIN, *args], env=env,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            [sys.executable, "-c", _MAIN, *args],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         stdin, stdout, stderr = proc.stdin, proc.stdout, proc.stderr
@@ -164,14 +170,12 @@ async def test_login_refused_and_unreachable(tmp_path: Path) -> None:
         refused = await run_cli(["auth", "login", servers.url, *opts], tmp_path, answer=False)
         assert refused.rc == 3, refused.err
         assert refused.prompted >= 1  # (the transport may ask again, up to max_attempts)
-    down = await run_cli(["auth", "login", f"http://127.0.0.1:{_closed_port()}/mcp", *opts,
-                          "--timeout", "5"], tmp_path)
+    down = await run_cli(["auth", "login", f"http://127.0.0.1:{_closed_port()}/mcp", *opts, "--timeout", "5"], tmp_path)
     assert down.rc == 4, down.err
 
 
 async def test_auth_rejects_a_non_http_url(tmp_path: Path) -> None:
-    run = await run_cli(["auth", "status", "ws://127.0.0.1:1/mcp", "--token-file", str(tmp_path / "t.json")],
-                        tmp_path)
+    run = await run_cli(["auth", "status", "ws://127.0.0.1:1/mcp", "--token-file", str(tmp_path / "t.json")], tmp_path)
     assert run.rc == 2 and "http" in run.err
 
 

@@ -29,7 +29,10 @@ NOTICE = "running the bundled reference server"
 async def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60.0) -> tuple[int, str, str]:
     with trio.fail_after(timeout):
         done = await trio.run_process(
-            [*CLI, *args], capture_stdout=True, capture_stderr=True, check=False,
+            [*CLI, *args],
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
             env={**os.environ, **(env or {})},
         )
     return done.returncode, done.stdout.decode(), done.stderr.decode()
@@ -42,37 +45,67 @@ def write_config(tmp_path: Path, servers: dict[str, Any], key: str = "mcpServers
 
 
 async def test_a_stdio_entry_with_variables(tmp_path: Path) -> None:
-    config = write_config(tmp_path, {
-        "envy": {"command": "${PY}", "args": ["${SCRIPT}"], "env": {"GREETING": "${WORD:-hello}"},
-                 "cwd": str(tmp_path)},
-        "broken": {"command": 3},  # a bad entry elsewhere does not stop this one
-    })
-    code, out, err = await cli("tools", "call", "env_of", "--tool-arg", "name=GREETING",
-                               "--config", config, "--server", "envy",
-                               env={"PY": sys.executable, "SCRIPT": ENV_SERVER})
+    config = write_config(
+        tmp_path,
+        {
+            "envy": {
+                "command": "${PY}",
+                "args": ["${SCRIPT}"],
+                "env": {"GREETING": "${WORD:-hello}"},
+                "cwd": str(tmp_path),
+            },
+            "broken": {"command": 3},  # a bad entry elsewhere does not stop this one
+        },
+    )
+    code, out, err = await cli(
+        "tools",
+        "call",
+        "env_of",
+        "--tool-arg",
+        "name=GREETING",
+        "--config",
+        config,
+        "--server",
+        "envy",
+        env={"PY": sys.executable, "SCRIPT": ENV_SERVER},
+    )
     assert code == 0, err
     assert f"GREETING=hello cwd={tmp_path}" in out and NOTICE not in err
     # -e adds to (and overrides) the entry's environment.
-    code, out, err = await cli("tools", "call", "env_of", "--config", config, "--server", "envy",
-                               "--tool-arg", "name=GREETING", "-e", "GREETING=hi",
-                               env={"PY": sys.executable, "SCRIPT": ENV_SERVER})
+    code, out, err = await cli(
+        "tools",
+        "call",
+        "env_of",
+        "--config",
+        config,
+        "--server",
+        "envy",
+        "--tool-arg",
+        "name=GREETING",
+        "-e",
+        "GREETING=hi",
+        env={"PY": sys.executable, "SCRIPT": ENV_SERVER},
+    )
     assert code == 0, err
     assert "GREETING=hi" in out
 
 
 async def test_an_http_entry_with_variables(tmp_path: Path, url: str) -> None:
     port = url.split(":")[2].split("/")[0]
-    config = write_config(tmp_path, {"ref": {"type": "http", "url": "http://127.0.0.1:${PORT}/mcp"}},
-                          key="servers")  # VS Code's spelling
-    code, out, err = await cli("tools", "list", "--config", config, "--server", "ref", "--format", "json",
-                               env={"PORT": port})
+    config = write_config(
+        tmp_path, {"ref": {"type": "http", "url": "http://127.0.0.1:${PORT}/mcp"}}, key="servers"
+    )  # VS Code's spelling
+    code, out, err = await cli(
+        "tools", "list", "--config", config, "--server", "ref", "--format", "json", env={"PORT": port}
+    )
     assert code == 0, err
     assert "echo" in {tool["name"] for tool in json.loads(out)} and NOTICE not in err
 
 
 async def test_env_for_a_command_after_dashes() -> None:
-    code, out, err = await cli("tools", "call", "env_of", "--tool-arg", "name=FLAVOUR", "-e", "FLAVOUR=mint",
-                               "--", sys.executable, ENV_SERVER)
+    code, out, err = await cli(
+        "tools", "call", "env_of", "--tool-arg", "name=FLAVOUR", "-e", "FLAVOUR=mint", "--", sys.executable, ENV_SERVER
+    )
     assert code == 0, err
     assert "FLAVOUR=mint" in out
 
@@ -95,8 +128,9 @@ async def test_headers_go_with_every_request(nursery: trio.Nursery) -> None:
         await stream.aclose()
 
     nursery.start_soon(partial(trio.serve_listeners, record, listeners))
-    code, _, err = await cli("tools", "list", f"http://127.0.0.1:{port}/mcp",
-                             "--header", "X-Api-Key: s3cret", "--connect-timeout", "5")
+    code, _, err = await cli(
+        "tools", "list", f"http://127.0.0.1:{port}/mcp", "--header", "X-Api-Key: s3cret", "--connect-timeout", "5"
+    )
     assert code != 0 and len(err.strip().splitlines()) == 1
     assert seen and all(b"x-api-key: s3cret" in head.lower() for head in seen)
 
@@ -108,18 +142,21 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out.strip() == f"trimcp {trimcp.__version__}"
 
 
-@pytest.mark.parametrize(("args", "words"), [
-    (["tools", "list", "--config", "x.json"], "--config FILE and --server NAME go together"),
-    (["tools", "list", "--server", "x"], "--config FILE and --server NAME go together"),
-    (["tools", "list", "--config", "CONFIG", "--server", "ref", "http://127.0.0.1:1/mcp"], "not both"),
-    (["tools", "list", "--config", "CONFIG", "--server", "nope"], 'no server "nope" (known: "ref")'),
-    (["tools", "list", "--config", "MISSING", "--server", "ref"], "cannot read the file"),
-    (["tools", "list", "--config", "BAD", "--server", "ref"], "not valid JSON"),
-    (["tools", "list", "--header", "X: y", "--", "cmd"], "--header applies to a server URL"),
-    (["tools", "list", "--header", "no-colon", "http://127.0.0.1:1/mcp"], "expected 'Name: value'"),
-    (["tools", "list", "-e", "A=1", "http://127.0.0.1:1/mcp"], "-e sets a stdio server's environment"),
-    (["tools", "list", "-e", "novalue", "--", "cmd"], "expected KEY=VALUE"),
-])
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["tools", "list", "--config", "x.json"], "--config FILE and --server NAME go together"),
+        (["tools", "list", "--server", "x"], "--config FILE and --server NAME go together"),
+        (["tools", "list", "--config", "CONFIG", "--server", "ref", "http://127.0.0.1:1/mcp"], "not both"),
+        (["tools", "list", "--config", "CONFIG", "--server", "nope"], 'no server "nope" (known: "ref")'),
+        (["tools", "list", "--config", "MISSING", "--server", "ref"], "cannot read the file"),
+        (["tools", "list", "--config", "BAD", "--server", "ref"], "not valid JSON"),
+        (["tools", "list", "--header", "X: y", "--", "cmd"], "--header applies to a server URL"),
+        (["tools", "list", "--header", "no-colon", "http://127.0.0.1:1/mcp"], "expected 'Name: value'"),
+        (["tools", "list", "-e", "A=1", "http://127.0.0.1:1/mcp"], "-e sets a stdio server's environment"),
+        (["tools", "list", "-e", "novalue", "--", "cmd"], "expected KEY=VALUE"),
+    ],
+)
 def test_config_and_option_usage_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], words: str
 ) -> None:
@@ -156,11 +193,14 @@ async def test_lists_show_parameters_uris_and_arguments(url: str) -> None:
     assert any(line.startswith("test_prompt_with_arguments  (arg1, arg2)") for line in out.splitlines())
 
 
-@pytest.mark.parametrize(("args", "code"), [
-    (["tools", "list", "stray", "--format", "json"], 2),
-    (["tools", "lisst", "--format=json"], 2),
-    (["tools", "list", "--format", "json", "--config", "x.json"], 2),
-])
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["tools", "list", "stray", "--format", "json"], 2),
+        (["tools", "lisst", "--format=json"], 2),
+        (["tools", "list", "--format", "json", "--config", "x.json"], 2),
+    ],
+)
 def test_with_format_json_a_usage_error_is_one_json_line(
     capsys: pytest.CaptureFixture[str], args: list[str], code: int
 ) -> None:
@@ -195,12 +235,21 @@ async def test_open_client_takes_a_config_entry(tmp_path: Path, url: str) -> Non
     from trimcp.config import parse_config
 
     port = url.split(":")[2].split("/")[0]
-    config = parse_config({"mcpServers": {
-        "envy": {"command": sys.executable, "args": [ENV_SERVER], "env": {"FLAVOUR": "${F:-lime}"},
-                 "cwd": str(tmp_path)},
-        "ref": {"url": "http://127.0.0.1:${PORT}/mcp", "headers": {"X-Team": "a"}},
-        "locked": {"url": "http://127.0.0.1:1/mcp", "oauth": {"clientId": "c"}},
-    }}, environ={"PORT": port})
+    config = parse_config(
+        {
+            "mcpServers": {
+                "envy": {
+                    "command": sys.executable,
+                    "args": [ENV_SERVER],
+                    "env": {"FLAVOUR": "${F:-lime}"},
+                    "cwd": str(tmp_path),
+                },
+                "ref": {"url": "http://127.0.0.1:${PORT}/mcp", "headers": {"X-Team": "a"}},
+                "locked": {"url": "http://127.0.0.1:1/mcp", "oauth": {"clientId": "c"}},
+            }
+        },
+        environ={"PORT": port},
+    )
     with trio.fail_after(30):
         async with trimcp.open_client(config.server("envy"), stdio=trimcp.StdioOptions(env={"EXTRA": "1"})) as client:
             assert (await client.call_tool("env_of", {"name": "FLAVOUR"})).text == f"FLAVOUR=lime cwd={tmp_path}"

@@ -29,13 +29,22 @@ FORM = {
     "properties": {
         "name": {"type": "string", "title": "Name", "description": "User name", "default": "John Doe"},
         "age": {"type": "integer", "minimum": 0, "maximum": 150},
-        "titledSingle": {"type": "string", "oneOf": [{"const": "value1", "title": "First Option"},
-                                                     {"const": "value2", "title": "Second Option"}]},
+        "titledSingle": {
+            "type": "string",
+            "oneOf": [{"const": "value1", "title": "First Option"}, {"const": "value2", "title": "Second Option"}],
+        },
         "legacyEnum": {"type": "string", "enum": ["opt1", "opt2"], "enumNames": ["Option One", "Option Two"]},
-        "titledMulti": {"type": "array", "items": {"anyOf": [{"const": "v1", "title": "First Choice"},
-                                                             {"const": "v2", "title": "Second Choice"},
-                                                             {"const": "v3", "title": "Third Choice"}]},
-                        "maxItems": 2},
+        "titledMulti": {
+            "type": "array",
+            "items": {
+                "anyOf": [
+                    {"const": "v1", "title": "First Choice"},
+                    {"const": "v2", "title": "Second Choice"},
+                    {"const": "v3", "title": "Third Choice"},
+                ]
+            },
+            "maxItems": 2,
+        },
         "verified": {"type": "boolean", "default": True},
         "day": {"type": "string", "format": "date"},
     },
@@ -56,20 +65,38 @@ async def _answer(lines: str, params: dict[str, Any] | None = None) -> tuple[dic
 
 
 async def test_one_question_per_field_with_choices_defaults_and_reasking() -> None:
-    answers = "\n".join([  # noqa: FLY002 - one answer per line, each commented
-        "",               # name: keep the default
-        "old", "-3", "42",  # age: asked again twice
-        "",  "2",         # titledSingle is required: asked again, then choice 2
-        "option one",     # legacyEnum by its label
-        "1, 3, 1",        # titledMulti by numbers, a repeat dropped
-        "no",             # verified
-        "2026-02-30", "2026-02-28",  # day: asked again
-        "a",
-    ]) + "\n"
+    answers = (
+        "\n".join(
+            [
+                "",  # name: keep the default
+                "old",
+                "-3",
+                "42",  # age: asked again twice
+                "",
+                "2",  # titledSingle is required: asked again, then choice 2
+                "option one",  # legacyEnum by its label
+                "1, 3, 1",  # titledMulti by numbers, a repeat dropped
+                "no",  # verified
+                "2026-02-30",
+                "2026-02-28",  # day: asked again
+                "a",
+            ]
+        )
+        + "\n"
+    )
     reply, shown = await _answer(answers)
-    assert reply == {"action": "accept", "content": {
-        "name": "John Doe", "age": 42, "titledSingle": "value2", "legacyEnum": "opt1",
-        "titledMulti": ["v1", "v3"], "verified": False, "day": "2026-02-28"}}
+    assert reply == {
+        "action": "accept",
+        "content": {
+            "name": "John Doe",
+            "age": 42,
+            "titledSingle": "value2",
+            "legacyEnum": "opt1",
+            "titledMulti": ["v1", "v3"],
+            "verified": False,
+            "day": "2026-02-28",
+        },
+    }
     assert "The server asks: Tell me" in shown
     assert "[1/7] Name (name) - string - optional" in shown
     assert "User name" in shown and 'default: "John Doe"' in shown
@@ -147,8 +174,10 @@ async def test_elicit_json_answers_validated_or_declines(tmp_path: pathlib.Path)
     err = io.StringIO()
     handler = handler_from_args(_ns(elicit_json=str(path)), stderr=err)
     reply = await handler(_params())
-    assert reply == {"action": "accept", "content": {
-        "name": "John Doe", "age": 7, "titledSingle": "value1", "verified": True}}
+    assert reply == {
+        "action": "accept",
+        "content": {"name": "John Doe", "age": 7, "titledSingle": "value1", "verified": True},
+    }
     assert "left out: extra" in err.getvalue()
     narrow = {"type": "object", "properties": {"age": {"type": "integer", "maximum": 5}}, "required": ["age"]}
     assert await handler(_params(narrow)) == {"action": "decline"}
@@ -185,7 +214,12 @@ class _Terminal:
         self.master = master
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "trimcp.cli", "tools", "call", "elicit", "--tool-arg", "message=Who are you?"],
-            stdin=slave, stderr=slave, stdout=subprocess.PIPE, env=env, cwd=ROOT)
+            stdin=slave,
+            stderr=slave,
+            stdout=subprocess.PIPE,
+            env=env,
+            cwd=ROOT,
+        )
         os.close(slave)
         self.seen = b""
 
@@ -258,9 +292,16 @@ def test_pty_ctrl_c_cancels_the_form_not_the_command(terminal: _Terminal) -> Non
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "trimcp.cli", *args], check=False, capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
-                          timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "trimcp.cli", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+        timeout=60,
+    )
 
 
 @pytest.mark.parametrize("revision", ["2025-06-18", "2026-07-28"])
@@ -268,13 +309,15 @@ def test_the_flags_answer_tools_call_and_prompts_get_in_both_eras(tmp_path: path
     # 2026-07-28 asks inside an InputRequiredResult round; the same handler answers.
     answers = tmp_path / "answers.json"
     answers.write_text(json.dumps({"name": "Al", "age": "42", "context": "code review"}))
-    done = _run("tools", "call", "elicit", "--tool-arg", "message=hi", "--elicit-json", str(answers),
-                "--revision", revision)
+    done = _run(
+        "tools", "call", "elicit", "--tool-arg", "message=hi", "--elicit-json", str(answers), "--revision", revision
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"action": "accept", "content": {"age": 42, "name": "Al"}}
     assert "left out: context" in done.stderr
-    done = _run("prompts", "get", "test_input_required_result_prompt", "--elicit-json", str(answers),
-                "--revision", revision)
+    done = _run(
+        "prompts", "get", "test_input_required_result_prompt", "--elicit-json", str(answers), "--revision", revision
+    )
     assert done.returncode == 0, done.stderr
     assert "Use this context: code review" in done.stdout
     done = _run("tools", "call", "elicit", "--tool-arg", "message=hi", "--revision", revision)

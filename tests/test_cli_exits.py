@@ -50,8 +50,15 @@ NOT_APPLICABLE = "not applicable to this server"
 
 
 def _spawn(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "trimcp.cli", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, cwd=REPO, env=ENV)
+    return subprocess.Popen(
+        [sys.executable, "-m", "trimcp.cli", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        cwd=REPO,
+        env=ENV,
+    )
 
 
 def _interrupt(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
@@ -66,8 +73,16 @@ def _interrupt(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
 
 
 def _run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "trimcp.cli", *args], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, cwd=REPO, env=ENV, timeout=timeout, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "trimcp.cli", *args],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        cwd=REPO,
+        env=ENV,
+        timeout=timeout,
+        check=False,
+    )
 
 
 # --------------------------------------------------------------------------- Ctrl-C
@@ -89,7 +104,7 @@ def test_ctrl_c_during_a_real_check_run_is_one_line_and_130() -> None:
         code, _, err = _interrupt(proc)
     assert code == 130, err
     lines = err.splitlines()
-    assert lines[-1] == "{\"error\": \"interrupted\", \"exit\": 130}", err
+    assert lines[-1] == '{"error": "interrupted", "exit": 130}', err
     assert "Traceback" not in err
     assert all(line.startswith("trimcp: no server given") for line in lines[:-1]), err
 
@@ -143,7 +158,8 @@ def test_a_silent_server_exits_4_with_its_report_and_the_reason(tmp_path: Path) 
     assert done.returncode == exits.EXIT_NOT_CHECKED, done.stderr
     assert "lifecycle.connect" in done.stdout  # the report is still written
     assert done.stderr.splitlines()[-1].startswith(
-        "trimcp: could not be checked: the server never answered the first request (")
+        "trimcp: could not be checked: the server never answered the first request ("
+    )
     report = tmp_path / "report.json"
     done = _run("check", "--format", "json", "--output", str(report), "--connect-timeout", "1", "--", *SILENT)
     assert done.returncode == 4, done.stderr
@@ -156,10 +172,16 @@ def test_a_silent_server_exits_4_with_its_report_and_the_reason(tmp_path: Path) 
 
 async def test_check_many_counts_a_silent_server_as_not_checked(tmp_path: Path) -> None:
     config = tmp_path / "mcp.json"
-    config.write_text(json.dumps({"mcpServers": {
-        "good": {"command": sys.executable, "args": [BAD_BASIC, "--mode", "good"]},
-        "quiet": {"command": SILENT[0], "args": SILENT[1:]},
-    }}))
+    config.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "good": {"command": sys.executable, "args": [BAD_BASIC, "--mode", "good"]},
+                    "quiet": {"command": SILENT[0], "args": SILENT[1:]},
+                }
+            }
+        )
+    )
     with trio.fail_after(120):
         rows = await run_check_many(str(config), [], revision=None, request_timeout=5, connect_timeout=1)
     by_name = {r.name: r for r in rows}
@@ -170,19 +192,29 @@ async def test_check_many_counts_a_silent_server_as_not_checked(tmp_path: Path) 
     assert quiet.verdict(lambda r: not r.ok).startswith("silent: the server never answered")
     assert exit_code(rows, lambda r: not r.ok) == 4
     # A server that failed a MUST outranks one that could not be checked.
-    failing = Row("bad", "checked", Report(target="bad", revision="2025-11-25", results=[
-        CheckResult("tools.input-schema", Level.MUST, Status.FAIL, "no")]))
+    failing = Row(
+        "bad",
+        "checked",
+        Report(
+            target="bad",
+            revision="2025-11-25",
+            results=[CheckResult("tools.input-schema", Level.MUST, Status.FAIL, "no")],
+        ),
+    )
     assert exit_code([*rows, failing], lambda r: not r.ok) == 1
 
 
 def _report(revision: str | None, *failed: str) -> Report:
-    return Report(target="t", revision=revision,
-                  results=[CheckResult(i, Level.MUST, Status.FAIL, f"{i} broke") for i in failed])
+    return Report(
+        target="t", revision=revision, results=[CheckResult(i, Level.MUST, Status.FAIL, f"{i} broke") for i in failed]
+    )
 
 
 def test_not_checked_is_a_run_that_judged_nothing() -> None:
-    assert exits.not_checked(_report(None, "lifecycle.connect")) == \
-        "the server never answered the first request (lifecycle.connect broke)"
+    assert (
+        exits.not_checked(_report(None, "lifecycle.connect"))
+        == "the server never answered the first request (lifecycle.connect broke)"
+    )
     assert exits.not_checked(_report(None)) is not None  # --only left even lifecycle.connect out
     # Noise on stdout, or an answer that broke the handshake, was judged: exit 1.
     assert exits.not_checked(_report(None, "lifecycle.connect", "stdio.clean-stdout")) is None
@@ -192,12 +224,15 @@ def test_not_checked_is_a_run_that_judged_nothing() -> None:
 # --------------------------------------------------------------------------- usage errors (2)
 
 
-@pytest.mark.parametrize("args", [
-    ["check", "--bogus"],  # argparse
-    ["check", "--only", "tols.*"],  # UsageError before anything starts
-    ["tools", "list", "stray-word"],
-    ["serve", "--http", "10.1.2.3:0"],  # not loopback without --allow-remote
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check", "--bogus"],  # argparse
+        ["check", "--only", "tols.*"],  # UsageError before anything starts
+        ["tools", "list", "stray-word"],
+        ["serve", "--http", "10.1.2.3:0"],  # not loopback without --allow-remote
+    ],
+)
 def test_usage_errors_exit_2(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     try:
         code = main(args)
@@ -252,15 +287,26 @@ async def test_probes_cut_short_are_not_reached_never_not_applicable(
     revision: str | None, autojump_clock: trio.abc.Clock
 ) -> None:
     with trio.fail_after(600):
-        good = await run_checks(_stalling_after(10_000), target="ref", revision=revision,  # type: ignore[arg-type]
-                                request_timeout=1, connect_timeout=1)
-        stalled = await run_checks(_stalling_after(1), target="ref", revision=revision,  # type: ignore[arg-type]
-                                   request_timeout=1, connect_timeout=1)
+        good = await run_checks(
+            _stalling_after(10_000),
+            target="ref",
+            revision=revision,  # type: ignore[arg-type]
+            request_timeout=1,
+            connect_timeout=1,
+        )
+        stalled = await run_checks(
+            _stalling_after(1),
+            target="ref",
+            revision=revision,  # type: ignore[arg-type]
+            request_timeout=1,
+            connect_timeout=1,
+        )
     before = {r.id: r for r in good.results}
     after = {r.id: r for r in stalled.results}
     # Only what was "not applicable" on the answering server may be so on the stalled one.
-    assert {i for i, r in after.items() if r.detail == NOT_APPLICABLE} <= \
-        {i for i, r in before.items() if r.detail == NOT_APPLICABLE}
+    assert {i for i, r in after.items() if r.detail == NOT_APPLICABLE} <= {
+        i for i, r in before.items() if r.detail == NOT_APPLICABLE
+    }
     reached = [i for i, r in after.items() if r.detail.startswith("not reached: timed out after ")]
     assert set(FEATURE_PROBE_CHECKS) & set(reached), reached
     for check_id in reached:

@@ -38,20 +38,31 @@ QUICK = ("--connect-timeout", "10", "--timeout", "10", "--call-tools", "none", "
 async def config(tmp_path: Path, nursery: trio.Nursery) -> str:
     bound = await nursery.start(partial(serve_http, build_server(), "127.0.0.1", 0))
     closed = free_port()
-    return write_config(tmp_path, {
-        "local": {"command": sys.executable, "args": [POOL_SERVER, "--token=${SECRET_TOKEN}"],
-                  "env": {"API_KEY": "${SECRET_TOKEN}"}},
-        "web": {"type": "http", "url": f"{bound.url}?token=${{SECRET_TOKEN}}",
-                "headers": {"Authorization": "Bearer ${SECRET_TOKEN}"}},
-        "refused": {"type": "http", "url": f"http://127.0.0.1:{closed}/mcp?token=${{SECRET_TOKEN}}",
-                    "headers": {"Authorization": "Bearer ${SECRET_TOKEN}"}},
-        "ws-refused": {"url": f"ws://127.0.0.1:{closed}/mcp?token=${{SECRET_TOKEN}}"},
-        "ws-bad-port": {"url": "ws://127.0.0.1:99999/mcp?token=${SECRET_TOKEN}"},
-        "missing": {"command": "/nonexistent/mcp-server", "args": ["--token", "${SECRET_TOKEN}"]},
-        "exits": {"command": sys.executable,
-                  "args": ["-c", "import sys; sys.exit(3)", "--token=${SECRET_TOKEN}"]},
-        "bad-url": {"type": "http", "url": "ftp://u:${SECRET_TOKEN}@example.com/"},
-    })
+    return write_config(
+        tmp_path,
+        {
+            "local": {
+                "command": sys.executable,
+                "args": [POOL_SERVER, "--token=${SECRET_TOKEN}"],
+                "env": {"API_KEY": "${SECRET_TOKEN}"},
+            },
+            "web": {
+                "type": "http",
+                "url": f"{bound.url}?token=${{SECRET_TOKEN}}",
+                "headers": {"Authorization": "Bearer ${SECRET_TOKEN}"},
+            },
+            "refused": {
+                "type": "http",
+                "url": f"http://127.0.0.1:{closed}/mcp?token=${{SECRET_TOKEN}}",
+                "headers": {"Authorization": "Bearer ${SECRET_TOKEN}"},
+            },
+            "ws-refused": {"url": f"ws://127.0.0.1:{closed}/mcp?token=${{SECRET_TOKEN}}"},
+            "ws-bad-port": {"url": "ws://127.0.0.1:99999/mcp?token=${SECRET_TOKEN}"},
+            "missing": {"command": "/nonexistent/mcp-server", "args": ["--token", "${SECRET_TOKEN}"]},
+            "exits": {"command": sys.executable, "args": ["-c", "import sys; sys.exit(3)", "--token=${SECRET_TOKEN}"]},
+            "bad-url": {"type": "http", "url": "ftp://u:${SECRET_TOKEN}@example.com/"},
+        },
+    )
 
 
 def files_under(folder: Path) -> str:
@@ -65,8 +76,7 @@ async def test_servers_status_table_and_json(config: str) -> None:
     assert f"missing: cannot start MCP server /nonexistent/mcp-server --token {REF}" in out
     assert f"?token={REF}" in out and f"--token={REF}" in out  # refused, exits
 
-    code, out, err = await cli("servers", "status", "--config", config, "--format", "json",
-                               "--timeout", "10", env=ENV)
+    code, out, err = await cli("servers", "status", "--config", config, "--format", "json", "--timeout", "10", env=ENV)
     assert code == 4, err
     assert SECRET not in out + err
     reasons = {s["name"]: s["reason"] or "" for s in json.loads(out)["servers"]}
@@ -78,8 +88,9 @@ async def test_servers_status_table_and_json(config: str) -> None:
 @pytest.mark.parametrize("name", ["refused", "ws-bad-port", "missing", "exits", "bad-url"])
 @pytest.mark.parametrize("fmt", ["text", "json"])
 async def test_the_error_of_a_server_that_cannot_be_used(config: str, name: str, fmt: str) -> None:
-    code, out, err = await cli("tools", "list", "--config", config, "--server", name,
-                               "--format", fmt, "--connect-timeout", "10", env=ENV)
+    code, out, err = await cli(
+        "tools", "list", "--config", config, "--server", name, "--format", fmt, "--connect-timeout", "10", env=ENV
+    )
     assert code in (2, 4), err  # a target the transport refuses is a usage error (2)
     assert SECRET not in out + err
     message = json.loads(err)["error"] if fmt == "json" else err
@@ -87,13 +98,10 @@ async def test_the_error_of_a_server_that_cannot_be_used(config: str, name: str,
 
 
 @pytest.mark.parametrize("name", ["web", "local"])
-async def test_a_check_report_in_every_format_and_its_recording(
-    config: str, tmp_path: Path, name: str
-) -> None:
+async def test_a_check_report_in_every_format_and_its_recording(config: str, tmp_path: Path, name: str) -> None:
     target = {"web": f"?token={REF}", "local": f"--token={REF}"}[name]
     for fmt in ("text", "json", "junit", "markdown"):
-        code, out, err = await cli("check", "--config", config, "--server", name, "--format", fmt,
-                                   *QUICK, env=ENV)
+        code, out, err = await cli("check", "--config", config, "--server", name, "--format", fmt, *QUICK, env=ENV)
         assert code in (0, 1), err
         assert SECRET not in out + err, fmt
         if fmt == "json":
@@ -103,8 +111,7 @@ async def test_a_check_report_in_every_format_and_its_recording(
         else:
             assert target in out
     record = tmp_path / "recordings"
-    code, out, err = await cli("check", "--config", config, "--server", name,
-                               "--record", str(record), *QUICK, env=ENV)
+    code, out, err = await cli("check", "--config", config, "--server", name, "--record", str(record), *QUICK, env=ENV)
     assert code in (0, 1), err
     written = files_under(record)
     assert written and SECRET not in out + err + written
@@ -121,16 +128,14 @@ MANY = ("local", "web", "refused", "ws-refused", "missing", "exits", "bad-url")
 
 async def test_checking_every_server_of_the_file(config: str, tmp_path: Path) -> None:
     for fmt in ("text", "json"):
-        code, out, err = await cli("check", "--config", config, *MANY, "--format", fmt, *QUICK,
-                                   env=ENV)
+        code, out, err = await cli("check", "--config", config, *MANY, "--format", fmt, *QUICK, env=ENV)
         assert code in (1, 4), err  # the pool test server fails MUSTs; some are unreachable
         assert SECRET not in out + err, fmt
         assert f"?token={REF}" in out  # the refused row's error
     rows = {row["name"]: row for row in json.loads(out)["servers"]}  # the json run's
     assert REF in rows["missing"]["error"] and REF in rows["bad-url"]["error"]
     record = tmp_path / "recordings"
-    code, out, err = await cli("check", "--config", config, *MANY, "--record", str(record), *QUICK,
-                               env=ENV)
+    code, out, err = await cli("check", "--config", config, *MANY, "--record", str(record), *QUICK, env=ENV)
     written = files_under(record)
     assert written and SECRET not in out + err + written
 

@@ -22,17 +22,19 @@ from trimcp.server import serve_http
 POOL_SERVER = str(Path(__file__).parent / "helpers" / "pool_server.py")
 
 
-
 async def test_status_of_every_server_in_a_file(tmp_path: Path, nursery: trio.Nursery) -> None:
     bound = await nursery.start(partial(serve_http, build_server(), "127.0.0.1", 0))
-    config = write_config(tmp_path, {
-        "local": {"command": sys.executable, "args": [POOL_SERVER]},
-        "web": {"type": "http", "url": bound.url},
-        "missing": {"command": "/nonexistent/mcp-server"},
-        "refused": {"type": "http", "url": f"http://127.0.0.1:{free_port()}/mcp"},
-        "off": {"command": "never-run", "disabled": True},
-        "broken": {"type": "http"},
-    })
+    config = write_config(
+        tmp_path,
+        {
+            "local": {"command": sys.executable, "args": [POOL_SERVER]},
+            "web": {"type": "http", "url": bound.url},
+            "missing": {"command": "/nonexistent/mcp-server"},
+            "refused": {"type": "http", "url": f"http://127.0.0.1:{free_port()}/mcp"},
+            "off": {"command": "never-run", "disabled": True},
+            "broken": {"type": "http"},
+        },
+    )
     code, out, err = await cli("servers", "status", "--config", config, "--timeout", "20")
     assert code == 4, err  # some failed
     lines = out.splitlines()
@@ -45,7 +47,7 @@ async def test_status_of_every_server_in_a_file(tmp_path: Path, nursery: trio.Nu
     assert rows["off"][1:3] == ["stdio", "disabled"]
     assert rows["broken"][2] == "failed"
     assert "missing: cannot start MCP server /nonexistent/mcp-server" in out
-    assert 'broken: ' in out and '"url" is missing' in out
+    assert "broken: " in out and '"url" is missing' in out
     # Not a terminal: a plain line per server as it finished, and never a traceback.
     assert "local: connected (" in err and "Traceback" not in err and "Traceback" not in out
 

@@ -122,8 +122,9 @@ async def test_options_after_the_target(url: str) -> None:
 
 async def test_a_command_after_dashes_is_verbatim() -> None:
     # "--format" after -- belongs to the server's command line, not to trimcp.
-    rc, out, err = await cli("tools", "list", "--format", "json", "--",
-                             sys.executable, "-m", "trimcp.reference", "--page-size", "2")
+    rc, out, err = await cli(
+        "tools", "list", "--format", "json", "--", sys.executable, "-m", "trimcp.reference", "--page-size", "2"
+    )
     assert rc == 0, err
     assert "echo" in {tool["name"] for tool in json.loads(out)}
     assert err == ""
@@ -135,13 +136,15 @@ async def test_tool_args_are_converted_by_the_schema(url: str) -> None:
         rc, out, err = await cli("tools", "call", "echo", "--tool-arg", f"message={text}", url)
         assert (rc, out, err) == (0, f"{text}\n", ""), text
     # add's a and b are numbers: parsed.
-    rc, out, err = await cli("tools", "call", "add", "--tool-arg", "a=2", "--tool-arg", "b=3.5",
-                             "--format", "json", url)
+    rc, out, err = await cli(
+        "tools", "call", "add", "--tool-arg", "a=2", "--tool-arg", "b=3.5", "--format", "json", url
+    )
     assert rc == 0, err
     assert json.loads(out)["structuredContent"] == {"sum": 5.5}
     # --args-json gives them all at once; --tool-arg wins over it.
-    rc, out, err = await cli("tools", "call", "add", "--args-json", '{"a": 1, "b": 1}', "--tool-arg", "b=9",
-                             "--format", "json", url)
+    rc, out, err = await cli(
+        "tools", "call", "add", "--args-json", '{"a": 1, "b": 1}', "--tool-arg", "b=9", "--format", "json", url
+    )
     assert rc == 0, err
     assert json.loads(out)["structuredContent"] == {"sum": 10}
 
@@ -154,8 +157,16 @@ async def test_an_unconvertible_value_is_a_usage_error(url: str) -> None:
 
 
 async def test_prompt_args_stay_strings(url: str) -> None:
-    rc, out, err = await cli("prompts", "get", "test_prompt_with_arguments", url,
-                             "--prompt-arg", "arg1=42", "--args-json", '{"arg2": "true"}')
+    rc, out, err = await cli(
+        "prompts",
+        "get",
+        "test_prompt_with_arguments",
+        url,
+        "--prompt-arg",
+        "arg1=42",
+        "--args-json",
+        '{"arg2": "true"}',
+    )
     assert rc == 0, err
     assert out == "First argument: 42; second argument: true\n"
 
@@ -179,8 +190,7 @@ async def test_connect_timeout_bounds_a_silent_http_server(nursery: trio.Nursery
     listeners = await nursery.start(partial(trio.serve_tcp, mute, 0, host="127.0.0.1"))
     port = listeners[0].socket.getsockname()[1]
     start = trio.current_time()
-    rc, out, err = await cli("tools", "list", "--connect-timeout", "1", f"http://127.0.0.1:{port}/mcp",
-                             timeout=20)
+    rc, out, err = await cli("tools", "list", "--connect-timeout", "1", f"http://127.0.0.1:{port}/mcp", timeout=20)
     assert rc == 4, err
     assert out == ""
     assert len(err.splitlines()) == 1 and err.startswith("trimcp: cannot reach the server")
@@ -210,16 +220,33 @@ SCHEMA: dict[str, Any] = {
 @pytest.mark.parametrize(
     ("name", "text", "value"),
     [
-        ("s", "42", "42"), ("s", "abc1234", "abc1234"), ("s", "true", "true"), ("s", "", ""),
+        ("s", "42", "42"),
+        ("s", "abc1234", "abc1234"),
+        ("s", "true", "true"),
+        ("s", "", ""),
         ("s", '{"a": 1}', '{"a": 1}'),
-        ("i", "42", 42), ("i", "-7", -7), ("i", " 3 ", 3),
-        ("n", "1.5", 1.5), ("n", "2", 2), ("n", "-1e3", -1000.0),
-        ("b", "true", True), ("b", "FALSE", False), ("b", "True", True),
-        ("o", '{"k": [1, null]}', {"k": [1, None]}), ("a", "[1, \"x\"]", [1, "x"]),
-        ("maybe", "null", None), ("maybe", "5", 5),
-        ("either", "5", 5), ("either", "five", "five"),
-        ("free", "5", 5), ("free", "true", True), ("free", "hello", "hello"), ("free", "[1]", [1]),
-        ("open", "x", "x"), ("unlisted", "1", 1), ("unlisted", "word", "word"),
+        ("i", "42", 42),
+        ("i", "-7", -7),
+        ("i", " 3 ", 3),
+        ("n", "1.5", 1.5),
+        ("n", "2", 2),
+        ("n", "-1e3", -1000.0),
+        ("b", "true", True),
+        ("b", "FALSE", False),
+        ("b", "True", True),
+        ("o", '{"k": [1, null]}', {"k": [1, None]}),
+        ("a", '[1, "x"]', [1, "x"]),
+        ("maybe", "null", None),
+        ("maybe", "5", 5),
+        ("either", "5", 5),
+        ("either", "five", "five"),
+        ("free", "5", 5),
+        ("free", "true", True),
+        ("free", "hello", "hello"),
+        ("free", "[1]", [1]),
+        ("open", "x", "x"),
+        ("unlisted", "1", 1),
+        ("unlisted", "word", "word"),
     ],
 )
 def test_convert(name: str, text: str, value: Any) -> None:

@@ -39,27 +39,54 @@ async def test_server_requests_reach_typed_handlers(autojump_clock: Any) -> None
 
     with trio.fail_after(10):
         async with connected(handlers=Handlers(sampling=sampling, elicitation=elicitation, roots=roots)) as (
-            client, peer,
+            client,
+            peer,
         ):
             caps = peer.initialize["params"]["capabilities"]
             assert caps == {"sampling": {}, "elicitation": {}, "roots": {"listChanged": True}}
-            await peer.send({"id": "s1", "method": "sampling/createMessage", "params": {
-                "messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}],
-                "maxTokens": 10, "systemPrompt": "be brief",
-            }})
-            assert await peer.recv() == {"jsonrpc": "2.0", "id": "s1", "result": {
-                "role": "assistant", "content": {"type": "text", "text": "4"},
-                "model": "test-model", "stopReason": "endTurn",
-            }}
-            await peer.send({"id": 7, "method": "elicitation/create", "params": {
-                "message": "Name?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
-            }})
-            assert await peer.recv() == {"jsonrpc": "2.0", "id": 7,
-                                         "result": {"action": "accept", "content": {"name": "Ada"}}}
+            await peer.send(
+                {
+                    "id": "s1",
+                    "method": "sampling/createMessage",
+                    "params": {
+                        "messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}],
+                        "maxTokens": 10,
+                        "systemPrompt": "be brief",
+                    },
+                }
+            )
+            assert await peer.recv() == {
+                "jsonrpc": "2.0",
+                "id": "s1",
+                "result": {
+                    "role": "assistant",
+                    "content": {"type": "text", "text": "4"},
+                    "model": "test-model",
+                    "stopReason": "endTurn",
+                },
+            }
+            await peer.send(
+                {
+                    "id": 7,
+                    "method": "elicitation/create",
+                    "params": {
+                        "message": "Name?",
+                        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+                    },
+                }
+            )
+            assert await peer.recv() == {
+                "jsonrpc": "2.0",
+                "id": 7,
+                "result": {"action": "accept", "content": {"name": "Ada"}},
+            }
             for n in (1, 2):  # a callable provider is asked every time
                 await peer.send({"id": f"r{n}", "method": "roots/list"})
-                assert await peer.recv() == {"jsonrpc": "2.0", "id": f"r{n}",
-                                             "result": {"roots": [{"uri": f"file:///work/p{n}", "name": f"p{n}"}]}}
+                assert await peer.recv() == {
+                    "jsonrpc": "2.0",
+                    "id": f"r{n}",
+                    "result": {"roots": [{"uri": f"file:///work/p{n}", "name": f"p{n}"}]},
+                }
             await client.notify_roots_changed()
             assert await peer.recv() == {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}
     sample = seen["sampling"]
@@ -85,8 +112,13 @@ async def test_handler_failures_become_jsonrpc_errors_and_the_session_survives(a
             error = (await peer.recv())["error"]
             assert error["code"] == jsonrpc.INTERNAL_ERROR
             assert error["message"] == "RuntimeError: no model configured"
-            await peer.send({"id": 2, "method": "elicitation/create",
-                             "params": {"message": "?", "requestedSchema": {"type": "object"}}})
+            await peer.send(
+                {
+                    "id": 2,
+                    "method": "elicitation/create",
+                    "params": {"message": "?", "requestedSchema": {"type": "object"}},
+                }
+            )
             assert (await peer.recv())["error"] == {"code": -1, "message": "user rejected", "data": {"why": "busy"}}
             # No roots capability advertised, so no handler: method not found.
             await peer.send({"id": 3, "method": "roots/list"})
@@ -107,8 +139,10 @@ async def test_progress_callback_receives_progress_events(autojump_clock: Any) -
             req = await peer.expect("tools/call")
             token = req["params"]["_meta"]["progressToken"]
             for i in (1, 2, 3, 3):
-                await peer.notify("notifications/progress",
-                                  {"progressToken": token, "progress": i, "total": 3, "message": f"step {i}"})
+                await peer.notify(
+                    "notifications/progress",
+                    {"progressToken": token, "progress": i, "total": 3, "message": f"step {i}"},
+                )
             await peer.notify("notifications/progress", {"progressToken": "stranger", "progress": 1})
             await peer.reply(req, TEXT_OK)
             await call.result()
@@ -118,12 +152,16 @@ async def test_progress_callback_receives_progress_events(autojump_clock: Any) -
 
             call = spawn(nursery, client.call_tool, "work", on_progress=broken)
             req = await peer.expect("tools/call")
-            await peer.notify("notifications/progress",
-                              {"progressToken": req["params"]["_meta"]["progressToken"], "progress": 1})
+            await peer.notify(
+                "notifications/progress", {"progressToken": req["params"]["_meta"]["progressToken"], "progress": 1}
+            )
             await peer.reply(req, TEXT_OK)
             assert (await call.result()).content == [s.TextContent(text="ok")]
     assert [(e.progress, e.total, e.message) for e in events] == [
-        (1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3"), (3, 3, "step 3"),
+        (1, 3, "step 1"),
+        (2, 3, "step 2"),
+        (3, 3, "step 3"),
+        (3, 3, "step 3"),
     ]
     assert all(isinstance(e, ProgressReceived) and e.token == token for e in events)
     kinds = [issue.kind for issue in client.driver.issues]

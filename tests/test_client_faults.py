@@ -96,12 +96,19 @@ async def test_server_request_before_initialize_answer_is_rejected(autojump_cloc
 
         async def server() -> None:
             init = await expect_initialize(peer)
-            await peer.send({"id": "early", "method": "sampling/createMessage",
-                             "params": {"messages": [], "maxTokens": 1}})
+            await peer.send(
+                {"id": "early", "method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 1}}
+            )
             await peer.send({"id": "p", "method": "ping"})
             replies.extend([await peer.recv(), await peer.recv()])
-            await peer.reply(init, {"protocolVersion": init["params"]["protocolVersion"],
-                                    "capabilities": {}, "serverInfo": {"name": "fake"}})
+            await peer.reply(
+                init,
+                {
+                    "protocolVersion": init["params"]["protocolVersion"],
+                    "capabilities": {},
+                    "serverInfo": {"name": "fake"},
+                },
+            )
             await peer.expect("notifications/initialized")
             done.set()
 
@@ -268,11 +275,14 @@ async def test_malformed_json_is_reported_and_the_session_goes_on(autojump_clock
             assert client.connection.stats.invalid_messages == 4
 
 
-@pytest.mark.parametrize("answer", [
-    b'{"jsonrpc":"2.0","id":ID,"result":"not an object"}',
-    b'{"jsonrpc":"2.0","id":ID,"result":{"content":[],"x":NaN}}',  # JSON only a lenient reader reads
-    b'{"jsonrpc":"2.0","id":ID,"result":{"content":[{"type":"text","text":"\xff"}]}}',  # not UTF-8
-])
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b'{"jsonrpc":"2.0","id":ID,"result":"not an object"}',
+        b'{"jsonrpc":"2.0","id":ID,"result":{"content":[],"x":NaN}}',  # JSON only a lenient reader reads
+        b'{"jsonrpc":"2.0","id":ID,"result":{"content":[{"type":"text","text":"\xff"}]}}',  # not UTF-8
+    ],
+)
 async def test_malformed_answer_fails_its_request_instead_of_hanging(answer: bytes, autojump_clock: Any) -> None:
     with trio.fail_after(10):
         async with connected(raw=True) as (client, peer):
@@ -381,7 +391,6 @@ async def test_pagination_stops_at_the_page_cap(autojump_clock: Any) -> None:
             await round_trip(client, peer)
 
 
-
 # --------------------------------------------------------------------------- real processes on stdio
 
 
@@ -412,7 +421,11 @@ async def test_stdio_connect_timeout_reaps_the_child() -> None:
         start = trio.current_time()
         # probe_timeout (5 s) is cut to the connect timeout, which the silent probe uses up.
         with pytest.raises(ConnectError, match="no answer to server/discover within 0.5 s") as info:
-            async with open_client(helper("mute"), stdio=StdioOptions(env=peers.peer_env(), on_stderr=lines.append), timeouts=Timeouts(connect=0.5)):
+            async with open_client(
+                helper("mute"),
+                stdio=StdioOptions(env=peers.peer_env(), on_stderr=lines.append),
+                timeouts=Timeouts(connect=0.5),
+            ):
                 pytest.fail("connected to a mute server")
         assert 0.5 <= trio.current_time() - start < 10
     assert lines and lines[0].startswith("pid ")
@@ -432,7 +445,9 @@ async def test_stdio_malformed_line_is_reported_and_the_session_goes_on() -> Non
 
 async def test_stdio_oversize_line_breaks_the_connection() -> None:
     with trio.fail_after(20):
-        async with open_client(helper("oversize", "5000"), stdio=StdioOptions(env=peers.peer_env()), limits=Limits(max_message_size=1000)) as client:
+        async with open_client(
+            helper("oversize", "5000"), stdio=StdioOptions(env=peers.peer_env()), limits=Limits(max_message_size=1000)
+        ) as client:
             with pytest.raises(RemoteProtocolError, match="exceeds the 1000-byte limit"):
                 await client.call_tool("anything")
             with pytest.raises(TransportClosed, match="the session is closed"):

@@ -3,7 +3,6 @@ among the driver's and the client's modules (read with tests/test_layers.py's ``
 
 from __future__ import annotations
 
-
 from test_layers import PACKAGE_DIR, imports_of, module_name
 
 import trimcp
@@ -12,9 +11,16 @@ from trimcp._sansio.revisions import Era
 TRIO = PACKAGE_DIR / "_trio"
 #: The driver and what it is made of, then the client built on it.
 SESSION_MODULES = sorted(
-    p for p in [TRIO / "driver.py", TRIO / "driver_types.py", TRIO / "callbacks.py", TRIO / "request_slots.py",
-              TRIO / "serving.py"]
-    + list((TRIO / "client").glob("*.py")) if p.exists()
+    p
+    for p in [
+        TRIO / "driver.py",
+        TRIO / "driver_types.py",
+        TRIO / "callbacks.py",
+        TRIO / "request_slots.py",
+        TRIO / "serving.py",
+    ]
+    + list((TRIO / "client").glob("*.py"))
+    if p.exists()
 )
 
 
@@ -28,8 +34,13 @@ def _graph() -> dict[str, set[str]]:
 
 def test_the_driver_imports_nothing_of_the_client() -> None:
     graph = _graph()
-    below = ("trimcp._trio.driver", "trimcp._trio.driver_types", "trimcp._trio.callbacks",
-             "trimcp._trio.request_slots", "trimcp._trio.serving")
+    below = (
+        "trimcp._trio.driver",
+        "trimcp._trio.driver_types",
+        "trimcp._trio.callbacks",
+        "trimcp._trio.request_slots",
+        "trimcp._trio.serving",
+    )
     for name in set(below) & set(graph):
         assert not [m for m in graph[name] if m.startswith("trimcp._trio.client")], name
 

@@ -52,16 +52,21 @@ def test_the_groups_are_frozen_values() -> None:
 
 
 def test_an_old_keyword_warns_naming_its_replacement() -> None:
-    with pytest.warns(DeprecationWarning, match=r"open_client\(connect_timeout=\.\.\.\) is deprecated .*"
-                                                r"use open_client\(timeouts=Timeouts\(connect=\.\.\.\)\)") as got:
+    with pytest.warns(
+        DeprecationWarning,
+        match=r"open_client\(connect_timeout=\.\.\.\) is deprecated .*"
+        r"use open_client\(timeouts=Timeouts\(connect=\.\.\.\)\)",
+    ) as got:
         open_client(["never-run"], connect_timeout=5)  # type: ignore[arg-type]
     assert got[0].filename == __file__  # the caller's line, not options.py
 
 
 def test_old_keywords_fold_into_their_groups_over_a_group_passed_alongside() -> None:
     with pytest.warns(DeprecationWarning):
-        groups = regroup({"timeouts": Timeouts(connect=1, probe=2), "limits": None},
-                         {"connect_timeout": 9, "max_pages": 3, "sampling_handler": handler})
+        groups = regroup(
+            {"timeouts": Timeouts(connect=1, probe=2), "limits": None},
+            {"connect_timeout": 9, "max_pages": 3, "sampling_handler": handler},
+        )
     assert groups["timeouts"] == Timeouts(connect=9, probe=2)
     assert groups["limits"] == Limits(max_pages=3)
     assert groups["handlers"] == Handlers(sampling=handler)
@@ -93,8 +98,11 @@ async def test_the_groups_reach_the_session(autojump_clock: trio.abc.Clock) -> N
         return {"role": "assistant", "content": {"type": "text", "text": "x"}, "model": "m"}
 
     with trio.fail_after(10):
-        async with connected(handlers=Handlers(sampling=sample, notification=lambda m, p: seen.append(m)),
-                             limits=Limits(max_pages=7), timeouts=Timeouts(request=3)) as (client, peer):
+        async with connected(
+            handlers=Handlers(sampling=sample, notification=lambda m, p: seen.append(m)),
+            limits=Limits(max_pages=7),
+            timeouts=Timeouts(request=3),
+        ) as (client, peer):
             assert client.max_pages == 7
             assert client.driver.request_timeout == 3
             assert peer.initialize["params"]["capabilities"] == {"sampling": {}}
@@ -118,8 +126,14 @@ def test_stdio_and_http_groups_reach_the_transport(monkeypatch: pytest.MonkeyPat
 
     async def main() -> None:
         with pytest.raises(Refused):
-            async with open_client("x", transport="optionstest", http=http, stdio=stdio,
-                                   limits=Limits(max_message_size=1234), timeouts=Timeouts(connect=4)):
+            async with open_client(
+                "x",
+                transport="optionstest",
+                http=http,
+                stdio=stdio,
+                limits=Limits(max_message_size=1234),
+                timeouts=Timeouts(connect=4),
+            ):
                 pass
 
     trio.run(main)
@@ -139,7 +153,14 @@ def test_a_type_checker_rejects_the_old_keywords(tmp_path: Path) -> None:
         "        pass\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MYPYPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-error-summary", str(snippet)],
-                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=300, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-error-summary", str(snippet)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=300,
+        check=False,
+    )
     errors = [line for line in done.stdout.splitlines() if ": error:" in line]
     assert len(errors) == 1 and 'Argument "connect_timeout"' in errors[0] and ":3:" in errors[0], done.stdout

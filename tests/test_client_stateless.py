@@ -63,13 +63,21 @@ DISCOVER_RESULT: Json = {
     "cacheScope": "public",
     "_meta": {sl.SERVER_INFO_KEY: SERVER_INFO},
 }
-ELICIT = {"method": "elicitation/create", "params": {
-    "mode": "form", "message": "Your name?",
-    "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
-}}
-SAMPLE = {"method": "sampling/createMessage", "params": {
-    "messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}], "maxTokens": 5,
-}}
+ELICIT = {
+    "method": "elicitation/create",
+    "params": {
+        "mode": "form",
+        "message": "Your name?",
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+    },
+}
+SAMPLE = {
+    "method": "sampling/createMessage",
+    "params": {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}],
+        "maxTokens": 5,
+    },
+}
 ROOTS = {"method": "roots/list"}
 INPUT_REQUESTS = {"elicitation/create": ELICIT, "sampling/createMessage": SAMPLE, "roots/list": ROOTS}
 
@@ -137,6 +145,7 @@ async def stateless(
     """A client connected to a fake 2026-07-28 server that answered the probe."""
     stream, peer = memory_peer(max_buffer)
     async with trio.open_nursery() as nursery:
+
         async def serve() -> None:
             peer.probe = await serve_discover(peer, discover)
 
@@ -219,6 +228,7 @@ async def test_a_probe_error_means_a_handshake_era_server(autojump_clock: Any, c
         stream, peer = memory_peer()
         served = trio.Event()
         async with trio.open_nursery() as nursery:
+
             async def serve() -> None:
                 probe = await peer.expect("server/discover")
                 await peer.send({"id": probe["id"], "error": {"code": code, "message": "no"}})
@@ -245,6 +255,7 @@ async def test_a_silent_probe_is_abandoned_then_initialize_and_the_late_answer_i
     with trio.fail_after(100):
         stream, peer = memory_peer()
         async with trio.open_nursery() as nursery:
+
             async def serve() -> None:
                 peer.probe = await peer.expect("server/discover")
                 start = trio.current_time()
@@ -273,13 +284,20 @@ async def test_a_stateless_server_that_missed_the_probe_deadline_is_probed_again
     with trio.fail_after(100):
         stream, peer = memory_peer()
         async with trio.open_nursery() as nursery:
+
             async def serve() -> None:
                 late = await peer.expect("server/discover")
                 init = await peer.expect("initialize")
-                await peer.send({"id": init["id"], "error": {
-                    "code": -32022, "message": "Unsupported protocol version",
-                    "data": {"supported": [V26], "requested": init["params"]["protocolVersion"]},
-                }})
+                await peer.send(
+                    {
+                        "id": init["id"],
+                        "error": {
+                            "code": -32022,
+                            "message": "Unsupported protocol version",
+                            "data": {"supported": [V26], "requested": init["params"]["protocolVersion"]},
+                        },
+                    }
+                )
                 await peer.reply(late, DISCOVER_RESULT)  # the first answer, far too late: dropped
                 peer.probe = await peer.expect("server/discover")
                 await peer.reply(peer.probe, DISCOVER_RESULT)
@@ -294,11 +312,19 @@ async def test_a_pinned_handshake_revision_is_never_probed_after_a_32022(autojum
     with trio.fail_after(100):
         stream, peer = memory_peer()
         async with trio.open_nursery() as nursery:
+
             async def serve() -> None:
                 init = await peer.expect("initialize")
-                await peer.send({"id": init["id"], "error": {
-                    "code": -32022, "message": "Unsupported protocol version", "data": {"supported": [V26]},
-                }})
+                await peer.send(
+                    {
+                        "id": init["id"],
+                        "error": {
+                            "code": -32022,
+                            "message": "Unsupported protocol version",
+                            "data": {"supported": [V26]},
+                        },
+                    }
+                )
 
             nursery.start_soon(serve)
             with pytest.raises(ConnectError, match="initialize failed"):
@@ -324,6 +350,7 @@ async def test_a_server_dying_during_the_probe_fails_the_connect_at_once(autojum
     with trio.fail_after(10):
         stream, peer = memory_peer()
         async with trio.open_nursery() as nursery:
+
             async def serve() -> None:
                 await peer.expect("server/discover")
                 await peer.aclose()
@@ -340,12 +367,19 @@ async def test_unsupported_version_naming_a_handshake_revision_initializes_with_
     with trio.fail_after(10):
         stream, peer = memory_peer()
         async with trio.open_nursery() as nursery:
+
             async def serve() -> None:
                 probe = await peer.expect("server/discover")
-                await peer.send({"id": probe["id"], "error": {
-                    "code": -32022, "message": "Unsupported protocol version",
-                    "data": {"supported": ["2025-06-18", "1999-01-01"], "requested": V26},
-                }})
+                await peer.send(
+                    {
+                        "id": probe["id"],
+                        "error": {
+                            "code": -32022,
+                            "message": "Unsupported protocol version",
+                            "data": {"supported": ["2025-06-18", "1999-01-01"], "requested": V26},
+                        },
+                    }
+                )
                 peer.initialize = await serve_handshake(peer, {})
                 served.set()
 
@@ -361,12 +395,19 @@ async def test_unsupported_version_with_nothing_in_common_fails_the_connect(auto
     with trio.fail_after(10):
         stream, peer = memory_peer()
         async with trio.open_nursery() as nursery:
+
             async def serve() -> None:
                 probe = await peer.expect("server/discover")
-                await peer.send({"id": probe["id"], "error": {
-                    "code": -32022, "message": "Unsupported protocol version",
-                    "data": {"supported": ["2099-01-01"], "requested": V26},
-                }})
+                await peer.send(
+                    {
+                        "id": probe["id"],
+                        "error": {
+                            "code": -32022,
+                            "message": "Unsupported protocol version",
+                            "data": {"supported": ["2099-01-01"], "requested": V26},
+                        },
+                    }
+                )
 
             nursery.start_soon(serve)
             with pytest.raises(ConnectError, match=r"server/discover refused: \[-32022\]"):
@@ -377,7 +418,8 @@ async def test_unsupported_version_with_nothing_in_common_fails_the_connect(auto
 
 
 async def test_unsupported_version_retries_the_probe_with_a_named_stateless_revision(
-    autojump_clock: Any, monkeypatch: pytest.MonkeyPatch,
+    autojump_clock: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Only one stateless revision exists yet: invent a newer one the server does not speak.
     newer = attrs.evolve(revisions.REV_2026_07_28, name="2099-01-01")
@@ -391,10 +433,16 @@ async def test_unsupported_version_retries_the_probe_with_a_named_stateless_revi
             probe = spawn(nursery, driver.discover)
             first = await peer.expect("server/discover")
             assert meta(first)[sl.PROTOCOL_VERSION_KEY] == "2099-01-01"
-            await peer.send({"id": first["id"], "error": {
-                "code": -32022, "message": "Unsupported protocol version",
-                "data": {"supported": [V26, "2025-11-25"], "requested": "2099-01-01"},
-            }})
+            await peer.send(
+                {
+                    "id": first["id"],
+                    "error": {
+                        "code": -32022,
+                        "message": "Unsupported protocol version",
+                        "data": {"supported": [V26, "2025-11-25"], "requested": "2099-01-01"},
+                    },
+                }
+            )
             second = await serve_discover(peer)
             assert meta(second)[sl.PROTOCOL_VERSION_KEY] == V26 and second["id"] != first["id"]
             outcome = await probe.result()
@@ -403,18 +451,23 @@ async def test_unsupported_version_retries_the_probe_with_a_named_stateless_revi
             await driver.aclose()
 
 
-@pytest.mark.parametrize("answer", [
-    {"result": {}},
-    {"result": {"supportedVersions": V26, "capabilities": {}}},
-    {"result": {"supportedVersions": [V26], "capabilities": []}},
-    {"result": {"resultType": "input_required", "supportedVersions": [V26], "capabilities": {}}},
-    {"result": "not an object"},
-], ids=["empty", "versions-not-a-list", "capabilities-not-an-object", "not-complete", "malformed"])
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"result": {}},
+        {"result": {"supportedVersions": V26, "capabilities": {}}},
+        {"result": {"supportedVersions": [V26], "capabilities": []}},
+        {"result": {"resultType": "input_required", "supportedVersions": [V26], "capabilities": {}}},
+        {"result": "not an object"},
+    ],
+    ids=["empty", "versions-not-a-list", "capabilities-not-an-object", "not-complete", "malformed"],
+)
 async def test_a_garbage_discover_result_fails_the_connect(autojump_clock: Any, answer: Json) -> None:
     with trio.fail_after(10):
         wire = RawWire()  # a peer that can send what is no JSON-RPC message
         stream, peer = wire, wire.peer()
         async with trio.open_nursery() as nursery:
+
             async def serve() -> None:
                 probe = await peer.expect("server/discover")
                 await peer.send({"id": probe["id"], **answer})
@@ -434,6 +487,7 @@ async def test_pinned_stateless_revision_refuses_a_handshake_era_server(autojump
     with trio.fail_after(10):
         stream, peer = memory_peer()
         async with trio.open_nursery() as nursery:
+
             async def serve() -> None:
                 probe = await peer.expect("server/discover")
                 await peer.send({"id": probe["id"], "error": {"code": -32601, "message": "Method not found"}})
@@ -471,11 +525,17 @@ async def test_pinned_handshake_revision_never_probes(autojump_clock: Any) -> No
     with trio.fail_after(10):
         stream, peer = memory_peer()
         async with trio.open_nursery() as nursery:
+
             async def serve() -> None:
                 peer.initialize = await peer.expect("initialize")  # the very first message
-                await peer.reply(peer.initialize, {
-                    "protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "old"},
-                })
+                await peer.reply(
+                    peer.initialize,
+                    {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "serverInfo": {"name": "old"},
+                    },
+                )
                 await peer.expect("notifications/initialized")
 
             nursery.start_soon(serve)
@@ -495,9 +555,13 @@ async def test_input_required_is_answered_by_the_handlers_and_the_request_retrie
                 call = spawn(nursery, client.call_tool, "book", {"when": "now"})
                 first = await peer.expect("tools/call")
                 assert "inputResponses" not in first["params"] and "requestState" not in first["params"]
-                await peer.reply(first, input_required(
-                    {"who": ELICIT, "llm": SAMPLE, "where": ROOTS}, state="opaque\u2603 state==",
-                ))
+                await peer.reply(
+                    first,
+                    input_required(
+                        {"who": ELICIT, "llm": SAMPLE, "where": ROOTS},
+                        state="opaque\u2603 state==",
+                    ),
+                )
                 retry = await peer.expect("tools/call")
                 await peer.reply(retry, complete(TEXT_OK))
                 result = await call.result()
@@ -582,15 +646,18 @@ async def test_a_server_asking_forever_fails_after_max_input_rounds(autojump_clo
             await sync(client, peer)  # no fifth attempt; the session goes on
 
 
-@pytest.mark.parametrize(("method", "answer", "message"), [
-    ("tools/call", {"resultType": "partial", "content": []}, "unknown resultType 'partial'"),
-    ("tools/call", {"resultType": 7}, "unknown resultType 7"),
-    ("tools/call", {"resultType": "input_required"}, "must carry inputRequests or requestState"),
-    ("tools/call", input_required({"x": {"method": "tools/list"}}), "not allowed there"),
-    ("tools/call", input_required({"x": ELICIT}), "needs the elicitation capability"),
-    ("tools/call", input_required({"x": ROOTS}, state=5), "requestState must be a string"),  # type: ignore[arg-type]
-    ("tools/list", input_required({"x": ROOTS}), "tools/list may not be answered with an InputRequiredResult"),
-])
+@pytest.mark.parametrize(
+    ("method", "answer", "message"),
+    [
+        ("tools/call", {"resultType": "partial", "content": []}, "unknown resultType 'partial'"),
+        ("tools/call", {"resultType": 7}, "unknown resultType 7"),
+        ("tools/call", {"resultType": "input_required"}, "must carry inputRequests or requestState"),
+        ("tools/call", input_required({"x": {"method": "tools/list"}}), "not allowed there"),
+        ("tools/call", input_required({"x": ELICIT}), "needs the elicitation capability"),
+        ("tools/call", input_required({"x": ROOTS}, state=5), "requestState must be a string"),  # type: ignore[arg-type]
+        ("tools/list", input_required({"x": ROOTS}), "tools/list may not be answered with an InputRequiredResult"),
+    ],
+)
 async def test_invalid_results_fail_the_request(autojump_clock: Any, method: str, answer: Json, message: str) -> None:
     with trio.fail_after(10):
         async with stateless(handlers=Handlers(roots=[])) as (client, peer):  # roots declared, elicitation not
@@ -758,8 +825,9 @@ async def test_list_changed_invalidates_the_cache(autojump_clock: Any) -> None:
                 await peer.reply(await peer.expect("resources/list"), complete({"resources": [], "ttlMs": 60_000}))
                 await res.result()
                 tpl = spawn(nursery, client.list_resource_templates)
-                await peer.reply(await peer.expect("resources/templates/list"),
-                                 complete({"resourceTemplates": [], "ttlMs": 60_000}))
+                await peer.reply(
+                    await peer.expect("resources/templates/list"), complete({"resourceTemplates": [], "ttlMs": 60_000})
+                )
                 await tpl.result()
                 pr = spawn(nursery, client.list_prompts)
                 await peer.reply(await peer.expect("prompts/list"), complete({"prompts": [], "ttlMs": 60_000}))
@@ -817,18 +885,26 @@ async def test_listen_yields_the_notifications_of_its_subscription(autojump_cloc
         async with stateless(handlers=Handlers(notification=lambda m, p: seen.append(m))) as (client, peer):
             got: list[tuple[str, Json]] = []
             async with trio.open_nursery() as nursery:
+
                 async def server() -> Json:
                     req = await peer.expect("subscriptions/listen")
-                    await peer.notify("notifications/subscriptions/acknowledged", tagged(req["id"], {
-                        "notifications": {"toolsListChanged": True, "resourceSubscriptions": ["file:///a"]},
-                    }))
+                    await peer.notify(
+                        "notifications/subscriptions/acknowledged",
+                        tagged(
+                            req["id"],
+                            {
+                                "notifications": {"toolsListChanged": True, "resourceSubscriptions": ["file:///a"]},
+                            },
+                        ),
+                    )
                     return req
 
                 srv = spawn(nursery, server)
                 async with client.listen(tools_list_changed=True, resource_uris=["file:///a"]) as sub:
                     req = await srv.result()
                     assert req["params"]["notifications"] == {
-                        "toolsListChanged": True, "resourceSubscriptions": ["file:///a"],
+                        "toolsListChanged": True,
+                        "resourceSubscriptions": ["file:///a"],
                     }
                     assert sl.PROTOCOL_VERSION_KEY in meta(req)
                     assert sub.id == req["id"]
@@ -848,8 +924,11 @@ async def test_listen_yields_the_notifications_of_its_subscription(autojump_cloc
             assert client.router.subscriptions == {}
             # The application's handler saw everything, tagged or not.
             assert seen == [
-                "notifications/subscriptions/acknowledged", "notifications/tools/list_changed",
-                "notifications/resources/updated", "notifications/message", "notifications/resources/updated",
+                "notifications/subscriptions/acknowledged",
+                "notifications/tools/list_changed",
+                "notifications/resources/updated",
+                "notifications/message",
+                "notifications/resources/updated",
             ]
 
 
@@ -857,10 +936,12 @@ async def test_a_server_ending_the_stream_ends_the_iteration(autojump_clock: Any
     with trio.fail_after(10):
         async with stateless() as (client, peer):
             async with trio.open_nursery() as nursery:
+
                 async def server() -> None:
                     req = await peer.expect("subscriptions/listen")
-                    await peer.notify("notifications/subscriptions/acknowledged",
-                                      tagged(req["id"], {"notifications": {}}))
+                    await peer.notify(
+                        "notifications/subscriptions/acknowledged", tagged(req["id"], {"notifications": {}})
+                    )
                     await peer.notify("notifications/prompts/list_changed", tagged(req["id"]))
                     await peer.reply(req, complete({"_meta": {sl.SUBSCRIPTION_ID_KEY: req["id"]}}))
 
@@ -877,6 +958,7 @@ async def test_listen_refused_or_unacknowledged(autojump_clock: Any) -> None:
     with trio.fail_after(100):
         async with stateless(timeouts=Timeouts(request=5)) as (client, peer):
             async with trio.open_nursery() as nursery:
+
                 async def refuse() -> None:
                     req = await peer.expect("subscriptions/listen")
                     await peer.send({"id": req["id"], "error": {"code": -32601, "message": "no streams"}})
@@ -904,10 +986,13 @@ async def test_listen_refused_or_unacknowledged(autojump_clock: Any) -> None:
 async def test_a_broken_stream_raises_from_the_iteration(autojump_clock: Any) -> None:
     with trio.fail_after(10):
         async with stateless() as (client, peer), trio.open_nursery() as nursery:
+
             async def server() -> None:
                 req = await peer.expect("subscriptions/listen")
-                await peer.notify("notifications/subscriptions/acknowledged",
-                                  tagged(req["id"], {"notifications": {"toolsListChanged": True}}))
+                await peer.notify(
+                    "notifications/subscriptions/acknowledged",
+                    tagged(req["id"], {"notifications": {"toolsListChanged": True}}),
+                )
                 await peer.aclose()
 
             nursery.start_soon(server)
@@ -920,10 +1005,13 @@ async def test_a_broken_stream_raises_from_the_iteration(autojump_clock: Any) ->
 async def test_a_slow_reader_loses_notifications_not_the_session(autojump_clock: Any) -> None:
     with trio.fail_after(10):
         async with stateless() as (client, peer), trio.open_nursery() as nursery:
+
             async def server() -> Json:
                 req = await peer.expect("subscriptions/listen")
-                await peer.notify("notifications/subscriptions/acknowledged",
-                                  tagged(req["id"], {"notifications": {"toolsListChanged": True}}))
+                await peer.notify(
+                    "notifications/subscriptions/acknowledged",
+                    tagged(req["id"], {"notifications": {"toolsListChanged": True}}),
+                )
                 return req
 
             srv = spawn(nursery, server)
@@ -981,9 +1069,13 @@ async def _play(rounds: list[tuple[dict[str, str], str | None]]) -> None:
                 if step is None:
                     break
                 requests, state = previous = step
-                await peer.reply(req, input_required(
-                    {key: INPUT_REQUESTS[method] for key, method in requests.items()}, state,
-                ))
+                await peer.reply(
+                    req,
+                    input_required(
+                        {key: INPUT_REQUESTS[method] for key, method in requests.items()},
+                        state,
+                    ),
+                )
                 req = await peer.expect("tools/call")
             await peer.reply(req, complete({"content": [{"type": "text", "text": "final"}]}))
             result = await call.result()

@@ -84,8 +84,10 @@ def server_status(server: Server, task_id: str) -> str:
 
 async def test_call_tool_polls_a_task_to_its_result(autojump_clock: trio.abc.Clock) -> None:
     with collapse():
-        async with served() as (stream, server), \
-                open_client(stream, revision="2026-07-28", extensions=WITH_TASKS) as client:
+        async with (
+            served() as (stream, server),
+            open_client(stream, revision="2026-07-28", extensions=WITH_TASKS) as client,
+        ):
             start = trio.current_time()
             result = await client.call_tool("slow_compute", {"seconds": 3, "label": "x"})
             assert text(result) == "computed x after 3s" and not result.is_error
@@ -114,8 +116,7 @@ async def test_without_the_extension_no_task_is_made(autojump_clock: trio.abc.Cl
 
 async def test_failed_task_is_mcp_error_and_a_tool_error_is_a_result(autojump_clock: trio.abc.Clock) -> None:
     with collapse():
-        async with served() as (stream, _), \
-                open_client(stream, revision="2026-07-28", extensions=WITH_TASKS) as client:
+        async with served() as (stream, _), open_client(stream, revision="2026-07-28", extensions=WITH_TASKS) as client:
             with pytest.raises(McpError) as failed:
                 await client.call_tool("protocol_error_job")
             assert failed.value.code == rpc.INTERNAL_ERROR
@@ -127,8 +128,10 @@ async def test_failed_task_is_mcp_error_and_a_tool_error_is_a_result(autojump_cl
 
 async def test_caller_cancelling_sends_tasks_cancel(autojump_clock: trio.abc.Clock) -> None:
     with collapse():
-        async with served() as (stream, server), \
-                open_client(stream, revision="2026-07-28", extensions=WITH_TASKS) as client:
+        async with (
+            served() as (stream, server),
+            open_client(stream, revision="2026-07-28", extensions=WITH_TASKS) as client,
+        ):
             with trio.move_on_after(2) as scope:
                 await client.call_tool("slow_compute", {"seconds": 600}, timeout=None)
             assert scope.cancelled_caught
@@ -150,13 +153,22 @@ async def test_input_required_is_answered_by_the_elicitation_handler(autojump_cl
         return s.ElicitResult(action="accept", content={"name": "Ada" if "first" in params.message else "Lovelace"})
 
     with collapse():
-        async with served() as (stream, _), open_client(
-            stream, revision="2026-07-28", extensions=WITH_TASKS, handlers=Handlers(elicitation=elicit),
-        ) as client:
+        async with (
+            served() as (stream, _),
+            open_client(
+                stream,
+                revision="2026-07-28",
+                extensions=WITH_TASKS,
+                handlers=Handlers(elicitation=elicit),
+            ) as client,
+        ):
             assert text(await client.call_tool("confirm_delete", {"filename": "a.txt"})) == "a.txt: deleted (simulated)"
             updates = stream.methods("tasks/update")
             assert [list(p["inputResponses"]) for p, _ in updates] == [["confirm-a.txt"]]
-            assert updates[0][0]["inputResponses"]["confirm-a.txt"] == {"action": "accept", "content": {"confirm": True}}
+            assert updates[0][0]["inputResponses"]["confirm-a.txt"] == {
+                "action": "accept",
+                "content": {"confirm": True},
+            }
             assert text(await client.call_tool("multi_input")) == "Ada Lovelace"
             # Both questions of the second task went out in one tasks/update, each asked once.
             assert sorted(stream.methods("tasks/update")[1][0]["inputResponses"]) == ["first_name", "last_name"]
@@ -169,19 +181,27 @@ async def test_input_required_the_client_cannot_answer(autojump_clock: trio.abc.
 
     with collapse():
         # No elicitation capability declared: the server fails the task itself (-32021).
-        async with served() as (stream, server), \
-                open_client(stream, revision="2026-07-28", extensions=WITH_TASKS) as client:
+        async with (
+            served() as (stream, server),
+            open_client(stream, revision="2026-07-28", extensions=WITH_TASKS) as client,
+        ):
             with pytest.raises(McpError) as failed:
                 await client.call_tool("confirm_delete", {"filename": "b"})
             assert failed.value.code == rpc.MISSING_CLIENT_CAPABILITY
             assert stream.methods("tasks/update") == []
         # A handler that refuses: the client gives the task up and says so (tasks/cancel).
-        async with served() as (stream, server), open_client(
-            stream, revision="2026-07-28", extensions=WITH_TASKS, handlers=Handlers(elicitation=refuse),
-        ) as client:
+        async with (
+            served() as (stream, server),
+            open_client(
+                stream,
+                revision="2026-07-28",
+                extensions=WITH_TASKS,
+                handlers=Handlers(elicitation=refuse),
+            ) as client,
+        ):
             with pytest.raises(RemoteProtocolError, match="no questions today"):
                 await client.call_tool("confirm_delete", {"filename": "b"})
-            (cancel, _), = stream.methods("tasks/cancel")
+            ((cancel, _),) = stream.methods("tasks/cancel")
             assert stream.methods("tasks/update") == []
             await trio.sleep(0.1)
             assert server_status(server, cancel["taskId"]) == "cancelled"
@@ -190,13 +210,15 @@ async def test_input_required_the_client_cannot_answer(autojump_clock: trio.abc.
 @pytest.mark.parametrize("reset", [True, False])
 async def test_a_task_that_never_ends_meets_the_deadline_exactly(autojump_clock: trio.abc.Clock, reset: bool) -> None:
     with collapse():
-        async with served() as (stream, server), \
-                open_client(stream, revision="2026-07-28", extensions=WITH_TASKS) as client:
+        async with (
+            served() as (stream, server),
+            open_client(stream, revision="2026-07-28", extensions=WITH_TASKS) as client,
+        ):
             start = trio.current_time()
             with pytest.raises(RequestTimeout, match="did not finish within the call's deadline .5 s."):
                 await client.call_tool("slow_compute", {"seconds": 600}, timeout=5, reset_timeout_on_progress=reset)
             assert trio.current_time() - start == pytest.approx(5.0)
-            (cancel, when), = stream.methods("tasks/cancel")
+            ((cancel, when),) = stream.methods("tasks/cancel")
             assert when == pytest.approx(start + 5.0)
             polls = stream.methods("tasks/get")
             assert polls[-1][1] <= start + 5.0 and len(polls) >= 9  # polled all along, not given up early
@@ -218,21 +240,32 @@ def stepping_server() -> Server:
     return server
 
 
-@pytest.mark.parametrize(("options", "ends_at"), [
-    ({"reset_timeout_on_progress": True}, None),  # each change pushes the 3 s deadline on
-    ({"reset_timeout_on_progress": False}, 3.0),
-    ({"reset_timeout_on_progress": True, "max_total_timeout": 5.0}, 5.0),  # ... never past the total
-])
+@pytest.mark.parametrize(
+    ("options", "ends_at"),
+    [
+        ({"reset_timeout_on_progress": True}, None),  # each change pushes the 3 s deadline on
+        ({"reset_timeout_on_progress": False}, 3.0),
+        ({"reset_timeout_on_progress": True, "max_total_timeout": 5.0}, 5.0),  # ... never past the total
+    ],
+)
 async def test_task_changes_push_the_deadline_like_progress(
-    autojump_clock: trio.abc.Clock, options: dict[str, Any], ends_at: float | None,
+    autojump_clock: trio.abc.Clock,
+    options: dict[str, Any],
+    ends_at: float | None,
 ) -> None:
     async def answer(params: s.ElicitRequestParams) -> s.ElicitResult:
         return s.ElicitResult(action="accept", content={"n": "ok"})
 
     with collapse():
-        async with served(stepping_server()) as (stream, _), open_client(
-            stream, revision="2026-07-28", extensions=WITH_TASKS, handlers=Handlers(elicitation=answer),
-        ) as client:
+        async with (
+            served(stepping_server()) as (stream, _),
+            open_client(
+                stream,
+                revision="2026-07-28",
+                extensions=WITH_TASKS,
+                handlers=Handlers(elicitation=answer),
+            ) as client,
+        ):
             start = trio.current_time()
             if ends_at is None:
                 assert text(await client.call_tool("steps", timeout=3, **options)) == "done"
@@ -246,8 +279,10 @@ async def test_task_changes_push_the_deadline_like_progress(
 
 async def test_the_task_handle(autojump_clock: trio.abc.Clock) -> None:
     with collapse():
-        async with served() as (stream, server), \
-                open_client(stream, revision="2026-07-28", extensions=WITH_TASKS) as client:
+        async with (
+            served() as (stream, server),
+            open_client(stream, revision="2026-07-28", extensions=WITH_TASKS) as client,
+        ):
             direct = await client.call_tool_as_task("greet", {"name": "Ada"})
             assert isinstance(direct, s.CallToolResult) and text(direct) == "Hello, Ada!"
 
@@ -279,8 +314,12 @@ async def test_the_task_handle(autojump_clock: trio.abc.Clock) -> None:
 # ---------------------------------------------------------------- sans-IO pieces
 
 TASK = {
-    "taskId": "t1", "status": "working", "createdAt": "2026-01-01T00:00:00Z",
-    "lastUpdatedAt": "2026-01-01T00:00:00Z", "ttlMs": 60000, "pollIntervalMs": 250,
+    "taskId": "t1",
+    "status": "working",
+    "createdAt": "2026-01-01T00:00:00Z",
+    "lastUpdatedAt": "2026-01-01T00:00:00Z",
+    "ttlMs": 60000,
+    "pollIntervalMs": 250,
 }
 
 
@@ -295,15 +334,18 @@ def test_a_task_result_only_answers_a_tools_call_that_declared_the_extension() -
     assert "ttlMs" in (sl.result_problem("tools/call", missing_ttl, caps) or "")
 
 
-@pytest.mark.parametrize(("change", "problem"), [
-    ({"status": "done"}, "status 'done'"),
-    ({"taskId": 3}, "taskId"),
-    ({"status": "completed"}, "result object"),
-    ({"status": "failed", "error": {"code": "x", "message": "m"}}, "JSON-RPC error"),
-    ({"status": "input_required"}, "inputRequests"),
-    ({"status": "input_required", "inputRequests": {"k": {"params": {}}}}, "with a method"),
-    ({"pollIntervalMs": -1}, "pollIntervalMs"),
-])
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"status": "done"}, "status 'done'"),
+        ({"taskId": 3}, "taskId"),
+        ({"status": "completed"}, "result object"),
+        ({"status": "failed", "error": {"code": "x", "message": "m"}}, "JSON-RPC error"),
+        ({"status": "input_required"}, "inputRequests"),
+        ({"status": "input_required", "inputRequests": {"k": {"params": {}}}}, "with a method"),
+        ({"pollIntervalMs": -1}, "pollIntervalMs"),
+    ],
+)
 def test_detailed_task_shapes_are_checked(change: dict[str, Any], problem: str) -> None:
     with pytest.raises(RemoteProtocolError, match=problem):
         tp.parse_task({**TASK, **change}, detailed=True)
@@ -312,8 +354,12 @@ def test_detailed_task_shapes_are_checked(change: dict[str, Any], problem: str) 
 def test_poller_decisions() -> None:
     poller = tp.TaskPoller(tp.parse_task(TASK, detailed=False))
     assert not poller.observe(tp.parse_task(TASK, detailed=True))
-    asking = {**TASK, "status": "input_required", "lastUpdatedAt": "2026-01-01T00:00:01Z",
-              "inputRequests": {"a": {"method": "elicitation/create", "params": {}}}}
+    asking = {
+        **TASK,
+        "status": "input_required",
+        "lastUpdatedAt": "2026-01-01T00:00:01Z",
+        "inputRequests": {"a": {"method": "elicitation/create", "params": {}}},
+    }
     assert poller.observe(tp.parse_task(asking, detailed=True))
     assert list(poller.to_answer()) == ["a"]
     poller.answered_keys({"a": {}})
@@ -329,8 +375,15 @@ def test_poller_decisions() -> None:
 
 # ---------------------------------------------------------------- trimcp check: ext-tasks.*
 
-EXT_CHECKS = ("ext-tasks.methods-gated", "ext-tasks.unknown-get", "ext-tasks.unknown-other", "ext-tasks.create",
-              "ext-tasks.get", "ext-tasks.undeclared", "ext-tasks.ack")
+EXT_CHECKS = (
+    "ext-tasks.methods-gated",
+    "ext-tasks.unknown-get",
+    "ext-tasks.unknown-other",
+    "ext-tasks.create",
+    "ext-tasks.get",
+    "ext-tasks.undeclared",
+    "ext-tasks.ack",
+)
 
 
 class Tamper:
@@ -355,10 +408,12 @@ class Tamper:
 
 
 async def ext_results(
-    mutate: Callable[[dict[str, Any]], None] | None = None, call_tools: Any = "read-only",
+    mutate: Callable[[dict[str, Any]], None] | None = None,
+    call_tools: Any = "read-only",
 ) -> dict[str, Any]:
     server = build_server()
     async with trio.open_nursery() as nursery:
+
         @asynccontextmanager
         async def connect() -> AsyncIterator[Any]:
             client_end, server_end = memory_stream_pair()
@@ -369,8 +424,14 @@ async def ext_results(
                 with trio.CancelScope(shield=True):
                     await client_end.aclose()
 
-        report = await run_checks(connect, target="reference", revision="2026-07-28", request_timeout=5,
-                                  selection=Selection(only=("ext-tasks.*",)), call_tools=call_tools)
+        report = await run_checks(
+            connect,
+            target="reference",
+            revision="2026-07-28",
+            request_timeout=5,
+            selection=Selection(only=("ext-tasks.*",)),
+            call_tools=call_tools,
+        )
         nursery.cancel_scope.cancel()
     return {r.id: r for r in report.results if r.id.startswith("ext-tasks.")}
 
@@ -418,14 +479,19 @@ def _cancel_not_empty(data: dict[str, Any]) -> None:
         result["status"] = "cancelled"
 
 
-@pytest.mark.parametrize(("mutate", "failing"), [
-    (_no_ttl, "ext-tasks.create"),
-    (_gate_open, "ext-tasks.methods-gated"),
-    (_get_says_task, "ext-tasks.get"),
-    (_cancel_not_empty, "ext-tasks.ack"),
-])
+@pytest.mark.parametrize(
+    ("mutate", "failing"),
+    [
+        (_no_ttl, "ext-tasks.create"),
+        (_gate_open, "ext-tasks.methods-gated"),
+        (_get_says_task, "ext-tasks.get"),
+        (_cancel_not_empty, "ext-tasks.ack"),
+    ],
+)
 async def test_check_ext_tasks_fails_a_broken_server(
-    autojump_clock: trio.abc.Clock, mutate: Callable[[dict[str, Any]], None], failing: str,
+    autojump_clock: trio.abc.Clock,
+    mutate: Callable[[dict[str, Any]], None],
+    failing: str,
 ) -> None:
     got = await ext_results(mutate)
     assert got[failing].status is Status.FAIL, got[failing]

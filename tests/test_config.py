@@ -17,8 +17,8 @@ from test_layers import PACKAGE_DIR, imports_of
 
 from trimcp import TrimcpError
 from trimcp.config import (
-    HeartbeatPolicy,
     ConfigError,
+    HeartbeatPolicy,
     McpConfig,
     OAuthConfig,
     RemoteServerConfig,
@@ -112,13 +112,17 @@ def test_claude_desktop_file(tmp_path: Path) -> None:
     assert config.path == path and config.source == str(path)
     assert list(config.servers) == ["filesystem", "time"]
     assert config.servers["filesystem"] == StdioServerConfig(
-        name="filesystem", command="npx",
+        name="filesystem",
+        command="npx",
         args=("-y", "@modelcontextprotocol/server-filesystem", "/Users/me/Desktop"),
     )
     time = config.server("time")
     assert time == StdioServerConfig(
-        name="time", command="uvx", args=("mcp-server-time", "--local-timezone=UTC"),
-        env={"LOG_LEVEL": "debug", "HOME_DIR": "/home/me"}, cwd="/home/me/work",
+        name="time",
+        command="uvx",
+        args=("mcp-server-time", "--local-timezone=UTC"),
+        env={"LOG_LEVEL": "debug", "HOME_DIR": "/home/me"},
+        cwd="/home/me/work",
     )
     assert time.transport == "stdio"
     assert config.warnings == []  # the app's own top-level keys are not ours to warn about
@@ -127,17 +131,21 @@ def test_claude_desktop_file(tmp_path: Path) -> None:
 def test_claude_code_file_with_http_headers_sse_and_oauth(tmp_path: Path) -> None:
     config = load_config(write(tmp_path, CLAUDE_CODE), environ=ENV)
     assert config.servers["api"] == RemoteServerConfig(
-        name="api", transport="http", url="https://api.example.com/mcp",
+        name="api",
+        transport="http",
+        url="https://api.example.com/mcp",
         headers={"Authorization": "Bearer t0ken", "X-Team": "core"},
         headers_helper="/opt/bin/get-headers --for nobody",
     )
     assert config.servers["events"] == RemoteServerConfig(
-        name="events", transport="sse", url="http://127.0.0.1:9000/sse")
+        name="events", transport="sse", url="http://127.0.0.1:9000/sse"
+    )
     assert config.servers["local"] == StdioServerConfig(name="local", command="python", args=("-m", "server"))
     authed = config.servers["authed"]
     assert isinstance(authed, RemoteServerConfig)
     assert authed.oauth == OAuthConfig(
-        client_id="cid-1", callback_port=8765,
+        client_id="cid-1",
+        callback_port=8765,
         auth_server_metadata_url="https://auth.example.com/.well-known/oauth-authorization-server",
     )
     assert config.warnings == []
@@ -148,23 +156,29 @@ def test_vscode_file_with_inputs_comments_and_trailing_commas(tmp_path: Path) ->
     assert config.servers == {
         "fetch": StdioServerConfig(name="fetch", command="uvx", args=("mcp-server-fetch",)),
         # ${input:...} is VS Code's to prompt for: left as written, with a warning
-        "remote": RemoteServerConfig(name="remote", transport="http", url="https://example.com/mcp",
-                                     headers={"Key": "${input:api-key}"}),
+        "remote": RemoteServerConfig(
+            name="remote", transport="http", url="https://example.com/mcp", headers={"Key": "${input:api-key}"}
+        ),
         "sock": RemoteServerConfig(name="sock", transport="ws", url="wss://example.com/ws"),
         "s": RemoteServerConfig(name="s", transport="http", url="http://localhost:1/mcp // not a comment"),
     }
     assert config.warnings == [
-        (f'{tmp_path / "mcp.json"}: server "remote": "headers.Key": ${{input:api-key}} is not expanded '
-         "(only ${VAR} and ${VAR:-default} are)"),
+        (
+            f'{tmp_path / "mcp.json"}: server "remote": "headers.Key": ${{input:api-key}} is not expanded '
+            "(only ${VAR} and ${VAR:-default} are)"
+        ),
     ]
 
 
-@pytest.mark.parametrize(("url", "transport"), [
-    ("http://127.0.0.1:8000/mcp", "http"),
-    ("HTTPS://example.com/mcp", "http"),
-    ("ws://127.0.0.1:8000/ws", "ws"),
-    ("wss://example.com/ws", "ws"),
-])
+@pytest.mark.parametrize(
+    ("url", "transport"),
+    [
+        ("http://127.0.0.1:8000/mcp", "http"),
+        ("HTTPS://example.com/mcp", "http"),
+        ("ws://127.0.0.1:8000/ws", "ws"),
+        ("wss://example.com/ws", "ws"),
+    ],
+)
 def test_a_url_without_type_is_http_or_by_scheme_ws(url: str, transport: str) -> None:
     server = parse_config({"mcpServers": {"x": {"url": url}}}).server("x")
     assert isinstance(server, RemoteServerConfig) and server.transport == transport and server.url == url
@@ -178,8 +192,7 @@ def test_an_empty_servers_object_is_a_file_with_no_servers() -> None:
 
 
 def test_mcpservers_wins_over_servers_with_a_warning() -> None:
-    config = parse_config({"mcpServers": {"a": {"command": "a"}}, "servers": {"b": {"command": "b"}}},
-                          source="f.json")
+    config = parse_config({"mcpServers": {"a": {"command": "a"}}, "servers": {"b": {"command": "b"}}}, source="f.json")
     assert list(config.servers) == ["a"]
     assert config.warnings == ['f.json: both "mcpServers" and "servers"; "servers" is ignored']
 
@@ -189,17 +202,38 @@ def test_mcpservers_wins_over_servers_with_a_warning() -> None:
 
 def test_expansion_in_every_string_field() -> None:
     environ = {"V": "v"}
-    config = parse_config({"mcpServers": {
-        "s": {"command": "${V}/bin", "args": ["-a", "${V}", "x${V}y${V}"], "env": {"K": "${V}"},
-              "cwd": "/${V}"},
-        "r": {"url": "https://${V}.example/mcp", "headers": {"H": "${V}"}, "headersHelper": "${V}.sh",
-              "oauth": {"clientId": "${V}", "authServerMetadataUrl": "https://${V}/meta",
-                        "callbackPort": "${PORT:-9000}"}},
-    }}, environ=environ)
-    assert config.servers["s"] == StdioServerConfig(name="s", command="v/bin", args=("-a", "v", "xvyv"),
-                                                    env={"K": "v"}, cwd="/v")
+    config = parse_config(
+        {
+            "mcpServers": {
+                "s": {
+                    "command": "${V}/bin",
+                    "args": ["-a", "${V}", "x${V}y${V}"],
+                    "env": {"K": "${V}"},
+                    "cwd": "/${V}",
+                },
+                "r": {
+                    "url": "https://${V}.example/mcp",
+                    "headers": {"H": "${V}"},
+                    "headersHelper": "${V}.sh",
+                    "oauth": {
+                        "clientId": "${V}",
+                        "authServerMetadataUrl": "https://${V}/meta",
+                        "callbackPort": "${PORT:-9000}",
+                    },
+                },
+            }
+        },
+        environ=environ,
+    )
+    assert config.servers["s"] == StdioServerConfig(
+        name="s", command="v/bin", args=("-a", "v", "xvyv"), env={"K": "v"}, cwd="/v"
+    )
     assert config.servers["r"] == RemoteServerConfig(
-        name="r", transport="http", url="https://v.example/mcp", headers={"H": "v"}, headers_helper="v.sh",
+        name="r",
+        transport="http",
+        url="https://v.example/mcp",
+        headers={"H": "v"},
+        headers_helper="v.sh",
         oauth=OAuthConfig(client_id="v", callback_port=9000, auth_server_metadata_url="https://v/meta"),
     )
 
@@ -215,8 +249,9 @@ def test_defaults_apply_only_when_unset() -> None:
 
 
 def test_vscode_env_spelling_means_the_same() -> None:
-    server = parse_config({"servers": {"x": {"command": "${env:A}", "args": ["${env:B:-b}"]}}},
-                          environ={"A": "a"}).server("x")
+    server = parse_config(
+        {"servers": {"x": {"command": "${env:A}", "args": ["${env:B:-b}"]}}}, environ={"A": "a"}
+    ).server("x")
     assert isinstance(server, StdioServerConfig) and (server.command, server.args) == ("a", ("b",))
     err = error_of({"servers": {"x": {"command": "${env:NOPE}"}}})
     assert '"command": ${NOPE} is not set' in str(err)
@@ -229,8 +264,9 @@ def test_expansion_reads_os_environ_by_default(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_an_unset_variable_names_the_variable_file_server_and_field(tmp_path: Path) -> None:
-    path = write(tmp_path, {"mcpServers": {"api": {"url": "https://x/mcp",
-                                                   "headers": {"Authorization": "Bearer ${API_TOKEN}"}}}})
+    path = write(
+        tmp_path, {"mcpServers": {"api": {"url": "https://x/mcp", "headers": {"Authorization": "Bearer ${API_TOKEN}"}}}}
+    )
     with pytest.raises(ConfigError) as info:
         load_config(path, environ={}).server("api")
     assert str(info.value) == (
@@ -271,10 +307,13 @@ def test_a_json_syntax_error_gives_line_and_column(tmp_path: Path) -> None:
     assert str(info.value) == f"{path}: not valid JSON: Expecting ',' delimiter (line 4, column 5)"
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ('{"mcpServers": {"a": {"command": "x", "n": ' + "9" * 5000 + "}}}", "not usable JSON: Exceeds the limit"),
-    ("[" * 100_000 + "]" * 100_000, "not usable JSON: maximum recursion depth exceeded"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"mcpServers": {"a": {"command": "x", "n": ' + "9" * 5000 + "}}}", "not usable JSON: Exceeds the limit"),
+        ("[" * 100_000 + "]" * 100_000, "not usable JSON: maximum recursion depth exceeded"),
+    ],
+)
 def test_json_python_cannot_hold_is_a_config_error(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         load_config(write(tmp_path, text))
@@ -292,53 +331,83 @@ def test_a_byte_order_mark_is_accepted(tmp_path: Path) -> None:
     assert list(load_config(path).servers) == ["a"]
 
 
-@pytest.mark.parametrize(("obj", "message"), [
-    ([], ".mcp.json: the top level must be a JSON object, not a list"),
-    ({"other": 1}, '.mcp.json: no "mcpServers" object (Claude) or "servers" object (VS Code)'),
-    ({"mcpServers": []}, '.mcp.json: "mcpServers" must be an object, not a list'),
-    ({"servers": "x"}, '.mcp.json: "servers" must be an object, not a string'),
-])
+@pytest.mark.parametrize(
+    ("obj", "message"),
+    [
+        ([], ".mcp.json: the top level must be a JSON object, not a list"),
+        ({"other": 1}, '.mcp.json: no "mcpServers" object (Claude) or "servers" object (VS Code)'),
+        ({"mcpServers": []}, '.mcp.json: "mcpServers" must be an object, not a list'),
+        ({"servers": "x"}, '.mcp.json: "servers" must be an object, not a string'),
+    ],
+)
 def test_a_file_without_a_servers_object(obj: Any, message: str) -> None:
     err = error_of(obj)
     assert str(err) == message and err.server is None
 
 
-@pytest.mark.parametrize(("entry", "field", "message"), [
-    ("uvx time", None, "the entry must be an object, not a string"),
-    ({}, "command", 'needs a "command" (a program to run) or a "url"'),
-    ({"command": "x", "url": "http://h/"}, None, 'has both "command" and "url"; say which with "type"'),
-    ({"type": 3, "command": "x"}, "type", '"type" must be a string'),
-    ({"type": "quic", "url": "x"}, "type", '"type" must be one of "stdio", "http", "sse", "ws", not "quic"'),
-    ({"command": ["uvx"]}, "command", '"command" must be a string, not a list'),
-    ({"command": ""}, "command", '"command" must not be empty'),
-    ({"type": "stdio"}, "command", '"command" is missing'),
-    ({"command": "x", "args": "mcp-server-time"}, "args", '"args" must be a list of strings'),
-    ({"command": "x", "args": ["a", 1]}, "args", '"args" must be a list of strings'),
-    ({"command": "x", "env": ["A=1"]}, "env", '"env" must be an object of strings, not a list'),
-    ({"command": "x", "env": {"PORT": 8080}}, "env.PORT", '"env.PORT" must be a string, not a number'),
-    ({"command": "x", "cwd": None}, "cwd", '"cwd" must be a string, not null'),
-    ({"type": "http"}, "url", '"url" is missing'),
-    ({"url": 5}, "url", '"url" must be a string, not a number'),
-    ({"type": "http", "url": "ws://h/"}, "url",
-     '"url" must start with http:// or https:// for "type": "http", not "ws://h/"'),
-    ({"type": "ws", "url": "http://h/"}, "url",
-     '"url" must start with ws:// or wss:// for "type": "ws", not "http://h/"'),
-    ({"type": "sse", "url": "localhost:8000"}, "url",
-     '"url" must start with http:// or https:// for "type": "sse", not "localhost:8000"'),
-    ({"url": "http://h/", "headers": {"A": True}}, "headers.A", '"headers.A" must be a string, not a boolean'),
-    ({"url": "http://h/", "headersHelper": ["x"]}, "headersHelper", '"headersHelper" must be a string, not a list'),
-    ({"url": "http://h/", "oauth": "id"}, "oauth", '"oauth" must be an object, not a string'),
-    ({"url": "http://h/", "oauth": {"clientId": 1}}, "oauth.clientId",
-     '"oauth.clientId" must be a string, not a number'),
-    ({"url": "http://h/", "oauth": {"callbackPort": 70000}}, "oauth.callbackPort",
-     '"oauth.callbackPort" must be a port number (1-65535)'),
-    ({"url": "http://h/", "oauth": {"callbackPort": True}}, "oauth.callbackPort",
-     '"oauth.callbackPort" must be a port number (1-65535)'),
-    ({"url": "http://h/", "oauth": {"callbackPort": "eighty"}}, "oauth.callbackPort",
-     '"oauth.callbackPort" must be a port number (1-65535)'),
-    ({"url": "http://h/", "oauth": {"authServerMetadataUrl": {}}}, "oauth.authServerMetadataUrl",
-     '"oauth.authServerMetadataUrl" must be a string, not an object'),
-])
+@pytest.mark.parametrize(
+    ("entry", "field", "message"),
+    [
+        ("uvx time", None, "the entry must be an object, not a string"),
+        ({}, "command", 'needs a "command" (a program to run) or a "url"'),
+        ({"command": "x", "url": "http://h/"}, None, 'has both "command" and "url"; say which with "type"'),
+        ({"type": 3, "command": "x"}, "type", '"type" must be a string'),
+        ({"type": "quic", "url": "x"}, "type", '"type" must be one of "stdio", "http", "sse", "ws", not "quic"'),
+        ({"command": ["uvx"]}, "command", '"command" must be a string, not a list'),
+        ({"command": ""}, "command", '"command" must not be empty'),
+        ({"type": "stdio"}, "command", '"command" is missing'),
+        ({"command": "x", "args": "mcp-server-time"}, "args", '"args" must be a list of strings'),
+        ({"command": "x", "args": ["a", 1]}, "args", '"args" must be a list of strings'),
+        ({"command": "x", "env": ["A=1"]}, "env", '"env" must be an object of strings, not a list'),
+        ({"command": "x", "env": {"PORT": 8080}}, "env.PORT", '"env.PORT" must be a string, not a number'),
+        ({"command": "x", "cwd": None}, "cwd", '"cwd" must be a string, not null'),
+        ({"type": "http"}, "url", '"url" is missing'),
+        ({"url": 5}, "url", '"url" must be a string, not a number'),
+        (
+            {"type": "http", "url": "ws://h/"},
+            "url",
+            '"url" must start with http:// or https:// for "type": "http", not "ws://h/"',
+        ),
+        (
+            {"type": "ws", "url": "http://h/"},
+            "url",
+            '"url" must start with ws:// or wss:// for "type": "ws", not "http://h/"',
+        ),
+        (
+            {"type": "sse", "url": "localhost:8000"},
+            "url",
+            '"url" must start with http:// or https:// for "type": "sse", not "localhost:8000"',
+        ),
+        ({"url": "http://h/", "headers": {"A": True}}, "headers.A", '"headers.A" must be a string, not a boolean'),
+        ({"url": "http://h/", "headersHelper": ["x"]}, "headersHelper", '"headersHelper" must be a string, not a list'),
+        ({"url": "http://h/", "oauth": "id"}, "oauth", '"oauth" must be an object, not a string'),
+        (
+            {"url": "http://h/", "oauth": {"clientId": 1}},
+            "oauth.clientId",
+            '"oauth.clientId" must be a string, not a number',
+        ),
+        (
+            {"url": "http://h/", "oauth": {"callbackPort": 70000}},
+            "oauth.callbackPort",
+            '"oauth.callbackPort" must be a port number (1-65535)',
+        ),
+        (
+            {"url": "http://h/", "oauth": {"callbackPort": True}},
+            "oauth.callbackPort",
+            '"oauth.callbackPort" must be a port number (1-65535)',
+        ),
+        (
+            {"url": "http://h/", "oauth": {"callbackPort": "eighty"}},
+            "oauth.callbackPort",
+            '"oauth.callbackPort" must be a port number (1-65535)',
+        ),
+        (
+            {"url": "http://h/", "oauth": {"authServerMetadataUrl": {}}},
+            "oauth.authServerMetadataUrl",
+            '"oauth.authServerMetadataUrl" must be a string, not an object',
+        ),
+    ],
+)
 def test_a_bad_entry_names_file_server_and_field(entry: Any, field: str | None, message: str) -> None:
     err = error_of({"mcpServers": {"good": {"command": "x"}, "time": entry}})
     assert str(err) == f'.mcp.json: server "time": {message}'
@@ -363,7 +432,6 @@ def test_a_bad_entry_does_not_hide_the_good_ones() -> None:
         config.server("other")
 
 
-
 def test_an_unknown_server_name_lists_the_known_ones(tmp_path: Path) -> None:
     config = load_config(write(tmp_path, CLAUDE_DESKTOP), environ=ENV)
     with pytest.raises(ConfigError) as info:
@@ -384,8 +452,9 @@ def test_comment_markers_inside_strings_are_text() -> None:
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(alphabet='/*,]}"\\ \nab'),
-    lambda inner: st.lists(inner, max_size=4)
-    | st.dictionaries(st.text(alphabet='/*,"ab', max_size=4), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(alphabet='/*,"ab', max_size=4), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 
@@ -408,11 +477,22 @@ def test_a_server_written_twice_is_warned_about(tmp_path: Path) -> None:
 
 
 def test_unknown_fields_are_kept_and_warned_about() -> None:
-    config = parse_config({"mcpServers": {
-        "s": {"command": "x", "disabled": True, "alwaysAllow": ["t"], "envFile": "${NOT_EXPANDED}"},
-        "r": {"type": "http", "url": "http://h/", "timeout": 5, "command": "ignored",
-              "oauth": {"clientId": "c", "scopes": ["a"]}},
-    }}, source="c.json", environ={})
+    config = parse_config(
+        {
+            "mcpServers": {
+                "s": {"command": "x", "disabled": True, "alwaysAllow": ["t"], "envFile": "${NOT_EXPANDED}"},
+                "r": {
+                    "type": "http",
+                    "url": "http://h/",
+                    "timeout": 5,
+                    "command": "ignored",
+                    "oauth": {"clientId": "c", "scopes": ["a"]},
+                },
+            }
+        },
+        source="c.json",
+        environ={},
+    )
     s, r = config.servers["s"], config.servers["r"]
     # "disabled" is understood now (a pool skips the entry); the rest is kept and warned about.
     assert s.extra == {"alwaysAllow": ["t"], "envFile": "${NOT_EXPANDED}"} and s.disabled is True
@@ -438,8 +518,21 @@ def test_values_are_frozen() -> None:
 
 def test_the_module_starts_nothing() -> None:
     """Pure apart from reading the file: no concurrency, network, process or clock module."""
-    io = {"trio", "trio_websocket", "httpx", "h11", "socket", "ssl", "subprocess", "asyncio", "threading",
-          "time", "keyring", "shutil", "signal"}
+    io = {
+        "trio",
+        "trio_websocket",
+        "httpx",
+        "h11",
+        "socket",
+        "ssl",
+        "subprocess",
+        "asyncio",
+        "threading",
+        "time",
+        "keyring",
+        "shutil",
+        "signal",
+    }
     imported = {name for _, name in imports_of(PACKAGE_DIR / "config.py")}
     assert not {name.split(".")[0] for name in imported} & io
     ours = {name for name in imported if name.startswith("trimcp")}
@@ -451,10 +544,14 @@ def test_the_module_starts_nothing() -> None:
 
 
 def test_heartbeat_and_disabled_on_either_kind_of_entry() -> None:
-    config = parse_config({"mcpServers": {
-        "local": {"command": "srv", "heartbeat": {"intervalMs": 30000}, "disabled": True},
-        "web": {"url": "https://example.com/mcp", "heartbeat": {"intervalMs": 15000, "timeoutMs": 2500}},
-    }})
+    config = parse_config(
+        {
+            "mcpServers": {
+                "local": {"command": "srv", "heartbeat": {"intervalMs": 30000}, "disabled": True},
+                "web": {"url": "https://example.com/mcp", "heartbeat": {"intervalMs": 15000, "timeoutMs": 2500}},
+            }
+        }
+    )
     local, web = config.server("local"), config.server("web")
     assert local.heartbeat == HeartbeatPolicy(interval=30.0) and local.heartbeat.timeout == 10.0
     assert local.disabled is True and "disabled" not in local.extra
@@ -462,12 +559,15 @@ def test_heartbeat_and_disabled_on_either_kind_of_entry() -> None:
     assert config.warnings == []
 
 
-@pytest.mark.parametrize(("entry", "message"), [
-    ({"heartbeat": {"timeoutMs": 100}}, '"heartbeat" needs "intervalMs"'),
-    ({"heartbeat": {"intervalMs": 0}}, '"heartbeat.intervalMs" must be a number of milliseconds (1-600000), not 0'),
-    ({"heartbeat": 30}, '"heartbeat" must be an object, not a number'),
-    ({"disabled": "yes"}, '"disabled" must be true or false, not a string'),
-])
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"heartbeat": {"timeoutMs": 100}}, '"heartbeat" needs "intervalMs"'),
+        ({"heartbeat": {"intervalMs": 0}}, '"heartbeat.intervalMs" must be a number of milliseconds (1-600000), not 0'),
+        ({"heartbeat": 30}, '"heartbeat" must be an object, not a number'),
+        ({"disabled": "yes"}, '"disabled" must be true or false, not a string'),
+    ],
+)
 def test_bad_heartbeat_or_disabled_names_the_field(entry: dict[str, Any], message: str) -> None:
     config = parse_config({"mcpServers": {"s": {"command": "srv", **entry}}})
     with pytest.raises(ConfigError) as caught:

@@ -11,8 +11,19 @@ import pytest
 
 from trimcp._errors import LocalProtocolError, RemoteProtocolError
 from trimcp._sansio import jsonrpc as rpc
+from trimcp._sansio.connection.admission import ANY, RECEIVE_ALLOWED, SEND_ALLOWED
+from trimcp._sansio.connection.core import LOG_LEVELS, Connection
+from trimcp._sansio.connection.lifecycle import (
+    CLOSED,
+    IDLE,
+    INITIALIZING,
+    OPERATING,
+    TRANSITIONS,
+    LifecycleEvent,
+    Role,
+    transition,
+)
 from trimcp._sansio.connection.requests import PendingTable
-from trimcp._sansio.framing.lines import LineDecoder
 from trimcp._sansio.events import (
     CancelRequested,
     ErrorReceived,
@@ -28,10 +39,7 @@ from trimcp._sansio.events import (
     RequestReceived,
     ResponseReceived,
 )
-from trimcp._sansio.connection.admission import ANY, RECEIVE_ALLOWED, SEND_ALLOWED
-from trimcp._sansio.connection.lifecycle import (
-    CLOSED, IDLE, INITIALIZING, OPERATING, TRANSITIONS, LifecycleEvent, Role, transition,
-)
+from trimcp._sansio.framing.lines import LineDecoder
 from trimcp._sansio.revisions import (
     ALL_VERSIONS,
     HANDSHAKE_VERSIONS,
@@ -43,7 +51,6 @@ from trimcp._sansio.revisions import (
     own_gate,
     peer_gate,
 )
-from trimcp._sansio.connection.core import LOG_LEVELS, Connection
 
 CLIENT_INFO = {"name": "test-client", "version": "1"}
 SERVER_INFO = {"name": "test-server", "version": "2"}
@@ -73,7 +80,10 @@ def server(
     instructions: str | None = None,
 ) -> Connection:
     return Connection(
-        Role.SERVER, info=SERVER_INFO, capabilities=caps, supported_versions=versions,
+        Role.SERVER,
+        info=SERVER_INFO,
+        capabilities=caps,
+        supported_versions=versions,
         instructions=instructions,
     )
 
@@ -148,9 +158,15 @@ def test_client_offers_newest() -> None:
     rid = c.initialize()
     assert c.state is INITIALIZING
     [msg] = c.outgoing()
-    assert msg == rpc.Request(rid, "initialize", {
-        "protocolVersion": LATEST_HANDSHAKE, "capabilities": {"roots": {}}, "clientInfo": CLIENT_INFO,
-    })
+    assert msg == rpc.Request(
+        rid,
+        "initialize",
+        {
+            "protocolVersion": LATEST_HANDSHAKE,
+            "capabilities": {"roots": {}},
+            "clientInfo": CLIENT_INFO,
+        },
+    )
     assert LATEST_HANDSHAKE == "2025-11-25"
     assert c.pending[rid].method == "initialize"
 
@@ -174,10 +190,15 @@ def test_full_handshake() -> None:
     assert s.protocol_version == LATEST_HANDSHAKE
     assert s.peer_info == CLIENT_INFO and s.peer_capabilities == {"sampling": {}}
     [answer] = s.outgoing()
-    assert answer == rpc.Response(0, {
-        "protocolVersion": LATEST_HANDSHAKE, "capabilities": {"tools": {}},
-        "serverInfo": SERVER_INFO, "instructions": "be nice",
-    })
+    assert answer == rpc.Response(
+        0,
+        {
+            "protocolVersion": LATEST_HANDSHAKE,
+            "capabilities": {"tools": {}},
+            "serverInfo": SERVER_INFO,
+            "instructions": "be nice",
+        },
+    )
     c_events = c.receive_message(answer)
     assert c_events == [Initialized(LATEST_HANDSHAKE, SERVER_INFO, {"tools": {}}, "be nice")]
     assert c.state is OPERATING and c.protocol_version == LATEST_HANDSHAKE
@@ -245,9 +266,16 @@ def test_client_accepts_older_supported_answer() -> None:
     c = client()
     c.initialize()
     c.outgoing()
-    events = c.receive_message(rpc.Response(0, {
-        "protocolVersion": "2024-11-05", "capabilities": {}, "serverInfo": {"name": "old"},
-    }))
+    events = c.receive_message(
+        rpc.Response(
+            0,
+            {
+                "protocolVersion": "2024-11-05",
+                "capabilities": {},
+                "serverInfo": {"name": "old"},
+            },
+        )
+    )
     assert events == [Initialized("2024-11-05", {"name": "old"}, {}, None)]
     assert c.protocol_version == "2024-11-05" and c.state is OPERATING
 
@@ -256,9 +284,16 @@ def test_handshake_failed_on_unsupported_version() -> None:
     c = client(versions=["2025-06-18", "2025-11-25"])
     c.initialize()
     c.outgoing()
-    events = c.receive_message(rpc.Response(0, {
-        "protocolVersion": "2024-11-05", "capabilities": {}, "serverInfo": {"name": "s"},
-    }))
+    events = c.receive_message(
+        rpc.Response(
+            0,
+            {
+                "protocolVersion": "2024-11-05",
+                "capabilities": {},
+                "serverInfo": {"name": "s"},
+            },
+        )
+    )
     [ev] = events
     assert isinstance(ev, HandshakeFailed) and ev.error is None
     assert "2024-11-05" in ev.reason and "does not support" in ev.reason
@@ -298,7 +333,8 @@ def test_handshake_failed_on_malformed_result(result: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize(
-    "line", [b'{"jsonrpc":"2.0","id":0,"result":[]}', b'{"jsonrpc":"2.0","id":0,"error":"nope"}'],
+    "line",
+    [b'{"jsonrpc":"2.0","id":0,"result":[]}', b'{"jsonrpc":"2.0","id":0,"error":"nope"}'],
 )
 def test_handshake_failed_on_invalid_answer(line: bytes) -> None:
     """An answer to initialize that is not even a valid response must end the handshake,
@@ -318,16 +354,30 @@ def test_initialized_event_values_instructions_non_string() -> None:
     c = client()
     c.initialize()
     c.outgoing()
-    [ev] = c.receive_message(rpc.Response(0, {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "s"}, "instructions": 3,
-    }))
+    [ev] = c.receive_message(
+        rpc.Response(
+            0,
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "serverInfo": {"name": "s"},
+                "instructions": 3,
+            },
+        )
+    )
     assert isinstance(ev, Initialized) and ev.instructions is None and c.peer_instructions is None
 
 
 @pytest.mark.parametrize(
     "params",
-    [None, {}, {"capabilities": {}}, {"protocolVersion": 1, "capabilities": {}},
-     {"protocolVersion": "2025-06-18"}, {"protocolVersion": "2025-06-18", "capabilities": []}],
+    [
+        None,
+        {},
+        {"capabilities": {}},
+        {"protocolVersion": 1, "capabilities": {}},
+        {"protocolVersion": "2025-06-18"},
+        {"protocolVersion": "2025-06-18", "capabilities": []},
+    ],
 )
 def test_server_rejects_malformed_initialize(params: dict[str, Any] | None) -> None:
     s = server()
@@ -641,8 +691,11 @@ def test_subscribe_false_does_not_grant() -> None:
 
 @pytest.mark.parametrize(
     ("method", "needed"),
-    [("sampling/createMessage", {"sampling": {}}), ("roots/list", {"roots": {}}),
-     ("elicitation/create", {"elicitation": {}})],
+    [
+        ("sampling/createMessage", {"sampling": {}}),
+        ("roots/list", {"roots": {}}),
+        ("elicitation/create", {"elicitation": {}}),
+    ],
 )
 def test_server_refuses_to_send_ungated_request(method: str, needed: dict[str, Any]) -> None:
     _, s = pair(client_caps={})
@@ -654,8 +707,15 @@ def test_server_refuses_to_send_ungated_request(method: str, needed: dict[str, A
 
 @pytest.mark.parametrize(
     "method",
-    ["tools/list", "tools/call", "prompts/get", "resources/read", "resources/subscribe",
-     "logging/setLevel", "completion/complete"],
+    [
+        "tools/list",
+        "tools/call",
+        "prompts/get",
+        "resources/read",
+        "resources/subscribe",
+        "logging/setLevel",
+        "completion/complete",
+    ],
 )
 def test_server_answers_unadvertised_method_with_32601(method: str) -> None:
     _, s = pair(server_caps={})
@@ -686,8 +746,13 @@ def test_advertised_capability_delivers_request() -> None:
 
 @pytest.mark.parametrize(
     ("receiver", "method"),
-    [("server", "sampling/createMessage"), ("server", "roots/list"),
-     ("client", "tools/list"), ("client", "logging/setLevel"), ("client", "completion/complete")],
+    [
+        ("server", "sampling/createMessage"),
+        ("server", "roots/list"),
+        ("client", "tools/list"),
+        ("client", "logging/setLevel"),
+        ("client", "completion/complete"),
+    ],
 )
 def test_wrong_direction_method_answered_with_32601(receiver: str, method: str) -> None:
     c, s = pair()
@@ -701,9 +766,13 @@ def test_wrong_direction_method_answered_with_32601(receiver: str, method: str) 
 
 def test_own_gates_on_notifications() -> None:
     _, s = pair(server_caps={"tools": {}, "resources": {"subscribe": False}})
-    for method in ("notifications/tools/list_changed", "notifications/message",
-                   "notifications/resources/updated", "notifications/prompts/list_changed",
-                   "notifications/resources/list_changed"):
+    for method in (
+        "notifications/tools/list_changed",
+        "notifications/message",
+        "notifications/resources/updated",
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+    ):
         with pytest.raises(LocalProtocolError, match="requires advertising"):
             s.send_notification(method, {})
     _, s2 = pair()
@@ -816,7 +885,9 @@ def test_ping_auto_answer_in_every_state() -> None:
     c.initialize()
     c.outgoing()
     _ping_answered(c, "b")  # INITIALIZING
-    c.receive_message(rpc.Response(0, {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "s"}}))
+    c.receive_message(
+        rpc.Response(0, {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "s"}})
+    )
     c.outgoing()
     _ping_answered(c, "c")  # OPERATING
     c.close()
@@ -843,8 +914,16 @@ def test_set_level_and_should_log() -> None:
     assert pump(c, s) == [LogLevelChanged("warning")]
     assert s.log_level == "warning"
     assert pump(s, c) == [ResponseReceived(rid, "logging/setLevel", {})]
-    expected = {"debug": False, "info": False, "notice": False, "warning": True,
-                "error": True, "critical": True, "alert": True, "emergency": True}
+    expected = {
+        "debug": False,
+        "info": False,
+        "notice": False,
+        "warning": True,
+        "error": True,
+        "critical": True,
+        "alert": True,
+        "emergency": True,
+    }
     assert {level: s.should_log(level) for level in LOG_LEVELS} == expected
     c.send_request("logging/setLevel", {"level": "emergency"})
     pump(c, s)
@@ -903,8 +982,9 @@ def test_progress_flow() -> None:
     s.send_progress("tok", 1, total=10, message="starting")
     s.send_progress("tok", 2.5)
     assert s.outgoing() == [
-        rpc.Notification("notifications/progress", {"progressToken": "tok", "progress": 1, "total": 10,
-                                                     "message": "starting"}),
+        rpc.Notification(
+            "notifications/progress", {"progressToken": "tok", "progress": 1, "total": 10, "message": "starting"}
+        ),
         rpc.Notification("notifications/progress", {"progressToken": "tok", "progress": 2.5}),
     ]
     s.send_progress("tok", 3, total=10)
@@ -961,12 +1041,16 @@ def test_progress_received_before_operating() -> None:
     # progress may flow on a request made before the session operates (e.g. ping)
     c = client()
     rid = c.send_request("ping", progress_token=5)
-    events = c.receive_bytes(rpc.serialize(rpc.Notification("notifications/progress", {"progressToken": 5, "progress": 1})))
+    events = c.receive_bytes(
+        rpc.serialize(rpc.Notification("notifications/progress", {"progressToken": 5, "progress": 1}))
+    )
     assert events == [ProgressReceived(5, 1, None, None, rid)]
 
 
 def _progress(token: Any, progress: Any, **extra: Any) -> bytes:
-    return rpc.serialize(rpc.Notification("notifications/progress", {"progressToken": token, "progress": progress, **extra}))
+    return rpc.serialize(
+        rpc.Notification("notifications/progress", {"progressToken": token, "progress": progress, **extra})
+    )
 
 
 def test_progress_not_increasing_is_an_issue() -> None:
@@ -1151,7 +1235,8 @@ def test_unknown_response_ids() -> None:
     c, _ = pair()
     assert issues(c.receive_bytes(rpc.serialize(rpc.Response(4242, {})))) == ["unknown-response-id"]
     assert issues(c.receive_bytes(rpc.serialize(rpc.ErrorResponse("x", rpc.ErrorObject(1, "m"))))) == [
-        "unknown-response-id"]
+        "unknown-response-id"
+    ]
     assert c.stats.unknown_responses == 2
     assert c.outgoing() == []  # responses are never answered
 
@@ -1329,8 +1414,13 @@ def test_receive_payload_takes_what_the_transport_parsed() -> None:
 
 
 def test_receive_bytes_is_parse_then_receive_payload() -> None:
-    texts = [req(1, "tools/list"), b"{oops", answer_to(5, UNREADABLE_ANSWERS["nan"]), b"[]",
-             rpc.serialize([rpc.Request(2, "ping"), rpc.Notification("vendor/x")])]
+    texts = [
+        req(1, "tools/list"),
+        b"{oops",
+        answer_to(5, UNREADABLE_ANSWERS["nan"]),
+        b"[]",
+        rpc.serialize([rpc.Request(2, "ping"), rpc.Notification("vendor/x")]),
+    ]
     one, two = pair()[1], pair()[1]
     for text in texts:
         assert one.receive_bytes(text) == two.receive_payload(rpc.parse_payload(text))
@@ -1384,7 +1474,7 @@ def test_reissue_sends_the_same_request_under_a_fresh_id() -> None:
 
 
 def test_reissue_in_the_handshake_era_and_twice() -> None:
-    c, s = pair()
+    c, _s = pair()
     first = c.send_request("tools/list")
     second = c.reissue(first)
     third = c.reissue(second)
@@ -1471,11 +1561,13 @@ def test_invalid_message_without_id() -> None:
 
 def test_batch_is_handled_message_by_message() -> None:
     _, s = pair(version="2025-03-26")
-    batch = json.dumps([
-        {"jsonrpc": "2.0", "id": 101, "method": "ping"},
-        {"jsonrpc": "2.0", "id": 102, "method": "tools/list"},
-        {"jsonrpc": "2.0", "id": 103, "method": 1},
-    ]).encode()
+    batch = json.dumps(
+        [
+            {"jsonrpc": "2.0", "id": 101, "method": "ping"},
+            {"jsonrpc": "2.0", "id": 102, "method": "tools/list"},
+            {"jsonrpc": "2.0", "id": 103, "method": 1},
+        ]
+    ).encode()
     events = s.receive_bytes(batch)
     assert issues(events) == ["invalid-message"]
     assert RequestReceived(102, "tools/list", {}) in events
@@ -1496,7 +1588,9 @@ def test_batch_refused_where_the_revision_has_none(version: str) -> None:
     assert issues(events) == ["batch-not-in-revision"] and len(events) == 1
     out = s.outgoing()
     assert [(m.id, m.error.code) for m in out if isinstance(m, rpc.ErrorResponse)] == [
-        (7, rpc.INVALID_REQUEST), (8, rpc.INVALID_REQUEST)]
+        (7, rpc.INVALID_REQUEST),
+        (8, rpc.INVALID_REQUEST),
+    ]
     assert len(out) == 2 and version in out[0].error.message
     # Answers inside a refused batch still reach their waiter: refusing them would only lose them.
     events = c.receive_bytes(rpc.serialize([rpc.Response(rid, {"tools": []})]))
@@ -1564,8 +1658,11 @@ def test_discover_retries_once_with_the_same_version_after_32022() -> None:
     for attempt in range(3):
         [probe] = c.outgoing()
         assert isinstance(probe, rpc.Request) and probe.method == "server/discover"
-        error = {"code": rpc.UNSUPPORTED_PROTOCOL_VERSION, "message": "Unsupported protocol version",
-                 "data": {"supported": ["2026-07-28"], "requested": "2026-07-28"}}
+        error = {
+            "code": rpc.UNSUPPORTED_PROTOCOL_VERSION,
+            "message": "Unsupported protocol version",
+            "data": {"supported": ["2026-07-28"], "requested": "2026-07-28"},
+        }
         events = c.receive_bytes(rpc.dumps({"jsonrpc": "2.0", "id": probe.id, "error": error}))
         if attempt == 0:
             assert events == [] and c.has_output  # probing again
@@ -1631,15 +1728,27 @@ def test_envelope_rules_at_a_dual_era_server() -> None:
 def test_rules_name_their_code_and_issue_kind() -> None:
     from trimcp._sansio.connection import admission as adm
 
-    table = {rule.kind: rule.code for rule in (
-        adm.MISSING_ENVELOPE, adm.INVALID_ENVELOPE, adm.UNSUPPORTED_VERSION, adm.NOT_NOW,
-        adm.UNEXPECTED_INITIALIZE, adm.NOT_IN_REVISION, adm.NOT_ADVERTISED, adm.UNEXPECTED_INITIALIZED,
-    )}
+    table = {
+        rule.kind: rule.code
+        for rule in (
+            adm.MISSING_ENVELOPE,
+            adm.INVALID_ENVELOPE,
+            adm.UNSUPPORTED_VERSION,
+            adm.NOT_NOW,
+            adm.UNEXPECTED_INITIALIZE,
+            adm.NOT_IN_REVISION,
+            adm.NOT_ADVERTISED,
+            adm.UNEXPECTED_INITIALIZED,
+        )
+    }
     assert table == {
-        "missing-envelope": rpc.INVALID_PARAMS, "invalid-envelope": rpc.INVALID_PARAMS,
+        "missing-envelope": rpc.INVALID_PARAMS,
+        "invalid-envelope": rpc.INVALID_PARAMS,
         "unsupported-version": rpc.UNSUPPORTED_PROTOCOL_VERSION,
-        "request-before-initialize": rpc.INVALID_REQUEST, "unexpected-initialize": rpc.INVALID_REQUEST,
-        "method-not-in-revision": rpc.METHOD_NOT_FOUND, "capability-not-advertised": rpc.METHOD_NOT_FOUND,
+        "request-before-initialize": rpc.INVALID_REQUEST,
+        "unexpected-initialize": rpc.INVALID_REQUEST,
+        "method-not-in-revision": rpc.METHOD_NOT_FOUND,
+        "capability-not-advertised": rpc.METHOD_NOT_FOUND,
         "unexpected-initialized": None,
     }
     assert not adm.UNSUPPORTED_VERSION.reported
@@ -1691,13 +1800,26 @@ def probe_answer(answer: dict[str, Any]) -> tuple[Connection, list[Event]]:
     ("answer", "state", "outcome", "detail"),
     [
         ({"result": {"capabilities": {}}}, CLOSED, HandshakeFailed, "invalid DiscoverResult"),
-        ({"result": {"supportedVersions": ["2025-11-25"], "capabilities": {}}}, IDLE, LegacyServer,
-         "2025-11-25"),
-        ({"result": {"supportedVersions": ["2099-01-01"], "capabilities": {}}}, CLOSED, HandshakeFailed,
-         "no common protocol revision"),
+        ({"result": {"supportedVersions": ["2025-11-25"], "capabilities": {}}}, IDLE, LegacyServer, "2025-11-25"),
+        (
+            {"result": {"supportedVersions": ["2099-01-01"], "capabilities": {}}},
+            CLOSED,
+            HandshakeFailed,
+            "no common protocol revision",
+        ),
         ({"error": {"code": -32601, "message": "no such method"}}, IDLE, LegacyServer, "-32601"),
-        ({"error": {"code": -32022, "message": "Unsupported protocol version",
-                    "data": {"supported": ["2025-11-25"]}}}, IDLE, LegacyServer, "2025-11-25"),
+        (
+            {
+                "error": {
+                    "code": -32022,
+                    "message": "Unsupported protocol version",
+                    "data": {"supported": ["2025-11-25"]},
+                }
+            },
+            IDLE,
+            LegacyServer,
+            "2025-11-25",
+        ),
     ],
 )
 def test_what_each_probe_answer_decides(answer: dict[str, Any], state: type, outcome: type, detail: str) -> None:

@@ -25,6 +25,15 @@ from hypothesis.stateful import (
 
 from trimcp._errors import LocalProtocolError
 from trimcp._sansio import jsonrpc as rpc
+from trimcp._sansio.connection.core import LOG_LEVELS, Connection
+from trimcp._sansio.connection.lifecycle import (
+    CLOSED,
+    IDLE,
+    INITIALIZING,
+    OPERATING,
+    TRANSITIONS,
+    Role,
+)
 from trimcp._sansio.events import (
     CancelRequested,
     ErrorReceived,
@@ -37,11 +46,7 @@ from trimcp._sansio.events import (
     RequestReceived,
     ResponseReceived,
 )
-from trimcp._sansio.connection.lifecycle import (
-    CLOSED, IDLE, INITIALIZING, OPERATING, TRANSITIONS, Role,
-)
 from trimcp._sansio.revisions import HANDSHAKE_VERSIONS
-from trimcp._sansio.connection.core import LOG_LEVELS, Connection
 
 # ---------------------------------------------------------------- the test's own model of MCP
 
@@ -67,8 +72,10 @@ SERVER_METHODS: dict[str, tuple[tuple[str, ...] | None, str, str]] = {
     "vendor/custom": (None, "2024-11-05", "2025-11-25"),
 }
 #: Requests each role may send before the session operates (spec: Lifecycle).
-EARLY_REQUESTS = {Role.CLIENT: {IDLE: {"initialize", "ping"}, INITIALIZING: {"ping"}},
-                  Role.SERVER: {IDLE: {"ping"}, INITIALIZING: {"ping"}}}
+EARLY_REQUESTS = {
+    Role.CLIENT: {IDLE: {"initialize", "ping"}, INITIALIZING: {"ping"}},
+    Role.SERVER: {IDLE: {"ping"}, INITIALIZING: {"ping"}},
+}
 
 
 def cap_ok(caps: dict[str, Any] | None, path: tuple[str, ...]) -> bool:
@@ -99,20 +106,26 @@ def may_send(conn: Connection, method: str) -> bool:
     return cap_ok(conn.peer_capabilities, gate)
 
 
-server_caps = st.fixed_dictionaries({}, optional={
-    "tools": st.just({}),
-    "resources": st.sampled_from([{}, {"subscribe": True}, {"subscribe": False}]),
-    "prompts": st.just({}),
-    "logging": st.just({}),
-    "completions": st.just({}),
-    "tasks": st.sampled_from([{}, {"list": {}}]),
-})
-client_caps = st.fixed_dictionaries({}, optional={
-    "sampling": st.just({}),
-    "roots": st.sampled_from([{}, {"listChanged": True}]),
-    "elicitation": st.just({}),
-    "tasks": st.sampled_from([{}, {"list": {}}]),
-})
+server_caps = st.fixed_dictionaries(
+    {},
+    optional={
+        "tools": st.just({}),
+        "resources": st.sampled_from([{}, {"subscribe": True}, {"subscribe": False}]),
+        "prompts": st.just({}),
+        "logging": st.just({}),
+        "completions": st.just({}),
+        "tasks": st.sampled_from([{}, {"list": {}}]),
+    },
+)
+client_caps = st.fixed_dictionaries(
+    {},
+    optional={
+        "sampling": st.just({}),
+        "roots": st.sampled_from([{}, {"listChanged": True}]),
+        "elicitation": st.just({}),
+        "tasks": st.sampled_from([{}, {"list": {}}]),
+    },
+)
 versions = st.sets(st.sampled_from(HANDSHAKE_VERSIONS), min_size=1)
 
 
@@ -162,17 +175,28 @@ class ConnectionPair(RuleBasedStateMachine):
     tokens = itertools.count()
 
     @initialize(
-        c_versions=versions, s_versions=versions, c_caps=client_caps, s_caps=server_caps,
+        c_versions=versions,
+        s_versions=versions,
+        c_caps=client_caps,
+        s_caps=server_caps,
         handshake_first=st.booleans(),
     )
     def setup(
-        self, c_versions: set[str], s_versions: set[str], c_caps: dict[str, Any], s_caps: dict[str, Any],
+        self,
+        c_versions: set[str],
+        s_versions: set[str],
+        c_caps: dict[str, Any],
+        s_caps: dict[str, Any],
         handshake_first: bool,
     ) -> None:
-        self.client = Side(Connection(Role.CLIENT, info={"name": "c"}, capabilities=c_caps,
-                                      supported_versions=sorted(c_versions)), "client")
-        self.server = Side(Connection(Role.SERVER, info={"name": "s"}, capabilities=s_caps,
-                                      supported_versions=sorted(s_versions)), "server")
+        self.client = Side(
+            Connection(Role.CLIENT, info={"name": "c"}, capabilities=c_caps, supported_versions=sorted(c_versions)),
+            "client",
+        )
+        self.server = Side(
+            Connection(Role.SERVER, info={"name": "s"}, capabilities=s_caps, supported_versions=sorted(s_versions)),
+            "server",
+        )
         offered = max(c_versions)
         chosen = offered if offered in s_versions else max(s_versions)
         self.expected_version: str | None = chosen if chosen in c_versions else None
@@ -287,7 +311,8 @@ class ConnectionPair(RuleBasedStateMachine):
         else:
             expected: rpc.Message = (
                 rpc.ErrorResponse(request_id, rpc.ErrorObject(-32000, "application error", {"id": request_id}))
-                if as_error else rpc.Response(request_id, {"echo": incoming.method})
+                if as_error
+                else rpc.Response(request_id, {"echo": incoming.method})
             )
             assert out == [expected]
         assert not side.conn.awaiting_answer(request_id)
@@ -317,8 +342,12 @@ class ConnectionPair(RuleBasedStateMachine):
             assert out[0].method == "notifications/cancelled"
             assert out[0].params is not None and out[0].params["requestId"] == request_id
 
-    @rule(who=st.sampled_from(["client", "server"]), data=st.data(),
-          step=st.sampled_from([0.5, 1, 7]), backwards=st.booleans())
+    @rule(
+        who=st.sampled_from(["client", "server"]),
+        data=st.data(),
+        step=st.sampled_from([0.5, 1, 7]),
+        backwards=st.booleans(),
+    )
     def progress(self, who: str, data: st.DataObject, step: float, backwards: bool) -> None:
         side = self.side(who)
         with_token = {k: v for k, v in side.to_answer.items() if v.token is not None}
@@ -371,8 +400,11 @@ class ConnectionPair(RuleBasedStateMachine):
         was_closed = receiver.conn.state is CLOSED
         if isinstance(msg, rpc.Request) and msg.method == "initialize" and not was_closed:
             receiver.expected_state = INITIALIZING
-        if (isinstance(msg, (rpc.Response, rpc.ErrorResponse)) and not was_closed
-                and receiver.resolved.get(msg.id) == "cancelled"):  # type: ignore[arg-type]
+        if (
+            isinstance(msg, (rpc.Response, rpc.ErrorResponse))
+            and not was_closed
+            and receiver.resolved.get(msg.id) == "cancelled"
+        ):  # type: ignore[arg-type]
             receiver.expected_late += 1
         events = receiver.conn.receive_bytes(data)
         for event in events:
@@ -544,6 +576,8 @@ class ConnectionPair(RuleBasedStateMachine):
 
 TestConnectionPair = ConnectionPair.TestCase
 TestConnectionPair.settings = settings(
-    max_examples=150, stateful_step_count=50, deadline=None,
+    max_examples=150,
+    stateful_step_count=50,
+    deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )

@@ -109,7 +109,7 @@ def test_a_cancellation_names_the_request_it_cancels() -> None:
 def test_stateless_requests_carry_their_envelopes_revision_and_a_reissue_names_the_old_id() -> None:
     c = Connection(Role.CLIENT, info=CLIENT_INFO, supported_versions=[STATELESS])
     c.discover()
-    [(probe, probe_meta)] = c.outgoing_with_meta()
+    [(_probe, probe_meta)] = c.outgoing_with_meta()
     assert c.protocol_version is None and probe_meta == SendMeta(STATELESS)  # the probe's own revision
     c, _ = stateless_pair()
     old = c.send_request("tools/call", {"name": "t", "arguments": {}})
@@ -166,7 +166,7 @@ LOST = TransportError("the exchange broke")
 
 
 def test_a_lost_ordinary_request_fails_its_waiter_with_the_transports_error() -> None:
-    c, s = handshake_pair()
+    c, _s = handshake_pair()
     rid = c.send_request("tools/list")
     c.outgoing()
     assert c.request_lost(rid, LOST) == [RequestLost(rid, "tools/list", LOST)]
@@ -179,7 +179,7 @@ def test_a_lost_ordinary_request_fails_its_waiter_with_the_transports_error() ->
 
 
 def test_a_lost_request_the_transport_may_carry_again_is_reissued() -> None:
-    c, s = stateless_pair()
+    c, _s = stateless_pair()
     old = c.send_request("tools/call", {"name": "t", "arguments": {}})
     c.outgoing()
     [event] = c.request_lost(old, LOST, may_reissue=True)

@@ -14,7 +14,9 @@ def test_warn_deprecated_names_the_replacement_and_points_at_the_caller() -> Non
     def old_api() -> None:
         warn_deprecated("old_api()", "new_api()")
 
-    with pytest.warns(DeprecationWarning, match=rf"old_api\(\) is deprecated since trimcp {SINCE}; use new_api\(\)") as got:
+    with pytest.warns(
+        DeprecationWarning, match=rf"old_api\(\) is deprecated since trimcp {SINCE}; use new_api\(\)"
+    ) as got:
         old_api()
     assert got[0].filename == __file__  # the line that called old_api, not _deprecate.py
 
@@ -38,18 +40,23 @@ def test_aliases_warn_hand_out_the_object_and_refuse_other_names() -> None:
         lookup("other")
 
 
-@pytest.mark.parametrize(("module", "old", "new"), [
-    ("trimcp", "from_wire", "trimcp.schema.from_wire"),
-    ("trimcp", "to_wire", "trimcp.schema.to_wire"),
-    ("trimcp.conformance", "print_table", "trimcp.conformance.print_report"),
-    ("trimcp.conformance", "print_json", "trimcp.conformance.write_json"),
-    ("trimcp.server", "Subscription", "trimcp.server.ListenStream"),
-    ("trimcp.server", "run_stdio", "trio.run(trimcp.server.serve_stdio, server)"),
-])
+@pytest.mark.parametrize(
+    ("module", "old", "new"),
+    [
+        ("trimcp", "from_wire", "trimcp.schema.from_wire"),
+        ("trimcp", "to_wire", "trimcp.schema.to_wire"),
+        ("trimcp.conformance", "print_table", "trimcp.conformance.print_report"),
+        ("trimcp.conformance", "print_json", "trimcp.conformance.write_json"),
+        ("trimcp.server", "Subscription", "trimcp.server.ListenStream"),
+        ("trimcp.server", "run_stdio", "trio.run(trimcp.server.serve_stdio, server)"),
+    ],
+)
 def test_each_duplicate_lives_on_only_as_a_warning(module: str, old: str, new: str) -> None:
     mod = importlib.import_module(module)
     assert old not in mod.__all__ and old not in dir(mod)
-    with pytest.warns(DeprecationWarning, match=rf"{module}\.{old} is deprecated .*; use {new.replace('(', '.').replace(')', '.')}") as got:
+    with pytest.warns(
+        DeprecationWarning, match=rf"{module}\.{old} is deprecated .*; use {new.replace('(', '.').replace(')', '.')}"
+    ) as got:
         value = getattr(mod, old)
     assert got[0].filename == __file__
     assert value is not None

@@ -48,8 +48,14 @@ async def test_declared_client_read_back_and_declared_again(revision: str, autoj
     options = _declaring(declared)
     assert options["revision"] == revision and options["client_info"] == declared["clientInfo"]
     handlers = options["handlers"]
-    again = _client_capabilities(handlers.sampling, handlers.elicitation, handlers.elicitation_modes,
-                                 handlers.roots, options.get("extensions"), handlers.sampling_tools)
+    again = _client_capabilities(
+        handlers.sampling,
+        handlers.elicitation,
+        handlers.elicitation_modes,
+        handlers.roots,
+        options.get("extensions"),
+        handlers.sampling_tools,
+    )
     assert again == caps
 
 
@@ -67,8 +73,9 @@ def _free_port() -> int:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "trimcp.cli", *args], capture_output=True, text=True,
-                          timeout=300, cwd=REPO, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "trimcp.cli", *args], capture_output=True, text=True, timeout=300, cwd=REPO, check=False
+    )
 
 
 @pytest.mark.integration
@@ -78,8 +85,9 @@ def test_diff_of_a_recording_against_the_unchanged_live_server_is_empty(tmp_path
     argv = peers.require(peers.everything_http_argv("streamableHttp"), "server-everything")
     port = _free_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    server = subprocess.Popen(argv, env=peers.everything_http_env(port), stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        argv, env=peers.everything_http_env(port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         _wait_for(port)
         recorded = _cli("check", "--only", "tools.list", "--record", str(tmp_path / "rec"), url)

@@ -20,21 +20,15 @@ from trimcp import TrimcpError
 #: Exceptions that are signals, not errors, each with why it is no ``TrimcpError``.  Keyed by
 #: class name, not path, so that moving a module does not stale the list.
 OUTSIDE_THE_TREE: dict[str, str] = {
-    "_Suspend":
-        "unwinds a server handler that asked for input; a BaseException so that the handler's "
-        "own `except Exception` (or `except TrimcpError`) cannot swallow it",
-    "NeedInput":
-        "what the server's handler table hands the driver to answer with an InputRequiredResult; "
-        "raised and caught inside the request's task, after user code has returned",
-    "_TooSlow":
-        "a read deadline inside the HTTP server's connection loop, caught a few lines up",
-    "_Rejected":
-        "an argument reader's verdict, turned into an argparse message by its one caller",
-    "ProbeFailed":
-        "ends one probe of `trimcp check`; the harness records what it left as not reached, and "
-        "an `except TrimcpError` in a check must not mistake it for the server's answer",
-    "Broken":
-        "ends one malformed-input probe's connection; the next probe starts a new one (as ProbeFailed)",
+    "_Suspend": "unwinds a server handler that asked for input; a BaseException so that the handler's "
+    "own `except Exception` (or `except TrimcpError`) cannot swallow it",
+    "NeedInput": "what the server's handler table hands the driver to answer with an InputRequiredResult; "
+    "raised and caught inside the request's task, after user code has returned",
+    "_TooSlow": "a read deadline inside the HTTP server's connection loop, caught a few lines up",
+    "_Rejected": "an argument reader's verdict, turned into an argparse message by its one caller",
+    "ProbeFailed": "ends one probe of `trimcp check`; the harness records what it left as not reached, and "
+    "an `except TrimcpError` in a check must not mistake it for the server's answer",
+    "Broken": "ends one malformed-input probe's connection; the next probe starts a new one (as ProbeFailed)",
 }
 
 
@@ -73,7 +67,8 @@ def test_the_walk_sees_the_tree() -> None:
 
 def test_every_exception_class_is_in_the_tree() -> None:
     outside = sorted(
-        name for name, cls in CLASSES.items()
+        name
+        for name, cls in CLASSES.items()
         if not issubclass(cls, TrimcpError) and name.rsplit(".", 1)[-1] not in OUTSIDE_THE_TREE
     )
     assert outside == [], "put these under trimcp._errors.TrimcpError (or allow-list them, saying why)"
@@ -85,17 +80,20 @@ def test_the_allow_list_names_only_what_exists_and_is_outside() -> None:
         assert not issubclass(_named(name), TrimcpError), f"{name} is in the tree now: drop it"
 
 
-@pytest.mark.parametrize(("name", "also"), [
-    # A second base where callers (ours, or a user's) catch the builtin.
-    ("SchemaError", ValueError),
-    ("InvalidHeaderValue", ValueError),
-    ("InvalidToolHeaders", ValueError),
-    ("UsageError", ValueError),
-    ("TranscriptError", ValueError),
-    ("UnsafeVariable", ValueError),
-    ("UnknownServer", LookupError),
-    ("UnknownTool", LookupError),
-])
+@pytest.mark.parametrize(
+    ("name", "also"),
+    [
+        # A second base where callers (ours, or a user's) catch the builtin.
+        ("SchemaError", ValueError),
+        ("InvalidHeaderValue", ValueError),
+        ("InvalidToolHeaders", ValueError),
+        ("UsageError", ValueError),
+        ("TranscriptError", ValueError),
+        ("UnsafeVariable", ValueError),
+        ("UnknownServer", LookupError),
+        ("UnknownTool", LookupError),
+    ],
+)
 def test_moved_classes_keep_the_builtin_base_callers_catch(name: str, also: type[Exception]) -> None:
     assert issubclass(_named(name), TrimcpError) and issubclass(_named(name), also)
 

@@ -27,8 +27,21 @@ NESTED = b'{"a":' * 5000 + b"1" + b"}" * 5000
 
 #: Inputs every target gets: empty, not UTF-8, nested past the stack, NaN, huge numbers.
 COMMON: list[bytes] = [
-    b"", b"\n", b"\xff\xfe\x00", b"\xed\xa0\x80", b"\xef\xbb\xbf{}", DEEP, NESTED, b"[]", b"null",
-    b'"\\ud800"', b"NaN", b"[1e400]", b"9" * 5000, b'{"a":' + b"9" * 5000 + b"}", b"{" * 3 + b"\x00" * 300,
+    b"",
+    b"\n",
+    b"\xff\xfe\x00",
+    b"\xed\xa0\x80",
+    b"\xef\xbb\xbf{}",
+    DEEP,
+    NESTED,
+    b"[]",
+    b"null",
+    b'"\\ud800"',
+    b"NaN",
+    b"[1e400]",
+    b"9" * 5000,
+    b'{"a":' + b"9" * 5000 + b"}",
+    b"{" * 3 + b"\x00" * 300,
     bytes(range(256)),
 ]
 
@@ -60,16 +73,38 @@ NASTY: dict[str, list[bytes]] = {
         b'\x01{"access_token":"s3cr3t"}',
     ],
     "uri_template": [
-        b"{", b"}", b"{}", b"{a}{a}", b"{a}\n\xed\xa0\x80", b"x{a}y\nx%y\nxy\nx/y", b"{a.b}\nq",
-        b"{\xff}", b"{a}\n" + b"%" * 1000, b"{a}\n%zz%41", b"a}b{x}\na}bq", b"{{x}\n{y", b"{a}{b}\n%%%",
-        b"{+x}", b"{?q}", b"{a,b}", b"{a}\n\n\n", b"http://x/{id}\nhttp://x/%ff%fe",
-        b"{" + b"a" * 5000 + b"}\n" + b"b" * 5000, b"{a}" * 100 + b"\n" + b"x" * 100,
+        b"{",
+        b"}",
+        b"{}",
+        b"{a}{a}",
+        b"{a}\n\xed\xa0\x80",
+        b"x{a}y\nx%y\nxy\nx/y",
+        b"{a.b}\nq",
+        b"{\xff}",
+        b"{a}\n" + b"%" * 1000,
+        b"{a}\n%zz%41",
+        b"a}b{x}\na}bq",
+        b"{{x}\n{y",
+        b"{a}{b}\n%%%",
+        b"{+x}",
+        b"{?q}",
+        b"{a,b}",
+        b"{a}\n\n\n",
+        b"http://x/{id}\nhttp://x/%ff%fe",
+        b"{" + b"a" * 5000 + b"}\n" + b"b" * 5000,
+        b"{a}" * 100 + b"\n" + b"x" * 100,
         b"f:///d/{n}\n..%2F..%2Fetc%2Fh\n%2Fetc\na%00b\n%2e%2E\n..%5Cx\n%C2%85\n..\n.\n...",
-        b"x://{a}{b}{c}{d}/z\n" + b"x://" + b"a" * 20_000 + b"/y", b"{a}{b}\na.\n.",
+        b"x://{a}{b}{c}{d}/z\n" + b"x://" + b"a" * 20_000 + b"/y",
+        b"{a}{b}\na.\n.",
     ],
     "url_policy": [
-        b"\x00" * 64, b"\xff" * 64, bytes(range(64)) * 4, b"\x01\x02" * 500, b"\x07" + b"%" * 2000,
-        b"\x03" + b"\x05\x1a\x02" * 50, b"\x08" + b"\xff\x00" * 300,
+        b"\x00" * 64,
+        b"\xff" * 64,
+        bytes(range(64)) * 4,
+        b"\x01\x02" * 500,
+        b"\x07" + b"%" * 2000,
+        b"\x03" + b"\x05\x1a\x02" * 50,
+        b"\x08" + b"\xff\x00" * 300,
     ],
     "config": [
         b'\xef\xbb\xbf{"mcpServers":{}}',
@@ -84,24 +119,31 @@ NASTY: dict[str, list[bytes]] = {
         b'{"mcpServers":{"a":{"command":"x","shutdown":{"graceMs":NaN}}}}',
         b'{"mcpServers":{"a":{"command":"x","heartbeat":{"timeoutMs":5}}}}',
         b'{"mcpServers":{"a":{"command":"x"},"a":{"url":"y"}}}',
-        b"/* unterminated", b'{"servers": {"a": {"command": "x" // c\n,},},}', b'"//\\"', b'{"a":"\\',
+        b"/* unterminated",
+        b'{"servers": {"a": {"command": "x" // c\n,},},}',
+        b'"//\\"',
+        b'{"a":"\\',
         b'{"mcpServers":{"a":{"url":"http://x","headers":{"A":"\\ud800"}}}}',
     ],
     "elicitation": [
         b'{"requestedSchema":{"type":"object","properties":{"":{"type":"string"}},"required":[""]},"content":{"":"x"}}',
-        b'{"requestedSchema":{"type":"object","properties":{"n":{"type":"integer"}}},"content":{"n":"' + b"9" * 5000 + b'"}}',
-        b'{"requestedSchema":{"type":"object","properties":{"n":{"type":"number"}}},"content":{"n":"' + b"9" * 400 + b'"}}',
+        b'{"requestedSchema":{"type":"object","properties":{"n":{"type":"integer"}}},"content":{"n":"'
+        + b"9" * 5000
+        + b'"}}',
+        b'{"requestedSchema":{"type":"object","properties":{"n":{"type":"number"}}},"content":{"n":"'
+        + b"9" * 400
+        + b'"}}',
         b'{"requestedSchema":{"type":"object","properties":{"n":{"type":"number","minimum":1e308}}},"content":{"n":1e308}}',
-        b'{"requestedSchema":{"type":"object","properties":{"m":{"type":"array","items":{"enum":["a","a"]},' +
-        b'"maxItems":1}}},"content":{"m":["a","A","a"]}}',
-        b'{"requestedSchema":{"type":"object","properties":{"e":{"type":"string","enum":["a","b"],"enumNames":["b","a"]}}},' +
-        b'"content":{"e":"B"}}',
-        b'{"requestedSchema":{"type":"object","properties":{"d":{"type":"string","format":"date","default":"2026-02-30"}}},' +
-        b'"content":{}}',
-        b'{"requestedSchema":{"type":"object","properties":{"t":{"type":"string","format":"date-time"}}},' +
-        b'"content":{"t":"2026-12-01t18:00:00z"}}',
-        b'{"requestedSchema":{"type":"object","properties":{"t":{"type":"string","format":"date-time","maxLength":3}}},' +
-        b'"content":{"t":"tomorrow"}}',
+        b'{"requestedSchema":{"type":"object","properties":{"m":{"type":"array","items":{"enum":["a","a"]},'
+        + b'"maxItems":1}}},"content":{"m":["a","A","a"]}}',
+        b'{"requestedSchema":{"type":"object","properties":{"e":{"type":"string","enum":["a","b"],"enumNames":["b","a"]}}},'
+        + b'"content":{"e":"B"}}',
+        b'{"requestedSchema":{"type":"object","properties":{"d":{"type":"string","format":"date","default":"2026-02-30"}}},'
+        + b'"content":{}}',
+        b'{"requestedSchema":{"type":"object","properties":{"t":{"type":"string","format":"date-time"}}},'
+        + b'"content":{"t":"2026-12-01t18:00:00z"}}',
+        b'{"requestedSchema":{"type":"object","properties":{"t":{"type":"string","format":"date-time","maxLength":3}}},'
+        + b'"content":{"t":"tomorrow"}}',
         b'{"requestedSchema":{"type":"object","properties":{"b":{"type":"boolean","default":"yes"}}},"content":null}',
         b'{"requestedSchema":{"type":"object","properties":[],"required":{}},"content":[]}',
         b'{"requestedSchema":{"type":"object","properties":{"s":{"type":"string","pattern":"\\\\"}}},"content":{"s":"x"}}',
@@ -111,10 +153,14 @@ NASTY: dict[str, list[bytes]] = {
         json.dumps({"content": [{"type": "text", "text": "[" + "1e400," * 300 + "1]"}]}).encode(),
         json.dumps({"content": [], "structuredContent": {"a": json.loads("[" * 400 + "]" * 400)}}).encode(),
         json.dumps({"content": [{"type": "image", "data": "A" * 9000, "mimeType": "image/png"}] * 30}).encode(),
-        json.dumps({"content": [{"type": "text", "text": "a,b\n" * 3000}, {"type": "audio", "data": "B" * 99}]}).encode(),
+        json.dumps(
+            {"content": [{"type": "text", "text": "a,b\n" * 3000}, {"type": "audio", "data": "B" * 99}]}
+        ).encode(),
         json.dumps({"content": [{"type": "text", "text": "|x|\n|---|\n" + "|1|\n" * 3000}]}).encode(),
         json.dumps({"content": [{"type": "text", "text": "\ud800" * 20000}]}).encode(),
-        json.dumps({"content": [{"type": "text", "text": "x" * 100_000}], "structuredContent": {"k": "v" * 99_999}}).encode(),
+        json.dumps(
+            {"content": [{"type": "text", "text": "x" * 100_000}], "structuredContent": {"k": "v" * 99_999}}
+        ).encode(),
         json.dumps({"content": [{"type": "resource", "resource": {"uri": "u", "text": "{" * 9000}}]}).encode(),
         json.dumps({"content": [{"type": "text", "text": "[" + ",".join(['"\\u00e9"'] * 5000) + "]"}]}).encode(),
     ],
@@ -155,11 +201,13 @@ def _inputs(name: str) -> st.SearchStrategy[bytes]:
 
     def mutate(seed: bytes, at: int, junk: bytes) -> bytes:
         at %= len(seed) + 1
-        return seed[:at] + junk + seed[at + len(junk):]
+        return seed[:at] + junk + seed[at + len(junk) :]
 
-    return (st.binary(max_size=400)
-            | _JSON.map(lambda v: json.dumps(v).encode())
-            | st.builds(mutate, st.sampled_from(seeds), st.integers(0, 20_000), st.binary(min_size=1, max_size=6)))
+    return (
+        st.binary(max_size=400)
+        | _JSON.map(lambda v: json.dumps(v).encode())
+        | st.builds(mutate, st.sampled_from(seeds), st.integers(0, 20_000), st.binary(min_size=1, max_size=6))
+    )
 
 
 def _run(name: str) -> object:
@@ -204,8 +252,9 @@ def test_authorization_server_that_is_no_url_is_a_discovery_error() -> None:
 @pytest.mark.parametrize("port", ["\u00b2", "9" * 5000, "\u0661\u0662"])
 def test_callback_port_of_odd_digits_is_a_config_error(port: str) -> None:
     # Found by config: "²".isdigit() is true but int("²") raises; so did a 5000-digit port.
-    config = parse_config({"mcpServers": {"a": {"url": "http://x", "oauth": {"callbackPort": port}},
-                                          "b": {"command": "ok"}}})
+    config = parse_config(
+        {"mcpServers": {"a": {"url": "http://x", "oauth": {"callbackPort": port}}, "b": {"command": "ok"}}}
+    )
     assert "callbackPort" in str(config.errors["a"]) and set(config.servers) == {"b"}
 
 
@@ -249,8 +298,9 @@ def test_placeholders_and_notice_fit_a_small_limit() -> None:
     assert notice["text"].startswith("[OUTPUT TRUNCATED - exceeded 80 token limit]")
     assert "Left out: 2 content blocks." in notice["text"]
     # With room, each dropped block keeps its placeholder and the notice is whole.
-    roomy = truncate_result({"content": [{"type": "audio", "data": "B" * 40_000, "mimeType": "audio/wav"}]},
-                            max_tokens=400)
+    roomy = truncate_result(
+        {"content": [{"type": "audio", "data": "B" * 40_000, "mimeType": "audio/wav"}]}, max_tokens=400
+    )
     assert [b["text"][:7] for b in roomy["content"]] == ["[audio ", "[OUTPUT"]
     assert "pagination" in roomy["content"][-1]["text"] and estimate_tokens(roomy) <= 400
 

@@ -47,8 +47,10 @@ NASTY: list[bytes] = [
     b'{"jsonrpc":"2.0","id":1,"error":{"code":1.5,"message":"x"}}',
     b'{"jsonrpc":"2.0","id":2,"result":{},"error":{"code":1,"message":"x"}}',
     b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok","progress":1e400}}',
-    (b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok","progress":-1}}\n'
-    b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok","progress":-2}}'),
+    (
+        b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok","progress":-1}}\n'
+        b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok","progress":-2}}'
+    ),
     b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":0}}',
     b'{"jsonrpc":"2.0","id":5,"method":"logging/setLevel","params":{"level":"nope"}}',
     b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"_meta":{"progressToken":[1]}}}',
@@ -90,19 +92,53 @@ def test_nasty_seed(name: str, seed: bytes) -> None:
 
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
-        st.sampled_from(["jsonrpc", "id", "method", "params", "result", "error", "code", "message",
-                         "name", "type", "text", "content", "tools", "uri", "progressToken", "progress"]) | st.text(),
-        inner, max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "jsonrpc",
+                    "id",
+                    "method",
+                    "params",
+                    "result",
+                    "error",
+                    "code",
+                    "message",
+                    "name",
+                    "type",
+                    "text",
+                    "content",
+                    "tools",
+                    "uri",
+                    "progressToken",
+                    "progress",
+                ]
+            )
+            | st.text(),
+            inner,
+            max_size=5,
+        )
+    ),
     max_leaves=20,
 )
 _MESSAGE = st.fixed_dictionaries(
     {"jsonrpc": st.just("2.0")},
     optional={
         "id": st.integers(-2, 4) | st.text(max_size=3) | st.none(),
-        "method": st.sampled_from(["ping", "tools/list", "tools/call", "initialize", "roots/list",
-                                   "notifications/cancelled", "notifications/progress",
-                                   "notifications/initialized", "logging/setLevel"]),
+        "method": st.sampled_from(
+            [
+                "ping",
+                "tools/list",
+                "tools/call",
+                "initialize",
+                "roots/list",
+                "notifications/cancelled",
+                "notifications/progress",
+                "notifications/initialized",
+                "logging/setLevel",
+            ]
+        ),
         "params": _JSON,
         "result": _JSON,
         "error": _JSON,

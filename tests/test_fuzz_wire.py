@@ -26,53 +26,115 @@ CORPUS = ROOT / "fuzz" / "corpus"
 
 # ------------------------------------------------------------------ inputs
 
-_SSE_LINE = st.sampled_from([
-    b"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", b"data:", b"data", b"event: endpoint",
-    b"event: message", b"event:", b"id: 7", b"id", b"id: a\x00b", b"retry: 3000", b"retry: x",
-    b"retry: 0001", b": ping", b":", b"\xef\xbb\xbf", b"data: \xff\xfe", b"data: " + b"x" * 300,
-    b"field: v", b"", b" data: x",
-]) | st.binary(max_size=12)
+_SSE_LINE = st.sampled_from(
+    [
+        b'data: {"jsonrpc":"2.0","id":1,"result":{}}',
+        b"data:",
+        b"data",
+        b"event: endpoint",
+        b"event: message",
+        b"event:",
+        b"id: 7",
+        b"id",
+        b"id: a\x00b",
+        b"retry: 3000",
+        b"retry: x",
+        b"retry: 0001",
+        b": ping",
+        b":",
+        b"\xef\xbb\xbf",
+        b"data: \xff\xfe",
+        b"data: " + b"x" * 300,
+        b"field: v",
+        b"",
+        b" data: x",
+    ]
+) | st.binary(max_size=12)
 _SSE = st.lists(st.tuples(_SSE_LINE, st.sampled_from([b"\n", b"\r\n", b"\r"])), max_size=12).map(
-    lambda lines: b"".join(a + b for a, b in lines))
+    lambda lines: b"".join(a + b for a, b in lines)
+)
 
-_CHALLENGE = st.text(alphabet=st.sampled_from(
-    list('Bearer Basic realm=scope error "\\,= \t\'token68/+~') + ["\u00e9", "\x00", "\r", "\n"]), max_size=80)
+_CHALLENGE = st.text(
+    alphabet=st.sampled_from(
+        list("Bearer Basic realm=scope error \"\\,= \t'token68/+~") + ["\u00e9", "\x00", "\r", "\n"]
+    ),
+    max_size=80,
+)
 
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
-        st.sampled_from(["type", "properties", "x-mcp-header", "items", "oneOf", "tools", "name",
-                         "inputSchema", "$defs"]) | st.text(max_size=4), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                ["type", "properties", "x-mcp-header", "items", "oneOf", "tools", "name", "inputSchema", "$defs"]
+            )
+            | st.text(max_size=4),
+            inner,
+            max_size=4,
+        )
+    ),
     max_leaves=16,
 )
 
 STRATEGIES: dict[str, st.SearchStrategy[bytes]] = {
     "sse": _SSE | st.binary(max_size=400),
-    "http_response": st.binary(max_size=400) | st.tuples(st.binary(min_size=8, max_size=8), _SSE).map(
-        lambda t: t[0][:7] + bytes([2]) + t[1]),
+    "http_response": st.binary(max_size=400)
+    | st.tuples(st.binary(min_size=8, max_size=8), _SSE).map(lambda t: t[0][:7] + bytes([2]) + t[1]),
     "http_plan": st.binary(max_size=300),
     "www_authenticate": _CHALLENGE.map(lambda t: t.encode("utf-8", "surrogatepass")) | st.binary(max_size=200),
-    "headers": _JSON.map(lambda v: json.dumps(v).encode()) | st.binary(max_size=200)
+    "headers": _JSON.map(lambda v: json.dumps(v).encode())
+    | st.binary(max_size=200)
     | st.text(max_size=40).map(lambda t: t.encode("utf-8", "surrogatepass")),
 }
 
 NASTY: list[bytes] = [
-    b"", b"\n", b"\r", b"\r\n\r\n", b"\x00" * 64, b"\xff" * 64, b"\xef\xbb", b"\xef\xbb\xbf",
+    b"",
+    b"\n",
+    b"\r",
+    b"\r\n\r\n",
+    b"\x00" * 64,
+    b"\xff" * 64,
+    b"\xef\xbb",
+    b"\xef\xbb\xbf",
     b"\xef\xbb\xbf\xef\xbb\xbfdata: x\n\n",
-    b"data: x\r", b"data: x\r\r", b"data: x\r\n", b"data: x\n\n\n",
-    b"data:" + b"a" * 300 + b"\n\n", b":" + b"c" * 1000 + b"\n",
-    b"id: \xed\xa0\x80\ndata: x\n\n", b"retry: " + b"9" * 40 + b"\n\n", b"retry: \xd9\xa3\n\n",
-    b"event: endpoint\ndata: http://evil.example/x\n\n", b"event: endpoint\ndata: //evil/x\n\n",
+    b"data: x\r",
+    b"data: x\r\r",
+    b"data: x\r\n",
+    b"data: x\n\n\n",
+    b"data:" + b"a" * 300 + b"\n\n",
+    b":" + b"c" * 1000 + b"\n",
+    b"id: \xed\xa0\x80\ndata: x\n\n",
+    b"retry: " + b"9" * 40 + b"\n\n",
+    b"retry: \xd9\xa3\n\n",
+    b"event: endpoint\ndata: http://evil.example/x\n\n",
+    b"event: endpoint\ndata: //evil/x\n\n",
     b"event: endpoint\ndata: /m?x y#frag\n\n",
-    b'Bearer realm="', b'Bearer realm="a\\', b"Bearer ====", b"Bearer a=", b"Bearer a==, b",
-    b'Bearer , , realm="x",,,scope=a', b"=x", b",,,", b"Bearer\tx=y", b"B\x00 x=y",
+    b'Bearer realm="',
+    b'Bearer realm="a\\',
+    b"Bearer ====",
+    b"Bearer a=",
+    b"Bearer a==, b",
+    b'Bearer , , realm="x",,,scope=a',
+    b"=x",
+    b",,,",
+    b"Bearer\tx=y",
+    b"B\x00 x=y",
     b'Newauth realm="apps", type=1, title="Login to \\"apps\\"", Basic realm="simple"',
-    b"=?base64?", b"=?base64??=", b"=?base64?@@@@?=", b"=?base64?7f8=?=", b"=?base64?7aCA?=",
-    b" x ", b"\tx", "\u00e9\u20ac\U0001f600".encode(),
+    b"=?base64?",
+    b"=?base64??=",
+    b"=?base64?@@@@?=",
+    b"=?base64?7f8=?=",
+    b"=?base64?7aCA?=",
+    b" x ",
+    b"\tx",
+    "\u00e9\u20ac\U0001f600".encode(),
     b'{"type":"object","properties":{"a":{"x-mcp-header":"A"},"b":{"x-mcp-header":"a"}}}',
     b'{"properties":{"a":{"type":"number","x-mcp-header":"A"}}}',
-    b'{"x-mcp-header":"Root"}', b'{"properties":{"a":{"x-mcp-header":""}}}',
-    b'{"properties":{"a":{"x-mcp-header":5}}}', b'{"items":{"x-mcp-header":"I"}}',
+    b'{"x-mcp-header":"Root"}',
+    b'{"properties":{"a":{"x-mcp-header":""}}}',
+    b'{"properties":{"a":{"x-mcp-header":5}}}',
+    b'{"items":{"x-mcp-header":"I"}}',
     b'{"tools":[1,{"name":"t","inputSchema":{"properties":{"a":{"x-mcp-header":"A b"}}}}]}',
     b'{"properties":' * 80 + b"{}" + b"}" * 80,
     b"[" * 5000,
@@ -92,8 +154,11 @@ def test_registered_in_targets() -> None:
         assert len(_corpus(name)) >= 4, name
 
 
-@pytest.mark.parametrize(("name", "path"), [(n, p) for n in sorted(WIRE) for p in _corpus(n)],
-                         ids=lambda v: v.name if isinstance(v, Path) else v)
+@pytest.mark.parametrize(
+    ("name", "path"),
+    [(n, p) for n in sorted(WIRE) for p in _corpus(n)],
+    ids=lambda v: v.name if isinstance(v, Path) else v,
+)
 def test_seed_corpus(name: str, path: Path) -> None:
     WIRE[name](path.read_bytes())
 
@@ -105,8 +170,12 @@ def test_nasty(name: str, seed: bytes) -> None:
 
 
 def _hypothesis(name: str) -> Callable[[], None]:
-    @settings(max_examples=200, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+    @settings(
+        max_examples=200,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    )
     @given(STRATEGIES[name])
     def run(data: bytes) -> None:
         WIRE[name](data)
@@ -143,8 +212,9 @@ def test_plan_get_keeps_a_plain_last_event_id() -> None:
 # ------------------------------------------------------------------ the runner
 
 
-def test_smoke_reports_a_crash_and_counts_inputs(monkeypatch: pytest.MonkeyPatch,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_smoke_reports_a_crash_and_counts_inputs(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     def crashes(data: bytes) -> None:
         if b"\x00" in data:
             raise ValueError("boom")

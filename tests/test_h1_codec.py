@@ -58,7 +58,7 @@ def read(raw: bytes, *, method: str = "GET", eof: bool = False, **kw: int) -> tu
     heads = [e for e in seen if isinstance(e, Response)]
     assert len(heads) == 1, seen
     assert sum(isinstance(e, EndOfMessage) for e in seen) == 1, seen
-    assert not any(isinstance(e, Data) for e in seen[seen.index(END):]), seen
+    assert not any(isinstance(e, Data) for e in seen[seen.index(END) :]), seen
     body = b"".join(e.data for e in seen if isinstance(e, Data))
     return heads[0], body, codec
 
@@ -148,8 +148,7 @@ def test_one_request_per_cycle() -> None:
 
 def test_validation_cache_lets_no_bad_value_through() -> None:
     H1Client().send_request("GET", "/", [*HOST, ("X-Token", "good")])
-    for bad in [("X-Token", "good\r\nX-Evil: 1"), ("X-Token", "good "), ("X Token", "good"),
-                ("X-Token", "go\x00od")]:
+    for bad in [("X-Token", "good\r\nX-Evil: 1"), ("X-Token", "good "), ("X Token", "good"), ("X-Token", "go\x00od")]:
         with pytest.raises(H1LocalError):
             H1Client().send_request("GET", "/", [*HOST, bad])
     assert b"X-Token: good\r\n" in H1Client().send_request("GET", "/", [*HOST, ("X-Token", "good")])
@@ -178,9 +177,19 @@ def test_status_line_reason_with_spaces_and_bare_lf() -> None:
     assert (head.reason, head.headers, body) == (b"Very  Bad\tDay", [(b"content-length", b"1")], b"x")
 
 
-@pytest.mark.parametrize("line", [b"HTTP/2.0 200 OK", b"HTTP/1.2 200 OK", b"HTTP/1.1 20 OK",
-                                  b"HTTP/1.1 2000 OK", b"http/1.1 200 OK", b"HTTP/1.1  200 OK",
-                                  b"HTTP/1.1 200 O\x00K", b"ICY 200 OK"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"HTTP/2.0 200 OK",
+        b"HTTP/1.2 200 OK",
+        b"HTTP/1.1 20 OK",
+        b"HTTP/1.1 2000 OK",
+        b"http/1.1 200 OK",
+        b"HTTP/1.1  200 OK",
+        b"HTTP/1.1 200 O\x00K",
+        b"ICY 200 OK",
+    ],
+)
 def test_status_line_malformed(line: bytes) -> None:
     fails(line + b"\r\n\r\n", "status line")
 
@@ -191,8 +200,10 @@ def test_status_code_below_100_refused(code: bytes) -> None:
 
 
 def test_informational_answers_skipped() -> None:
-    raw = (b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n"
-           b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi")
+    raw = (
+        b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n"
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi"
+    )
     head, body, codec = read(raw)
     assert (head.status_code, head.headers, body) == (200, [(b"content-length", b"2")], b"hi")
     assert codec.reusable
@@ -201,7 +212,7 @@ def test_informational_answers_skipped() -> None:
 def test_informational_split_in_pieces() -> None:
     codec = client()
     raw = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n"
-    seen = drain(codec, *[raw[i:i + 1] for i in range(len(raw))])
+    seen = drain(codec, *[raw[i : i + 1] for i in range(len(raw))])
     assert [type(e) for e in seen if e is not NEED_DATA] == [Response, EndOfMessage]
 
 
@@ -228,16 +239,14 @@ def test_header_names_lowercased_values_trimmed() -> None:
 
 
 def test_obs_fold_unfolded() -> None:
-    raw = (b"HTTP/1.1 200 OK\r\nX-Fold: one  \r\n  two\r\n\tthree\r\n"
-           b"Content-Length: 1\r\nX-Lf: a\n b\r\n\r\nx")
+    raw = b"HTTP/1.1 200 OK\r\nX-Fold: one  \r\n  two\r\n\tthree\r\nContent-Length: 1\r\nX-Lf: a\n b\r\n\r\nx"
     head, body, codec = read(raw)
     assert head.headers == [(b"x-fold", b"one two three"), (b"content-length", b"1"), (b"x-lf", b"a b")]
     assert body == b"x" and codec.reusable
 
 
 def test_obs_fold_in_a_framing_header_counts() -> None:
-    head, body, _ = read(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip,\r\n chunked\r\n\r\n"
-                         b"1\r\nx\r\n0\r\n\r\n")
+    head, body, _ = read(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip,\r\n chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n")
     assert head.headers == [(b"transfer-encoding", b"gzip, chunked")] and body == b"x"
 
 
@@ -247,8 +256,7 @@ def test_obs_fold_first_line_refused() -> None:
 
 
 def test_obs_fold_in_trailers() -> None:
-    _, body, codec = read(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-                          b"1\r\nx\r\n0\r\nX-T: a\r\n b\r\n\r\n")
+    _, body, codec = read(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\nX-T: a\r\n b\r\n\r\n")
     assert body == b"x" and codec.reusable
     fails(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n b\r\n\r\n", "trailer")
 
@@ -265,7 +273,7 @@ def test_head_cap_counted_across_pieces() -> None:
     codec = client(max_head=100)
     raw = b"HTTP/1.1 200 OK\r\n" + b"X-Pad: a\r\n" * 20 + b"\r\n"
     with pytest.raises(H1RemoteError, match="longer"):
-        drain(codec, *[raw[i:i + 7] for i in range(0, len(raw), 7)])
+        drain(codec, *[raw[i : i + 7] for i in range(0, len(raw), 7)])
 
 
 # ------------------------------------------------------------------ framing
@@ -273,8 +281,9 @@ def test_head_cap_counted_across_pieces() -> None:
 
 @pytest.mark.parametrize(("method", "status"), [("HEAD", b"200"), ("GET", b"204"), ("GET", b"304")])
 def test_no_body(method: str, status: bytes) -> None:
-    head, body, codec = read(b"HTTP/1.1 " + status + b" X\r\nContent-Length: 10\r\n"
-                             b"Transfer-Encoding: chunked\r\n\r\n", method=method)
+    head, body, codec = read(
+        b"HTTP/1.1 " + status + b" X\r\nContent-Length: 10\r\nTransfer-Encoding: chunked\r\n\r\n", method=method
+    )
     # the framing fields describe the body a GET would get: none is read, the connection stays
     assert head.status_code == int(status) and body == b"" and codec.done and codec.reusable
 
@@ -290,28 +299,33 @@ def test_head_then_next_request() -> None:
 
 
 def test_chunked_with_extensions_and_trailers() -> None:
-    raw = (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-           b"5;name=value;flag\r\nhello\r\nA \r\n, world!!!\r\n0;last\r\nX-Trailer: t\r\nX-Two: 2\r\n\r\n")
+    raw = (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"5;name=value;flag\r\nhello\r\nA \r\n, world!!!\r\n0;last\r\nX-Trailer: t\r\nX-Two: 2\r\n\r\n"
+    )
     head, body, codec = read(raw)
     assert body == b"hello, world!!!" and codec.reusable
     assert head.headers == [(b"transfer-encoding", b"chunked")]
     for n in (1, 3):  # any cutting gives the same
         codec = client()
-        seen = drain(codec, *[raw[i:i + n] for i in range(0, len(raw), n)])
+        seen = drain(codec, *[raw[i : i + n] for i in range(0, len(raw), n)])
         assert b"".join(e.data for e in seen if isinstance(e, Data)) == body and codec.done
 
 
-@pytest.mark.parametrize(("chunks", "match"), [
-    (b"5\nhello\r\n0\r\n\r\n", "CRLF"),
-    (b"5\r\nhello\n0\r\n\r\n", "CRLF"),
-    (b"3\r\nhello\r\n0\r\n\r\n", "longer than its size"),
-    (b"x\r\n", "chunk size"),
-    (b"-1\r\n", "chunk size"),
-    (b"\r\n", "chunk size"),
-    (b"5 ;a\r\n", "chunk size"),
-    (b"11111111111111111\r\n", "chunk size"),
-    (b"0\r\nBad Trailer: x\r\n\r\n", "trailer"),
-])
+@pytest.mark.parametrize(
+    ("chunks", "match"),
+    [
+        (b"5\nhello\r\n0\r\n\r\n", "CRLF"),
+        (b"5\r\nhello\n0\r\n\r\n", "CRLF"),
+        (b"3\r\nhello\r\n0\r\n\r\n", "longer than its size"),
+        (b"x\r\n", "chunk size"),
+        (b"-1\r\n", "chunk size"),
+        (b"\r\n", "chunk size"),
+        (b"5 ;a\r\n", "chunk size"),
+        (b"11111111111111111\r\n", "chunk size"),
+        (b"0\r\nBad Trailer: x\r\n\r\n", "trailer"),
+    ],
+)
 def test_chunked_malformed(chunks: bytes, match: str) -> None:
     fails(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks, match)
 
@@ -342,8 +356,7 @@ def test_identical_content_lengths(fields: bytes) -> None:
     assert body == b"hello" and codec.reusable
 
 
-@pytest.mark.parametrize("value", [b"5, 6", b"5\r\nContent-Length: 6", b"-1", b"abc", b"", b"5,",
-                                   b"+5", b"0x5"])
+@pytest.mark.parametrize("value", [b"5, 6", b"5\r\nContent-Length: 6", b"-1", b"abc", b"", b"5,", b"+5", b"0x5"])
 def test_bad_content_length(value: bytes) -> None:
     fails(b"HTTP/1.1 200 OK\r\nContent-Length: " + value + b"\r\n\r\nhello", "Content-Length")
 
@@ -353,8 +366,9 @@ def test_content_length_body_then_eof_early() -> None:
 
 
 def test_transfer_encoding_beats_content_length() -> None:
-    _, body, codec = read(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\nTransfer-Encoding: chunked\r\n\r\n"
-                          b"2\r\nhi\r\n0\r\n\r\n")
+    _, body, codec = read(
+        b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n"
+    )
     assert body == b"hi" and codec.done and not codec.reusable
 
 
@@ -369,8 +383,9 @@ def test_other_transfer_coding_read_to_close(coding: bytes) -> None:
 
 
 def test_chunked_after_another_coding() -> None:
-    _, body, codec = read(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: Chunked\r\n\r\n"
-                          b"1\r\nz\r\n0\r\n\r\n")
+    _, body, codec = read(
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: Chunked\r\n\r\n1\r\nz\r\n0\r\n\r\n"
+    )
     assert body == b"z" and codec.reusable
 
 
@@ -386,15 +401,18 @@ def test_no_length_read_to_close() -> None:
 # --------------------------------------------------------------------- reuse
 
 
-@pytest.mark.parametrize(("head", "reusable"), [
-    (b"HTTP/1.1 200 OK\r\nConnection: close", False),
-    (b"HTTP/1.1 200 OK\r\nConnection: Upgrade, CLOSE", False),
-    (b"HTTP/1.1 200 OK\r\nConnection: keep-alive", True),
-    (b"HTTP/1.1 200 OK", True),
-    (b"HTTP/1.0 200 OK", False),
-    (b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive", True),
-    (b"HTTP/1.0 200 OK\r\nConnection: keep-alive, close", False),
-])
+@pytest.mark.parametrize(
+    ("head", "reusable"),
+    [
+        (b"HTTP/1.1 200 OK\r\nConnection: close", False),
+        (b"HTTP/1.1 200 OK\r\nConnection: Upgrade, CLOSE", False),
+        (b"HTTP/1.1 200 OK\r\nConnection: keep-alive", True),
+        (b"HTTP/1.1 200 OK", True),
+        (b"HTTP/1.0 200 OK", False),
+        (b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive", True),
+        (b"HTTP/1.0 200 OK\r\nConnection: keep-alive, close", False),
+    ],
+)
 def test_reuse_verdict(head: bytes, reusable: bool) -> None:
     _, _, codec = read(head + b"\r\nContent-Length: 1\r\n\r\nx")
     assert codec.done and codec.reusable is reusable
@@ -481,11 +499,10 @@ def test_large_chunk_passes_through_uncopied() -> None:
 
 # --------------------------------------------------------------- properties
 
-_NAME = st.text("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-!#$%&'*+.^_`|~",
-                min_size=1, max_size=8).filter(
-    lambda n: n.lower() not in {"content-length", "transfer-encoding", "connection"})
-_WORD = st.binary(min_size=1, max_size=6).map(
-    lambda b: bytes(c for c in b if 0x21 <= c <= 0x7e or c >= 0x80) or b"v")
+_NAME = st.text(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-!#$%&'*+.^_`|~", min_size=1, max_size=8
+).filter(lambda n: n.lower() not in {"content-length", "transfer-encoding", "connection"})
+_WORD = st.binary(min_size=1, max_size=6).map(lambda b: bytes(c for c in b if 0x21 <= c <= 0x7E or c >= 0x80) or b"v")
 _VALUE = st.lists(_WORD, max_size=3).map(b" ".join)
 
 
@@ -517,8 +534,7 @@ def _response(draw: st.DrawFn) -> tuple[bytes, bool, bool]:
     if status in (204, 304):
         body, framing = b"", "length"
     if draw(st.booleans()):
-        fields.append(b"Connection: " + draw(st.sampled_from([b"close", b"keep-alive", b"Keep-Alive, x"]))
-                      + b"\r\n")
+        fields.append(b"Connection: " + draw(st.sampled_from([b"close", b"keep-alive", b"Keep-Alive, x"])) + b"\r\n")
     if framing == "length":
         if status not in (204, 304):
             fields.append(b"Content-Length: %d\r\n" % len(body))
@@ -566,7 +582,7 @@ def _damaged(draw: st.DrawFn) -> bytes:
         elif how == "flip":
             raw[at] ^= 1 << draw(st.integers(0, 7))
         else:
-            del raw[at:at + draw(st.integers(1, 8))]
+            del raw[at : at + draw(st.integers(1, 8))]
     return bytes(raw)
 
 
@@ -577,14 +593,17 @@ def test_damaged_responses_raise_only_remote_errors(raw: bytes) -> None:
     fuzz_h1_response(raw)
 
 
-@pytest.mark.parametrize("raw", [
-    # the reuse verdict belongs to the final head, here HTTP/1.0 behind a 1.1 interim answer
-    b"HTTP/1.1 100 Y\r\n\r\nHTTP/1.0 204 OK\r\nConnection: keep-alive\r\n\r\n",
-    b"HTTP/1.0 100 Y\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
-    b"HTTP/1.1 200 OK\r\nX-A: a \t\r\n\t b\r\nContent-Length: 0\r\n\r\n",
-    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nT: a\r\n b\r\n\r\n",
-    b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n  ",
-    b"HTTP/1.1 200 OK\r\n\r\n\r\n \r\n",
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        # the reuse verdict belongs to the final head, here HTTP/1.0 behind a 1.1 interim answer
+        b"HTTP/1.1 100 Y\r\n\r\nHTTP/1.0 204 OK\r\nConnection: keep-alive\r\n\r\n",
+        b"HTTP/1.0 100 Y\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nX-A: a \t\r\n\t b\r\nContent-Length: 0\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nT: a\r\n b\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n  ",
+        b"HTTP/1.1 200 OK\r\n\r\n\r\n \r\n",
+    ],
+)
 def test_fuzz_seeds(raw: bytes) -> None:
     fuzz_h1_response(raw)

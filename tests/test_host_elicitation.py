@@ -24,8 +24,10 @@ from trimcp._sansio import jsonrpc
 from trimcp.config import StdioServerConfig
 from trimcp.host import Elicitation, ElicitationContext, log_to_python, open_pool
 
-FORM = {"message": "Name?", "requestedSchema": {
-    "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}
+FORM = {
+    "message": "Name?",
+    "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+}
 
 
 def form(message: str = "Name?") -> s.ElicitRequestFormParams:
@@ -108,7 +110,8 @@ async def test_invalid_ui_content_is_asked_again_with_the_errors_then_cancelled(
     flow = Elicitation(ui=ui, validate=name_required)
     assert await flow.handler(form()) == s.ElicitResult(action="accept", content={"name": "Ada"})
     assert [(c.attempt, dict(c.errors), c.previous) for c in seen] == [
-        (1, {}, None), (2, {"name": "required"}, {"name": " "}),
+        (1, {}, None),
+        (2, {"name": "required"}, {"name": " "}),
     ]
 
     async def stubborn(params: s.ElicitRequestParams, ctx: ElicitationContext) -> s.ElicitResult:
@@ -129,10 +132,14 @@ async def test_invalid_ui_content_is_asked_again_with_the_errors_then_cancelled(
 
 async def test_by_default_the_flow_validates_with_validate_form_async() -> None:
     # No validate= given: validate_form_async coerces, applies defaults and re-asks.
-    schema = {"type": "object", "required": ["age"], "properties": {
-        "age": {"type": "integer", "minimum": 0},
-        "newsletter": {"type": "boolean", "default": False},
-    }}
+    schema = {
+        "type": "object",
+        "required": ["age"],
+        "properties": {
+            "age": {"type": "integer", "minimum": 0},
+            "newsletter": {"type": "boolean", "default": False},
+        },
+    }
     params = s.ElicitRequestFormParams(message="Age?", requested_schema=schema)
     answers = iter([{"age": "-3"}, {"age": "42"}])
     errors: list[dict[str, str]] = []
@@ -287,8 +294,18 @@ async def test_completion_notification_reaches_the_flow(autojump_clock: Any) -> 
     flow = Elicitation(url=True, open_url=open_url)
     with trio.fail_after(10):
         async with connected(**flow.client_options("srv")) as (_, peer):
-            await peer.send({"id": 1, "method": "elicitation/create", "params": {
-                "mode": "url", "message": "Sign in", "url": "https://example.com/x", "elicitationId": "abc"}})
+            await peer.send(
+                {
+                    "id": 1,
+                    "method": "elicitation/create",
+                    "params": {
+                        "mode": "url",
+                        "message": "Sign in",
+                        "url": "https://example.com/x",
+                        "elicitationId": "abc",
+                    },
+                }
+            )
             assert await peer.recv() == {"jsonrpc": "2.0", "id": 1, "result": {"action": "accept"}}
             await peer.notify("notifications/elicitation/complete", {"elicitationId": "abc"})
             assert await flow.wait_complete("abc", server="srv", timeout=5) is True
@@ -302,9 +319,17 @@ async def _serve_tool_calls(peer: Any, answers: list[dict[str, Any]], seen: list
         await peer.send({"id": request["id"], **answer})
 
 
-URL_REQUIRED = {"error": {"code": -32042, "message": "needs auth", "data": {"elicitations": [
-    {"mode": "url", "elicitationId": "p1", "url": "https://example.com/p1", "message": "Authorize"},
-]}}}
+URL_REQUIRED = {
+    "error": {
+        "code": -32042,
+        "message": "needs auth",
+        "data": {
+            "elicitations": [
+                {"mode": "url", "elicitationId": "p1", "url": "https://example.com/p1", "message": "Authorize"},
+            ]
+        },
+    }
+}
 OK = {"result": {"content": [{"type": "text", "text": "done"}]}}
 
 
@@ -406,7 +431,9 @@ async def test_mcp_sdk_server_accepts_the_minimal_capability_in_both_eras(revisi
 
     flow = Elicitation(ui=ui, validate=name_required)
     with trio.fail_after(60):
-        async with open_client(_sdk(), stdio=StdioOptions(env=peers.peer_env()), revision=revision, **flow.client_options()) as client:
+        async with open_client(
+            _sdk(), stdio=StdioOptions(env=peers.peer_env()), revision=revision, **flow.client_options()
+        ) as client:
             result = await client.call_tool("ask_name")
     assert result.content == [s.TextContent(text="hello Ada")]  # validated (stripped) content was sent
     assert len(seen) == 1
@@ -427,18 +454,26 @@ async def test_stateless_era_the_requests_deadline_cancels_the_prompt() -> None:
 
     flow = Elicitation(ui=ui)
     with trio.fail_after(60):
-        async with open_client(_sdk(), stdio=StdioOptions(env=peers.peer_env()), timeouts=Timeouts(request=1.0), revision="2026-07-28", **flow.client_options()) as client:
+        async with open_client(
+            _sdk(),
+            stdio=StdioOptions(env=peers.peer_env()),
+            timeouts=Timeouts(request=1.0),
+            revision="2026-07-28",
+            **flow.client_options(),
+        ) as client:
             with pytest.raises(RequestTimeout):
                 await client.call_tool("ask_name")
             assert state["cancelled"]
             assert (await client.call_tool("echo", {"text": "still here"})).content == [
-                s.TextContent(text="still here")]
+                s.TextContent(text="still here")
+            ]
 
 
 async def test_pool_passes_the_flow_and_logs_per_server(caplog: pytest.LogCaptureFixture) -> None:
     argv = _sdk()
-    servers = [StdioServerConfig(name=n, command=argv[0], args=tuple(argv[1:]), env=peers.peer_env())
-               for n in ("one", "two")]
+    servers = [
+        StdioServerConfig(name=n, command=argv[0], args=tuple(argv[1:]), env=peers.peer_env()) for n in ("one", "two")
+    ]
     asked: list[str | None] = []
 
     async def ui(params: s.ElicitRequestParams, ctx: ElicitationContext) -> s.ElicitResult:
@@ -448,8 +483,9 @@ async def test_pool_passes_the_flow_and_logs_per_server(caplog: pytest.LogCaptur
     with trio.fail_after(60), caplog.at_level(logging.INFO, logger="trimcp.server"):
         # Pinned: under load a dual-era probe can time out and fall back to initialize,
         # which this server then refuses (the stateless era is covered above).
-        async with open_pool(servers, elicitation=Elicitation(ui=ui),
-                             client_options={"revision": "2025-11-25"}) as pool:
+        async with open_pool(
+            servers, elicitation=Elicitation(ui=ui), client_options={"revision": "2025-11-25"}
+        ) as pool:
             async with trio.open_nursery() as nursery:
                 for name in ("one", "two"):
                     nursery.start_soon(pool.call_tool, name, "ask_name")
@@ -473,11 +509,16 @@ async def test_server_everything_form_elicitation_answered_by_a_hook() -> None:
 
     flow = Elicitation(hooks=[hook])
     with trio.fail_after(60):
-        async with open_client(_everything(), stdio=StdioOptions(env=peers.peer_env()), **flow.client_options()) as client:
+        async with open_client(
+            _everything(), stdio=StdioOptions(env=peers.peer_env()), **flow.client_options()
+        ) as client:
             tools = {t.name for t in await client.list_tools()}
             assert "trigger-elicitation-request" in tools and "trigger-url-elicitation" not in tools
-            text = "\n".join(c.text for c in (await client.call_tool("trigger-elicitation-request")).content
-                             if isinstance(c, s.TextContent))
+            text = "\n".join(
+                c.text
+                for c in (await client.call_tool("trigger-elicitation-request")).content
+                if isinstance(c, s.TextContent)
+            )
     assert "- Name: Ada Lovelace" in text and "- Favorite Integer: 7" in text
 
 
@@ -490,11 +531,14 @@ async def test_server_everything_url_mode_and_its_32042_error_path() -> None:
     # server-everything sends no completion notification: the retry follows the (short) bound.
     flow = Elicitation(url=True, open_url=open_url, complete_timeout=0.2)
     with trio.fail_after(60):
-        async with open_client(_everything(), stdio=StdioOptions(env=peers.peer_env()), **flow.client_options()) as client:
+        async with open_client(
+            _everything(), stdio=StdioOptions(env=peers.peer_env()), **flow.client_options()
+        ) as client:
             assert "trigger-url-elicitation" in {t.name for t in await client.list_tools()}
             direct = await client.call_tool("trigger-url-elicitation", {"url": "https://example.com/a"})
             via_error = await client.call_tool(
-                "trigger-url-elicitation", {"url": "https://example.com/b", "errorPath": True})
+                "trigger-url-elicitation", {"url": "https://example.com/b", "errorPath": True}
+            )
     texts = [c.text for r in (direct, via_error) for c in r.content if isinstance(c, s.TextContent)]
     assert "User completed the URL elicitation flow" in texts[0]
     assert any("URL: https://example.com/b" in t for t in texts[1:])

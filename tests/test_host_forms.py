@@ -42,12 +42,18 @@ FIELDS: dict[str, tuple[str, dict[str, Any]]] = {
     "flag": ("2025-06-18", {"type": "boolean"}),
     "legacy": ("2025-06-18", {"type": "string", "enum": ["r", "g"], "enumNames": ["Red", "Green"]}),
     "plain": ("2025-06-18", {"type": "string", "enum": ["one", "two"]}),
-    "titled": ("2025-11-25", {"type": "string", "oneOf": [{"const": "#f00", "title": "Red"},
-                                                          {"const": "#0f0", "title": "Green"}]}),
-    "multi": ("2025-11-25", {"type": "array", "items": {"type": "string", "enum": ["a", "b", "c"]},
-                             "minItems": 1, "maxItems": 2}),
-    "tmulti": ("2025-11-25", {"type": "array", "items": {"anyOf": [{"const": "x", "title": "Ex"},
-                                                                   {"const": "y", "title": "Why"}]}}),
+    "titled": (
+        "2025-11-25",
+        {"type": "string", "oneOf": [{"const": "#f00", "title": "Red"}, {"const": "#0f0", "title": "Green"}]},
+    ),
+    "multi": (
+        "2025-11-25",
+        {"type": "array", "items": {"type": "string", "enum": ["a", "b", "c"]}, "minItems": 1, "maxItems": 2},
+    ),
+    "tmulti": (
+        "2025-11-25",
+        {"type": "array", "items": {"anyOf": [{"const": "x", "title": "Ex"}, {"const": "y", "title": "Why"}]}},
+    ),
 }
 
 
@@ -82,15 +88,27 @@ GOOD: list[tuple[str, Any, Any]] = [
     ("day", "2026-02-28", "2026-02-28"),
     ("when", "2026-02-28T10:00:00Z", "2026-02-28T10:00:00Z"),
     ("when", "2026-02-28T10:00:00.5+05:30", "2026-02-28T10:00:00.5+05:30"),
-    ("count", "3", 3), ("count", 3, 3), ("count", 3.0, 3), ("count", " 10 ", 10), ("count", "4.0", 4),
-    ("ratio", "0.5", 0.5), ("ratio", 1, 1), ("ratio", "0", 0),
+    ("count", "3", 3),
+    ("count", 3, 3),
+    ("count", 3.0, 3),
+    ("count", " 10 ", 10),
+    ("count", "4.0", 4),
+    ("ratio", "0.5", 0.5),
+    ("ratio", 1, 1),
+    ("ratio", "0", 0),
     *[("flag", word, True) for word in ("yes", "Y", "TRUE", "1", "on", "On", True, 1)],
     *[("flag", word, False) for word in ("no", "N", "false", "0", "OFF", False, 0)],
-    ("legacy", "r", "r"), ("legacy", "Green", "g"), ("legacy", "red", "r"),
-    ("plain", "two", "two"), ("plain", "TWO", "two"),
-    ("titled", "#f00", "#f00"), ("titled", "green", "#0f0"),
-    ("multi", ["a"], ["a"]), ("multi", ["b", "a", "b"], ["b", "a"]),
-    ("tmulti", [], []), ("tmulti", ["Why", "x"], ["y", "x"]),
+    ("legacy", "r", "r"),
+    ("legacy", "Green", "g"),
+    ("legacy", "red", "r"),
+    ("plain", "two", "two"),
+    ("plain", "TWO", "two"),
+    ("titled", "#f00", "#f00"),
+    ("titled", "green", "#0f0"),
+    ("multi", ["a"], ["a"]),
+    ("multi", ["b", "a", "b"], ["b", "a"]),
+    ("tmulti", [], []),
+    ("tmulti", ["Why", "x"], ["y", "x"]),
 ]
 
 
@@ -104,21 +122,38 @@ def test_a_good_value_is_coerced(name: str, given_value: Any, expected: Any) -> 
 
 
 BAD: list[tuple[str, Any, str]] = [
-    ("text", "a", "at least 2 characters"), ("text", "abcdef", "at most 5 characters"),
+    ("text", "a", "at least 2 characters"),
+    ("text", "abcdef", "at most 5 characters"),
     ("text", 12, "expected text"),
-    ("email", "not-an-email", "not an email"), ("email", "a b@example.com", "not an email"),
-    ("uri", "example.com", "absolute URI"), ("uri", "http://a b", "absolute URI"),
-    ("day", "2026-02-30", "ISO 8601"), ("day", "20260228", "ISO 8601"), ("day", "next monday", "ISO 8601"),
-    ("when", "2026-02-28T10:00:00", "offset"), ("when", "2026-02-28", "offset"),
+    ("email", "not-an-email", "not an email"),
+    ("email", "a b@example.com", "not an email"),
+    ("uri", "example.com", "absolute URI"),
+    ("uri", "http://a b", "absolute URI"),
+    ("day", "2026-02-30", "ISO 8601"),
+    ("day", "20260228", "ISO 8601"),
+    ("day", "next monday", "ISO 8601"),
+    ("when", "2026-02-28T10:00:00", "offset"),
+    ("when", "2026-02-28", "offset"),
     ("when", "2026-02-28 10:00:00Z", "offset"),
-    ("count", "3.5", "not an integer"), ("count", 3.5, "not an integer"), ("count", "0", "at least 1"),
-    ("count", 11, "at most 10"), ("count", True, "boolean"), ("count", "ten", "not an integer"),
-    ("ratio", "1.5", "at most 1"), ("ratio", "nan", "finite"), ("ratio", "x", "not a number"),
-    ("flag", "maybe", "yes/no"), ("flag", 2, "yes/no"),
-    ("legacy", "blue", "not one of: r (Red), g (Green)"), ("plain", 1, "expected one of"),
+    ("count", "3.5", "not an integer"),
+    ("count", 3.5, "not an integer"),
+    ("count", "0", "at least 1"),
+    ("count", 11, "at most 10"),
+    ("count", True, "boolean"),
+    ("count", "ten", "not an integer"),
+    ("ratio", "1.5", "at most 1"),
+    ("ratio", "nan", "finite"),
+    ("ratio", "x", "not a number"),
+    ("flag", "maybe", "yes/no"),
+    ("flag", 2, "yes/no"),
+    ("legacy", "blue", "not one of: r (Red), g (Green)"),
+    ("plain", 1, "expected one of"),
     ("titled", "#00f", "not one of"),
-    ("multi", [], "at least 1"), ("multi", ["a", "b", "c"], "at most 2"), ("multi", "a", "a list"),
-    ("multi", ["d"], "not one of"), ("tmulti", ["z"], "not one of"),
+    ("multi", [], "at least 1"),
+    ("multi", ["a", "b", "c"], "at most 2"),
+    ("multi", "a", "a list"),
+    ("multi", ["d"], "not one of"),
+    ("tmulti", ["z"], "not one of"),
 ]
 
 
@@ -154,8 +189,15 @@ def test_defaults_fill_absent_optional_fields_only() -> None:
     )
     result = validate_form(schema, {"req": "given", "age": "31"})
     assert result.ok
-    assert result.content == {"req": "given", "name": "John Doe", "age": 31, "score": 95.5,
-                              "status": "active", "verified": True, "tags": ["b"]}
+    assert result.content == {
+        "req": "given",
+        "name": "John Doe",
+        "age": 31,
+        "score": 95.5,
+        "status": "active",
+        "verified": True,
+        "tags": ["b"],
+    }
     # A default that breaks its own constraints is not applied (the field stays absent).
     assert "bad" not in result.content
     # A required field is not filled by its default: the user must have seen and given it.
@@ -169,27 +211,36 @@ def test_unknown_fields_are_dropped_and_listed() -> None:
     assert result.ignored == ("emial",)
 
 
-@pytest.mark.parametrize("schema", [
-    None, [], {"type": "array"}, {"type": "object", "properties": []},
-    {"type": "object", "properties": {}, "required": "a"},
-])
+@pytest.mark.parametrize(
+    "schema",
+    [
+        None,
+        [],
+        {"type": "array"},
+        {"type": "object", "properties": []},
+        {"type": "object", "properties": {}, "required": "a"},
+    ],
+)
 def test_a_schema_that_is_not_an_object_is_a_form_error(schema: Any) -> None:
     result = validate_form(schema, {"a": 1})
     assert not result.ok
     assert list(result.errors) == [""]
 
 
-@pytest.mark.parametrize(("prop", "message"), [
-    ({"type": "object", "properties": {}}, "not a primitive"),
-    ({"type": "array", "items": {"type": "string"}}, "multi-select"),
-    ({"type": "string", "format": "ipv4"}, "unknown format"),
-    ({"type": "string", "pattern": "("}, "does not compile"),
-    ({"type": "integer", "minimum": "0"}, "minimum must be a number"),
-    ({"type": "string", "minLength": -1}, "minLength"),
-    ({"type": "string", "enum": []}, "non-empty"),
-    ({"type": "string", "oneOf": [{"title": "x"}]}, "const"),
-    ("string", "not an object"),
-])
+@pytest.mark.parametrize(
+    ("prop", "message"),
+    [
+        ({"type": "object", "properties": {}}, "not a primitive"),
+        ({"type": "array", "items": {"type": "string"}}, "multi-select"),
+        ({"type": "string", "format": "ipv4"}, "unknown format"),
+        ({"type": "string", "pattern": "("}, "does not compile"),
+        ({"type": "integer", "minimum": "0"}, "minimum must be a number"),
+        ({"type": "string", "minLength": -1}, "minLength"),
+        ({"type": "string", "enum": []}, "non-empty"),
+        ({"type": "string", "oneOf": [{"title": "x"}]}, "const"),
+        ("string", "not an object"),
+    ],
+)
 def test_a_field_schema_that_is_not_a_primitive_is_that_fields_error(prop: Any, message: str) -> None:
     result = validate_form(obj(f=prop, g={"type": "string"}), {"f": "x", "g": "y"})
     assert list(result.errors) == ["f"]
@@ -224,7 +275,9 @@ def _form(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
         prop = dict(FIELDS[name][1])
         if draw(st.booleans()):
             value = next(v for n, v, _ in GOOD if n == name)
-            prop["default"] = value if name not in ("count", "ratio", "flag") else {"count": 2, "ratio": 0.25, "flag": False}[name]
+            prop["default"] = (
+                value if name not in ("count", "ratio", "flag") else {"count": 2, "ratio": 0.25, "flag": False}[name]
+            )
         props[name] = prop
     candidates = [
         *(st.tuples(st.just(n), st.just(v)) for n, v, _ in GOOD if n in names),
@@ -248,7 +301,9 @@ def test_properties(form: tuple[dict[str, Any], dict[str, Any]]) -> None:
     # Defaults never override a given value: every field given and valid keeps its coerced value.
     for name, value in result.content.items():
         if content.get(name) is not None:
-            assert validate_form(obj(**{name: schema["properties"][name]}), {name: content[name]}).content[name] == value
+            assert (
+                validate_form(obj(**{name: schema["properties"][name]}), {name: content[name]}).content[name] == value
+            )
     # Valid content always validates to itself (coercion is idempotent): what was kept is
     # valid, so only required fields that were wrong or missing can fail again.
     again = validate_form(schema, result.content)
@@ -267,8 +322,9 @@ async def test_async_leaves_iso_alone_and_never_calls_the_parser() -> None:
     def parser(text: str, now: dt.datetime, tz: dt.tzinfo) -> dt.datetime:
         raise AssertionError("called")
 
-    result = await validate_form_async(DATES, {"day": "2026-12-07", "when": "2026-12-07T15:00:00Z"},
-                                       now=NOW, date_parser=parser)
+    result = await validate_form_async(
+        DATES, {"day": "2026-12-07", "when": "2026-12-07T15:00:00Z"}, now=NOW, date_parser=parser
+    )
     assert result == FormResult(content={"day": "2026-12-07", "when": "2026-12-07T15:00:00Z"}, errors={})
 
 
@@ -281,8 +337,9 @@ async def test_async_parser_result_is_written_as_iso_and_validated_again() -> No
         return {"monday": dt.date(2026, 12, 7), "monday 3pm": dt.datetime(2026, 12, 7, 15, 0)}.get(text)
 
     paris = "Europe/Paris"
-    result = await validate_form_async(DATES, {"day": "monday", "when": "monday 3pm"}, now=NOW, tz=paris,
-                                       date_parser=parser)
+    result = await validate_form_async(
+        DATES, {"day": "monday", "when": "monday 3pm"}, now=NOW, tz=paris, date_parser=parser
+    )
     assert result.errors == {}
     assert result.content == {"day": "2026-12-07", "when": "2026-12-07T15:00:00+01:00"}
     assert [s[0] for s in seen] == ["monday", "monday 3pm"]
@@ -294,8 +351,12 @@ async def test_async_parser_result_is_written_as_iso_and_validated_again() -> No
 
 async def test_async_sync_parser_and_other_errors_kept() -> None:
     schema = obj(["day", "n"], day={"type": "string", "format": "date"}, n={"type": "integer"})
-    result = await validate_form_async(schema, {"day": "tomorrow", "n": "x"}, now=NOW,
-                                       date_parser=lambda text, now, tz: (now + dt.timedelta(days=1)).date())
+    result = await validate_form_async(
+        schema,
+        {"day": "tomorrow", "n": "x"},
+        now=NOW,
+        date_parser=lambda text, now, tz: (now + dt.timedelta(days=1)).date(),
+    )
     assert result.content == {"day": "2026-12-02"}
     assert list(result.errors) == ["n"]
 
@@ -325,7 +386,8 @@ async def test_without_dateparser_non_iso_says_to_install_it(monkeypatch: pytest
 async def test_with_dateparser_relative_to_now_and_tz() -> None:
     pytest.importorskip("dateparser")
     result = await validate_form_async(
-        DATES, {"day": "next Monday", "when": "next Monday at 3pm"}, now=NOW, tz="Europe/Paris")
+        DATES, {"day": "next Monday", "when": "next Monday at 3pm"}, now=NOW, tz="Europe/Paris"
+    )
     assert result.errors == {}
     # 2026-12-01 is a Tuesday; future-preferring, in Paris (UTC+1 in winter).
     assert result.content == {"day": "2026-12-07", "when": "2026-12-07T15:00:00+01:00"}

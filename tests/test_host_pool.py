@@ -246,16 +246,15 @@ def test_backoff_jitter_stays_in_its_range() -> None:
         Backoff(jitter=1.5)
 
 
-async def test_a_changed_entry_is_a_new_server_and_the_old_connection_closes(
-    fleet: Fleet, autojump_clock: Any
-) -> None:
+async def test_a_changed_entry_is_a_new_server_and_the_old_connection_closes(fleet: Fleet, autojump_clock: Any) -> None:
     async with pool_of(["remote1"]) as pool:
         old = await pool.session("remote1")
         same = RemoteServerConfig(name="remote1", transport="http", url="http://fleet.invalid/remote1")
         pool.configure({"remote1": same})
         assert await pool.session("remote1") is old  # unchanged: kept
-        changed = RemoteServerConfig(name="remote1", transport="http", url="http://fleet.invalid/remote1",
-                                     headers={"X-Env": "staging"})
+        changed = RemoteServerConfig(
+            name="remote1", transport="http", url="http://fleet.invalid/remote1", headers={"X-Env": "staging"}
+        )
         assert config_key(changed) != config_key(same)
         pool.configure({"remote1": changed})
         new = await pool.session("remote1")
@@ -270,11 +269,15 @@ async def test_a_changed_entry_is_a_new_server_and_the_old_connection_closes(
 
 
 async def test_disabled_servers_and_broken_entries_are_statuses_not_connects(fleet: Fleet, autojump_clock: Any) -> None:
-    config = parse_config({"mcpServers": {
-        "off": {"type": "http", "url": "https://example.invalid/mcp", "disabled": True},
-        "broken": {"type": "http"},
-        "on": {"type": "http", "url": "http://fleet.invalid/on"},
-    }})
+    config = parse_config(
+        {
+            "mcpServers": {
+                "off": {"type": "http", "url": "https://example.invalid/mcp", "disabled": True},
+                "broken": {"type": "http"},
+                "on": {"type": "http", "url": "http://fleet.invalid/on"},
+            }
+        }
+    )
     async with open_pool(config, server_options={"on": {"transport": "pooltest"}}, disabled=["later"]) as pool:
         statuses = await pool.connect_all()
         assert statuses["off"].state is ServerState.DISABLED

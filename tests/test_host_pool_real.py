@@ -41,12 +41,12 @@ async def http_servers(count: int) -> AsyncIterator[list[str]]:
     async with trio.open_nursery() as nursery:
         urls = []
         for i in range(count):
-            bound = await nursery.start(lambda task_status, i=i: serve_http(
-                http_server(f"web{i}"), "127.0.0.1", 0, task_status=task_status))
+            bound = await nursery.start(
+                lambda task_status, i=i: serve_http(http_server(f"web{i}"), "127.0.0.1", 0, task_status=task_status)
+            )
             urls.append(bound.url)
         yield urls
         nursery.cancel_scope.cancel()
-
 
 
 def max_overlap(log: Path) -> int:
@@ -77,7 +77,8 @@ async def test_fifty_stdio_and_fifty_http_servers(tmp_path: Path) -> None:
             for i, url in enumerate(urls):
                 entries[f"web{i}"] = RemoteServerConfig(name=f"web{i}", transport="http", url=url)
             entries["refused"] = RemoteServerConfig(
-                name="refused", transport="http", url=f"http://127.0.0.1:{free_port()}/mcp")
+                name="refused", transport="http", url=f"http://127.0.0.1:{free_port()}/mcp"
+            )
             async with open_pool(entries) as pool:
                 statuses = await pool.connect_all()
                 states = {n: st.state for n, st in statuses.items()}

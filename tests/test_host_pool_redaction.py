@@ -35,21 +35,29 @@ async def test_statuses_and_the_pools_own_lines_hide_the_expansions(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="trimcp.host")
-    config = parse_config({"mcpServers": {
-        "local": {"command": sys.executable, "args": [HELPER, "--token=${SECRET_TOKEN}"],
-                  "env": {"API_KEY": "${SECRET_TOKEN}"}},
-        "missing": {"command": "/nonexistent/mcp-server", "args": ["--token", "${SECRET_TOKEN}"]},
-        "exits": {"command": sys.executable,
-                  "args": ["-c", "raise SystemExit(3)", "${SECRET_TOKEN}"]},
-        "refused": {"url": f"http://127.0.0.1:{free_port()}/mcp?token=${{SECRET_TOKEN}}",
-                    "headers": {"Authorization": "Bearer ${SECRET_TOKEN}"}},
-        "broken": {"type": "http", "url": "ftp://${SECRET_TOKEN}@example.com/"},
-    }}, environ=ENV)
+    config = parse_config(
+        {
+            "mcpServers": {
+                "local": {
+                    "command": sys.executable,
+                    "args": [HELPER, "--token=${SECRET_TOKEN}"],
+                    "env": {"API_KEY": "${SECRET_TOKEN}"},
+                },
+                "missing": {"command": "/nonexistent/mcp-server", "args": ["--token", "${SECRET_TOKEN}"]},
+                "exits": {"command": sys.executable, "args": ["-c", "raise SystemExit(3)", "${SECRET_TOKEN}"]},
+                "refused": {
+                    "url": f"http://127.0.0.1:{free_port()}/mcp?token=${{SECRET_TOKEN}}",
+                    "headers": {"Authorization": "Bearer ${SECRET_TOKEN}"},
+                },
+                "broken": {"type": "http", "url": "ftp://${SECRET_TOKEN}@example.com/"},
+            }
+        },
+        environ=ENV,
+    )
     with trio.fail_after(60):
         async with open_pool(config, client_options={"timeouts": Timeouts(connect=10)}) as pool:
             statuses = await pool.connect_all()
-            failed = {n: st.reason or "" for n, st in statuses.items()
-                      if st.state is ServerState.FAILED}
+            failed = {n: st.reason or "" for n, st in statuses.items() if st.state is ServerState.FAILED}
             assert set(failed) == {"missing", "exits", "refused", "broken"}
             for name, reason in failed.items():
                 assert SECRET not in reason and REF in reason, (name, reason)
@@ -88,10 +96,17 @@ async def test_a_handler_with_the_log_filter_hides_the_transports_lines(
             await serve_http(build_server(), "127.0.0.1", 0, task_status=task_status)
 
     bound = await nursery.start(serve)
-    config = parse_config({"mcpServers": {
-        "web": {"url": f"{bound.url}?token=${{SECRET_TOKEN}}",
-                "headers": {"Authorization": "Bearer ${SECRET_TOKEN}"}},
-    }}, environ=ENV)
+    config = parse_config(
+        {
+            "mcpServers": {
+                "web": {
+                    "url": f"{bound.url}?token=${{SECRET_TOKEN}}",
+                    "headers": {"Authorization": "Bearer ${SECRET_TOKEN}"},
+                },
+            }
+        },
+        environ=ENV,
+    )
     out = io.StringIO()
     handler = logging.StreamHandler(out)
     root = logging.getLogger()

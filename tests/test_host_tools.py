@@ -160,7 +160,10 @@ def test_the_public_entry_points_are_the_pure_cores() -> None:
     assert classify_tool({"name": "delete_file", "annotations": {"readOnlyHint": True}}) == "read"
     assert classify_tool(Tool(name="search_code", input_schema={})) == "search"
     assert classify_tool(Tool(name="frobnicate", input_schema={})) == "write"
-    assert classify_tool(Tool(name="get_x", input_schema={}, annotations=ToolAnnotations(destructive_hint=True))) == "write"
+    assert (
+        classify_tool(Tool(name="get_x", input_schema={}, annotations=ToolAnnotations(destructive_hint=True)))
+        == "write"
+    )
 
 
 # ------------------------------------------------------------------ tools() and resolve
@@ -183,7 +186,11 @@ async def test_tools_names_every_connected_servers_tools_and_resolves_them_back(
         tools = await pool.tools()
         assert "idle" not in fleet.opens
         assert [(t.server, t.tool.name) for t in tools] == [
-            (UUID, long_tool), (UUID, "read_file"), ("my.server", "get"), ("my_server", "get"), ("a__b", "c__d"),
+            (UUID, long_tool),
+            (UUID, "read_file"),
+            ("my.server", "get"),
+            ("my_server", "get"),
+            ("a__b", "c__d"),
         ]
         names = [t.name for t in tools]
         assert len(set(names)) == len(names)
@@ -295,10 +302,10 @@ def timed_server(log: list[tuple[str, str, float]]) -> Server:
         annotations = None if read_only is None else {"readOnlyHint": read_only}
         server.add_tool(fn, name, annotations=annotations)
 
-    add("search_docs")          # a search by its name
-    add("read_file")            # a read by its name
+    add("search_docs")  # a search by its name
+    add("read_file")  # a read by its name
     add("frob", read_only=True)  # a read by its annotation only
-    add("write_file")           # a write by its name
+    add("write_file")  # a write by its name
     add("get_and_burn", read_only=False)  # a write by its annotation, whatever its name says
     return server
 
@@ -312,25 +319,43 @@ async def test_a_batch_runs_consecutive_reads_together_and_each_write_alone_in_o
         await pool.session("timed")
         names = {t.tool.name: t.name for t in await pool.tools()}
         calls = [
-            (names["search_docs"], {}), (names["read_file"], {}), (names["frob"], {}),
+            (names["search_docs"], {}),
+            (names["read_file"], {}),
+            (names["frob"], {}),
             (names["write_file"], {"tag": "1"}),
             (names["read_file"], {"tag": "2"}),
-            (names["get_and_burn"], {}), (names["write_file"], {"tag": "3"}),
-            (names["frob"], {"tag": "4"}), (names["search_docs"], {"tag": "5"}),
+            (names["get_and_burn"], {}),
+            (names["write_file"], {"tag": "3"}),
+            (names["frob"], {"tag": "4"}),
+            (names["search_docs"], {"tag": "5"}),
         ]
         t0 = trio.current_time()
         outcomes = await pool.call_batch(calls)
         took = trio.current_time() - t0
     assert [o.unwrap().text for o in outcomes] == [
-        "search_docs", "read_file", "frob", "write_file1", "read_file2", "get_and_burn", "write_file3",
-        "frob4", "search_docs5",
+        "search_docs",
+        "read_file",
+        "frob",
+        "write_file1",
+        "read_file2",
+        "get_and_burn",
+        "write_file3",
+        "frob4",
+        "search_docs5",
     ]
     starts = {what: round(at - t0) for kind, what, at in log if kind == "start"}
     ends = {what: round(at - t0) for kind, what, at in log if kind == "end"}
     # Six groups of one second each: [3 reads] [write] [read] [write] [write] [2 reads].
     assert starts == {
-        "search_docs": 0, "read_file": 0, "frob": 0, "write_file1": 1, "read_file2": 2,
-        "get_and_burn": 3, "write_file3": 4, "frob4": 5, "search_docs5": 5,
+        "search_docs": 0,
+        "read_file": 0,
+        "frob": 0,
+        "write_file1": 1,
+        "read_file2": 2,
+        "get_and_burn": 3,
+        "write_file3": 4,
+        "frob4": 5,
+        "search_docs5": 5,
     }
     assert ends["write_file1"] == 2 and ends["search_docs5"] == 6
     assert 6 <= took < 6.5
@@ -461,7 +486,10 @@ async def test_validators_are_dropped_when_the_list_changes_and_the_draft_is_the
         "type": "object",
         "properties": {"pair": {"type": "array", "items": [{"type": "string"}, {"type": "integer"}]}},
     }
-    async with fleet.pool(validate_output="raise", client_options={"revision": revision}) as pool, pool.events() as events:
+    async with (
+        fleet.pool(validate_output="raise", client_options={"revision": revision}) as pool,
+        pool.events() as events,
+    ):
         await pool.session("weather")
         name = mcp_tool_name("weather", "get_weather")
         with pytest.raises(OutputValidationError) as raised:
@@ -492,7 +520,9 @@ async def test_an_unusable_schema_accepts_anything_and_a_tool_without_schema_is_
             for _ in range(2):
                 await pool.call(mcp_tool_name("weather", "get_weather"), {})
         assert len([r for r in caplog.records if "unusable" in r.getMessage()]) == 1
-        assert (await pool.call(mcp_tool_name("plain", "get_weather"), {})).structured_content == {"temperature": "warm"}
+        assert (await pool.call(mcp_tool_name("plain", "get_weather"), {})).structured_content == {
+            "temperature": "warm"
+        }
 
 
 def test_host_tool_is_frozen() -> None:
@@ -514,8 +544,17 @@ def test_app_only_tools_stay_out_of_the_agents_list() -> None:
         return Tool(name=name, input_schema={"type": "object"}, meta=meta)
 
     view = {"ui": {"resourceUri": "ui://s/v"}}
-    snapshot = [("srv", (tool("plain"), tool("both", view), tool("refresh", {"ui": {**view["ui"], "visibility": ["app"]}}),
-                         tool("model", {"ui": {**view["ui"], "visibility": ["model"]}})))]
+    snapshot = [
+        (
+            "srv",
+            (
+                tool("plain"),
+                tool("both", view),
+                tool("refresh", {"ui": {**view["ui"], "visibility": ["app"]}}),
+                tool("model", {"ui": {**view["ui"], "visibility": ["model"]}}),
+            ),
+        )
+    ]
     catalog = ToolCatalog()
     assert sorted(t.tool.name for t in catalog.tools(snapshot)) == ["both", "model", "plain"]
     with pytest.raises(UnknownTool):

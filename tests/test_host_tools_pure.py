@@ -15,16 +15,16 @@ from trimcp._sansio.host import (
     cap_description,
     classify_tool,
     estimate_tokens,
-    unique_tool_name,
+    mcp_tool_name,
     normalize_name,
     plan_batch,
     plan_truncation,
-    mcp_tool_name,
     shrink_json,
     shrink_text,
     snake_case,
     tool_traits,
     truncate_result,
+    unique_tool_name,
 )
 from trimcp._sansio.host.naming import NAME_PATTERN
 from trimcp._sansio.host.shrink import bounded_size
@@ -55,12 +55,15 @@ def test_uuid_server_is_shortened_with_a_hash_and_keeps_the_tool() -> None:
     assert name != unique_tool_name(server, "get_file_contents_of_repositor")
 
 
-@pytest.mark.parametrize(("a", "b"), [
-    (("a.b", "t"), ("a_b", "t")),
-    (("a__b", "c"), ("a", "b__c")),
-    (("a_", "b"), ("a", "_b")),
-    (("s", "x" * 80 + "1"), ("s", "x" * 80 + "2")),
-])
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (("a.b", "t"), ("a_b", "t")),
+        (("a__b", "c"), ("a", "b__c")),
+        (("a_", "b"), ("a", "_b")),
+        (("s", "x" * 80 + "1"), ("s", "x" * 80 + "2")),
+    ],
+)
 def test_pairs_that_would_collide_do_not(a: tuple[str, str], b: tuple[str, str]) -> None:
     assert unique_tool_name(*a) != unique_tool_name(*b)
 
@@ -116,7 +119,7 @@ def look_alikes(server: str, tool: str) -> set[tuple[str, str]]:
     out = {(server, tool), (normalize_name(server), normalize_name(tool))}
     start = joined.find("__")
     while start != -1:
-        out.add((joined[:start], joined[start + 2:]))
+        out.add((joined[:start], joined[start + 2 :]))
         start = joined.find("__", start + 1)
     return out
 
@@ -164,26 +167,43 @@ def test_description_never_longer_than_the_cap(text: str, cap: int, marker: str)
 # ------------------------------------------------------------------ classification
 
 
-@pytest.mark.parametrize(("name", "snake"), [
-    ("getFileContents", "get_file_contents"),
-    ("HTTPRequest", "http_request"),
-    ("get-library-docs", "get_library_docs"),
-    ("list all  issues", "list_all_issues"),
-    ("ReadFile", "read_file"),
-])
+@pytest.mark.parametrize(
+    ("name", "snake"),
+    [
+        ("getFileContents", "get_file_contents"),
+        ("HTTPRequest", "http_request"),
+        ("get-library-docs", "get_library_docs"),
+        ("list all  issues", "list_all_issues"),
+        ("ReadFile", "read_file"),
+    ],
+)
 def test_snake_case(name: str, snake: str) -> None:
     assert snake_case(name) == snake
 
 
-@pytest.mark.parametrize(("name", "kind"), [
-    ("search_code", "search"), ("brave_web_search", "search"), ("tavily-search", "search"),
-    ("grep", "search"), ("findFiles", "search"),
-    ("read_file", "read"), ("list_directory", "read"), ("getFileContents", "read"),
-    ("git_status", "read"), ("fetch", "read"), ("directory_tree", "read"),
-    ("write_file", "write"), ("search_and_replace", "write"), ("write_query", "write"),
-    ("query", "write"), ("git_commit", "write"), ("puppeteer_navigate", "write"),
-    ("frobnicate", "write"),
-])
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("search_code", "search"),
+        ("brave_web_search", "search"),
+        ("tavily-search", "search"),
+        ("grep", "search"),
+        ("findFiles", "search"),
+        ("read_file", "read"),
+        ("list_directory", "read"),
+        ("getFileContents", "read"),
+        ("git_status", "read"),
+        ("fetch", "read"),
+        ("directory_tree", "read"),
+        ("write_file", "write"),
+        ("search_and_replace", "write"),
+        ("write_query", "write"),
+        ("query", "write"),
+        ("git_commit", "write"),
+        ("puppeteer_navigate", "write"),
+        ("frobnicate", "write"),
+    ],
+)
 def test_classify_by_name(name: str, kind: str) -> None:
     assert classify_tool({"name": name, "inputSchema": {}}) == kind
     assert classify_tool(Tool(name=name, input_schema={})) == kind
@@ -242,8 +262,9 @@ def text_result(text: str) -> dict[str, object]:
 
 
 def test_estimate_is_chars_over_four_plus_images() -> None:
-    result = {"content": [{"type": "text", "text": "x" * 401},
-                          {"type": "image", "data": "A" * 10, "mimeType": "image/png"}]}
+    result = {
+        "content": [{"type": "text", "text": "x" * 401}, {"type": "image", "data": "A" * 10, "mimeType": "image/png"}]
+    }
     assert estimate_tokens(result) == 101 + 3  # a 10-character image costs its size
     result["content"][1]["data"] = "A" * 10_000
     assert estimate_tokens(result) == 101 + 1600
@@ -323,8 +344,9 @@ def test_image_hook_may_offer_a_smaller_image() -> None:
         return {"type": "image", "data": "c21hbGw=", "mimeType": "image/jpeg"}
 
     image = {"type": "image", "data": "QUJD" * 2000, "mimeType": "image/png"}
-    out = truncate_result({"content": [image, image, {"type": "text", "text": "t" * 30_000}]},
-                          max_tokens=3000, image_hook=hook)
+    out = truncate_result(
+        {"content": [image, image, {"type": "text", "text": "t" * 30_000}]}, max_tokens=3000, image_hook=hook
+    )
     assert [b["type"] for b in out["content"]][:2] == ["image", "image"]
     assert out["content"][1]["mimeType"] == "image/jpeg"  # the second one, downscaled
     assert len(seen) == 1 and 0 < seen[0] < 1600
@@ -409,7 +431,7 @@ def test_shrunk_json_is_valid_within_budget_and_deterministic(value: object, bud
 
 
 @settings(max_examples=300)
-@given(json_values | st.floats() | st.integers(-2**70, 2**70) | st.text(), st.integers(0, 400))
+@given(json_values | st.floats() | st.integers(-(2**70), 2**70) | st.text(), st.integers(0, 400))
 def test_bounded_size_is_the_serialised_length_up_to_its_cap(value: object, cap: int) -> None:
     # the scalar fast paths must agree with json.dumps exactly (NaN, big ints, escapes)
     size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))

@@ -99,7 +99,8 @@ def test_local_counter_without_tiktoken(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_local_counter_uses_tiktoken_only_when_the_encoding_is_cached(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
     requested: list[str] = []
 
@@ -146,7 +147,9 @@ async def test_max_tokens_from_the_environment(monkeypatch: pytest.MonkeyPatch) 
 
 @pytest.mark.parametrize("raw", ["0", "-5", "lots", "12.5", "10"])
 async def test_unusable_environment_limit_warns_and_falls_back(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, raw: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    raw: str,
 ) -> None:
     monkeypatch.setenv("MAX_MCP_OUTPUT_TOKENS", raw)
     big = text_result("w" * 120_000)  # 30 000 tokens: over the default limit
@@ -239,14 +242,14 @@ async def test_without_pillow_the_placeholder_stays(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(images.importlib.util, "find_spec", lambda name: None)
     image = {"type": "image", "data": noise_image(160, 120, "RGB"), "mimeType": "image/png"}
-    out = await truncate_result({"content": [{"type": "text", "text": "t" * 20_000}, image, image]},
-                                max_tokens=3000)
+    out = await truncate_result({"content": [{"type": "text", "text": "t" * 20_000}, image, image]}, max_tokens=3000)
     assert [block["type"] for block in out["content"]].count("image") == 1
     assert any("image/png" in block.get("text", "") and "omitted" in block["text"] for block in out["content"])
     # image_hook=None asks for the placeholder even with Pillow
     monkeypatch.undo()
-    out = await truncate_result({"content": [image, image, {"type": "text", "text": "t" * 20_000}]},
-                                max_tokens=3000, image_hook=None)
+    out = await truncate_result(
+        {"content": [image, image, {"type": "text", "text": "t" * 20_000}]}, max_tokens=3000, image_hook=None
+    )
     assert [block["type"] for block in out["content"]].count("image") == 1
 
 
@@ -262,8 +265,10 @@ async def test_full_output_saved_only_when_cut(tmp_path: Path) -> None:
     assert not target.exists()
 
     items = [{"id": i, "name": f"item {i}"} for i in range(20_000)]
-    result = from_wire(CallToolResult, {"content": [{"type": "text", "text": json.dumps(items)}],
-                                        "structuredContent": {"items": items}})
+    result = from_wire(
+        CallToolResult,
+        {"content": [{"type": "text", "text": json.dumps(items)}], "structuredContent": {"items": items}},
+    )
     out = await truncate_result(result, max_tokens=2000, save_full_output=target)
     assert isinstance(out, CallToolResult)
     (saved,) = target.iterdir()

@@ -28,7 +28,6 @@ from trimcp.host import Elicitation, ElicitationContext, OutputValidationError, 
 from trimcp.server import Context, Server
 from trimcp.testing import connect
 
-
 HOSTILE = str(Path(__file__).parent / "helpers" / "hostile_server.py")
 #: The loop's longest stall the host may show (issue 26: 100 ms, for 20 servers).
 MAX_STALL = 0.1
@@ -128,7 +127,7 @@ def _watched_http_server() -> Iterator[tuple[str, list[str]]]:
     hits: list[str] = []
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        def do_GET(self) -> None:
             hits.append(self.path)
             body = b'{"type": "integer"}'
             self.send_response(200)
@@ -166,8 +165,12 @@ async def test_trimcp_check_finishes_on_hostile_output_schemas() -> None:
     from trimcp.conformance.connectors import connector_for
 
     with trio.fail_after(120):
-        report = await run_checks(connector_for([sys.executable, HOSTILE]), target="hostile", call_tools="all",
-                                  selection=Selection(only=("tools.structured-output", "tools.call-read-only")))
+        report = await run_checks(
+            connector_for([sys.executable, HOSTILE]),
+            target="hostile",
+            call_tools="all",
+            selection=Selection(only=("tools.structured-output", "tools.call-read-only")),
+        )
     [row] = [c for c in report.results if c.id == "tools.structured-output"]
     assert row.status.value == "fail"
     assert "redos_out" in row.detail and "does not match" in row.detail
@@ -178,8 +181,13 @@ async def test_our_server_checks_a_clients_arguments_without_stalling() -> None:
     # so that a backtracking engine tries every way of splitting it.
     server = Server("words", "1")
 
-    @server.tool(input_schema={"type": "object", "properties": {
-        "text": {"type": "string", "pattern": r"^(\w+\s?)*$"}}, "required": ["text"]})
+    @server.tool(
+        input_schema={
+            "type": "object",
+            "properties": {"text": {"type": "string", "pattern": r"^(\w+\s?)*$"}},
+            "required": ["text"],
+        }
+    )
     async def count(ctx: Context, text: str) -> str:
         return str(len(text.split()))
 

@@ -56,6 +56,7 @@ async def post(port: int, data: bytes) -> bytes:
         "connection: close\r\n\r\n"
     ).encode()
     answer = b""
+
     async def send() -> None:
         await stream.send_all(head)
         await stream.send_all(data)  # not head + data: a copy of the body on this side
@@ -72,9 +73,7 @@ async def post(port: int, data: bytes) -> bytes:
     "kind, size",
     [("valid", MAX_BODY), ("invalid", MAX_BODY), ("wide", 1280 * KiB)],
 )
-async def test_concurrent_big_bodies_stay_within_the_budget(
-    nursery: trio.Nursery, kind: str, size: int
-) -> None:
+async def test_concurrent_big_bodies_stay_within_the_budget(nursery: trio.Nursery, kind: str, size: int) -> None:
     bound = await start(nursery, max_body_size=MAX_BODY, max_body_budget=BUDGET, body_timeout=60.0)
     data = body(kind, size)
     assert rpc.parse_cost(data) <= BUDGET  # each fits alone, two do not

@@ -10,6 +10,7 @@ also tested in virtual time (``autojump_clock``) against a scripted executor.
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 import time
@@ -85,7 +86,7 @@ async def test_json_answers_session_headers_and_delete(kind: str) -> None:
             assert init.header("accept") == "application/json, text/event-stream"
             assert init.header("content-type") == "application/json"
             assert init.header("mcp-session-id") is None and init.header("mcp-protocol-version") is None
-            after = server.requests[server.requests.index(init) + 1:]
+            after = server.requests[server.requests.index(init) + 1 :]
             assert after, "nothing after initialize"
             for r in after:
                 assert r.header("mcp-session-id") == "sess-1", r
@@ -164,8 +165,9 @@ async def test_sse_answer_with_server_request_first(kind: str) -> None:
 
     async def on_call(req: Req, reply: Reply) -> None:
         await reply.sse_start()
-        await reply.event({"jsonrpc": "2.0", "method": "notifications/message",
-                           "params": {"level": "info", "data": "working"}})
+        await reply.event(
+            {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "working"}}
+        )
         await reply.event({"jsonrpc": "2.0", "id": "srv-1", "method": "roots/list"})
         await answered.wait()
         await reply.event(result(req, {"content": [{"type": "text", "text": json.dumps(answers[0])}]}))
@@ -182,7 +184,10 @@ async def test_sse_answer_with_server_request_first(kind: str) -> None:
     with trio.fail_after(LIMIT):
         async with serve(fake) as server:
             async with connect(
-                server.url, kind, revision=HANDSHAKE, handlers=Handlers(roots=[s.Root(uri="file:///tmp")], logging=logs.append),
+                server.url,
+                kind,
+                revision=HANDSHAKE,
+                handlers=Handlers(roots=[s.Root(uri="file:///tmp")], logging=logs.append),
             ) as session:
                 out = await session.call_tool("echo", {})
             answer = json.loads(out.content[0].text)  # type: ignore[union-attr]
@@ -196,9 +201,12 @@ async def test_sse_answer_with_server_request_first(kind: str) -> None:
 async def test_notifications_get_202(kind: str) -> None:
     fake = McpFake()
     with trio.fail_after(LIMIT):
-        async with serve(fake) as server, connect(
-            server.url, kind, revision=HANDSHAKE, handlers=Handlers(roots=[s.Root(uri="file:///tmp")])
-        ) as session:
+        async with (
+            serve(fake) as server,
+            connect(
+                server.url, kind, revision=HANDSHAKE, handlers=Handlers(roots=[s.Root(uri="file:///tmp")])
+            ) as session,
+        ):
             await session.notify_roots_changed()
             await session.ping()
             assert not any("roots" in issue for issue in session.stream.issues)  # type: ignore[attr-defined]
@@ -229,7 +237,11 @@ async def test_static_headers_and_headers_helper() -> None:
     with trio.fail_after(LIMIT):
         async with serve(fake) as server:
             async with connect(
-                server.url, "pool", revision=HANDSHAKE, headers={"X-Team": "blue"}, headers_helper=helper,
+                server.url,
+                "pool",
+                revision=HANDSHAKE,
+                headers={"X-Team": "blue"},
+                headers_helper=helper,
             ) as session:
                 await session.call_tool("echo", {})
             init = posts(server, "initialize")[0]
@@ -241,7 +253,7 @@ async def test_static_headers_and_headers_helper() -> None:
 
 async def test_headers_helper_command() -> None:
     fake = McpFake()
-    command = [sys.executable, "-c", "print('{\"X-Token\": \"from-command\"}')"]
+    command = [sys.executable, "-c", 'print(\'{"X-Token": "from-command"}\')']
     with trio.fail_after(LIMIT):
         async with serve(fake) as server:
             async with connect(server.url, "pool", revision=HANDSHAKE, headers_helper=command) as session:
@@ -532,8 +544,9 @@ async def test_standalone_stream_delivers_server_messages(kind: str) -> None:
 
     fake.on_get = on_get  # type: ignore[method-assign]
     with trio.fail_after(LIMIT):
-        async with serve(fake) as server, connect(
-            server.url, kind, revision=HANDSHAKE, handlers=Handlers(notification=notified)
+        async with (
+            serve(fake) as server,
+            connect(server.url, kind, revision=HANDSHAKE, handlers=Handlers(notification=notified)),
         ):
             await got.wait()
     assert seen == ["notifications/tools/list_changed"]
@@ -559,7 +572,9 @@ async def test_server_restart_reinitializes_and_retries_once(kind: str) -> None:
             fake.live.clear()
 
             async def refuse(req: Req, reply: Reply) -> None:
-                await reply.json({"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": "Session not found"}}, 404)
+                await reply.json(
+                    {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": "Session not found"}}, 404
+                )
 
             fake.on_call = refuse  # type: ignore[method-assign]
             with pytest.raises(SessionExpired, match="dropped the session again"):
@@ -587,10 +602,16 @@ class LegacyServer:
             await reply.text(202, "Accepted")
             msg = req.json
             if msg.get("method") == "initialize":
-                await self.send.send(result(req, {
-                    "protocolVersion": "2024-11-05", "capabilities": {"tools": {}},
-                    "serverInfo": {"name": "legacy", "version": "1"},
-                }))
+                await self.send.send(
+                    result(
+                        req,
+                        {
+                            "protocolVersion": "2024-11-05",
+                            "capabilities": {"tools": {}},
+                            "serverInfo": {"name": "legacy", "version": "1"},
+                        },
+                    )
+                )
             elif msg.get("method") == "tools/call":
                 await self.send.send(result(req, {"content": [{"type": "text", "text": "old school"}]}))
             elif "id" in msg and "method" in msg:
@@ -642,26 +663,53 @@ class StatelessFake:
         method = msg["method"]
         meta = {"io.modelcontextprotocol/serverInfo": {"name": "modern", "version": "1"}}
         if method == "server/discover":
-            await reply.json(result(req, {
-                "resultType": "complete", "supportedVersions": ["2026-07-28"],
-                "capabilities": {"tools": {}}, "_meta": meta,
-            }))
+            await reply.json(
+                result(
+                    req,
+                    {
+                        "resultType": "complete",
+                        "supportedVersions": ["2026-07-28"],
+                        "capabilities": {"tools": {}},
+                        "_meta": meta,
+                    },
+                )
+            )
         elif method == "tools/list":
-            await reply.json(result(req, {"resultType": "complete", "tools": [
-                {"name": "wetter-☀", "inputSchema": {"type": "object", "properties": {
-                    "region": {"type": "string", "x-mcp-header": "Region"},
-                    "greeting": {"type": "string", "x-mcp-header": "Greeting"},
-                    "count": {"type": "integer", "x-mcp-header": "Count"},
-                    "flag": {"type": "boolean", "x-mcp-header": "Flag"},
-                    "absent": {"type": "string", "x-mcp-header": "Absent"},
-                    "nothing": {"type": ["string", "null"], "x-mcp-header": "Nothing"},
-                    "query": {"type": "string"},
-                }}},
-                {"name": "broken", "inputSchema": {"type": "object", "properties": {
-                    "a": {"type": "string", "x-mcp-header": "Dup"},
-                    "b": {"type": "string", "x-mcp-header": "dup"},
-                }}},
-            ]}))
+            await reply.json(
+                result(
+                    req,
+                    {
+                        "resultType": "complete",
+                        "tools": [
+                            {
+                                "name": "wetter-☀",
+                                "inputSchema": {
+                                    "type": "object",
+                                    "properties": {
+                                        "region": {"type": "string", "x-mcp-header": "Region"},
+                                        "greeting": {"type": "string", "x-mcp-header": "Greeting"},
+                                        "count": {"type": "integer", "x-mcp-header": "Count"},
+                                        "flag": {"type": "boolean", "x-mcp-header": "Flag"},
+                                        "absent": {"type": "string", "x-mcp-header": "Absent"},
+                                        "nothing": {"type": ["string", "null"], "x-mcp-header": "Nothing"},
+                                        "query": {"type": "string"},
+                                    },
+                                },
+                            },
+                            {
+                                "name": "broken",
+                                "inputSchema": {
+                                    "type": "object",
+                                    "properties": {
+                                        "a": {"type": "string", "x-mcp-header": "Dup"},
+                                        "b": {"type": "string", "x-mcp-header": "dup"},
+                                    },
+                                },
+                            },
+                        ],
+                    },
+                )
+            )
         elif method == "tools/call":
             self.calls.append(req)
             if self.cut_first and len(self.calls) == 1:
@@ -677,16 +725,22 @@ class StatelessFake:
                     self.stream_closed.set()
                     return
             await reply.sse_start()
-            await reply.event({"jsonrpc": "2.0", "method": "notifications/message",
-                               "params": {"level": "info", "data": "hi"}})
+            await reply.event(
+                {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "hi"}}
+            )
             await reply.event(result(req, {"resultType": "complete", "content": [{"type": "text", "text": "ok"}]}))
             await reply.end()
         elif method == "subscriptions/listen":
             self.listens.append(req)
             tag = {"_meta": {"io.modelcontextprotocol/subscriptionId": msg["id"]}}
             await reply.sse_start()
-            await reply.event({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
-                               "params": {"notifications": msg["params"]["notifications"], **tag}})
+            await reply.event(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/subscriptions/acknowledged",
+                    "params": {"notifications": msg["params"]["notifications"], **tag},
+                }
+            )
             if len(self.listens) == 1:
                 await reply.cut()
             await reply.event({"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": tag})
@@ -702,8 +756,14 @@ async def test_stateless_request_metadata_headers(kind: str) -> None:
             assert session.era is Era.STATELESS
             tools = await session.list_tools()
             assert [t.name for t in tools] == ["wetter-☀"]  # the invalid one is left out
-            args = {"region": "us-west1", "greeting": "Hello, 世界", "count": 42, "flag": True,
-                    "nothing": None, "query": "SELECT 1"}
+            args = {
+                "region": "us-west1",
+                "greeting": "Hello, 世界",
+                "count": 42,
+                "flag": True,
+                "nothing": None,
+                "query": "SELECT 1",
+            }
             out = await session.call_tool("wetter-☀", args)
             assert out.content[0].text == "ok"  # type: ignore[union-attr]
         call = fake.calls[0]
@@ -742,11 +802,12 @@ async def test_stateless_broken_stream_reissues_with_a_new_id(kind: str) -> None
 async def test_stateless_listen_stream_broken_is_reissued_and_keeps_its_subscription(kind: str) -> None:
     fake = StatelessFake()
     with trio.fail_after(LIMIT):
-        async with serve(fake) as server, connect(
-            server.url, kind, reconnect=ReconnectPolicy(initial_delay=0.05)
-        ) as session:
+        async with (
+            serve(fake) as server,
+            connect(server.url, kind, reconnect=ReconnectPolicy(initial_delay=0.05)) as session,
+        ):
             async with session.listen(tools_list_changed=True) as sub:
-                method, params = await sub.__anext__()
+                method, _params = await sub.__anext__()
             assert method == "notifications/tools/list_changed"
     first, second = (r.json for r in fake.listens)
     assert first["id"] != second["id"] and sub.id == second["id"]
@@ -796,15 +857,24 @@ class ScriptedExecutor:
             return ScriptedResponse(200, [], [])
         msg = json.loads(request.body)
         if msg.get("method") == "initialize":
-            body = json.dumps(result_obj(msg["id"], {
-                "protocolVersion": HANDSHAKE, "capabilities": {}, "serverInfo": {"name": "x", "version": "1"},
-            })).encode()
+            body = json.dumps(
+                result_obj(
+                    msg["id"],
+                    {
+                        "protocolVersion": HANDSHAKE,
+                        "capabilities": {},
+                        "serverInfo": {"name": "x", "version": "1"},
+                    },
+                )
+            ).encode()
             return ScriptedResponse(200, [("content-type", "application/json"), ("mcp-session-id", "s")], [body])
         if "id" not in msg:
             return ScriptedResponse(202, [], [])
         if msg.get("method") == "ping":
             await trio.sleep_forever()
-        return ScriptedResponse(200, [("content-type", "application/json")], [json.dumps(result_obj(msg["id"], {})).encode()])
+        return ScriptedResponse(
+            200, [("content-type", "application/json")], [json.dumps(result_obj(msg["id"], {})).encode()]
+        )
 
     async def aclose(self) -> None:
         await trio.lowlevel.checkpoint()
@@ -866,9 +936,7 @@ async def test_messages_leave_in_order_without_the_caller_waiting(autojump_clock
 
     names = [f"notifications/n{i}" for i in range(8)]
     executor = PacedExecutor({names[0]: 3.0, names[3]: 2.0})
-    async with open_http_stream(
-        "http://127.0.0.1:9/mcp", executor=executor, standalone_stream=False
-    ) as stream:
+    async with open_http_stream("http://127.0.0.1:9/mcp", executor=executor, standalone_stream=False) as stream:
         async with trimcp.open_client(stream, revision=HANDSHAKE):
             start = trio.current_time()
             for name in names:
@@ -880,7 +948,7 @@ async def test_messages_leave_in_order_without_the_caller_waiting(autojump_clock
     # Each POST began only once the one before it was on the wire.
     began = {m: t for kind, m, t in posted if kind == "open"}
     left = {m: t for kind, m, t in posted if kind == "sent"}
-    for before, after in zip(names, names[1:]):
+    for before, after in itertools.pairwise(names):
         assert began[after] >= left[before]
     assert left[names[-1]] == pytest.approx(start + 5.0)
 
@@ -892,9 +960,7 @@ async def test_a_cancellation_sent_right_after_its_request_frees_the_exchange(
     from trimcp._trio.stream import meta_for
 
     executor = PacedExecutor({"ping": 1.0})
-    async with open_http_stream(
-        "http://127.0.0.1:9/mcp", executor=executor, standalone_stream=False
-    ) as stream:
+    async with open_http_stream("http://127.0.0.1:9/mcp", executor=executor, standalone_stream=False) as stream:
         async with trimcp.open_client(stream, revision=HANDSHAKE):
             # The request's exchange has not even started when the cancellation is sent.
             await stream.send(rpc.Request(id="x-1", method="ping"))
@@ -925,7 +991,10 @@ async def running(argv: list[str], port: int, env: dict[str, str] | None = None)
     from peers import peer_env
 
     process = await trio.lowlevel.open_process(
-        argv, env=env or peer_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        argv,
+        env=env or peer_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     try:
@@ -980,8 +1049,10 @@ async def test_a_server_killed_mid_call_fails_the_call_at_once(kind: str, revisi
 
                 async def slow_call() -> None:
                     try:
-                        await session.call_tool("slow", {"seconds": 60, "steps": 600}, on_progress=lambda e: in_flight.set())
-                    except Exception as exc:  # noqa: BLE001 - what the test is about
+                        await session.call_tool(
+                            "slow", {"seconds": 60, "steps": 600}, on_progress=lambda e: in_flight.set()
+                        )
+                    except Exception as exc:
                         outcome.append(exc)
 
                 async with trio.open_nursery() as nursery:

@@ -231,8 +231,16 @@ async def test_session_cap_with_every_session_busy_refuses_initialize(
                 inner.start_soon(in_flight)
                 (session,) = bound.app.sessions.values()
                 await until(lambda: bool(session.exchanges))
-                init = {"jsonrpc": "2.0", "id": 9, "method": "initialize", "params": {
-                    "protocolVersion": LATEST, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+                init = {
+                    "jsonrpc": "2.0",
+                    "id": 9,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": LATEST,
+                        "capabilities": {},
+                        "clientInfo": {"name": "t", "version": "1"},
+                    },
+                }
                 r = await client.post(bound.url, json=init, headers=ACCEPT)
                 assert r.status_code == 503
                 assert r.json()["error"]["code"] == -32603 and r.json()["id"] == 9
@@ -374,7 +382,24 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 def test_cli_limit_flags_reach_serve_http() -> None:
     ns = parse(
-        ["--http", "127.0.0.1:0", "--header-timeout", "3", "--connection-idle-timeout", "7", "--idle-timeout", "9", "--max-connections", "5", "--max-sessions", "4", "--max-body", "16M", "--max-body-budget", "1G"]
+        [
+            "--http",
+            "127.0.0.1:0",
+            "--header-timeout",
+            "3",
+            "--connection-idle-timeout",
+            "7",
+            "--idle-timeout",
+            "9",
+            "--max-connections",
+            "5",
+            "--max-sessions",
+            "4",
+            "--max-body",
+            "16M",
+            "--max-body-budget",
+            "1G",
+        ]
     )
     assert limit_options(ns) == {
         "header_timeout": 3.0,
@@ -389,15 +414,23 @@ def test_cli_limit_flags_reach_serve_http() -> None:
     assert defaults["header_timeout"] == 10.0 and defaults["max_body_budget"] is None
 
 
-@pytest.mark.parametrize("text, size", [("1048576", 1048576), ("512K", 524288), ("16m", 16 << 20), ("1GiB", 1 << 30), ("1.5M", 1572864)])
+@pytest.mark.parametrize(
+    "text, size", [("1048576", 1048576), ("512K", 524288), ("16m", 16 << 20), ("1GiB", 1 << 30), ("1.5M", 1572864)]
+)
 def test_sizes(text: str, size: int) -> None:
     assert parse_size(text) == size
 
 
 @pytest.mark.parametrize(
     "argv",
-    [["--max-body", "12Q"], ["--max-body", "0"], ["--header-timeout", "-1"],
-     ["--header-timeout", "soon"], ["--max-connections", "0"], ["--max-sessions", "1.5"]],
+    [
+        ["--max-body", "12Q"],
+        ["--max-body", "0"],
+        ["--header-timeout", "-1"],
+        ["--header-timeout", "soon"],
+        ["--max-connections", "0"],
+        ["--max-sessions", "1.5"],
+    ],
 )
 def test_bad_limit_values_are_usage_errors(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
@@ -426,8 +459,6 @@ def test_the_cli_and_the_server_agree_on_what_a_body_counts() -> None:
     assert serve.PARSE_COPIES == rpc.PARSE_COPIES == BODY_COPIES
 
 
-
-
 def test_the_real_cli_rejects_a_bad_limit_without_a_traceback() -> None:
     import os
     import subprocess
@@ -437,8 +468,13 @@ def test_the_real_cli_rejects_a_bad_limit_without_a_traceback() -> None:
     root = Path(__file__).resolve().parent.parent
     done = subprocess.run(
         [sys.executable, "-m", "trimcp", "serve", "--http", "127.0.0.1:0", "--max-body", "12Q"],
-        check=False, capture_output=True, text=True, timeout=30, cwd=root,
-        env={**os.environ, "PYTHONPATH": str(root)}, stdin=subprocess.DEVNULL,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 2
     assert "error: argument --max-body: expected a size" in done.stderr

@@ -10,15 +10,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trimcp._errors import LocalProtocolError, RemoteProtocolError
-from trimcp._sansio.http.client import response as hr
 from trimcp._sansio import jsonrpc as rpc
+from trimcp._sansio.framing.sse import SSEDecoder
+from trimcp._sansio.http.client import response as hr
 from trimcp._sansio.http.client.plan import HttpPlanner, MessageKind, Mode, parse_url, resolve_endpoint
 from trimcp._sansio.http.client.policy import ReconnectPolicy
 from trimcp._sansio.http.headers import (
-    HeaderParam, InvalidToolHeaders, ToolHeaderBook, decode_header_value, encode_header_value,
-    filter_tools, header_params, header_text, is_header_safe, param_headers,
+    HeaderParam,
+    InvalidToolHeaders,
+    ToolHeaderBook,
+    decode_header_value,
+    encode_header_value,
+    filter_tools,
+    header_params,
+    header_text,
+    is_header_safe,
+    param_headers,
 )
-from trimcp._sansio.framing.sse import SSEDecoder
 
 URL = "http://127.0.0.1:8000/mcp"
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
@@ -68,8 +76,19 @@ def test_malformed_sentinel(bad: str) -> None:
 
 @pytest.mark.parametrize(
     ("value", "text"),
-    [(True, "true"), (False, "false"), (42, "42"), (-7, "-7"), (42.0, "42"), (3.14159, "3.14159"),
-     ("s", "s"), (None, None), ([1], None), ({"a": 1}, None), (float("nan"), None)],
+    [
+        (True, "true"),
+        (False, "false"),
+        (42, "42"),
+        (-7, "-7"),
+        (42.0, "42"),
+        (3.14159, "3.14159"),
+        ("s", "s"),
+        (None, None),
+        ([1], None),
+        ({"a": 1}, None),
+        (float("nan"), None),
+    ],
 )
 def test_header_text(value: Any, text: str | None) -> None:
     assert header_text(value) == text
@@ -83,14 +102,17 @@ def schema(**props: Any) -> dict[str, Any]:
 
 
 def test_header_params_and_extraction() -> None:
-    params = header_params(schema(
-        region={"type": "string", "x-mcp-header": "Region"},
-        nested={"type": "object", "properties": {"zone": {"type": "integer", "x-mcp-header": "Zone"}}},
-        maybe={"type": ["boolean", "null"], "x-mcp-header": "Maybe"},
-        query={"type": "string"},
-    ))
+    params = header_params(
+        schema(
+            region={"type": "string", "x-mcp-header": "Region"},
+            nested={"type": "object", "properties": {"zone": {"type": "integer", "x-mcp-header": "Zone"}}},
+            maybe={"type": ["boolean", "null"], "x-mcp-header": "Maybe"},
+            query={"type": "string"},
+        )
+    )
     assert params == (
-        HeaderParam(("region",), "Region"), HeaderParam(("nested", "zone"), "Zone"),
+        HeaderParam(("region",), "Region"),
+        HeaderParam(("nested", "zone"), "Zone"),
         HeaderParam(("maybe",), "Maybe"),
     )
     headers = param_headers(params, {"region": "Zürich", "nested": {"zone": 3}, "maybe": None, "query": "q"})
@@ -252,7 +274,6 @@ def test_tool_header_book(reject: bool) -> None:
     assert book.params_for("good") == ()
 
 
-
 def test_legacy_mode_posts_to_the_endpoint() -> None:
     planner = HttpPlanner(URL)
     assert planner.plan_legacy_get().header("accept") == "text/event-stream"
@@ -299,9 +320,7 @@ def post_reader(**kwargs: Any) -> hr.ResponseReader:
 
 def messages(events: list[Any]) -> list[Any]:
     """The well-formed messages the events carry, in their wire form."""
-    return [
-        rpc.message_to_obj(m) for e in events if isinstance(e, hr.MessageReceived) for m in e.payload.messages
-    ]
+    return [rpc.message_to_obj(m) for e in events if isinstance(e, hr.MessageReceived) for m in e.payload.messages]
 
 
 def received(events: list[Any]) -> list[hr.MessageReceived]:
@@ -437,8 +456,10 @@ def test_sse_failure_mid_chunk_stops_the_state_at_the_failing_event() -> None:
     # state froze before the retry; split, after it.  It is now the state in effect
     # at the failing event however the body is cut.
     big = b'{"jsonrpc":"2.0","method":"x","params":{"p":"' + b"y" * 64 + b'"}}'
-    stream = (b"id: 1\ndata: " + json.dumps(answer(9)).encode() + b"\n\nretry: 0\n\n"
-              b"id: 2\ndata: " + big + b"\n\nretry: 50\nid: 3\ndata: {}\n\n")
+    stream = (
+        b"id: 1\ndata: " + json.dumps(answer(9)).encode() + b"\n\nretry: 0\n\n"
+        b"id: 2\ndata: " + big + b"\n\nretry: 50\nid: 3\ndata: {}\n\n"
+    )
     # Cut inside the first message, just after the retry block, inside the big one, near the end.
     for cut in (None, 40, stream.index(b"id: 2"), stream.index(b"yyyy"), len(stream) - 5):
         chunks = [stream] if cut is None else [stream[:cut], stream[cut:]]
@@ -459,7 +480,7 @@ def test_sse_overflow_keeps_the_messages_before_it() -> None:
 
 
 def test_sse_truncated_mid_event_and_early_end() -> None:
-    _, events = sse_run([b"id: 7\ndata:\n\ndata: {\"jsonrpc\""])
+    _, events = sse_run([b'id: 7\ndata:\n\ndata: {"jsonrpc"'])
     assert events[-1] == hr.StreamBroken("7", None, "the event stream ended in the middle of an event")
     _, events = sse_run([b"id: 7\ndata:\n\n"])
     assert isinstance(events[-1], hr.StreamBroken) and "before the answer" in events[-1].detail
@@ -499,9 +520,7 @@ def test_sse_unknown_event_types_are_reported() -> None:
     assert sum(isinstance(e, hr.TransportIssue) for e in events) == 2
 
 
-@pytest.mark.parametrize(
-    ("status", "expected"), [(202, hr.AnswerElsewhere(202)), (204, hr.AnswerElsewhere(204))]
-)
+@pytest.mark.parametrize(("status", "expected"), [(202, hr.AnswerElsewhere(202)), (204, hr.AnswerElsewhere(204))])
 def test_request_accepted_without_body(status: int, expected: Any) -> None:
     events = run(post_reader(), status, [], b"")
     assert expected in events

@@ -148,13 +148,13 @@ def test_a_listen_stream_pauses_and_counts_breaks_in_a_row() -> None:
     action = p.ExchangePolicy(listen, POLICY, reissues=1).decide(broken())
     assert isinstance(action, p.Reissue) and action.delay == POLICY.delay(2, None) and action.reissues == 2
     # Messages arrived before the break: it was working, the count starts again.
-    action = p.ExchangePolicy(listen, POLICY, reissues=2).decide(
-        p.Read(hr.StreamBroken(None, None, "cut"), messages=3)
-    )
+    action = p.ExchangePolicy(listen, POLICY, reissues=2).decide(p.Read(hr.StreamBroken(None, None, "cut"), messages=3))
     assert isinstance(action, p.Reissue) and action.delay == POLICY.delay(1, None) and action.reissues == 1
 
 
-@pytest.mark.parametrize(("status", "kind"), [(500, TransportError), (401, AuthError), (403, AuthError), (None, TransportError)])
+@pytest.mark.parametrize(
+    ("status", "kind"), [(500, TransportError), (401, AuthError), (403, AuthError), (None, TransportError)]
+)
 def test_failed_responses_are_typed(status: int | None, kind: type[Exception]) -> None:
     error = error_of(policy().decide(p.Read(hr.StreamFailed(f"HTTP {status} from {URL}: boom", status))))
     assert type(error) is kind and str(error) == f"HTTP {status} from {URL}: boom"  # the URL once
@@ -188,21 +188,35 @@ EXCHANGE_FACTS = st.one_of(
     st.builds(p.HeadersRefreshed, st.none() | st.just(ConnectError("helper failed"))),
     st.builds(
         p.Read,
-        st.sampled_from([
-            hr.StreamEnded(), hr.StreamBroken(None, None, "cut"), hr.StreamBroken("e1", 10, "cut"),
-            hr.StreamFailed("HTTP 500", 500), hr.StreamFailed("oversize"), hr.SessionExpired("gone"),
-            hr.FallBackToLegacy(405, "405"),
-        ]),
-        st.booleans(), st.booleans(), st.booleans(), st.integers(0, 3),
+        st.sampled_from(
+            [
+                hr.StreamEnded(),
+                hr.StreamBroken(None, None, "cut"),
+                hr.StreamBroken("e1", 10, "cut"),
+                hr.StreamFailed("HTTP 500", 500),
+                hr.StreamFailed("oversize"),
+                hr.SessionExpired("gone"),
+                hr.FallBackToLegacy(405, "405"),
+            ]
+        ),
+        st.booleans(),
+        st.booleans(),
+        st.booleans(),
+        st.integers(0, 3),
     ),
     st.builds(p.Reinitialized, st.booleans()),
     st.builds(p.FellBack, st.booleans()),
     st.builds(p.Resumed, st.none() | st.just(TransportClosed("gone"))),
     st.builds(p.TimedOut, st.just(1.0)),
 )
-PLANS = st.sampled_from([
-    ("tools/call", False), ("tools/call", True), ("subscriptions/listen", True), ("notification", False),
-])
+PLANS = st.sampled_from(
+    [
+        ("tools/call", False),
+        ("tools/call", True),
+        ("subscriptions/listen", True),
+        ("notification", False),
+    ]
+)
 ENDING = (p.Reissue, p.AwaitElsewhere, p.OpenStandalone, p.Done, p.GiveUp, p.Report, p.Die)
 
 
@@ -212,7 +226,9 @@ def test_any_fact_sequence(
     kind: tuple[str, bool], reissues: int, auth_rounds: int, helper: bool, facts: list[Any]
 ) -> None:
     method, stateless = kind
-    the_plan = plan(rpc.Notification("notifications/x")) if method == "notification" else call(method, stateless=stateless)
+    the_plan = (
+        plan(rpc.Notification("notifications/x")) if method == "notification" else call(method, stateless=stateless)
+    )
     pol = p.ExchangePolicy(the_plan, POLICY, reissues=reissues, max_auth_rounds=auth_rounds, headers_helper=helper)
     counts: dict[type, int] = {}
     for fact in facts:
@@ -231,7 +247,9 @@ def test_any_fact_sequence(
             assert pol.expects_answer and not stateless
         if isinstance(action, p.AwaitElsewhere):
             assert pol.expects_answer
-        assert isinstance(action, (*ENDING, p.Send, p.Authorize, p.RefreshHeaders, p.ReadBody, p.Reinitialize, p.FallBack, p.Resume))
+        assert isinstance(
+            action, (*ENDING, p.Send, p.Authorize, p.RefreshHeaders, p.ReadBody, p.Reinitialize, p.FallBack, p.Resume)
+        )
     assert counts.get(p.Reinitialize, 0) <= 1
     assert counts.get(p.Authorize, 0) <= auth_rounds
     assert counts.get(p.RefreshHeaders, 0) <= int(helper)
@@ -272,7 +290,9 @@ def test_standalone_stream_refusals() -> None:
 def test_a_resumption() -> None:
     follow = p.FollowPolicy(POLICY, resuming="the stream broke", last_event_id="e1", retry_ms=250)
     assert follow.start() == p.Connect(0.25, "e1")  # the server's retry time first
-    assert follow.decide(stream_read(hr.StreamBroken("e2", 250, "cut"), last_event_id="e2", retry_ms=250)) == p.Connect(0.25, "e2")
+    assert follow.decide(stream_read(hr.StreamBroken("e2", 250, "cut"), last_event_id="e2", retry_ms=250)) == p.Connect(
+        0.25, "e2"
+    )
     assert follow.decide(stream_read(hr.StreamBroken("e2", 250, "cut"), answered=True)) == p.Done()
     refused = p.FollowPolicy(POLICY, resuming="the stream broke").decide(stream_read(hr.StreamRefused(405, "HTTP 405")))
     assert isinstance(refused, p.GiveUp) and type(refused.error) is TransportClosed
@@ -294,7 +314,9 @@ FOLLOW_FACTS = st.one_of(
     st.builds(
         p.StreamRead,
         st.sampled_from([hr.StreamEnded(), hr.StreamBroken(None, None, "cut")]),
-        st.integers(0, 2), st.sampled_from([None, "a", "b", "c"]), st.sampled_from([None, 100, 2000]),
+        st.integers(0, 2),
+        st.sampled_from([None, "a", "b", "c"]),
+        st.sampled_from([None, 100, 2000]),
         st.booleans(),
     ),
 )
@@ -314,7 +336,8 @@ def test_following_a_stream(resuming: bool, facts: list[Any]) -> None:
             assert action == p.Done()
             return
         progress = isinstance(fact, p.StreamRead) and (
-            fact.messages > 0 or fact.last_event_id != previous[0]
+            fact.messages > 0
+            or fact.last_event_id != previous[0]
             or (fact.retry_ms is not None and fact.retry_ms != previous[1])
         )
         if isinstance(fact, p.StreamRead):

@@ -18,23 +18,34 @@ import httpx
 import pytest
 import trio
 
+from trimcp import open_client
 from trimcp._sansio import jsonrpc as rpc
 from trimcp._sansio.connection import stateless as sl
-from trimcp._sansio.http.server.routing import (
-    HttpError, OriginPolicy, PostBody, RequestHead, accepts, check_batch, default_policy,
-    is_loopback, parse_post, route,
-)
+from trimcp._sansio.framing.sse import ServerSentEvent, SSEDecoder
 from trimcp._sansio.http.server.metadata import (
-    InvalidHeaderValue, check_stateless_request, decode_header_value, encode_header_value,
+    InvalidHeaderValue,
+    check_stateless_request,
+    decode_header_value,
+    encode_header_value,
     header_annotations,
 )
 from trimcp._sansio.http.server.replay import ReplayBuffer, format_event_id, parse_event_id
-from trimcp._sansio.framing.sse import ServerSentEvent, SSEDecoder
-from trimcp import open_client
-from trimcp.server import Context, Server
-from trimcp.server.transports.http.app import BoundHttpServer, close_sse_stream, serve_http
+from trimcp._sansio.http.server.routing import (
+    HttpError,
+    OriginPolicy,
+    PostBody,
+    RequestHead,
+    accepts,
+    check_batch,
+    default_policy,
+    is_loopback,
+    parse_post,
+    route,
+)
 from trimcp.cli.serve import parse_listen, run_serve
 from trimcp.reference.server import build_server
+from trimcp.server import Context, Server
+from trimcp.server.transports.http.app import BoundHttpServer, close_sse_stream, serve_http
 
 MODERN = "2026-07-28"
 LATEST = "2025-11-25"
@@ -46,9 +57,7 @@ TIMEOUT = 10
 # ---------------------------------------------------------------- helpers
 
 
-def init_body(
-    version: str = LATEST, capabilities: dict[str, Any] | None = None, rid: int = 1
-) -> dict[str, Any]:
+def init_body(version: str = LATEST, capabilities: dict[str, Any] | None = None, rid: int = 1) -> dict[str, Any]:
     return {
         "jsonrpc": "2.0",
         "id": rid,
@@ -68,9 +77,7 @@ def request(rid: int, method: str, params: dict[str, Any] | None = None) -> dict
     return body
 
 
-def call(
-    rid: int, tool: str, arguments: dict[str, Any] | None = None, **extra: Any
-) -> dict[str, Any]:
+def call(rid: int, tool: str, arguments: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
     return request(rid, "tools/call", {"name": tool, "arguments": arguments or {}, **extra})
 
 
@@ -86,9 +93,7 @@ async def open_session(
     sid = r.headers["mcp-session-id"]
     assert r.json()["result"]["protocolVersion"] == version
     headers = {**ACCEPT, "mcp-session-id": sid, "mcp-protocol-version": version}
-    r = await client.post(
-        url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers
-    )
+    r = await client.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
     assert r.status_code == 202 and r.content == b""
     return headers
 
@@ -101,9 +106,7 @@ class Events:
         self._decoder = SSEDecoder()
         self._pending: list[ServerSentEvent] = []
 
-    async def until(
-        self, stop: Callable[[ServerSentEvent], bool] | None = None
-    ) -> list[ServerSentEvent]:
+    async def until(self, stop: Callable[[ServerSentEvent], bool] | None = None) -> list[ServerSentEvent]:
         """Events up to the first one ``stop`` accepts (``None``: to the end of the stream)."""
         out: list[ServerSentEvent] = []
         while True:
@@ -144,9 +147,7 @@ async def read_events(
 class RawResponse:
     """A response read with h11 straight off a socket (for streams left unfinished on purpose)."""
 
-    def __init__(
-        self, stream: trio.SocketStream, conn: h11.Connection, response: h11.Response
-    ) -> None:
+    def __init__(self, stream: trio.SocketStream, conn: h11.Connection, response: h11.Response) -> None:
         self.stream = stream
         self.conn = conn
         self.status_code = response.status_code
@@ -162,9 +163,7 @@ class RawResponse:
                 return event
             self.conn.receive_data(await self.stream.receive_some(65536))
 
-    async def until(
-        self, stop: Callable[[ServerSentEvent], bool] | None = None
-    ) -> list[ServerSentEvent]:
+    async def until(self, stop: Callable[[ServerSentEvent], bool] | None = None) -> list[ServerSentEvent]:
         out: list[ServerSentEvent] = []
         while True:
             while self._pending:
@@ -257,9 +256,7 @@ async def client() -> AsyncIterator[httpx.AsyncClient]:
         yield c
 
 
-async def start(
-    nursery: trio.Nursery, server: Server | None = None, **options: Any
-) -> BoundHttpServer:
+async def start(nursery: trio.Nursery, server: Server | None = None, **options: Any) -> BoundHttpServer:
     bound: BoundHttpServer = await nursery.start(
         lambda task_status: serve_http(
             server or build_server(),
@@ -273,18 +270,14 @@ async def start(
 # ---------------------------------------------------------------- handshake era
 
 
-async def test_initialize_then_call_over_sse(
-    nursery: trio.Nursery, client: httpx.AsyncClient
-) -> None:
+async def test_initialize_then_call_over_sse(nursery: trio.Nursery, client: httpx.AsyncClient) -> None:
     with trio.fail_after(TIMEOUT):
         bound = await start(nursery)
         assert bound.url == f"http://127.0.0.1:{bound.port}/mcp"
         headers = await open_session(client, bound.url)
         sid = headers["mcp-session-id"]
         assert len(sid) >= 32 and all(0x21 <= ord(c) <= 0x7E for c in sid)
-        async with client.stream(
-            "POST", bound.url, json=call(2, "echo", {"message": "hi"}), headers=headers
-        ) as r:
+        async with client.stream("POST", bound.url, json=call(2, "echo", {"message": "hi"}), headers=headers) as r:
             assert r.status_code == 200
             assert r.headers["content-type"] == "text/event-stream"
             assert r.headers["x-accel-buffering"] == "no"
@@ -317,22 +310,16 @@ async def test_every_post_body_is_parsed_once(
         headers = await open_session(client, bound.url)  # initialize, notifications/initialized
         r = await client.post(bound.url, json=call(2, "add", {"a": 1, "b": 2}), headers=headers)
         assert r.json()["result"]["structuredContent"] == {"sum": 3}
-        r = await client.post(
-            bound.url, json=modern(5, "tools/list"), headers=modern_headers("tools/list")
-        )
+        r = await client.post(bound.url, json=modern(5, "tools/list"), headers=modern_headers("tools/list"))
         assert r.json()["result"]["tools"]
     assert len(parsed) == 4 and len(set(parsed)) == 4, parsed
 
 
-async def test_older_revision_gets_no_priming_event(
-    nursery: trio.Nursery, client: httpx.AsyncClient
-) -> None:
+async def test_older_revision_gets_no_priming_event(nursery: trio.Nursery, client: httpx.AsyncClient) -> None:
     with trio.fail_after(TIMEOUT):
         bound = await start(nursery)
         headers = await open_session(client, bound.url, version="2025-06-18")
-        async with client.stream(
-            "POST", bound.url, json=request(2, "tools/list"), headers=headers
-        ) as r:
+        async with client.stream("POST", bound.url, json=request(2, "tools/list"), headers=headers) as r:
             events = await read_events(r)
         assert len(events) == 1 and "tools" in json.loads(events[0].data)["result"]
 
@@ -347,9 +334,7 @@ async def test_json_response_mode(nursery: trio.Nursery, client: httpx.AsyncClie
         # A client that only takes JSON gets JSON from an SSE-mode server too.
         bound2 = await start(nursery)
         headers2 = await open_session(client, bound2.url)
-        r = await client.post(
-            bound2.url, json=request(3, "ping"), headers={**headers2, "accept": "application/json"}
-        )
+        r = await client.post(bound2.url, json=request(3, "ping"), headers={**headers2, "accept": "application/json"})
         assert r.headers["content-type"] == "application/json" and r.json() == {
             "jsonrpc": "2.0",
             "id": 3,
@@ -397,15 +382,9 @@ async def test_session_errors(nursery: trio.Nursery, client: httpx.AsyncClient) 
         headers = await open_session(client, bound.url)
         # No session id on a request other than initialize: 400, the id echoed.
         r = await client.post(bound.url, json=request(7, "tools/list"), headers=ACCEPT)
-        assert (
-            r.status_code == 400
-            and r.json()["id"] == 7
-            and r.json()["error"]["code"] == rpc.INVALID_REQUEST
-        )
+        assert r.status_code == 400 and r.json()["id"] == 7 and r.json()["error"]["code"] == rpc.INVALID_REQUEST
         # An unknown session: 404.
-        r = await client.post(
-            bound.url, json=request(8, "tools/list"), headers={**headers, "mcp-session-id": "nope"}
-        )
+        r = await client.post(bound.url, json=request(8, "tools/list"), headers={**headers, "mcp-session-id": "nope"})
         assert r.status_code == 404 and r.json()["id"] == 8
         # Unsupported MCP-Protocol-Version: 400.
         r = await client.post(
@@ -415,23 +394,13 @@ async def test_session_errors(nursery: trio.Nursery, client: httpx.AsyncClient) 
         )
         assert r.status_code == 400
         # Not JSON / not JSON-RPC / wrong media type.
-        r = await client.post(
-            bound.url, content=b"{nope", headers={**headers, "content-type": "application/json"}
-        )
-        assert (
-            r.status_code == 400
-            and r.json()["error"]["code"] == rpc.PARSE_ERROR
-            and r.json()["id"] is None
-        )
+        r = await client.post(bound.url, content=b"{nope", headers={**headers, "content-type": "application/json"})
+        assert r.status_code == 400 and r.json()["error"]["code"] == rpc.PARSE_ERROR and r.json()["id"] is None
         r = await client.post(bound.url, json=[request(10, "ping")], headers=headers)
         assert r.status_code == 400
-        r = await client.post(
-            bound.url, content=b"x", headers={**headers, "content-type": "text/plain"}
-        )
+        r = await client.post(bound.url, content=b"x", headers={**headers, "content-type": "text/plain"})
         assert r.status_code == 415
-        r = await client.post(
-            bound.url, json=request(11, "ping"), headers={**headers, "accept": "text/html"}
-        )
+        r = await client.post(bound.url, json=request(11, "ping"), headers={**headers, "accept": "text/html"})
         assert r.status_code == 406
         # Other paths and methods.
         r = await client.get(f"{bound.base_url}/elsewhere")
@@ -460,9 +429,7 @@ async def test_delete_ends_the_session(nursery: trio.Nursery, client: httpx.Asyn
         assert not server_sessions
 
 
-async def test_get_stream_carries_session_notifications(
-    nursery: trio.Nursery, client: httpx.AsyncClient
-) -> None:
+async def test_get_stream_carries_session_notifications(nursery: trio.Nursery, client: httpx.AsyncClient) -> None:
     with trio.fail_after(TIMEOUT):
         bound = await start(nursery)
         headers = await open_session(client, bound.url)
@@ -473,9 +440,7 @@ async def test_get_stream_carries_session_notifications(
             r = await client.get(bound.url, headers=get_headers)
             assert r.status_code == 409
             # The change is announced on the GET stream, not on the POST stream of the call.
-            async with client.stream(
-                "POST", bound.url, json=call(2, "toggle_extra_tool"), headers=headers
-            ) as r:
+            async with client.stream("POST", bound.url, json=call(2, "toggle_extra_tool"), headers=headers) as r:
                 post_msgs = messages(await read_events(r))
             assert [m.get("method") for m in post_msgs] == [None]
             events = await stream.until(lambda e: bool(e.data))
@@ -491,9 +456,7 @@ async def test_get_disabled_is_405(nursery: trio.Nursery, client: httpx.AsyncCli
         assert r.status_code == 405
 
 
-async def test_server_requests_ride_the_post_stream(
-    nursery: trio.Nursery, client: httpx.AsyncClient
-) -> None:
+async def test_server_requests_ride_the_post_stream(nursery: trio.Nursery, client: httpx.AsyncClient) -> None:
     with trio.fail_after(TIMEOUT):
         bound = await start(nursery)
         headers = await open_session(client, bound.url, capabilities={"sampling": {}})
@@ -503,9 +466,7 @@ async def test_server_requests_ride_the_post_stream(
             "_meta": {"progressToken": "t"},
         }
         async with (
-            client.stream(
-                "POST", bound.url, json=request(2, "tools/call", params), headers=headers
-            ) as r,
+            client.stream("POST", bound.url, json=request(2, "tools/call", params), headers=headers) as r,
             events_of(r) as events,
         ):
             ask = await events.until(lambda e: bool(e.data) and "sampling" in e.data)
@@ -539,9 +500,7 @@ async def test_concurrent_streams(nursery: trio.Nursery, client: httpx.AsyncClie
                 "arguments": {"seconds": 0.5, "steps": 2},
                 "_meta": {"progressToken": rid},
             }
-            async with client.stream(
-                "POST", bound.url, json=request(rid, "tools/call", params), headers=headers
-            ) as r:
+            async with client.stream("POST", bound.url, json=request(rid, "tools/call", params), headers=headers) as r:
                 results[rid] = messages(await read_events(r))
 
         start_time = trio.current_time()
@@ -594,9 +553,7 @@ async def test_server_hang_up_and_resume(nursery: trio.Nursery, client: httpx.As
         assert rest[0]["params"]["progress"] == 1 and text_of(rest[-1]["result"]) == "resumed"
 
 
-async def test_client_disconnect_then_resume_replays(
-    nursery: trio.Nursery, client: httpx.AsyncClient
-) -> None:
+async def test_client_disconnect_then_resume_replays(nursery: trio.Nursery, client: httpx.AsyncClient) -> None:
     with trio.fail_after(TIMEOUT):
         bound = await start(nursery)
         headers = await open_session(client, bound.url)
@@ -621,9 +578,7 @@ async def test_client_disconnect_then_resume_replays(
             assert messages(await read_events(r)) == []
 
 
-async def test_cancelled_request_ends_its_stream(
-    nursery: trio.Nursery, client: httpx.AsyncClient
-) -> None:
+async def test_cancelled_request_ends_its_stream(nursery: trio.Nursery, client: httpx.AsyncClient) -> None:
     with trio.fail_after(TIMEOUT):
         bound = await start(nursery)
         headers = await open_session(client, bound.url)
@@ -645,9 +600,7 @@ async def test_cancelled_request_ends_its_stream(
         (session,) = bound.app.sessions.values()
         assert not session.exchanges
         # The session goes on.
-        r2 = await client.post(
-            bound.url, json=request(3, "ping"), headers={**headers, "accept": "application/json"}
-        )
+        r2 = await client.post(bound.url, json=request(3, "ping"), headers={**headers, "accept": "application/json"})
         assert r2.json()["result"] == {}
 
 
@@ -672,9 +625,7 @@ async def test_dns_rebinding_defence(nursery: trio.Nursery, client: httpx.AsyncC
             headers={**ACCEPT, "origin": f"http://{evil}", "host": evil},
         )
         assert r.status_code == 403 and r.json()["error"]["code"] == rpc.INVALID_REQUEST
-        r = await client.post(
-            bound.url, json=init_body(), headers={**ACCEPT, "host": f"{evil}:{bound.port}"}
-        )
+        r = await client.post(bound.url, json=init_body(), headers={**ACCEPT, "host": f"{evil}:{bound.port}"})
         assert r.status_code == 421
         for host in (f"localhost:{bound.port}", f"127.0.0.1:{bound.port}"):
             r = await client.post(
@@ -692,9 +643,7 @@ async def test_dns_rebinding_defence(nursery: trio.Nursery, client: httpx.AsyncC
 async def test_custom_origin_list(nursery: trio.Nursery, client: httpx.AsyncClient) -> None:
     with trio.fail_after(TIMEOUT):
         bound = await start(nursery, allowed_origins=["https://app.example"], allowed_hosts=["*"])
-        r = await client.post(
-            bound.url, json=init_body(), headers={**ACCEPT, "origin": "https://app.example"}
-        )
+        r = await client.post(bound.url, json=init_body(), headers={**ACCEPT, "origin": "https://app.example"})
         assert r.status_code == 200
         r = await client.post(
             bound.url,
@@ -718,9 +667,7 @@ def _cancel(rid: int) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": rid}}
 
 
-async def test_batch_json_mode_answers_with_an_array(
-    nursery: trio.Nursery, client: httpx.AsyncClient
-) -> None:
+async def test_batch_json_mode_answers_with_an_array(nursery: trio.Nursery, client: httpx.AsyncClient) -> None:
     with trio.fail_after(TIMEOUT):
         bound = await start(nursery, json_response=True)
         headers = await open_session(client, bound.url, version=BATCHES)
@@ -737,9 +684,7 @@ async def test_batch_json_mode_answers_with_an_array(
         assert not session.exchanges
 
 
-async def test_batch_sse_mode_streams_every_answer(
-    nursery: trio.Nursery, client: httpx.AsyncClient
-) -> None:
+async def test_batch_sse_mode_streams_every_answer(nursery: trio.Nursery, client: httpx.AsyncClient) -> None:
     with trio.fail_after(TIMEOUT):
         bound = await start(nursery)
         headers = await open_session(client, bound.url, version=BATCHES)
@@ -791,9 +736,7 @@ async def test_batch_cancelling_one_request_ends_with_the_others_answers(
         assert not session.exchanges
 
 
-async def test_batches_refused_where_the_revision_has_none(
-    nursery: trio.Nursery, client: httpx.AsyncClient
-) -> None:
+async def test_batches_refused_where_the_revision_has_none(nursery: trio.Nursery, client: httpx.AsyncClient) -> None:
     with trio.fail_after(TIMEOUT):
         bound = await start(nursery)
         headers = await open_session(client, bound.url, version="2025-06-18")
@@ -805,9 +748,7 @@ async def test_batches_refused_where_the_revision_has_none(
             assert "2025-06-18" in error["error"]["message"]
             assert error["id"] == (2 if batch[0].get("id") == 2 else None)
         # The stateless era has none either.
-        r = await client.post(
-            bound.url, json=[modern(4, "tools/list")], headers=modern_headers("tools/list")
-        )
+        r = await client.post(bound.url, json=[modern(4, "tools/list")], headers=modern_headers("tools/list"))
         assert r.status_code == 400 and r.json()["error"]["code"] == rpc.INVALID_REQUEST
         # initialize may never be batched (2025-03-26 lifecycle), nor share an id.
         r = await client.post(bound.url, json=[init_body(BATCHES)], headers=ACCEPT)
@@ -823,9 +764,7 @@ async def test_batches_refused_where_the_revision_has_none(
 # ---------------------------------------------------------------- stateless era
 
 
-async def test_stateless_call_is_json_with_result_type(
-    nursery: trio.Nursery, client: httpx.AsyncClient
-) -> None:
+async def test_stateless_call_is_json_with_result_type(nursery: trio.Nursery, client: httpx.AsyncClient) -> None:
     with trio.fail_after(TIMEOUT):
         bound = await start(nursery)
         body = modern(5, "tools/call", {"name": "echo", "arguments": {"message": "yo"}})
@@ -835,9 +774,7 @@ async def test_stateless_call_is_json_with_result_type(
         result = r.json()["result"]
         assert result["resultType"] == "complete" and text_of(result) == "yo"
         assert result["_meta"][sl.SERVER_INFO_KEY]["name"] == "trimcp-reference"
-        r = await client.post(
-            bound.url, json=modern(6, "server/discover"), headers=modern_headers("server/discover")
-        )
+        r = await client.post(bound.url, json=modern(6, "server/discover"), headers=modern_headers("server/discover"))
         assert MODERN in r.json()["result"]["supportedVersions"]
         assert not bound.app.sessions  # no session was made
         # An Mcp-Session-Id on a stateless request is ignored.
@@ -849,9 +786,7 @@ async def test_stateless_call_is_json_with_result_type(
         assert r.status_code == 200 and r.json()["result"]["tools"]
 
 
-async def test_stateless_header_validation(
-    nursery: trio.Nursery, client: httpx.AsyncClient
-) -> None:
+async def test_stateless_header_validation(nursery: trio.Nursery, client: httpx.AsyncClient) -> None:
     with trio.fail_after(TIMEOUT):
         bound = await start(nursery)
         body = modern(9, "tools/call", {"name": "echo", "arguments": {"message": "m"}})
@@ -871,10 +806,7 @@ async def test_stateless_header_validation(
             r = await client.post(bound.url, json=body, headers=headers)
             assert r.status_code == 400, headers
             assert r.json()["error"]["code"] == rpc.HEADER_MISMATCH and r.json()["id"] == 9, headers
-        upper = {
-            ("MCP-METHOD" if k == "mcp-method" else k): v
-            for k, v in modern_headers("tools/call", "echo").items()
-        }
+        upper = {("MCP-METHOD" if k == "mcp-method" else k): v for k, v in modern_headers("tools/call", "echo").items()}
         ok = [modern_headers("tools/call", "=?base64?ZWNobw==?="), upper]
         for headers in ok:
             r = await client.post(bound.url, json=body, headers=headers)
@@ -912,9 +844,7 @@ async def test_stateless_error_statuses(nursery: trio.Nursery, client: httpx.Asy
         )
         # Unknown or removed methods: 404 + -32601.
         for method in ("initialize", "ping", "logging/setLevel", "unknown/method"):
-            r = await client.post(
-                bound.url, json=modern(500, method), headers=modern_headers(method)
-            )
+            r = await client.post(bound.url, json=modern(500, method), headers=modern_headers(method))
             assert (r.status_code, r.json()["error"]["code"]) == (404, rpc.METHOD_NOT_FOUND), method
         # Unsupported version named consistently: 400 + -32022 listing what is supported.
         body = request(301, "server/discover", {"_meta": meta(version="v999.0.0")})
@@ -930,9 +860,7 @@ async def test_stateless_error_statuses(nursery: trio.Nursery, client: httpx.Asy
         assert (r.status_code, r.json()["error"]["code"]) == (400, rpc.HEADER_MISMATCH)
         # A missing client capability: 400 + -32021.
         body = modern(401, "tools/call", {"name": "test_missing_capability", "arguments": {}})
-        r = await client.post(
-            bound.url, json=body, headers=modern_headers("tools/call", "test_missing_capability")
-        )
+        r = await client.post(bound.url, json=body, headers=modern_headers("tools/call", "test_missing_capability"))
         assert (r.status_code, r.json()["error"]["code"]) == (400, rpc.MISSING_CLIENT_CAPABILITY)
         # A notification: 202.
         r = await client.post(
@@ -943,20 +871,14 @@ async def test_stateless_error_statuses(nursery: trio.Nursery, client: httpx.Asy
         assert r.status_code == 202
 
 
-async def test_stateless_get_and_delete_are_405(
-    nursery: trio.Nursery, client: httpx.AsyncClient
-) -> None:
+async def test_stateless_get_and_delete_are_405(nursery: trio.Nursery, client: httpx.AsyncClient) -> None:
     with trio.fail_after(TIMEOUT):
         bound = await start(nursery)
-        r = await client.get(
-            bound.url, headers={"accept": "text/event-stream", "mcp-protocol-version": MODERN}
-        )
+        r = await client.get(bound.url, headers={"accept": "text/event-stream", "mcp-protocol-version": MODERN})
         assert r.status_code == 405
         only_modern = await start(nursery, Server("m", "1", supported_versions=(MODERN,)))
         for method in ("GET", "DELETE"):
-            r = await client.request(
-                method, only_modern.url, headers={"accept": "text/event-stream"}
-            )
+            r = await client.request(method, only_modern.url, headers={"accept": "text/event-stream"})
             assert r.status_code == 405 and r.headers["allow"] == "POST", method
         # initialize to a modern-only server: a request without its envelope, 400.
         r = await client.post(only_modern.url, json=init_body(), headers=ACCEPT)
@@ -969,9 +891,7 @@ async def test_stateless_mrtr_round_trip(nursery: trio.Nursery, client: httpx.As
         caps = {"elicitation": {}}
         params = {"name": "elicit", "arguments": {"message": "Who?"}}
         headers = modern_headers("tools/call", "elicit")
-        r = await client.post(
-            bound.url, json=modern(1, "tools/call", params, caps), headers=headers
-        )
+        r = await client.post(bound.url, json=modern(1, "tools/call", params, caps), headers=headers)
         first = r.json()["result"]
         assert first["resultType"] == "input_required"
         (key,) = first["inputRequests"]
@@ -982,17 +902,13 @@ async def test_stateless_mrtr_round_trip(nursery: trio.Nursery, client: httpx.As
         assert done["resultType"] == "complete" and '"name": "Ann"' in text_of(done)
 
 
-async def test_stateless_streams_notifications_as_sse(
-    nursery: trio.Nursery, client: httpx.AsyncClient
-) -> None:
+async def test_stateless_streams_notifications_as_sse(nursery: trio.Nursery, client: httpx.AsyncClient) -> None:
     with trio.fail_after(TIMEOUT):
         bound = await start(nursery)
         params = {"name": "slow", "arguments": {"seconds": 0.1, "steps": 2}}
         body = modern(3, "tools/call", params)
         body["params"]["_meta"]["progressToken"] = "pt"
-        async with client.stream(
-            "POST", bound.url, json=body, headers=modern_headers("tools/call", "slow")
-        ) as r:
+        async with client.stream("POST", bound.url, json=body, headers=modern_headers("tools/call", "slow")) as r:
             assert r.headers["content-type"] == "text/event-stream"
             events = await read_events(r)
         msgs = messages(events)
@@ -1005,16 +921,12 @@ async def test_stateless_streams_notifications_as_sse(
         assert all(e.id is None for e in events)  # no resumption in this era
 
 
-async def test_stateless_listen_and_cancel_by_closing(
-    nursery: trio.Nursery, client: httpx.AsyncClient
-) -> None:
+async def test_stateless_listen_and_cancel_by_closing(nursery: trio.Nursery, client: httpx.AsyncClient) -> None:
     with trio.fail_after(TIMEOUT):
         server = build_server()
         bound = await start(nursery, server)
         body = modern(4, "subscriptions/listen", {"notifications": {"toolsListChanged": True}})
-        async with raw_request(
-            bound.url, "POST", modern_headers("subscriptions/listen"), body
-        ) as events:
+        async with raw_request(bound.url, "POST", modern_headers("subscriptions/listen"), body) as events:
             ack = await events.until(lambda e: bool(e.data))
             assert json.loads(ack[-1].data)["method"] == "notifications/subscriptions/acknowledged"
             assert len(server.listeners) == 1
@@ -1083,9 +995,7 @@ async def test_stateless_param_headers(nursery: trio.Nursery, client: httpx.Asyn
             r = await client.post(bound.url, json=body, headers=headers)
             assert (r.status_code, r.json()["error"]["code"]) == (400, rpc.HEADER_MISMATCH), headers
         # An argument left out: its header must be left out too.
-        body2 = modern(
-            2, "tools/call", {"name": "execute_sql", "arguments": {"region": "eu", "query": "q"}}
-        )
+        body2 = modern(2, "tools/call", {"name": "execute_sql", "arguments": {"region": "eu", "query": "q"}})
         r = await client.post(bound.url, json=body2, headers={**base, "mcp-param-region": "eu"})
         assert r.status_code == 200
         r = await client.post(
@@ -1105,20 +1015,13 @@ async def test_legacy_sse_transport(nursery: trio.Nursery, client: httpx.AsyncCl
         assert bound.url == bound.sse_url == f"{bound.base_url}/sse"
         async with raw_request(bound.url, "GET", {"accept": "text/event-stream"}) as events:
             first = await events.until(lambda e: True)
-            assert first[0].event == "endpoint" and first[0].data.startswith(
-                "/messages?session_id="
-            )
+            assert first[0].event == "endpoint" and first[0].data.startswith("/messages?session_id=")
             post_url = bound.base_url + first[0].data
             r = await client.post(post_url, json=init_body("2024-11-05"))
             assert r.status_code == 202
             event = (await events.until(lambda e: True))[0]
-            assert (
-                event.event == "message"
-                and json.loads(event.data)["result"]["protocolVersion"] == "2024-11-05"
-            )
-            await client.post(
-                post_url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}
-            )
+            assert event.event == "message" and json.loads(event.data)["result"]["protocolVersion"] == "2024-11-05"
+            await client.post(post_url, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
             r = await client.post(post_url, json=call(2, "echo", {"message": "old"}))
             assert r.status_code == 202
             event = (await events.until(lambda e: True))[0]
@@ -1134,9 +1037,7 @@ async def test_legacy_sse_transport(nursery: trio.Nursery, client: httpx.AsyncCl
         assert r.status_code == 400
 
 
-async def test_legacy_sse_batches_by_revision(
-    nursery: trio.Nursery, client: httpx.AsyncClient
-) -> None:
+async def test_legacy_sse_batches_by_revision(nursery: trio.Nursery, client: httpx.AsyncClient) -> None:
     with trio.fail_after(TIMEOUT):
         bound = await start(nursery, path=None, sse_path="/sse")
         for version, accepted in ((BATCHES, True), ("2024-11-05", False)):
@@ -1179,9 +1080,7 @@ def test_origin_policy() -> None:
 
 
 def test_routing_and_negotiation() -> None:
-    assert isinstance(
-        route(head(target="/mcp?x=1"), mcp_path="/mcp"), type(route(head(), mcp_path="/mcp"))
-    )
+    assert isinstance(route(head(target="/mcp?x=1"), mcp_path="/mcp"), type(route(head(), mcp_path="/mcp")))
     err = route(head("PATCH"), mcp_path="/mcp")
     assert isinstance(err, HttpError) and err.status == 405
     err = route(head(target="/other"), mcp_path="/mcp")
@@ -1261,9 +1160,7 @@ def test_header_annotations() -> None:
         }
     }
     assert header_annotations(schema) == [("A", ("a",)), ("B", ("nested", "b"))]
-    req = rpc.Request(
-        1, "tools/call", {"name": "t", "arguments": {"nested": {"b": 7}}, "_meta": meta()}
-    )
+    req = rpc.Request(1, "tools/call", {"name": "t", "arguments": {"nested": {"b": 7}}, "_meta": meta()})
     h = head(
         **{
             "mcp-protocol-version": MODERN,

@@ -52,9 +52,7 @@ class FakeSession:
 @attrs.define
 class FakeView:
     sessions: dict[str, FakeSession] = attrs.field(factory=lambda: {SID: FakeSession()})
-    legacy: dict[str, FakeSession] = attrs.field(
-        factory=lambda: {LEGACY_SID: FakeSession("2024-11-05")}
-    )
+    legacy: dict[str, FakeSession] = attrs.field(factory=lambda: {LEGACY_SID: FakeSession("2024-11-05")})
     tools: dict[str, Mapping[str, Any]] = attrs.field(factory=dict)
 
     def session(self, session_id: str) -> FakeSession | None:
@@ -97,9 +95,7 @@ def body(value: Any) -> bytes:
     return json.dumps(value).encode()
 
 
-def req(
-    rid: Any, method: str = "tools/list", params: dict[str, Any] | None = None
-) -> dict[str, Any]:
+def req(rid: Any, method: str = "tools/list", params: dict[str, Any] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
     if params is not None:
         out["params"] = params
@@ -399,9 +395,7 @@ def test_a_request_in_a_session_gets_a_reply_shape(
     policy = attrs.evolve(POLICY, json_response=json_response)
     action = policy.decide(in_session(accept=accept), CALL, view(protocol_version=version))
     assert isinstance(action, sp.SubmitToSession)
-    assert action.reply == sp.Reply(
-        sse=sse, json_ok="application/json" in accept, priming=priming, related=7
-    )
+    assert action.reply == sp.Reply(sse=sse, json_ok="application/json" in accept, priming=priming, related=7)
 
 
 def test_a_batch_relates_to_no_single_request() -> None:
@@ -429,9 +423,7 @@ def test_stateless_request_is_served_stateless() -> None:
 
 
 def test_get_attaches_the_standalone_stream_or_resumes_one() -> None:
-    assert POLICY.decide(in_session("GET"), b"", view()) == sp.AttachStream(
-        SID, STANDALONE_KEY, None, priming=True
-    )
+    assert POLICY.decide(in_session("GET"), b"", view()) == sp.AttachStream(SID, STANDALONE_KEY, None, priming=True)
     old = view(protocol_version="2025-06-18", streams=frozenset({"0", "3"}))
     assert POLICY.decide(in_session("GET", last_event_id="3.12"), b"", old) == sp.AttachStream(
         SID, "3", 12, priming=False
@@ -454,9 +446,7 @@ def test_legacy_endpoints() -> None:
     assert isinstance(action, sp.SubmitToLegacySession) and action.session_id == LEGACY_SID
     assert action.then.status == 202 and action.then.body == b"Accepted"
     batches = FakeView(legacy={LEGACY_SID: FakeSession("2025-03-26")})
-    assert isinstance(
-        POLICY.decide(head("POST", target), b"[" + CALL + b"]", batches), sp.SubmitToLegacySession
-    )
+    assert isinstance(POLICY.decide(head("POST", target), b"[" + CALL + b"]", batches), sp.SubmitToLegacySession)
 
 
 # ---------------------------------------------------------------- facts after acting

@@ -99,9 +99,7 @@ async def test_ready_sse_answer_is_one_write() -> None:
     stream = answered()
     stream.push(rpc.Notification("notifications/message", {"level": "info", "data": "hi"}))
     stream.push(rpc.Response(1, {"content": []}))
-    outcome = await write_response(
-        http, stream, mode=ResponseMode.SSE, event_ids=True, priming=True, retry_ms=500
-    )
+    outcome = await write_response(http, stream, mode=ResponseMode.SSE, event_ids=True, priming=True, retry_ms=500)
     assert outcome is Outcome.COMPLETE
     assert len(recorder.writes) == 1  # head, priming event, two events, last chunk
     head, body = parse(recorder.writes[0])
@@ -111,7 +109,9 @@ async def test_ready_sse_answer_is_one_write() -> None:
     assert len(events) == 3 and "retry: 500" in events[0]
     datas = [json.loads(line[5:]) for e in events[1:] for line in e.split("\n") if line.startswith("data:")]
     assert datas[0]["method"] == "notifications/message" and datas[1] == {
-        "jsonrpc": "2.0", "id": 1, "result": {"content": []}
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {"content": []},
     }
     assert http.next_cycle()  # the cork is off: the next response writes as usual
 

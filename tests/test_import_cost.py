@@ -27,11 +27,36 @@ ROOT = Path(__file__).resolve().parent.parent
 #: What neither package may load at import: the Trio stack, attrs / cattrs and the schema
 #: built on them, the HTTP, WebSocket and TLS stacks, the optional extras, and the upper layers.
 HEAVY = (
-    "trio", "attrs", "attr", "cattrs", "ssl", "h11", "httpx", "trio_websocket", "jsonschema",
-    "referencing", "rpds", "rich", "keyring", "dateparser", "PIL", "email", "webbrowser",
-    "trimcp._trio", "trimcp._sansio.schema", "trimcp.schema", "trimcp._sansio.connection",
-    "trimcp._sansio.host", "trimcp.conformance", "trimcp.server", "trimcp.reference",
-    "trimcp.oauth", "trimcp.config", "trimcp.cli", "trimcp.host.pool", "trimcp.host.outputs",
+    "trio",
+    "attrs",
+    "attr",
+    "cattrs",
+    "ssl",
+    "h11",
+    "httpx",
+    "trio_websocket",
+    "jsonschema",
+    "referencing",
+    "rpds",
+    "rich",
+    "keyring",
+    "dateparser",
+    "PIL",
+    "email",
+    "webbrowser",
+    "trimcp._trio",
+    "trimcp._sansio.schema",
+    "trimcp.schema",
+    "trimcp._sansio.connection",
+    "trimcp._sansio.host",
+    "trimcp.conformance",
+    "trimcp.server",
+    "trimcp.reference",
+    "trimcp.oauth",
+    "trimcp.config",
+    "trimcp.cli",
+    "trimcp.host.pool",
+    "trimcp.host.outputs",
     "zoneinfo",
 )
 
@@ -39,8 +64,9 @@ HEAVY = (
 def _fresh(code: str) -> object:
     """Run ``code`` in a new interpreter importing this checkout; it prints one JSON value."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                          check=True, timeout=60, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True, timeout=60, cwd=ROOT
+    )
     return json.loads(done.stdout)
 
 
@@ -74,8 +100,9 @@ def test_the_host_imports_jsonschema_and_zoneinfo_only_when_used() -> None:
 def test_the_server_package_imports_jsonschema_only_to_validate() -> None:
     loaded = _loaded_after("import trimcp.server, trimcp.reference")
     assert "trimcp.server" in loaded and "trio" in loaded
-    assert not {"jsonschema", "referencing", "rpds", "h11", "httpx", "trio_websocket",
-                "trimcp.conformance"} & set(loaded)
+    assert not {"jsonschema", "referencing", "rpds", "h11", "httpx", "trio_websocket", "trimcp.conformance"} & set(
+        loaded
+    )
 
 
 def test_the_cli_imports_the_conformance_package_only_to_check() -> None:

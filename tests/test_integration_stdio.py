@@ -48,7 +48,9 @@ class Recorder:
     async def sample(self, params: s.CreateMessageRequestParams) -> s.CreateMessageResult:
         self.sampling.append(params)
         return s.CreateMessageResult(
-            role="assistant", content=s.TextContent(text=self.sampled_text), model="trimcp-test-model",
+            role="assistant",
+            content=s.TextContent(text=self.sampled_text),
+            model="trimcp-test-model",
             stop_reason="endTurn",
         )
 
@@ -63,8 +65,12 @@ class Recorder:
     def kwargs(self, *, roots: bool = True) -> dict[str, Any]:
         return {
             "stdio": StdioOptions(env=peers.peer_env()),
-            "handlers": Handlers(sampling=self.sample, elicitation=self.elicit, roots=self.roots if roots else None,
-                                 logging=self.logs.append),
+            "handlers": Handlers(
+                sampling=self.sample,
+                elicitation=self.elicit,
+                roots=self.roots if roots else None,
+                logging=self.logs.append,
+            ),
         }
 
 
@@ -234,8 +240,13 @@ async def test_everything_lists_reads_and_prompts() -> None:
             assert client.server_capabilities is not None
             assert {"tools", "resources", "prompts", "completions"} <= client.server_capabilities.keys()
             tools = {t.name for t in await client.list_tools()}
-            assert {"echo", "get-sum", "get-structured-content", "trigger-sampling-request",
-                    "trigger-elicitation-request"} <= tools
+            assert {
+                "echo",
+                "get-sum",
+                "get-structured-content",
+                "trigger-sampling-request",
+                "trigger-elicitation-request",
+            } <= tools
             # The server offers get-roots-list only to clients that declared roots; we did not.
             assert "get-roots-list" not in tools
 
@@ -279,8 +290,11 @@ async def test_everything_tools() -> None:
             summed = await client.call_tool("get-sum", {"a": 19, "b": 23})
             assert "42" in text_of(summed)
             weather = await client.call_tool("get-structured-content", {"location": "Chicago"})
-            assert weather.structured_content == {"temperature": 36, "conditions": "Light rain / drizzle",
-                                                  "humidity": 82}
+            assert weather.structured_content == {
+                "temperature": 36,
+                "conditions": "Light rain / drizzle",
+                "humidity": 82,
+            }
             assert json.loads(text_of(weather)) == weather.structured_content
 
 

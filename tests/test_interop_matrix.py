@@ -125,8 +125,10 @@ def expected(client: str, server: str) -> Outcome:
     handshake = [v for v in theirs if v not in STATELESS_REVISIONS]
     if not handshake:
         return Outcome(
-            error=McpError, mentions=("-32022", *theirs, offer),
-            code=UNSUPPORTED_PROTOCOL_VERSION, named=theirs,
+            error=McpError,
+            mentions=("-32022", *theirs, offer),
+            code=UNSUPPORTED_PROTOCOL_VERSION,
+            named=theirs,
         )
     chosen = offer if offer in handshake else max(handshake)
     if chosen not in ours:
@@ -187,8 +189,10 @@ async def _exchange(target: Any, client: str, message: str) -> Observed:
             texts = [getattr(block, "text", None) for block in result.content]
             assert not result.is_error, result
             return Observed(
-                version=session.protocol_version, era=session.era.value,
-                tools=tuple(t.name for t in tools), echoed=texts[0] if len(texts) == 1 else repr(texts),
+                version=session.protocol_version,
+                era=session.era.value,
+                tools=tuple(t.name for t in tools),
+                echoed=texts[0] if len(texts) == 1 else repr(texts),
             )
     except TrimcpError as exc:
         return Observed(error=exc)
@@ -290,7 +294,8 @@ async def test_matrix_table() -> None:
         tables.append(render(got, f"observed over {transport}"))
         assert got == want, f"{transport} differs from the rules:\n" + "\n".join(
             f"  client {c} / server {s}: got {got[c, s]!r}, want {want[c, s]!r}"
-            for (c, s) in want if got[c, s] != want[c, s]
+            for (c, s) in want
+            if got[c, s] != want[c, s]
         )
     legend = (
         "Cells: the agreed revision and era, or how the connect was refused - "

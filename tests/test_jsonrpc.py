@@ -40,7 +40,10 @@ def test_request_parse_and_serialize(id_: rpc.RequestId) -> None:
     msg = parse_one(obj(id=id_, method="tools/list", params={"cursor": "x"}))
     assert msg == Request(id_, "tools/list", {"cursor": "x"})
     assert json.loads(rpc.serialize(msg)) == {  # type: ignore[arg-type]
-        "jsonrpc": "2.0", "id": id_, "method": "tools/list", "params": {"cursor": "x"},
+        "jsonrpc": "2.0",
+        "id": id_,
+        "method": "tools/list",
+        "params": {"cursor": "x"},
     }
 
 
@@ -69,7 +72,9 @@ def test_error_response_parse_and_serialize() -> None:
     msg = parse_one(obj(id=4, error={"code": -32601, "message": "nope", "data": {"x": 1}}))
     assert msg == ErrorResponse(4, ErrorObject(-32601, "nope", {"x": 1}))
     assert json.loads(rpc.serialize(msg)) == {  # type: ignore[arg-type]
-        "jsonrpc": "2.0", "id": 4, "error": {"code": -32601, "message": "nope", "data": {"x": 1}},
+        "jsonrpc": "2.0",
+        "id": 4,
+        "error": {"code": -32601, "message": "nope", "data": {"x": 1}},
     }
     # data is omitted when absent
     no_data = ErrorResponse(4, ErrorObject(-1, "m"))
@@ -213,20 +218,25 @@ def test_non_object_is_invalid(value: Any) -> None:
 
 
 def test_batch_mixed_valid_and_invalid() -> None:
-    data = json.dumps([
-        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
-        {"jsonrpc": "2.0", "id": 2, "method": 5},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        17,
-        {"jsonrpc": "2.0", "id": 3, "result": {}},
-    ]).encode()
+    data = json.dumps(
+        [
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            {"jsonrpc": "2.0", "id": 2, "method": 5},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            17,
+            {"jsonrpc": "2.0", "id": 3, "result": {}},
+        ]
+    ).encode()
     parsed = rpc.parse_payload(data)
     assert parsed.is_batch
     assert parsed.messages == [
-        Request(1, "ping"), Notification("notifications/initialized"), Response(3, {}),
+        Request(1, "ping"),
+        Notification("notifications/initialized"),
+        Response(3, {}),
     ]
     assert [(i.id, i.error.code) for i in parsed.invalid] == [
-        (2, rpc.INVALID_REQUEST), (None, rpc.INVALID_REQUEST),
+        (2, rpc.INVALID_REQUEST),
+        (None, rpc.INVALID_REQUEST),
     ]
 
 
@@ -319,13 +329,17 @@ def test_error_object_to_wire() -> None:
 texts = st.text(st.characters(exclude_categories=()), max_size=8)
 ids = st.one_of(st.integers(), texts)
 json_scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(),
-    st.floats(allow_nan=False, allow_infinity=False), texts,
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False, allow_infinity=False),
+    texts,
 )
 json_values = st.recursive(
     json_scalars,
     lambda children: st.one_of(
-        st.lists(children, max_size=4), st.dictionaries(texts, children, max_size=4),
+        st.lists(children, max_size=4),
+        st.dictionaries(texts, children, max_size=4),
     ),
     max_leaves=12,
 )
@@ -337,7 +351,8 @@ messages = st.one_of(
     st.builds(Notification, methods, st.none() | json_objects),
     st.builds(Response, ids, json_objects),
     st.builds(
-        ErrorResponse, st.none() | ids,
+        ErrorResponse,
+        st.none() | ids,
         st.builds(ErrorObject, st.integers(), texts, json_values),
     ),
 )
@@ -418,7 +433,7 @@ def test_parse_error_recovers_the_id(data: bytes | str, expected_id: rpc.Request
         b'{"jsonrpc":"2.0","id":1.5,"result":{"n":NaN}}',
         b'{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"\xff"}}',
         b'{"jsonrpc":"2.0","method":"x","params":{"n":NaN}}',
-        b'[1, NaN]',
+        b"[1, NaN]",
         b'{"jsonrpc":"2.0","id":1,"result":{}} trailing NaN',  # no lenient reading either
     ],
 )
@@ -434,7 +449,9 @@ def test_parse_error_in_a_batch_recovers_each_id() -> None:
     # Nothing of a text the strict reader refused is used, not even its clean members.
     assert parsed.is_batch and parsed.messages == []
     assert [(bad.id, bad.error.code) for bad in parsed.invalid] == [
-        (1, rpc.PARSE_ERROR), ("b", rpc.PARSE_ERROR), (None, rpc.PARSE_ERROR),
+        (1, rpc.PARSE_ERROR),
+        ("b", rpc.PARSE_ERROR),
+        (None, rpc.PARSE_ERROR),
     ]
     assert parsed.invalid[-1].raw == data  # what shows no id is reported once, as received
     every_id = rpc.parse_payload(b'[{"jsonrpc":"2.0","id":1,"result":{"n":NaN}}]')

@@ -20,11 +20,32 @@ PACKAGE_DIR = Path(__file__).resolve().parent.parent / "trimcp"
 
 #: Modules that do I/O, concurrency, read clocks or draw randomness: never in trimcp/_sansio
 #: (randomness, like clocks, is passed in so the core stays deterministic).
-IMPURE = frozenset({
-    "trio", "trio_websocket", "httpx", "httpcore", "socket", "ssl", "subprocess", "asyncio",
-    "anyio", "threading", "time", "keyring", "webbrowser", "os", "selectors", "multiprocessing",
-    "http.client", "urllib.request", "shutil", "signal", "secrets", "random",
-})
+IMPURE = frozenset(
+    {
+        "trio",
+        "trio_websocket",
+        "httpx",
+        "httpcore",
+        "socket",
+        "ssl",
+        "subprocess",
+        "asyncio",
+        "anyio",
+        "threading",
+        "time",
+        "keyring",
+        "webbrowser",
+        "os",
+        "selectors",
+        "multiprocessing",
+        "http.client",
+        "urllib.request",
+        "shutil",
+        "signal",
+        "secrets",
+        "random",
+    }
+)
 
 #: package prefix -> our packages it must not import
 FORBIDDEN_ARROWS: dict[str, tuple[str, ...]] = {
@@ -39,16 +60,31 @@ FORBIDDEN_ARROWS: dict[str, tuple[str, ...]] = {
     "trimcp.testing": ("trimcp.conformance", "trimcp.cli", "trimcp.reference", "trimcp.host"),
     "trimcp.cli": ("trimcp._sansio", "trimcp._trio"),
     # reading a config file starts nothing: no transport, server, harness or OAuth flow
-    "trimcp.config": ("trimcp._sansio", "trimcp._trio", "trimcp.server", "trimcp.conformance",
-                      "trimcp.cli", "trimcp.reference", "trimcp.oauth"),
+    "trimcp.config": (
+        "trimcp._sansio",
+        "trimcp._trio",
+        "trimcp.server",
+        "trimcp.conformance",
+        "trimcp.cli",
+        "trimcp.reference",
+        "trimcp.oauth",
+    ),
 }
 
 #: What the CLI may import of ours besides itself: the public packages, never one of their
 #: modules (``from trimcp.conformance import is_url``, not ``from trimcp.conformance.connectors``).
-PUBLIC_API = frozenset({
-    "trimcp", "trimcp.server", "trimcp.conformance", "trimcp.oauth", "trimcp.reference", "trimcp.schema",
-    "trimcp.config", "trimcp.host",
-})
+PUBLIC_API = frozenset(
+    {
+        "trimcp",
+        "trimcp.server",
+        "trimcp.conformance",
+        "trimcp.oauth",
+        "trimcp.reference",
+        "trimcp.schema",
+        "trimcp.config",
+        "trimcp.host",
+    }
+)
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -140,8 +176,14 @@ ALL_MODULES = sorted(PACKAGE_DIR.rglob("*.py"))
 
 def test_the_walk_finds_the_core() -> None:
     names = {module_name(p, PACKAGE_DIR) for p in ALL_MODULES}
-    for expected in ("trimcp._sansio.connection.core", "trimcp._sansio.jsonrpc", "trimcp._sansio.framing.lines",
-                     "trimcp._sansio.connection.lifecycle", "trimcp._sansio.revisions", "trimcp._errors"):
+    for expected in (
+        "trimcp._sansio.connection.core",
+        "trimcp._sansio.jsonrpc",
+        "trimcp._sansio.framing.lines",
+        "trimcp._sansio.connection.lifecycle",
+        "trimcp._sansio.revisions",
+        "trimcp._errors",
+    ):
         assert expected in names
     # relative imports are resolved to our absolute names
     core = PACKAGE_DIR / "_sansio" / "connection" / "core.py"
@@ -150,7 +192,9 @@ def test_the_walk_finds_the_core() -> None:
 
 
 @pytest.mark.parametrize(
-    "path", ALL_MODULES, ids=[str(p.relative_to(PACKAGE_DIR.parent)) for p in ALL_MODULES],
+    "path",
+    ALL_MODULES,
+    ids=[str(p.relative_to(PACKAGE_DIR.parent)) for p in ALL_MODULES],
 )
 def test_layer_rules(path: Path) -> None:
     assert violations(path) == []
@@ -158,7 +202,7 @@ def test_layer_rules(path: Path) -> None:
 
 # ---------------------------------------------------------------- the checker itself can fail
 
-BAD_SANSIO = '''
+BAD_SANSIO = """
 import os.path
 import trio, json
 from time import monotonic
@@ -173,7 +217,7 @@ __import__("threading")
 import trimcp
 if False:
     import asyncio
-'''
+"""
 
 
 def _fake_tree(tmp_path: Path) -> Path:
@@ -195,12 +239,32 @@ def test_checker_reports_impure_and_upward_imports(tmp_path: Path) -> None:
     bad = root / "_sansio" / "bad.py"
     bad.write_text(BAD_SANSIO)
     found = {m for _, m in imports_of(bad, root)}
-    assert {"trimcp._trio", "trimcp.server.app", "trimcp._sansio.jsonrpc", "trimcp._errors",
-            "socket", "threading", "os.path", "time", "trio", "json", "asyncio", "trimcp"} <= found
+    assert {
+        "trimcp._trio",
+        "trimcp.server.app",
+        "trimcp._sansio.jsonrpc",
+        "trimcp._errors",
+        "socket",
+        "threading",
+        "os.path",
+        "time",
+        "trio",
+        "json",
+        "asyncio",
+        "trimcp",
+    } <= found
     problems = "\n".join(violations(bad, root))
-    for flagged in ("imports os.path", "imports trio", "imports time", "imports socket",
-                    "imports threading", "imports asyncio", "must not import trimcp._trio",
-                    "must not import trimcp.server.app", "public package root"):
+    for flagged in (
+        "imports os.path",
+        "imports trio",
+        "imports time",
+        "imports socket",
+        "imports threading",
+        "imports asyncio",
+        "must not import trimcp._trio",
+        "must not import trimcp.server.app",
+        "public package root",
+    ):
         assert flagged in problems
     assert "json" not in problems.replace("jsonrpc", "")
     assert "_errors" not in problems
@@ -227,18 +291,18 @@ def test_checker_keeps_the_cli_on_the_public_api(tmp_path: Path) -> None:
     root = _fake_tree(tmp_path)
     (root / "cli" / "serve.py").write_text("")
     (root / "cli" / "main.py").write_text(
-        "from .. import open_client\n"                     # trimcp: public
-        "from ..conformance import run_checks\n"          # a public package's export
+        "from .. import open_client\n"  # trimcp: public
+        "from ..conformance import run_checks\n"  # a public package's export
         "from ..oauth import OAuthProvider\n"
         "from ..reference import build_server\n"
         "from ..server import Server\n"
-        "from . import serve\n"                           # the CLI's own module
+        "from . import serve\n"  # the CLI's own module
         "import json, trio\n"
-        "from ..conformance.runner import run_checks\n"   # 8: a module of a public package
-        "from .._trio.driver import SessionDriver\n"      # 9: private
+        "from ..conformance.runner import run_checks\n"  # 8: a module of a public package
+        "from .._trio.driver import SessionDriver\n"  # 9: private
         "def f():\n"
-        "    from .._sansio import jsonrpc\n"             # 11: private, even lazily
-        "    import trimcp._errors\n"                      # 12: private module of the root
+        "    from .._sansio import jsonrpc\n"  # 11: private, even lazily
+        "    import trimcp._errors\n"  # 12: private module of the root
     )
     assert sorted(violations(root / "cli" / "main.py", root)) == [
         "trimcp/cli/main.py:11: the CLI uses the public API only, not trimcp._sansio.jsonrpc",
@@ -314,9 +378,7 @@ def import_cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
     return cycles
 
 
-def cycle_problems(
-    graph: dict[str, set[str]], allowed: frozenset[frozenset[str]] = ALLOWED_CYCLES
-) -> list[str]:
+def cycle_problems(graph: dict[str, set[str]], allowed: frozenset[frozenset[str]] = ALLOWED_CYCLES) -> list[str]:
     """Every cycle not on the allow-list, and every allow-list entry that is no longer a cycle."""
     found = import_cycles(graph)
     problems = []
@@ -356,11 +418,13 @@ def test_the_cycle_checker_finds_cycles(tmp_path: Path) -> None:
     }
     problems = cycle_problems(graph, frozenset())
     assert len(problems) == 2
-    assert any("trimcp.server.app -> trimcp.server.context; trimcp.server.context -> trimcp.server.app" in p
-               for p in problems)
+    assert any(
+        "trimcp.server.app -> trimcp.server.context; trimcp.server.context -> trimcp.server.app" in p for p in problems
+    )
     # an allowed cycle passes; an allow-list entry that matches no cycle any more does not
-    allowed = frozenset({frozenset({"trimcp.server.app", "trimcp.server.context"}),
-                         frozenset({"trimcp.x", "trimcp.y"})})
+    allowed = frozenset(
+        {frozenset({"trimcp.server.app", "trimcp.server.context"}), frozenset({"trimcp.x", "trimcp.y"})}
+    )
     problems = cycle_problems(graph, allowed)
     assert len(problems) == 2
     assert not any("trimcp.server.app ->" in p for p in problems)

@@ -61,8 +61,13 @@ from trimcp._sansio.events import (
 
 # ---------------------------------------------------------------- the test's own lifecycle table
 
-ERA: Final = {"2024-11-05": "handshake", "2025-03-26": "handshake", "2025-06-18": "handshake",
-              "2025-11-25": "handshake", "2026-07-28": "stateless"}
+ERA: Final = {
+    "2024-11-05": "handshake",
+    "2025-03-26": "handshake",
+    "2025-06-18": "handshake",
+    "2025-11-25": "handshake",
+    "2026-07-28": "stateless",
+}
 #: The server requests each handshake revision has (elicitation came in 2025-06-18).
 SERVER_METHODS: Final = {
     "2024-11-05": {"sampling/createMessage", "roots/list"},
@@ -180,10 +185,14 @@ class LifecycleMachine(RuleBasedStateMachine):
     @initialize()
     def start(self) -> None:
         versions = [self.REVISION]
-        self.client = Side(Connection(Role.CLIENT, info={"name": "c"}, capabilities=dict(CLIENT_CAPS),
-                                      supported_versions=versions), "client")
-        self.server = Side(Connection(Role.SERVER, info={"name": "s"}, capabilities=dict(SERVER_CAPS),
-                                      supported_versions=versions), "server")
+        self.client = Side(
+            Connection(Role.CLIENT, info={"name": "c"}, capabilities=dict(CLIENT_CAPS), supported_versions=versions),
+            "client",
+        )
+        self.server = Side(
+            Connection(Role.SERVER, info={"name": "s"}, capabilities=dict(SERVER_CAPS), supported_versions=versions),
+            "server",
+        )
         self.ops: dict[int, Op] = {}
         self.closed = False
         self.cursors_issued: set[str] = set()
@@ -216,7 +225,9 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     def end(self, side: Side, request_id: rpc.RequestId, how: str) -> Mine:
         """Request ``request_id`` of ``side`` ends ``how``: exactly once, as the table allows."""
-        assert request_id not in side.ended, f"{side.name}: {request_id!r} ended twice ({side.ended[request_id]}, {how})"
+        assert request_id not in side.ended, (
+            f"{side.name}: {request_id!r} ended twice ({side.ended[request_id]}, {how})"
+        )
         mine = side.mine.pop(request_id)
         assert how in LIFECYCLE[self.era][side.name][mine.method], (self.era, side.name, mine.method, how)
         label(f"{side.name} request ended: {how}")
@@ -291,8 +302,10 @@ class LifecycleMachine(RuleBasedStateMachine):
         side = self.pick(data, [self.client, self.server])
         conn, stray = side.conn, f"never-{next(self.counter)}"
         for attempt in (
-            lambda: conn.send_response(stray, {}), lambda: conn.send_error(stray, -32000, "x"),
-            lambda: conn.cancel(stray), lambda: conn.send_progress(stray, 1),
+            lambda: conn.send_response(stray, {}),
+            lambda: conn.send_error(stray, -32000, "x"),
+            lambda: conn.cancel(stray),
+            lambda: conn.send_progress(stray, 1),
         ):
             with pytest.raises(LocalProtocolError):
                 attempt()
@@ -561,7 +574,9 @@ class LifecycleMachine(RuleBasedStateMachine):
         for side in (self.client, self.server):
             stats = side.conn.stats
             assert (stats.late_responses_dropped, stats.unknown_responses, stats.answers_suppressed) == (
-                side.late, side.unknown, side.suppressed
+                side.late,
+                side.unknown,
+                side.suppressed,
             ), side.name
             assert stats.invalid_messages == 0
 
@@ -612,12 +627,14 @@ class LifecycleMachine(RuleBasedStateMachine):
         # Every input-required step that reached the client was retried once (or the
         # connection closed first).
         for _, request_id in self.states_issued.values():
-            assert self.client.ended[request_id] in (("cancelled", "closed", "input_required") if self.closed
-                                                     else ("cancelled",))
+            assert self.client.ended[request_id] in (
+                ("cancelled", "closed", "input_required") if self.closed else ("cancelled",)
+            )
 
 
-SETTINGS: Final = settings(max_examples=100, stateful_step_count=50, deadline=None,
-                           suppress_health_check=[HealthCheck.too_slow])
+SETTINGS: Final = settings(
+    max_examples=100, stateful_step_count=50, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 class Handshake20241105(LifecycleMachine):
@@ -645,8 +662,13 @@ TestLifecycle_2025_03_26 = Handshake20250326.TestCase
 TestLifecycle_2025_06_18 = Handshake20250618.TestCase
 TestLifecycle_2025_11_25 = Handshake20251125.TestCase
 TestLifecycle_2026_07_28 = Stateless20260728.TestCase
-for _case in (TestLifecycle_2024_11_05, TestLifecycle_2025_03_26, TestLifecycle_2025_06_18,
-              TestLifecycle_2025_11_25, TestLifecycle_2026_07_28):
+for _case in (
+    TestLifecycle_2024_11_05,
+    TestLifecycle_2025_03_26,
+    TestLifecycle_2025_06_18,
+    TestLifecycle_2025_11_25,
+    TestLifecycle_2026_07_28,
+):
     _case.settings = SETTINGS
 del _case  # (else pytest collects the loop variable as one more case)
 

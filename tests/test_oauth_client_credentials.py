@@ -49,8 +49,7 @@ def _ec_pem(curve: str = "P-256") -> tuple[bytes, Any]:
     from cryptography.hazmat.primitives.asymmetric import ec
 
     key = ec.generate_private_key(ec.SECP256R1() if curve == "P-256" else ec.SECP384R1())
-    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                            serialization.NoEncryption())
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
     return pem, key.public_key()
 
 
@@ -59,8 +58,7 @@ def _rsa_pem() -> tuple[bytes, Any]:
     from cryptography.hazmat.primitives.asymmetric import rsa
 
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                            serialization.NoEncryption())
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
     return pem, key.public_key()
 
 
@@ -68,10 +66,17 @@ def _rsa_pem() -> tuple[bytes, Any]:
 
 
 def test_assertion_claims() -> None:
-    claims = sa.assertion_claims(client_id="c1", audience="https://as.example", now=1000.7,
-                                 jti=b"\x01" * 16, lifetime=90)
-    assert claims == {"iss": "c1", "sub": "c1", "aud": "https://as.example", "jti": "AQEBAQEBAQEBAQEBAQEBAQ",
-                      "iat": 1000, "exp": 1090}
+    claims = sa.assertion_claims(
+        client_id="c1", audience="https://as.example", now=1000.7, jti=b"\x01" * 16, lifetime=90
+    )
+    assert claims == {
+        "iss": "c1",
+        "sub": "c1",
+        "aud": "https://as.example",
+        "jti": "AQEBAQEBAQEBAQEBAQEBAQ",
+        "iat": 1000,
+        "exp": 1090,
+    }
     with pytest.raises(ValueError):
         sa.assertion_claims(client_id="c1", audience="a", now=0, jti=b"short")
     with pytest.raises(ValueError):
@@ -99,8 +104,7 @@ def test_sign_assertion_assembles_a_compact_jws() -> None:
 def test_token_request_private_key_jwt_and_client_credentials_form() -> None:
     ident = sa.ClientIdentity(CLIENT_ID, None, "private_key_jwt")
     form = sa.client_credentials_form(resource="https://mcp.example/mcp", scope="read write")
-    assert form == {"grant_type": "client_credentials", "resource": "https://mcp.example/mcp",
-                    "scope": "read write"}
+    assert form == {"grant_type": "client_credentials", "resource": "https://mcp.example/mcp", "scope": "read write"}
     assert "scope" not in sa.client_credentials_form(resource="r", scope=None)
     out, headers = sa.token_request(form, ident, "private_key_jwt", assertion="a.b.c")
     assert out["client_assertion"] == "a.b.c" and out["client_id"] == CLIENT_ID
@@ -134,11 +138,17 @@ def test_pem_signer_output_verifies_with_pyjwt(kind: str) -> None:
     pem, public = _rsa_pem() if kind == "RS256" else _ec_pem("P-384" if kind == "ES384" else "P-256")
     alg, sign = pem_signer(pem.decode())
     assert alg == kind
-    claims = sa.assertion_claims(client_id=CLIENT_ID, audience="https://as.example", now=2_000_000_000,
-                                 jti=b"\x07" * 16)
+    claims = sa.assertion_claims(
+        client_id=CLIENT_ID, audience="https://as.example", now=2_000_000_000, jti=b"\x07" * 16
+    )
     token = sa.sign_assertion(claims, alg=alg, sign=sign)
-    decoded = jwt.decode(token, public, algorithms=[kind], audience="https://as.example",
-                         options={"verify_exp": False, "verify_iat": False})
+    decoded = jwt.decode(
+        token,
+        public,
+        algorithms=[kind],
+        audience="https://as.example",
+        options={"verify_exp": False, "verify_iat": False},
+    )
     assert decoded == claims
     assert jwt.get_unverified_header(token)["alg"] == kind
 
@@ -160,12 +170,22 @@ def test_provider_client_assertion_claims() -> None:
     import jwt
 
     pem, public = _ec_pem()
-    provider = OAuthProvider(grant="client_credentials", client_id=CLIENT_ID, private_key_pem=pem,
-                             clock=lambda: 5000.0, random=lambda n: b"\x02" * n)
+    provider = OAuthProvider(
+        grant="client_credentials",
+        client_id=CLIENT_ID,
+        private_key_pem=pem,
+        clock=lambda: 5000.0,
+        random=lambda n: b"\x02" * n,
+    )
     assert provider.pre_registered is not None and provider.pre_registered.auth_method == "private_key_jwt"
     token = provider.client_assertion("https://as.example/tenant")
-    claims = jwt.decode(token, public, algorithms=["ES256"], audience="https://as.example/tenant",
-                        options={"verify_exp": False, "verify_iat": False})
+    claims = jwt.decode(
+        token,
+        public,
+        algorithms=["ES256"],
+        audience="https://as.example/tenant",
+        options={"verify_exp": False, "verify_iat": False},
+    )
     assert claims["iss"] == claims["sub"] == CLIENT_ID
     assert claims["exp"] - claims["iat"] == 60 and claims["iat"] == 5000
     assert claims["jti"]
@@ -200,8 +220,9 @@ class CcAuthServer:
         if form.get("client_assertion_type") != sa.JWT_BEARER_ASSERTION:
             return False
         try:
-            claims = jwt.decode(form.get("client_assertion", ""), self.public_key, algorithms=["ES256", "RS256"],
-                                audience=self.issuer)
+            claims = jwt.decode(
+                form.get("client_assertion", ""), self.public_key, algorithms=["ES256", "RS256"], audience=self.issuer
+            )
         except jwt.InvalidTokenError:
             return False
         self.assertions.append(claims)
@@ -210,12 +231,14 @@ class CcAuthServer:
     async def __call__(self, req: Req, reply: Reply) -> None:
         path = urlsplit(req.target).path
         if path == "/.well-known/oauth-authorization-server":
-            await reply.json({
-                "issuer": self.issuer,
-                "token_endpoint": f"{self.base}/token",
-                "grant_types_supported": ["client_credentials"],
-                "token_endpoint_auth_methods_supported": [self.method],
-            })
+            await reply.json(
+                {
+                    "issuer": self.issuer,
+                    "token_endpoint": f"{self.base}/token",
+                    "grant_types_supported": ["client_credentials"],
+                    "token_endpoint_auth_methods_supported": [self.method],
+                }
+            )
         elif path == "/token":
             form = {k: v[0] for k, v in parse_qs(req.body.decode()).items()}
             self.token_requests.append(form)
@@ -233,8 +256,7 @@ class CcAuthServer:
 
 def _assert_no_secrets(caplog: pytest.LogCaptureFixture, secrets: list[str]) -> None:
     for record in caplog.records:
-        text = record.getMessage() + (logging.Formatter().formatException(record.exc_info)
-                                      if record.exc_info else "")
+        text = record.getMessage() + (logging.Formatter().formatException(record.exc_info) if record.exc_info else "")
         for secret in secrets:
             assert secret not in text, f"secret material leaked in log record {record.name}"
 
@@ -256,8 +278,9 @@ async def _run_flow(auth: CcAuthServer, provider: OAuthProvider) -> tuple[str, l
 async def test_client_credentials_basic_flow(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     auth = CcAuthServer("client_secret_basic")
-    provider = OAuthProvider(grant="client_credentials", client_id=CLIENT_ID, client_secret=SECRET,
-                             trust_issuer=_trust_loopback)
+    provider = OAuthProvider(
+        grant="client_credentials", client_id=CLIENT_ID, client_secret=SECRET, trust_issuer=_trust_loopback
+    )
     url, tokens = await _run_flow(auth, provider)
     assert len(auth.token_requests) == 2
     form = auth.token_requests[0]
@@ -273,8 +296,9 @@ async def test_client_credentials_private_key_jwt_flow(kind: str, caplog: pytest
     caplog.set_level(logging.DEBUG)
     pem, public = _rsa_pem() if kind == "RS256" else _ec_pem()
     auth = CcAuthServer("private_key_jwt", public)
-    provider = OAuthProvider(grant="client_credentials", client_id=CLIENT_ID, private_key_pem=pem.decode(),
-                             trust_issuer=_trust_loopback)
+    provider = OAuthProvider(
+        grant="client_credentials", client_id=CLIENT_ID, private_key_pem=pem.decode(), trust_issuer=_trust_loopback
+    )
     url, tokens = await _run_flow(auth, provider)
     assert len(auth.assertions) == 2
     first, second = auth.assertions

@@ -47,22 +47,30 @@ class AuthServer:
     async def __call__(self, req: Req, reply: Reply) -> None:
         path = urlsplit(req.target).path
         if path == "/.well-known/openid-configuration/tenant":
-            await reply.json({
-                "issuer": self.issuer,
-                "authorization_endpoint": f"{self.base}/authorize",
-                "token_endpoint": f"{self.base}/token",
-                "registration_endpoint": f"{self.base}/register",
-                "code_challenge_methods_supported": ["S256"],
-                "token_endpoint_auth_methods_supported": ["client_secret_post"],
-                "authorization_response_iss_parameter_supported": True,
-            })
+            await reply.json(
+                {
+                    "issuer": self.issuer,
+                    "authorization_endpoint": f"{self.base}/authorize",
+                    "token_endpoint": f"{self.base}/token",
+                    "registration_endpoint": f"{self.base}/register",
+                    "code_challenge_methods_supported": ["S256"],
+                    "token_endpoint_auth_methods_supported": ["client_secret_post"],
+                    "authorization_response_iss_parameter_supported": True,
+                }
+            )
         elif path == "/register":
             body = req.json
             assert body["redirect_uris"] == [REDIRECT]
             cid = f"client-{next(self._n)}"
             self.clients[cid] = f"secret-{cid}"
-            await reply.json({"client_id": cid, "client_secret": self.clients[cid],
-                              "token_endpoint_auth_method": body["token_endpoint_auth_method"]}, 201)
+            await reply.json(
+                {
+                    "client_id": cid,
+                    "client_secret": self.clients[cid],
+                    "token_endpoint_auth_method": body["token_endpoint_auth_method"],
+                },
+                201,
+            )
         elif path == "/authorize":
             q = {k: v[0] for k, v in parse_qs(urlsplit(req.target).query).items()}
             self.auth_requests.append(q)
@@ -95,8 +103,15 @@ class AuthServer:
             access, refresh = f"AT-secret-{n}", f"RT-secret-{n}"
             self.access[access] = scopes
             self.refresh[refresh] = scopes
-            await reply.json({"access_token": access, "token_type": "Bearer", "expires_in": self.expires_in,
-                              "refresh_token": refresh, "scope": " ".join(sorted(scopes))})
+            await reply.json(
+                {
+                    "access_token": access,
+                    "token_type": "Bearer",
+                    "expires_in": self.expires_in,
+                    "refresh_token": refresh,
+                    "scope": " ".join(sorted(scopes)),
+                }
+            )
         else:
             await reply.text(404, "not found")
 
@@ -108,16 +123,23 @@ class ProtectedMcp(McpFake):
         self.base = ""
         self.prm_header = True
         self.prm_resource: str | None = None
-        self.tools = [{"name": "read_it", "inputSchema": {"type": "object"}},
-                      {"name": "write_it", "inputSchema": {"type": "object"}}]
+        self.tools = [
+            {"name": "read_it", "inputSchema": {"type": "object"}},
+            {"name": "write_it", "inputSchema": {"type": "object"}},
+        ]
         self.seen: list[str] = []
 
     async def __call__(self, req: Req, reply: Reply) -> None:
         path = urlsplit(req.target).path
         self.seen.append(f"{req.method} {path}")
         if path == "/.well-known/oauth-protected-resource/mcp":
-            await reply.json({"resource": self.prm_resource or f"{self.base}/mcp", "authorization_servers": [self.auth.issuer],
-                              "scopes_supported": ["read"]})
+            await reply.json(
+                {
+                    "resource": self.prm_resource or f"{self.base}/mcp",
+                    "authorization_servers": [self.auth.issuer],
+                    "scopes_supported": ["read"],
+                }
+            )
             return
         if path != "/mcp":
             await reply.text(404, "not found")
@@ -131,10 +153,17 @@ class ProtectedMcp(McpFake):
             await reply.json({"error": "unauthorized"}, 401, headers=[("WWW-Authenticate", challenge)])
             return
         msg = req.json if req.method == "POST" else None
-        if (isinstance(msg, dict) and msg.get("method") == "tools/call"
-                and (msg.get("params") or {}).get("name") == "write_it" and "write" not in self.auth.access[token]):
-            await reply.json({"error": "forbidden"}, 403, headers=[(
-                "WWW-Authenticate", 'Bearer error="insufficient_scope", scope="read write"')])
+        if (
+            isinstance(msg, dict)
+            and msg.get("method") == "tools/call"
+            and (msg.get("params") or {}).get("name") == "write_it"
+            and "write" not in self.auth.access[token]
+        ):
+            await reply.json(
+                {"error": "forbidden"},
+                403,
+                headers=[("WWW-Authenticate", 'Bearer error="insufficient_scope", scope="read write"')],
+            )
             return
         await super().__call__(req, reply)
 
@@ -164,12 +193,15 @@ def _random() -> Any:
 
 
 def _no_secrets(caplog: pytest.LogCaptureFixture, auth: AuthServer, extra: str = "") -> None:
-    secrets = [*auth.access, *auth.refresh, *auth.clients.values(),
-               *(f.get("code_verifier", "") for f in auth.token_requests)]
+    secrets = [
+        *auth.access,
+        *auth.refresh,
+        *auth.clients.values(),
+        *(f.get("code_verifier", "") for f in auth.token_requests),
+    ]
     secrets = [s for s in secrets if s]
     for record in caplog.records:
-        text = record.getMessage() + (logging.Formatter().formatException(record.exc_info)
-                                      if record.exc_info else "")
+        text = record.getMessage() + (logging.Formatter().formatException(record.exc_info) if record.exc_info else "")
         for s in secrets:
             assert s not in text, f"secret leaked in log record {record.name}"
     for s in secrets:
@@ -185,14 +217,17 @@ async def test_full_flow_discovery_pkce_refresh_step_up(caplog: pytest.LogCaptur
         mcp = ProtectedMcp(auth)
         async with serve(mcp) as mcp_server:
             mcp.base = f"http://127.0.0.1:{mcp_server.port}"
-            provider = OAuthProvider(authorize=headless, redirect_uri=REDIRECT, random=_random(), clock=clock,
-                                     revision="2025-11-25")
+            provider = OAuthProvider(
+                authorize=headless, redirect_uri=REDIRECT, random=_random(), clock=clock, revision="2025-11-25"
+            )
             async with trimcp.open_client(mcp_server.url, revision="2025-11-25", auth=provider) as session:
                 assert [t.name for t in await session.list_tools()] == ["read_it", "write_it"]
                 # Discovery walked the path-aware order: RFC 8414 form first (404), then OIDC.
                 as_paths = [urlsplit(r.target).path for r in as_server.requests if r.method == "GET"]
-                assert as_paths[:2] == ["/.well-known/oauth-authorization-server/tenant",
-                                        "/.well-known/openid-configuration/tenant"]
+                assert as_paths[:2] == [
+                    "/.well-known/oauth-authorization-server/tenant",
+                    "/.well-known/openid-configuration/tenant",
+                ]
                 (first,) = auth.auth_requests
                 assert first["code_challenge_method"] == "S256" and first["resource"] == mcp_server.url
                 assert first["scope"] == "read" and first["state"]
@@ -230,8 +265,9 @@ async def test_discovery_without_header_and_bad_iss(caplog: pytest.LogCaptureFix
             mcp.base = f"http://127.0.0.1:{mcp_server.port}"
             provider = OAuthProvider(authorize=headless, redirect_uri=REDIRECT)
             with pytest.raises(trimcp.TrimcpError) as info:
-                async with trimcp.open_client(mcp_server.url, revision="2025-11-25", auth=provider,
-                                              timeouts=trimcp.Timeouts(connect=10)):
+                async with trimcp.open_client(
+                    mcp_server.url, revision="2025-11-25", auth=provider, timeouts=trimcp.Timeouts(connect=10)
+                ):
                     pass
             assert "/.well-known/oauth-protected-resource/mcp" in mcp.seen[1]
             assert not auth.token_requests  # the code was never redeemed
@@ -264,8 +300,11 @@ async def test_step_up_is_bounded_and_failed_refresh_reauthorizes(caplog: pytest
                 async def stingy(self: ProtectedMcp, req: Req, reply: Reply) -> None:
                     msg = req.json if req.method == "POST" and req.body else None
                     if isinstance(msg, dict) and msg.get("method") == "tools/call":
-                        await reply.json({"error": "forbidden"}, 403, headers=[(
-                            "WWW-Authenticate", 'Bearer error="insufficient_scope", scope="read admin"')])
+                        await reply.json(
+                            {"error": "forbidden"},
+                            403,
+                            headers=[("WWW-Authenticate", 'Bearer error="insufficient_scope", scope="read admin"')],
+                        )
                         return
                     await real_call(self, req, reply)
 
@@ -287,8 +326,9 @@ async def test_resource_mismatch_aborts() -> None:
             mcp.prm_resource = "http://127.0.0.1:1/mcp"  # the PRM names another resource
             provider = OAuthProvider(authorize=headless, redirect_uri=REDIRECT)
             with pytest.raises(trimcp.TrimcpError) as info:
-                async with trimcp.open_client(mcp_server.url, revision="2025-11-25", auth=provider,
-                                              timeouts=trimcp.Timeouts(connect=10)):
+                async with trimcp.open_client(
+                    mcp_server.url, revision="2025-11-25", auth=provider, timeouts=trimcp.Timeouts(connect=10)
+                ):
                     pass
             assert "not for" in str(info.value)
             assert not auth.auth_requests

@@ -35,32 +35,43 @@ SECRET = "s3cr3t-never-leaves"
 # ---------------------------------------------------------------- the policy (sans-IO)
 
 
-@pytest.mark.parametrize("url", [
-    "https://as.example.com/", "https://93.184.215.14/token", "http://127.0.0.1:8080/x",
-    "http://127.5.6.7/x", "http://[::1]:9/x", "http://localhost:3000/cb", "https://[2606:4700::1111]/",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://as.example.com/",
+        "https://93.184.215.14/token",
+        "http://127.0.0.1:8080/x",
+        "http://127.5.6.7/x",
+        "http://[::1]:9/x",
+        "http://localhost:3000/cb",
+        "https://[2606:4700::1111]/",
+    ],
+)
 def test_the_policy_lets_through_https_and_loopback(url: str) -> None:
     assert UrlPolicy().check(url, "test") == url
 
 
-@pytest.mark.parametrize(("url", "why"), [
-    ("http://as.example.com/token", "not https"),
-    ("file:///etc/passwd", "not https"),
-    ("javascript:alert(1)", "not https"),
-    ("https://169.254.169.254/latest/meta-data/", "link-local"),
-    ("https://[fe80::1]/", "link-local"),
-    ("https://10.0.0.5/", "private"),
-    ("https://192.168.1.1/", "private"),
-    ("https://172.16.0.1/", "private"),
-    ("https://100.64.0.1/", "private"),  # shared address space (carrier NAT)
-    ("https://[fd00::1]/", "private"),
-    ("https://[::ffff:169.254.169.254]/", "link-local"),  # IPv4-mapped is judged as IPv4
-    ("https://0.0.0.0/", "unspecified"),
-    ("https://[::]/", "unspecified"),
-    ("https://224.0.0.1/", "multicast"),
-    ("https://user:pw@as.example.com/", "user information"),
-    ("https://as.example.com:99999/", "not a URL"),
-])
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("http://as.example.com/token", "not https"),
+        ("file:///etc/passwd", "not https"),
+        ("javascript:alert(1)", "not https"),
+        ("https://169.254.169.254/latest/meta-data/", "link-local"),
+        ("https://[fe80::1]/", "link-local"),
+        ("https://10.0.0.5/", "private"),
+        ("https://192.168.1.1/", "private"),
+        ("https://172.16.0.1/", "private"),
+        ("https://100.64.0.1/", "private"),  # shared address space (carrier NAT)
+        ("https://[fd00::1]/", "private"),
+        ("https://[::ffff:169.254.169.254]/", "link-local"),  # IPv4-mapped is judged as IPv4
+        ("https://0.0.0.0/", "unspecified"),
+        ("https://[::]/", "unspecified"),
+        ("https://224.0.0.1/", "multicast"),
+        ("https://user:pw@as.example.com/", "user information"),
+        ("https://as.example.com:99999/", "not a URL"),
+    ],
+)
 def test_the_policy_refuses(url: str, why: str) -> None:
     with pytest.raises(UrlRefused, match=why):
         UrlPolicy().check(url, "test")
@@ -120,15 +131,16 @@ class Hostile:
                 await reply.json({"resource": f"{self.base}/mcp", "authorization_servers": [self.issuer]})
             return
         prm = self.prm_url or f"{self.base}/prm"
-        await reply.json({"error": "unauthorized"}, 401,
-                         headers=[("WWW-Authenticate", f'Bearer resource_metadata="{prm}"')])
+        await reply.json(
+            {"error": "unauthorized"}, 401, headers=[("WWW-Authenticate", f'Bearer resource_metadata="{prm}"')]
+        )
 
 
 async def _stream(reply: Reply, body: bytes) -> None:
     """``body`` without a Content-Length, in 64 KiB pieces (a cap must not trust headers)."""
     await reply.head(200, [("Content-Type", "application/json")])
     for start in range(0, len(body), 65536):
-        await reply.body(body[start:start + 65536])
+        await reply.body(body[start : start + 65536])
     await reply.end()
 
 
@@ -143,10 +155,15 @@ class Collector:
     async def __call__(self, req: Req, reply: Reply) -> None:
         path = urlsplit(req.target).path
         if path.startswith("/.well-known/"):
-            await reply.json({"issuer": self.base, "token_endpoint": f"{self.base}/token",
-                              "authorization_endpoint": f"{self.base}/authorize",
-                              "registration_endpoint": f"{self.base}/register",
-                              "code_challenge_methods_supported": ["S256"]})
+            await reply.json(
+                {
+                    "issuer": self.base,
+                    "token_endpoint": f"{self.base}/token",
+                    "authorization_endpoint": f"{self.base}/authorize",
+                    "registration_endpoint": f"{self.base}/register",
+                    "code_challenge_methods_supported": ["S256"],
+                }
+            )
         elif path == "/token":
             self.token_requests.append(req)
             await reply.json({"access_token": "stolen", "token_type": "Bearer"})
@@ -199,8 +216,9 @@ class Resolver(trio.abc.HostnameResolver):
         self.answers = answers
         self.asked: list[str] = []
 
-    async def getaddrinfo(self, host: Any, port: Any, family: int = 0, type: int = 0, proto: int = 0,
-                          flags: int = 0) -> Any:
+    async def getaddrinfo(
+        self, host: Any, port: Any, family: int = 0, type: int = 0, proto: int = 0, flags: int = 0
+    ) -> Any:
         name = host.decode() if isinstance(host, bytes) else str(host)
         self.asked.append(name)
         return [(trio.socket.AF_INET, trio.socket.SOCK_STREAM, 6, "", (self.answers[name], int(port)))]
@@ -268,10 +286,10 @@ async def test_the_trust_hook_and_client_issuer_let_them_go_where_the_host_says(
     async with serve(collector) as as_server, _hostile() as (mcp, server):
         collector.base = mcp.issuer = f"http://127.0.0.1:{as_server.port}"
         for provider in (
-            OAuthProvider(grant="client_credentials", client_id="my-client", client_secret=SECRET,
-                          trust_issuer=trust),
-            OAuthProvider(grant="client_credentials", client_id="my-client", client_secret=SECRET,
-                          client_issuer=collector.base),
+            OAuthProvider(grant="client_credentials", client_id="my-client", client_secret=SECRET, trust_issuer=trust),
+            OAuthProvider(
+                grant="client_credentials", client_id="my-client", client_secret=SECRET, client_issuer=collector.base
+            ),
         ):
             await _connect(server.url, provider)  # the stolen token is refused by the MCP server
     # Every round (the fake MCP server refuses the token, so the client tries again) asked.
@@ -288,10 +306,15 @@ async def test_an_authorization_url_the_browser_must_not_open_is_refused() -> No
 
         async def metadata(req: Req, reply: Reply) -> None:
             if urlsplit(req.target).path.startswith("/.well-known/"):
-                await reply.json({"issuer": collector.base, "token_endpoint": f"{collector.base}/token",
-                                  "authorization_endpoint": "file:///etc/passwd",
-                                  "registration_endpoint": f"{collector.base}/register",
-                                  "code_challenge_methods_supported": ["S256"]})
+                await reply.json(
+                    {
+                        "issuer": collector.base,
+                        "token_endpoint": f"{collector.base}/token",
+                        "authorization_endpoint": "file:///etc/passwd",
+                        "registration_endpoint": f"{collector.base}/register",
+                        "code_challenge_methods_supported": ["S256"],
+                    }
+                )
             else:
                 await Collector.__call__(collector, req, reply)
 
@@ -318,8 +341,12 @@ async def test_a_huge_metadata_body_is_refused_past_the_cap_and_never_held_whole
 
 async def test_a_peers_value_is_quoted_short_and_escaped() -> None:
     async with _hostile() as (mcp, server):
-        mcp.prm_body = json.dumps({"resource": "https://other.example/" + "\x1b[2J" + "x" * 500_000,
-                                   "authorization_servers": ["https://as.example"]}).encode()
+        mcp.prm_body = json.dumps(
+            {
+                "resource": "https://other.example/" + "\x1b[2J" + "x" * 500_000,
+                "authorization_servers": ["https://as.example"],
+            }
+        ).encode()
         error = await _connect(server.url, OAuthProvider(authorize=_no_authorize))
     assert "protected-resource metadata is for" in error
     assert len(error) < 1000 and "\x1b" not in error and "\\x1b" in error
@@ -327,7 +354,10 @@ async def test_a_peers_value_is_quoted_short_and_escaped() -> None:
 
 def test_an_oauth_error_from_the_server_is_cut_and_escaped() -> None:
     with pytest.raises(sa.OAuthError) as info:
-        sa.parse_token_response(400, json.dumps({"error": "e" * 10_000, "error_description": "\x1b]0;pwn\x07"
-                                                 + "d" * 1_000_000}).encode(), now=0)
+        sa.parse_token_response(
+            400,
+            json.dumps({"error": "e" * 10_000, "error_description": "\x1b]0;pwn\x07" + "d" * 1_000_000}).encode(),
+            now=0,
+        )
     text = str(info.value)
     assert len(text) < 1000 and "\x1b" not in text and "\x07" not in text

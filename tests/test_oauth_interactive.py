@@ -11,7 +11,6 @@ the real loopback callback server, which hands the URL back to the flow.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -43,8 +42,14 @@ class LoopbackAuthServer(AuthServer):
             self.redirect_uris.append(body["redirect_uris"])
             cid = f"client-{next(self._n)}"
             self.clients[cid] = f"secret-{cid}"
-            await reply.json({"client_id": cid, "client_secret": self.clients[cid],
-                              "token_endpoint_auth_method": body["token_endpoint_auth_method"]}, 201)
+            await reply.json(
+                {
+                    "client_id": cid,
+                    "client_secret": self.clients[cid],
+                    "token_endpoint_auth_method": body["token_endpoint_auth_method"],
+                },
+                201,
+            )
             return
         await super().__call__(req, reply)
 
@@ -77,7 +82,8 @@ def _codes(auth: AuthServer) -> list[str]:
 
 
 async def test_whole_interactive_flow_through_the_loopback_server(
-    capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.DEBUG)
     auth = LoopbackAuthServer()
@@ -87,14 +93,20 @@ async def test_whole_interactive_flow_through_the_loopback_server(
         async with serve(mcp) as mcp_server, open_loopback_callback() as callback:
             mcp.base = f"http://127.0.0.1:{mcp_server.port}"
             browser = FakeBrowser(nursery)
-            provider = OAuthProvider(authorize=interactive_authorizer(callback, open_browser=browser.open),
-                                     redirect_uri=callback.redirect_uri, revision="2025-11-25")
+            provider = OAuthProvider(
+                authorize=interactive_authorizer(callback, open_browser=browser.open),
+                redirect_uri=callback.redirect_uri,
+                revision="2025-11-25",
+            )
             async with trimcp.open_client(mcp_server.url, revision="2025-11-25", auth=provider) as session:
                 assert [t.name for t in await session.list_tools()] == ["read_it", "write_it"]
                 # Step-up: a second round through the same callback server.
                 await session.call_tool("write_it", {})
-            authorized = [r for r in mcp_server.requests if r.method == "POST"
-                          and (r.header("authorization") or "").startswith("Bearer AT-secret-")]
+            authorized = [
+                r
+                for r in mcp_server.requests
+                if r.method == "POST" and (r.header("authorization") or "").startswith("Bearer AT-secret-")
+            ]
             assert authorized and authorized[-1].json["params"]["name"] == "write_it"
 
             assert auth.redirect_uris == [[callback.redirect_uri]]
@@ -173,9 +185,7 @@ async def test_malformed_and_oversize_requests_are_answered_and_closed() -> None
         assert oversize.startswith(b"HTTP/1.1 413 ")
         assert b"content-type: text/plain" in oversize.lower()  # plain text, not JSON-RPC
         # Each answer ends its connection, and the round is still armed.
-        ok = await _raw_exchange(
-            callback.port, b"GET /callback?code=c HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
-        )
+        ok = await _raw_exchange(callback.port, b"GET /callback?code=c HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         assert ok.startswith(b"HTTP/1.1 200 ") and b"connection: close" in ok.lower()
         assert await callback.wait() == callback.redirect_uri + "?code=c"
 
@@ -231,13 +241,18 @@ async def test_timeout_through_the_provider_is_a_clear_error() -> None:
         mcp = ProtectedMcp(auth)
         async with serve(mcp) as mcp_server, open_loopback_callback(timeout=0.3) as callback:
             mcp.base = f"http://127.0.0.1:{mcp_server.port}"
-            nothing: Callable[[str], Any] = lambda url: None
-            provider = OAuthProvider(authorize=interactive_authorizer(callback, open_browser=nothing,
-                                                                      announce=lambda text: None),
-                                     redirect_uri=callback.redirect_uri)
+
+            def nothing(url: str) -> Any:
+                return None
+
+            provider = OAuthProvider(
+                authorize=interactive_authorizer(callback, open_browser=nothing, announce=lambda text: None),
+                redirect_uri=callback.redirect_uri,
+            )
             with pytest.raises(trimcp.TrimcpError) as info:
-                async with trimcp.open_client(mcp_server.url, revision="2025-11-25", auth=provider,
-                                              timeouts=trimcp.Timeouts(connect=10)):
+                async with trimcp.open_client(
+                    mcp_server.url, revision="2025-11-25", auth=provider, timeouts=trimcp.Timeouts(connect=10)
+                ):
                     pass
             text = str(info.value)
             assert "callback_timeout: no authorization response reached" in text

@@ -6,6 +6,7 @@ import threading
 from typing import Any
 
 import trio
+import trio.lowlevel
 
 from trimcp._sansio.bounded.schemas import BoundedSchema
 from trimcp._trio import offload
@@ -80,7 +81,7 @@ async def test_in_virtual_time_everything_stays_on_the_loop(autojump_clock: Any,
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(sleeper)
-        await trio.sleep(0)
+        await trio.lowlevel.checkpoint()
         verdict = await offload.validate(schema, {}, units=50_000)
         # No thread, so no moment when every task waited and the clock could jump.
         assert trio.current_time() == before and not woke

@@ -17,8 +17,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PUBLIC = ("trimcp", "trimcp.server", "trimcp.oauth", "trimcp.conformance", "trimcp.reference", "trimcp.config",
-          "trimcp.testing")
+PUBLIC = (
+    "trimcp",
+    "trimcp.server",
+    "trimcp.oauth",
+    "trimcp.conformance",
+    "trimcp.reference",
+    "trimcp.config",
+    "trimcp.testing",
+)
 
 
 @pytest.mark.parametrize("name", PUBLIC)
@@ -54,6 +61,7 @@ def test_importing_the_packages_loads_no_http_stack() -> None:
         "print(sorted(m for m in ('h11', 'httpx', 'trio_websocket') if m in sys.modules))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         check=True, timeout=60).stdout.splitlines()
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True, timeout=60
+    ).stdout.splitlines()
     assert out == ["[]", "['h11']"]

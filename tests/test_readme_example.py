@@ -31,9 +31,15 @@ def test_the_readme_client_example_is_clean_under_mypy_strict(tmp_path: Path) ->
     env_before = os.environ.get("MYPYPATH")
     os.environ["MYPYPATH"] = str(ROOT)  # the checkout's trimcp, however it is installed
     try:
-        out, err, status = api.run([
-            "--strict", "--no-incremental", "--cache-dir", str(tmp_path / "cache"), str(example),
-        ])
+        out, err, status = api.run(
+            [
+                "--strict",
+                "--no-incremental",
+                "--cache-dir",
+                str(tmp_path / "cache"),
+                str(example),
+            ]
+        )
     finally:
         if env_before is None:
             del os.environ["MYPYPATH"]
@@ -43,9 +49,13 @@ def test_the_readme_client_example_is_clean_under_mypy_strict(tmp_path: Path) ->
 
 
 def test_call_tool_result_text_joins_the_text_blocks() -> None:
-    result = CallToolResult(content=[
-        TextContent(text="a"), ImageContent(data="AA==", mime_type="image/png"), TextContent(text="b"),
-    ])
+    result = CallToolResult(
+        content=[
+            TextContent(text="a"),
+            ImageContent(data="AA==", mime_type="image/png"),
+            TextContent(text="b"),
+        ]
+    )
     assert result.text == "a\nb"
     assert CallToolResult(content=[]).text == ""
 

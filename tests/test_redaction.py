@@ -32,18 +32,26 @@ REF = "${SECRET_TOKEN}"
 
 
 def config_with(secret: str, **env: str) -> dict[str, object]:
-    return {"mcpServers": {
-        "local": {"command": "server", "args": ["--token=${SECRET_TOKEN}", "--port=${PORT:-8080}"],
-                  "env": {"API_KEY": "${env:SECRET_TOKEN}", "MODE": "${MODE}"}},
-        "web": {"url": "https://example.com/mcp?token=${SECRET_TOKEN}",
-                "headers": {"Authorization": "Bearer ${SECRET_TOKEN}"}},
-        "broken": {"type": "http", "url": "ftp://u:${OTHER}@example.com/"},
-    }}
+    return {
+        "mcpServers": {
+            "local": {
+                "command": "server",
+                "args": ["--token=${SECRET_TOKEN}", "--port=${PORT:-8080}"],
+                "env": {"API_KEY": "${env:SECRET_TOKEN}", "MODE": "${MODE}"},
+            },
+            "web": {
+                "url": "https://example.com/mcp?token=${SECRET_TOKEN}",
+                "headers": {"Authorization": "Bearer ${SECRET_TOKEN}"},
+            },
+            "broken": {"type": "http", "url": "ftp://u:${OTHER}@example.com/"},
+        }
+    }
 
 
 def test_an_entry_records_what_it_took_from_the_environment_and_not_its_defaults() -> None:
-    config = parse_config(config_with(SECRET), environ={"SECRET_TOKEN": SECRET, "MODE": "on",
-                                                        "OTHER": "pa55word", "UNUSED": "x" * 9})
+    config = parse_config(
+        config_with(SECRET), environ={"SECRET_TOKEN": SECRET, "MODE": "on", "OTHER": "pa55word", "UNUSED": "x" * 9}
+    )
     local, web = config.server("local"), config.server("web")
     assert local.expanded == {"SECRET_TOKEN": SECRET, "MODE": "on"}  # ${PORT:-8080}: the file's
     assert web.expanded == {"SECRET_TOKEN": SECRET}
@@ -52,13 +60,11 @@ def test_an_entry_records_what_it_took_from_the_environment_and_not_its_defaults
     # Neither the entry's repr nor the redactor's shows the record.
     assert "expanded" not in repr(local) and SECRET not in repr(config.redactor())
     # How the text was spelt does not make another entry (the pool's identity rests on it).
-    assert local == StdioServerConfig(name="local", command="server", args=local.args,
-                                      env=local.env)
+    assert local == StdioServerConfig(name="local", command="server", args=local.args, env=local.env)
 
 
 def test_a_config_error_quotes_the_file_not_the_expansion() -> None:
-    config = parse_config(config_with(SECRET), environ={"SECRET_TOKEN": SECRET, "MODE": "on",
-                                                        "OTHER": "pa55word"})
+    config = parse_config(config_with(SECRET), environ={"SECRET_TOKEN": SECRET, "MODE": "on", "OTHER": "pa55word"})
     message = str(config.errors["broken"])
     assert '"ftp://u:${OTHER}@example.com/"' in message and "pa55word" not in message
 
@@ -93,7 +99,7 @@ def test_a_value_is_found_however_an_encoder_spelt_it(secret: str) -> None:
         shown = redact(text)
         assert REF in shown, how
         # Not the value, nor any run of 5 of its characters (a half-hidden value is a leak).
-        assert not any(secret[i:i + 5] in shown for i in range(len(secret) - 4)), (how, shown)
+        assert not any(secret[i : i + 5] in shown for i in range(len(secret) - 4)), (how, shown)
 
 
 def test_redacting_twice_changes_nothing() -> None:
@@ -131,8 +137,12 @@ class Status:
 
 def test_a_structure_is_redacted_before_it_is_rendered() -> None:
     redact = Redactor({"SECRET_TOKEN": SECRET, "PORT": "8080"})
-    doc = {"target": f"http://h:8080/mcp?token={SECRET}", "port": 8080, SECRET: [SECRET, 1.5, None],
-           "status": Status(f"failed: {SECRET}", 8080, (SECRET,), private=SECRET)}
+    doc = {
+        "target": f"http://h:8080/mcp?token={SECRET}",
+        "port": 8080,
+        SECRET: [SECRET, 1.5, None],
+        "status": Status(f"failed: {SECRET}", 8080, (SECRET,), private=SECRET),
+    }
     shown = redact.value(doc)
     assert shown["target"] == "http://h:${PORT}/mcp?token=${SECRET_TOKEN}"
     assert shown["port"] == 8080  # a number stays a number: the JSON stays JSON

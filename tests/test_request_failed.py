@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.lowlevel
 
 from trimcp import ConnectError, Era, TransportClosed, open_client
 from trimcp._errors import TransportError
@@ -31,7 +32,9 @@ V26 = "2026-07-28"
 
 INIT_RESULT = {"protocolVersion": HANDSHAKE, "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}
 DISCOVER_RESULT = {
-    "resultType": "complete", "supportedVersions": [V26], "capabilities": {"tools": {"listChanged": True}},
+    "resultType": "complete",
+    "supportedVersions": [V26],
+    "capabilities": {"tools": {"listChanged": True}},
     "_meta": {sl.SERVER_INFO_KEY: {"name": "s", "version": "1"}},
 }
 
@@ -40,6 +43,7 @@ DISCOVER_RESULT = {
 async def session(revision: str = HANDSHAKE) -> AsyncIterator[tuple[ClientSession, ScriptedStream]]:
     stream = ScriptedStream()
     async with trio.open_nursery() as nursery:
+
         async def handshake() -> None:
             if revision == V26:
                 probe, _ = await stream.expect("server/discover")
@@ -67,7 +71,7 @@ async def test_a_lost_answer_fails_its_waiter_at_once(autojump_clock: trio.abc.C
         start = trio.current_time()
         await stream.lose(request, TransportClosed("the server went away mid-stream"))
         while not failed:
-            await trio.sleep(0)
+            await trio.lowlevel.checkpoint()
         assert trio.current_time() == start and "went away" in str(failed[0])
         assert request.id not in client.connection.pending
         # The session goes on.
@@ -77,9 +81,15 @@ async def test_a_lost_answer_fails_its_waiter_at_once(autojump_clock: trio.abc.C
 
 
 async def test_may_reissue_sends_the_request_again_under_a_new_id(autojump_clock: trio.abc.Clock) -> None:
-    tool = {"name": "where", "inputSchema": {"type": "object", "properties": {
-        "region": {"type": "string", "x-mcp-header": "Region"},
-    }}}
+    tool = {
+        "name": "where",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"},
+            },
+        },
+    }
     async with session() as (client, stream), trio.open_nursery() as nursery:
         progress: list[float] = []
         results: list[Any] = []
@@ -91,11 +101,13 @@ async def test_may_reissue_sends_the_request_again_under_a_new_id(autojump_clock
         listing, _ = await stream.expect("tools/list")
         await stream.answer(listing, {"tools": [tool]})
         while not results:
-            await trio.sleep(0)
+            await trio.lowlevel.checkpoint()
         results.clear()
 
         async def call() -> None:
-            results.append(await client.call_tool("where", {"region": "eu"}, on_progress=lambda e: progress.append(e.progress)))
+            results.append(
+                await client.call_tool("where", {"region": "eu"}, on_progress=lambda e: progress.append(e.progress))
+            )
 
         nursery.start_soon(call)
         first, meta = await stream.expect("tools/call")
@@ -109,7 +121,7 @@ async def test_may_reissue_sends_the_request_again_under_a_new_id(autojump_clock
         await stream.answer(first, {"content": [{"type": "text", "text": "late"}]})  # dropped: retired
         await stream.answer(second, {"content": [{"type": "text", "text": "eu"}]})
         while not results:
-            await trio.sleep(0)
+            await trio.lowlevel.checkpoint()
         assert results[0].content[0].text == "eu" and progress == [1]
         assert not client.connection.pending
 
@@ -117,18 +129,30 @@ async def test_may_reissue_sends_the_request_again_under_a_new_id(autojump_clock
 async def test_a_reissued_listen_keeps_its_subscription(autojump_clock: trio.abc.Clock) -> None:
     async with session(V26) as (client, stream):
         async with trio.open_nursery() as nursery:
+
             async def serve() -> None:
                 request, _ = await stream.expect("subscriptions/listen")
-                await stream.give({"method": "notifications/subscriptions/acknowledged", "params": {
-                    "notifications": {"toolsListChanged": True}, "_meta": {sl.SUBSCRIPTION_ID_KEY: request.id},
-                }})
+                await stream.give(
+                    {
+                        "method": "notifications/subscriptions/acknowledged",
+                        "params": {
+                            "notifications": {"toolsListChanged": True},
+                            "_meta": {sl.SUBSCRIPTION_ID_KEY: request.id},
+                        },
+                    }
+                )
                 await trio.sleep(1)
                 await stream.lose(request, TransportClosed("the listen stream broke"), may_reissue=True)
                 again, meta = await stream.expect("subscriptions/listen")
                 assert again.id != request.id and meta.reissue_of == request.id
-                await stream.give({"method": "notifications/tools/list_changed", "params": {
-                    "_meta": {sl.SUBSCRIPTION_ID_KEY: again.id},
-                }})
+                await stream.give(
+                    {
+                        "method": "notifications/tools/list_changed",
+                        "params": {
+                            "_meta": {sl.SUBSCRIPTION_ID_KEY: again.id},
+                        },
+                    }
+                )
 
             nursery.start_soon(serve)
             async with client.listen(tools_list_changed=True) as sub:
@@ -140,6 +164,7 @@ async def test_a_reissued_listen_keeps_its_subscription(autojump_clock: trio.abc
 async def test_a_lost_probe_means_a_handshake_era_server(autojump_clock: trio.abc.Clock) -> None:
     stream = ScriptedStream()
     async with trio.open_nursery() as nursery:
+
         async def serve() -> None:
             probe, _ = await stream.expect("server/discover")
             await stream.lose(probe, TransportError("HTTP 405 from http://x/mcp: Method Not Allowed"))
@@ -154,6 +179,7 @@ async def test_a_lost_probe_means_a_handshake_era_server(autojump_clock: trio.ab
 async def test_a_lost_initialize_fails_the_connect_with_its_reason(autojump_clock: trio.abc.Clock) -> None:
     stream = ScriptedStream()
     async with trio.open_nursery() as nursery:
+
         async def serve() -> None:
             init, _ = await stream.expect("initialize")
             await stream.lose(init, ConnectError("initialize got HTTP 405, and no HTTP+SSE either"))

@@ -25,7 +25,9 @@ from trimcp.conformance.requirements import (
 )
 
 
-def _req(rid: str, strength: str, checks: dict[str, Coverage], revisions: tuple[str, ...] = ("2025-11-25",)) -> Requirement:
+def _req(
+    rid: str, strength: str, checks: dict[str, Coverage], revisions: tuple[str, ...] = ("2025-11-25",)
+) -> Requirement:
     return Requirement(rid, strength, revisions, "basic/lifecycle", "initialization", "A sentence.", checks)
 
 
@@ -76,28 +78,66 @@ def test_coverage_counts_full_partial_and_runs_under() -> None:
 
 def test_joint_links_are_full_only_when_every_joint_check_runs() -> None:
     joint = {"lifecycle.initialize": Coverage.JOINT, "discover.result": Coverage.JOINT}
-    both = Requirement("a.joint", "MUST", ("2025-11-25", "2026-07-28"), "basic/lifecycle", "", "A sentence.",
-                       joint, together="lifecycle.initialize: one kind; discover.result: the other")
+    both = Requirement(
+        "a.joint",
+        "MUST",
+        ("2025-11-25", "2026-07-28"),
+        "basic/lifecycle",
+        "",
+        "A sentence.",
+        joint,
+        together="lifecycle.initialize: one kind; discover.result: the other",
+    )
     cat = Catalogue((both,), ())
     # discover.result runs under 2026-07-28 only, lifecycle.initialize under the handshake era only:
     # in neither revision do both run, so each counts the sentence as partly covered.
     assert cat.coverage("2025-11-25")["core"]["MUST"] == {"total": 1, "full": 0, "partial": 1}
     assert cat.coverage("2026-07-28")["core"]["MUST"] == {"total": 1, "full": 0, "partial": 1}
     pair = {"lifecycle.initialize": Coverage.JOINT, "lifecycle.ping": Coverage.JOINT, "tools.list": Coverage.PARTIAL}
-    ok = Requirement("a.pair", "MUST", ("2025-11-25",), "basic/lifecycle", "", "A sentence.", pair,
-                     together="lifecycle.initialize: one kind; lifecycle.ping: the other")
+    ok = Requirement(
+        "a.pair",
+        "MUST",
+        ("2025-11-25",),
+        "basic/lifecycle",
+        "",
+        "A sentence.",
+        pair,
+        together="lifecycle.initialize: one kind; lifecycle.ping: the other",
+    )
     assert Catalogue((ok,), ()).coverage("2025-11-25")["core"]["MUST"] == {"total": 1, "full": 1, "partial": 0}
     assert Catalogue((ok,), ()).sentences_of("tools.list")[0][1] is Coverage.PARTIAL
 
 
 def test_joint_links_need_a_partner_and_say_what_each_sees() -> None:
-    alone = Requirement("a.alone", "MUST", ("2025-11-25",), "basic/lifecycle", "", "One.",
-                        {"lifecycle.initialize": Coverage.JOINT}, together="lifecycle.initialize: all of it")
-    silent = Requirement("a.silent", "MUST", ("2025-11-25",), "basic/lifecycle", "", "Two.",
-                         {"lifecycle.initialize": Coverage.JOINT, "lifecycle.ping": Coverage.JOINT})
-    vague = Requirement("a.vague", "MUST", ("2025-11-25",), "basic/lifecycle", "", "Three.",
-                        {"lifecycle.initialize": Coverage.JOINT, "lifecycle.ping": Coverage.JOINT},
-                        together="between them, everything")
+    alone = Requirement(
+        "a.alone",
+        "MUST",
+        ("2025-11-25",),
+        "basic/lifecycle",
+        "",
+        "One.",
+        {"lifecycle.initialize": Coverage.JOINT},
+        together="lifecycle.initialize: all of it",
+    )
+    silent = Requirement(
+        "a.silent",
+        "MUST",
+        ("2025-11-25",),
+        "basic/lifecycle",
+        "",
+        "Two.",
+        {"lifecycle.initialize": Coverage.JOINT, "lifecycle.ping": Coverage.JOINT},
+    )
+    vague = Requirement(
+        "a.vague",
+        "MUST",
+        ("2025-11-25",),
+        "basic/lifecycle",
+        "",
+        "Three.",
+        {"lifecycle.initialize": Coverage.JOINT, "lifecycle.ping": Coverage.JOINT},
+        together="between them, everything",
+    )
     text = "\n".join(Catalogue((alone, silent, vague), ()).problems())
     assert "a.alone: a joint link needs another joint check" in text
     assert "a.silent: joint links and a 'together' text go together" in text
@@ -132,8 +172,15 @@ def test_most_checks_rest_on_sentences() -> None:
 
 
 def test_extension_sentences_are_counted_apart() -> None:
-    ext = Requirement("apps.x", "MUST", ("2025-11-25",), "extensions/apps", "", "An app sentence.",
-                      {"lifecycle.initialize": Coverage.FULL})
+    ext = Requirement(
+        "apps.x",
+        "MUST",
+        ("2025-11-25",),
+        "extensions/apps",
+        "",
+        "An app sentence.",
+        {"lifecycle.initialize": Coverage.FULL},
+    )
     cat = Catalogue((_req("a.core", "MUST", {}), ext), ())
     counts = cat.coverage("2025-11-25")
     assert counts["core"]["MUST"] == {"total": 1, "full": 0, "partial": 0}
@@ -143,11 +190,14 @@ def test_extension_sentences_are_counted_apart() -> None:
 def test_no_sentence_is_listed_twice_in_a_revision() -> None:
     """Normalized text (and subject, where the same words govern different things) is unique per revision."""
     assert load().duplicates() == []
-    twice = Catalogue((
-        _req("a.one", "MUST", {}),
-        Requirement("b.one", "MUST", ("2025-11-25",), "basic/index", "", "a  SENTENCE!", {}),
-        Requirement("c.one", "MUST", ("2025-11-25",), "server/tools", "", "A sentence.", {}, subject="tools"),
-    ), ())
+    twice = Catalogue(
+        (
+            _req("a.one", "MUST", {}),
+            Requirement("b.one", "MUST", ("2025-11-25",), "basic/index", "", "a  SENTENCE!", {}),
+            Requirement("c.one", "MUST", ("2025-11-25",), "server/tools", "", "A sentence.", {}, subject="tools"),
+        ),
+        (),
+    )
     assert twice.duplicates() == ["2025-11-25: a.one and b.one quote the same sentence"]
     assert any("quote the same sentence" in p for p in twice.problems())
 
@@ -156,11 +206,21 @@ def test_no_sentence_is_listed_twice_in_a_revision() -> None:
 def test_named_server_sentences_are_listed(revision: str) -> None:
     texts = " | ".join(r.text for r in load().for_revision(revision))
     wanted = {
-        "2025-11-25": ["first interaction", "string or integer value", "unique across all active requests",
-                       "same `progressToken`", "after the task reaches a terminal status",
-                       "instead of the `notifications/cancelled`", "initiated the elicitation request",
-                       "`ToolResultContent` item with a matching `toolUseId`"],
-        "2026-07-28": ["set of supported `ResultType` values", "graceful", "data.requiredCapabilities",
-                       "A request missing any required field"],
+        "2025-11-25": [
+            "first interaction",
+            "string or integer value",
+            "unique across all active requests",
+            "same `progressToken`",
+            "after the task reaches a terminal status",
+            "instead of the `notifications/cancelled`",
+            "initiated the elicitation request",
+            "`ToolResultContent` item with a matching `toolUseId`",
+        ],
+        "2026-07-28": [
+            "set of supported `ResultType` values",
+            "graceful",
+            "data.requiredCapabilities",
+            "A request missing any required field",
+        ],
     }[revision]
     assert [w for w in wanted if w not in texts] == []

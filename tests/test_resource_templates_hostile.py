@@ -21,8 +21,17 @@ from trimcp.server import Context, Server
 from trimcp.server._uritemplate import UnsafeVariable, UriTemplate, unsafe_reason
 from trimcp.testing import connect
 
-HOSTILE = ["..%2F..%2Fetc%2Fhostname", "%2Fetc%2Fhostname", "a%00b", "..", "%2E%2E",
-           "..%5C..%5Cetc%5Chostname", "a%0Ab", "%7F", "%C2%85"]
+HOSTILE = [
+    "..%2F..%2Fetc%2Fhostname",
+    "%2Fetc%2Fhostname",
+    "a%00b",
+    "..",
+    "%2E%2E",
+    "..%5C..%5Cetc%5Chostname",
+    "a%0Ab",
+    "%7F",
+    "%C2%85",
+]
 
 
 def _docs_server(root: Path, calls: list[str]) -> Server:

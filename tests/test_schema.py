@@ -282,11 +282,7 @@ WIRE_SAMPLES: list[tuple[Any, dict[str, Any]]] = [
     (S.ElicitationCompleteNotificationParams, {"elicitationId": "e"}),
     (
         S.URLElicitationRequiredErrorData,
-        {
-            "elicitations": [
-                {"mode": "url", "message": "m", "url": "https://x", "elicitationId": "e"}
-            ]
-        },
+        {"elicitations": [{"mode": "url", "message": "m", "url": "https://x", "elicitationId": "e"}]},
     ),
     (
         S.CreateTaskResult,
@@ -392,9 +388,7 @@ def test_none_is_omitted_and_required_null_is_written() -> None:
         "data": None,
     }
     with pytest.raises(SchemaError, match="ttl: required member missing"):
-        from_wire(
-            S.Task, {"taskId": "t", "status": "working", "createdAt": "a", "lastUpdatedAt": "b"}
-        )
+        from_wire(S.Task, {"taskId": "t", "status": "working", "createdAt": "a", "lastUpdatedAt": "b"})
 
 
 def test_extra_never_overrides_declared_members() -> None:
@@ -421,9 +415,7 @@ def test_objects_are_frozen_and_comparable() -> None:
 def test_content_block_union() -> None:
     hook = S.ContentBlock
     assert isinstance(from_wire(hook, {"type": "text", "text": "t"}), S.TextContent)
-    assert isinstance(
-        from_wire(hook, {"type": "audio", "data": "", "mimeType": "a/b"}), S.AudioContent
-    )
+    assert isinstance(from_wire(hook, {"type": "audio", "data": "", "mimeType": "a/b"}), S.AudioContent)
     link = from_wire(hook, {"type": "resource_link", "uri": "u", "name": "n"})
     assert isinstance(link, S.ResourceLink)
     emb = from_wire(hook, {"type": "resource", "resource": {"uri": "u", "blob": "aGk="}})
@@ -447,9 +439,7 @@ def test_unknown_content_type_is_kept_raw() -> None:
 
 
 def test_sampling_content_single_or_list() -> None:
-    single = from_wire(
-        S.SamplingMessage, {"role": "user", "content": {"type": "text", "text": "a"}}
-    )
+    single = from_wire(S.SamplingMessage, {"role": "user", "content": {"type": "text", "text": "a"}})
     assert isinstance(single.content, S.TextContent) and len(single.blocks) == 1
     many = from_wire(
         S.SamplingMessage,
@@ -473,9 +463,7 @@ def test_resource_contents_by_member() -> None:
     text = from_wire(S.ResourceContents, {"uri": "u", "text": "t"})
     blob = from_wire(S.ResourceContents, {"uri": "u", "blob": "AA=="})
     assert isinstance(text, S.TextResourceContents) and isinstance(blob, S.BlobResourceContents)
-    with pytest.raises(
-        SchemaError, match=r'^contents\[0\]: resource contents need a "text" or a "blob"'
-    ):
+    with pytest.raises(SchemaError, match=r'^contents\[0\]: resource contents need a "text" or a "blob"'):
         from_wire(S.ReadResourceResult, {"contents": [{"uri": "u"}]})
 
 
@@ -610,9 +598,7 @@ BAD_SAMPLES: list[tuple[Any, Any, str]] = [
             "messages": [
                 {
                     "role": "user",
-                    "content": [
-                        {"type": "tool_result", "toolUseId": "u", "content": [{"type": "text"}]}
-                    ],
+                    "content": [{"type": "tool_result", "toolUseId": "u", "content": [{"type": "text"}]}],
                 }
             ],
             "maxTokens": 1,
@@ -627,9 +613,7 @@ BAD_SAMPLES: list[tuple[Any, Any, str]] = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("cls", "data", "message"), BAD_SAMPLES, ids=[m for _, _, m in BAD_SAMPLES]
-)
+@pytest.mark.parametrize(("cls", "data", "message"), BAD_SAMPLES, ids=[m for _, _, m in BAD_SAMPLES])
 def test_schema_error_paths(cls: Any, data: Any, message: str) -> None:
     with pytest.raises(SchemaError) as info:
         from_wire(cls, data)
@@ -664,9 +648,7 @@ def test_parse_helpers() -> None:
     assert S.result_class("tools/call", params) is S.CreateTaskResult
     assert S.result_class("tools/call", S.CallToolRequestParams(name="t")) is S.CallToolResult
     assert isinstance(S.parse_request_params("ping", None), S.RequestParams)
-    assert isinstance(
-        S.parse_notification_params("notifications/initialized", None), S.NotificationParams
-    )
+    assert isinstance(S.parse_notification_params("notifications/initialized", None), S.NotificationParams)
     with pytest.raises(SchemaError, match=r"^params: required member missing$"):
         S.parse_request_params("tools/call", None)
     with pytest.raises(SchemaError, match=r"^params\.arguments: expected object, got array$"):
@@ -684,10 +666,7 @@ def test_parse_helpers() -> None:
 
 
 def test_large_tool_result_round_trips() -> None:
-    big = {
-        "content": [{"type": "text", "text": "x" * 10_000_000}]
-        + [{"type": "text", "text": "y"}] * 20_000
-    }
+    big = {"content": [{"type": "text", "text": "x" * 10_000_000}] + [{"type": "text", "text": "y"}] * 20_000}
     assert to_wire(from_wire(S.CallToolResult, big)) == big
 
 
@@ -722,18 +701,10 @@ def test_schema_package_is_pure() -> None:
 
 # --------------------------------------------------------------------------- hypothesis
 
-json_scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text()
-)
+json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text()
 json_values = st.recursive(
     json_scalars,
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
-    ),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
     max_leaves=8,
 )
 json_objects = st.dictionaries(st.text(max_size=8), json_values, max_size=3)
@@ -743,9 +714,7 @@ def extras(cls: type) -> st.SearchStrategy[dict[str, Any]]:
     from trimcp._sansio.schema._rules import WIRE_NAME, wire_name
 
     known = {f.metadata.get(WIRE_NAME) or wire_name(f.name) for f in attrs.fields(cls)}
-    return st.dictionaries(
-        st.text(min_size=1, max_size=8).filter(lambda k: k not in known), json_values, max_size=2
-    )
+    return st.dictionaries(st.text(min_size=1, max_size=8).filter(lambda k: k not in known), json_values, max_size=2)
 
 
 def opt(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
@@ -806,11 +775,7 @@ tool_st = st.builds(
     input_schema=json_objects,
     title=opt(st.text(max_size=10)),
     output_schema=opt(json_objects),
-    annotations=opt(
-        st.builds(
-            S.ToolAnnotations, read_only_hint=opt(st.booleans()), title=opt(st.text(max_size=5))
-        )
-    ),
+    annotations=opt(st.builds(S.ToolAnnotations, read_only_hint=opt(st.booleans()), title=opt(st.text(max_size=5)))),
     icons=opt(st.lists(icon_st, max_size=2)),
     meta=opt(json_objects),
     extra=extras(S.Tool),
@@ -845,9 +810,7 @@ objects_st = st.one_of(
     call_result_st,
     task_st,
     sampling_st,
-    st.builds(
-        S.ListToolsResult, tools=st.lists(tool_st, max_size=3), next_cursor=opt(st.text(max_size=5))
-    ),
+    st.builds(S.ListToolsResult, tools=st.lists(tool_st, max_size=3), next_cursor=opt(st.text(max_size=5))),
 )
 
 
@@ -899,11 +862,7 @@ def revision_samples(rev: str) -> list[tuple[str, str, Any]]:
     """
     r = HANDSHAKE_REVISIONS.index(rev)
     v0325, v0618, v1125 = r >= 1, r >= 2, r >= 3
-    icons = (
-        [S.Icon(src="https://x/i.png", mime_type="image/png", sizes=["48x48"], theme="light")]
-        if v1125
-        else None
-    )
+    icons = [S.Icon(src="https://x/i.png", mime_type="image/png", sizes=["48x48"], theme="light")] if v1125 else None
     title = "T" if v0618 else None
     meta = {"io.example/x": 1} if v0618 else None
     impl = S.Implementation(
@@ -922,28 +881,20 @@ def revision_samples(rev: str) -> list[tuple[str, str, Any]]:
     content: list[Any] = [
         text,
         S.ImageContent(data="AAAA", mime_type="image/png"),
-        S.EmbeddedResource(
-            resource=S.TextResourceContents(uri="file:///a", text="a", mime_type="text/plain")
-        ),
+        S.EmbeddedResource(resource=S.TextResourceContents(uri="file:///a", text="a", mime_type="text/plain")),
         S.EmbeddedResource(resource=S.BlobResourceContents(uri="file:///b", blob="AA==")),
     ]
     if v0325:
         content.append(S.AudioContent(data="AAAA", mime_type="audio/wav"))
     if v0618:
-        content.append(
-            S.ResourceLink(uri="file:///c", name="c", title=title, size=1, icons=icons, meta=meta)
-        )
+        content.append(S.ResourceLink(uri="file:///c", name="c", title=title, size=1, icons=icons, meta=meta))
     tool = S.Tool(
         name="add",
         title=title,
         description="adds",
         input_schema={"type": "object", "properties": {"a": {"type": "number"}}, "required": ["a"]},
-        output_schema={"type": "object", "properties": {"sum": {"type": "number"}}}
-        if v0618
-        else None,
-        annotations=S.ToolAnnotations(title="Add", read_only_hint=True, destructive_hint=False)
-        if v0325
-        else None,
+        output_schema={"type": "object", "properties": {"sum": {"type": "number"}}} if v0618 else None,
+        annotations=S.ToolAnnotations(title="Add", read_only_hint=True, destructive_hint=False) if v0325 else None,
         execution=S.ToolExecution(task_support="optional") if v1125 else None,
         icons=icons,
         meta=meta,
@@ -967,19 +918,11 @@ def revision_samples(rev: str) -> list[tuple[str, str, Any]]:
                 protocol_version=rev,
                 capabilities=S.ClientCapabilities(
                     roots=S.RootsCapability(list_changed=True),
-                    sampling=S.SamplingCapability(context={}, tools={})
-                    if v1125
-                    else S.SamplingCapability(),
-                    elicitation=(
-                        S.ElicitationCapability(form={}, url={})
-                        if v1125
-                        else S.ElicitationCapability()
-                    )
+                    sampling=S.SamplingCapability(context={}, tools={}) if v1125 else S.SamplingCapability(),
+                    elicitation=(S.ElicitationCapability(form={}, url={}) if v1125 else S.ElicitationCapability())
                     if v0618
                     else None,
-                    tasks=S.TasksCapability(
-                        list={}, cancel={}, requests={"sampling": {"createMessage": {}}}
-                    )
+                    tasks=S.TasksCapability(list={}, cancel={}, requests={"sampling": {"createMessage": {}}})
                     if v1125
                     else None,
                     experimental={"io.example": {}},
@@ -998,9 +941,7 @@ def revision_samples(rev: str) -> list[tuple[str, str, Any]]:
                     prompts=S.PromptsCapability(list_changed=True),
                     resources=S.ResourcesCapability(subscribe=True, list_changed=False),
                     tools=S.ToolsCapability(),
-                    tasks=S.TasksCapability(list={}, requests={"tools": {"call": {}}})
-                    if v1125
-                    else None,
+                    tasks=S.TasksCapability(list={}, requests={"tools": {"call": {}}}) if v1125 else None,
                     experimental={"x": {"y": 1}},
                 ),
                 server_info=impl,
@@ -1022,9 +963,7 @@ def revision_samples(rev: str) -> list[tuple[str, str, Any]]:
         (
             "request",
             "tools/call",
-            S.CallToolRequestParams(
-                name="add", arguments={"a": 1}, meta={"progressToken": 3}, task=task_md
-            ),
+            S.CallToolRequestParams(name="add", arguments={"a": 1}, meta={"progressToken": 3}, task=task_md),
         ),
         (
             "result",
@@ -1109,9 +1048,7 @@ def revision_samples(rev: str) -> list[tuple[str, str, Any]]:
         (
             "result",
             "GetPromptResult",
-            S.GetPromptResult(
-                description="d", messages=[S.PromptMessage(role="user", content=c) for c in content]
-            ),
+            S.GetPromptResult(description="d", messages=[S.PromptMessage(role="user", content=c) for c in content]),
         ),
         (
             "request",
@@ -1144,9 +1081,7 @@ def revision_samples(rev: str) -> list[tuple[str, str, Any]]:
         (
             "notification",
             "notifications/progress",
-            S.ProgressNotificationParams(
-                progress_token="p", progress=1, total=2, message="m" if v0325 else None
-            ),
+            S.ProgressNotificationParams(progress_token="p", progress=1, total=2, message="m" if v0325 else None),
         ),
         (
             "notification",
@@ -1166,9 +1101,7 @@ def revision_samples(rev: str) -> list[tuple[str, str, Any]]:
             S.CreateMessageRequestParams(
                 messages=[
                     S.SamplingMessage(role="user", content=S.TextContent(text="q")),
-                    S.SamplingMessage(
-                        role="assistant", content=S.ImageContent(data="AA==", mime_type="image/png")
-                    ),
+                    S.SamplingMessage(role="assistant", content=S.ImageContent(data="AA==", mime_type="image/png")),
                 ],
                 max_tokens=10,
                 model_preferences=S.ModelPreferences(
@@ -1190,9 +1123,7 @@ def revision_samples(rev: str) -> list[tuple[str, str, Any]]:
         (
             "result",
             "CreateMessageResult",
-            S.CreateMessageResult(
-                role="assistant", content=sampling_content, model="m", stop_reason="endTurn"
-            ),
+            S.CreateMessageResult(role="assistant", content=sampling_content, model="m", stop_reason="endTurn"),
         ),
     ]
     if v0618:
@@ -1208,9 +1139,7 @@ def revision_samples(rev: str) -> list[tuple[str, str, Any]]:
             (
                 "request",
                 "elicitation/create",
-                S.ElicitRequestFormParams(
-                    message="who?", requested_schema=schema, mode="form" if v1125 else None
-                ),
+                S.ElicitRequestFormParams(message="who?", requested_schema=schema, mode="form" if v1125 else None),
             ),
             (
                 "result",

@@ -23,9 +23,7 @@ SPEC = SHARED / "spec"
 REV = "2026-07-28"
 EXAMPLES = SPEC / REV / "examples"
 
-needs_spec = pytest.mark.skipif(
-    not (SPEC / REV / "schema.json").is_file(), reason=f"{SPEC / REV} not available"
-)
+needs_spec = pytest.mark.skipif(not (SPEC / REV / "schema.json").is_file(), reason=f"{SPEC / REV} not available")
 
 
 def _load(rev: str) -> tuple[dict[str, Any], str]:
@@ -52,10 +50,7 @@ def _validator(def_name: str, rev: str = REV) -> Any:
 
 def _assert_valid(def_name: str, value: Any) -> None:
     errors = sorted(_validator(def_name).iter_errors(value), key=str)
-    assert not errors, (
-        f"{def_name}: {errors[0].message} at {list(errors[0].absolute_path)}\n"
-        f"{json.dumps(value)[:2000]}"
-    )
+    assert not errors, f"{def_name}: {errors[0].message} at {list(errors[0].absolute_path)}\n{json.dumps(value)[:2000]}"
 
 
 def _method_defs(defs: dict[str, Any]) -> dict[str, str]:
@@ -105,9 +100,7 @@ PRIMITIVE_SCHEMAS = {
 #: page and the ``ReadResourceResult`` definition require; the response definition still
 #: accepts it because ``InputRequiredResult`` requires only ``resultType``.
 KNOWN_BAD_EXAMPLES = {
-    ("ReadResourceResultResponse", "read-resource-result-response.json"): (
-        "result.ttlMs: required member missing"
-    ),
+    ("ReadResourceResultResponse", "read-resource-result-response.json"): ("result.ttlMs: required member missing"),
 }
 
 
@@ -194,9 +187,7 @@ def check_example(name: str, file: str, data: Any) -> str:
 
 
 @needs_spec
-@pytest.mark.parametrize(
-    "path", EXAMPLE_FILES, ids=[f"{p.parent.name}/{p.name}" for p in EXAMPLE_FILES]
-)
+@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=[f"{p.parent.name}/{p.name}" for p in EXAMPLE_FILES])
 def test_official_example_parses_and_round_trips(path: Path) -> None:
     check_example(path.parent.name, path.name, json.loads(path.read_text(encoding="utf-8")))
 
@@ -270,9 +261,7 @@ FORM = S.ElicitRequestFormParams(
 )
 INPUT_REQUESTS: dict[str, Any] = {
     "form": S.ElicitInputRequest(params=FORM),
-    "url": S.ElicitInputRequest(
-        params=S.ElicitRequestURLParams(message="Sign in", url="https://x/login")
-    ),
+    "url": S.ElicitInputRequest(params=S.ElicitRequestURLParams(message="Sign in", url="https://x/login")),
     "llm": S.CreateMessageInputRequest(
         params=S.CreateMessageRequestParams(
             messages=[S.SamplingMessage(role="user", content=S.TextContent(text="2+2?"))],
@@ -287,15 +276,11 @@ INPUT_REQUESTS: dict[str, Any] = {
 INPUT_RESPONSES: dict[str, Any] = {
     "form": S.ElicitResult(action="accept", content={"name": "octocat", "age": 3}),
     "url": S.ElicitResult(action="accept"),
-    "llm": S.CreateMessageResult(
-        role="assistant", content=S.TextContent(text="4"), model="m", stop_reason="endTurn"
-    ),
+    "llm": S.CreateMessageResult(role="assistant", content=S.TextContent(text="4"), model="m", stop_reason="endTurn"),
     "roots": S.ListRootsResult(roots=[S.Root(uri="file:///work", name="work")]),
 }
 RETRY: dict[str, Any] = {"input_responses": INPUT_RESPONSES, "request_state": "opaque=="}
-INPUT_REQUIRED = S.InputRequiredResult(
-    input_requests=INPUT_REQUESTS, request_state="opaque==", meta=RESULT_META
-)
+INPUT_REQUIRED = S.InputRequiredResult(input_requests=INPUT_REQUESTS, request_state="opaque==", meta=RESULT_META)
 
 
 def modern_samples() -> list[tuple[str, str, Any]]:
@@ -309,12 +294,8 @@ def modern_samples() -> list[tuple[str, str, Any]]:
     text = S.TextContent(text="hi", annotations=S.Annotations(audience=["user"], priority=0.5))
     resource = S.Resource(uri="file:///a", name="a", mime_type="text/plain", size=1)
     template = S.ResourceTemplate(uri_template="file:///{path}", name="files")
-    prompt = S.Prompt(
-        name="greet", title="Greet", arguments=[S.PromptArgument(name="who", required=True)]
-    )
-    acknowledged = S.SubscriptionFilter(
-        tools_list_changed=True, resource_subscriptions=["file:///a"]
-    )
+    prompt = S.Prompt(name="greet", title="Greet", arguments=[S.PromptArgument(name="who", required=True)])
+    acknowledged = S.SubscriptionFilter(tools_list_changed=True, resource_subscriptions=["file:///a"])
     sub_meta = {S.SUBSCRIPTION_ID_META: "listen-1"}
     return [
         ("request", "server/discover", S.DiscoverRequestParams(meta=META)),
@@ -441,9 +422,7 @@ def modern_samples() -> list[tuple[str, str, Any]]:
         (
             "notification",
             "notifications/subscriptions/acknowledged",
-            S.SubscriptionsAcknowledgedNotificationParams(
-                meta=sub_meta, notifications=acknowledged
-            ),
+            S.SubscriptionsAcknowledgedNotificationParams(meta=sub_meta, notifications=acknowledged),
         ),
         ("notification", "notifications/tools/list_changed", S.NotificationParams(meta=sub_meta)),
         ("notification", "notifications/prompts/list_changed", S.NotificationParams()),
@@ -481,9 +460,7 @@ def modern_samples() -> list[tuple[str, str, Any]]:
                 message="needs elicitation",
                 data=to_wire(
                     S.MissingRequiredClientCapabilityErrorData(
-                        required_capabilities=S.ClientCapabilities(
-                            elicitation=S.ElicitationCapability()
-                        )
+                        required_capabilities=S.ClientCapabilities(elicitation=S.ElicitationCapability())
                     )
                 ),
             ),
@@ -495,9 +472,7 @@ def modern_samples() -> list[tuple[str, str, Any]]:
                 code=-32022,
                 message="Unsupported protocol version",
                 data=to_wire(
-                    S.UnsupportedProtocolVersionErrorData(
-                        supported=[REV, "2025-11-25"], requested="1900-01-01"
-                    )
+                    S.UnsupportedProtocolVersionErrorData(supported=[REV, "2025-11-25"], requested="1900-01-01")
                 ),
             ),
         ),
@@ -540,9 +515,7 @@ def test_emitted_objects_match_official_schema() -> None:
                 message["id"] = 1
                 parsed = S.parse_request_params(name, json.loads(json.dumps(wire)), revision=REV)
             else:
-                parsed = S.parse_notification_params(
-                    name, json.loads(json.dumps(wire)), revision=REV
-                )
+                parsed = S.parse_notification_params(name, json.loads(json.dumps(wire)), revision=REV)
             assert parsed == obj
             checked.add(name)
         _assert_valid(def_name, message)
@@ -617,9 +590,7 @@ def test_parse_result_dispatches_on_result_type() -> None:
     complete = S.parse_result("tools/call", {"resultType": "complete", "content": []}, None, REV)
     assert complete == S.CallToolResult(content=[], result_type="complete")
     for method in sorted(S.MRTR_METHODS):
-        res = S.parse_result(
-            method, {"resultType": "input_required", "requestState": "s"}, None, REV
-        )
+        res = S.parse_result(method, {"resultType": "input_required", "requestState": "s"}, None, REV)
         assert res == S.InputRequiredResult(request_state="s")
     listen = S.parse_result(
         "subscriptions/listen",
@@ -712,10 +683,7 @@ def test_parse_result_dispatches_on_result_type() -> None:
         (
             "subscriptions/listen",
             {"resultType": "complete", "_meta": {S.SUBSCRIPTION_ID_META: None}},
-            (
-                'result._meta["io.modelcontextprotocol/subscriptionId"]: '
-                "expected integer or string, got null"
-            ),
+            ('result._meta["io.modelcontextprotocol/subscriptionId"]: expected integer or string, got null'),
         ),
         (
             "subscriptions/listen",
@@ -735,9 +703,7 @@ def test_parse_result_lenient_client() -> None:
     # A client must read an absent resultType as "complete"; cache hints become optional.
     res = S.parse_result("tools/list", {"tools": []}, revision=REV, strict=False)
     assert res == S.ListToolsResult(tools=[]) and res.cache_ttl_ms == 0
-    res = S.parse_result(
-        "resources/read", {"contents": [], "ttlMs": -5}, revision=REV, strict=False
-    )
+    res = S.parse_result("resources/read", {"contents": [], "ttlMs": -5}, revision=REV, strict=False)
     assert res.cache_ttl_ms == 0
     with pytest.raises(SchemaError, match="resultType: expected one of"):
         S.parse_result("tools/list", {"resultType": "x", "tools": []}, revision=REV, strict=False)
@@ -810,10 +776,7 @@ def test_parse_request_params_checks_the_envelope() -> None:
         (
             "tools/call",
             {"_meta": META, "name": "t", "inputResponses": {"a": {"action": "maybe"}}},
-            (
-                'params.inputResponses.a.action: expected one of "accept", "decline", "cancel", '
-                'got "maybe"'
-            ),
+            ('params.inputResponses.a.action: expected one of "accept", "decline", "cancel", got "maybe"'),
         ),
     ]
     for method, raw, message in cases:
@@ -824,9 +787,7 @@ def test_parse_request_params_checks_the_envelope() -> None:
     url = {"mode": "url", "message": "m", "url": "https://x"}
     with pytest.raises(SchemaError, match=r"^params\.elicitationId: required member missing$"):
         S.parse_request_params("elicitation/create", url, revision="2025-11-25")
-    assert S.parse_request_params("elicitation/create", url) == S.ElicitRequestURLParams(
-        message="m", url="https://x"
-    )
+    assert S.parse_request_params("elicitation/create", url) == S.ElicitRequestURLParams(message="m", url="https://x")
     # Handshake revisions: no envelope, and their own method set.
     assert S.parse_request_params("ping", None, revision="2025-11-25") == S.RequestParams()
     with pytest.raises(KeyError):
@@ -836,9 +797,7 @@ def test_parse_request_params_checks_the_envelope() -> None:
 
 
 def test_parse_notification_params_per_revision() -> None:
-    ok = S.parse_notification_params(
-        "notifications/tools/list_changed", {"_meta": {S.SUBSCRIPTION_ID_META: 3}}, REV
-    )
+    ok = S.parse_notification_params("notifications/tools/list_changed", {"_meta": {S.SUBSCRIPTION_ID_META: 3}}, REV)
     assert S.subscription_id(ok.meta) == 3
     assert S.parse_notification_params("notifications/tools/list_changed", None, REV)
     with pytest.raises(SchemaError) as info:
@@ -848,8 +807,7 @@ def test_parse_notification_params_per_revision() -> None:
             REV,
         )
     assert str(info.value) == (
-        'params._meta["io.modelcontextprotocol/subscriptionId"]: '
-        "expected integer or string, got boolean"
+        'params._meta["io.modelcontextprotocol/subscriptionId"]: expected integer or string, got boolean'
     )
     with pytest.raises(SchemaError, match=r"^params: required member missing$"):
         S.parse_notification_params("notifications/subscriptions/acknowledged", None, REV)
@@ -912,10 +870,7 @@ def test_envelope_reads_the_reserved_keys() -> None:
                 S.PROTOCOL_VERSION_META: REV,
                 S.CLIENT_CAPABILITIES_META: {"roots": True},
             },
-            (
-                '["io.modelcontextprotocol/clientCapabilities"].roots: '
-                "expected object (RootsCapability), got boolean"
-            ),
+            ('["io.modelcontextprotocol/clientCapabilities"].roots: expected object (RootsCapability), got boolean'),
         ),
         (
             {
@@ -1010,9 +965,7 @@ def test_input_required_result() -> None:
         from_wire(S.InputRequiredResult, {"requestState": "s"})
     # ``roots/list`` may come with or without params; the others need them.
     with_params = {"method": "roots/list", "params": {"_meta": {"k": 1}}}
-    assert roundtrip(S.InputRequest, with_params) == S.ListRootsInputRequest(
-        params=S.RequestParams(meta={"k": 1})
-    )
+    assert roundtrip(S.InputRequest, with_params) == S.ListRootsInputRequest(params=S.RequestParams(meta={"k": 1}))
     with pytest.raises(SchemaError, match=r"^params: required member missing$"):
         from_wire(S.InputRequest, {"method": "elicitation/create"})
     with pytest.raises(SchemaError, match=r"^method: required member missing$"):
@@ -1057,9 +1010,7 @@ def test_error_data() -> None:
     )
     version = S.parse_error_data(-32022, {"supported": [REV], "requested": "1"})
     assert version == S.UnsupportedProtocolVersionErrorData(supported=[REV], requested="1")
-    url = S.parse_error_data(
-        -32042, {"elicitations": [{"mode": "url", "message": "m", "url": "https://x"}]}
-    )
+    url = S.parse_error_data(-32042, {"elicitations": [{"mode": "url", "message": "m", "url": "https://x"}]})
     assert isinstance(url, S.URLElicitationRequiredErrorData)
     assert S.parse_error_data(-32020, None) is None
     assert S.parse_error_data(-32601, {"reason": "x"}) == {"reason": "x"}
@@ -1206,18 +1157,10 @@ def test_declared_members_match_2026_schema() -> None:
 
 # --------------------------------------------------------------------------- hypothesis
 
-json_scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text()
-)
+json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text()
 json_values = st.recursive(
     json_scalars,
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
-    ),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
     max_leaves=8,
 )
 json_objects = st.dictionaries(st.text(max_size=8), json_values, max_size=3)
@@ -1320,9 +1263,7 @@ input_response_st = st.one_of(
     ),
     st.builds(
         S.UnknownInputResponse,
-        raw=st.dictionaries(
-            st.text(max_size=8).filter(lambda k: k not in MARKERS), json_values, max_size=3
-        ),
+        raw=st.dictionaries(st.text(max_size=8).filter(lambda k: k not in MARKERS), json_values, max_size=3),
     ),
 )
 keys = st.text(max_size=8)
@@ -1347,13 +1288,9 @@ def test_hypothesis_input_required_round_trip(obj: S.InputRequiredResult) -> Non
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(input_responses_st, opt(st.text(max_size=10)))
-def test_hypothesis_input_responses_round_trip(
-    responses: dict[str, Any], state: str | None
-) -> None:
+def test_hypothesis_input_responses_round_trip(responses: dict[str, Any], state: str | None) -> None:
     wire = to_wire(responses)
     assert from_wire(S.InputResponses, json.loads(json.dumps(wire))) == responses
-    params = S.GetPromptRequestParams(
-        meta=META, name="p", input_responses=responses, request_state=state
-    )
+    params = S.GetPromptRequestParams(meta=META, name="p", input_responses=responses, request_state=state)
     raw = json.loads(json.dumps(to_wire(params)))
     assert S.parse_request_params("prompts/get", raw, revision=REV) == params

@@ -162,13 +162,10 @@ def test_any_and_none() -> None:
 
 
 def test_literal_rejects_non_strings_by_json_type() -> None:
-    err = error(
-        S.Task, {"taskId": "t", "status": 1, "createdAt": "a", "lastUpdatedAt": "b", "ttl": 1}
-    )
+    err = error(S.Task, {"taskId": "t", "status": 1, "createdAt": "a", "lastUpdatedAt": "b", "ttl": 1})
     assert err.path == ["status"]
     assert err.problem == (
-        'expected one of "working", "input_required", "completed", "failed", "cancelled",'
-        " got integer"
+        'expected one of "working", "input_required", "completed", "failed", "cancelled", got integer'
     )
     assert str(error(S.ElicitResult, {"action": None})) == (
         'action: expected one of "accept", "decline", "cancel", got null'
@@ -350,13 +347,9 @@ def test_class_without_extra_can_be_written_but_not_read() -> None:
 
 
 def test_optional_field_must_default_to_none() -> None:
-    with pytest.raises(
-        TypeError, match="BadDefault.limit: optional wire fields must default to None"
-    ):
+    with pytest.raises(TypeError, match="BadDefault.limit: optional wire fields must default to None"):
         from_wire(BadDefault, {})
-    with pytest.raises(
-        TypeError, match="BadDefault.limit: optional wire fields must default to None"
-    ):
+    with pytest.raises(TypeError, match="BadDefault.limit: optional wire fields must default to None"):
         to_wire(BadDefault())
 
 

@@ -134,12 +134,8 @@ def test_every_definition_is_modelled_or_listed() -> None:
                 assert name in _result_classes(rev), (rev, name)
             else:
                 method = H.method_of(H.definitions(rev)[name])
-                table = (
-                    S.request_types(rev) if kind == "request" else S.notification_types(rev)
-                )
-                known = method in table or (
-                    rev == S.MODERN_REVISION and method in S.INPUT_REQUEST_TYPES
-                )
+                table = S.request_types(rev) if kind == "request" else S.notification_types(rev)
+                known = method in table or (rev == S.MODERN_REVISION and method in S.INPUT_REQUEST_TYPES)
                 assert known, (rev, name, method)
     if seen == 0:
         pytest.skip("no schema available")

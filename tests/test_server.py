@@ -80,8 +80,12 @@ async def test_context_describes_the_request() -> None:
     @server.tool()
     async def inspect(ctx: Context) -> str:
         seen.update(
-            id=ctx.request_id, method=ctx.method, version=ctx.protocol_version,
-            client=ctx.client_info, caps=ctx.client_capabilities, server=ctx.server,
+            id=ctx.request_id,
+            method=ctx.method,
+            version=ctx.protocol_version,
+            client=ctx.client_info,
+            caps=ctx.client_capabilities,
+            server=ctx.server,
         )
         return "ok"
 
@@ -235,7 +239,10 @@ async def test_missing_client_capability_is_a_clear_tool_error() -> None:
                 assert result.is_error
                 assert "ClientCapabilityError" in texts(result)[0]
                 assert "capability" in texts(result)[0]
-        async with connected(build_server(), revision="2025-03-26", handlers=Handlers(elicitation=elicitation)) as (client, _):
+        async with connected(build_server(), revision="2025-03-26", handlers=Handlers(elicitation=elicitation)) as (
+            client,
+            _,
+        ):
             result = await client.call_tool("elicit", {"message": "x"})
             assert result.is_error and "2025-03-26 has no 'elicitation/create'" in texts(result)[0]
 
@@ -372,9 +379,7 @@ async def test_completion_of_prompt_argument_and_template_variable() -> None:
             langs = await client.complete({"type": "ref/prompt", "name": "greeting"}, "language", "fr")
             assert langs.completion.values == ["French"]
             assert langs.completion.total == 1 and langs.completion.has_more is False
-            ids = await client.complete(
-                {"type": "ref/resource", "uri": "test://template/{id}/data"}, "id", "1"
-            )
+            ids = await client.complete({"type": "ref/resource", "uri": "test://template/{id}/data"}, "id", "1")
             assert len(ids.completion.values) == 100
             assert ids.completion.total == 111 and ids.completion.has_more is True
             none = await client.complete({"type": "ref/prompt", "name": "greeting"}, "name", "A")
@@ -390,7 +395,10 @@ async def test_completion_of_prompt_argument_and_template_variable() -> None:
 async def test_tool_list_changed_notification() -> None:
     notes: list[str] = []
     with trio.fail_after(5):
-        async with connected(build_server(), handlers=Handlers(notification=lambda m, p: notes.append(m))) as (client, _):
+        async with connected(build_server(), handlers=Handlers(notification=lambda m, p: notes.append(m))) as (
+            client,
+            _,
+        ):
             assert texts(await client.call_tool("toggle_extra_tool")) == ["extra tool added"]
             assert notes == ["notifications/tools/list_changed"]
             assert "extra" in {t.name for t in await client.list_tools()}
@@ -410,7 +418,10 @@ async def test_broadcast_reaches_every_session_and_roots_changed_is_delivered() 
         changed.append(session)
 
     with trio.fail_after(5):
-        async with connected(server, handlers=Handlers(notification=lambda m, p: notes.append("a:" + m), roots=[])) as (a, sa):
+        async with connected(server, handlers=Handlers(notification=lambda m, p: notes.append("a:" + m), roots=[])) as (
+            a,
+            sa,
+        ):
             async with connected(server, handlers=Handlers(notification=lambda m, p: notes.append("b:" + m))) as (b, _):
                 assert len(server.sessions) == 2
                 # A session is notified once operating: after the server read notifications/initialized.
@@ -465,12 +476,20 @@ async def test_conformance_fixtures(autojump_clock: trio.abc.Clock) -> None:
     logs: list[str] = []
     with trio.fail_after(60):
         async with connected(
-            build_server(), handlers=Handlers(sampling=sampling, elicitation=elicitation, logging=lambda p: logs.append(p.level)),
+            build_server(),
+            handlers=Handlers(sampling=sampling, elicitation=elicitation, logging=lambda p: logs.append(p.level)),
         ) as (client, _):
             kinds = {}
-            for name in ("test_simple_text", "test_image_content", "test_audio_content",
-                         "test_embedded_resource", "test_multiple_content_types", "test_tool_with_logging",
-                         "test_tool_with_progress", "test_error_handling"):
+            for name in (
+                "test_simple_text",
+                "test_image_content",
+                "test_audio_content",
+                "test_embedded_resource",
+                "test_multiple_content_types",
+                "test_tool_with_logging",
+                "test_tool_with_progress",
+                "test_error_handling",
+            ):
                 result = await client.call_tool(name)
                 assert result.content and result.is_error is (True if name == "test_error_handling" else None)
                 kinds[name] = [b.type for b in result.content]
@@ -482,9 +501,12 @@ async def test_conformance_fixtures(autojump_clock: trio.abc.Clock) -> None:
             assert '"decline"' in declined
             for uri in ("test://static-text", "test://static-binary", "test://template/123/data"):
                 assert (await client.read_resource(uri)).contents
-            for name, args in (("test_simple_prompt", None), ("test_prompt_with_image", None),
-                               ("test_prompt_with_arguments", {"arg1": "a", "arg2": "b"}),
-                               ("test_prompt_with_embedded_resource", {"resourceUri": "test://r"})):
+            for name, args in (
+                ("test_simple_prompt", None),
+                ("test_prompt_with_image", None),
+                ("test_prompt_with_arguments", {"arg1": "a", "arg2": "b"}),
+                ("test_prompt_with_embedded_resource", {"resourceUri": "test://r"}),
+            ):
                 assert (await client.get_prompt(name, args)).messages
 
 

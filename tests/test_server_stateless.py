@@ -42,9 +42,7 @@ ALL_INPUT_CAPS: dict[str, Any] = {"elicitation": {}, "sampling": {}, "roots": {}
 SUB_ID = sl.SUBSCRIPTION_ID_KEY
 
 
-def envelope(
-    caps: dict[str, Any] | None = None, *, version: str = MODERN, level: str | None = None
-) -> dict[str, Any]:
+def envelope(caps: dict[str, Any] | None = None, *, version: str = MODERN, level: str | None = None) -> dict[str, Any]:
     return sl.build_envelope(version, caps if caps is not None else {}, CLIENT_INFO, level)
 
 
@@ -81,8 +79,14 @@ class Raw:
                 return msg
 
     async def call(
-        self, method: str, params: dict[str, Any] | None = None, *, caps: dict[str, Any] | None = None,
-        level: str | None = None, version: str = MODERN, bare: bool = False,
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        caps: dict[str, Any] | None = None,
+        level: str | None = None,
+        version: str = MODERN,
+        bare: bool = False,
     ) -> dict[str, Any]:
         """One request; the whole response message (``result`` or ``error``)."""
         self._ids += 1
@@ -275,15 +279,23 @@ async def test_fixture_asks_only_what_the_client_declared() -> None:
 # ---------------------------------------------------------------- multi-round-trip input
 
 ELICIT_ANSWER = {"action": "accept", "content": {"name": "Ann", "age": 7}}
-SAMPLE_ANSWER = {"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "m", "stopReason": "endTurn"}
+SAMPLE_ANSWER = {
+    "role": "assistant",
+    "content": {"type": "text", "text": "Paris"},
+    "model": "m",
+    "stopReason": "endTurn",
+}
 ROOTS_ANSWER = {"roots": [{"uri": "file:///work", "name": "work"}]}
 
 
-@pytest.mark.parametrize(("tool", "arguments", "key", "method", "answer", "expect"), [
-    ("elicit", {"message": "Who?"}, "elicitation-1", "elicitation/create", ELICIT_ANSWER, '"name": "Ann"'),
-    ("sample", {"prompt": "Capital?"}, "sampling-1", "sampling/createMessage", SAMPLE_ANSWER, "Paris"),
-    ("roots", {}, "roots-1", "roots/list", ROOTS_ANSWER, "file:///work"),
-])
+@pytest.mark.parametrize(
+    ("tool", "arguments", "key", "method", "answer", "expect"),
+    [
+        ("elicit", {"message": "Who?"}, "elicitation-1", "elicitation/create", ELICIT_ANSWER, '"name": "Ann"'),
+        ("sample", {"prompt": "Capital?"}, "sampling-1", "sampling/createMessage", SAMPLE_ANSWER, "Paris"),
+        ("roots", {}, "roots-1", "roots/list", ROOTS_ANSWER, "file:///work"),
+    ],
+)
 async def test_mrtr_round_trip(
     tool: str, arguments: dict[str, Any], key: str, method: str, answer: dict[str, Any], expect: str
 ) -> None:
@@ -298,7 +310,9 @@ async def test_mrtr_round_trip(
             if method == "elicitation/create":
                 assert first["inputRequests"][key]["params"]["message"] == "Who?"
             done = await raw.tool(
-                tool, arguments, caps=ALL_INPUT_CAPS,
+                tool,
+                arguments,
+                caps=ALL_INPUT_CAPS,
                 inputResponses={key: answer, "never-asked": {"whatever": 1}},
                 requestState=first["requestState"],
             )
@@ -310,17 +324,32 @@ async def test_tampered_or_garbage_request_state_is_invalid_params() -> None:
         async with stateless(build_server()) as raw:
             first = (await raw.tool("elicit", {"message": "?"}, caps=ALL_INPUT_CAPS))["result"]
             state = first["requestState"]
-            for bad in (tamper(state), state + "-TAMPERED", "not-a-state", "v1.AAAA.BBBB", "v1.@@.##",
-                        "v1.A.B", "v1..x", "v1.\u00e9.x", 42):
+            for bad in (
+                tamper(state),
+                state + "-TAMPERED",
+                "not-a-state",
+                "v1.AAAA.BBBB",
+                "v1.@@.##",
+                "v1.A.B",
+                "v1..x",
+                "v1.\u00e9.x",
+                42,
+            ):
                 response = await raw.tool(
-                    "elicit", {"message": "?"}, caps=ALL_INPUT_CAPS,
-                    inputResponses={"elicitation-1": ELICIT_ANSWER}, requestState=bad,
+                    "elicit",
+                    {"message": "?"},
+                    caps=ALL_INPUT_CAPS,
+                    inputResponses={"elicitation-1": ELICIT_ANSWER},
+                    requestState=bad,
                 )
                 assert error_of(response)[0] == rpc.INVALID_PARAMS, bad
             # and the genuine one still works
             ok = await raw.tool(
-                "elicit", {"message": "?"}, caps=ALL_INPUT_CAPS,
-                inputResponses={"elicitation-1": ELICIT_ANSWER}, requestState=state,
+                "elicit",
+                {"message": "?"},
+                caps=ALL_INPUT_CAPS,
+                inputResponses={"elicitation-1": ELICIT_ANSWER},
+                requestState=state,
             )
             assert "Ann" in text_of(ok)
 
@@ -337,7 +366,9 @@ async def test_request_state_is_bound_to_its_request() -> None:
             other_tool = await raw.tool("test_input_required_result_tampered_state", caps=ALL_INPUT_CAPS, **retry)
             assert error_of(other_tool)[0] == rpc.INVALID_PARAMS
             other_method = await raw.call(
-                "prompts/get", {"name": "test_input_required_result_prompt", **retry}, caps=ALL_INPUT_CAPS,
+                "prompts/get",
+                {"name": "test_input_required_result_prompt", **retry},
+                caps=ALL_INPUT_CAPS,
             )
             assert error_of(other_method)[0] == rpc.INVALID_PARAMS
 
@@ -346,12 +377,21 @@ async def test_missing_or_malformed_answers_are_asked_again() -> None:
     with trio.fail_after(5):
         async with stateless(build_server()) as raw:
             first = (await raw.tool("elicit", {"message": "?"}, caps=ALL_INPUT_CAPS))["result"]
-            for responses in ({"wrong_key": ELICIT_ANSWER}, {"elicitation-1": 12345},
-                              {"elicitation-1": {"action": "maybe"}}, {}):
-                again = (await raw.tool(
-                    "elicit", {"message": "?"}, caps=ALL_INPUT_CAPS,
-                    inputResponses=responses, requestState=first["requestState"],
-                ))["result"]
+            for responses in (
+                {"wrong_key": ELICIT_ANSWER},
+                {"elicitation-1": 12345},
+                {"elicitation-1": {"action": "maybe"}},
+                {},
+            ):
+                again = (
+                    await raw.tool(
+                        "elicit",
+                        {"message": "?"},
+                        caps=ALL_INPUT_CAPS,
+                        inputResponses=responses,
+                        requestState=first["requestState"],
+                    )
+                )["result"]
                 assert again["resultType"] == "input_required", responses
                 assert list(again["inputRequests"]) == ["elicitation-1"]
             for bad in (None, [1], "x"):
@@ -366,9 +406,12 @@ async def test_answers_without_request_state_are_taken() -> None:
     with trio.fail_after(5):
         async with stateless(build_server()) as raw:
             done = await raw.tool(
-                "test_input_required_result_elicitation", caps=ALL_INPUT_CAPS,
-                inputResponses={"user_name": {"action": "accept", "content": {"name": "Alice"}},
-                                "unknown_extra_key": {"action": "accept", "content": {"foo": "bar"}}},
+                "test_input_required_result_elicitation",
+                caps=ALL_INPUT_CAPS,
+                inputResponses={
+                    "user_name": {"action": "accept", "content": {"name": "Alice"}},
+                    "unknown_extra_key": {"action": "accept", "content": {"foo": "bar"}},
+                },
             )
             assert text_of(done) == "Hello, Alice!"
 
@@ -379,15 +422,21 @@ async def test_two_step_handler_keeps_earlier_answers_in_the_state() -> None:
             name = "test_input_required_result_multi_round"
             r1 = (await raw.tool(name, caps=ALL_INPUT_CAPS))["result"]
             assert list(r1["inputRequests"]) == ["step1"]
-            r2 = (await raw.tool(
-                name, caps=ALL_INPUT_CAPS, requestState=r1["requestState"],
-                inputResponses={"step1": {"action": "accept", "content": {"name": "Alice"}}},
-            ))["result"]
+            r2 = (
+                await raw.tool(
+                    name,
+                    caps=ALL_INPUT_CAPS,
+                    requestState=r1["requestState"],
+                    inputResponses={"step1": {"action": "accept", "content": {"name": "Alice"}}},
+                )
+            )["result"]
             assert r2["resultType"] == "input_required" and list(r2["inputRequests"]) == ["step2"]
             assert r2["requestState"] != r1["requestState"]
             # only the new answer is sent: step1 comes back out of the state
             r3 = await raw.tool(
-                name, caps=ALL_INPUT_CAPS, requestState=r2["requestState"],
+                name,
+                caps=ALL_INPUT_CAPS,
+                requestState=r2["requestState"],
                 inputResponses={"step2": {"action": "accept", "content": {"color": "blue"}}},
             )
             assert text_of(r3) == "Alice likes blue"
@@ -399,16 +448,25 @@ async def test_several_questions_in_one_round() -> None:
             name = "test_input_required_result_multiple_inputs"
             r1 = (await raw.tool(name, caps=ALL_INPUT_CAPS))["result"]
             methods = {k: v["method"] for k, v in r1["inputRequests"].items()}
-            assert methods == {"user_name": "elicitation/create", "greeting": "sampling/createMessage",
-                               "client_roots": "roots/list"}
+            assert methods == {
+                "user_name": "elicitation/create",
+                "greeting": "sampling/createMessage",
+                "client_roots": "roots/list",
+            }
             # a partial answer keeps what was given and asks for the rest
-            r2 = (await raw.tool(
-                name, caps=ALL_INPUT_CAPS, requestState=r1["requestState"],
-                inputResponses={"user_name": {"action": "accept", "content": {"name": "Alice"}}},
-            ))["result"]
+            r2 = (
+                await raw.tool(
+                    name,
+                    caps=ALL_INPUT_CAPS,
+                    requestState=r1["requestState"],
+                    inputResponses={"user_name": {"action": "accept", "content": {"name": "Alice"}}},
+                )
+            )["result"]
             assert set(r2["inputRequests"]) == {"greeting", "client_roots"}
             done = await raw.tool(
-                name, caps=ALL_INPUT_CAPS, requestState=r2["requestState"],
+                name,
+                caps=ALL_INPUT_CAPS,
+                requestState=r2["requestState"],
                 inputResponses={"greeting": SAMPLE_ANSWER, "client_roots": ROOTS_ANSWER},
             )
             assert text_of(done) == "Paris, Alice! Roots: file:///work"
@@ -426,25 +484,41 @@ async def test_request_state_fixture_and_prompt_and_resource_reads() -> None:
         async with stateless(server) as raw:
             r1 = (await raw.tool("test_input_required_result_request_state", caps=ALL_INPUT_CAPS))["result"]
             done = await raw.tool(
-                "test_input_required_result_request_state", caps=ALL_INPUT_CAPS, requestState=r1["requestState"],
+                "test_input_required_result_request_state",
+                caps=ALL_INPUT_CAPS,
+                requestState=r1["requestState"],
                 inputResponses={"confirm": {"action": "accept", "content": {"ok": True}}},
             )
             assert "state-ok" in text_of(done)
 
-            p1 = (await raw.call("prompts/get", {"name": "test_input_required_result_prompt"}, caps=ALL_INPUT_CAPS))
+            p1 = await raw.call("prompts/get", {"name": "test_input_required_result_prompt"}, caps=ALL_INPUT_CAPS)
             assert list(p1["result"]["inputRequests"]) == ["user_context"]
-            p2 = (await raw.call("prompts/get", {
-                "name": "test_input_required_result_prompt", "requestState": p1["result"]["requestState"],
-                "inputResponses": {"user_context": {"action": "accept", "content": {"context": "tests"}}},
-            }, caps=ALL_INPUT_CAPS))["result"]
+            p2 = (
+                await raw.call(
+                    "prompts/get",
+                    {
+                        "name": "test_input_required_result_prompt",
+                        "requestState": p1["result"]["requestState"],
+                        "inputResponses": {"user_context": {"action": "accept", "content": {"context": "tests"}}},
+                    },
+                    caps=ALL_INPUT_CAPS,
+                )
+            )["result"]
             assert p2["resultType"] == "complete" and "tests" in json.dumps(p2["messages"])
 
             q1 = (await raw.call("resources/read", {"uri": "test://asks"}, caps=ALL_INPUT_CAPS))["result"]
             assert q1["resultType"] == "input_required" and "ttlMs" not in q1
-            q2 = (await raw.call("resources/read", {
-                "uri": "test://asks", "requestState": q1["requestState"],
-                "inputResponses": {"elicitation-1": {"action": "accept", "content": {"v": "blue"}}},
-            }, caps=ALL_INPUT_CAPS))["result"]
+            q2 = (
+                await raw.call(
+                    "resources/read",
+                    {
+                        "uri": "test://asks",
+                        "requestState": q1["requestState"],
+                        "inputResponses": {"elicitation-1": {"action": "accept", "content": {"v": "blue"}}},
+                    },
+                    caps=ALL_INPUT_CAPS,
+                )
+            )["result"]
             assert q2["contents"][0]["text"] == "you chose blue"
             assert q2["ttlMs"] == 0  # a retry's result must not be cached
 
@@ -456,7 +530,7 @@ async def test_suspension_passes_through_broad_excepts_and_nurseries() -> None:
     async def careless(ctx: Context) -> str:
         try:
             answer = await ctx.elicit("?", {"type": "object"}, key="q")
-        except Exception:  # noqa: BLE001 - the point of the test
+        except Exception:
             return "swallowed"
         return str(answer["action"])
 
@@ -496,9 +570,14 @@ async def test_suspension_passes_through_broad_excepts_and_nurseries() -> None:
             dup = (await raw.tool("twice", caps=ALL_INPUT_CAPS, inputResponses={"same": ELICIT_ANSWER}))["result"]
             assert dup["isError"] is True and "already used" in dup["content"][0]["text"]
             # completion/complete may not answer with InputRequiredResult (spec: mrtr)
-            refused = await raw.call("completion/complete", {
-                "ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": ""},
-            }, caps=ALL_INPUT_CAPS)
+            refused = await raw.call(
+                "completion/complete",
+                {
+                    "ref": {"type": "ref/prompt", "name": "p"},
+                    "argument": {"name": "a", "value": ""},
+                },
+                caps=ALL_INPUT_CAPS,
+            )
             assert "error" in refused
 
 
@@ -536,19 +615,37 @@ async def test_request_state_principal_hook() -> None:
             r1 = (await raw.tool("elicit", {"message": "?"}, caps=ALL_INPUT_CAPS))["result"]
             who["name"] = "mallory"
             replay = await raw.tool(
-                "elicit", {"message": "?"}, caps=ALL_INPUT_CAPS, requestState=r1["requestState"],
+                "elicit",
+                {"message": "?"},
+                caps=ALL_INPUT_CAPS,
+                requestState=r1["requestState"],
                 inputResponses={"elicitation-1": ELICIT_ANSWER},
             )
             assert error_of(replay)[0] == rpc.INVALID_PARAMS
 
 
 def test_input_request_builders() -> None:
-    req = inputs.sampling(["a", {"role": "assistant", "content": {"type": "text", "text": "b"}}], 9,
-                          system_prompt="s", temperature=0.5, stop_sequences=["x"], metadata={"m": 1},
-                          model_preferences={"hints": []}, include_context="none")
+    req = inputs.sampling(
+        ["a", {"role": "assistant", "content": {"type": "text", "text": "b"}}],
+        9,
+        system_prompt="s",
+        temperature=0.5,
+        stop_sequences=["x"],
+        metadata={"m": 1},
+        model_preferences={"hints": []},
+        include_context="none",
+    )
     assert req.to_wire()["params"]["messages"][0]["content"]["text"] == "a"
-    assert set(req.params) == {"messages", "maxTokens", "systemPrompt", "temperature", "stopSequences",
-                               "metadata", "modelPreferences", "includeContext"}
+    assert set(req.params) == {
+        "messages",
+        "maxTokens",
+        "systemPrompt",
+        "temperature",
+        "stopSequences",
+        "metadata",
+        "modelPreferences",
+        "includeContext",
+    }
     assert inputs.roots().to_wire() == {"method": "roots/list", "params": {}}
     with pytest.raises(ValueError):
         inputs.missing_capability_error([inputs.InputRequest("ping")], {})
@@ -557,11 +654,14 @@ def test_input_request_builders() -> None:
 # ---------------------------------------------------------------- logging
 
 
-@pytest.mark.parametrize(("level", "expected"), [
-    (None, []),
-    ("warning", ["warning", "error"]),
-    ("debug", ["debug", "info", "warning", "error"]),
-])
+@pytest.mark.parametrize(
+    ("level", "expected"),
+    [
+        (None, []),
+        ("warning", ["warning", "error"]),
+        ("debug", ["debug", "info", "warning", "error"]),
+    ],
+)
 async def test_log_level_comes_from_the_request(level: str | None, expected: list[str]) -> None:
     with trio.fail_after(5):
         async with stateless(build_server()) as raw:
@@ -580,9 +680,14 @@ async def test_one_server_serves_both_eras_at_once() -> None:
         with collapse():
             async with trio.open_nursery() as nursery:
                 await nursery.start(serve_stream, server, server_end)
-                async with open_client(
-                    client_end, revision="2025-11-25", handlers=Handlers(notification=lambda m, p: handshake_notes.append(m)),
-                ) as client, stateless(server) as raw:
+                async with (
+                    open_client(
+                        client_end,
+                        revision="2025-11-25",
+                        handlers=Handlers(notification=lambda m, p: handshake_notes.append(m)),
+                    ) as client,
+                    stateless(server) as raw,
+                ):
                     assert client.protocol_version == "2025-11-25"
                     assert len(server.sessions) == 2
                     slow_done = trio.Event()
@@ -610,10 +715,17 @@ async def test_listen_acknowledges_delivers_and_stops_on_cancel() -> None:
     server = build_server()
     with trio.fail_after(5):
         async with stateless(server) as raw:
-            listen = sl.with_envelope({"notifications": {
-                "toolsListChanged": True, "promptsListChanged": False,
-                "resourceSubscriptions": [COUNTER_URI], "somethingNew": True,
-            }}, envelope())
+            listen = sl.with_envelope(
+                {
+                    "notifications": {
+                        "toolsListChanged": True,
+                        "promptsListChanged": False,
+                        "resourceSubscriptions": [COUNTER_URI],
+                        "somethingNew": True,
+                    }
+                },
+                envelope(),
+            )
             await raw.send_request("sub-1", "subscriptions/listen", listen)
             ack = await raw.note()
             assert ack["method"] == "notifications/subscriptions/acknowledged"
@@ -652,9 +764,16 @@ async def test_listen_graceful_end_and_filter_validation() -> None:
             assert error_of(bad)[0] == rpc.INVALID_PARAMS
             assert error_of(await raw.call("subscriptions/listen", {}))[0] == rpc.INVALID_PARAMS
 
-            params = sl.with_envelope({"notifications": {
-                "toolsListChanged": True, "promptsListChanged": True, "resourceSubscriptions": ["x:y"],
-            }}, envelope())
+            params = sl.with_envelope(
+                {
+                    "notifications": {
+                        "toolsListChanged": True,
+                        "promptsListChanged": True,
+                        "resourceSubscriptions": ["x:y"],
+                    }
+                },
+                envelope(),
+            )
             await raw.send_request(7, "subscriptions/listen", params)
             ack = await raw.note()
             assert ack["params"]["notifications"] == {"toolsListChanged": True}  # no prompts, no resources
@@ -685,7 +804,9 @@ async def test_reference_input_fixtures_work_in_both_eras(revision: str | None) 
         async with trio.open_nursery() as nursery:
             await nursery.start(serve_stream, server, server_end)
             async with open_client(
-                client_end, revision=revision, handlers=Handlers(sampling=on_sampling, elicitation=on_elicitation, roots=[s.Root(uri="file:///r")]),
+                client_end,
+                revision=revision,
+                handlers=Handlers(sampling=on_sampling, elicitation=on_elicitation, roots=[s.Root(uri="file:///r")]),
             ) as client:
                 assert (client.protocol_version == MODERN) is (revision is None)
 

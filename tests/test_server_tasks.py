@@ -43,9 +43,13 @@ def make_server() -> Server:
     @server.tool(task="optional")
     async def ask_two(ctx: Context) -> str:
         from trimcp.server import inputs
-        answers = await ctx.ask_all({
-            "a": inputs.elicitation("a?", NAME), "b": inputs.elicitation("b?", NAME),
-        })
+
+        answers = await ctx.ask_all(
+            {
+                "a": inputs.elicitation("a?", NAME),
+                "b": inputs.elicitation("b?", NAME),
+            }
+        )
         return ",".join(answers[k]["content"]["name"] for k in ("a", "b"))
 
     @server.tool(task="required", task_start="explicit")
@@ -91,8 +95,11 @@ async def test_without_the_extension_optional_is_sync_and_required_is_32021(auto
         refused = await raw.tool("broken")
         assert refused["error"]["code"] == -32021
         assert refused["error"]["data"] == {"requiredCapabilities": {"extensions": {TASKS: {}}}}
-        for method, params in (("tasks/get", {"taskId": "x"}), ("tasks/update", {"taskId": "x", "inputResponses": {}}),
-                               ("tasks/cancel", {"taskId": "x"})):
+        for method, params in (
+            ("tasks/get", {"taskId": "x"}),
+            ("tasks/update", {"taskId": "x", "inputResponses": {}}),
+            ("tasks/cancel", {"taskId": "x"}),
+        ):
             assert (await raw.call(method, params))["error"]["code"] == -32021
 
 
@@ -132,13 +139,22 @@ async def test_input_required_with_partial_updates(autojump_clock: trio.abc.Cloc
         got = (await raw.call("tasks/get", {"taskId": task_id}, caps=WITH_TASKS))["result"]
         assert got["status"] == "input_required" and set(got["inputRequests"]) == {"a", "b"}
         assert got["inputRequests"]["a"]["method"] == "elicitation/create"
-        ack = await raw.call("tasks/update", {"taskId": task_id, "inputResponses": {
-            "a": {"action": "accept", "content": {"name": "x"}}, "zz": {"ignored": True}}}, caps=WITH_TASKS)
+        ack = await raw.call(
+            "tasks/update",
+            {
+                "taskId": task_id,
+                "inputResponses": {"a": {"action": "accept", "content": {"name": "x"}}, "zz": {"ignored": True}},
+            },
+            caps=WITH_TASKS,
+        )
         assert ack["result"]["resultType"] == "complete"
         got = (await raw.call("tasks/get", {"taskId": task_id}, caps=WITH_TASKS))["result"]
         assert got["status"] == "input_required" and set(got["inputRequests"]) == {"b"}
-        await raw.call("tasks/update", {"taskId": task_id, "inputResponses": {
-            "b": {"action": "accept", "content": {"name": "y"}}}}, caps=WITH_TASKS)
+        await raw.call(
+            "tasks/update",
+            {"taskId": task_id, "inputResponses": {"b": {"action": "accept", "content": {"name": "y"}}}},
+            caps=WITH_TASKS,
+        )
         done = await settle(raw, task_id)
         assert done["result"]["content"][0]["text"] == "x,y"
 
@@ -148,10 +164,14 @@ async def test_mrtr_round_then_task(autojump_clock: trio.abc.Clock) -> None:
         first = (await raw.tool("mrtr_then_task", caps=WITH_TASKS))["result"]
         assert first["resultType"] == "input_required" and "taskId" not in first
         assert list(first["inputRequests"]) == ["user_name"]
-        second = (await raw.tool(
-            "mrtr_then_task", caps=WITH_TASKS, requestState=first["requestState"],
-            inputResponses={"user_name": {"action": "accept", "content": {"name": "Alice"}}},
-        ))["result"]
+        second = (
+            await raw.tool(
+                "mrtr_then_task",
+                caps=WITH_TASKS,
+                requestState=first["requestState"],
+                inputResponses={"user_name": {"action": "accept", "content": {"name": "Alice"}}},
+            )
+        )["result"]
         assert second["resultType"] == "task" and "requestState" not in second
         done = await settle(raw, second["taskId"])
         assert done["result"]["content"][0]["text"] == "Hello, Alice from True"
@@ -159,10 +179,15 @@ async def test_mrtr_round_then_task(autojump_clock: trio.abc.Clock) -> None:
 
 async def test_handshake_era_initialize_leaves_the_extension_out(autojump_clock: trio.abc.Clock) -> None:
     async with stateless(make_server()) as raw:
-        init = await raw.call("initialize", {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "1"},
-        }, bare=True)
+        init = await raw.call(
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+            bare=True,
+        )
     caps = init["result"]["capabilities"]
     assert "tools" in caps and "extensions" not in caps
 

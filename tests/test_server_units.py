@@ -83,8 +83,9 @@ def test_uri_template_matching() -> None:
     assert UriTemplate("x://{a}").match(UriTemplate("x://{a}").expand(a="ü?&")) == {"a": "ü?&"}
 
 
-@pytest.mark.parametrize("bad", ["x://{+path}", "x://{?q}", "x://{a}/{a}", "x://{a", "x://a}",
-                                 "x://{{a}", "x://a}{b}", "x://}{a}/{b}"])
+@pytest.mark.parametrize(
+    "bad", ["x://{+path}", "x://{?q}", "x://{a}/{a}", "x://{a", "x://a}", "x://{{a}", "x://a}{b}", "x://}{a}/{b}"]
+)
 def test_uri_template_rejects_what_level_1_lacks(bad: str) -> None:
     with pytest.raises(ValueError, match="URI template"):
         UriTemplate(bad)
@@ -102,8 +103,15 @@ def test_cursor_round_trip_and_rejection() -> None:
     page, cursor = paginate("tools", items, {"cursor": cursor}, 5)
     assert list(page) == [10, 11] and cursor is None
     assert paginate("tools", items, {}, None) == (items, None)
-    for bad in ("!!", "", 3, encode_cursor("prompts", 1), base64.urlsafe_b64encode(b"tools:-1").decode(),
-                base64.urlsafe_b64encode(b"tools:x").decode(), base64.urlsafe_b64encode(b"\xff").decode()):
+    for bad in (
+        "!!",
+        "",
+        3,
+        encode_cursor("prompts", 1),
+        base64.urlsafe_b64encode(b"tools:-1").decode(),
+        base64.urlsafe_b64encode(b"tools:x").decode(),
+        base64.urlsafe_b64encode(b"\xff").decode(),
+    ):
         with pytest.raises(McpError) as info:
             decode_cursor("tools", bad)
         assert info.value.code == -32602
@@ -114,9 +122,17 @@ def test_cursor_round_trip_and_rejection() -> None:
 
 def test_schema_from_signature() -> None:
     async def tool(
-        ctx: Context, text: str, count: int, ratio: float = 0.5, on: bool = False,
-        tags: list[str] | None = None, extra: dict[str, Any] | None = None,
-        mode: Literal["a", "b"] = "a", anything: Any = None, *args: Any, **kwargs: Any,
+        ctx: Context,
+        text: str,
+        count: int,
+        ratio: float = 0.5,
+        on: bool = False,
+        tags: list[str] | None = None,
+        extra: dict[str, Any] | None = None,
+        mode: Literal["a", "b"] = "a",
+        anything: Any = None,
+        *args: Any,
+        **kwargs: Any,
     ) -> None: ...
 
     schema = schema_from_signature(tool)
@@ -126,7 +142,10 @@ def test_schema_from_signature() -> None:
     assert props["count"] == {"type": "integer"}
     assert props["ratio"] == {"type": "number", "default": 0.5}
     assert props["on"] == {"type": "boolean", "default": False}
-    assert props["tags"] == {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}], "default": None}
+    assert props["tags"] == {
+        "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}],
+        "default": None,
+    }
     assert props["extra"] == {"type": ["object", "null"], "default": None}
     assert props["mode"] == {"enum": ["a", "b"], "default": "a"}
     assert props["anything"] == {"default": None}
@@ -182,10 +201,13 @@ def test_tool_result_shapes() -> None:
     assert content.tool_result(None, structured=False) == {"content": []}
     assert content.tool_result(3, structured=False) == {"content": [{"type": "text", "text": "3"}]}
     assert content.tool_result(["a", content.image(b"\x00", "image/png")], structured=False)["content"][1] == {
-        "type": "image", "data": "AA==", "mimeType": "image/png",
+        "type": "image",
+        "data": "AA==",
+        "mimeType": "image/png",
     }
     assert content.tool_result({"a": 1}, structured=True) == {
-        "content": [{"type": "text", "text": '{"a": 1}'}], "structuredContent": {"a": 1},
+        "content": [{"type": "text", "text": '{"a": 1}'}],
+        "structuredContent": {"a": 1},
     }
     assert content.tool_result({"a": 1}, structured=False) == {"content": [{"type": "text", "text": '{"a": 1}'}]}
     full = {"content": ["x"], "isError": True}
@@ -199,11 +221,14 @@ def test_tool_result_shapes() -> None:
 def test_resource_and_prompt_result_shapes() -> None:
     assert content.resource_contents("u", b"\x01", "x/y") == [{"uri": "u", "blob": "AQ==", "mimeType": "x/y"}]
     assert content.resource_contents("u", "t", None) == [{"uri": "u", "text": "t"}]
-    assert content.resource_contents("u", {"contents": [{"uri": "u", "text": "t"}]}, None) == [{"uri": "u", "text": "t"}]
+    assert content.resource_contents("u", {"contents": [{"uri": "u", "text": "t"}]}, None) == [
+        {"uri": "u", "text": "t"}
+    ]
     with pytest.raises(TypeError):
         content.resource_contents("u", 3, None)
     assert content.prompt_result("hi", "d") == {
-        "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "description": "d",
+        "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+        "description": "d",
     }
     assert content.prompt_result({"messages": ["a"]}, None)["messages"][0]["role"] == "user"
     with pytest.raises(TypeError):
@@ -211,8 +236,15 @@ def test_resource_and_prompt_result_shapes() -> None:
 
 
 def test_compat_trims_by_revision() -> None:
-    tool = {"name": "t", "title": "T", "inputSchema": {"type": "object"}, "outputSchema": {"type": "object"},
-            "annotations": {"readOnlyHint": True}, "icons": [], "_meta": {}}
+    tool = {
+        "name": "t",
+        "title": "T",
+        "inputSchema": {"type": "object"},
+        "outputSchema": {"type": "object"},
+        "annotations": {"readOnlyHint": True},
+        "icons": [],
+        "_meta": {},
+    }
     assert set(_compat.tool(tool, "2024-11-05")) == {"name", "inputSchema"}
     assert set(_compat.tool(tool, "2025-03-26")) == {"name", "inputSchema", "annotations"}
     assert set(_compat.tool(tool, "2025-06-18")) == set(tool) - {"icons"}

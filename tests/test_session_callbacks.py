@@ -126,9 +126,13 @@ async def test_notifications_progress_and_logs_arrive_in_order_off_the_reader_ta
         order.append(f"progress:{event.progress}")
 
     with trio.fail_after(10):
-        async with connected(handlers=Handlers(logging=on_log, notification=on_notification)) as (
-            client, peer,
-        ), trio.open_nursery() as nursery:
+        async with (
+            connected(handlers=Handlers(logging=on_log, notification=on_notification)) as (
+                client,
+                peer,
+            ),
+            trio.open_nursery() as nursery,
+        ):
             call = spawn(nursery, client.call_tool, "work", on_progress=on_progress)
             req = await peer.expect("tools/call")
             token = req["params"]["_meta"]["progressToken"]
@@ -141,7 +145,11 @@ async def test_notifications_progress_and_logs_arrive_in_order_off_the_reader_ta
             await call.result()
             # The call returned only after every callback for what preceded its answer had run.
             assert order == [
-                "log:1", "notifications/message", "progress:1", "test/a", "progress:2",
+                "log:1",
+                "notifications/message",
+                "progress:1",
+                "test/a",
+                "progress:2",
                 "notifications/tools/list_changed",
             ]
     assert tasks == {client.driver.callbacks.task}  # one task, and not the reader
@@ -161,13 +169,17 @@ async def test_a_failing_callback_is_logged_and_the_session_goes_on(
         raise ValueError("progress bug")
 
     with trio.fail_after(10), caplog.at_level(logging.ERROR, logger="trimcp"):
-        async with connected(handlers=Handlers(notification=on_notification)) as (client, peer), trio.open_nursery() as nursery:
+        async with (
+            connected(handlers=Handlers(notification=on_notification)) as (client, peer),
+            trio.open_nursery() as nursery,
+        ):
             await peer.notify("test/before")
             await peer.notify("test/explode")
             call = spawn(nursery, client.call_tool, "work", on_progress=broken_progress)
             req = await peer.expect("tools/call")
-            await peer.notify("notifications/progress", {"progressToken": req["params"]["_meta"]["progressToken"],
-                                                         "progress": 1})
+            await peer.notify(
+                "notifications/progress", {"progressToken": req["params"]["_meta"]["progressToken"], "progress": 1}
+            )
             await peer.notify("test/after")
             await peer.reply(req, TEXT_OK)
             assert texts(await call.result()) == ["ok"]
@@ -192,7 +204,9 @@ async def test_a_full_callback_queue_holds_the_reader_back_and_loses_nothing(aut
         seen.append(method)
 
     with trio.fail_after(10):
-        async with connected(handlers=Handlers(notification=on_notification), limits=Limits(max_pending_callbacks=2)) as (client, peer):
+        async with connected(
+            handlers=Handlers(notification=on_notification), limits=Limits(max_pending_callbacks=2)
+        ) as (client, peer):
             for n in range(6):
                 await peer.notify(f"test/{n}")
             await peer.send({"id": "p", "method": "ping"})  # answered by the reader itself
@@ -223,7 +237,9 @@ async def test_a_callback_waiting_for_the_peer_never_deadlocks_the_full_queue(au
         seen.append(method)
 
     with trio.fail_after(10):
-        async with connected(handlers=Handlers(notification=on_notification), limits=Limits(max_pending_callbacks=1)) as (client, peer):
+        async with connected(
+            handlers=Handlers(notification=on_notification), limits=Limits(max_pending_callbacks=1)
+        ) as (client, peer):
             holder.append(client)
             await peer.notify("test/0")
             ping = await peer.expect("ping")  # the callback now waits for the peer
@@ -255,7 +271,10 @@ async def test_peer_requests_run_under_the_concurrency_limit(autojump_clock: Any
 
     request = {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 1}}
     with trio.fail_after(10):
-        async with connected(handlers=Handlers(sampling=sampling), limits=Limits(max_concurrent_requests=2)) as (client, peer):
+        async with connected(handlers=Handlers(sampling=sampling), limits=Limits(max_concurrent_requests=2)) as (
+            client,
+            peer,
+        ):
             for n in range(4):
                 await peer.send({"id": n, **request})
             await peer.send({"id": "p", "method": "ping"})
@@ -298,9 +317,10 @@ async def test_handlers_asking_the_peer_do_not_exhaust_the_limit(autojump_clock:
         return s.CreateMessageResult(role="assistant", content=s.TextContent(text="ok"), model="m")
 
     results: list[list[str]] = []
-    async with in_process(
-        server, {"max_concurrent_requests": 1}, handlers=Handlers(sampling=sampling)
-    ) as (client, session):
+    async with in_process(server, {"max_concurrent_requests": 1}, handlers=Handlers(sampling=sampling)) as (
+        client,
+        session,
+    ):
         with trio.fail_after(2):
             async with trio.open_nursery() as nursery:
                 for _ in range(5):

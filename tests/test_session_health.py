@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.lowlevel
 
 from trimcp import Limits, RequestTimeout, Timeouts, TransportClosed, open_client
 from trimcp._errors import ConnectError, TrimcpError
@@ -30,6 +31,7 @@ INIT_RESULT = {"protocolVersion": HANDSHAKE, "capabilities": {"tools": {}}, "ser
 async def session(**options: Any) -> AsyncIterator[tuple[ClientSession, ScriptedStream]]:
     stream = ScriptedStream()
     async with trio.open_nursery() as nursery:
+
         async def handshake() -> None:
             init, _ = await stream.expect("initialize")
             await stream.answer(init, INIT_RESULT)
@@ -79,7 +81,7 @@ async def test_three_terminal_failures_in_a_row_close_the_session_and_fail_all_p
             await stream.lose(request, ConnectError(f"refused #{i}"))
         start = trio.current_time()
         while len(errors) < 5:
-            await trio.sleep(0)
+            await trio.lowlevel.checkpoint()
         assert trio.current_time() == start  # at once, not at a deadline
         verdicts = [e for e in errors if "consecutive" in str(e)]
         assert len(verdicts) == 2  # the two still pending fail with the verdict
@@ -152,6 +154,7 @@ async def test_the_heartbeat_is_quiet_on_a_busy_session_and_an_error_answer_is_a
     autojump_clock: trio.abc.Clock,
 ) -> None:
     async with session(timeouts=Timeouts(heartbeat=5.0, heartbeat_timeout=2.0)) as (client, stream):
+
         async def server() -> None:
             while True:
                 request, _ = await stream.expect("tools/list")
@@ -187,7 +190,7 @@ async def test_progress_keeps_a_short_timeout_call_alive(autojump_clock: trio.ab
             await trio.sleep(0.5)
             await stream.progress(request, i)
         await stream.answer(request, {"content": []})
-        await trio.sleep(0)
+        await trio.lowlevel.checkpoint()
         while not results:
             await trio.sleep(0.01)
         assert trio.current_time() - start >= 10.0
@@ -243,7 +246,7 @@ async def test_without_reset_progress_does_not_extend(autojump_clock: trio.abc.C
 async def test_call_tool_sends_a_progress_token_only_while_resetting(autojump_clock: trio.abc.Clock) -> None:
     for reset, expected in ((True, True), (False, False)):
         async with session() as (client, stream), trio.open_nursery() as nursery:
-            nursery.start_soon(lambda: client.call_tool("t", reset_timeout_on_progress=reset))
+            nursery.start_soon(lambda r=reset: client.call_tool("t", reset_timeout_on_progress=r))
             request, _ = await stream.expect("tools/call")
             assert ("progressToken" in (request.params or {}).get("_meta", {})) is expected
             await stream.answer(request, {"content": []})

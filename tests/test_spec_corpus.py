@@ -120,8 +120,12 @@ def test_messages_are_valid_and_typed(path: Path) -> None:
 @pytest.mark.parametrize("path", FILES, ids=_ids(FILES))
 def test_replay_into_client_connection(path: Path) -> None:
     transcript = _load(path)
-    conn = Connection(Role.CLIENT, info={"name": "spec-replay", "version": "0"},
-                      capabilities=_client_capabilities(transcript), supported_versions=[path.parent.name])
+    conn = Connection(
+        Role.CLIENT,
+        info={"name": "spec-replay", "version": "0"},
+        capabilities=_client_capabilities(transcript),
+        supported_versions=[path.parent.name],
+    )
     id_map: dict[rpc.RequestId, rpc.RequestId] = {}
     cancelled_tokens: set[Any] = set()
     tokens: dict[rpc.RequestId, Any] = {}
@@ -158,8 +162,12 @@ def test_replay_into_client_connection(path: Path) -> None:
             if isinstance(msg, (rpc.Response, rpc.ErrorResponse)) and msg.id is not None:
                 obj = {**obj, "id": id_map[msg.id]}
             events = conn.receive_bytes(json.dumps(obj))
-        bad = [e for e in events if isinstance(e, (ev.ProtocolIssue, ev.HandshakeFailed))
-               and not _late_after_cancel(e, obj, cancelled_tokens)]
+        bad = [
+            e
+            for e in events
+            if isinstance(e, (ev.ProtocolIssue, ev.HandshakeFailed))
+            and not _late_after_cancel(e, obj, cancelled_tokens)
+        ]
         assert not bad, f"{path.name}: {bad}"
         conn.outgoing()
     if path.parent.name not in STATELESS:
@@ -194,9 +202,12 @@ def _own_meta(params: dict[str, Any] | None) -> tuple[dict[str, Any] | None, Any
 def _late_after_cancel(event: ev.Event, obj: dict[str, Any], cancelled_tokens: set[Any]) -> bool:
     """Progress for a request the client cancelled may still arrive (the notifications
     crossed: basic/utilities/cancellation); the Connection reports and drops it."""
-    return (isinstance(event, ev.ProtocolIssue) and event.kind == "unknown-progress-token"
-            and obj.get("method") == "notifications/progress"
-            and obj["params"].get("progressToken") in cancelled_tokens)
+    return (
+        isinstance(event, ev.ProtocolIssue)
+        and event.kind == "unknown-progress-token"
+        and obj.get("method") == "notifications/progress"
+        and obj["params"].get("progressToken") in cancelled_tokens
+    )
 
 
 # ---------------------------------------------------------------- mutations
@@ -259,6 +270,7 @@ def test_mutated_answer_is_rejected_at_the_mutation(data: st.DataObject) -> None
 
 # ---------------------------------------------------------------- the HTTP evidence
 
+
 #: The transport each file name stands for (spec/README.md); the meta file must agree.
 def _transport_of(path: Path) -> str:
     if path.name.endswith(".http.jsonl"):
@@ -297,8 +309,13 @@ def check_streamable_http(entries: list[dict[str, Any]], revision: str) -> None:
     2025-06-18 on every request after initialize carries ``MCP-Protocol-Version`` equal to
     the negotiated revision; once the server issued ``Mcp-Session-Id`` every later request
     carries it; every received message came on a 200 JSON or SSE response."""
-    cancelled = {obj["params"]["requestId"] for e in entries if e["dir"] == "send"
-                 for obj in [e["message"]] if obj.get("method") == "notifications/cancelled"}
+    cancelled = {
+        obj["params"]["requestId"]
+        for e in entries
+        if e["dir"] == "send"
+        for obj in [e["message"]]
+        if obj.get("method") == "notifications/cancelled"
+    }
     session: str | None = None
     for index, entry in enumerate(entries):
         obj, http = entry["message"], entry.get("http")
@@ -369,7 +386,7 @@ def test_http_evidence(path: Path) -> None:
 
 
 def _first_send(entries: list[dict[str, Any]], kind: str, after_init: bool = True) -> dict[str, Any] | None:
-    for entry in entries[1 if after_init else 0:]:
+    for entry in entries[1 if after_init else 0 :]:
         http = entry.get("http") or {}
         if entry["dir"] == "send" and _kind(entry["message"]) == kind and http.get("status") is not None:
             return entry
@@ -383,6 +400,7 @@ def _set_status(kind: str, status: int) -> Any:
             return False
         entry["http"]["status"] = status
         return True
+
     return mutate
 
 
@@ -407,6 +425,7 @@ def _header(name: str, value: str | None, since: str = "") -> Any:
         else:
             headers[name] = value
         return True
+
     return mutate
 
 
@@ -449,8 +468,11 @@ def test_http_check_rejects_altered_transcript(name: str) -> None:
         pytest.skip(f"no {transport} transcript to alter")
 
 
-@pytest.mark.parametrize("path", HTTP_FILES[:1] + [p for p in FILES if p not in HTTP_FILES][:1],
-                         ids=_ids(HTTP_FILES[:1] + [p for p in FILES if p not in HTTP_FILES][:1]))
+@pytest.mark.parametrize(
+    "path",
+    HTTP_FILES[:1] + [p for p in FILES if p not in HTTP_FILES][:1],
+    ids=_ids(HTTP_FILES[:1] + [p for p in FILES if p not in HTTP_FILES][:1]),
+)
 def test_meta_transport_must_match_the_file_name(path: Path) -> None:
     meta = _meta_of(path)
     check_meta_transport(path, meta)

@@ -87,13 +87,19 @@ def _record_stateless(out: Path) -> Path:
             async with trimcp.open_stdio_process(argv, cwd=str(SPEC.parent)) as proc:
                 rec = RecordingStream(proc)
                 async with trimcp.open_client(
-                    rec, revision=STATELESS, timeouts=trimcp.Timeouts(request=30), handlers=trimcp.Handlers(sampling=sample, elicitation=elicit, roots=[s.Root(uri="file:///replay")]),
+                    rec,
+                    revision=STATELESS,
+                    timeouts=trimcp.Timeouts(request=30),
+                    handlers=trimcp.Handlers(sampling=sample, elicitation=elicit, roots=[s.Root(uri="file:///replay")]),
                 ) as client:
                     tools = {t.name for t in await client.list_tools()}
                     # (sample, elicit and roots answer with an InputRequiredResult first: mrtr)
                     for name, args in (
-                        ("echo", {"message": "replay"}), ("add", {"a": 2, "b": 3}),
-                        ("sample", {"prompt": "hi"}), ("elicit", {"message": "who?"}), ("roots", {}),
+                        ("echo", {"message": "replay"}),
+                        ("add", {"a": 2, "b": 3}),
+                        ("sample", {"prompt": "hi"}),
+                        ("elicit", {"message": "who?"}),
+                        ("roots", {}),
                     ):
                         if name in tools:
                             await client.call_tool(name, args)
@@ -239,14 +245,25 @@ def test_stateless_client_refuses_a_server_request_even_for_a_declared_capabilit
     # InputRequiredResult; as a JSON-RPC request it is refused, capability declared or not.
     from trimcp import Connection, Role
 
-    conn = Connection(Role.CLIENT, info={"name": "c", "version": "0"}, capabilities={"roots": {}},
-                      supported_versions=[STATELESS])
+    conn = Connection(
+        Role.CLIENT, info={"name": "c", "version": "0"}, capabilities={"roots": {}}, supported_versions=[STATELESS]
+    )
     conn.discover()
     conn.outgoing()
-    conn.receive_bytes(json.dumps({"jsonrpc": "2.0", "id": 0, "result": {
-        "resultType": "complete", "supportedVersions": [STATELESS], "capabilities": {},
-        "serverInfo": {"name": "s", "version": "0"},
-    }}))
+    conn.receive_bytes(
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "result": {
+                    "resultType": "complete",
+                    "supportedVersions": [STATELESS],
+                    "capabilities": {},
+                    "serverInfo": {"name": "s", "version": "0"},
+                },
+            }
+        )
+    )
     events = conn.receive_bytes(json.dumps({"jsonrpc": "2.0", "id": "s1", "method": "roots/list"}))
     assert [e.kind for e in events if isinstance(e, ev.ProtocolIssue)] == ["method-not-in-revision"], events
     (answer,) = conn.outgoing()
@@ -285,8 +302,12 @@ def _late_progress() -> tuple[list, int]:
                 tokens[((m.get("params") or {}).get("_meta") or {}).get("progressToken")] = m["id"]
             elif d == "send" and m.get("method") == "notifications/cancelled":
                 cancelled.add(m["params"]["requestId"])
-            elif d == "recv" and m.get("method") == "notifications/progress" and \
-                    tokens.get(m["params"]["progressToken"]) in cancelled and path.parent.name != STATELESS:
+            elif (
+                d == "recv"
+                and m.get("method") == "notifications/progress"
+                and tokens.get(m["params"]["progressToken"]) in cancelled
+                and path.parent.name != STATELESS
+            ):
                 return entries, i
     pytest.skip("no progress after a cancellation in the corpus")
 
@@ -297,14 +318,21 @@ def test_progress_after_a_cancellation_is_accepted_only_for_the_cancelled_reques
     assert first_problem(ClientReplay(entries[: at + 1], revision)) is None
     # The same progress without the cancellation before it: the request is live, so it is
     # taken as progress - and with the cancellation after it, the late one is not excused.
-    cancel = next(i for i, (d, m) in enumerate(entries[:at]) if d == "send" and m.get("method") == "notifications/cancelled")
-    moved = [*entries[:cancel], *entries[cancel + 1: at + 1], entries[cancel]]
+    cancel = next(
+        i for i, (d, m) in enumerate(entries[:at]) if d == "send" and m.get("method") == "notifications/cancelled"
+    )
+    moved = [*entries[:cancel], *entries[cancel + 1 : at + 1], entries[cancel]]
     replay = ClientReplay(moved, revision)
     assert first_problem(replay) is None and any(isinstance(e, ev.ProgressReceived) for e in replay.events)
     # Progress for a token whose request was answered, not cancelled: reported.
-    answered = next(m["params"]["_meta"]["progressToken"] for d, m in entries[:at] if d == "send"
-                    and "id" in m and ((m.get("params") or {}).get("_meta") or {}).get("progressToken")
-                    not in (None, entries[at][1]["params"]["progressToken"]))
+    answered = next(
+        m["params"]["_meta"]["progressToken"]
+        for d, m in entries[:at]
+        if d == "send"
+        and "id" in m
+        and ((m.get("params") or {}).get("_meta") or {}).get("progressToken")
+        not in (None, entries[at][1]["params"]["progressToken"])
+    )
     stray = ("recv", {**entries[at][1], "params": {**entries[at][1]["params"], "progressToken": answered}})
     first = first_problem(ClientReplay([*entries[: at + 1], stray], revision))
     assert first is not None and first[0] == at + 1 and "unknown-progress-token" in first[1][0], first

@@ -11,10 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trimcp._errors import LocalProtocolError, RemoteProtocolError
-from trimcp._sansio.framing.sse import (
-    DEFAULT_MAX_EVENT_SIZE, ServerSentEvent, SSEDecoder, encode_comment, encode_event,
-)
 from trimcp._sansio.framing import FramingOverflow
+from trimcp._sansio.framing.sse import (
+    DEFAULT_MAX_EVENT_SIZE,
+    ServerSentEvent,
+    SSEDecoder,
+    encode_comment,
+    encode_event,
+)
 
 E = ServerSentEvent
 
@@ -502,9 +506,7 @@ def test_size_cap_boundary() -> None:
 
 
 def test_ten_megabyte_event_in_4k_chunks() -> None:
-    payload = (
-        '{"jsonrpc":"2.0","id":1,"result":{"text":"' + "\u00e9a" * 3_500_000 + '"}}'
-    ).encode()
+    payload = ('{"jsonrpc":"2.0","id":1,"result":{"text":"' + "\u00e9a" * 3_500_000 + '"}}').encode()
     assert len(payload) > 10_000_000
     stream = b"id: big\nevent: message\ndata: " + payload + b"\n\n"
     dec = SSEDecoder()
@@ -607,9 +609,7 @@ def test_encode_comment() -> None:
 
 field_text = st.text().filter(lambda s: not any(c in s for c in "\r\n\x00"))
 # Data with plenty of line breaks of every kind.
-data_text = st.lists(st.one_of(st.text(), st.sampled_from(["\r", "\n", "\r\n", "\n\r"]))).map(
-    "".join
-)
+data_text = st.lists(st.one_of(st.text(), st.sampled_from(["\r", "\n", "\r\n", "\n\r"]))).map("".join)
 event_spec = st.tuples(
     data_text,
     st.none() | field_text,
@@ -636,9 +636,7 @@ def test_round_trip(
     last_id: str | None = None
     in_effect: int | None = None
     for data, event, id_, retry in specs:
-        stream += encode_comment("keep\nalive") + encode_event(
-            data, event=event, id=id_, retry=retry
-        )
+        stream += encode_comment("keep\nalive") + encode_event(data, event=event, id=id_, retry=retry)
         if id_ is not None:
             last_id = id_
         in_effect = retry if retry is not None else in_effect

@@ -40,6 +40,8 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from trimcp._errors import LocalProtocolError
 from trimcp._sansio import jsonrpc as rpc
 from trimcp._sansio.connection import stateless as sl
+from trimcp._sansio.connection.core import Connection
+from trimcp._sansio.connection.lifecycle import OPERATING, Role
 from trimcp._sansio.events import (
     Discovered,
     ErrorReceived,
@@ -49,9 +51,7 @@ from trimcp._sansio.events import (
     RequestReceived,
     ResponseReceived,
 )
-from trimcp._sansio.connection.lifecycle import OPERATING, Role
 from trimcp._sansio.revisions import ALL_VERSIONS, REV_2026_07_28
-from trimcp._sansio.connection.core import Connection
 
 REV = "2026-07-28"
 PV = "io.modelcontextprotocol/protocolVersion"
@@ -166,8 +166,7 @@ def test_oracle_spot_checks() -> None:
 
 texts = st.text(max_size=12)
 json_scalars = (
-    st.none() | st.booleans() | st.integers(-(2**53), 2**53)
-    | st.floats(allow_nan=False, allow_infinity=False) | texts
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.floats(allow_nan=False, allow_infinity=False) | texts
 )
 json_values = st.recursive(
     json_scalars,
@@ -175,12 +174,15 @@ json_values = st.recursive(
     max_leaves=8,
 )
 #: What a client may declare: each of its three request-answering capabilities, or not.
-client_capabilities = st.fixed_dictionaries({}, optional={
-    "elicitation": st.sampled_from([{}, {"form": {}}, {"form": {}, "url": {}}]),
-    "sampling": st.sampled_from([{}, {"tools": {}}]),
-    "roots": st.sampled_from([{}, {"listChanged": True}]),
-    "experimental": st.dictionaries(texts, st.dictionaries(texts, json_scalars, max_size=2), max_size=2),
-})
+client_capabilities = st.fixed_dictionaries(
+    {},
+    optional={
+        "elicitation": st.sampled_from([{}, {"form": {}}, {"form": {}, "url": {}}]),
+        "sampling": st.sampled_from([{}, {"tools": {}}]),
+        "roots": st.sampled_from([{}, {"listChanged": True}]),
+        "experimental": st.dictionaries(texts, st.dictionaries(texts, json_scalars, max_size=2), max_size=2),
+    },
+)
 server_capabilities: st.SearchStrategy[dict[str, Any]] = st.fixed_dictionaries(
     {}, optional={name: st.just({}) for name in SERVER_CAPABILITY_NAMES}
 )
@@ -208,14 +210,21 @@ def request_params(draw: st.DrawFn) -> dict[str, Any] | None:
 
 def input_request(method: str) -> dict[str, Any]:
     if method == "elicitation/create":
-        return {"method": method, "params": {
-            "message": "Your name?",
-            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
-        }}
+        return {
+            "method": method,
+            "params": {
+                "message": "Your name?",
+                "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+            },
+        }
     if method == "sampling/createMessage":
-        return {"method": method, "params": {
-            "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 10,
-        }}
+        return {
+            "method": method,
+            "params": {
+                "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+                "maxTokens": 10,
+            },
+        }
     return {"method": method}
 
 
@@ -244,12 +253,16 @@ def result_bodies(draw: st.DrawFn, client_caps: dict[str, Any] | None = None) ->
     ``client_caps``, often asking only for what the client declared)."""
     if draw(st.sampled_from([True] + [False] * 15)):
         return draw(json_scalars | st.lists(json_scalars, max_size=2))  # not an object at all
-    body: dict[str, Any] = draw(st.dictionaries(
-        texts.filter(lambda k: k not in ("resultType", "inputRequests", "requestState")), json_values,
-        max_size=2,
-    ))
-    kind = draw(st.sampled_from(["complete", "input_required", "input_required", "input_required",
-                                 MISSING, None, "junk"]))
+    body: dict[str, Any] = draw(
+        st.dictionaries(
+            texts.filter(lambda k: k not in ("resultType", "inputRequests", "requestState")),
+            json_values,
+            max_size=2,
+        )
+    )
+    kind = draw(
+        st.sampled_from(["complete", "input_required", "input_required", "input_required", MISSING, None, "junk"])
+    )
     if kind == "junk":
         kind = draw(texts | st.integers() | st.booleans() | st.lists(texts, max_size=1))
     if kind is not MISSING:
@@ -330,9 +343,9 @@ def wire(msg: rpc.Message) -> dict[str, Any]:
     probed_caps=server_capabilities,
     serving_caps=server_capabilities,
     requests=st.lists(
-        st.tuples(st.sampled_from(METHODS), request_params(), progress_tokens,
-                  st.none() | st.sampled_from(LOG_LEVELS)),
-        min_size=1, max_size=6,
+        st.tuples(st.sampled_from(METHODS), request_params(), progress_tokens, st.none() | st.sampled_from(LOG_LEVELS)),
+        min_size=1,
+        max_size=6,
     ),
 )
 def test_every_request_carries_a_valid_envelope(
@@ -650,5 +663,8 @@ class StatelessClientMachine(RuleBasedStateMachine):
 
 TestStatelessClientMachine = StatelessClientMachine.TestCase
 TestStatelessClientMachine.settings = settings(
-    max_examples=60, stateful_step_count=30, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+    max_examples=60,
+    stateful_step_count=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
 )

@@ -175,9 +175,7 @@ def test_frame() -> None:
 
 # ---------------------------------------------------------------- hypothesis
 
-line_bytes = st.binary(min_size=1, max_size=30).filter(
-    lambda b: b"\n" not in b and b"\r" not in b and b.strip() != b""
-)
+line_bytes = st.binary(min_size=1, max_size=30).filter(lambda b: b"\n" not in b and b"\r" not in b and b.strip() != b"")
 
 
 @st.composite
@@ -204,8 +202,11 @@ def test_random_splits_reassemble_identically(case: tuple[list[bytes], bytes, li
 
 @settings(max_examples=200, deadline=None)
 @given(
-    st.lists(st.binary(min_size=1, max_size=12).filter(lambda b: b"\n" not in b and b"\r" not in b
-                                                      and b.strip() != b""), min_size=1, max_size=5),
+    st.lists(
+        st.binary(min_size=1, max_size=12).filter(lambda b: b"\n" not in b and b"\r" not in b and b.strip() != b""),
+        min_size=1,
+        max_size=5,
+    ),
     st.data(),
 )
 def test_random_splits_with_cap(lines: list[bytes], data: st.DataObject) -> None:

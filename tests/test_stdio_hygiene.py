@@ -40,7 +40,7 @@ PY = sys.executable
 #                one more notification, exit 3 (stderr says why)
 #   children   : start two grandchildren (no pipes of ours) and exit cleanly on stdin EOF
 #   stubborn   : ignore SIGINT and SIGTERM, never exit on EOF
-SERVER = r'''
+SERVER = r"""
 import json, os, signal, subprocess, sys, time
 mode = sys.argv[1]
 if mode == "stubborn":
@@ -73,7 +73,7 @@ for line in sys.stdin:
 if mode == "stubborn":
     while True:
         time.sleep(3600)
-'''
+"""
 
 
 @pytest.fixture
@@ -116,7 +116,10 @@ async def test_exit_while_a_grandchild_holds_stdout_fails_pending_at_once(server
 
     with trio.fail_after(8):
         async with open_client(
-            [PY, str(server), "fork-exit"], revision="2025-06-18", timeouts=Timeouts(request=6), handlers=Handlers(logging=on_log),
+            [PY, str(server), "fork-exit"],
+            revision="2025-06-18",
+            timeouts=Timeouts(request=6),
+            handlers=Handlers(logging=on_log),
         ) as client:
             stream = client.stream
             start = time.monotonic()
@@ -190,10 +193,17 @@ async def test_shutdown_policy_from_open_client_and_from_the_config(server: Path
     assert stream.signals_sent == ["SIGINT", "SIGTERM", "SIGKILL"]
     assert 0.2 <= by_argument < 0.6, by_argument
 
-    config = parse_config({"mcpServers": {"s": {
-        "command": PY, "args": [str(server), "stubborn"],
-        "shutdown": {"graceMs": 100, "sigintMs": 50, "sigtermMs": 50},
-    }}})
+    config = parse_config(
+        {
+            "mcpServers": {
+                "s": {
+                    "command": PY,
+                    "args": [str(server), "stubborn"],
+                    "shutdown": {"graceMs": 100, "sigintMs": 50, "sigtermMs": 50},
+                }
+            }
+        }
+    )
     entry = config.server("s")
     assert isinstance(entry, StdioServerConfig)
     assert entry.shutdown == fast
@@ -207,8 +217,10 @@ async def test_shutdown_policy_from_open_client_and_from_the_config(server: Path
 
 
 async def test_shutdown_grace_parameter_still_works() -> None:
-    script = "import signal, sys, time; signal.signal(signal.SIGINT, lambda *a: sys.exit(7)); " \
-             "print('up', flush=True); time.sleep(60)"
+    script = (
+        "import signal, sys, time; signal.signal(signal.SIGINT, lambda *a: sys.exit(7)); "
+        "print('up', flush=True); time.sleep(60)"
+    )
     with trio.fail_after(8):
         async with open_stdio_process([PY, "-c", script], shutdown_grace=0.05) as stream:
             assert (await stream.receive()).data == b"up"
@@ -233,9 +245,13 @@ def test_shutdown_config_is_validated() -> None:
     policy, warnings = parse({"graceMs": 250, "speed": 1})
     assert policy == ShutdownPolicy(grace=0.25)
     assert warnings == ['<config>: server "s": unknown field "shutdown.speed" (kept, not used)']
-    for bad, said in [(5, "an object, not a number"), ({"sigintMs": -1}, "not -1"),
-                      ({"sigtermMs": "100"}, "not a string"), ({"graceMs": True}, "not a boolean"),
-                      ({"graceMs": json.loads("1e400")}, "not inf")]:
+    for bad, said in [
+        (5, "an object, not a number"),
+        ({"sigintMs": -1}, "not -1"),
+        ({"sigtermMs": "100"}, "not a string"),
+        ({"graceMs": True}, "not a boolean"),
+        ({"graceMs": json.loads("1e400")}, "not inf"),
+    ]:
         error, _ = parse(bad)
         assert isinstance(error, trimcp.config.ConfigError), bad
         assert said in str(error) and '"shutdown' in str(error)

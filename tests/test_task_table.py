@@ -10,7 +10,9 @@ from trimcp._sansio import task_table as tt
 T0 = 1_764_000_000.0
 
 
-def make(table: tt.TaskTable | None = None, task_id: str = "t1", ttl_ms: int | None = 1000) -> tuple[tt.TaskTable, tt.TaskRecord]:
+def make(
+    table: tt.TaskTable | None = None, task_id: str = "t1", ttl_ms: int | None = 1000
+) -> tuple[tt.TaskTable, tt.TaskRecord]:
     table = tt.TaskTable() if table is None else table
     return table, table.create(task_id, T0, ttl_ms=ttl_ms, poll_interval_ms=100)
 
@@ -19,8 +21,12 @@ def test_create_result_is_a_flat_task_without_payloads() -> None:
     _, record = make()
     wire = record.to_wire(detailed=True)
     assert wire == {
-        "taskId": "t1", "status": "working", "createdAt": "2025-11-24T16:00:00.000Z",
-        "lastUpdatedAt": "2025-11-24T16:00:00.000Z", "ttlMs": 1000, "pollIntervalMs": 100,
+        "taskId": "t1",
+        "status": "working",
+        "createdAt": "2025-11-24T16:00:00.000Z",
+        "lastUpdatedAt": "2025-11-24T16:00:00.000Z",
+        "ttlMs": 1000,
+        "pollIntervalMs": 100,
     }
 
 

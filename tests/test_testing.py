@@ -45,7 +45,7 @@ def test_the_docstring_example_runs() -> None:
     assert "connect(server)" in code
     namespace: dict[str, object] = {}
     # Our own docstring, run as a user would paste it; its own assert checks the answer.
-    exec(compile(code, "trimcp.testing docstring", "exec"), namespace)  # noqa: S102
+    exec(compile(code, "trimcp.testing docstring", "exec"), namespace)
     assert "main" in namespace
 
 
@@ -60,8 +60,8 @@ async def test_the_readme_example_runs() -> None:
     (server_code,) = _python_blocks(readme, "## Writing a server")
     (test_code,) = _python_blocks(readme, "## Testing code built on trimcp")
     namespace: dict[str, Any] = {}
-    exec(server_code.replace("trio.run(serve_stdio, server)", ""), namespace)  # noqa: S102
-    exec(test_code, namespace)  # noqa: S102
+    exec(server_code.replace("trio.run(serve_stdio, server)", ""), namespace)
+    exec(test_code, namespace)
     with trio.fail_after(5):
         await namespace["test_add"]()
 
@@ -105,9 +105,17 @@ async def test_serve_in_process_speaks_raw_json_rpc_and_ends_the_server(autojump
     server = _server()
     async with serve_in_process(server) as stream:
         assert isinstance(stream, MessageStream)
-        await stream.send(rpc.Request(7, "initialize", {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"},
-        }))
+        await stream.send(
+            rpc.Request(
+                7,
+                "initialize",
+                {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "0"},
+                },
+            )
+        )
         answer = await stream.receive()
         assert isinstance(answer, Received)
         (message,) = answer.payload.messages
@@ -184,6 +192,7 @@ async def test_a_client_runs_against_a_scripted_stream(autojump_clock: trio.abc.
     stream = ScriptedStream()
     init_result = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}
     async with trio.open_nursery() as nursery:
+
         async def server() -> None:
             init, _ = await stream.expect("initialize")
             await stream.answer(init, init_result)
@@ -217,10 +226,10 @@ def _imports(path: Path) -> set[str]:
 
 def test_nothing_in_trimcp_imports_the_test_helpers() -> None:
     offenders = [
-        str(path.relative_to(TRIMCP.parent)) for path in TRIMCP.rglob("*.py")
-        if PACKAGE not in path.parents and any(
-            name == "trimcp.testing" or name.startswith("trimcp.testing.") for name in _imports(path)
-        )
+        str(path.relative_to(TRIMCP.parent))
+        for path in TRIMCP.rglob("*.py")
+        if PACKAGE not in path.parents
+        and any(name == "trimcp.testing" or name.startswith("trimcp.testing.") for name in _imports(path))
     ]
     assert offenders == []
 
@@ -241,7 +250,15 @@ def test_all_is_the_contract() -> None:
 
 
 def test_importing_the_helpers_loads_no_http_stack() -> None:
-    code = "import sys, trimcp.testing; print(sorted(m for m in ('h11', 'httpx', 'trio_websocket') if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60,
-                         env={"PYTHONPATH": str(TRIMCP.parent), "PATH": ""})
+    code = (
+        "import sys, trimcp.testing; print(sorted(m for m in ('h11', 'httpx', 'trio_websocket') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+        env={"PYTHONPATH": str(TRIMCP.parent), "PATH": ""},
+    )
     assert out.stdout.strip() == "[]"

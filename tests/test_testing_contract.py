@@ -70,7 +70,9 @@ pump(0, up)
 """
 
 #: A stdio child serving the contract server.
-CONTRACT_STDIO = "from trimcp.server import run_stdio; from trimcp.testing import contract_server; run_stdio(contract_server())"
+CONTRACT_STDIO = (
+    "from trimcp.server import run_stdio; from trimcp.testing import contract_server; run_stdio(contract_server())"
+)
 
 #: The receive cap the stdio and WebSocket pairs are opened with (``OVERSIZE``).
 CAP = 4 * 1024 * 1024
@@ -138,9 +140,16 @@ async def websocket_pair() -> AsyncIterator[tuple[MessageStream, MessageStream]]
 
     async with trio.open_nursery() as nursery:
         # (A closing handshake behind a send the peer never reads waits out disconnect_timeout.)
-        listener = await nursery.start(partial(
-            serve_websocket_streams, handler, "127.0.0.1", 0, max_message_size=CAP, disconnect_timeout=0.5,
-        ))
+        listener = await nursery.start(
+            partial(
+                serve_websocket_streams,
+                handler,
+                "127.0.0.1",
+                0,
+                max_message_size=CAP,
+                disconnect_timeout=0.5,
+            )
+        )
         async with open_websocket_stream(listener.url, max_message_size=CAP, disconnect_timeout=0.5) as client:
             server, done = await accepted.receive()
             try:
@@ -159,7 +168,10 @@ async def test_the_memory_pair_keeps_the_contract(autojump_clock: trio.abc.Clock
 async def test_stdio_keeps_the_contract(tmp_path: Path) -> None:
     with trio.fail_after(120):
         results = await check_two_way_message_stream(
-            stdio_pair(tmp_path), rules=(*PAIR_RULES, OVERSIZE), max_message_size=CAP, timeout=20,
+            stdio_pair(tmp_path),
+            rules=(*PAIR_RULES, OVERSIZE),
+            max_message_size=CAP,
+            timeout=20,
         )
     assert all(r.passed for r in results), table(results)
 
@@ -167,7 +179,10 @@ async def test_stdio_keeps_the_contract(tmp_path: Path) -> None:
 async def test_websocket_keeps_the_contract() -> None:
     with trio.fail_after(120):
         results = await check_two_way_message_stream(
-            websocket_pair, rules=(*PAIR_RULES, OVERSIZE), max_message_size=CAP, timeout=20,
+            websocket_pair,
+            rules=(*PAIR_RULES, OVERSIZE),
+            max_message_size=CAP,
+            timeout=20,
         )
     assert all(r.passed for r in results), table(results)
 
@@ -182,7 +197,9 @@ async def _stop_when(stop: trio.Event | None, stop_it: Callable[[], object]) -> 
 
 
 def http_served(
-    *, legacy: bool = False, json_response: bool = False,
+    *,
+    legacy: bool = False,
+    json_response: bool = False,
 ) -> Callable[..., AbstractAsyncContextManager[MessageStream]]:
     @asynccontextmanager
     async def serve(server: Server, stop: trio.Event | None = None) -> AsyncIterator[MessageStream]:
@@ -225,8 +242,10 @@ async def websocket_served(server: Server, stop: trio.Event | None = None) -> As
 @asynccontextmanager
 async def stdio_served(server: Server, stop: trio.Event | None = None) -> AsyncIterator[MessageStream]:
     # (The child builds its own contract_server(); ``server`` is the same definition.)
-    async with open_stdio_process([sys.executable, "-c", CONTRACT_STDIO], env=CHILD_ENV) as stream, \
-            trio.open_nursery() as nursery:
+    async with (
+        open_stdio_process([sys.executable, "-c", CONTRACT_STDIO], env=CHILD_ENV) as stream,
+        trio.open_nursery() as nursery,
+    ):
         nursery.start_soon(_stop_when, stop, stream.process.kill)
         yield stream
         nursery.cancel_scope.cancel()
@@ -248,14 +267,23 @@ async def memory_served(server: Server, stop: trio.Event | None = None) -> Async
         nursery.cancel_scope.cancel()
 
 
-@pytest.mark.parametrize(("revision", "json_response"), [
-    ("2025-11-25", False), ("2025-11-25", True), ("2025-03-26", False), ("2026-07-28", False),
-    ("2026-07-28", True),
-])
+@pytest.mark.parametrize(
+    ("revision", "json_response"),
+    [
+        ("2025-11-25", False),
+        ("2025-11-25", True),
+        ("2025-03-26", False),
+        ("2026-07-28", False),
+        ("2026-07-28", True),
+    ],
+)
 async def test_streamable_http_keeps_the_contract(revision: str, json_response: bool) -> None:
     with trio.fail_after(120):
         results = await check_request_stream(
-            http_served(json_response=json_response), revision, rules=(*REQUEST_RULES, PEER_GONE), timeout=20,
+            http_served(json_response=json_response),
+            revision,
+            rules=(*REQUEST_RULES, PEER_GONE),
+            timeout=20,
         )
     assert [r.rule for r in results] == [*REQUEST_RULES, PEER_GONE]
     assert all(r.passed for r in results), table(results)
@@ -264,16 +292,25 @@ async def test_streamable_http_keeps_the_contract(revision: str, json_response: 
 async def test_legacy_http_sse_keeps_the_contract() -> None:
     with trio.fail_after(120):
         results = await check_request_stream(
-            http_served(legacy=True), "2024-11-05", rules=(*REQUEST_RULES, PEER_GONE), timeout=20,
+            http_served(legacy=True),
+            "2024-11-05",
+            rules=(*REQUEST_RULES, PEER_GONE),
+            timeout=20,
         )
     assert all(r.passed for r in results), table(results)
 
 
 # (The stream is the same in either era; stdio, at a child per rule, runs in one.)
-@pytest.mark.parametrize(("served", "revision"), [
-    ("memory", "2025-11-25"), ("memory", "2026-07-28"), ("stdio", "2025-11-25"),
-    ("websocket", "2025-11-25"), ("websocket", "2026-07-28"),
-])
+@pytest.mark.parametrize(
+    ("served", "revision"),
+    [
+        ("memory", "2025-11-25"),
+        ("memory", "2026-07-28"),
+        ("stdio", "2025-11-25"),
+        ("websocket", "2025-11-25"),
+        ("websocket", "2026-07-28"),
+    ],
+)
 async def test_ordered_streams_keep_the_contract_with_a_server(served: str, revision: str) -> None:
     serve = {"memory": memory_served, "stdio": stdio_served, "websocket": websocket_served}[served]
     with trio.fail_after(120):
@@ -324,18 +361,25 @@ class Broken:
             await self.inner.aclose()
 
 
-@pytest.mark.parametrize(("flaw", "breaks"), [
-    # (a lone message is held for ever: ``large`` and ``peer_close`` never see theirs)
-    ("reorders", {"whole_in_order", "large", "concurrent_sends", "cancelled_receive", "closed_end_refuses",
-                  "peer_close"}),
-    ("truncates", {"large"}),
-    ("sends_when_closed", {"closed_end_refuses"}),
-    ("close_twice_fails", {"aclose_idempotent"}),
-    ("ignores_close", {"closed_end_refuses", "close_wakes_receive", "close_wakes_send", "peer_close"}),
-    ("wrong_error", {"closed_end_refuses", "close_wakes_receive"}),
-])
+@pytest.mark.parametrize(
+    ("flaw", "breaks"),
+    [
+        # (a lone message is held for ever: ``large`` and ``peer_close`` never see theirs)
+        (
+            "reorders",
+            {"whole_in_order", "large", "concurrent_sends", "cancelled_receive", "closed_end_refuses", "peer_close"},
+        ),
+        ("truncates", {"large"}),
+        ("sends_when_closed", {"closed_end_refuses"}),
+        ("close_twice_fails", {"aclose_idempotent"}),
+        ("ignores_close", {"closed_end_refuses", "close_wakes_receive", "close_wakes_send", "peer_close"}),
+        ("wrong_error", {"closed_end_refuses", "close_wakes_receive"}),
+    ],
+)
 async def test_a_broken_stream_fails_the_rules_it_breaks(
-    flaw: str, breaks: set[str], autojump_clock: trio.abc.Clock,
+    flaw: str,
+    breaks: set[str],
+    autojump_clock: trio.abc.Clock,
 ) -> None:
     @asynccontextmanager
     async def broken_pair() -> AsyncIterator[tuple[MessageStream, MessageStream]]:
@@ -384,16 +428,16 @@ async def test_a_request_left_hanging_when_the_server_is_gone_fails(autojump_clo
         async with serve_in_process(server) as stream:
             yield stream
 
-    (result,) = await check_request_stream(deaf, "2025-11-25", rules=[PEER_GONE], timeout=5,
-                                           raise_on_failure=False)
+    (result,) = await check_request_stream(deaf, "2025-11-25", rules=[PEER_GONE], timeout=5, raise_on_failure=False)
     assert result.rule == PEER_GONE and result.error == "did not finish within 5 s"
     (result,) = await check_request_stream(memory_served, "2025-11-25", rules=[PEER_GONE], timeout=5)
     assert result.passed
 
 
 async def test_a_stream_without_the_cap_it_claims_fails_oversize(autojump_clock: trio.abc.Clock) -> None:
-    results = await check_two_way_message_stream(memory_pair, rules=[OVERSIZE], max_message_size=1000,
-                                                 raise_on_failure=False)
+    results = await check_two_way_message_stream(
+        memory_pair, rules=[OVERSIZE], max_message_size=1000, raise_on_failure=False
+    )
     assert [r.passed for r in results] == [False, False]
     assert "over the 1000-byte cap arrived" in (results[0].error or "")
     with pytest.raises(ValueError, match="max_message_size"):

@@ -94,7 +94,10 @@ async def test_a_registered_kind_reaches_a_server_through_open_client(autojump_c
     assert resolve("fake://echo") == "fake"
     with trio.fail_after(5):
         async with open_client(
-            "fake://echo", http=HttpOptions(headers={"X-Team": "blue"}), limits=Limits(max_message_size=4096), timeouts=Timeouts(connect=3.0)
+            "fake://echo",
+            http=HttpOptions(headers={"X-Team": "blue"}),
+            limits=Limits(max_message_size=4096),
+            timeouts=Timeouts(connect=3.0),
         ) as client:
             assert client.server_info["name"] == "echoer"
             assert [t.name for t in await client.list_tools()] == ["echo"]
@@ -129,19 +132,22 @@ async def test_a_kind_can_be_forced_for_a_target_it_has_no_scheme_for(autojump_c
 # ---------------------------------------------------------------- resolution
 
 
-@pytest.mark.parametrize(("target", "kind"), [
-    ("http://127.0.0.1:1/mcp", "http"),
-    ("https://example.com/mcp", "http"),
-    ("HTTPS://EXAMPLE.COM/mcp", "http"),
-    ("ws://127.0.0.1:1/mcp", "ws"),
-    ("wss://example.com/mcp", "ws"),
-    ("mcp-server-time", "stdio"),
-    ("npx -y server http://example.com", "stdio"),  # a URL argument, not a URL
-    ("python -m server --url=ws://x", "stdio"),
-    (["python", "-m", "server"], "stdio"),
-    (("uvx", "mcp-server-fetch"), "stdio"),
-    ("", "stdio"),  # and the stdio transport refuses it
-])
+@pytest.mark.parametrize(
+    ("target", "kind"),
+    [
+        ("http://127.0.0.1:1/mcp", "http"),
+        ("https://example.com/mcp", "http"),
+        ("HTTPS://EXAMPLE.COM/mcp", "http"),
+        ("ws://127.0.0.1:1/mcp", "ws"),
+        ("wss://example.com/mcp", "ws"),
+        ("mcp-server-time", "stdio"),
+        ("npx -y server http://example.com", "stdio"),  # a URL argument, not a URL
+        ("python -m server --url=ws://x", "stdio"),
+        (["python", "-m", "server"], "stdio"),
+        (("uvx", "mcp-server-fetch"), "stdio"),
+        ("", "stdio"),  # and the stdio transport refuses it
+    ],
+)
 def test_every_built_in_resolves(target: Target, kind: str) -> None:
     assert resolve(target) == kind
 
@@ -234,13 +240,16 @@ async def test_a_forced_kind_must_exist() -> None:
             pass
 
 
-@pytest.mark.parametrize(("target", "kind", "error", "match"), [
-    ("ws://127.0.0.1:1/mcp", "sse", ValueError, "transport 'sse' needs a http:// or https:// URL"),
-    ("mcp-server-time", "http", ValueError, "transport 'http' needs a URL"),
-    ("http://127.0.0.1:1/mcp", "ws", ValueError, "transport 'ws' needs a ws:// or wss:// URL"),
-    (["python", "-m", "x"], "ws", TypeError, "transport 'ws' needs a URL"),
-    ("http://127.0.0.1:1/mcp", "stream", TypeError, "transport 'stream' needs a MessageStream"),
-])
+@pytest.mark.parametrize(
+    ("target", "kind", "error", "match"),
+    [
+        ("ws://127.0.0.1:1/mcp", "sse", ValueError, "transport 'sse' needs a http:// or https:// URL"),
+        ("mcp-server-time", "http", ValueError, "transport 'http' needs a URL"),
+        ("http://127.0.0.1:1/mcp", "ws", ValueError, "transport 'ws' needs a ws:// or wss:// URL"),
+        (["python", "-m", "x"], "ws", TypeError, "transport 'ws' needs a URL"),
+        ("http://127.0.0.1:1/mcp", "stream", TypeError, "transport 'stream' needs a MessageStream"),
+    ],
+)
 async def test_a_forced_kind_refuses_a_target_it_cannot_open(
     target: Target, kind: str, error: type[Exception], match: str
 ) -> None:
@@ -309,10 +318,16 @@ class LegacyFake:
             await reply.text(202, "Accepted")
             msg = req.json
             if msg.get("method") == "initialize":
-                await self.send.send(result(req, {
-                    "protocolVersion": "2024-11-05", "capabilities": {"tools": {}},
-                    "serverInfo": {"name": "legacy", "version": "1"},
-                }))
+                await self.send.send(
+                    result(
+                        req,
+                        {
+                            "protocolVersion": "2024-11-05",
+                            "capabilities": {"tools": {}},
+                            "serverInfo": {"name": "legacy", "version": "1"},
+                        },
+                    )
+                )
             elif msg.get("method") == "tools/call":
                 await self.send.send(result(req, {"content": [{"type": "text", "text": "old school"}]}))
             elif "id" in msg and "method" in msg:

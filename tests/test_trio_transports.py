@@ -26,21 +26,21 @@ from hypothesis import strategies as st
 
 from trimcp._errors import ConnectError, RemoteProtocolError, TransportClosed
 from trimcp._sansio import jsonrpc
+from trimcp._trio.memory import memory_stream_pair
+from trimcp._trio.stream import MessageStream
 from trimcp._trio.transports import stdio as stdio_mod
 from trimcp._trio.transports._pipes import LineWriter, StderrTail
-from trimcp._trio.memory import memory_stream_pair
 from trimcp._trio.transports.stdio import (
-    open_stdio_process, open_stdio_server_stream, terminate_process,
+    open_stdio_process,
+    open_stdio_server_stream,
+    terminate_process,
 )
-from trimcp._trio.stream import MessageStream
 
 CHILD = str(Path(__file__).parent / "helpers" / "stdio_child.py")
 PY = sys.executable
 
 MESSAGES: list[jsonrpc.Message] = [
-    jsonrpc.Request(
-        1, "tools/call", {"name": "echo", "arguments": {"text": "line\nbreak \u2028 é"}}
-    ),
+    jsonrpc.Request(1, "tools/call", {"name": "echo", "arguments": {"text": "line\nbreak \u2028 é"}}),
     jsonrpc.Request("abc", "ping"),
     jsonrpc.Notification("notifications/initialized"),
     jsonrpc.Response(1, {"content": []}),
@@ -197,9 +197,7 @@ async def test_stdio_partial_line_then_exit() -> None:
 
 async def test_stdio_oversize_line_closes_stream() -> None:
     with trio.fail_after(10):
-        async with open_stdio_process(
-            child("oversize", "5000"), max_line=1024, shutdown_grace=5
-        ) as stream:
+        async with open_stdio_process(child("oversize", "5000"), max_line=1024, shutdown_grace=5) as stream:
             with pytest.raises(RemoteProtocolError, match="1024-byte limit"):
                 await stream.receive()
             # The stream was closed: the child (which exits at stdin EOF) is gone.
@@ -214,9 +212,7 @@ async def test_stdio_oversize_line_delivers_what_came_before_it() -> None:
     # A response and a runaway line in one read: the response is not lost with it.
     answer = '{"jsonrpc":"2.0","id":1,"result":{"content":[]}}'
     with trio.fail_after(10):
-        async with open_stdio_process(
-            child("oversize", "5000", answer), max_line=1024, shutdown_grace=5
-        ) as stream:
+        async with open_stdio_process(child("oversize", "5000", answer), max_line=1024, shutdown_grace=5) as stream:
             assert (await stream.receive()).data == answer.encode()
             with pytest.raises(RemoteProtocolError, match="1024-byte limit"):
                 await stream.receive()
@@ -250,9 +246,7 @@ async def test_stdio_env_is_merged_and_cwd_applies(tmp_path: Path) -> None:
         "+ ' ' + os.getcwd())"
     )
     with trio.fail_after(10):
-        async with open_stdio_process(
-            [PY, "-c", script], env={"TRIMCP_TEST": "hello"}, cwd=tmp_path
-        ) as stream:
+        async with open_stdio_process([PY, "-c", script], env={"TRIMCP_TEST": "hello"}, cwd=tmp_path) as stream:
             with pytest.raises(TransportClosed):
                 await stream.receive()
         assert stream.stderr_tail() == f"hello path {tmp_path}"
@@ -314,9 +308,7 @@ async def test_stdio_shutdown_escalation_order(tmp_path: Path) -> None:
 async def test_stdio_shutdown_survives_cancellation(tmp_path: Path) -> None:
     with trio.fail_after(10):
         with trio.CancelScope() as scope:
-            async with open_stdio_process(
-                child("trap", str(tmp_path / "log"), "ignore"), shutdown_grace=0.1
-            ) as stream:
+            async with open_stdio_process(child("trap", str(tmp_path / "log"), "ignore"), shutdown_grace=0.1) as stream:
                 await stream.receive()
                 assert (await stream.receive()).data == b"ready"  # SIGINT/SIGTERM now ignored
                 scope.cancel()
@@ -358,9 +350,7 @@ async def test_stdio_explicit_aclose_is_idempotent_and_wakes_receiver() -> None:
 
 async def test_stdio_cancelled_partial_write_poisons_sends(tmp_path: Path) -> None:
     with trio.fail_after(10):
-        async with open_stdio_process(
-            child("trap", str(tmp_path / "log"), "ignore"), shutdown_grace=0.1
-        ) as stream:
+        async with open_stdio_process(child("trap", str(tmp_path / "log"), "ignore"), shutdown_grace=0.1) as stream:
             await stream.receive()
             assert (await stream.receive()).data == b"ready"
             # The child never reads stdin: a 1 MB line fills the pipe and blocks part-way.
@@ -518,9 +508,7 @@ async def test_server_stream_over_pipes() -> None:
     out_r, out_w = os.pipe()
     try:
         with trio.fail_after(5):
-            async with open_stdio_server_stream(
-                stdin_fd=in_r, stdout_fd=out_w, max_line=100
-            ) as stream:
+            async with open_stdio_server_stream(stdin_fd=in_r, stdout_fd=out_w, max_line=100) as stream:
                 os.write(in_w, b'{"jsonrpc":"2.0","method":"a"}\r\n\n  \n{"jsonrpc":')
                 assert (await stream.receive()).data == b'{"jsonrpc":"2.0","method":"a"}'
                 os.write(in_w, b'"2.0","method":"b"}\n')
@@ -544,9 +532,7 @@ async def test_server_stream_oversize_line_closes() -> None:
     out_r, out_w = os.pipe()
     try:
         with trio.fail_after(5):
-            async with open_stdio_server_stream(
-                stdin_fd=in_r, stdout_fd=out_w, max_line=100
-            ) as stream:
+            async with open_stdio_server_stream(stdin_fd=in_r, stdout_fd=out_w, max_line=100) as stream:
                 os.write(in_w, b"x" * 500)
                 with pytest.raises(RemoteProtocolError):
                     await stream.receive()

@@ -36,8 +36,9 @@ def test_pyproject_takes_the_version_from_the_module() -> None:
 def test_no_other_module_spells_the_version_out() -> None:
     version = _version.__version__
     spelled = [
-        str(p.relative_to(ROOT)) for p in sorted((ROOT / "trimcp").rglob("*.py"))
-        if f'"{version}"' in p.read_text(encoding="utf-8") or f"/{version}\"" in p.read_text(encoding="utf-8")
+        str(p.relative_to(ROOT))
+        for p in sorted((ROOT / "trimcp").rglob("*.py"))
+        if f'"{version}"' in p.read_text(encoding="utf-8") or f'/{version}"' in p.read_text(encoding="utf-8")
     ]
     # _deprecate.SINCE is "deprecated since": a past release that stays when the version moves on.
     assert spelled == ["trimcp/_deprecate.py", "trimcp/_version.py"]

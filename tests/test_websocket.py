@@ -58,14 +58,10 @@ def no_leaked_sockets() -> Iterator[None]:
 
 
 @asynccontextmanager
-async def mcp_server(
-    server: Server | None = None, **kwargs: object
-) -> AsyncIterator[WebSocketListener]:
+async def mcp_server(server: Server | None = None, **kwargs: object) -> AsyncIterator[WebSocketListener]:
     with collapse():
         async with trio.open_nursery() as nursery:
-            listener = await nursery.start(
-                partial(serve_websocket, server or build_server(), **kwargs)
-            )
+            listener = await nursery.start(partial(serve_websocket, server or build_server(), **kwargs))
             yield listener
             nursery.cancel_scope.cancel()
 
@@ -77,9 +73,7 @@ async def raw_ws_server(
     """A bare trio-websocket server: it does whatever ``handler`` does."""
     with collapse():
         async with trio.open_nursery() as nursery:
-            server = await nursery.start(
-                trio_websocket.serve_websocket, handler, "127.0.0.1", 0, None
-            )
+            server = await nursery.start(trio_websocket.serve_websocket, handler, "127.0.0.1", 0, None)
             yield f"ws://127.0.0.1:{server.port}/mcp"
             nursery.cancel_scope.cancel()
 
@@ -339,9 +333,7 @@ async def test_a_server_that_selects_another_subprotocol_is_refused() -> None:
             for line in request.split(b"\r\n")
             if line.lower().startswith(b"sec-websocket-key:")
         )
-        accept = base64.b64encode(
-            hashlib.sha1(key + b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest()
-        )
+        accept = base64.b64encode(hashlib.sha1(key + b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest())
         await stream.send_all(
             b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             b"Sec-WebSocket-Accept: " + accept + b"\r\nSec-WebSocket-Protocol: graphql-ws\r\n\r\n"
@@ -366,9 +358,7 @@ async def test_our_server_refuses_a_client_that_does_not_offer_mcp() -> None:
 async def test_an_http_error_answer_is_a_connect_error_with_status_and_body() -> None:
     async def handler(stream: trio.SocketStream) -> None:
         await read_request(stream)
-        await stream.send_all(
-            b"HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\nConnection: close\r\n\r\nno route!"
-        )
+        await stream.send_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\nConnection: close\r\n\r\nno route!")
 
     with trio.fail_after(5):
         async with raw_tcp_server(handler) as url:
@@ -407,13 +397,9 @@ async def test_origin_check() -> None:
                 async with open_websocket_stream(listener.url, headers={"Origin": origin}):
                     pass
             for origin in ("http://evil.example", "null", "http://localhost.evil.example"):
-                await refused(
-                    listener.url, "HTTP 403: Origin not allowed", headers={"Origin": origin}
-                )
+                await refused(listener.url, "HTTP 403: Origin not allowed", headers={"Origin": origin})
         async with mcp_server(allowed_origins=["https://app.example"]) as listener:
-            async with open_websocket_stream(
-                listener.url, headers=[("Origin", "https://APP.example/")]
-            ):
+            async with open_websocket_stream(listener.url, headers=[("Origin", "https://APP.example/")]):
                 pass
             await refused(listener.url, "HTTP 403", headers={"Origin": "http://localhost"})
 
@@ -588,14 +574,10 @@ def test_url_parsing() -> None:
 
 async def test_reserved_headers_and_ssl_for_ws_are_refused() -> None:
     with pytest.raises(ValueError, match="Sec-WebSocket-Protocol"):
-        async with open_websocket_stream(
-            "ws://127.0.0.1:1/", headers={"Sec-WebSocket-Protocol": "x"}
-        ):
+        async with open_websocket_stream("ws://127.0.0.1:1/", headers={"Sec-WebSocket-Protocol": "x"}):
             pass  # pragma: no cover
     with pytest.raises(ValueError, match="wss"):
-        async with open_websocket_stream(
-            "ws://127.0.0.1:1/", ssl_context=ssl.create_default_context()
-        ):
+        async with open_websocket_stream("ws://127.0.0.1:1/", ssl_context=ssl.create_default_context()):
             pass  # pragma: no cover
 
 

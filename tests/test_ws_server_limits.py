@@ -260,8 +260,18 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 def test_cli_limit_flags_reach_serve_websocket() -> None:
     ns = parse(
-        ["--ws", "127.0.0.1:0", "--header-timeout", "3", "--idle-timeout", "9",
-         "--max-connections", "5", "--max-message", "2M"]
+        [
+            "--ws",
+            "127.0.0.1:0",
+            "--header-timeout",
+            "3",
+            "--idle-timeout",
+            "9",
+            "--max-connections",
+            "5",
+            "--max-message",
+            "2M",
+        ]
     )
     assert ws_limit_options(ns) == {
         "handshake_timeout": 3.0,
@@ -277,12 +287,8 @@ def test_cli_limit_flags_reach_serve_websocket() -> None:
     assert ws["max_connections"] == http["max_connections"] == 1000
 
 
-@pytest.mark.parametrize(
-    "argv", [["--max-message", "12Q"], ["--max-message", "0"], ["--idle-timeout", "never"]]
-)
-def test_bad_ws_limit_values_are_usage_errors(
-    argv: list[str], capsys: pytest.CaptureFixture[str]
-) -> None:
+@pytest.mark.parametrize("argv", [["--max-message", "12Q"], ["--max-message", "0"], ["--idle-timeout", "never"]])
+def test_bad_ws_limit_values_are_usage_errors(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         parse(["--ws", "127.0.0.1:0", *argv])
     assert exit_info.value.code == 2
@@ -301,9 +307,26 @@ def test_help_documents_the_ws_limits() -> None:
 async def test_the_real_cli_serves_websocket_with_the_limits() -> None:
     """``trimcp serve --ws`` with tight limits: each holds, end to end."""
     proc = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "trimcp", "serve", "--ws", "127.0.0.1:0", "--max-connections", "1",
-         "--idle-timeout", "0.6", "--max-message", "1K", "--header-timeout", "0.5"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT,
+        [
+            sys.executable,
+            "-m",
+            "trimcp",
+            "serve",
+            "--ws",
+            "127.0.0.1:0",
+            "--max-connections",
+            "1",
+            "--idle-timeout",
+            "0.6",
+            "--max-message",
+            "1K",
+            "--header-timeout",
+            "0.5",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     try:

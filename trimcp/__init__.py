@@ -102,10 +102,13 @@ def _schema_attr(name: str) -> Any:
 
 
 #: Old names: each use warns and names the one to use (``_deprecate.py``).
-_DEPRECATED = _deprecated_aliases(__name__, {
-    "from_wire": ("trimcp.schema.from_wire", _schema_attr("from_wire")),
-    "to_wire": ("trimcp.schema.to_wire", _schema_attr("to_wire")),
-})
+_DEPRECATED = _deprecated_aliases(
+    __name__,
+    {
+        "from_wire": ("trimcp.schema.from_wire", _schema_attr("from_wire")),
+        "to_wire": ("trimcp.schema.to_wire", _schema_attr("to_wire")),
+    },
+)
 
 
 def __getattr__(name: str) -> Any:

@@ -29,8 +29,16 @@ from typing import Any
 
 #: The public modules, in the order of the listing (``tests/test_layers.py`` has the same set).
 PUBLIC_MODULES: tuple[str, ...] = (
-    "trimcp", "trimcp.server", "trimcp.host", "trimcp.config", "trimcp.oauth", "trimcp.apps",
-    "trimcp.conformance", "trimcp.reference", "trimcp.schema", "trimcp.testing",
+    "trimcp",
+    "trimcp.server",
+    "trimcp.host",
+    "trimcp.config",
+    "trimcp.oauth",
+    "trimcp.apps",
+    "trimcp.conformance",
+    "trimcp.reference",
+    "trimcp.schema",
+    "trimcp.testing",
 )
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "api.md"
@@ -49,7 +57,10 @@ def first_sentence(doc: str | None) -> str:
 def _is_alias(value: Any) -> bool:
     if inspect.isclass(value):  # (a Protocol's metaclass lives in typing too)
         return False
-    return isinstance(value, (types.UnionType, types.GenericAlias)) or type(value).__module__ in ("typing", "collections.abc")
+    return isinstance(value, (types.UnionType, types.GenericAlias)) or type(value).__module__ in (
+        "typing",
+        "collections.abc",
+    )
 
 
 def kind(value: Any) -> str:
@@ -71,7 +82,11 @@ def kind(value: Any) -> str:
 def _describe(value: Any) -> str:
     if isinstance(value, types.ModuleType) or inspect.isclass(value) or inspect.isfunction(value):
         return first_sentence(value.__doc__)
-    if callable(value) and not _is_alias(value) and not isinstance(value, (str, bytes, tuple, list, dict, frozenset, set)):
+    if (
+        callable(value)
+        and not _is_alias(value)
+        and not isinstance(value, (str, bytes, tuple, list, dict, frozenset, set))
+    ):
         return first_sentence(getattr(value, "__doc__", None))
     return ""  # a constant's docstring is its type's; say nothing rather than that
 

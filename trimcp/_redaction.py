@@ -87,8 +87,7 @@ class Redactor:
         self._replacement = spelled
         # Longest first: a value that contains another is replaced whole.
         forms = sorted(spelled, key=len, reverse=True)
-        self._pattern = (re.compile("|".join([_REFERENCE, *map(re.escape, forms)]))
-                         if forms else None)
+        self._pattern = re.compile("|".join([_REFERENCE, *map(re.escape, forms)])) if forms else None
 
     @property
     def variables(self) -> frozenset[str]:
@@ -133,8 +132,7 @@ class Redactor:
             return tuple(self.value(v) for v in obj)
         if attrs.has(type(obj)):
             fields = attrs.fields(type(obj))
-            return attrs.evolve(obj, **{f.alias: self.value(getattr(obj, f.name))
-                                        for f in fields if f.init})
+            return attrs.evolve(obj, **{f.alias: self.value(getattr(obj, f.name)) for f in fields if f.init})
         return obj
 
     def log_filter(self) -> logging.Filter:

@@ -101,7 +101,10 @@ RemoteTransport: TypeAlias = Literal["http", "sse", "ws"]
 
 #: ``type`` as written -> our transport name; ``streamable-http`` is what some tools write.
 _REMOTE_TYPES: dict[str, RemoteTransport] = {
-    "http": "http", "streamable-http": "http", "sse": "sse", "ws": "ws",
+    "http": "http",
+    "streamable-http": "http",
+    "sse": "sse",
+    "ws": "ws",
 }
 #: Fields every entry may have: trimcp's ``heartbeat`` and the ``disabled`` flag other hosts write.
 _COMMON_FIELDS = frozenset({"heartbeat", "disabled"})
@@ -113,7 +116,9 @@ _HEARTBEAT_FIELDS = {"intervalMs": "interval", "timeoutMs": "timeout"}
 _REMOTE_FIELDS = frozenset({"type", "url", "headers", "headersHelper", "oauth"}) | _COMMON_FIELDS
 _OAUTH_FIELDS = frozenset({"clientId", "callbackPort", "authServerMetadataUrl"})
 _URL_SCHEMES: dict[RemoteTransport, tuple[str, ...]] = {
-    "http": ("http://", "https://"), "sse": ("http://", "https://"), "ws": ("ws://", "wss://"),
+    "http": ("http://", "https://"),
+    "sse": ("http://", "https://"),
+    "ws": ("ws://", "wss://"),
 }
 
 # ${NAME} or ${NAME:-default} (VS Code: ${env:NAME}); the default is literal (no nesting),
@@ -131,8 +136,7 @@ class ConfigError(TrimcpError):
     message already says all three: it is meant to be shown to a user as it is.
     """
 
-    def __init__(self, message: str, *, source: str, server: str | None = None,
-                 field: str | None = None) -> None:
+    def __init__(self, message: str, *, source: str, server: str | None = None, field: str | None = None) -> None:
         super().__init__(message)
         self.source = source
         self.server = server
@@ -265,8 +269,7 @@ class McpConfig:
         except KeyError:
             known = ", ".join(f'"{n}"' for n in sorted([*self.servers, *self.errors]))
             hint = f"known: {known}" if known else "it defines no servers"
-            raise ConfigError(f'{self.source}: no server "{name}" ({hint})',
-                              source=self.source, server=name) from None
+            raise ConfigError(f'{self.source}: no server "{name}" ({hint})', source=self.source, server=name) from None
 
 
 def load_config(path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> McpConfig:
@@ -292,18 +295,19 @@ def load_config(path: str | os.PathLike[str], *, environ: Mapping[str, str] | No
     try:
         obj = json.loads(_blank_comments(text), object_pairs_hook=pairs)
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"{source}: not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
-                          source=source) from None
+        raise ConfigError(
+            f"{source}: not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", source=source
+        ) from None
     except (ValueError, RecursionError) as exc:  # a 5000-digit number; nesting past the stack
         raise ConfigError(f"{source}: not usable JSON: {exc}", source=source) from None
     config = parse_config(obj, source=source, environ=environ)
-    config.warnings[:0] = [f'{source}: "{key}" is written twice in one object; the last one is used'
-                           for key in repeated]
+    config.warnings[:0] = [
+        f'{source}: "{key}" is written twice in one object; the last one is used' for key in repeated
+    ]
     return attrs.evolve(config, path=Path(source))
 
 
-def parse_config(obj: object, *, source: str = "<config>",
-                 environ: Mapping[str, str] | None = None) -> McpConfig:
+def parse_config(obj: object, *, source: str = "<config>", environ: Mapping[str, str] | None = None) -> McpConfig:
     """Parse an already-decoded config object; ``source`` names it in messages."""
     env = os.environ if environ is None else environ
     if not isinstance(obj, dict):
@@ -316,8 +320,7 @@ def parse_config(obj: object, *, source: str = "<config>",
     elif "servers" in obj:
         key = "servers"
     else:
-        raise ConfigError(f'{source}: no "mcpServers" object (Claude) or "servers" object (VS Code)',
-                          source=source)
+        raise ConfigError(f'{source}: no "mcpServers" object (Claude) or "servers" object (VS Code)', source=source)
     entries = obj[key]
     if not isinstance(entries, dict):
         raise ConfigError(f'{source}: "{key}" must be an object, not {_kind(entries)}', source=source)
@@ -331,8 +334,7 @@ def parse_config(obj: object, *, source: str = "<config>",
         except ConfigError as exc:
             errors[name] = exc
         expanded.update(reader.expanded)
-    return McpConfig(path=None, servers=servers, warnings=warnings, source=source, errors=errors,
-                     expanded=expanded)
+    return McpConfig(path=None, servers=servers, warnings=warnings, source=source, errors=errors, expanded=expanded)
 
 
 class _Entry:
@@ -392,7 +394,8 @@ class _Entry:
             cwd=cwd,
             extra=extra,
             shutdown=ShutdownPolicy(**self.millis(entry, "shutdown", _SHUTDOWN_FIELDS))
-            if "shutdown" in entry else None,
+            if "shutdown" in entry
+            else None,
             **self.common(entry),
             expanded=dict(self.expanded),
         )
@@ -411,8 +414,7 @@ class _Entry:
             out["disabled"] = entry["disabled"]
         return out
 
-    def millis(self, entry: dict[str, Any], name: str, fields: Mapping[str, str], *,
-               low: int = 0) -> dict[str, float]:
+    def millis(self, entry: dict[str, Any], name: str, fields: Mapping[str, str], *, low: int = 0) -> dict[str, float]:
         """An object of durations in milliseconds, as seconds by attribute name."""
         value = entry[name]
         if not isinstance(value, dict):
@@ -427,8 +429,7 @@ class _Entry:
             number = isinstance(raw, (int, float)) and not isinstance(raw, bool)
             if not number or not low <= raw <= 600_000:  # also refuses NaN and infinity
                 shown = repr(raw) if number else _kind(raw)
-                raise self.error(f'"{field}" must be a number of milliseconds ({low}-600000), '
-                                 f"not {shown}", field)
+                raise self.error(f'"{field}" must be a number of milliseconds ({low}-600000), not {shown}', field)
             waits[attribute] = raw / 1000
         return waits
 
@@ -437,8 +438,7 @@ class _Entry:
         if not url.lower().startswith(_URL_SCHEMES[transport]):
             schemes = " or ".join(_URL_SCHEMES[transport])
             # The URL as written: what it expanded to may hold a secret (module docstring).
-            raise self.error(f'"url" must start with {schemes} for "type": "{transport}", '
-                             f'not "{entry["url"]}"', "url")
+            raise self.error(f'"url" must start with {schemes} for "type": "{transport}", not "{entry["url"]}"', "url")
         helper = self.string(entry, "headersHelper") if "headersHelper" in entry else None
         extra = self.extra(entry, _REMOTE_FIELDS)  # warned before the oauth object's own
         return RemoteServerConfig(
@@ -469,8 +469,11 @@ class _Entry:
         return OAuthConfig(
             client_id=self.string(value, "clientId", prefix="oauth.") if "clientId" in value else None,
             callback_port=port,
-            auth_server_metadata_url=(self.string(value, "authServerMetadataUrl", prefix="oauth.")
-                                      if "authServerMetadataUrl" in value else None),
+            auth_server_metadata_url=(
+                self.string(value, "authServerMetadataUrl", prefix="oauth.")
+                if "authServerMetadataUrl" in value
+                else None
+            ),
             extra=self.extra(value, _OAUTH_FIELDS, prefix="oauth."),
         )
 
@@ -511,8 +514,11 @@ class _Entry:
                 return self.environ[variable]
             if default is not None:
                 return default
-            raise self.error(f'"{field}": ${{{variable}}} is not set and has no default '
-                             f'(write ${{{variable}:-default}} to give one)', field)
+            raise self.error(
+                f'"{field}": ${{{variable}}} is not set and has no default '
+                f"(write ${{{variable}:-default}} to give one)",
+                field,
+            )
 
         for other in _OTHER_VARIABLE.findall(value):
             self.warn(f'"{field}": {other} is not expanded (only ${{VAR}} and ${{VAR:-default}} are)')

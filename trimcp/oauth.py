@@ -43,10 +43,8 @@ if TYPE_CHECKING:
     from ._trio.oauth.provider import AuthorizeCallback, OAuthProvider
 
 _FROM_PROVIDER = frozenset({"AuthorizeCallback", "OAuthProvider"})
-_FROM_GRANTS = frozenset({"AssertionSource", "EnterpriseProvider", "WorkloadIdentityProvider",
-                          "assertion_from_file"})
-_FROM_CALLBACK = frozenset({"CallbackTimeout", "LoopbackCallback", "interactive_authorizer",
-                            "open_loopback_callback"})
+_FROM_GRANTS = frozenset({"AssertionSource", "EnterpriseProvider", "WorkloadIdentityProvider", "assertion_from_file"})
+_FROM_CALLBACK = frozenset({"CallbackTimeout", "LoopbackCallback", "interactive_authorizer", "open_loopback_callback"})
 
 
 def __getattr__(name: str) -> Any:
@@ -70,9 +68,26 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "AssertionSource", "AuthNeededCache", "AuthorizeCallback", "CallbackTimeout", "ClientIdentity",
-    "DiscoveryError", "EnterpriseProvider", "FileStore", "LoopbackCallback", "MemoryStore", "OAuthError",
-    "OAuthProvider", "StoreUnavailable", "TokenStore", "Tokens", "UrlPolicy", "UrlRefused",
+    "AssertionSource",
+    "AuthNeededCache",
+    "AuthorizeCallback",
+    "CallbackTimeout",
+    "ClientIdentity",
+    "DiscoveryError",
+    "EnterpriseProvider",
+    "FileStore",
+    "LoopbackCallback",
+    "MemoryStore",
+    "OAuthError",
+    "OAuthProvider",
+    "StoreUnavailable",
+    "TokenStore",
+    "Tokens",
+    "UrlPolicy",
+    "UrlRefused",
     "WorkloadIdentityProvider",
-    "assertion_from_file", "default_store", "interactive_authorizer", "open_loopback_callback",
+    "assertion_from_file",
+    "default_store",
+    "interactive_authorizer",
+    "open_loopback_callback",
 ]

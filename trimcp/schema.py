@@ -16,10 +16,13 @@ from ._sansio.schema import __all__ as _ALL
 __all__ = list(_ALL)
 
 #: Old names: each use warns and names the one to use (``_deprecate.py``).
-_DEPRECATED = _deprecated_aliases(__name__, {
-    "RESULT_TYPE_COMPLETE": ("trimcp.schema.ResultType.COMPLETE", lambda: _ResultType.COMPLETE),
-    "RESULT_TYPE_INPUT_REQUIRED": ("trimcp.schema.ResultType.INPUT_REQUIRED", lambda: _ResultType.INPUT_REQUIRED),
-})
+_DEPRECATED = _deprecated_aliases(
+    __name__,
+    {
+        "RESULT_TYPE_COMPLETE": ("trimcp.schema.ResultType.COMPLETE", lambda: _ResultType.COMPLETE),
+        "RESULT_TYPE_INPUT_REQUIRED": ("trimcp.schema.ResultType.INPUT_REQUIRED", lambda: _ResultType.INPUT_REQUIRED),
+    },
+)
 
 
 def __getattr__(name: str) -> Any:

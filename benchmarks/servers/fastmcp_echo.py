@@ -43,8 +43,14 @@ def main(argv: list[str] | None = None) -> int:
     sock.bind(("127.0.0.1", ns.port))
     sock.listen(2048)
     print(f"PORT {sock.getsockname()[1]}", flush=True)
-    mcp.run(transport="http", host="127.0.0.1", port=sock.getsockname()[1], sockets=[sock],
-            show_banner=False, log_level="WARNING")
+    mcp.run(
+        transport="http",
+        host="127.0.0.1",
+        port=sock.getsockname()[1],
+        sockets=[sock],
+        show_banner=False,
+        log_level="WARNING",
+    )
     return 0
 
 

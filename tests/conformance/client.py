@@ -35,7 +35,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import trio
 
@@ -96,7 +97,7 @@ def _example(prop: dict[str, Any]) -> Any:
     """A plausible value for one property of a tool's inputSchema."""
     if "default" in prop:
         return prop["default"]
-    if "enum" in prop and prop["enum"]:
+    if prop.get("enum"):
         return prop["enum"][0]
     if "const" in prop:
         return prop["const"]
@@ -104,7 +105,12 @@ def _example(prop: dict[str, Any]) -> Any:
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "string")
     return {
-        "number": 1, "integer": 1, "boolean": True, "array": [], "object": {}, "null": None,
+        "number": 1,
+        "integer": 1,
+        "boolean": True,
+        "array": [],
+        "object": {},
+        "null": None,
     }.get(kind, "example")
 
 
@@ -122,8 +128,11 @@ async def exercise(url: str, context: dict[str, Any], revision: str | None) -> N
     else one call per listed tool with example arguments.
     """
     async with connect(url, revision) as session:
-        caps = trimcp.schema.to_wire(session.server_capabilities) if not isinstance(
-            session.server_capabilities, dict) else session.server_capabilities
+        caps = (
+            trimcp.schema.to_wire(session.server_capabilities)
+            if not isinstance(session.server_capabilities, dict)
+            else session.server_capabilities
+        )
         if "tools" in caps:
             tools = await session.list_tools()
             calls = context.get("toolCalls")
@@ -231,8 +240,11 @@ async def with_client_credentials(url: str, context: dict[str, Any], revision: s
 async def with_oauth(url: str, context: dict[str, Any], revision: str | None) -> None:
     """An ordinary client session, authorized with OAuth when the server asks."""
     async with connect(url, revision, auth=oauth_provider(context, revision)) as session:
-        caps = trimcp.schema.to_wire(session.server_capabilities) if not isinstance(
-            session.server_capabilities, dict) else session.server_capabilities
+        caps = (
+            trimcp.schema.to_wire(session.server_capabilities)
+            if not isinstance(session.server_capabilities, dict)
+            else session.server_capabilities
+        )
         if "tools" in caps:
             for tool in await session.list_tools():
                 try:
@@ -253,9 +265,13 @@ async def with_enterprise_auth(url: str, context: dict[str, Any], revision: str 
     from trimcp.oauth import EnterpriseProvider
 
     auth = EnterpriseProvider(
-        id_token=context["idp_id_token"], idp_token_endpoint=context.get("idp_token_endpoint"),
-        idp_issuer=context.get("idp_issuer"), idp_client_id=context.get("idp_client_id"),
-        client_id=context["client_id"], client_secret=context.get("client_secret"), revision=revision,
+        id_token=context["idp_id_token"],
+        idp_token_endpoint=context.get("idp_token_endpoint"),
+        idp_issuer=context.get("idp_issuer"),
+        idp_client_id=context.get("idp_client_id"),
+        client_id=context["client_id"],
+        client_secret=context.get("client_secret"),
+        revision=revision,
         trust_issuer=scenario_issuer,
     )
     async with connect(url, revision, auth=auth) as session:
@@ -267,8 +283,12 @@ async def with_workload_identity(url: str, context: dict[str, Any], revision: st
     """Workload identity federation: the context's workload JWT is the JWT-bearer assertion."""
     from trimcp.oauth import WorkloadIdentityProvider
 
-    auth = WorkloadIdentityProvider(assertion=context["valid_jwt"], client_id=context.get("client_id"),
-                                    revision=revision, trust_issuer=scenario_issuer)
+    auth = WorkloadIdentityProvider(
+        assertion=context["valid_jwt"],
+        client_id=context.get("client_id"),
+        revision=revision,
+        trust_issuer=scenario_issuer,
+    )
     async with connect(url, revision, auth=auth) as session:
         await session.list_tools()
 

@@ -67,7 +67,9 @@ def install(cache: Path) -> Path:
     log(f"installing {SUITE}@{SUITE_VERSION} and node@{NODE_VERSION} into {cache}")
     subprocess.run(
         ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error"],
-        cwd=cache, check=True, stdout=sys.stderr,
+        cwd=cache,
+        check=True,
+        stdout=sys.stderr,
     )
     return node_bin
 
@@ -121,8 +123,7 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 def run_suite(argv: list[str], env: dict[str, str], logfile: Path, timeout: float) -> tuple[int, str]:
     with open(logfile, "w") as sink:
-        proc = subprocess.Popen(argv, env=env, stdout=sink, stderr=subprocess.STDOUT, cwd=ROOT,
-                                start_new_session=True)
+        proc = subprocess.Popen(argv, env=env, stdout=sink, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True)
         try:
             rc = proc.wait(timeout)
         except subprocess.TimeoutExpired:
@@ -138,8 +139,9 @@ def run_suite(argv: list[str], env: dict[str, str], logfile: Path, timeout: floa
 
 def requirement_set(runner: Path, env: dict[str, str], revision: str) -> dict[str, dict[str, set[str]]]:
     """{leg: {"scored": names, "not_scored": {name: reason}}} from ``conformance list``."""
-    text = subprocess.run([str(runner), "list", "--requirements", revision], env=env, check=True,
-                          capture_output=True, text=True).stdout
+    text = subprocess.run(
+        [str(runner), "list", "--requirements", revision], env=env, check=True, capture_output=True, text=True
+    ).stdout
     sets: dict[str, dict[str, set[str]]] = {leg: {"scored": set(), "not_scored": set()} for leg in LEGS}
     section = None
     for line in text.splitlines():
@@ -189,13 +191,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--revision", action="append", choices=REVISIONS, help="default: all")
     parser.add_argument("--leg", action="append", choices=LEGS, help="default: both")
-    parser.add_argument("--cache", type=Path,
-                        default=Path(os.environ.get("TRIMCP_CONFORMANCE_CACHE", ROOT / ".ci/cache/conformance")))
+    parser.add_argument(
+        "--cache", type=Path, default=Path(os.environ.get("TRIMCP_CONFORMANCE_CACHE", ROOT / ".ci/cache/conformance"))
+    )
     parser.add_argument("--out", type=Path, default=None, help="results folder (default: CACHE/results)")
     parser.add_argument("--leg-timeout", type=float, default=240.0)
-    parser.add_argument("--page-size", type=int, default=None,
-                        help="the reference server's page size (default: its own, 5; 0 = no pagination). "
-                             "Some not-scored scenarios read only the first tools/list page.")
+    parser.add_argument(
+        "--page-size",
+        type=int,
+        default=None,
+        help="the reference server's page size (default: its own, 5; 0 = no pagination). "
+        "Some not-scored scenarios read only the first tools/list page.",
+    )
     args = parser.parse_args(argv)
     revisions = args.revision or list(REVISIONS)
     legs = args.leg or list(LEGS)
@@ -216,40 +223,64 @@ def main(argv: list[str] | None = None) -> int:
         for leg in legs:
             leg_out = out / f"{leg}-{revision}"
             leg_out.mkdir()
-            common = ["--requirements", revision, "--expected-failures", str(baseline(revision)),
-                      "-o", str(leg_out)]
+            common = ["--requirements", revision, "--expected-failures", str(baseline(revision)), "-o", str(leg_out)]
             t0 = time.monotonic()
             if leg == "server":
                 proc, url = start_server(leg_out, args.page_size)
                 try:
-                    rc, text = run_suite([str(runner), "server", "--url", url, *common], env,
-                                         out / f"{leg}-{revision}.log", args.leg_timeout)
+                    rc, text = run_suite(
+                        [str(runner), "server", "--url", url, *common],
+                        env,
+                        out / f"{leg}-{revision}.log",
+                        args.leg_timeout,
+                    )
                 finally:
                     stop(proc)
             else:
-                rc, text = run_suite([str(runner), "client", "--command", client_cmd, *common], env,
-                                     out / f"{leg}-{revision}.log", args.leg_timeout)
+                rc, text = run_suite(
+                    [str(runner), "client", "--command", client_cmd, *common],
+                    env,
+                    out / f"{leg}-{revision}.log",
+                    args.leg_timeout,
+                )
             seen = outcomes(text)
             scored = sorted(sets[leg]["scored"])
             extra = sorted(sets[leg]["not_scored"])
             s_fail = [n for n in scored if not seen.get(n, False)]
             x_fail = [n for n in extra if n in seen and not seen[n]]
-            log(f"{leg} {revision}: suite exit {rc} in {time.monotonic() - t0:.0f} s "
-                f"(log {out / f'{leg}-{revision}.log'})")
+            log(
+                f"{leg} {revision}: suite exit {rc} in {time.monotonic() - t0:.0f} s "
+                f"(log {out / f'{leg}-{revision}.log'})"
+            )
             failed |= rc != 0
-            rows.append((leg, revision, len(scored) - len(s_fail), len(scored), s_fail,
-                         sum(1 for n in extra if seen.get(n)), sum(1 for n in extra if n in seen), x_fail, rc))
+            rows.append(
+                (
+                    leg,
+                    revision,
+                    len(scored) - len(s_fail),
+                    len(scored),
+                    s_fail,
+                    sum(1 for n in extra if seen.get(n)),
+                    sum(1 for n in extra if n in seen),
+                    x_fail,
+                    rc,
+                )
+            )
 
     print()
     print(f"MCP conformance ({SUITE}@{SUITE_VERSION}) -- results in {out}")
     print(f"{'leg':<7} {'revision':<11} {'scored':>9}  {'suite':<6} {'not scored':>11}  failing")
     for leg, revision, ok, total, s_fail, x_ok, x_total, x_fail, rc in rows:
         verdict = "ok" if rc == 0 else f"FAIL({rc})"
-        print(f"{leg:<7} {revision:<11} {f'{ok}/{total}':>9}  {verdict:<6} {f'{x_ok}/{x_total}':>11}  "
-              + "; ".join(p for p in (_names("scored", s_fail), _names("not scored", x_fail)) if p))
+        print(
+            f"{leg:<7} {revision:<11} {f'{ok}/{total}':>9}  {verdict:<6} {f'{x_ok}/{x_total}':>11}  "
+            + "; ".join(p for p in (_names("scored", s_fail), _names("not scored", x_fail)) if p)
+        )
     listed = {r: baseline(r).read_text() for r in revisions if baseline(r).exists()}
-    print("scored failures listed in expected-failures.<revision>.yml do not fail the run; "
-          f"baselines: {', '.join(str(baseline(r).relative_to(ROOT)) for r in listed)}")
+    print(
+        "scored failures listed in expected-failures.<revision>.yml do not fail the run; "
+        f"baselines: {', '.join(str(baseline(r).relative_to(ROOT)) for r in listed)}"
+    )
     print(f"runtime {time.monotonic() - started:.0f} s")
     return 1 if failed else 0
 

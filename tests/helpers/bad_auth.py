@@ -42,10 +42,27 @@ from helpers.h11_fake import McpFake, Reply, Req
 from test_oauth_flow import AuthServer, ProtectedMcp
 
 MODES = (
-    "accepts-bad-token", "no-invalid-token-error", "open-list-without-token", "open-notification", "open-get",
-    "token-in-query", "prm-wrong-resource", "prm-origin-resource", "no-scope", "offline-access", "http-endpoints", "no-bearer-on-list",
-    "no-resource-metadata", "no-registration", "no-cimd", "loose-redirect", "prefix-redirect", "iss-unadvertised",
-    "iss-errors-unadvertised", "legacy-defaults", "legacy-none",
+    "accepts-bad-token",
+    "no-invalid-token-error",
+    "open-list-without-token",
+    "open-notification",
+    "open-get",
+    "token-in-query",
+    "prm-wrong-resource",
+    "prm-origin-resource",
+    "no-scope",
+    "offline-access",
+    "http-endpoints",
+    "no-bearer-on-list",
+    "no-resource-metadata",
+    "no-registration",
+    "no-cimd",
+    "loose-redirect",
+    "prefix-redirect",
+    "iss-unadvertised",
+    "iss-errors-unadvertised",
+    "legacy-defaults",
+    "legacy-none",
 )
 PRM_PATH = "/.well-known/oauth-protected-resource/mcp"
 
@@ -98,8 +115,14 @@ class BadAuthServer(AuthServer):
             cid = f"client-{next(self._n)}"
             self.clients[cid] = f"secret-{cid}"
             self.redirects[cid] = list(body["redirect_uris"])
-            await reply.json({"client_id": cid, "client_secret": self.clients[cid],
-                              "token_endpoint_auth_method": body["token_endpoint_auth_method"]}, 201)
+            await reply.json(
+                {
+                    "client_id": cid,
+                    "client_secret": self.clients[cid],
+                    "token_endpoint_auth_method": body["token_endpoint_auth_method"],
+                },
+                201,
+            )
             return
         if path == "/authorize":
             q = {k: v[0] for k, v in parse_qs(urlsplit(req.target).query).items()}
@@ -142,10 +165,12 @@ class AuthFake(ProtectedMcp):
         parts = urlsplit(req.target)
         if parts.path == PRM_PATH:
             scopes = ["read", "offline_access"] if self.mode == "offline-access" else ["read"]
-            resource = {"prm-wrong-resource": "http://127.0.0.1:1/other",
-                        "prm-origin-resource": self.base}.get(self.mode, f"{self.base}/mcp")
-            await reply.json({"resource": resource, "authorization_servers": [self.auth.issuer],
-                              "scopes_supported": scopes})
+            resource = {"prm-wrong-resource": "http://127.0.0.1:1/other", "prm-origin-resource": self.base}.get(
+                self.mode, f"{self.base}/mcp"
+            )
+            await reply.json(
+                {"resource": resource, "authorization_servers": [self.auth.issuer], "scopes_supported": scopes}
+            )
             return
         if parts.path == "/.well-known/oauth-authorization-server" and not self.mode.startswith("legacy-"):
             await reply.json(self.auth.metadata() if isinstance(self.auth, BadAuthServer) else {})
@@ -165,8 +190,9 @@ class AuthFake(ProtectedMcp):
         if self.mode == "no-bearer-on-list" and self._method(req) == "tools/list":
             await reply.json({"error": "unauthorized"}, 401)
             return
-        await reply.json({"error": "unauthorized"}, 401,
-                         headers=[("WWW-Authenticate", self._challenge(bad_token=bool(token)))])
+        await reply.json(
+            {"error": "unauthorized"}, 401, headers=[("WWW-Authenticate", self._challenge(bad_token=bool(token)))]
+        )
 
     @staticmethod
     def _method(req: Req) -> str | None:

@@ -45,12 +45,32 @@ import time
 from typing import Any
 
 VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-MODES = ("good", "silent-on-parse-error", "wrong-parse-code", "no-invalid-request", "params-accepted",
-         "answers-notification", "cancel-exits", "custom-reserved-code", "early-result",
-         "progress-after-response", "progress-not-increasing", "cancel-ignored", "exit-after-first-line",
-         "bad-meta-key", "reused-request-id", "cancels-unknown", "request-before-initialized",
-         "notifies-before-init", "float-progress-token", "notification-with-id", "null-id-error",
-         "answers-initialized", "version-by-capabilities", "negotiates-down")
+MODES = (
+    "good",
+    "silent-on-parse-error",
+    "wrong-parse-code",
+    "no-invalid-request",
+    "params-accepted",
+    "answers-notification",
+    "cancel-exits",
+    "custom-reserved-code",
+    "early-result",
+    "progress-after-response",
+    "progress-not-increasing",
+    "cancel-ignored",
+    "exit-after-first-line",
+    "bad-meta-key",
+    "reused-request-id",
+    "cancels-unknown",
+    "request-before-initialized",
+    "notifies-before-init",
+    "float-progress-token",
+    "notification-with-id",
+    "null-id-error",
+    "answers-initialized",
+    "version-by-capabilities",
+    "negotiates-down",
+)
 TOOL = {"name": "work", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}}
 #: How long ``work`` runs between its two progress notifications.
 WORK_SECONDS = 0.4
@@ -111,8 +131,14 @@ def handle(mode: str, msg: Any, state: dict[str, bool]) -> None:
             elif mode == "float-progress-token":
                 send({"jsonrpc": "2.0", "id": "srv-1", "method": "ping", "params": {"_meta": {"progressToken": 0.5}}})
             elif mode == "notification-with-id":
-                send({"jsonrpc": "2.0", "id": "srv-note", "method": "notifications/message",
-                      "params": {"level": "info", "data": "ready"}})
+                send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": "srv-note",
+                        "method": "notifications/message",
+                        "params": {"level": "info", "data": "ready"},
+                    }
+                )
             elif mode == "answers-initialized":
                 error(None, -32601, "unknown method notifications/initialized")
         elif method == "notifications/cancelled" and mode == "cancel-exits":
@@ -126,19 +152,29 @@ def handle(mode: str, msg: Any, state: dict[str, bool]) -> None:
         if mode == "params-accepted":
             send({"jsonrpc": "2.0", "id": rid, "result": {}})
         else:
-            error(None if mode == "null-id-error" else rid, -32602 if isinstance(params, list) else -32600,
-                  "params must be an object")
+            error(
+                None if mode == "null-id-error" else rid,
+                -32602 if isinstance(params, list) else -32600,
+                "params must be an object",
+            )
         return
     if method == "initialize":
         asked = params.get("protocolVersion")
         state["initialized"] = True
         if mode == "notifies-before-init":
             send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-        send({"jsonrpc": "2.0", "id": rid, "result": {
-            "protocolVersion": chosen_version(mode, asked, params.get("capabilities")), "capabilities": {"tools": {}},
-            "serverInfo": {"name": "bad-basic", "version": "0"},
-            **({"_meta": {"-bad/key": 1}} if mode == "bad-meta-key" else {}),
-        }})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": rid,
+                "result": {
+                    "protocolVersion": chosen_version(mode, asked, params.get("capabilities")),
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "bad-basic", "version": "0"},
+                    **({"_meta": {"-bad/key": 1}} if mode == "bad-meta-key" else {}),
+                },
+            }
+        )
         if mode == "request-before-initialized":
             send({"jsonrpc": "2.0", "id": "srv-early", "method": "roots/list", "params": {}})
     elif not state.get("initialized") and method != "ping":

@@ -68,31 +68,70 @@ from jsonrpc_lines import read_message  # tests/helpers, beside this file
 
 VERSION = "2025-11-25"
 MODES = (
-    "good", "cursor-ignored", "prompt-unknown-code-0", "prompt-missing-arg-ok", "call-without-name-32603",
-    "wrong-types-ok", "bad-base64", "embedded-no-mime", "logging-below-level", "log-level-ok",
-    "completion-too-many", "completion-unknown-ok", "list-changed-undeclared", "prompts-undeclared",
-    "invalid-uri-ok", "bad-uri", "read-both", "echo-always-fails", "completion-empty",
-    "embedded-both", "dup-names", "bad-tool-name", "unknown-tool-ok", "read-error", "templates-error",
-    "prompt-get-error", "completion-error", "input-schema-invalid", "input-schema-null", "output-schema-invalid",
-    "unknown-dialect", "elicit-bad-schema", "bad-mime", "bad-link-uri",
-    "elicit-url", "elicit-url-bad-url", "elicit-complete-unknown",
-    "elicit-complete-early", "sampling-tools", "sampling-tools-wrong-id", "sampling-tools-mixed",
-    "elicit-url-regardless", "sampling-tools-regardless",
+    "good",
+    "cursor-ignored",
+    "prompt-unknown-code-0",
+    "prompt-missing-arg-ok",
+    "call-without-name-32603",
+    "wrong-types-ok",
+    "bad-base64",
+    "embedded-no-mime",
+    "logging-below-level",
+    "log-level-ok",
+    "completion-too-many",
+    "completion-unknown-ok",
+    "list-changed-undeclared",
+    "prompts-undeclared",
+    "invalid-uri-ok",
+    "bad-uri",
+    "read-both",
+    "echo-always-fails",
+    "completion-empty",
+    "embedded-both",
+    "dup-names",
+    "bad-tool-name",
+    "unknown-tool-ok",
+    "read-error",
+    "templates-error",
+    "prompt-get-error",
+    "completion-error",
+    "input-schema-invalid",
+    "input-schema-null",
+    "output-schema-invalid",
+    "unknown-dialect",
+    "elicit-bad-schema",
+    "bad-mime",
+    "bad-link-uri",
+    "elicit-url",
+    "elicit-url-bad-url",
+    "elicit-complete-unknown",
+    "elicit-complete-early",
+    "sampling-tools",
+    "sampling-tools-wrong-id",
+    "sampling-tools-mixed",
+    "elicit-url-regardless",
+    "sampling-tools-regardless",
 )
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg=="
 READ_ONLY = {"readOnlyHint": True, "openWorldHint": False}
 TOOLS = [
-    {"name": "echo", "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}},
-                                     "required": ["message"]}, "annotations": READ_ONLY},
+    {
+        "name": "echo",
+        "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]},
+        "annotations": READ_ONLY,
+    },
     {"name": "image", "inputSchema": {"type": "object"}, "annotations": READ_ONLY},
 ]
 PROMPT = {"name": "greet", "arguments": [{"name": "name", "required": True}]}
 RESOURCE = {"uri": "mem://one", "name": "one", "mimeType": "text/plain"}
 
 state: dict[str, Any] = {"level": None, "client_caps": {}, "next_id": 1000, "pending": {}}
-LOOKUP = {"name": "lookup", "description": "Look a word up",
-          "inputSchema": {"type": "object", "properties": {"word": {"type": "string"}}}}
+LOOKUP = {
+    "name": "lookup",
+    "description": "Look a word up",
+    "inputSchema": {"type": "object", "properties": {"word": {"type": "string"}}},
+}
 
 
 def send(obj: dict[str, Any]) -> None:
@@ -134,8 +173,12 @@ def url_elicitation(mode: str, msg_id: Any, text: str) -> None:
         if mode != "elicit-complete-early":
             complete("e2" if mode == "elicit-complete-unknown" else "e1")
         result(msg_id, {"content": [{"type": "text", "text": text}]})
-    ask("elicitation/create", {"mode": "url", "message": "Open this page to connect your account", "url": url,
-                               "elicitationId": "e1"}, then)
+
+    ask(
+        "elicitation/create",
+        {"mode": "url", "message": "Open this page to connect your account", "url": url, "elicitationId": "e1"},
+        then,
+    )
 
 
 def sampling_with_tools(mode: str, msg_id: Any, text: str) -> None:
@@ -149,13 +192,22 @@ def sampling_with_tools(mode: str, msg_id: Any, text: str) -> None:
             result(msg_id, {"content": [{"type": "text", "text": text}]})
             return
         results: list[dict[str, Any]] = [
-            {"type": "tool_result", "toolUseId": "call_1" if mode == "sampling-tools-wrong-id" else b["id"],
-             "content": [{"type": "text", "text": "a word"}]} for b in uses]
+            {
+                "type": "tool_result",
+                "toolUseId": "call_1" if mode == "sampling-tools-wrong-id" else b["id"],
+                "content": [{"type": "text", "text": "a word"}],
+            }
+            for b in uses
+        ]
         if mode == "sampling-tools-mixed":
             results.append({"type": "text", "text": "Here are the results"})
         messages = [*first, {"role": "assistant", "content": blocks}, {"role": "user", "content": results}]
-        ask("sampling/createMessage", {"messages": messages, "maxTokens": 100, "tools": [LOOKUP]},
-            lambda final: result(msg_id, {"content": [{"type": "text", "text": text}]}))
+        ask(
+            "sampling/createMessage",
+            {"messages": messages, "maxTokens": 100, "tools": [LOOKUP]},
+            lambda final: result(msg_id, {"content": [{"type": "text", "text": text}]}),
+        )
+
     ask("sampling/createMessage", {"messages": first, "maxTokens": 100, "tools": [LOOKUP]}, then)
 
 
@@ -187,24 +239,38 @@ def call_tool(mode: str, msg_id: Any, params: dict[str, Any]) -> None:
             send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         if mode == "elicit-bad-schema":
             state["next_id"] += 1
-            send({"jsonrpc": "2.0", "id": state["next_id"], "method": "elicitation/create", "params": {
-                "mode": "form", "message": "how old?", "requestedSchema": {
-                    "type": "object", "properties": {"age": {"type": "number", "minimum": "0"}}}}})
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": state["next_id"],
+                    "method": "elicitation/create",
+                    "params": {
+                        "mode": "form",
+                        "message": "how old?",
+                        "requestedSchema": {
+                            "type": "object",
+                            "properties": {"age": {"type": "number", "minimum": "0"}},
+                        },
+                    },
+                }
+            )
         caps = state["client_caps"]
         regardless = mode.endswith("-regardless")  # the defect: the mode or tools capability is not read
         url_mode = "url" in (caps.get("elicitation") or {}) or (regardless and "elicitation" in caps)
         if mode.startswith(("elicit-url", "elicit-complete")) and url_mode:
             url_elicitation(mode, msg_id, str(message))
             return
-        if mode.startswith("sampling-tools") and ("tools" in (caps.get("sampling") or {}) or
-                                                  (regardless and "sampling" in caps)):
+        if mode.startswith("sampling-tools") and (
+            "tools" in (caps.get("sampling") or {}) or (regardless and "sampling" in caps)
+        ):
             sampling_with_tools(mode, msg_id, str(message))
             return
         result(msg_id, {"content": [{"type": "text", "text": str(message)}]})
     elif name in ("image", "image tool"):
         data = "not base64!" if mode == "bad-base64" else PNG
         content: list[dict[str, Any]] = [
-            {"type": "image", "data": data, "mimeType": "png" if mode == "bad-mime" else "image/png"}]
+            {"type": "image", "data": data, "mimeType": "png" if mode == "bad-mime" else "image/png"}
+        ]
         if mode == "bad-link-uri":
             content.append({"type": "resource_link", "uri": "file://C:\\data\\one.txt", "name": "one"})
         extra = {"structuredContent": {"n": 1}} if mode == "output-schema-invalid" else {}
@@ -248,10 +314,15 @@ def get_prompt(mode: str, msg_id: Any, params: dict[str, Any]) -> None:
         embedded["mimeType"] = "text/plain"
     if mode == "embedded-both":
         embedded["blob"] = "b25l"
-    result(msg_id, {"messages": [
-        {"role": "user", "content": {"type": "text", "text": f"hello {name}"}},
-        {"role": "user", "content": {"type": "resource", "resource": embedded}},
-    ]})
+    result(
+        msg_id,
+        {
+            "messages": [
+                {"role": "user", "content": {"type": "text", "text": f"hello {name}"}},
+                {"role": "user", "content": {"type": "resource", "resource": embedded}},
+            ]
+        },
+    )
 
 
 def handle(mode: str, msg: dict[str, Any]) -> None:
@@ -266,8 +337,14 @@ def handle(mode: str, msg: dict[str, Any]) -> None:
     msg_id, params = msg["id"], msg.get("params") or {}
     if method == "initialize":
         state["client_caps"] = params.get("capabilities") or {}
-        result(msg_id, {"protocolVersion": VERSION, "capabilities": capabilities(mode),
-                        "serverInfo": {"name": f"bad-features-{mode}", "version": "0.0.1"}})
+        result(
+            msg_id,
+            {
+                "protocolVersion": VERSION,
+                "capabilities": capabilities(mode),
+                "serverInfo": {"name": f"bad-features-{mode}", "version": "0.0.1"},
+            },
+        )
     elif method == "ping":
         result(msg_id, {})
     elif method.endswith("/list") and params.get("cursor") is not None and mode != "cursor-ignored":

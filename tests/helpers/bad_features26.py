@@ -27,9 +27,15 @@ MODES = ("good", "header-invalid", "unstable-lists")
 def region_tool(mode: str) -> dict[str, Any]:
     header = "Bad Region" if mode == "header-invalid" else "Region"
     name = f"region_{os.getpid()}" if mode == "unstable-lists" else "region"
-    return {"name": name, "description": "Weather of a region.", "inputSchema": {
-        "type": "object", "properties": {"region": {"type": "string", "x-mcp-header": header}},
-        "required": ["region"]}}
+    return {
+        "name": name,
+        "description": "Weather of a region.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"region": {"type": "string", "x-mcp-header": header}},
+            "required": ["region"],
+        },
+    }
 
 
 def main() -> None:

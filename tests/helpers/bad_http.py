@@ -102,8 +102,14 @@ class StreamFake(McpFake):
 
     async def on_initialize(self, req: Req, reply: Reply, sid: str) -> None:
         await reply.json(
-            result(req, {"protocolVersion": self.version, "capabilities": {"tools": {}},
-                         "serverInfo": {"name": "fake", "version": "1"}}),
+            result(
+                req,
+                {
+                    "protocolVersion": self.version,
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "fake", "version": "1"},
+                },
+            ),
             headers=[(b"Mcp-Session-Id", sid.encode("latin-1"))],  # type: ignore[list-item]
         )
 
@@ -209,8 +215,9 @@ class LegacyFake:
         self.sessions[sid] = send
         await reply.sse_start()
         if "sse-no-endpoint" in self.modes:
-            await reply.event({"jsonrpc": "2.0", "method": "notifications/message",
-                               "params": {"level": "info", "data": "hello"}})
+            await reply.event(
+                {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "hello"}}
+            )
         await reply.event(f"/messages?session_id={sid}", event="endpoint")
         try:
             while True:
@@ -239,8 +246,14 @@ class LegacyFake:
         msg = req.json
         answer = None
         if isinstance(msg, dict) and msg.get("method") == "initialize":
-            answer = result(req, {"protocolVersion": "2024-11-05", "capabilities": {},
-                                  "serverInfo": {"name": "legacy-fake", "version": "1"}})
+            answer = result(
+                req,
+                {
+                    "protocolVersion": "2024-11-05",
+                    "capabilities": {},
+                    "serverInfo": {"name": "legacy-fake", "version": "1"},
+                },
+            )
         elif isinstance(msg, dict) and "id" in msg and "method" in msg:
             answer = result(req, {})
         if answer is not None and "sse-answer-in-post" in self.modes:

@@ -32,10 +32,25 @@ from helpers.h11_fake import refusal
 REVISION = "2026-07-28"
 ENVELOPE = ("io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities")
 MODES = (
-    "good", "header-case-sensitive", "name-mismatch-accepted", "param-header-ignored", "issues-session-id",
-    "initialize-200", "missing-version-ok", "version-mismatch-ok", "unsupported-no-data", "base64-not-decoded",
-    "notification-200", "sse-request", "stream-stays-open", "no-accel-buffering", "bad-declaration",
-    "param-expected-when-absent", "integer-as-string", "capability-200", "envelope-error-200",
+    "good",
+    "header-case-sensitive",
+    "name-mismatch-accepted",
+    "param-header-ignored",
+    "issues-session-id",
+    "initialize-200",
+    "missing-version-ok",
+    "version-mismatch-ok",
+    "unsupported-no-data",
+    "base64-not-decoded",
+    "notification-200",
+    "sse-request",
+    "stream-stays-open",
+    "no-accel-buffering",
+    "bad-declaration",
+    "param-expected-when-absent",
+    "integer-as-string",
+    "capability-200",
+    "envelope-error-200",
 )
 TOOL = {
     "name": "echo_region",
@@ -63,7 +78,6 @@ BAD_TOOL = {
     "inputSchema": {"type": "object", "properties": {"tags": {"type": "array", "x-mcp-header": "Tags"}}},
 }
 RESOURCE = {"uri": "test://info", "name": "info"}
-
 
 
 async def refuse_malformed(x: Exchange, body: bytes) -> dict[str, Any] | None:
@@ -204,8 +218,10 @@ class Stateless26:
         rid, method = msg["id"], msg["method"]
         if method == "server/discover":
             result: dict[str, Any] = {
-                "supportedVersions": [REVISION], "capabilities": {"tools": {}, "resources": {}},
-                "ttlMs": 0, "cacheScope": "private",
+                "supportedVersions": [REVISION],
+                "capabilities": {"tools": {}, "resources": {}},
+                "ttlMs": 0,
+                "cacheScope": "private",
             }
         elif method == "tools/list":
             result = {"tools": [TOOL, COUNT_TOOL, ELICIT_TOOL, *([BAD_TOOL] if self.mode == "bad-declaration" else [])]}

@@ -118,6 +118,7 @@ class OrderedFake:
 
 class HttpFake(McpFake):
     """A handshake-era Streamable HTTP server answering malformed POST bodies per ``mode``."""
+
     #: Sees every POST body itself, malformed ones included (h11_fake.malformed).
     sees_malformed = True
 
@@ -132,8 +133,12 @@ class HttpFake(McpFake):
             return
         code, rid = classify(req.body)
         if code is None:
-            if self.mode == "hang" and json.loads(req.body).get("method") not in HANDSHAKE \
-                    and req.header("mcp-session-id") in self.live and self.malformed:
+            if (
+                self.mode == "hang"
+                and json.loads(req.body).get("method") not in HANDSHAKE
+                and req.header("mcp-session-id") in self.live
+                and self.malformed
+            ):
                 await trio.sleep_forever()
             await super().__call__(req, reply)
             return

@@ -129,11 +129,13 @@ def handle(mode: str, msg: dict[str, Any]) -> None:
     method = msg.get("method")
     if "id" not in msg or method is None:
         if method == "notifications/initialized" and mode == "log-without-capability":
-            send({
-                "jsonrpc": "2.0",
-                "method": "notifications/message",
-                "params": {"level": "info", "data": "logging without the capability"},
-            })
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/message",
+                    "params": {"level": "info", "data": "logging without the capability"},
+                }
+            )
         return  # notifications and stray responses are ignored
     msg_id = msg["id"]
     params = msg.get("params") or {}
@@ -145,11 +147,14 @@ def handle(mode: str, msg: dict[str, Any]) -> None:
         version = requested if requested in SUPPORTED else LATEST
         if mode == "bad-version":
             version = "2000-01-01"
-        result(msg_id, {
-            "protocolVersion": version,
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": f"bad-server-{mode}", "version": 1 if mode == "bad-server-info" else "0.0.1"},
-        })
+        result(
+            msg_id,
+            {
+                "protocolVersion": version,
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": f"bad-server-{mode}", "version": 1 if mode == "bad-server-info" else "0.0.1"},
+            },
+        )
         if mode == "garbage-stdout":
             sys.stdout.write("this line is not JSON\n")
             sys.stdout.flush()
@@ -197,7 +202,9 @@ def _state_for(name: str) -> str:
 def complete(mode: str, method: str, msg_id: Any, value: dict[str, Any]) -> None:
     out = dict(value)
     if mode != "stateless-no-result-type":
-        out["resultType"] = "done" if mode == "stateless-wrong-result-type" and method != "server/discover" else "complete"
+        out["resultType"] = (
+            "done" if mode == "stateless-wrong-result-type" and method != "server/discover" else "complete"
+        )
     if method in CACHEABLE and (mode != "stateless-no-cache-hints" or method == "server/discover"):
         out.update(ttlMs=60000, cacheScope="public")
         if mode == "stateless-bad-cache-scope" and method != "server/discover":
@@ -233,7 +240,12 @@ def handle_stateless(mode: str, msg: dict[str, Any]) -> None:
         if mode == "stateless-wrong-unsupported-code":
             error(msg_id, -32602, f"unsupported protocol version {version}")
         else:
-            error(msg_id, -32022, "Unsupported protocol version", {"supported": [MODERN, *SUPPORTED], "requested": version})
+            error(
+                msg_id,
+                -32022,
+                "Unsupported protocol version",
+                {"supported": [MODERN, *SUPPORTED], "requested": version},
+            )
         return
     if meta.get(LEVEL_KEY) is not None and meta.get(LEVEL_KEY) not in LEVELS:
         error(msg_id, -32602, f"unknown log level {meta.get(LEVEL_KEY)!r}")
@@ -260,9 +272,16 @@ def handle_stateless(mode: str, msg: dict[str, Any]) -> None:
     elif method == "subscriptions/listen":
         wanted = params.get("notifications") or {}
         granted = {"toolsListChanged": True} if wanted.get("toolsListChanged") else {}
-        send({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": {
-            "notifications": granted, "_meta": {"io.modelcontextprotocol/subscriptionId": msg_id},
-        }})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/subscriptions/acknowledged",
+                "params": {
+                    "notifications": granted,
+                    "_meta": {"io.modelcontextprotocol/subscriptionId": msg_id},
+                },
+            }
+        )
     else:
         error(msg_id, -32601, f"method not found: {method}")
 
@@ -277,7 +296,9 @@ def call_tool(mode: str, msg_id: Any, params: dict[str, Any], meta: dict[str, An
         if mode == "stateless-silent-log-tool":
             wanted = False
         if wanted or mode == "stateless-log-without-level":
-            send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "a log line"}})
+            send(
+                {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "a log line"}}
+            )
         complete(mode, "tools/call", msg_id, {"content": [{"type": "text", "text": "logged"}]})
     elif name == "ask":
         ask(mode, msg_id, params, caps)
@@ -297,18 +318,32 @@ def ask(mode: str, msg_id: Any, params: dict[str, Any], caps: dict[str, Any]) ->
         complete(mode, "tools/call", msg_id, {"content": [{"type": "text", "text": f"hello {who}"}]})
         return
     if "elicitation" not in caps and mode != "stateless-asks-undeclared":
-        error(msg_id, -32021, "this tool needs the elicitation capability",
-              {"requiredCapabilities": {"elicitation": {}}})
+        error(
+            msg_id, -32021, "this tool needs the elicitation capability", {"requiredCapabilities": {"elicitation": {}}}
+        )
         return
-    result(msg_id, {
-        "resultType": "input_required",
-        "inputRequests": {"name": {"method": "elicitation/create", "params": {
-            "mode": "form", "message": "Your name?",
-            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
-        }}},
-        "requestState": _state_for("name"),
-        "_meta": SERVER_INFO,
-    })
+    result(
+        msg_id,
+        {
+            "resultType": "input_required",
+            "inputRequests": {
+                "name": {
+                    "method": "elicitation/create",
+                    "params": {
+                        "mode": "form",
+                        "message": "Your name?",
+                        "requestedSchema": {
+                            "type": "object",
+                            "properties": {"name": {"type": "string"}},
+                            "required": ["name"],
+                        },
+                    },
+                }
+            },
+            "requestState": _state_for("name"),
+            "_meta": SERVER_INFO,
+        },
+    )
 
 
 def main() -> None:
@@ -325,8 +360,12 @@ def main() -> None:
         msg = read_message(line, error)
         if msg is None:
             continue
-        if not mode.startswith("stateless-") and msg.get("method") not in ("initialize", "ping", "server/discover", None) \
-                and "id" in msg and not state.get("initialized"):
+        if (
+            not mode.startswith("stateless-")
+            and msg.get("method") not in ("initialize", "ping", "server/discover", None)
+            and "id" in msg
+            and not state.get("initialized")
+        ):
             error(msg["id"], -32600, "not initialized")
             continue
         if msg.get("method") == "initialize":

@@ -62,23 +62,59 @@ import bad_server as base
 from jsonrpc_lines import read_message  # (tests/helpers, beside this script)
 
 MODES = (
-    "good", "notify-before-ack", "ack-superset", "untagged-notification", "mis-tagged-notification",
+    "good",
+    "notify-before-ack",
+    "ack-superset",
+    "untagged-notification",
+    "mis-tagged-notification",
     "unrequested-notification",
-    "scope-changes-between-pages", "input-required-hints", "initialize-error-silent", "bad-extension-id",
-    "server-request", "serves-known-version", "mrtr-error-on-missing", "mrtr-refuses-extra", "mrtr-takes-invalid",
-    "partial-envelope-served", "mrtr-duplicate-keys", "mrtr-url-elicit", "mrtr-url-bad-url", "mrtr-sampling-tools",
-    "mrtr-sampling-wrong-id", "mrtr-url-regardless",
-    "bad-tracestate", "bad-baggage", "probe-bad-traceparent",
-    "asks-url-elicitation", "asks-tool-sampling", "asks-other-method",
+    "scope-changes-between-pages",
+    "input-required-hints",
+    "initialize-error-silent",
+    "bad-extension-id",
+    "server-request",
+    "serves-known-version",
+    "mrtr-error-on-missing",
+    "mrtr-refuses-extra",
+    "mrtr-takes-invalid",
+    "partial-envelope-served",
+    "mrtr-duplicate-keys",
+    "mrtr-url-elicit",
+    "mrtr-url-bad-url",
+    "mrtr-sampling-tools",
+    "mrtr-sampling-wrong-id",
+    "mrtr-url-regardless",
+    "bad-tracestate",
+    "bad-baggage",
+    "probe-bad-traceparent",
+    "asks-url-elicitation",
+    "asks-tool-sampling",
+    "asks-other-method",
 )
 LOOKUP = {"name": "lookup", "inputSchema": {"type": "object", "properties": {"word": {"type": "string"}}}}
 #: What each asks-* mode does to the InputRequiredResult's inputRequests.
 ASKS: dict[str, dict[str, Any]] = {
-    "asks-url-elicitation": {"name": {"method": "elicitation/create", "params": {
-        "mode": "url", "message": "Sign in", "url": "https://example.com/sign-in", "elicitationId": "e-1"}}},
-    "asks-tool-sampling": {"llm": {"method": "sampling/createMessage", "params": {
-        "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 10,
-        "tools": [{"name": "lookup", "inputSchema": {"type": "object"}}]}}},
+    "asks-url-elicitation": {
+        "name": {
+            "method": "elicitation/create",
+            "params": {
+                "mode": "url",
+                "message": "Sign in",
+                "url": "https://example.com/sign-in",
+                "elicitationId": "e-1",
+            },
+        }
+    },
+    "asks-tool-sampling": {
+        "llm": {
+            "method": "sampling/createMessage",
+            "params": {
+                "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+                "maxTokens": 10,
+                "tools": [{"name": "lookup", "inputSchema": {"type": "object"}}],
+            },
+        }
+    },
     "asks-other-method": {"list": {"method": "tools/list", "params": {}}},
 }
 TRACE = {
@@ -102,8 +138,11 @@ def handle(mode: str, msg: dict[str, Any]) -> None:
     method, msg_id = msg.get("method"), msg.get("id")
     params = msg.get("params") or {}
     if method == "initialize" and msg_id is not None:
-        text = "initialize is not supported" if mode == "initialize-error-silent" else (
-            f"initialize is not supported; this server speaks only {base.MODERN} (per-request _meta)")
+        text = (
+            "initialize is not supported"
+            if mode == "initialize-error-silent"
+            else (f"initialize is not supported; this server speaks only {base.MODERN} (per-request _meta)")
+        )
         base.error(msg_id, -32601, text)
         return
     meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
@@ -121,8 +160,12 @@ def handle(mode: str, msg: dict[str, Any]) -> None:
         base.handle_stateless(GOOD, msg)  # notifications, and the missing-envelope error
     elif method == "server/discover":
         name = "thing" if mode == "bad-extension-id" else "com.example/thing"
-        caps = {"tools": {"listChanged": True}, "resources": {"subscribe": True}, "logging": {},
-                "extensions": {name: {}}}
+        caps = {
+            "tools": {"listChanged": True},
+            "resources": {"subscribe": True},
+            "logging": {},
+            "extensions": {name: {}},
+        }
         base.complete(GOOD, method, msg_id, {"supportedVersions": [base.MODERN], "capabilities": caps})
     elif meta.get(base.LEVEL_KEY) is not None and meta.get(base.LEVEL_KEY) not in base.LEVELS:
         base.error(msg_id, -32602, "unknown log level")
@@ -132,8 +175,16 @@ def handle(mode: str, msg: dict[str, Any]) -> None:
         tools = base.stateless_tools()
         if params.get("cursor") == "page-2":
             scope = "private" if mode == "scope-changes-between-pages" else "public"
-            base.result(msg_id, {"tools": tools[2:], "resultType": "complete", "ttlMs": 60000, "cacheScope": scope,
-                                 "_meta": base.SERVER_INFO})
+            base.result(
+                msg_id,
+                {
+                    "tools": tools[2:],
+                    "resultType": "complete",
+                    "ttlMs": 60000,
+                    "cacheScope": scope,
+                    "_meta": base.SERVER_INFO,
+                },
+            )
         else:
             base.complete(GOOD, method, msg_id, {"tools": tools[:2], "nextCursor": "page-2"})
     elif method == "subscriptions/listen":
@@ -169,8 +220,13 @@ def listen(mode: str, msg_id: Any, params: dict[str, Any]) -> None:
 
 
 def input_required(msg_id: Any, requests: dict[str, Any]) -> None:
-    _write({"jsonrpc": "2.0", "id": msg_id, "result": {
-        "resultType": "input_required", "inputRequests": requests, "_meta": base.SERVER_INFO}})
+    _write(
+        {
+            "jsonrpc": "2.0",
+            "id": msg_id,
+            "result": {"resultType": "input_required", "inputRequests": requests, "_meta": base.SERVER_INFO},
+        }
+    )
 
 
 def hello_asks(mode: str, msg_id: Any, params: dict[str, Any]) -> bool:
@@ -181,26 +237,58 @@ def hello_asks(mode: str, msg_id: Any, params: dict[str, Any]) -> bool:
     elicits = "url" in (caps.get("elicitation") or {}) or (mode == "mrtr-url-regardless" and "elicitation" in caps)
     if mode.startswith("mrtr-url") and elicits and not answers:
         url = "example.com/verify" if mode == "mrtr-url-bad-url" else "https://example.com/verify?session=e1"
-        input_required(msg_id, {"visit": {"method": "elicitation/create", "params": {
-            "mode": "url", "message": "Open this page to connect your account", "url": url, "elicitationId": "e1"}}})
+        input_required(
+            msg_id,
+            {
+                "visit": {
+                    "method": "elicitation/create",
+                    "params": {
+                        "mode": "url",
+                        "message": "Open this page to connect your account",
+                        "url": url,
+                        "elicitationId": "e1",
+                    },
+                }
+            },
+        )
         return True
     if not (mode.startswith("mrtr-sampling") and "tools" in (caps.get("sampling") or {})) or "draft2" in answers:
         return False
     first = [{"role": "user", "content": {"type": "text", "text": "Say hello"}}]
     if "draft" not in answers:
-        input_required(msg_id, {"draft": {"method": "sampling/createMessage", "params": {
-            "messages": first, "maxTokens": 100, "tools": [LOOKUP]}}})
+        input_required(
+            msg_id,
+            {
+                "draft": {
+                    "method": "sampling/createMessage",
+                    "params": {"messages": first, "maxTokens": 100, "tools": [LOOKUP]},
+                }
+            },
+        )
         return True
     answer = answers["draft"] if isinstance(answers["draft"], dict) else {}
     blocks = answer.get("content") if isinstance(answer.get("content"), list) else [answer.get("content")]
     uses = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
     if answer.get("stopReason") != "toolUse" or not uses:
         return False
-    results = [{"type": "tool_result", "toolUseId": "call_1" if mode == "mrtr-sampling-wrong-id" else b["id"],
-                "content": [{"type": "text", "text": "a word"}]} for b in uses]
+    results = [
+        {
+            "type": "tool_result",
+            "toolUseId": "call_1" if mode == "mrtr-sampling-wrong-id" else b["id"],
+            "content": [{"type": "text", "text": "a word"}],
+        }
+        for b in uses
+    ]
     messages = [*first, {"role": "assistant", "content": blocks}, {"role": "user", "content": results}]
-    input_required(msg_id, {"draft2": {"method": "sampling/createMessage", "params": {
-        "messages": messages, "maxTokens": 100, "tools": [LOOKUP]}}})
+    input_required(
+        msg_id,
+        {
+            "draft2": {
+                "method": "sampling/createMessage",
+                "params": {"messages": messages, "maxTokens": 100, "tools": [LOOKUP]},
+            }
+        },
+    )
     return True
 
 
@@ -209,9 +297,18 @@ def call(mode: str, msg_id: Any, params: dict[str, Any]) -> None:
     if name == "hello" and hello_asks(mode, msg_id, params):
         return
     if name == "hello" and mode == "server-request":
-        _write({"jsonrpc": "2.0", "id": "srv-1", "method": "elicitation/create", "params": {
-            "mode": "form", "message": "Your name?", "requestedSchema": {"type": "object", "properties": {}},
-        }})
+        _write(
+            {
+                "jsonrpc": "2.0",
+                "id": "srv-1",
+                "method": "elicitation/create",
+                "params": {
+                    "mode": "form",
+                    "message": "Your name?",
+                    "requestedSchema": {"type": "object", "properties": {}},
+                },
+            }
+        )
     if name == "ask" and "inputResponses" in params:
         if mode == "mrtr-error-on-missing" and answers == {}:
             base.error(msg_id, -32602, "inputResponses lacks 'name'")
@@ -255,23 +352,35 @@ def main() -> None:
     mode = parser.parse_args().mode
     traced(mode)
     if mode == "input-required-hints":
+
         def hinted(message: dict[str, Any]) -> None:
             out = message.get("result")
             if isinstance(out, dict) and out.get("resultType") == "input_required":
                 out.update(ttlMs=1000, cacheScope="public")
             _write(message)
+
         base.send = hinted  # bad_server's ask() writes through its module's send
     elif mode == "mrtr-duplicate-keys":
+
         def doubled(message: dict[str, Any]) -> None:
             out = message.get("result")
             if not (isinstance(out, dict) and out.get("resultType") == "input_required"):
                 _write(message)
                 return
-            pasted = json.dumps({"method": "elicitation/create", "params": {
-                "mode": "form", "message": "Your age?", "requestedSchema": {"type": "object", "properties": {}}}})
+            pasted = json.dumps(
+                {
+                    "method": "elicitation/create",
+                    "params": {
+                        "mode": "form",
+                        "message": "Your age?",
+                        "requestedSchema": {"type": "object", "properties": {}},
+                    },
+                }
+            )
             text = json.dumps(message).replace('"inputRequests": {', '"inputRequests": {"name": ' + pasted + ", ", 1)
             sys.stdout.write(text + "\n")
             sys.stdout.flush()
+
         base.send = doubled
     for line in sys.stdin:
         line = line.strip()

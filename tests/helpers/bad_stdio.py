@@ -33,7 +33,9 @@ def main() -> int:
     parser.add_argument("--mode", choices=sorted(EXTRA), required=True)
     mode = parser.parse_args().mode
     child = subprocess.Popen(
-        [sys.executable, "-m", "trimcp.reference"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        [sys.executable, "-m", "trimcp.reference"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
     )
     assert child.stdin is not None and child.stdout is not None
     child_in, child_out = child.stdin, child.stdout

@@ -80,14 +80,41 @@ POLL = 100
 RELATED = "io.modelcontextprotocol/related-task"
 TERMINAL = ("completed", "failed", "cancelled")
 MODES = (
-    "good", "no-tasks", "no-tools-call", "tool-fails", "augments-undeclared", "create-not-working",
-    "no-timestamps", "wrong-status-flow", "result-not-blocking", "result-without-related-meta",
-    "meta-over-param", "list-missing", "bad-cursor-ok", "unknown-task-wrong-code", "cancel-terminal-ok",
-    "cancel-not-cancelled", "cancel-not-sticky", "required-without-task-ok", "forbidden-task-ok",
-    "related-meta-on-get", "empty-error-message", "failed-no-message", "input-without-related-meta",
-    "asks-with-task", "finishes-at-once", "bad-timestamps", "result-meta-other-task",
-    "progress-other-token", "progress-after-terminal", "reused-task-id", "list-duplicates", "result-differs",
-    "task-error-other-code", "undeclared-creates", "undeclared-refuses",
+    "good",
+    "no-tasks",
+    "no-tools-call",
+    "tool-fails",
+    "augments-undeclared",
+    "create-not-working",
+    "no-timestamps",
+    "wrong-status-flow",
+    "result-not-blocking",
+    "result-without-related-meta",
+    "meta-over-param",
+    "list-missing",
+    "bad-cursor-ok",
+    "unknown-task-wrong-code",
+    "cancel-terminal-ok",
+    "cancel-not-cancelled",
+    "cancel-not-sticky",
+    "required-without-task-ok",
+    "forbidden-task-ok",
+    "related-meta-on-get",
+    "empty-error-message",
+    "failed-no-message",
+    "input-without-related-meta",
+    "asks-with-task",
+    "finishes-at-once",
+    "bad-timestamps",
+    "result-meta-other-task",
+    "progress-other-token",
+    "progress-after-terminal",
+    "reused-task-id",
+    "list-duplicates",
+    "result-differs",
+    "task-error-other-code",
+    "undeclared-creates",
+    "undeclared-refuses",
 )
 READ_ONLY = {"readOnlyHint": True}
 SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}}
@@ -162,8 +189,12 @@ class Server:
         if op == "create" and self.mode == "finishes-at-once":
             status = "working"  # (it begins working, and is done by the next look)
         out: dict[str, Any] = {
-            "taskId": task["id"], "status": status, "createdAt": task["created"],
-            "lastUpdatedAt": now_iso(), "ttl": task["ttl"], "pollInterval": POLL,
+            "taskId": task["id"],
+            "status": status,
+            "createdAt": task["created"],
+            "lastUpdatedAt": now_iso(),
+            "ttl": task["ttl"],
+            "pollInterval": POLL,
         }
         if status == "failed" and self.mode != "failed-no-message":
             out["statusMessage"] = task["error"][1] if task["error"] else "slow_echo returned isError"
@@ -193,10 +224,16 @@ class Server:
             task_id = self.created[1]
         self.created.append(task_id)
         task = {
-            "id": task_id, "created": now_iso(),
+            "id": task_id,
+            "created": now_iso(),
             "done_at": time.monotonic() + (0.0 if self.mode == "finishes-at-once" else WORK),
-            "cancelled": False, "result": self.tool_result(name), "ttl": ttl, "reported_terminal": False,
-            "asked": False, "token": token, "error": error,
+            "cancelled": False,
+            "result": self.tool_result(name),
+            "ttl": ttl,
+            "reported_terminal": False,
+            "asked": False,
+            "token": token,
+            "error": error,
         }
         self.tasks[task["id"]] = task
         self.result(rid, {"task": self.view(task, op="create")})
@@ -207,8 +244,13 @@ class Server:
         if task["token"] is None:
             return
         token = "trimcp-audit-other-token" if self.mode == "progress-other-token" else task["token"]
-        self.send({"jsonrpc": "2.0", "method": "notifications/progress",
-                   "params": {"progressToken": token, "progress": step, "total": 3}})
+        self.send(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/progress",
+                "params": {"progressToken": token, "progress": step, "total": 3},
+            }
+        )
 
     def tools_call(self, rid: Any, params: dict[str, Any]) -> None:
         name = params.get("name")
@@ -223,7 +265,9 @@ class Server:
             self.error(rid, -32602, "Invalid params: unexpected field 'task'")
             return
         support = (tool.get("execution") or {}).get("taskSupport", "forbidden")
-        wants_task = "task" in params and (self.augments() or self.mode in ("augments-undeclared", "undeclared-creates"))
+        wants_task = "task" in params and (
+            self.augments() or self.mode in ("augments-undeclared", "undeclared-creates")
+        )
         if wants_task and support == "forbidden" and self.mode != "forbidden-task-ok":
             self.error(rid, -32601, f"Tool {name} does not support task-augmented execution")
         elif wants_task:
@@ -266,7 +310,8 @@ class Server:
         """An elicitation the task needs, tied to it; wait for the client's answer."""
         self.next_id += 1
         params: dict[str, Any] = {
-            "mode": "form", "message": "Your name?",
+            "mode": "form",
+            "message": "Your name?",
             "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
         }
         if self.mode != "input-without-related-meta":
@@ -306,7 +351,7 @@ class Server:
             if cursor not in ids:
                 self.error(rid, -32602, "Invalid cursor")
                 return
-            ids = ids[ids.index(cursor):]
+            ids = ids[ids.index(cursor) :]
         # One task a page, to make the harness follow nextCursor.
         page = [] if self.mode == "list-missing" else [self.view(self.tasks[t], op="list") for t in ids[:1]]
         if self.mode == "list-duplicates" and len(ids) == 1 and len(self.tasks) > 1:
@@ -324,10 +369,14 @@ class Server:
             return  # notifications: nothing to do
         if method == "initialize":
             self.client_caps = params.get("capabilities") or {}
-            self.result(rid, {
-                "protocolVersion": REVISION, "capabilities": self.capabilities(),
-                "serverInfo": {"name": f"bad-tasks-{self.mode}", "version": "0"},
-            })
+            self.result(
+                rid,
+                {
+                    "protocolVersion": REVISION,
+                    "capabilities": self.capabilities(),
+                    "serverInfo": {"name": f"bad-tasks-{self.mode}", "version": "0"},
+                },
+            )
         elif method == "ping":
             self.result(rid, {})
         elif method == "tools/list":

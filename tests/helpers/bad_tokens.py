@@ -35,12 +35,23 @@ from helpers.bad_auth import AuthFake
 from helpers.h11_fake import Reply, Req, result
 from test_oauth_flow import AuthServer
 
-TOKEN_MODES = ("accepts-any-audience", "accepts-expired", "scope-401", "tasks-shared", "list-shared",
-               "result-shared", "cancel-then-refuse")
+TOKEN_MODES = (
+    "accepts-any-audience",
+    "accepts-expired",
+    "scope-401",
+    "tasks-shared",
+    "list-shared",
+    "result-shared",
+    "cancel-then-refuse",
+)
 IDENTITIES = {"AT-alice": "alice", "AT-bob": "bob", "AT-narrow": "alice"}
 SCOPES = {"AT-alice": {"read"}, "AT-bob": {"read"}, "AT-narrow": set()}
-_TOOL = {"name": "slow", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True},
-         "execution": {"taskSupport": "optional"}}
+_TOOL = {
+    "name": "slow",
+    "inputSchema": {"type": "object"},
+    "annotations": {"readOnlyHint": True},
+    "execution": {"taskSupport": "optional"},
+}
 _STAMP = "2025-01-01T00:00:00Z"
 
 
@@ -61,7 +72,8 @@ class TokenFake(AuthFake):
         header = req.header("authorization") or ""
         token = header[7:] if header.startswith("Bearer ") else ""
         if (token == "AT-other-aud" and self.token_mode == "accepts-any-audience") or (
-                token == "AT-expired" and self.token_mode == "accepts-expired"):
+            token == "AT-expired" and self.token_mode == "accepts-expired"
+        ):
             return "AT-alice"
         return token
 
@@ -73,15 +85,27 @@ class TokenFake(AuthFake):
 
     async def on_initialize(self, req: Req, reply: Reply, sid: str) -> None:
         caps: dict[str, Any] = {"tools": {}, "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
-        await reply.json(result(req, {"protocolVersion": "2025-11-25", "capabilities": caps,
-                                      # (the caller's token echoed: the report's redactor must hide it)
-                                      "serverInfo": {"name": f"token-fake for {req.header('authorization')}",
-                                                     "version": "1"}}),
-                         headers=[("Mcp-Session-Id", sid)])
+        await reply.json(
+            result(
+                req,
+                {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": caps,
+                    # (the caller's token echoed: the report's redactor must hide it)
+                    "serverInfo": {"name": f"token-fake for {req.header('authorization')}", "version": "1"},
+                },
+            ),
+            headers=[("Mcp-Session-Id", sid)],
+        )
 
     def _task(self, task_id: str) -> dict[str, Any]:
-        return {"taskId": task_id, "status": self.status[task_id], "createdAt": _STAMP, "lastUpdatedAt": _STAMP,
-                "ttl": 60000}
+        return {
+            "taskId": task_id,
+            "status": self.status[task_id],
+            "createdAt": _STAMP,
+            "lastUpdatedAt": _STAMP,
+            "ttl": 60000,
+        }
 
     def _end(self, task_id: str, status: str) -> None:
         if self.status[task_id] == "working":
@@ -95,8 +119,11 @@ class TokenFake(AuthFake):
         who = IDENTITIES[token]
         if method == "tools/list" and "read" not in SCOPES[token]:
             if self.token_mode == "scope-401":
-                await reply.json({"error": "unauthorized"}, 401, headers=[
-                    ("WWW-Authenticate", 'Bearer error="invalid_token", scope="read"')])
+                await reply.json(
+                    {"error": "unauthorized"},
+                    401,
+                    headers=[("WWW-Authenticate", 'Bearer error="invalid_token", scope="read"')],
+                )
             else:
                 prm = f"{self.base}/.well-known/oauth-protected-resource/mcp"
                 challenge = f'Bearer error="insufficient_scope", scope="read", resource_metadata="{prm}"'
@@ -112,13 +139,19 @@ class TokenFake(AuthFake):
             task_id = params.get("taskId", "")
             owner = self.tasks.get(task_id)
             shared = self.token_mode == "tasks-shared" or (
-                method == "tasks/result" and self.token_mode == "result-shared")
-            if owner is not None and owner != who and method == "tasks/cancel" and (
-                    self.token_mode == "cancel-then-refuse"):
+                method == "tasks/result" and self.token_mode == "result-shared"
+            )
+            if (
+                owner is not None
+                and owner != who
+                and method == "tasks/cancel"
+                and (self.token_mode == "cancel-then-refuse")
+            ):
                 self._end(task_id, "cancelled")
             if owner is None or (owner != who and not shared):
-                await reply.json({"jsonrpc": "2.0", "id": msg["id"],
-                                  "error": {"code": -32602, "message": "unknown task"}})
+                await reply.json(
+                    {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32602, "message": "unknown task"}}
+                )
             elif method == "tasks/result":
                 if owner == who:
                     self._end(task_id, "completed")
@@ -131,7 +164,8 @@ class TokenFake(AuthFake):
             return
         if method == "tasks/list":
             shared = self.token_mode in ("tasks-shared", "list-shared")
-            await reply.json(result(req, {"tasks": [self._task(t) for t, o in self.tasks.items()
-                                                    if shared or o == who]}))
+            await reply.json(
+                result(req, {"tasks": [self._task(t) for t, o in self.tasks.items() if shared or o == who]})
+            )
             return
         await super().on_request(req, reply)

@@ -30,23 +30,46 @@ from typing import Any
 
 import bad_features as base
 
-MODES = ("good", "variant-bad-output", "wrong-structured", "second-takes-wrong-types", "legacy-good", "legacy-dup-names",
-         "legacy-bad-schema")
+MODES = (
+    "good",
+    "variant-bad-output",
+    "wrong-structured",
+    "second-takes-wrong-types",
+    "legacy-good",
+    "legacy-dup-names",
+    "legacy-bad-schema",
+)
 CLOSED = {"readOnlyHint": True, "openWorldHint": False}
 LOOKUP = {
-    "name": "lookup", "annotations": CLOSED,
-    "inputSchema": {"type": "object", "required": ["city"], "properties": {
-        "city": {"type": "string"}, "unit": {"enum": ["c", "f"]},
-        "days": {"type": "integer", "minimum": 1, "maximum": 7}}},
+    "name": "lookup",
+    "annotations": CLOSED,
+    "inputSchema": {
+        "type": "object",
+        "required": ["city"],
+        "properties": {
+            "city": {"type": "string"},
+            "unit": {"enum": ["c", "f"]},
+            "days": {"type": "integer", "minimum": 1, "maximum": 7},
+        },
+    },
     "outputSchema": {"type": "object", "properties": {"temp": {"type": "number"}}, "required": ["temp"]},
 }
-COUNT = {"name": "count", "annotations": CLOSED,
-         "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}}
-FETCH = {"name": "fetch", "annotations": {"readOnlyHint": True, "openWorldHint": True},
-         "inputSchema": {"type": "object", "properties": {"url": {"type": "string", "format": "uri"}},
-                         "required": ["url"]}}
-BACKGROUND = {"name": "background", "annotations": CLOSED, "execution": {"taskSupport": "required"},
-              "inputSchema": {"type": "object"}}
+COUNT = {
+    "name": "count",
+    "annotations": CLOSED,
+    "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+}
+FETCH = {
+    "name": "fetch",
+    "annotations": {"readOnlyHint": True, "openWorldHint": True},
+    "inputSchema": {"type": "object", "properties": {"url": {"type": "string", "format": "uri"}}, "required": ["url"]},
+}
+BACKGROUND = {
+    "name": "background",
+    "annotations": CLOSED,
+    "execution": {"taskSupport": "required"},
+    "inputSchema": {"type": "object"},
+}
 
 
 def tools(mode: str) -> list[dict[str, Any]]:

@@ -61,7 +61,11 @@ class DualEra(Stateless26):
             chosen = offered if offered in LEGACY else LEGACY[0]
             sid = uuid.uuid4().hex
             self.sessions.add(sid)
-            result = {"protocolVersion": chosen, "capabilities": {"tools": {}}, "serverInfo": {"name": "dual", "version": "0"}}
+            result = {
+                "protocolVersion": chosen,
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "dual", "version": "0"},
+            }
             await _json(x, {"jsonrpc": "2.0", "id": rid, "result": result}, sid)
             return
         session = self.header(raw, "Mcp-Session-Id")
@@ -71,7 +75,9 @@ class DualEra(Stateless26):
         if rid is None:
             await x.status(202)
             return
-        await x.json({"jsonrpc": "2.0", "id": rid, "result": {"tools": []} if msg.get("method") == "tools/list" else {}})
+        await x.json(
+            {"jsonrpc": "2.0", "id": rid, "result": {"tools": []} if msg.get("method") == "tools/list" else {}}
+        )
 
 
 async def _json(x: Exchange, obj: Any, sid: str) -> None:

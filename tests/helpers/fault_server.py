@@ -28,14 +28,16 @@ def send(obj: dict[str, Any]) -> None:
 
 
 def answer_initialize(msg: dict[str, Any]) -> None:
-    send({
-        "id": msg["id"],
-        "result": {
-            "protocolVersion": msg["params"]["protocolVersion"],
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "fault-server", "version": "0"},
-        },
-    })
+    send(
+        {
+            "id": msg["id"],
+            "result": {
+                "protocolVersion": msg["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "fault-server", "version": "0"},
+            },
+        }
+    )
 
 
 def on_call(mode: str, args: list[str], msg: dict[str, Any]) -> None:

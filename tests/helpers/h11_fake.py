@@ -67,12 +67,19 @@ class Reply:
 
     async def json(self, obj: Any, status: int = 200, headers: list[tuple[str, str]] | None = None) -> None:
         data = json.dumps(obj).encode()
-        await self.head(status, [("Content-Type", "application/json"), ("Content-Length", str(len(data)))] + (headers or []))
+        await self.head(
+            status, [("Content-Type", "application/json"), ("Content-Length", str(len(data)))] + (headers or [])
+        )
         await self.body(data)
         await self.end()
 
-    async def text(self, status: int, text: str = "", content_type: str = "text/plain",
-                   headers: list[tuple[str, str]] | None = None) -> None:
+    async def text(
+        self,
+        status: int,
+        text: str = "",
+        content_type: str = "text/plain",
+        headers: list[tuple[str, str]] | None = None,
+    ) -> None:
         data = text.encode()
         await self.head(status, [("Content-Type", content_type), ("Content-Length", str(len(data)))] + (headers or []))
         if data:
@@ -86,8 +93,9 @@ class Reply:
     async def sse_start(self, headers: list[tuple[str, str]] | None = None) -> None:
         await self.head(200, [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")] + (headers or []))
 
-    async def event(self, data: Any = None, *, id: str | None = None, retry: int | None = None,
-                    event: str | None = None) -> None:
+    async def event(
+        self, data: Any = None, *, id: str | None = None, retry: int | None = None, event: str | None = None
+    ) -> None:
         text = ""
         if event is not None:
             text += f"event: {event}\n"
@@ -124,8 +132,9 @@ def refusal(body: bytes) -> dict[str, Any] | None:
         return {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
     if isinstance(msg, list):
         return None  # a batch: the handler's to judge
-    if not isinstance(msg, dict) or ("id" in msg and "result" not in msg and "error" not in msg
-                                     and not isinstance(msg.get("method"), str)):
+    if not isinstance(msg, dict) or (
+        "id" in msg and "result" not in msg and "error" not in msg and not isinstance(msg.get("method"), str)
+    ):
         rid = msg.get("id") if isinstance(msg, dict) else None
         return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32600, "message": "Invalid Request"}}
     if "method" in msg and "params" in msg and not isinstance(msg["params"], dict):
@@ -179,8 +188,11 @@ class FakeHttpServer:
                         return
                 assert request is not None
                 req = Req(
-                    request.method.decode(), request.target.decode(),
-                    {k.decode().lower(): v.decode("latin-1") for k, v in request.headers}, body, number,
+                    request.method.decode(),
+                    request.target.decode(),
+                    {k.decode().lower(): v.decode("latin-1") for k, v in request.headers},
+                    body,
+                    number,
                 )
                 self.requests.append(req)
                 reply = Reply(conn, stream)
@@ -259,14 +271,18 @@ class McpFake:
             return
         method = msg.get("method")
         if method == "server/discover" and not self.discover:
-            await reply.json({"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": "Bad Request: no session"}}, 400)
+            await reply.json(
+                {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": "Bad Request: no session"}}, 400
+            )
             return
         if method == "initialize":
             sid = self.new_session()
             await self.on_initialize(req, reply, sid)
             return
         if method != "server/discover" and req.header("mcp-session-id") not in self.live:
-            await reply.json({"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": "Session not found"}}, 404)
+            await reply.json(
+                {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": "Session not found"}}, 404
+            )
             return
         if "id" not in msg:
             await reply.empty(202)
@@ -281,8 +297,14 @@ class McpFake:
 
     async def on_initialize(self, req: Req, reply: Reply, sid: str) -> None:
         await reply.json(
-            result(req, {"protocolVersion": self.version, "capabilities": {"tools": {}},
-                         "serverInfo": {"name": "fake", "version": "1"}}),
+            result(
+                req,
+                {
+                    "protocolVersion": self.version,
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "fake", "version": "1"},
+                },
+            ),
             headers=[("Mcp-Session-Id", sid)],
         )
 

@@ -33,8 +33,7 @@ OUTPUT = {
     "huge_echo": ({"anyOf": [{"type": "string"}] * 100}, {"k": "v" * HUGE}),
 }
 TOOLS = [{"name": "ask", "inputSchema": {"type": "object"}}] + [
-    {"name": name, "inputSchema": {"type": "object"}, "outputSchema": schema}
-    for name, (schema, _) in OUTPUT.items()
+    {"name": name, "inputSchema": {"type": "object"}, "outputSchema": schema} for name, (schema, _) in OUTPUT.items()
 ]
 
 
@@ -56,27 +55,47 @@ while True:
     method, message_id = message.get("method"), message.get("id")
     if method is None and message_id in pending_ask:
         answer = message.get("result", {})
-        send({"id": pending_ask.pop(message_id), "result": {
-            "content": [{"type": "text", "text": json.dumps(answer.get("content"))}]}})
+        send(
+            {
+                "id": pending_ask.pop(message_id),
+                "result": {"content": [{"type": "text", "text": json.dumps(answer.get("content"))}]},
+            }
+        )
         continue
     if message_id is None:
         continue
     if method == "initialize":
-        send({"id": message_id, "result": {
-            "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-            "serverInfo": {"name": "hostile", "version": "1"}}})
+        send(
+            {
+                "id": message_id,
+                "result": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "hostile", "version": "1"},
+                },
+            }
+        )
     elif method == "tools/list":
         send({"id": message_id, "result": {"tools": TOOLS}})
     elif method == "tools/call" and message["params"]["name"] == "ask":
         ask_id = f"ask-{message_id}"
         pending_ask[ask_id] = message_id
-        send({"id": ask_id, "method": "elicitation/create", "params": {
-            "mode": "form", "message": "Your code?", "requestedSchema": {
-                "type": "object", "properties": {
-                    "code": {"type": "string", "pattern": "(a+)+$", "default": EVIL}}}}})
+        send(
+            {
+                "id": ask_id,
+                "method": "elicitation/create",
+                "params": {
+                    "mode": "form",
+                    "message": "Your code?",
+                    "requestedSchema": {
+                        "type": "object",
+                        "properties": {"code": {"type": "string", "pattern": "(a+)+$", "default": EVIL}},
+                    },
+                },
+            }
+        )
     elif method == "tools/call":
         schema, value = OUTPUT[message["params"]["name"]]
-        send({"id": message_id, "result": {
-            "content": [{"type": "text", "text": "done"}], "structuredContent": value}})
+        send({"id": message_id, "result": {"content": [{"type": "text", "text": "done"}], "structuredContent": value}})
     else:
         send({"id": message_id, "error": {"code": -32601, "message": f"no method {method}"}})

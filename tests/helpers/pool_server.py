@@ -34,16 +34,24 @@ for line in sys.stdin:
         continue
     if method == "initialize":
         time.sleep(DELAY)
-        reply(message_id, {
-            "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
-            "serverInfo": {"name": "pool-server", "version": "1"},
-        })
+        reply(
+            message_id,
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "pool-server", "version": "1"},
+            },
+        )
     elif method == "tools/list":
         log("ready")
         reply(message_id, {"tools": [{"name": "pid", "inputSchema": {"type": "object"}}]})
     elif method == "tools/call":
         reply(message_id, {"content": [{"type": "text", "text": str(os.getpid())}]})
     else:
-        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message_id, "error": {
-            "code": -32601, "message": f"no method {method}"}}) + "\n")
+        sys.stdout.write(
+            json.dumps(
+                {"jsonrpc": "2.0", "id": message_id, "error": {"code": -32601, "message": f"no method {method}"}}
+            )
+            + "\n"
+        )
         sys.stdout.flush()

@@ -86,9 +86,7 @@ def load(path: Path) -> list[Entry]:
 def opening(entries: list[Entry]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The first client request (initialize / server/discover) and its result."""
     first = next(m for d, m in entries if d == "send" and isinstance(m, dict) and "id" in m)
-    answer = next(
-        (m for d, m in entries if d == "recv" and isinstance(m, dict) and m.get("id") == first["id"]), None
-    )
+    answer = next((m for d, m in entries if d == "recv" and isinstance(m, dict) and m.get("id") == first["id"]), None)
     result = answer.get("result") if isinstance(answer, dict) else None
     return first, result if isinstance(result, dict) else {}
 
@@ -370,8 +368,11 @@ class ServerReplay:
         # A DiscoverResult lists every revision the server speaks; the Connection must too.
         versions = [v for v in result.get("supportedVersions") or [] if v in REVISIONS] or [revision]
         self.conn = Connection(
-            Role.SERVER, info=info, capabilities=result.get("capabilities") or {},
-            supported_versions=versions, instructions=result.get("instructions"),
+            Role.SERVER,
+            info=info,
+            capabilities=result.get("capabilities") or {},
+            supported_versions=versions,
+            instructions=result.get("instructions"),
         )
         if self.stateless and "ttlMs" in result:
             self.conn.discover_ttl_ms = result["ttlMs"]
@@ -388,7 +389,9 @@ class ServerReplay:
         events = conn.receive_bytes(json.dumps(obj))
         self.auto += [_wire(m) for m in conn.outgoing()]
         problems = [
-            f"the server Connection reported {e!r}" for e in events if isinstance(e, (ev.ProtocolIssue, ev.HandshakeFailed))
+            f"the server Connection reported {e!r}"
+            for e in events
+            if isinstance(e, (ev.ProtocolIssue, ev.HandshakeFailed))
         ]
         if problems or isinstance(obj, list):
             return problems

@@ -49,7 +49,9 @@ REQUIRED_RESULT: dict[str, tuple[tuple[str, ...], ...]] = {
     "prompts/list": (("prompts",), ("prompts", "*", "name")),
     "resources/list": (("resources",), ("resources", "*", "uri"), ("resources", "*", "name")),
     "resources/templates/list": (
-        ("resourceTemplates",), ("resourceTemplates", "*", "uriTemplate"), ("resourceTemplates", "*", "name"),
+        ("resourceTemplates",),
+        ("resourceTemplates", "*", "uriTemplate"),
+        ("resourceTemplates", "*", "name"),
     ),
     "resources/read": (("contents",), ("contents", "*", "uri")),
     "prompts/get": (("messages",), ("messages", "*", "role"), ("messages", "*", "content")),
@@ -72,7 +74,8 @@ GATED_NOTIFICATIONS: dict[str, dict[str, Any] | None] = {
 #: Server-to-client requests a client capability gates, with valid params.
 SERVER_REQUESTS: dict[str, dict[str, Any] | None] = {
     "sampling/createMessage": {
-        "messages": [{"role": "user", "content": {"type": "text", "text": "mutated"}}], "maxTokens": 8,
+        "messages": [{"role": "user", "content": {"type": "text", "text": "mutated"}}],
+        "maxTokens": 8,
     },
     "roots/list": None,
     "elicitation/create": {"message": "mutated", "requestedSchema": {"type": "object", "properties": {}}},
@@ -141,7 +144,10 @@ def _answers(entries: list[Entry]) -> list[tuple[int, str, int]]:
     return [
         (i, sent[m["id"]][1], sent[m["id"]][0])
         for i, (d, m) in enumerate(entries)
-        if d == "recv" and isinstance(m, dict) and "method" not in m and m.get("id") in sent
+        if d == "recv"
+        and isinstance(m, dict)
+        and "method" not in m
+        and m.get("id") in sent
         and m["id"] not in cancelled
     ]
 
@@ -237,8 +243,9 @@ def reordered(entries: list[Entry], rng: random.Random) -> Iterator[Mutant]:
         mutated = list(entries)
         answer = mutated.pop(i)
         mutated.insert(sent_at, answer)
-        yield Mutant("reordered", mutated, sent_at, f"answer to {method} moved from {i} before its request",
-                     moved=(i, sent_at))
+        yield Mutant(
+            "reordered", mutated, sent_at, f"answer to {method} moved from {i} before its request", moved=(i, sent_at)
+        )
 
 
 def duplicate(entries: list[Entry], rng: random.Random) -> Iterator[Mutant]:
@@ -272,8 +279,11 @@ def notification_not_allowed(entries: list[Entry], rng: random.Random) -> Iterat
         yield Mutant("notification-not-allowed", mutated, at, f"{method} inserted at {at}", inserted=at)
     # A recorded list_changed made illegal by withdrawing the flag the server declared.
     first, _ = opening(entries)
-    opened = next(i for i, (d, m) in enumerate(entries) if d == "recv" and isinstance(m, dict)
-                  and m.get("id") == first["id"] and "method" not in m)
+    opened = next(
+        i
+        for i, (d, m) in enumerate(entries)
+        if d == "recv" and isinstance(m, dict) and m.get("id") == first["id"] and "method" not in m
+    )
     seen: set[tuple[str, ...]] = set()
     for i, (d, m) in enumerate(entries):
         gate = own_gate(m.get("method", "")) if d == "recv" and isinstance(m, dict) else None
@@ -293,8 +303,10 @@ def undeclared_request(entries: list[Entry], rng: random.Random, revision: str) 
     first, _ = opening(entries)
     params = first.get("params") or {}
     stateless = get_revision(revision).era is Era.STATELESS
-    caps = (params.get("_meta") or {}).get("io.modelcontextprotocol/clientCapabilities") if stateless else params.get(
-        "capabilities"
+    caps = (
+        (params.get("_meta") or {}).get("io.modelcontextprotocol/clientCapabilities")
+        if stateless
+        else params.get("capabilities")
     )
     rev = get_revision(revision)
     places = _positions(entries, rng)

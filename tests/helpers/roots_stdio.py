@@ -68,9 +68,17 @@ def main() -> None:
                     ask_roots()
             continue
         if method == "initialize":
-            send({"jsonrpc": "2.0", "id": msg_id, "result": {
-                "protocolVersion": VERSION, "capabilities": {"tools": {}},
-                "serverInfo": {"name": "roots-stdio", "version": "1"}}})
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": msg_id,
+                    "result": {
+                        "protocolVersion": VERSION,
+                        "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "roots-stdio", "version": "1"},
+                    },
+                }
+            )
             continue
         if method == "ping":
             send({"jsonrpc": "2.0", "id": msg_id, "result": {}})

@@ -153,18 +153,20 @@ def content_security_policy(csp: Mapping[str, Sequence[str]] | None) -> str:
     frames = " ".join(csp.get("frameDomains", ())) or "'none'"
     bases = " ".join(csp.get("baseUriDomains", ())) or "'self'"
     extra = f" {resources}" if resources else ""
-    return "; ".join([
-        "default-src 'none'",
-        f"script-src 'self' 'unsafe-inline'{extra}",
-        f"style-src 'self' 'unsafe-inline'{extra}",
-        f"connect-src 'self'{' ' + connect if connect else ''}",
-        f"img-src 'self' data:{extra}",
-        f"font-src 'self'{extra}",
-        f"media-src 'self' data:{extra}",
-        f"frame-src {frames}",
-        "object-src 'none'",
-        f"base-uri {bases}",
-    ])
+    return "; ".join(
+        [
+            "default-src 'none'",
+            f"script-src 'self' 'unsafe-inline'{extra}",
+            f"style-src 'self' 'unsafe-inline'{extra}",
+            f"connect-src 'self'{' ' + connect if connect else ''}",
+            f"img-src 'self' data:{extra}",
+            f"font-src 'self'{extra}",
+            f"media-src 'self' data:{extra}",
+            f"frame-src {frames}",
+            "object-src 'none'",
+            f"base-uri {bases}",
+        ]
+    )
 
 
 def view_problems(uri: str, result: Mapping[str, Any]) -> list[str]:
@@ -201,10 +203,12 @@ def view_from_contents(uri: str, result: Mapping[str, Any]) -> View:
     ui = (entry.get("_meta") or {}).get("ui") or {}
     csp = ui.get("csp")
     return View(
-        uri, html,
+        uri,
+        html,
         csp=None if csp is None else {k: tuple(csp[k]) for k in CSP_KEYS if k in csp},
         permissions=frozenset(ui.get("permissions") or ()),
-        domain=ui.get("domain"), prefers_border=ui.get("prefersBorder"),
+        domain=ui.get("domain"),
+        prefers_border=ui.get("prefersBorder"),
     )
 
 
@@ -233,13 +237,16 @@ def _ui_meta_problems(ui: Any) -> list[str]:
                 value = csp.get(key)
                 # An origin with a space or a ';' would smuggle sources or directives into
                 # the policy the host builds from it.
-                if value is not None and (not isinstance(value, list) or not all(
-                        isinstance(v, str) and v and not any(c in v for c in " ;,'\"\r\n\t") for v in value)):
+                if value is not None and (
+                    not isinstance(value, list)
+                    or not all(isinstance(v, str) and v and not any(c in v for c in " ;,'\"\r\n\t") for v in value)
+                ):
                     problems.append(f"_meta.ui.csp.{key} must be an array of origins")
     # (a permission this revision of the extension does not name is left to the host)
     permissions = ui.get("permissions")
     if permissions is not None and (
-            not isinstance(permissions, Mapping) or not all(isinstance(v, Mapping) for v in permissions.values())):
+        not isinstance(permissions, Mapping) or not all(isinstance(v, Mapping) for v in permissions.values())
+    ):
         problems.append("_meta.ui.permissions must map each permission to an object")
     if "domain" in ui and not isinstance(ui["domain"], str):
         problems.append("_meta.ui.domain must be a string")

@@ -13,12 +13,12 @@ it and a library can log it: nothing the peer does is silently lost.
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias, Union
+from typing import Any, TypeAlias
 
 import attrs
 
-from .jsonrpc import ErrorObject, RequestId
 from .connection.stateless import Envelope
+from .jsonrpc import ErrorObject, RequestId
 
 
 @attrs.frozen
@@ -176,9 +176,21 @@ class ProtocolIssue:
     raw: Any = None
 
 
-Event: TypeAlias = Union[
-    RequestReceived, NotificationReceived, ResponseReceived, ErrorReceived,
-    CancelRequested, ProgressReceived, Initialized, HandshakeFailed,
-    LogLevelChanged, ProtocolIssue, Discovered, LegacyServer, InputRequired, InvalidAnswer,
-    RequestLost, RequestReissued,
-]
+Event: TypeAlias = (
+    RequestReceived
+    | NotificationReceived
+    | ResponseReceived
+    | ErrorReceived
+    | CancelRequested
+    | ProgressReceived
+    | Initialized
+    | HandshakeFailed
+    | LogLevelChanged
+    | ProtocolIssue
+    | Discovered
+    | LegacyServer
+    | InputRequired
+    | InvalidAnswer
+    | RequestLost
+    | RequestReissued
+)

@@ -121,10 +121,7 @@ def capabilities_for(capabilities: Mapping[str, Any], revision: str) -> dict[str
     declared = _declared(capabilities)
     if "extensions" not in out:
         return out
-    kept = {
-        k: v for k, v in declared.items()
-        if k not in EXTENSIONS or revision in EXTENSIONS[k].revisions
-    }
+    kept = {k: v for k, v in declared.items() if k not in EXTENSIONS or revision in EXTENSIONS[k].revisions}
     known_member = any(revision in e.revisions for e in EXTENSIONS.values())
     if kept and known_member:
         out["extensions"] = kept

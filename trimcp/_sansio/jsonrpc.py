@@ -32,13 +32,13 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Final, TypeAlias, Union
+from typing import Any, Final, TypeAlias
 
 import attrs
 
 from .._errors import LocalProtocolError, RemoteProtocolError
 
-RequestId: TypeAlias = Union[int, str]
+RequestId: TypeAlias = int | str
 
 JSONRPC_VERSION: Final = "2.0"
 
@@ -98,7 +98,7 @@ class ErrorResponse:
     error: ErrorObject
 
 
-Message: TypeAlias = Union[Request, Notification, Response, ErrorResponse]
+Message: TypeAlias = Request | Notification | Response | ErrorResponse
 
 
 @attrs.frozen

@@ -22,7 +22,8 @@ machine this is" there.
 from __future__ import annotations
 
 import enum
-from typing import Any, Final, Mapping
+from collections.abc import Mapping
+from typing import Any, Final
 
 import attrs
 
@@ -37,22 +38,43 @@ class Era(enum.StrEnum):
     STATELESS = "stateless"
 
 
-_BASE_CLIENT_REQUESTS = frozenset({
-    "initialize", "ping", "completion/complete", "logging/setLevel",
-    "prompts/get", "prompts/list", "resources/list", "resources/templates/list",
-    "resources/read", "resources/subscribe", "resources/unsubscribe",
-    "tools/call", "tools/list",
-})
+_BASE_CLIENT_REQUESTS = frozenset(
+    {
+        "initialize",
+        "ping",
+        "completion/complete",
+        "logging/setLevel",
+        "prompts/get",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "tools/call",
+        "tools/list",
+    }
+)
 _BASE_SERVER_REQUESTS = frozenset({"ping", "sampling/createMessage", "roots/list"})
-_BASE_CLIENT_NOTIFICATIONS = frozenset({
-    "notifications/initialized", "notifications/cancelled", "notifications/progress",
-    "notifications/roots/list_changed",
-})
-_BASE_SERVER_NOTIFICATIONS = frozenset({
-    "notifications/cancelled", "notifications/progress", "notifications/message",
-    "notifications/resources/updated", "notifications/resources/list_changed",
-    "notifications/tools/list_changed", "notifications/prompts/list_changed",
-})
+_BASE_CLIENT_NOTIFICATIONS = frozenset(
+    {
+        "notifications/initialized",
+        "notifications/cancelled",
+        "notifications/progress",
+        "notifications/roots/list_changed",
+    }
+)
+_BASE_SERVER_NOTIFICATIONS = frozenset(
+    {
+        "notifications/cancelled",
+        "notifications/progress",
+        "notifications/message",
+        "notifications/resources/updated",
+        "notifications/resources/list_changed",
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+    }
+)
 _TASK_REQUESTS = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
 
 
@@ -79,45 +101,73 @@ class Revision:
 
 
 REV_2024_11_05: Final = Revision(
-    "2024-11-05", Era.HANDSHAKE,
-    _BASE_CLIENT_REQUESTS, _BASE_SERVER_REQUESTS,
-    _BASE_CLIENT_NOTIFICATIONS, _BASE_SERVER_NOTIFICATIONS,
-    completions_capability=False, protocol_version_header=False,
+    "2024-11-05",
+    Era.HANDSHAKE,
+    _BASE_CLIENT_REQUESTS,
+    _BASE_SERVER_REQUESTS,
+    _BASE_CLIENT_NOTIFICATIONS,
+    _BASE_SERVER_NOTIFICATIONS,
+    completions_capability=False,
+    protocol_version_header=False,
 )
 REV_2025_03_26: Final = Revision(
-    "2025-03-26", Era.HANDSHAKE,
-    _BASE_CLIENT_REQUESTS, _BASE_SERVER_REQUESTS,
-    _BASE_CLIENT_NOTIFICATIONS, _BASE_SERVER_NOTIFICATIONS,
-    batches=True, protocol_version_header=False,
+    "2025-03-26",
+    Era.HANDSHAKE,
+    _BASE_CLIENT_REQUESTS,
+    _BASE_SERVER_REQUESTS,
+    _BASE_CLIENT_NOTIFICATIONS,
+    _BASE_SERVER_NOTIFICATIONS,
+    batches=True,
+    protocol_version_header=False,
 )
 REV_2025_06_18: Final = Revision(
-    "2025-06-18", Era.HANDSHAKE,
-    _BASE_CLIENT_REQUESTS, _BASE_SERVER_REQUESTS | {"elicitation/create"},
-    _BASE_CLIENT_NOTIFICATIONS, _BASE_SERVER_NOTIFICATIONS,
+    "2025-06-18",
+    Era.HANDSHAKE,
+    _BASE_CLIENT_REQUESTS,
+    _BASE_SERVER_REQUESTS | {"elicitation/create"},
+    _BASE_CLIENT_NOTIFICATIONS,
+    _BASE_SERVER_NOTIFICATIONS,
 )
 REV_2025_11_25: Final = Revision(
-    "2025-11-25", Era.HANDSHAKE,
+    "2025-11-25",
+    Era.HANDSHAKE,
     _BASE_CLIENT_REQUESTS | _TASK_REQUESTS,
     _BASE_SERVER_REQUESTS | {"elicitation/create"} | _TASK_REQUESTS,
     _BASE_CLIENT_NOTIFICATIONS | {"notifications/tasks/status"},
     _BASE_SERVER_NOTIFICATIONS | {"notifications/elicitation/complete", "notifications/tasks/status"},
 )
 REV_2026_07_28: Final = Revision(
-    "2026-07-28", Era.STATELESS,
-    frozenset({
-        "server/discover", "subscriptions/listen", "completion/complete",
-        "prompts/get", "prompts/list", "resources/list", "resources/templates/list",
-        "resources/read", "tools/call", "tools/list",
-    }),
+    "2026-07-28",
+    Era.STATELESS,
+    frozenset(
+        {
+            "server/discover",
+            "subscriptions/listen",
+            "completion/complete",
+            "prompts/get",
+            "prompts/list",
+            "resources/list",
+            "resources/templates/list",
+            "resources/read",
+            "tools/call",
+            "tools/list",
+        }
+    ),
     # Server-to-client requests travel inside InputRequiredResult in this era.
     frozenset({"sampling/createMessage", "roots/list", "elicitation/create"}),
     frozenset({"notifications/cancelled"}),
-    frozenset({
-        "notifications/cancelled", "notifications/progress", "notifications/message",
-        "notifications/resources/updated", "notifications/resources/list_changed",
-        "notifications/tools/list_changed", "notifications/prompts/list_changed",
-        "notifications/subscriptions/acknowledged",
-    }),
+    frozenset(
+        {
+            "notifications/cancelled",
+            "notifications/progress",
+            "notifications/message",
+            "notifications/resources/updated",
+            "notifications/resources/list_changed",
+            "notifications/tools/list_changed",
+            "notifications/prompts/list_changed",
+            "notifications/subscriptions/acknowledged",
+        }
+    ),
 )
 
 REVISIONS: Final[Mapping[str, Revision]] = {

@@ -99,8 +99,11 @@ def task_problem(data: Mapping[str, Any], *, detailed: bool) -> str | None:
         return "a completed task must carry its result object"
     elif status == FAILED:
         error = data.get("error")
-        if not isinstance(error, dict) or not isinstance(error.get("code"), int) \
-                or not isinstance(error.get("message"), str):
+        if (
+            not isinstance(error, dict)
+            or not isinstance(error.get("code"), int)
+            or not isinstance(error.get("message"), str)
+        ):
             return "a failed task must carry its JSON-RPC error (code and message)"
     return None
 

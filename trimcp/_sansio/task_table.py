@@ -186,10 +186,7 @@ class TaskTable:
     def answer(self, task_id: str, responses: Mapping[str, Any], now: float) -> dict[str, Any]:
         """Take the responses to outstanding keys (others ignored); the ones taken."""
         record = self._tasks[task_id]
-        taken = {
-            k: v for k, v in responses.items()
-            if k in record.input_requests and isinstance(v, dict)
-        }
+        taken = {k: v for k, v in responses.items() if k in record.input_requests and isinstance(v, dict)}
         for key in taken:
             del record.input_requests[key]
         if taken:

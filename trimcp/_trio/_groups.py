@@ -9,8 +9,9 @@ keeping its original ``__cause__`` and ``__context__``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator, NoReturn
+from typing import NoReturn
 
 import trio
 

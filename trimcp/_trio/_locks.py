@@ -14,7 +14,7 @@ from types import TracebackType
 import trio
 
 
-class held:  # noqa: N801 - used like a function: ``async with held(lock):``
+class held:
     """``async with held(lock):`` - a class, not a generator, to stay cheap per message."""
 
     __slots__ = ("_lock",)

@@ -90,7 +90,8 @@ class CallbackQueue:
                 self.dropped += 1
                 logger.warning(
                     "callback queue full (%d) while a callback waits for the peer: dropped %s",
-                    self.max_pending, what,
+                    self.max_pending,
+                    what,
                 )
                 return
             await self._changed.wait()

@@ -107,9 +107,18 @@ from .waiters import Deadline, Waiter
 
 # The driver's vocabulary, re-exported for the modules built on it.
 __all__ = [
-    "USE_DEFAULT", "InputAnswerer", "NeedInput", "NotificationHandler", "NotificationTap",
-    "ProbeOutcome", "ProgressCallback", "RequestContext", "RequestHandler", "SentCallback",
-    "SessionDriver", "UseDefault",
+    "USE_DEFAULT",
+    "InputAnswerer",
+    "NeedInput",
+    "NotificationHandler",
+    "NotificationTap",
+    "ProbeOutcome",
+    "ProgressCallback",
+    "RequestContext",
+    "RequestHandler",
+    "SentCallback",
+    "SessionDriver",
+    "UseDefault",
 ]
 
 logger = logging.getLogger("trimcp")
@@ -154,9 +163,12 @@ class SessionDriver:
         self.request_slots = RequestSlots(max_concurrent_requests)
         #: The peer's requests being served (serving.py), with ``request_handlers``.
         self.peer_requests = PeerRequests(
-            connection, self.request_handlers, self.request_slots,
+            connection,
+            self.request_handlers,
+            self.request_slots,
             context=lambda e: RequestContext(self, e.id, e.method, e.params, e.envelope),
-            flush=self._flush_quietly, is_closed=lambda: self.is_closed,
+            flush=self._flush_quietly,
+            is_closed=lambda: self.is_closed,
         )
         self.request_timeout = request_timeout
         #: Progress for a request pushes its deadline, up to ``max_total_timeout`` (waiters.py).
@@ -365,8 +377,14 @@ class SessionDriver:
         rounds: sl.InputRounds | None = None  # made at the first round only: request() is the hot path
         while True:
             outcome = await self._attempt(
-                method, attempt_params, deadline, progress_token, on_progress, on_sent,
-                related_request, header_params,
+                method,
+                attempt_params,
+                deadline,
+                progress_token,
+                on_progress,
+                on_sent,
+                related_request,
+                header_params,
             )
             if not isinstance(outcome, ev.InputRequired):
                 return outcome
@@ -405,7 +423,9 @@ class SessionDriver:
         )
         if on_sent is not None:
             on_sent(request_id)
-        owner = current_owner(self.request_slots, self.callbacks)  # while we wait for the peer, the reader must not wait for us
+        owner = current_owner(
+            self.request_slots, self.callbacks
+        )  # while we wait for the peer, the reader must not wait for us
         lent = isinstance(owner, Serving) and self.request_slots.lend(owner)
         if owner is self.callbacks:
             self.callbacks.enter_peer_wait()
@@ -435,9 +455,7 @@ class SessionDriver:
         assert waiter.result is not None
         return waiter.result
 
-    async def discover(
-        self, *, protocol_version: str | None = None, timeout: float | None = None
-    ) -> ProbeOutcome:
+    async def discover(self, *, protocol_version: str | None = None, timeout: float | None = None) -> ProbeOutcome:
         """Client: probe with ``server/discover`` and return how it ended.
 
         ``Discovered`` means a stateless session is operating (``initialized`` is
@@ -577,4 +595,3 @@ class SessionDriver:
             await self.flush()
         except TransportClosed:
             pass
-

@@ -107,9 +107,7 @@ class ConnectionLimit:
             await trio.aclose_forcefully(stream)
 
 
-async def linger(
-    stream: trio.abc.Stream, *, seconds: float = _LINGER_SECONDS, max_bytes: int = _LINGER_BYTES
-) -> None:
+async def linger(stream: trio.abc.Stream, *, seconds: float = _LINGER_SECONDS, max_bytes: int = _LINGER_BYTES) -> None:
     """After a last answer: shut our side and read what the client still sends, for a bounded
     while, so that closing does not reset the connection before the answer is read."""
     try:

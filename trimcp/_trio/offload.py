@@ -80,7 +80,8 @@ async def _inline_then_thread(run: Callable[[WorkBudget], T], exhausted: Callabl
     if first == units or not exhausted(result):
         return result
     return await trio.to_thread.run_sync(
-        functools.partial(run, WorkBudget(units)), abandon_on_cancel=True, limiter=thread)
+        functools.partial(run, WorkBudget(units)), abandon_on_cancel=True, limiter=thread
+    )
 
 
 async def read_schema(schema: Any, *, formats: bool = False, units: int | None = None) -> BoundedSchema:
@@ -98,9 +99,7 @@ async def read_schema(schema: Any, *, formats: bool = False, units: int | None =
     )
 
 
-async def validate(
-    schema: BoundedSchema, instance: Any, *, units: int = THREAD_UNITS, max_errors: int = 50
-) -> Verdict:
+async def validate(schema: BoundedSchema, instance: Any, *, units: int = THREAD_UNITS, max_errors: int = 50) -> Verdict:
     """``schema.validate(instance)`` with at most ``units``, inline or in a worker thread."""
     return await _inline_then_thread(
         lambda budget: schema.validate(instance, budget, max_errors=max_errors),

@@ -31,6 +31,7 @@ class _Driver(Protocol):
 
     async def flush(self) -> None: ...
 
+
 __all__ = ["RequestContext"]
 
 

@@ -60,8 +60,16 @@ from .._sansio import jsonrpc
 from .._sansio.connection.send_meta import NO_META, SendMeta, meta_for
 
 __all__ = [
-    "NO_META", "Inbound", "MessageStream", "Received", "RequestFailed", "SendMeta", "StreamLost",
-    "meta_for", "mirrors_tool_headers", "parse_received",
+    "NO_META",
+    "Inbound",
+    "MessageStream",
+    "Received",
+    "RequestFailed",
+    "SendMeta",
+    "StreamLost",
+    "meta_for",
+    "mirrors_tool_headers",
+    "parse_received",
 ]
 
 

@@ -45,7 +45,7 @@ TOTAL_FACTOR = 10
 class Deadline:
     """When a request (all its attempts) times out; progress may push it (see the module docstring)."""
 
-    __slots__ = ("limit", "total", "at", "cap", "reset", "extended", "scope")
+    __slots__ = ("at", "cap", "extended", "limit", "reset", "scope", "total")
 
     def __init__(self, limit: float | None, reset: bool, max_total: float | None) -> None:
         #: The timeout the caller asked for (``None``: none).
@@ -82,7 +82,9 @@ class Deadline:
         if not self.extended:
             return f"{method} got no answer within {self.limit} s (the peer was told to cancel it)"
         bound = f" (and {self.total} s in all, the most progress may extend it to)" if self.at >= self.cap else ""
-        return f"{method} got no answer within {self.limit} s of the last progress{bound}; the peer was told to cancel it"
+        return (
+            f"{method} got no answer within {self.limit} s of the last progress{bound}; the peer was told to cancel it"
+        )
 
 
 @attrs.define

@@ -36,9 +36,15 @@ from .targets import UsageError
 #: The order in which a property allowing several types tries them: the most specific
 #: reading first, the string (which accepts anything) last.
 _ORDER = ("null", "boolean", "integer", "number", "object", "array", "string")
-_NAMES = {"null": "null", "boolean": "a boolean (true or false)", "integer": "an integer",
-          "number": "a number", "object": "a JSON object", "array": "a JSON array",
-          "string": "a string"}
+_NAMES = {
+    "null": "null",
+    "boolean": "a boolean (true or false)",
+    "integer": "an integer",
+    "number": "a number",
+    "object": "a JSON object",
+    "array": "a JSON array",
+    "string": "a string",
+}
 
 
 class _Rejected(Exception):
@@ -197,5 +203,12 @@ _READERS: dict[str, Callable[[str], Any]] = {
     "string": lambda text: text,
 }
 
-__all__ = ["convert", "declared_types", "parse_args_json", "parse_pairs", "prompt_arguments",
-           "property_schema", "tool_arguments"]
+__all__ = [
+    "convert",
+    "declared_types",
+    "parse_args_json",
+    "parse_pairs",
+    "prompt_arguments",
+    "property_schema",
+    "tool_arguments",
+]

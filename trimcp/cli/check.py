@@ -64,41 +64,91 @@ ProviderFactory = Callable[[argparse.Namespace, str], AbstractAsyncContextManage
 
 
 def add_check_options(check: argparse.ArgumentParser) -> None:
-    check.add_argument("--no-auth", action="store_true",
-                       help="do not authorize: a server answering 401 is reported as needing authorization (exit 3)")
-    check.add_argument("--output", metavar="FILE",
-                       help="write the report to FILE; stdout gets only the summary line")
-    check.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                       help="colour the text report: auto (default) on a terminal unless NO_COLOR is set")
-    check.add_argument("--only", action="append", default=[], metavar="ID|GLOB",
-                       help="run only the checks matching this id or glob (http.*); repeatable")
-    check.add_argument("--skip", action="append", default=[], metavar="ID|GLOB",
-                       help="report the checks matching this id or glob as skipped; repeatable")
-    check.add_argument("--expected-failures", metavar="FILE",
-                       help="check ids known to fail (a JSON list, or one id a line, # comments): they do not "
-                            "fail the run, and one that passes fails it as stale")
-    check.add_argument("--show-skipped", action="store_true",
-                       help="text report: list the skipped checks row by row, not one count per reason")
-    check.add_argument("--fail-on", choices=FAIL_ON, default="must",
-                       help="must (default): a failed MUST fails the run; should: a failed or warned SHOULD too")
-    check.add_argument("--requirements", action="store_true",
-                       help="contact no server: print how many of the spec's sentences the checks cover, "
-                            "per revision (--revision) and level")
+    check.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="do not authorize: a server answering 401 is reported as needing authorization (exit 3)",
+    )
+    check.add_argument("--output", metavar="FILE", help="write the report to FILE; stdout gets only the summary line")
+    check.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the text report: auto (default) on a terminal unless NO_COLOR is set",
+    )
+    check.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="ID|GLOB",
+        help="run only the checks matching this id or glob (http.*); repeatable",
+    )
+    check.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        metavar="ID|GLOB",
+        help="report the checks matching this id or glob as skipped; repeatable",
+    )
+    check.add_argument(
+        "--expected-failures",
+        metavar="FILE",
+        help="check ids known to fail (a JSON list, or one id a line, # comments): they do not "
+        "fail the run, and one that passes fails it as stale",
+    )
+    check.add_argument(
+        "--show-skipped",
+        action="store_true",
+        help="text report: list the skipped checks row by row, not one count per reason",
+    )
+    check.add_argument(
+        "--fail-on",
+        choices=FAIL_ON,
+        default="must",
+        help="must (default): a failed MUST fails the run; should: a failed or warned SHOULD too",
+    )
+    check.add_argument(
+        "--requirements",
+        action="store_true",
+        help="contact no server: print how many of the spec's sentences the checks cover, "
+        "per revision (--revision) and level",
+    )
     # The tool-calling policy (conformance/checks/tool_calls.py).
-    check.add_argument("--call-tools", choices=("none", "read-only", "all"), default="read-only",
-                       help="which tools to call: none; those annotated readOnlyHint (default); or all, including "
-                            "tools that may change the server's world (your choice: only on a server safe to exercise)")
-    check.add_argument("--probe-tools", type=_count, default=1, metavar="N",
-                       help="how many valid example argument sets, generated from its inputSchema, each callable tool "
-                            "is called with (default 1: the minimal one; more fill optional properties, other enum "
-                            "members, boundary numbers, formats); 0 calls no tool")
-    check.add_argument("--no-open-world", dest="open_world", action="store_false",
-                       help="with --call-tools read-only, do not call tools annotated openWorldHint true")
-    check.add_argument("--record", metavar="DIR",
-                       help="keep the conversation: DIR/<revision>/<server>.jsonl in the spec/ corpus format "
-                            "(trimcp replay, trimcp diff read it)")
-    check.add_argument("-v", "--list", dest="list_uncovered", action="store_true",
-                       help="with --requirements: list the sentences no check covers")
+    check.add_argument(
+        "--call-tools",
+        choices=("none", "read-only", "all"),
+        default="read-only",
+        help="which tools to call: none; those annotated readOnlyHint (default); or all, including "
+        "tools that may change the server's world (your choice: only on a server safe to exercise)",
+    )
+    check.add_argument(
+        "--probe-tools",
+        type=_count,
+        default=1,
+        metavar="N",
+        help="how many valid example argument sets, generated from its inputSchema, each callable tool "
+        "is called with (default 1: the minimal one; more fill optional properties, other enum "
+        "members, boundary numbers, formats); 0 calls no tool",
+    )
+    check.add_argument(
+        "--no-open-world",
+        dest="open_world",
+        action="store_false",
+        help="with --call-tools read-only, do not call tools annotated openWorldHint true",
+    )
+    check.add_argument(
+        "--record",
+        metavar="DIR",
+        help="keep the conversation: DIR/<revision>/<server>.jsonl in the spec/ corpus format "
+        "(trimcp replay, trimcp diff read it)",
+    )
+    check.add_argument(
+        "-v",
+        "--list",
+        dest="list_uncovered",
+        action="store_true",
+        help="with --requirements: list the sentences no check covers",
+    )
     _add_token_options(check)
 
 
@@ -114,8 +164,12 @@ _TOKEN_OPTIONS = (
 
 def _add_token_options(check: argparse.ArgumentParser) -> None:
     for option, field, text in _TOKEN_OPTIONS:
-        check.add_argument(option, dest=f"auth_token_{field}", metavar="TOKEN|env:VAR|@FILE",
-                           help=text + " (env:VAR or @FILE keep it out of the shell history; every report hides it)")
+        check.add_argument(
+            option,
+            dest=f"auth_token_{field}",
+            metavar="TOKEN|env:VAR|@FILE",
+            help=text + " (env:VAR or @FILE keep it out of the shell history; every report hides it)",
+        )
 
 
 def _read_token(option: str, value: str | None) -> str | None:
@@ -144,8 +198,9 @@ def _read_token(option: str, value: str | None) -> str | None:
 def _auth_tokens(ns: argparse.Namespace) -> AuthTokens:
     from ..conformance import AuthTokens
 
-    return AuthTokens(**{field: _read_token(option, getattr(ns, f"auth_token_{field}", None))
-                         for option, field, _ in _TOKEN_OPTIONS})
+    return AuthTokens(
+        **{field: _read_token(option, getattr(ns, f"auth_token_{field}", None)) for option, field, _ in _TOKEN_OPTIONS}
+    )
 
 
 def _count(text: str) -> int:
@@ -247,8 +302,12 @@ async def run_check(
         if needs_auth:
             await mark_auth_needed(url)
             if ns.no_auth:
-                sys.stderr.write(redact(f"trimcp: authorization required by {url} (run without "
-                                        f"--no-auth, or `trimcp auth login {url}` first)\n"))
+                sys.stderr.write(
+                    redact(
+                        f"trimcp: authorization required by {url} (run without "
+                        f"--no-auth, or `trimcp auth login {url}` first)\n"
+                    )
+                )
                 return EXIT_AUTH
     progress = Progress(sys.stderr)
     try:
@@ -259,14 +318,29 @@ async def run_check(
             headers = spec.headers
             if needs_auth and tokens.valid is not None:
                 headers = {**(headers or {}), "Authorization": f"Bearer {tokens.valid}"}
-            connect = connector_for(command, connect_timeout=ns.connect_timeout, auth=provider,
-                                    env=spec.env, cwd=spec.cwd, headers=headers,
-                                    transport=spec.transport, record_http=bool(ns.record))
-            report = await run_checks(connect, target=" ".join(command), revision=None if ns.revision == "auto" else str(ns.revision),
-                                      request_timeout=ns.timeout, connect_timeout=ns.connect_timeout,
-                                      auth=provider, unauthorized=unauthorized,
-                                      selection=ns.selection, on_result=progress, auth_tokens=tokens,
-                                      **_policy(ns))
+            connect = connector_for(
+                command,
+                connect_timeout=ns.connect_timeout,
+                auth=provider,
+                env=spec.env,
+                cwd=spec.cwd,
+                headers=headers,
+                transport=spec.transport,
+                record_http=bool(ns.record),
+            )
+            report = await run_checks(
+                connect,
+                target=" ".join(command),
+                revision=None if ns.revision == "auto" else str(ns.revision),
+                request_timeout=ns.timeout,
+                connect_timeout=ns.connect_timeout,
+                auth=provider,
+                unauthorized=unauthorized,
+                selection=ns.selection,
+                on_result=progress,
+                auth_tokens=tokens,
+                **_policy(ns),
+            )
     finally:
         progress.close()
     report = redact.value(report)  # before anything renders it: every format is then clean
@@ -281,8 +355,13 @@ async def run_check(
         elif ns.format == "markdown":
             write_markdown(report, out, verdict)
         else:
-            print_report(report, out, color=use_color(ns.color, out), verdict=verdict,
-                         show_skipped=getattr(ns, "show_skipped", False))
+            print_report(
+                report,
+                out,
+                color=use_color(ns.color, out),
+                verdict=verdict,
+                show_skipped=getattr(ns, "show_skipped", False),
+            )
     unchecked = None if needs_auth else not_checked(report)
     if ns.output:
         sys.stdout.write(summary_line(report, verdict) + f" (report: {ns.output})\n")
@@ -292,8 +371,11 @@ async def run_check(
     if unchecked is not None:
         message = redact(f"could not be checked: {unchecked}")
         # (--format json: a failure is one JSON line on stderr, as main writes its own)
-        sys.stderr.write(json.dumps({"error": message, "exit": EXIT_NOT_CHECKED}) + "\n"
-                         if ns.format == "json" else f"trimcp: {message}\n")
+        sys.stderr.write(
+            json.dumps({"error": message, "exit": EXIT_NOT_CHECKED}) + "\n"
+            if ns.format == "json"
+            else f"trimcp: {message}\n"
+        )
         return EXIT_NOT_CHECKED
     return EXIT_OK if verdict.ok else EXIT_FAILED
 
@@ -306,8 +388,13 @@ def _policy(ns: argparse.Namespace) -> dict[str, Any]:
 def _record(folder: str, report: Report) -> None:
     from ..conformance import write_transcript
 
-    meta = {"target": report.target, "transport": report.transport, "era": report.era,
-            "revision": report.revision, "server_info": report.server_info}
+    meta = {
+        "target": report.target,
+        "transport": report.transport,
+        "era": report.era,
+        "revision": report.revision,
+        "server_info": report.server_info,
+    }
     try:
         path = write_transcript(Path(folder), report.conversation, meta)
     except OSError as exc:
@@ -328,9 +415,15 @@ async def run_check_many_command(ns: argparse.Namespace) -> int:
         return not judge(report, fail_on=ns.fail_on, expected=expected).ok
 
     rows = await run_check_many(
-        ns.config, ns.many, revision=None if ns.revision == "auto" else str(ns.revision),
-        request_timeout=ns.timeout, connect_timeout=ns.connect_timeout, failed=failed, progress=sys.stderr,
-        record_http=bool(ns.record), **_policy(ns),
+        ns.config,
+        ns.many,
+        revision=None if ns.revision == "auto" else str(ns.revision),
+        request_timeout=ns.timeout,
+        connect_timeout=ns.connect_timeout,
+        failed=failed,
+        progress=sys.stderr,
+        record_http=bool(ns.record),
+        **_policy(ns),
     )
     if ns.record:
         for row in rows:

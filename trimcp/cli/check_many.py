@@ -112,18 +112,31 @@ async def run_check_many(
     async def one(name: str, spec: ServerSpec) -> None:
         nonlocal done
         async with remote if spec.is_url else stdio:
-            connect = connector_for(spec.target, connect_timeout=connect_timeout, env=spec.env, cwd=spec.cwd,
-                                    headers=spec.headers, transport=spec.transport, record_http=record_http)
+            connect = connector_for(
+                spec.target,
+                connect_timeout=connect_timeout,
+                env=spec.env,
+                cwd=spec.cwd,
+                headers=spec.headers,
+                transport=spec.transport,
+                record_http=record_http,
+            )
             redact = spec.redact
             try:
-                report = await run_checks(connect, target=name, revision=revision,
-                                          request_timeout=request_timeout, connect_timeout=connect_timeout,
-                                          **policy)
+                report = await run_checks(
+                    connect,
+                    target=name,
+                    revision=revision,
+                    request_timeout=request_timeout,
+                    connect_timeout=connect_timeout,
+                    **policy,
+                )
                 report = redact.value(report)
                 silent = not_checked(report)
                 # A server that never answered is "not checked" (exit 4), its report kept.
-                rows[name] = Row(name, "checked", report) if silent is None else \
-                    Row(name, "silent", report, error=silent)
+                rows[name] = (
+                    Row(name, "checked", report) if silent is None else Row(name, "silent", report, error=silent)
+                )
             except ConnectError as exc:
                 rows[name] = Row(name, "unreachable", error=redact(" ".join(str(exc).split())))
             except TrimcpError as exc:
@@ -155,18 +168,27 @@ def print_rows(rows: Sequence[Row], out: TextIO, failed: Callable[[Report], bool
     table: list[tuple[str, ...]] = [header]
     for row in rows:
         counts, report = row.counts(), row.report
-        table.append((
-            row.name, (report.transport or "?") if report else "-", (report.revision or "-") if report else "-",
-            *(str(counts[k]) if report else "-" for k in ("pass", "fail", "warn", "skip")),
-            str(len(report.must_failures)) if report else "-", row.verdict(failed),
-        ))
+        table.append(
+            (
+                row.name,
+                (report.transport or "?") if report else "-",
+                (report.revision or "-") if report else "-",
+                *(str(counts[k]) if report else "-" for k in ("pass", "fail", "warn", "skip")),
+                str(len(report.must_failures)) if report else "-",
+                row.verdict(failed),
+            )
+        )
     widths = [max(len(line[i]) for line in table) for i in range(len(header) - 1)]
-    out.writelines("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=False)) + f"  {line[-1]}\n" for line in table)
+    out.writelines(
+        "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=False)) + f"  {line[-1]}\n" for line in table
+    )
     checked = [r.report for r in rows if r.report is not None and r.state == "checked"]
     bad = sum(1 for report in checked if failed(report))
-    out.write(f"\n{len(rows)} servers: {len(checked) - bad} ok, {bad} failed, "
-              f"{sum(1 for r in rows if r.state in NOT_CHECKED)} not checked, "
-              f"{sum(1 for r in rows if r.state == 'disabled')} disabled\n")
+    out.write(
+        f"\n{len(rows)} servers: {len(checked) - bad} ok, {bad} failed, "
+        f"{sum(1 for r in rows if r.state in NOT_CHECKED)} not checked, "
+        f"{sum(1 for r in rows if r.state == 'disabled')} disabled\n"
+    )
 
 
 def print_rows_json(rows: Sequence[Row], out: TextIO, path: str, failed: Callable[[Report], bool]) -> None:
@@ -174,8 +196,12 @@ def print_rows_json(rows: Sequence[Row], out: TextIO, path: str, failed: Callabl
         "config": path,
         "ok": exit_code(rows, failed) == 0,
         "servers": [
-            {"name": r.name, "state": r.state, "error": r.error or None,
-             "report": r.report.to_json() if r.report is not None else None}
+            {
+                "name": r.name,
+                "state": r.state,
+                "error": r.error or None,
+                "report": r.report.to_json() if r.report is not None else None,
+            }
             for r in rows
         ],
     }

@@ -152,56 +152,102 @@ def _wants_json(argv: Sequence[str]) -> bool:
 def _subcommand(sub: Any, name: str, help: str, examples: str) -> argparse.ArgumentParser:
     """A subcommand whose help ends with its examples, as written, and the exit statuses."""
     parser: argparse.ArgumentParser = sub.add_parser(
-        name, help=help, epilog=f"{examples}\n\n{EXIT_TABLE}" if examples else EXIT_TABLE,
+        name,
+        help=help,
+        epilog=f"{examples}\n\n{EXIT_TABLE}" if examples else EXIT_TABLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     return parser
 
 
 def _build_parser_tree() -> argparse.ArgumentParser:
-    parser = _Parser(prog="trimcp", description="Trio-native Model Context Protocol toolkit",
-                     epilog=EXIT_TABLE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _Parser(
+        prog="trimcp",
+        description="Trio-native Model Context Protocol toolkit",
+        epilog=EXIT_TABLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"trimcp {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    def target_opts(p: argparse.ArgumentParser, metavar: str = "URL", formats: Sequence[str] = ("text", "json")) -> None:
+    def target_opts(
+        p: argparse.ArgumentParser, metavar: str = "URL", formats: Sequence[str] = ("text", "json")
+    ) -> None:
         p.add_argument("--format", choices=formats, default="text")
         p.add_argument(
-            "--revision", choices=("auto", *ALL_VERSIONS), default="auto",
+            "--revision",
+            choices=("auto", *ALL_VERSIONS),
+            default="auto",
             help="the protocol revision to speak; auto (default) negotiates: server/discover, "
-                 "then initialize for a handshake-era server",
+            "then initialize for a handshake-era server",
         )
         p.add_argument("--timeout", type=float, default=30.0, help="per-request timeout, seconds")
-        p.add_argument("--connect-timeout", type=float, default=None, metavar="SECONDS",
-                       help="give up connecting (and negotiating a revision) after this long "
-                            "(default: 30, or --timeout if that is shorter); a server that does "
-                            "not answer in time exits 4")
-        p.add_argument("--config", metavar="FILE",
-                       help="an mcpServers file (.mcp.json, claude_desktop_config.json) or VS Code "
-                            "mcp.json; with --server NAME, the entry to use; ${VAR} is expanded")
+        p.add_argument(
+            "--connect-timeout",
+            type=float,
+            default=None,
+            metavar="SECONDS",
+            help="give up connecting (and negotiating a revision) after this long "
+            "(default: 30, or --timeout if that is shorter); a server that does "
+            "not answer in time exits 4",
+        )
+        p.add_argument(
+            "--config",
+            metavar="FILE",
+            help="an mcpServers file (.mcp.json, claude_desktop_config.json) or VS Code "
+            "mcp.json; with --server NAME, the entry to use; ${VAR} is expanded",
+        )
         p.add_argument("--server", metavar="NAME", help="the server entry of --config to use")
-        p.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VAL",
-                       help="an environment variable for a stdio server (repeatable)")
-        p.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
-                       help="an HTTP header for a server URL (repeatable)")
-        p.add_argument("words", nargs="*", metavar=metavar,
-                       help="the server URL (http://, https://, ws://, wss://); a server command "
-                            "goes after --; with neither, the bundled reference server runs")
+        p.add_argument(
+            "-e",
+            "--env",
+            action="append",
+            default=[],
+            metavar="KEY=VAL",
+            help="an environment variable for a stdio server (repeatable)",
+        )
+        p.add_argument(
+            "--header",
+            action="append",
+            default=[],
+            metavar="'NAME: VALUE'",
+            help="an HTTP header for a server URL (repeatable)",
+        )
+        p.add_argument(
+            "words",
+            nargs="*",
+            metavar=metavar,
+            help="the server URL (http://, https://, ws://, wss://); a server command "
+            "goes after --; with neither, the bundled reference server runs",
+        )
 
     def auth_opts(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--token-file", metavar="PATH",
-                       help="keep OAuth tokens in this private (0600) JSON file instead of the keyring")
-        p.add_argument("--headless", action="store_true",
-                       help="print the authorization URL and read the redirect URL from stdin")
-        p.add_argument("--redirect-uri", default=DEFAULT_REDIRECT_URI,
-                       help=f"the redirect URI registered in headless mode (default {DEFAULT_REDIRECT_URI})")
-        p.add_argument("--oauth-allow-private", action="store_true",
-                       help="let OAuth reach private, link-local and other non-public addresses that "
-                            "the server's metadata names (an authorization server on the company "
-                            "network); refused by default")
-        p.add_argument("--oauth-allow-http", action="store_true",
-                       help="let OAuth use plain http:// authorization server URLs beyond loopback "
-                            "(the spec requires https); refused by default")
+        p.add_argument(
+            "--token-file",
+            metavar="PATH",
+            help="keep OAuth tokens in this private (0600) JSON file instead of the keyring",
+        )
+        p.add_argument(
+            "--headless", action="store_true", help="print the authorization URL and read the redirect URL from stdin"
+        )
+        p.add_argument(
+            "--redirect-uri",
+            default=DEFAULT_REDIRECT_URI,
+            help=f"the redirect URI registered in headless mode (default {DEFAULT_REDIRECT_URI})",
+        )
+        p.add_argument(
+            "--oauth-allow-private",
+            action="store_true",
+            help="let OAuth reach private, link-local and other non-public addresses that "
+            "the server's metadata names (an authorization server on the company "
+            "network); refused by default",
+        )
+        p.add_argument(
+            "--oauth-allow-http",
+            action="store_true",
+            help="let OAuth use plain http:// authorization server URLs beyond loopback "
+            "(the spec requires https); refused by default",
+        )
 
     check = _subcommand(sub, "check", "test a server against the MCP specification", CHECK_EXAMPLES)
     target_opts(check, formats=CHECK_FORMATS)
@@ -217,11 +263,17 @@ def _build_parser_tree() -> argparse.ArgumentParser:
 
     tools = _subcommand(sub, "tools", "list or call tools", TOOLS_EXAMPLES)
     tools.add_argument("action", choices=("list", "call"))
-    tools.add_argument("--tool-arg", action="append", default=[], metavar="K=V",
-                       help="a tool argument, converted by the tool's inputSchema: a string stays "
-                            "text, numbers and booleans are parsed, objects and arrays are JSON")
-    tools.add_argument("--args-json", metavar="JSON",
-                       help="all tool arguments as one JSON object (--tool-arg values override)")
+    tools.add_argument(
+        "--tool-arg",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="a tool argument, converted by the tool's inputSchema: a string stays "
+        "text, numbers and booleans are parsed, objects and arrays are JSON",
+    )
+    tools.add_argument(
+        "--args-json", metavar="JSON", help="all tool arguments as one JSON object (--tool-arg values override)"
+    )
     add_elicit_arguments(tools)
     target_opts(tools, "[NAME] URL")
 
@@ -231,35 +283,57 @@ def _build_parser_tree() -> argparse.ArgumentParser:
 
     prompts = _subcommand(sub, "prompts", "list or get prompts", PROMPTS_EXAMPLES)
     prompts.add_argument("action", choices=("list", "get"))
-    prompts.add_argument("--prompt-arg", action="append", default=[], metavar="K=V",
-                         help="a prompt argument (always a string)")
-    prompts.add_argument("--args-json", metavar="JSON",
-                         help="all prompt arguments as one JSON object of strings (--prompt-arg overrides)")
+    prompts.add_argument(
+        "--prompt-arg", action="append", default=[], metavar="K=V", help="a prompt argument (always a string)"
+    )
+    prompts.add_argument(
+        "--args-json",
+        metavar="JSON",
+        help="all prompt arguments as one JSON object of strings (--prompt-arg overrides)",
+    )
     add_elicit_arguments(prompts)
     target_opts(prompts, "[NAME] URL")
 
     from . import pool_status
 
-    pool_status.add_arguments(_subcommand(
-        sub, "servers", "connect every server of an mcpServers file and show each one's status",
-        pool_status.EXAMPLES,
-    ))
+    pool_status.add_arguments(
+        _subcommand(
+            sub,
+            "servers",
+            "connect every server of an mcpServers file and show each one's status",
+            pool_status.EXAMPLES,
+        )
+    )
 
     from . import evidence
 
-    evidence.add_replay_arguments(_subcommand(
-        sub, "replay", "validate a recording of trimcp check --record again, offline", evidence.REPLAY_EXAMPLES,
-    ))
-    evidence.add_diff_arguments(_subcommand(
-        sub, "diff", "compare two servers' surfaces: tools and their schemas, resources, prompts, capabilities",
-        evidence.DIFF_EXAMPLES,
-    ))
+    evidence.add_replay_arguments(
+        _subcommand(
+            sub,
+            "replay",
+            "validate a recording of trimcp check --record again, offline",
+            evidence.REPLAY_EXAMPLES,
+        )
+    )
+    evidence.add_diff_arguments(
+        _subcommand(
+            sub,
+            "diff",
+            "compare two servers' surfaces: tools and their schemas, resources, prompts, capabilities",
+            evidence.DIFF_EXAMPLES,
+        )
+    )
 
     from .serve import add_serve_arguments
 
-    add_serve_arguments(_subcommand(
-        sub, "serve", "run the bundled reference server (stdio, or --http/--sse/--ws HOST:PORT)", "",
-    ))
+    add_serve_arguments(
+        _subcommand(
+            sub,
+            "serve",
+            "run the bundled reference server (stdio, or --http/--sse/--ws HOST:PORT)",
+            "",
+        )
+    )
     return parser
 
 
@@ -305,8 +379,9 @@ def _read_command_line(argv: Sequence[str]) -> tuple[argparse.Namespace, list[st
                 # Tokens belong to one resource: handed over for a whole file, they would be sent
                 # to servers they were never issued for.
                 if len(ns.words) != 1:
-                    raise UsageError("the --auth-token options hold one server's tokens: "
-                                     "name that server (check --config FILE NAME)")
+                    raise UsageError(
+                        "the --auth-token options hold one server's tokens: name that server (check --config FILE NAME)"
+                    )
                 ns.server, ns.words = ns.words[0], []  # one server: checked as --server NAME
             else:
                 ns.many = list(ns.words)
@@ -326,8 +401,10 @@ def _read_command_line(argv: Sequence[str]) -> tuple[argparse.Namespace, list[st
     spec = server_spec(ns, target)
     if spec is None or not spec.target:
         # Say it: a forgotten or misread target must not pass for a real server.
-        sys.stderr.write("trimcp: no server given; running the bundled reference server "
-                         "(give a URL, a command after --, or --config FILE --server NAME)\n")
+        sys.stderr.write(
+            "trimcp: no server given; running the bundled reference server "
+            "(give a URL, a command after --, or --config FILE --server NAME)\n"
+        )
         spec = ServerSpec(REFERENCE_SERVER, env=spec.env if spec is not None else None)
     ns.spec = spec
     ns.redact = spec.redact  # every error the command reports goes through it (main)
@@ -359,9 +436,7 @@ def _headline(item: dict[str, Any]) -> str:
         props = schema.get("properties")
         props = props if isinstance(props, dict) else {}
         required = set(schema.get("required") or [])
-        params = ", ".join(
-            f"{name}{'' if name in required else '?'}: {_type_of(spec)}" for name, spec in props.items()
-        )
+        params = ", ".join(f"{name}{'' if name in required else '?'}: {_type_of(spec)}" for name, spec in props.items())
         return f"{item['name']}  ({params})"
     if "uri" in item or "uriTemplate" in item:
         return f"{item.get('uri') or item.get('uriTemplate')}  {item.get('name', '')}".rstrip()
@@ -396,15 +471,19 @@ def _store(ns: argparse.Namespace) -> TokenStore:
     # default_store warns through logging, which the CLI may have silenced: say it here.
     store = default_store()
     if isinstance(store, MemoryStore):
-        sys.stderr.write("trimcp: no usable system keyring; OAuth tokens are kept in memory only "
-                         "(pass --token-file PATH to keep them)\n")
+        sys.stderr.write(
+            "trimcp: no usable system keyring; OAuth tokens are kept in memory only "
+            "(pass --token-file PATH to keep them)\n"
+        )
     return store
 
 
 async def _headless_authorize(url: str) -> str:
     """Print the authorization URL; read the URL the browser was redirected to from stdin."""
-    sys.stderr.write(f"Open this URL in a browser and authorize trimcp:\n\n    {url}\n\n"
-                     "then paste the full URL the browser was redirected to:\n")
+    sys.stderr.write(
+        f"Open this URL in a browser and authorize trimcp:\n\n    {url}\n\n"
+        "then paste the full URL the browser was redirected to:\n"
+    )
     sys.stderr.flush()
     line = str(await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True))
     if not line.strip():
@@ -435,8 +514,13 @@ async def _provider(ns: argparse.Namespace, url: str) -> AsyncIterator[OAuthProv
 
     store = _store(ns)
     async with _authorizer(ns) as (authorize, redirect_uri):
-        provider = OAuthProvider(authorize=authorize, redirect_uri=redirect_uri, store=store,
-                                 revision=_revision(ns), url_policy=_url_policy(ns))
+        provider = OAuthProvider(
+            authorize=authorize,
+            redirect_uri=redirect_uri,
+            store=store,
+            revision=_revision(ns),
+            url_policy=_url_policy(ns),
+        )
         provider.bind(url)
         yield provider
 
@@ -515,10 +599,15 @@ async def _inspect(ns: argparse.Namespace, command: list[str]) -> int:
     # about the same failure would only repeat it.
     spec: ServerSpec = ns.spec
     show_library_errors(spec.redact)
-    async with open_client(spec.open_target, revision=_revision(ns), transport=spec.transport,
-                           timeouts=Timeouts(request=ns.timeout, connect=ns.connect_timeout),
-                           stdio=StdioOptions(env=spec.env, cwd=spec.cwd), http=HttpOptions(headers=spec.headers),
-                           handlers=Handlers(elicitation=ns.elicitation)) as client:
+    async with open_client(
+        spec.open_target,
+        revision=_revision(ns),
+        transport=spec.transport,
+        timeouts=Timeouts(request=ns.timeout, connect=ns.connect_timeout),
+        stdio=StdioOptions(env=spec.env, cwd=spec.cwd),
+        http=HttpOptions(headers=spec.headers),
+        handlers=Handlers(elicitation=ns.elicitation),
+    ) as client:
         if ns.command == "tools":
             if ns.action == "list":
                 _emit(ns, [to_wire(t) for t in await client.list_tools()])
@@ -609,6 +698,7 @@ def _main(args: list[str]) -> int:
         return fail(f"the server answered with an error: {exc}", EXIT_TOOL_ERROR)
     except TrimcpError as exc:
         return fail(f"{type(exc).__name__}: {exc}", EXIT_NOT_CHECKED)
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -49,12 +49,17 @@ Handler = Callable[[Any], Awaitable[dict[str, Any]]]
 
 def add_elicit_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--elicit-json", metavar="FILE",
-                       help="answer every elicitation form with this JSON object (validated; "
-                            "content that does not fit is declined)")
-    group.add_argument("--elicit", choices=("decline", "cancel"),
-                       help="answer every elicitation so, without asking (default: ask in the "
-                            "terminal when stdin is one, else decline)")
+    group.add_argument(
+        "--elicit-json",
+        metavar="FILE",
+        help="answer every elicitation form with this JSON object (validated; content that does not fit is declined)",
+    )
+    group.add_argument(
+        "--elicit",
+        choices=("decline", "cancel"),
+        help="answer every elicitation so, without asking (default: ask in the "
+        "terminal when stdin is one, else decline)",
+    )
 
 
 def _read_json(path: str) -> dict[str, Any]:
@@ -70,8 +75,9 @@ def _read_json(path: str) -> dict[str, Any]:
     return content
 
 
-def handler_from_args(ns: argparse.Namespace, *, stdin: IO[str] | None = None,
-                      stderr: IO[str] | None = None) -> Handler:
+def handler_from_args(
+    ns: argparse.Namespace, *, stdin: IO[str] | None = None, stderr: IO[str] | None = None
+) -> Handler:
     """The elicitation handler the flags ask for; a bad ``--elicit-json`` raises ``UsageError`` now."""
     err = stderr if stderr is not None else sys.stderr
     inp = stdin if stdin is not None else sys.stdin
@@ -104,8 +110,10 @@ def _fixed(action: str) -> Handler:
 def _not_a_terminal(err: IO[str]) -> Handler:
     async def answer(params: Any) -> dict[str, Any]:
         message, _, _ = _form(params)
-        err.write(f"trimcp: the server asks for input ({message!r}); declined, stdin is not a terminal "
-                  "(answer with --elicit-json FILE, or --elicit decline|cancel)\n")
+        err.write(
+            f"trimcp: the server asks for input ({message!r}); declined, stdin is not a terminal "
+            "(answer with --elicit-json FILE, or --elicit decline|cancel)\n"
+        )
         err.flush()
         return {"action": "decline"}
 
@@ -171,8 +179,9 @@ def _show(value: Any) -> str:
 
 
 def _describe(field: FormField, index: int, total: int) -> list[str]:
-    kind = {"multi": "choose any (numbers or values, comma-separated)", "enum": "choose one",
-            "boolean": "yes/no"}.get(field.kind, field.kind)
+    kind = {"multi": "choose any (numbers or values, comma-separated)", "enum": "choose one", "boolean": "yes/no"}.get(
+        field.kind, field.kind
+    )
     head = f"[{index}/{total}] {field.title or field.name}"
     if field.title and field.title != field.name:
         head += f" ({field.name})"
@@ -207,8 +216,14 @@ def _interpret(field: FormField, text: str) -> Any:
     return text
 
 
-async def _ask_field(field: FormField, raw: Any, lines: _Lines, err: IO[str], index: int, total: int,
-                     ) -> tuple[bool, Any]:
+async def _ask_field(
+    field: FormField,
+    raw: Any,
+    lines: _Lines,
+    err: IO[str],
+    index: int,
+    total: int,
+) -> tuple[bool, Any]:
     """(answered, value): ``(False, None)`` at EOF; a value of ``None`` leaves the field out."""
     err.write("\n".join(_describe(field, index, total)) + "\n")
     one = {"type": "object", "properties": {field.name: raw}, "required": [field.name]}

@@ -46,8 +46,7 @@ from ..conformance import (
 )
 from .targets import UsageError, is_url
 
-__all__ = ["DIFF_EXAMPLES", "REPLAY_EXAMPLES", "add_diff_arguments", "add_replay_arguments", "run_diff",
-           "run_replay"]
+__all__ = ["DIFF_EXAMPLES", "REPLAY_EXAMPLES", "add_diff_arguments", "add_replay_arguments", "run_diff", "run_replay"]
 
 REPLAY_EXAMPLES = """\
 examples:
@@ -81,16 +80,24 @@ def run_replay(ns: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = []
     for transcript in transcripts:
         outcome = replay(transcript)
-        rows.append({"path": str(transcript.path), "revision": outcome.revision, "messages": outcome.messages,
-                     "ok": outcome.ok, "problems": outcome.problems})
+        rows.append(
+            {
+                "path": str(transcript.path),
+                "revision": outcome.revision,
+                "messages": outcome.messages,
+                "ok": outcome.ok,
+                "problems": outcome.problems,
+            }
+        )
     if ns.format == "json":
         json.dump({"transcripts": rows, "ok": all(r["ok"] for r in rows)}, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         for row in rows:
             verdict = "ok" if row["ok"] else f"{len(row['problems'])} problems"
-            sys.stdout.write(f"{row['path']}: {row['revision'] or '(no revision)'}, "
-                             f"{row['messages']} messages checked, {verdict}\n")
+            sys.stdout.write(
+                f"{row['path']}: {row['revision'] or '(no revision)'}, {row['messages']} messages checked, {verdict}\n"
+            )
             sys.stdout.writelines(f"  - {p}\n" for p in row["problems"])
     return 0 if all(r["ok"] for r in rows) else 1
 
@@ -110,13 +117,18 @@ class _Side:
             return f"recorded (file): {self.transcript.path or self.word}"
         if self.declared:
             shown = ", ".join(sorted(self.declared.get("capabilities") or {})) or "no capabilities"
-            return (f"live (URL): {self.word} (declaring the recording's client: {shown}; "
-                    f"revision {self.declared.get('protocolVersion') or 'auto'})")
+            return (
+                f"live (URL): {self.word} (declaring the recording's client: {shown}; "
+                f"revision {self.declared.get('protocolVersion') or 'auto'})"
+            )
         return f"live (URL): {self.word}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": "recorded" if self.transcript is not None else "live", "source": self.word,
-                "declared": self.declared or None}
+        return {
+            "kind": "recorded" if self.transcript is not None else "live",
+            "source": self.word,
+            "declared": self.declared or None,
+        }
 
 
 #: JSON-RPC's "Invalid Request": this client takes no sampling request.
@@ -198,9 +210,17 @@ async def run_diff(ns: argparse.Namespace) -> int:
     left, right = await _sides(ns.a, ns.b, ns.timeout)
     changes = diff_surfaces(left.surface, right.surface)
     if ns.format == "json":
-        json.dump({"a": ns.a, "b": ns.b, "sides": {"a": left.to_json(), "b": right.to_json()},
-                   "same": not changes, "changes": [jsonable(c.to_json()) for c in changes]},
-                  sys.stdout, indent=2)
+        json.dump(
+            {
+                "a": ns.a,
+                "b": ns.b,
+                "sides": {"a": left.to_json(), "b": right.to_json()},
+                "same": not changes,
+                "changes": [jsonable(c.to_json()) for c in changes],
+            },
+            sys.stdout,
+            indent=2,
+        )
         sys.stdout.write("\n")
         return 0 if not changes else 1
     sys.stdout.write(f"a: {left.label}\nb: {right.label}\n")

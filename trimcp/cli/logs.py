@@ -32,7 +32,7 @@ class _Stderr(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         try:
             sys.stderr.write(self.format(record) + "\n")
-        except Exception:  # noqa: BLE001 - logging's own rule: a broken handler reports itself
+        except Exception:
             self.handleError(record)
 
 

@@ -54,17 +54,33 @@ _FINISHED = (ServerState.CONNECTED, ServerState.FAILED, ServerState.NEEDS_AUTH)
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=("status",))
-    parser.add_argument("--config", metavar="FILE",
-                        help="the mcpServers file (default: ./.mcp.json, ./.vscode/mcp.json, then "
-                             "Claude Desktop's claude_desktop_config.json)")
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="the mcpServers file (default: ./.mcp.json, ./.vscode/mcp.json, then "
+        "Claude Desktop's claude_desktop_config.json)",
+    )
     parser.add_argument("--format", choices=("text", "json"), default="text")
-    parser.add_argument("--timeout", type=float, default=30.0,
-                        help="give up connecting to one server after this long (seconds, default 30)")
-    parser.add_argument("--stdio-limit", type=int, default=None, metavar="N",
-                        help="stdio servers connecting at once (default $MCP_SERVER_CONNECTION_BATCH_SIZE or 3)")
-    parser.add_argument("--remote-limit", type=int, default=None, metavar="N",
-                        help="remote servers connecting at once "
-                             "(default $MCP_REMOTE_SERVER_CONNECTION_BATCH_SIZE or 20)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        help="give up connecting to one server after this long (seconds, default 30)",
+    )
+    parser.add_argument(
+        "--stdio-limit",
+        type=int,
+        default=None,
+        metavar="N",
+        help="stdio servers connecting at once (default $MCP_SERVER_CONNECTION_BATCH_SIZE or 3)",
+    )
+    parser.add_argument(
+        "--remote-limit",
+        type=int,
+        default=None,
+        metavar="N",
+        help="remote servers connecting at once (default $MCP_REMOTE_SERVER_CONNECTION_BATCH_SIZE or 20)",
+    )
 
 
 def _claude_desktop_config() -> Path:
@@ -94,8 +110,12 @@ def _seconds(status: ServerStatus) -> str:
 
 def _row(status: ServerStatus) -> list[str]:
     return [
-        status.name, status.transport, status.state.value, status.revision or "",
-        "" if status.tools is None else str(status.tools), _seconds(status),
+        status.name,
+        status.transport,
+        status.state.value,
+        status.revision or "",
+        "" if status.tools is None else str(status.tools),
+        _seconds(status),
     ]
 
 
@@ -110,11 +130,21 @@ def print_status_table(statuses: list[ServerStatus], out: TextIO) -> None:
 
 
 def status_json(path: Path, statuses: list[ServerStatus]) -> dict[str, Any]:
-    return {"config": str(path), "servers": [
-        {"name": st.name, "transport": st.transport, "status": st.state.value, "reason": st.reason,
-         "revision": st.revision, "tools": st.tools, "connect_seconds": st.connect_seconds}
-        for st in statuses
-    ]}
+    return {
+        "config": str(path),
+        "servers": [
+            {
+                "name": st.name,
+                "transport": st.transport,
+                "status": st.state.value,
+                "reason": st.reason,
+                "revision": st.revision,
+                "tools": st.tools,
+                "connect_seconds": st.connect_seconds,
+            }
+            for st in statuses
+        ],
+    }
 
 
 class _Progress:
@@ -137,7 +167,9 @@ class _Progress:
             )
         else:
             detail = _seconds(status) if status.state is ServerState.CONNECTED else (status.reason or "")
-            self.out.write(f"{status.name}: {status.state.value}{' (' + detail.splitlines()[0] + ')' if detail else ''}\n")
+            self.out.write(
+                f"{status.name}: {status.state.value}{' (' + detail.splitlines()[0] + ')' if detail else ''}\n"
+            )
         self.out.flush()
 
     def finish(self) -> None:
@@ -149,13 +181,19 @@ async def _run(ns: argparse.Namespace, path: Path, config: McpConfig) -> int:
     for warning in config.warnings:
         sys.stderr.write(f"trimcp: warning: {warning}\n")
     options = {"timeouts": Timeouts(connect=ns.timeout, request=ns.timeout)}
-    async with open_pool(config, stdio_limit=ns.stdio_limit, remote_limit=ns.remote_limit,
-                         auth_cache=AuthNeededCache(), client_options=options) as pool:
+    async with open_pool(
+        config,
+        stdio_limit=ns.stdio_limit,
+        remote_limit=ns.remote_limit,
+        auth_cache=AuthNeededCache(),
+        client_options=options,
+    ) as pool:
         enabled = [n for n, st in pool.status().items() if st.state is not ServerState.DISABLED]
         progress = _Progress(len(enabled), sys.stderr)
         for status in pool.status().values():
             progress.update(status)  # entries that could not be read are finished already
         async with pool.events(max_buffer=10_000) as events, trio.open_nursery() as nursery:
+
             async def watch() -> None:
                 async for event in events:
                     if isinstance(event, StatusChanged):

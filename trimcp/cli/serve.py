@@ -59,45 +59,67 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="answer Streamable HTTP requests with one JSON body instead of an SSE stream",
     )
-    parser.add_argument(
-        "--page-size", type=int, default=5, help="items per */list page (0: no pagination)"
-    )
+    parser.add_argument("--page-size", type=int, default=5, help="items per */list page (0: no pagination)")
     shared = parser.add_argument_group("limits (--http, --sse and --ws)")
     shared.add_argument(
-        "--header-timeout", type=_seconds, default=10.0, metavar="S",
+        "--header-timeout",
+        type=_seconds,
+        default=10.0,
+        metavar="S",
         help="seconds for a whole request head, or a whole WebSocket upgrade, to arrive (default 10)",
     )
     shared.add_argument(
-        "--idle-timeout", type=_seconds, default=3600.0, metavar="S",
+        "--idle-timeout",
+        type=_seconds,
+        default=3600.0,
+        metavar="S",
         help="seconds before an idle session is closed; a WebSocket connection is its session, "
         "closed (1001) after this long with no message either way and no request outstanding "
         "(default 3600)",
     )
     shared.add_argument(
-        "--max-connections", type=_count, default=1000, metavar="N",
+        "--max-connections",
+        type=_count,
+        default=1000,
+        metavar="N",
         help="open connections at most; more get 503 (default 1000)",
     )
     limits = parser.add_argument_group("HTTP limits (--http / --sse)")
     limits.add_argument(
-        "--connection-idle-timeout", type=_seconds, default=60.0, metavar="S",
+        "--connection-idle-timeout",
+        type=_seconds,
+        default=60.0,
+        metavar="S",
         help="seconds a keep-alive connection may wait for its next request (default 60)",
     )
     limits.add_argument(
-        "--max-sessions", type=_count, default=10_000, metavar="N",
+        "--max-sessions",
+        type=_count,
+        default=10_000,
+        metavar="N",
         help="sessions at most; the least recently active idle one makes room (default 10000)",
     )
     limits.add_argument(
-        "--max-body", type=parse_size, default=16 * 1024 * 1024, metavar="BYTES",
+        "--max-body",
+        type=parse_size,
+        default=16 * 1024 * 1024,
+        metavar="BYTES",
         help="largest request body, e.g. 1048576, 512K, 16M, 1G (default 16M)",
     )
     limits.add_argument(
-        "--max-body-budget", type=parse_size, default=None, metavar="BYTES",
+        "--max-body-budget",
+        type=parse_size,
+        default=None,
+        metavar="BYTES",
         help="memory request bodies take at once across connections, each counting what "
         "parsing it takes, 3 x its size or more (default 4 x --max-body; at least 3 x)",
     )
     ws_limits = parser.add_argument_group("WebSocket limits (--ws)")
     ws_limits.add_argument(
-        "--max-message", type=parse_size, default=DEFAULT_MAX_MESSAGE_SIZE, metavar="BYTES",
+        "--max-message",
+        type=parse_size,
+        default=DEFAULT_MAX_MESSAGE_SIZE,
+        metavar="BYTES",
         help="largest incoming message, e.g. 1048576, 512K, 16M; a larger one closes the "
         f"connection (1009) (default {DEFAULT_MAX_MESSAGE_SIZE // (1024 * 1024)}M)",
     )
@@ -199,9 +221,7 @@ async def _serve(ns: argparse.Namespace, host: str, port: int) -> None:
         if ns.ws:
             from ..server import serve_websocket
 
-            listener = await nursery.start(
-                partial(serve_websocket, server, host, port, **ws_limit_options(ns))
-            )
+            listener = await nursery.start(partial(serve_websocket, server, host, port, **ws_limit_options(ns)))
             _announce("WebSocket", listener.url)
             return
         from ..server import serve_http
@@ -213,9 +233,7 @@ async def _serve(ns: argparse.Namespace, host: str, port: int) -> None:
             )
             _announce("Streamable HTTP", bound.url)
         else:
-            bound = await nursery.start(
-                partial(serve_http, server, host, port, path=None, sse_path="/sse", **limits)
-            )
+            bound = await nursery.start(partial(serve_http, server, host, port, path=None, sse_path="/sse", **limits))
             _announce("HTTP+SSE, POST to /messages", bound.url)
 
 
@@ -266,6 +284,10 @@ def _first(group: BaseExceptionGroup[OSError]) -> OSError:
 
 
 __all__ = [
-    "add_serve_arguments", "limit_options", "parse_listen", "parse_size", "run_serve",
+    "add_serve_arguments",
+    "limit_options",
+    "parse_listen",
+    "parse_size",
+    "run_serve",
     "ws_limit_options",
 ]

@@ -81,16 +81,14 @@ def from_config(path: str, name: str) -> ServerSpec:
         raise UsageError(str(exc)) from None
     redact = config.redactor()
     if isinstance(entry, mcp_config.StdioServerConfig):
-        return ServerSpec([entry.command, *entry.args], env=dict(entry.env) or None, cwd=entry.cwd,
-                          redact=redact)
+        return ServerSpec([entry.command, *entry.args], env=dict(entry.env) or None, cwd=entry.cwd, redact=redact)
     if entry.headers_helper is not None or entry.oauth is not None:
         # Named, not ignored: the CLI does not run them yet (the library's open_client takes
         # headers_helper= and auth=).
         what = "headersHelper" if entry.headers_helper is not None else "oauth"
         raise UsageError(f"{path}: server {name!r}: {what} is not supported by the CLI yet")
     transport = "sse" if entry.transport == "sse" else None
-    return ServerSpec([entry.url], headers=dict(entry.headers) or None, transport=transport,
-                      redact=redact)
+    return ServerSpec([entry.url], headers=dict(entry.headers) or None, transport=transport, redact=redact)
 
 
 def file_redactor(path: str) -> mcp_config.Redactor:
@@ -133,5 +131,10 @@ def server_spec(ns: argparse.Namespace, target: list[str] | None) -> ServerSpec 
 
 
 __all__ = [
-    "ServerSpec", "file_redactor", "from_config", "parse_env", "parse_headers", "server_spec",
+    "ServerSpec",
+    "file_redactor",
+    "from_config",
+    "parse_env",
+    "parse_headers",
+    "server_spec",
 ]

@@ -38,8 +38,11 @@ SLOTS: Mapping[tuple[str, str], tuple[str, ...]] = {
     ("prompts", "get"): ("name",),
 }
 #: What each slot is called in an error message.
-_SLOT_WORDS = {("tools", "name"): "a tool NAME", ("prompts", "name"): "a prompt NAME",
-               ("resources", "uri"): "a resource URI"}
+_SLOT_WORDS = {
+    ("tools", "name"): "a tool NAME",
+    ("prompts", "name"): "a prompt NAME",
+    ("resources", "uri"): "a resource URI",
+}
 #: The subcommands that talk to a server given by a target.
 TARGET_COMMANDS = frozenset({"check", "tools", "resources", "prompts"})
 
@@ -53,7 +56,7 @@ def split_argv(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     argv = list(argv)
     if "--" in argv:
         i = argv.index("--")
-        return argv[:i], argv[i + 1:]
+        return argv[:i], argv[i + 1 :]
     return argv, []
 
 

@@ -53,19 +53,50 @@ from .transcript import replay as replay
 from .transcript import write_transcript as write_transcript
 
 __all__ = [
-    "CATALOG", "Change", "CheckResult", "Connector", "Level", "ProbeError", "Progress", "Report", "Selection",
-    "Status", "Transcript", "TranscriptError", "connector_for", "diff_surfaces", "is_url", "jsonable", "judge",
-    "print_report", "probe_unauthenticated", "read_expected", "read_transcripts",
-    "replay", "run_checks", "shown_status", "summary_line", "surface_from_client", "surface_from_transcript",
-    "use_color", "write_json", "write_junit", "write_markdown", "write_requirements_coverage", "write_transcript",
+    "CATALOG",
+    "Change",
+    "CheckResult",
+    "Connector",
+    "Level",
+    "ProbeError",
+    "Progress",
+    "Report",
+    "Selection",
+    "Status",
+    "Transcript",
+    "TranscriptError",
+    "connector_for",
+    "diff_surfaces",
+    "is_url",
+    "jsonable",
+    "judge",
+    "print_report",
+    "probe_unauthenticated",
+    "read_expected",
+    "read_transcripts",
+    "replay",
+    "run_checks",
+    "shown_status",
+    "summary_line",
+    "surface_from_client",
+    "surface_from_transcript",
+    "use_color",
+    "write_json",
+    "write_junit",
+    "write_markdown",
+    "write_requirements_coverage",
+    "write_transcript",
 ]
 
 if not _TYPE_CHECKING:  # (a type checker is to reject the old names, not type them Any)
     #: Old names: each use warns and names the one to use (``_deprecate.py``).
-    _DEPRECATED = _deprecated_aliases(__name__, {
-        "print_table": ("trimcp.conformance.print_report", lambda: print_report),
-        "print_json": ("trimcp.conformance.write_json", lambda: write_json),
-    })
+    _DEPRECATED = _deprecated_aliases(
+        __name__,
+        {
+            "print_table": ("trimcp.conformance.print_report", lambda: print_report),
+            "print_json": ("trimcp.conformance.write_json", lambda: write_json),
+        },
+    )
 
     def __getattr__(name: str) -> object:
         return _DEPRECATED(name)

@@ -68,7 +68,11 @@ def connector_for(
     factory = transport_for(kind)
     first: list[MessageStream] = []  # the run's first HTTP stream: it shows the fallback
     options = TransportOptions(
-        env=env, cwd=cwd, connect_timeout=connect_timeout, headers=headers, auth=auth,
+        env=env,
+        cwd=cwd,
+        connect_timeout=connect_timeout,
+        headers=headers,
+        auth=auth,
         # stdio.shutdown judges the server's own exit after EOF: give it the 2 s a host would
         # wait at most, not the pool's short grace.
         shutdown=ShutdownPolicy(grace=HARNESS_SHUTDOWN_GRACE),
@@ -89,7 +93,8 @@ def connector_for(
 
 @asynccontextmanager
 async def _remember(
-    opening: AbstractAsyncContextManager[MessageStream], first: list[MessageStream],
+    opening: AbstractAsyncContextManager[MessageStream],
+    first: list[MessageStream],
 ) -> AsyncIterator[MessageStream]:
     async with opening as stream:
         if not first:

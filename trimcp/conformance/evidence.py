@@ -56,6 +56,7 @@ def exchange(
     response_body: bytes | str | None = None,
 ) -> dict[str, Any]:
     """One raw HTTP exchange; ``status=None`` when no answer came."""
+
     def body(value: bytes | str | None) -> str | None:
         if value is None:
             return None
@@ -66,7 +67,13 @@ def exchange(
         return [[str(k), str(v)] for k, v in pairs]
 
     request = {"method": method, "url": url, "headers": headers(request_headers), "body": body(request_body)}
-    response = None if status is None else {
-        "status": status, "headers": headers(response_headers), "body": body(response_body),
-    }
+    response = (
+        None
+        if status is None
+        else {
+            "status": status,
+            "headers": headers(response_headers),
+            "body": body(response_body),
+        }
+    )
     return {"request": request, "response": response}

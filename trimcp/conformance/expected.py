@@ -94,8 +94,6 @@ def judge(report: Report, *, fail_on: str = "must", expected: Iterable[str] = ()
     listed = frozenset(expected)
     by_id: Mapping[str, CheckResult] = {r.id: r for r in report.results}
     blocking = tuple(r for r in report.results if _blocks(r, fail_on) and r.id not in listed)
-    tolerated = tuple(
-        by_id[i] for i in sorted(listed) if i in by_id and by_id[i].status in (Status.FAIL, Status.WARN)
-    )
+    tolerated = tuple(by_id[i] for i in sorted(listed) if i in by_id and by_id[i].status in (Status.FAIL, Status.WARN))
     stale = tuple(by_id[i] for i in sorted(listed) if i in by_id and by_id[i].status is Status.PASS)
     return Verdict(fail_on, blocking, tolerated, stale)

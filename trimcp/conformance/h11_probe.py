@@ -41,9 +41,7 @@ MAX_HEAD_SIZE: Final = 64 * 1024
 class H11ClientConnection:
     """One client-side HTTP/1.1 connection on h11, for the raw probes (see the module docstring)."""
 
-    def __init__(
-        self, stream: trio.abc.Stream, name: str, *, max_head: int = MAX_HEAD_SIZE
-    ) -> None:
+    def __init__(self, stream: trio.abc.Stream, name: str, *, max_head: int = MAX_HEAD_SIZE) -> None:
         self.stream = stream
         #: Who is at the other end, for error messages (an origin, ``host:port``).
         self.name = name
@@ -51,9 +49,7 @@ class H11ClientConnection:
         #: Bytes received since the current request was sent.
         self.received = 0
 
-    async def send_request(
-        self, method: str, target: str, headers: list[tuple[str, str]], body: bytes = b""
-    ) -> None:
+    async def send_request(self, method: str, target: str, headers: list[tuple[str, str]], body: bytes = b"") -> None:
         """Write one whole request (``headers`` must name ``Host``, and a body's length)."""
         h = self.h11
         try:

@@ -59,8 +59,7 @@ def annotate(
 def _sent(message: Any, capture: HttpCapture, taken: set[int]) -> dict[str, Any] | None:
     exchange = capture.carrying(message, taken) if isinstance(message, dict) else None
     if exchange is not None:
-        http: dict[str, Any] = {"method": exchange.method, "url": exchange.url,
-                                "headers": exchange.request_headers}
+        http: dict[str, Any] = {"method": exchange.method, "url": exchange.url, "headers": exchange.request_headers}
         if exchange.status is not None:
             http["status"] = exchange.status
             http["response_headers"] = exchange.response_headers
@@ -70,9 +69,7 @@ def _sent(message: Any, capture: HttpCapture, taken: set[int]) -> dict[str, Any]
     return None
 
 
-def _received(
-    message: Any, tag: Exchange | None, capture: HttpCapture, transport: str | None
-) -> dict[str, Any] | None:
+def _received(message: Any, tag: Exchange | None, capture: HttpCapture, transport: str | None) -> dict[str, Any] | None:
     is_answer = isinstance(message, dict) and "method" not in message and "id" in message
     if is_answer and transport == "streamable-http":
         tag = capture.request_post(message["id"]) or tag

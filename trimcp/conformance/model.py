@@ -146,10 +146,16 @@ class Report:
     def to_json(self) -> dict[str, Any]:
         """The ``trimcp-check/1`` document (``report_json.py``; its JSON Schema ships alongside)."""
         if render_json is None:  # (only before trimcp.conformance finished importing)
-            return {"target": self.target, "transport": self.transport, "revision": self.revision,
-                    "era": self.era, "checks": [
-                        {"id": r.id, "level": r.level.value, "status": r.status.value, "detail": r.detail}
-                        for r in self.results]}
+            return {
+                "target": self.target,
+                "transport": self.transport,
+                "revision": self.revision,
+                "era": self.era,
+                "checks": [
+                    {"id": r.id, "level": r.level.value, "status": r.status.value, "detail": r.detail}
+                    for r in self.results
+                ],
+            }
         return render_json(self)
 
 

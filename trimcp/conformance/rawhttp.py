@@ -85,8 +85,13 @@ class RawClient:
         read_body: bool = True,
     ) -> RawResponse:
         return await request(
-            url, method, headers, body,
-            timeout=self.timeout, read_body=read_body, extra_headers=self.extra_headers,
+            url,
+            method,
+            headers,
+            body,
+            timeout=self.timeout,
+            read_body=read_body,
+            extra_headers=self.extra_headers,
         )
 
     def stream(

@@ -150,10 +150,19 @@ class RecordingStream:
 
 #: The headers the transport rules speak of (basic/transports: Streamable HTTP, HTTP+SSE;
 #: basic/authorization): what a recording keeps of each HTTP exchange.
-RULE_HEADERS = frozenset({
-    "accept", "allow", "content-type", "location", "retry-after", "www-authenticate",
-    *map(hn.lower, (hn.LAST_EVENT_ID_HEADER, hn.METHOD_HEADER, hn.NAME_HEADER, hn.VERSION_HEADER, hn.SESSION_HEADER)),
-})
+RULE_HEADERS = frozenset(
+    {
+        "accept",
+        "allow",
+        "content-type",
+        "location",
+        "retry-after",
+        "www-authenticate",
+        *map(
+            hn.lower, (hn.LAST_EVENT_ID_HEADER, hn.METHOD_HEADER, hn.NAME_HEADER, hn.VERSION_HEADER, hn.SESSION_HEADER)
+        ),
+    }
+)
 
 
 def rule_headers(headers: Sequence[tuple[str, str]]) -> dict[str, str]:
@@ -266,7 +275,8 @@ class HttpCapture:
 
 
 def recording_connector(
-    connect: Callable[[], AbstractAsyncContextManager[MessageStream]], sink: list[RecordingStream],
+    connect: Callable[[], AbstractAsyncContextManager[MessageStream]],
+    sink: list[RecordingStream],
 ) -> Callable[[], AbstractAsyncContextManager[MessageStream]]:
     """``connect``, each connection it opens recorded into ``sink``."""
 

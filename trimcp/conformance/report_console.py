@@ -88,8 +88,7 @@ def _sections(items: list[Row], show_skipped: bool) -> list[tuple[str, list[Row]
     by_rank: dict[int, list[Row]] = {}
     for r in ordered(items):
         by_rank.setdefault(r.rank, []).append(r)
-    return [(SECTIONS[rank], group) for rank, group in sorted(by_rank.items())
-            if rank < 4 or show_skipped]
+    return [(SECTIONS[rank], group) for rank, group in sorted(by_rank.items()) if rank < 4 or show_skipped]
 
 
 def _skip_lines(items: list[Row]) -> list[str]:
@@ -109,9 +108,11 @@ def _notes(r: Row) -> list[str]:
 
 def summary_line(report: Report, verdict: Verdict | None = None) -> str:
     counts = summary(report)
-    text = (f"{counts.passed} passed, {counts.failed} failed, {counts.warned} warnings, "
-            f"{counts.skipped} skipped; "
-            f"{'no MUST failures' if counts.ok else f'{counts.must_failures} MUST failures'}")
+    text = (
+        f"{counts.passed} passed, {counts.failed} failed, {counts.warned} warnings, "
+        f"{counts.skipped} skipped; "
+        f"{'no MUST failures' if counts.ok else f'{counts.must_failures} MUST failures'}"
+    )
     unchecked = report.not_checked
     if unchecked is not None:
         text += f"; NOT CHECKED: {unchecked}"
@@ -121,15 +122,22 @@ def summary_line(report: Report, verdict: Verdict | None = None) -> str:
     if verdict.expected:
         extra.append(f"{len(verdict.expected)} expected failures")
     if verdict.stale:
-        extra.append(f"{len(verdict.stale)} stale expected failures (they pass: remove them from the list): "
-                     + ", ".join(r.id for r in verdict.stale))
+        extra.append(
+            f"{len(verdict.stale)} stale expected failures (they pass: remove them from the list): "
+            + ", ".join(r.id for r in verdict.stale)
+        )
     if verdict.fail_on == "should" and verdict.blocking:
         extra.append(f"{len(verdict.blocking)} failures at --fail-on should")
     return "; ".join([text, *extra]) + ("" if verdict.ok or unchecked is not None else "; FAILED")
 
 
 def print_report(
-    report: Report, out: TextIO, *, color: bool = False, verdict: Verdict | None = None, show_skipped: bool = False,
+    report: Report,
+    out: TextIO,
+    *,
+    color: bool = False,
+    verdict: Verdict | None = None,
+    show_skipped: bool = False,
 ) -> None:
     items = rows(report)
     if color:
@@ -164,8 +172,14 @@ def _print_rich(report: Report, items: list[Row], out: TextIO, verdict: Verdict 
     id_width = max((len(r.id) for r in items), default=0)
     level_width = max((len(r.level.value) for r in items), default=0)
     for header, group in _sections(items, show_skipped):
-        table = Table(title=f"[bold]{escape(header)}[/bold]", title_justify="left", show_header=False,
-                      box=None, pad_edge=False, expand=False)
+        table = Table(
+            title=f"[bold]{escape(header)}[/bold]",
+            title_justify="left",
+            show_header=False,
+            box=None,
+            pad_edge=False,
+            expand=False,
+        )
         # The same widths in every section's table, so the columns line up down the report.
         table.add_column("id", no_wrap=True, min_width=id_width)
         table.add_column("level", no_wrap=True, min_width=level_width)

@@ -55,22 +55,36 @@ def document(report: Report, verdict: Verdict | None = None) -> dict[str, Any]:
         "era": report.era,
         "server_info": report.server_info,
         "summary": {
-            "pass": counts.passed, "fail": counts.failed, "warn": counts.warned, "skip": counts.skipped,
-            "must_failures": counts.must_failures, "ok": verdict.ok if verdict is not None else counts.ok,
+            "pass": counts.passed,
+            "fail": counts.failed,
+            "warn": counts.warned,
+            "skip": counts.skipped,
+            "must_failures": counts.must_failures,
+            "ok": verdict.ok if verdict is not None else counts.ok,
         },
         "checks": [
             {
-                "id": r.id, "title": r.title, "category": r.category, "level": r.level.value,
-                "status": r.status.value, "detail": r.detail, "spec": r.spec, "sentences": list(r.sentences),
+                "id": r.id,
+                "title": r.title,
+                "category": r.category,
+                "level": r.level.value,
+                "status": r.status.value,
+                "detail": r.detail,
+                "spec": r.spec,
+                "sentences": list(r.sentences),
                 "evidence": [jsonable(item) for item in r.evidence],
                 "duration": None if r.duration is None else round(r.duration, 6),
             }
             for r in items
         ],
-        "selection": {"only": list(report.selection.only), "skip": list(report.selection.skip),
-                      "omitted": omitted(report)},
-        "skipped_summary": [{"reason": g.reason, "count": len(g.ids), "checks": list(g.ids)}
-                            for g in skipped_summary(items)],
+        "selection": {
+            "only": list(report.selection.only),
+            "skip": list(report.selection.skip),
+            "omitted": omitted(report),
+        },
+        "skipped_summary": [
+            {"reason": g.reason, "count": len(g.ids), "checks": list(g.ids)} for g in skipped_summary(items)
+        ],
     }
     if verdict is not None:
         doc["verdict"] = verdict.to_json()

@@ -58,13 +58,23 @@ def _code(text: str) -> str:
 
 
 def _failures(found: list[Row]) -> list[str]:
-    out = ["", f"## Failures, warnings and advice ({len(found)})", "",
-           "| check | level | status | detail |", "| --- | --- | --- | --- |"]
+    out = [
+        "",
+        f"## Failures, warnings and advice ({len(found)})",
+        "",
+        "| check | level | status | detail |",
+        "| --- | --- | --- | --- |",
+    ]
     out += [f"| {_ident(r)} | {r.level.value} | {_mark(r)} | {_cell(r.detail)} |" for r in found]
     with_more = [r for r in found if r.evidence or r.sentences]
     if with_more:
-        out += ["", "<details><summary>Requirements and evidence (JSON)</summary>", "",
-                "| check | requirements | evidence |", "| --- | --- | --- |"]
+        out += [
+            "",
+            "<details><summary>Requirements and evidence (JSON)</summary>",
+            "",
+            "| check | requirements | evidence |",
+            "| --- | --- | --- |",
+        ]
         for r in with_more:
             evidence = "<br>".join(_code(shown(item, 1500)) for item in r.evidence) or "(none kept)"
             out.append(f"| `{r.id}` | {_cell(', '.join(r.sentences))} | {evidence} |")
@@ -84,13 +94,16 @@ def _skips(items: list[Row]) -> list[str]:
     groups = skipped_summary(items)
     count = sum(len(g.ids) for g in groups)
     out = ["", f"<details><summary>{count} skipped</summary>", ""]
-    out += [f"- {len(g.ids)} {_cell(g.reason)}: " + ", ".join(f"`{i}`" for i in g.ids) for g in groups
-            if len(g.ids) > 1]
+    out += [
+        f"- {len(g.ids)} {_cell(g.reason)}: " + ", ".join(f"`{i}`" for i in g.ids) for g in groups if len(g.ids) > 1
+    ]
     # A reason only one check has shares one line with the others like it.
     single = [g for g in groups if len(g.ids) == 1]
     if single:
-        out.append(f"- {len(single)} with a reason of their own: "
-                   + " · ".join(f"`{g.ids[0]}` ({_cell(g.reason)})" for g in single))
+        out.append(
+            f"- {len(single)} with a reason of their own: "
+            + " · ".join(f"`{g.ids[0]}` ({_cell(g.reason)})" for g in single)
+        )
     return [*out, "", "</details>"]
 
 

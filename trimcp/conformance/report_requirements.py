@@ -38,7 +38,12 @@ def _percent(part: int, total: int) -> str:
 
 
 def write_coverage(
-    catalogue: Catalogue, revisions: Sequence[str], out: TextIO, *, as_json: bool = False, listing: bool = False,
+    catalogue: Catalogue,
+    revisions: Sequence[str],
+    out: TextIO,
+    *,
+    as_json: bool = False,
+    listing: bool = False,
 ) -> None:
     doc = coverage_document(catalogue, revisions)
     if as_json:
@@ -54,8 +59,19 @@ def write_coverage(
                 if scope != "core" and not row["total"]:
                     continue  # no extension sentence at this revision: no row
                 full, partial, total = row["full"], row["partial"], row["total"]
-                table.append((rev, scope, level, str(total), str(full), str(partial), str(total - full - partial),
-                              _percent(full, total), _percent(full + partial, total)))
+                table.append(
+                    (
+                        rev,
+                        scope,
+                        level,
+                        str(total),
+                        str(full),
+                        str(partial),
+                        str(total - full - partial),
+                        _percent(full, total),
+                        _percent(full + partial, total),
+                    )
+                )
     widths = [max(len(line[i]) for line in table) for i in range(len(head))]
     for line in table:
         cells = [cell.ljust(width) for cell, width in zip(line[:3], widths[:3])]
@@ -68,11 +84,17 @@ def write_coverage(
         out.write(f"\nuncovered in {rev}: {len(missing)}\n")
         for req in missing:
             where = f"{req.page}#{req.anchor}" if req.anchor else req.page
-            out.write(f"  {req.id}  {req.strength}  {where}{'  (extension)' if req.extension else ''}\n      {' '.join(req.text.split())}\n")
+            out.write(
+                f"  {req.id}  {req.strength}  {where}{'  (extension)' if req.extension else ''}\n      {' '.join(req.text.split())}\n"
+            )
 
 
 def write_requirements_coverage(
-    revisions: Sequence[str], out: TextIO, *, as_json: bool = False, listing: bool = False,
+    revisions: Sequence[str],
+    out: TextIO,
+    *,
+    as_json: bool = False,
+    listing: bool = False,
 ) -> None:
     """``write_coverage`` of the shipped requirements catalogue (``requirements.load()``)."""
     write_coverage(load(), revisions, out, as_json=as_json, listing=listing)

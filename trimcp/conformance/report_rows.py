@@ -41,8 +41,19 @@ from .catalog import CATALOG
 from .model import CheckResult, Level, Report, Status
 from .requirements import Catalogue, load, spec_url
 
-__all__ = ["Row", "SkipGroup", "Summary", "category", "omitted", "ordered", "rows", "shown_status",
-           "skipped_summary", "spec_link", "summary"]
+__all__ = [
+    "Row",
+    "SkipGroup",
+    "Summary",
+    "category",
+    "omitted",
+    "ordered",
+    "rows",
+    "shown_status",
+    "skipped_summary",
+    "spec_link",
+    "summary",
+]
 
 
 @attrs.frozen
@@ -133,9 +144,16 @@ def row(result: CheckResult, revision: str | None) -> Row:
     spec = CATALOG.get(result.id)
     link, ids = spec_link(result.id, revision)
     return Row(
-        id=result.id, title=spec.title if spec is not None else "", category=category(result.id),
-        level=result.level, status=shown_status(result.level, result.status), detail=result.detail, spec=link,
-        sentences=ids, evidence=result.evidence, duration=result.duration,
+        id=result.id,
+        title=spec.title if spec is not None else "",
+        category=category(result.id),
+        level=result.level,
+        status=shown_status(result.level, result.status),
+        detail=result.detail,
+        spec=link,
+        sentences=ids,
+        evidence=result.evidence,
+        duration=result.duration,
     )
 
 
@@ -184,5 +202,6 @@ def summary(report: Report) -> Summary:
     def count(status: Status) -> int:
         return sum(1 for s in shown if s is status)
 
-    return Summary(count(Status.PASS), count(Status.FAIL), count(Status.WARN), count(Status.SKIP),
-                   len(report.must_failures))
+    return Summary(
+        count(Status.PASS), count(Status.FAIL), count(Status.WARN), count(Status.SKIP), len(report.must_failures)
+    )

@@ -147,7 +147,12 @@ class Results:
         self.put(check_id, Status.SKIP, detail)
 
     def failed(
-        self, check_id: str, exc: BaseException, detail: str, evidence: Sequence[Any] = (), *,
+        self,
+        check_id: str,
+        exc: BaseException,
+        detail: str,
+        evidence: Sequence[Any] = (),
+        *,
         status: Status = Status.FAIL,
     ) -> None:
         """A probe of ``check_id`` ended with ``exc``: ``status`` (fail, or warn) with ``detail``,

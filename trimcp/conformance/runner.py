@@ -124,8 +124,8 @@ from .checks.versions import ServerVersions, connector_initialize
 from .connectors import transport_of
 from .http_evidence import annotate
 from .model import CheckResult, Report
-from .rawhttp import ProbeError, RawClient, RawResponse
 from .prespawn import ahead
+from .rawhttp import ProbeError, RawClient, RawResponse
 from .recorder import HttpCapture, RecordingStream, recording_connector
 from .results import Connector, Results, Tour, timed
 from .selection import Selection
@@ -139,15 +139,27 @@ __all__ = ["Connector", "TargetUnreachable", "run_checks"]
 
 #: The checks the negative probe connection decides (``checks/negative.py``).
 NEGATIVE_PROBE_CHECKS = (
-    "cancellation.honoured", "cancellation.ignored", "jsonrpc.ids", "jsonrpc.invalid-params",
-    "jsonrpc.invalid-request", "jsonrpc.notification-no-response", "jsonrpc.parse-error",
+    "cancellation.honoured",
+    "cancellation.ignored",
+    "jsonrpc.ids",
+    "jsonrpc.invalid-params",
+    "jsonrpc.invalid-request",
+    "jsonrpc.notification-no-response",
+    "jsonrpc.parse-error",
     "lifecycle.before-initialize",
 )
 #: The checks the feature probe connection decides (``checks/feature_probes.py``).
 FEATURE_PROBE_CHECKS = (
-    "completion.invalid-ref", "features.declared", "features.stable-lists", "logging.invalid-level",
-    "pagination.invalid-cursor", "prompts.missing-argument", "prompts.unknown-name", "resources.invalid-uri",
-    "tools.call-without-name", "tools.input-validation",
+    "completion.invalid-ref",
+    "features.declared",
+    "features.stable-lists",
+    "logging.invalid-level",
+    "pagination.invalid-cursor",
+    "prompts.missing-argument",
+    "prompts.unknown-name",
+    "resources.invalid-uri",
+    "tools.call-without-name",
+    "tools.input-validation",
 )
 
 
@@ -197,9 +209,16 @@ async def run_checks(
     with collect_timeouts():
         async with ahead(connect) as connect:
             return await _run_checks(
-                connect, target=target, revision=revision, connect_timeout=connect_timeout,
-                request_timeout=request_timeout, auth=auth, unauthorized=unauthorized, selection=selection,
-                on_result=on_result, policy=ToolPolicy(call_tools, probe_tools, open_world),
+                connect,
+                target=target,
+                revision=revision,
+                connect_timeout=connect_timeout,
+                request_timeout=request_timeout,
+                auth=auth,
+                unauthorized=unauthorized,
+                selection=selection,
+                on_result=on_result,
+                policy=ToolPolicy(call_tools, probe_tools, open_world),
                 auth_tokens=auth_tokens,
             )
 
@@ -260,8 +279,11 @@ async def _run_checks(
                 # Every probe connection is recorded: the run-wide checks read what it received.
                 tour.connect = recording_connector(connect, tour.probe_recordings)
                 # What the server implements is probed (once, on demand), not read off one field.
-                versions = ServerVersions.of(client.supported_versions or (), client.protocol_version,
-                                             connector_initialize(tour.connect, connect_timeout))
+                versions = ServerVersions.of(
+                    client.supported_versions or (),
+                    client.protocol_version,
+                    connector_initialize(tour.connect, connect_timeout),
+                )
                 try:
                     await _tour(tour, revision, policy)
                 except RequestTimeout as exc:
@@ -284,8 +306,9 @@ async def _run_checks(
     if recording is not None:
         report.conversation = recording.transcript()
         if recording.capture is not None:
-            report.conversation = annotate(report.conversation, recording.http_tags, recording.capture,
-                                           report.transport)
+            report.conversation = annotate(
+                report.conversation, recording.http_tags, recording.capture, report.transport
+            )
         stdio = hasattr(recording.inner, "stderr_tail")
         outcome = _check_conversation(rec, recording, report.revision, stdio=stdio)
         if stdio:
@@ -316,8 +339,9 @@ async def _run_checks(
     if is_http_target(target):  # (even when nothing was negotiated: a 401 explains why)
         if rec.wants("auth.*"):
             with timed(rec, "auth.*"):
-                await _auth_checks(rec, target, unauthorized, min(connect_timeout, request_timeout), credentials,
-                                   auth_tokens)
+                await _auth_checks(
+                    rec, target, unauthorized, min(connect_timeout, request_timeout), credentials, auth_tokens
+                )
     elif report.revision is not None:
         skip_auth(rec, "not an HTTP target")
     # (nothing negotiated: every other check is "not reached")
@@ -337,8 +361,12 @@ async def _run_checks(
 
 
 async def _auth_checks(
-    rec: Results, target: str, unauthorized: RawResponse | None, timeout: float,
-    credentials: tuple[tuple[str, str], ...], tokens: AuthTokens | None = None,
+    rec: Results,
+    target: str,
+    unauthorized: RawResponse | None,
+    timeout: float,
+    credentials: tuple[tuple[str, str], ...],
+    tokens: AuthTokens | None = None,
 ) -> None:
     if unauthorized is None:
         try:
@@ -349,7 +377,11 @@ async def _auth_checks(
 
 
 async def _transport_checks(
-    rec: Results, target: str, revision: str, raw: RawClient, transport: str | None,
+    rec: Results,
+    target: str,
+    revision: str,
+    raw: RawClient,
+    transport: str | None,
     versions: ServerVersions | None,
 ) -> None:
     await check_http26(rec, target, revision, raw, versions)  # 2026-07-28 Streamable HTTP (skips other targets)
@@ -405,11 +437,13 @@ async def _probes(tour: Tour, timeout: float, policy: ToolPolicy, versions: Serv
             await check_ext_tasks(rec, tour.connect, revision, caps, tools, policy, timeout)
     if rec.wants("stateless.unsupported-version", "versioning.initialize-error"):
         with timed(rec, "stateless.unsupported-version", "versioning.initialize-error"):
-            await probe_stateless_version(rec, tour.connect, revision, caps, timeout,
-                                          client.supported_versions or (), versions)
+            await probe_stateless_version(
+                rec, tour.connect, revision, caps, timeout, client.supported_versions or (), versions
+            )
     if rec.wants("stateless.missing-envelope", "stateless.partial-envelope"):
-        dual_era = any(v in HANDSHAKE_VERSIONS for v in client.supported_versions or ()) or \
-            await versions.serves_legacy()
+        dual_era = (
+            any(v in HANDSHAKE_VERSIONS for v in client.supported_versions or ()) or await versions.serves_legacy()
+        )
         if rec.wants("stateless.missing-envelope"):
             with timed(rec, "stateless.missing-envelope"):
                 await probe_missing_envelope(rec, tour.connect, revision, caps, timeout, dual_era)
@@ -431,7 +465,11 @@ async def _probes(tour: Tour, timeout: float, policy: ToolPolicy, versions: Serv
 
 
 async def _basic_probes(
-    tour: Tour, connect: Connector, main: RecordingStream | None, timeout: float, stdio: bool,
+    tour: Tour,
+    connect: Connector,
+    main: RecordingStream | None,
+    timeout: float,
+    stdio: bool,
 ) -> None:
     # The negative probes (checks/negative.py) record their connections themselves (on the
     # bare ``connect``: they reach under the recording to the transport); what those
@@ -570,8 +608,10 @@ def _check_conversation(
         rec.fail("schema.messages", "; ".join(outcome.schema_errors[:3]))
     elif not outcome.checked:
         # Every message was invalid JSON-RPC (jsonrpc.valid-messages says so): no schema was applied.
-        rec.skip("schema.messages", f"none of the {len(recording.received)} messages received is valid "
-                 "JSON-RPC: no schema to apply")
+        rec.skip(
+            "schema.messages",
+            f"none of the {len(recording.received)} messages received is valid JSON-RPC: no schema to apply",
+        )
     else:
         rec.ok("schema.messages", f"{outcome.checked} messages" + (f" ({revision})" if revision else ""))
     return outcome

@@ -68,8 +68,10 @@ async def surface_from_client(client: ClientSession) -> dict[str, Any]:
     out["capabilities"] = dict(caps)
     out["server"] = dict(client.server_info or {})
     fetch: dict[str, Callable[[], Awaitable[Sequence[Any]]]] = {
-        "tools": client.list_tools, "resources": client.list_resources,
-        "templates": client.list_resource_templates, "prompts": client.list_prompts,
+        "tools": client.list_tools,
+        "resources": client.list_resources,
+        "templates": client.list_resource_templates,
+        "prompts": client.list_prompts,
     }
     feature_of = {"tools": "tools", "resources": "resources", "templates": "resources", "prompts": "prompts"}
     for section, _, key in LISTS.values():

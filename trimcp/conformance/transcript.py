@@ -64,7 +64,8 @@ class Transcript:
     def received_texts(self) -> list[bytes]:
         return [
             (json.dumps(e["message"]) if "message" in e else str(e.get("raw", ""))).encode()
-            for e in self.entries if e["dir"] == "recv"
+            for e in self.entries
+            if e["dir"] == "recv"
         ]
 
     def sent_methods(self) -> dict[rpc.RequestId, str]:
@@ -87,7 +88,6 @@ class Transcript:
             if method is not None and isinstance(msg["result"], dict):
                 out.setdefault(method, []).append(msg["result"])
         return out
-
 
     def declared_client(self) -> dict[str, Any]:
         """``{"capabilities", "clientInfo", "protocolVersion"}`` as the recorded client declared them:
@@ -134,7 +134,10 @@ def file_name(server_info: Mapping[str, Any] | None, fallback: str = "server") -
 
 
 def write_transcript(
-    folder: Path, entries: Iterable[Mapping[str, Any]], meta: Mapping[str, Any], name: str | None = None,
+    folder: Path,
+    entries: Iterable[Mapping[str, Any]],
+    meta: Mapping[str, Any],
+    name: str | None = None,
 ) -> Path:
     """Write ``folder/<revision>/<name>.jsonl`` and its ``.meta.json``; the path of the ``.jsonl``."""
     revision = str(meta.get("revision") or "unnegotiated")
@@ -173,9 +176,12 @@ def _read_one(path: Path) -> Transcript:
             entry = json.loads(line)
         except ValueError as exc:
             raise TranscriptError(f"{path}:{number}: not JSON: {exc}") from None
-        if not (isinstance(entry, dict) and entry.get("dir") in ("send", "recv")
-                and ("message" in entry or (entry.get("dir") == "recv" and isinstance(entry.get("raw"), str)))):
-            raise TranscriptError(f"{path}:{number}: not a transcript entry ({{\"dir\": ..., \"message\": ...}})")
+        if not (
+            isinstance(entry, dict)
+            and entry.get("dir") in ("send", "recv")
+            and ("message" in entry or (entry.get("dir") == "recv" and isinstance(entry.get("raw"), str)))
+        ):
+            raise TranscriptError(f'{path}:{number}: not a transcript entry ({{"dir": ..., "message": ...}})')
         entries.append(entry)
     meta: dict[str, Any] = {}
     sidecar = path.with_name(path.name.removesuffix(".jsonl") + ".meta.json")

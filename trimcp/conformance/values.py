@@ -36,12 +36,26 @@ _SIMPLE: dict[str, Any] = {"string": "test", "integer": 1, "number": 1, "boolean
 
 #: A valid example of each string format a schema may declare (JSON Schema 2020-12, "format").
 FORMATS: dict[str, str] = {
-    "date-time": "2025-01-01T12:00:00Z", "date": "2025-01-01", "time": "12:00:00Z", "duration": "P1D",
-    "email": "test@example.com", "idn-email": "test@example.com", "hostname": "example.com",
-    "idn-hostname": "example.com", "ipv4": "127.0.0.1", "ipv6": "::1", "uri": "https://example.com/",
-    "uri-reference": "https://example.com/", "iri": "https://example.com/", "iri-reference": "https://example.com/",
-    "url": "https://example.com/", "uuid": "123e4567-e89b-42d3-a456-426614174000", "regex": "^t",
-    "json-pointer": "/test", "relative-json-pointer": "0", "uri-template": "https://example.com/{id}",
+    "date-time": "2025-01-01T12:00:00Z",
+    "date": "2025-01-01",
+    "time": "12:00:00Z",
+    "duration": "P1D",
+    "email": "test@example.com",
+    "idn-email": "test@example.com",
+    "hostname": "example.com",
+    "idn-hostname": "example.com",
+    "ipv4": "127.0.0.1",
+    "ipv6": "::1",
+    "uri": "https://example.com/",
+    "uri-reference": "https://example.com/",
+    "iri": "https://example.com/",
+    "iri-reference": "https://example.com/",
+    "url": "https://example.com/",
+    "uuid": "123e4567-e89b-42d3-a456-426614174000",
+    "regex": "^t",
+    "json-pointer": "/test",
+    "relative-json-pointer": "0",
+    "uri-template": "https://example.com/{id}",
 }
 _MAX_LENGTH = 1000  # longer maxLength bounds are not worth a string of that size
 
@@ -187,8 +201,11 @@ def example_argument_sets(schema: Any, count: int) -> list[dict[str, Any]]:
     full = filled_arguments(schema)
     if full is not None:
         candidates.append(full)
-        ranked = [(rank, {**full, name: value}) for name, prop in (schema.get("properties") or {}).items()
-                  for rank, value in _variants(prop)]
+        ranked = [
+            (rank, {**full, name: value})
+            for name, prop in (schema.get("properties") or {}).items()
+            for rank, value in _variants(prop)
+        ]
         candidates.extend(args for _, args in sorted(ranked, key=lambda pair: pair[0]))
     validator = _validator(schema)
     budget = WorkBudget(VALIDATION_UNITS)
@@ -210,8 +227,13 @@ def example_argument_sets(schema: Any, count: int) -> list[dict[str, Any]]:
 
 #: A value of another JSON type than each schema type names (for the validation probe).
 _WRONG: dict[str, Any] = {
-    "string": 12345, "integer": "not a number", "number": "not a number", "boolean": "not a boolean",
-    "array": "not an array", "object": "not an object", "null": "not null",
+    "string": 12345,
+    "integer": "not a number",
+    "number": "not a number",
+    "boolean": "not a boolean",
+    "array": "not an array",
+    "object": "not an object",
+    "null": "not null",
 }
 
 

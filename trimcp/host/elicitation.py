@@ -65,8 +65,13 @@ from .._trio.client.options import Handlers
 from .forms import validate_form_async
 
 __all__ = [
-    "Elicitation", "ElicitationContext", "ElicitationHook", "ElicitationUI", "ResultHook",
-    "ServerElicitation", "Validate",
+    "Elicitation",
+    "ElicitationContext",
+    "ElicitationHook",
+    "ElicitationUI",
+    "ResultHook",
+    "ServerElicitation",
+    "Validate",
 ]
 
 logger = logging.getLogger("trimcp.host")
@@ -92,9 +97,7 @@ class ElicitationContext:
 
 ElicitationHook = Callable[[s.ElicitRequestParams, ElicitationContext], Awaitable[s.ElicitResult | None]]
 ElicitationUI = Callable[[s.ElicitRequestParams, ElicitationContext], Awaitable[s.ElicitResult]]
-ResultHook = Callable[
-    [s.ElicitRequestParams, ElicitationContext, s.ElicitResult], Awaitable[s.ElicitResult | None]
-]
+ResultHook = Callable[[s.ElicitRequestParams, ElicitationContext, s.ElicitResult], Awaitable[s.ElicitResult | None]]
 OpenUrl = Callable[[str], Awaitable[object]]
 
 
@@ -217,7 +220,9 @@ class Elicitation:
                 if not errors:
                     return checked
                 ctx = attrs.evolve(ctx, errors=errors, previous=answer.content)
-        logger.info("elicitation from %s: still invalid after %d prompts; cancelled", _who(ctx.server), self.max_attempts)
+        logger.info(
+            "elicitation from %s: still invalid after %d prompts; cancelled", _who(ctx.server), self.max_attempts
+        )
         return s.ElicitResult(action="cancel")
 
     async def _check(
@@ -284,7 +289,9 @@ class Elicitation:
             if result.action != "accept":
                 return False
             if params.elicitation_id is not None and not await self.wait_complete(params.elicitation_id, server=server):
-                logger.info("no completion for elicitation %r from %s; retrying anyway", params.elicitation_id, _who(server))
+                logger.info(
+                    "no completion for elicitation %r from %s; retrying anyway", params.elicitation_id, _who(server)
+                )
         return True
 
 
@@ -306,8 +313,7 @@ class ServerElicitation:
 
     def client_options(self) -> dict[str, Any]:
         url = self if self.flow.url else None
-        return {"handlers": Handlers(elicitation=self.handler, elicitation_modes=self.flow.modes,
-                                     url_elicitation=url)}
+        return {"handlers": Handlers(elicitation=self.handler, elicitation_modes=self.flow.modes, url_elicitation=url)}
 
 
 def _who(server: str | None) -> str:

@@ -58,7 +58,8 @@ def _default_parser() -> DateParser | None:
 
     async def parse(text: str, now: dt.datetime, tz: dt.tzinfo) -> dt.datetime | dt.date | None:
         return await trio.to_thread.run_sync(
-            functools.partial(_dateparser_parse, text, now, tz), abandon_on_cancel=True)
+            functools.partial(_dateparser_parse, text, now, tz), abandon_on_cancel=True
+        )
 
     return parse
 
@@ -99,9 +100,15 @@ async def validate_form_async(
     if result.ok or not isinstance(content, Mapping):
         return result
     fields, _ = form_fields(requested_schema)
-    pending = [f for f in fields if f.format in ("date", "date-time") and f.name in result.errors
-               and isinstance(content.get(f.name), str) and not is_iso_date(f.format, content[f.name])
-               and not looks_iso(content[f.name])]
+    pending = [
+        f
+        for f in fields
+        if f.format in ("date", "date-time")
+        and f.name in result.errors
+        and isinstance(content.get(f.name), str)
+        and not is_iso_date(f.format, content[f.name])
+        and not looks_iso(content[f.name])
+    ]
     if not pending:
         return result
     parser = date_parser if date_parser is not None else _default_parser()

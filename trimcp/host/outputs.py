@@ -123,9 +123,7 @@ class OutputChecker:
     def forget(self, server: str) -> None:
         self._servers.pop(server, None)
 
-    async def _validator(
-        self, server: str, cache: _ServerCache, tool: str, schema: dict[str, Any]
-    ) -> BoundedSchema:
+    async def _validator(self, server: str, cache: _ServerCache, tool: str, schema: dict[str, Any]) -> BoundedSchema:
         found = cache.validators.get(tool)
         if found is not None:
             return found
@@ -133,8 +131,14 @@ class OutputChecker:
         if validator.problem is None:
             self.compiled += 1
         else:
-            self._warn_once(server, tool, "outputSchema of tool %r of server %r is unusable, not checked: %s",
-                            tool, server, validator.problem)
+            self._warn_once(
+                server,
+                tool,
+                "outputSchema of tool %r of server %r is unusable, not checked: %s",
+                tool,
+                server,
+                validator.problem,
+            )
         cache.validators[tool] = validator
         return validator
 
@@ -164,16 +168,28 @@ class OutputChecker:
         if verdict.unchecked or verdict.exhausted:
             left = list(verdict.unchecked) + (
                 [f"the result was not checked in full (over {offload.THREAD_UNITS} work units)"]
-                if verdict.exhausted else [])
-            self._warn_once(server, tool, "outputSchema of tool %r of server %r not fully enforced: %s",
-                            tool, server, "; ".join(left))
+                if verdict.exhausted
+                else []
+            )
+            self._warn_once(
+                server,
+                tool,
+                "outputSchema of tool %r of server %r not fully enforced: %s",
+                tool,
+                server,
+                "; ".join(left),
+            )
         error = verdict.best()
         if error is None:
             return None
         return json_path(error.absolute_path), error.message
 
     async def check(
-        self, server: str, tools: tuple[s.Tool, ...] | None, tool: str, result: s.CallToolResult,
+        self,
+        server: str,
+        tools: tuple[s.Tool, ...] | None,
+        tool: str,
+        result: s.CallToolResult,
         mode: ValidateOutput,
     ) -> s.CallToolResult:
         """``result``, once checked as ``mode`` says (see the module docstring)."""
@@ -185,7 +201,7 @@ class OutputChecker:
         path, reason = found
         if mode == "raise":
             raise OutputValidationError(server, tool, path, reason, result)
-        self._warn_once(server, tool, "tool %r of server %r: output breaks its outputSchema at %s: %s",
-                        tool, server, path, reason)
+        self._warn_once(
+            server, tool, "tool %r of server %r: output breaks its outputSchema at %s: %s", tool, server, path, reason
+        )
         return result
-

@@ -167,8 +167,7 @@ class Pool:
             self._ctx.hub.publish(StatusChanged(name, None, slot.status))
         # An entry that cannot be read is a server that failed: the others still connect.
         self._broken = {
-            name: (error, ServerStatus(name, ServerState.FAILED, "unknown",
-                                       reason=self._ctx.redact(str(error))))
+            name: (error, ServerStatus(name, ServerState.FAILED, "unknown", reason=self._ctx.redact(str(error))))
             for name, error in errors.items()
         }
 
@@ -286,8 +285,13 @@ class Pool:
         return tools
 
     async def call_tool(
-        self, name: str, tool: str, arguments: Mapping[str, Any] | None = None, *,
-        validate_output: ValidateOutput | None = None, **options: Any,
+        self,
+        name: str,
+        tool: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        validate_output: ValidateOutput | None = None,
+        **options: Any,
     ) -> s.CallToolResult:
         """Call ``tool`` on server ``name``; retried at most once, as the module docstring says.
 
@@ -330,13 +334,18 @@ class Pool:
     def _snapshot(self) -> Snapshot:
         """Each connected server's cached tool list, in config order."""
         return [
-            (name, slot.lists["tools"]) for name, slot in self._slots.items()
+            (name, slot.lists["tools"])
+            for name, slot in self._slots.items()
             if slot.status.state is ServerState.CONNECTED and "tools" in slot.lists
         ]
 
     async def tools(
-        self, *, refresh: bool = False, connect: bool = False,
-        description_cap: int = DEFAULT_DESCRIPTION_CAP, marker: str = DESCRIPTION_MARKER,
+        self,
+        *,
+        refresh: bool = False,
+        connect: bool = False,
+        description_cap: int = DEFAULT_DESCRIPTION_CAP,
+        marker: str = DESCRIPTION_MARKER,
     ) -> list[HostTool]:
         """Every tool of the connected servers as a model is shown it (``tools.py``).
 
@@ -487,4 +496,3 @@ async def open_pool(
             finally:
                 await pool.aclose()
                 nursery.cancel_scope.cancel()
-

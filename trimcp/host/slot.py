@@ -246,7 +246,7 @@ class ServerSlot:
                     started_at = trio.current_time()
                     attempt.session = self.session = session
                     await self._serve(session, attempt.connected)
-        except Exception as exc:  # noqa: BLE001 - one server's failure never leaves its slot
+        except Exception as exc:
             logger.warning("server %r: %s", self.name, self._text(exc))
             if logger.isEnabledFor(logging.DEBUG):
                 # Formatted here, not by the handler: the traceback quotes the exception too.
@@ -294,8 +294,14 @@ class ServerSlot:
             self._unavailable(attempt, ServerState.NEEDS_AUTH, "marked as needing authorization (auth-needed cache)")
             return None
         options = self.ctx.client_options(self.config)
-        if isinstance(self.config, RemoteServerConfig) and self.config.oauth is not None and options.get("auth") is None:
-            self._unavailable(attempt, ServerState.NEEDS_AUTH, "the entry uses OAuth and the pool has no auth provider for it")
+        if (
+            isinstance(self.config, RemoteServerConfig)
+            and self.config.oauth is not None
+            and options.get("auth") is None
+        ):
+            self._unavailable(
+                attempt, ServerState.NEEDS_AUTH, "the entry uses OAuth and the pool has no auth provider for it"
+            )
             return None
         limiter = self.ctx.limits["stdio" if isinstance(self.config, StdioServerConfig) else "remote"]
         async with limiter:
@@ -304,15 +310,17 @@ class ServerSlot:
             began = trio.current_time()
             try:
                 session = await stack.enter_async_context(
-                    open_client(self.config, **merge_options(
-                        options, {"handlers": Handlers(notification=self._on_notification)}))
+                    open_client(
+                        self.config,
+                        **merge_options(options, {"handlers": Handlers(notification=self._on_notification)}),
+                    )
                 )
             except AuthError as exc:
                 if url is not None and self.ctx.auth_cache is not None:
                     await self.ctx.auth_cache.mark(url)
                 self._unavailable(attempt, ServerState.NEEDS_AUTH, self._text(exc), cause=exc)
                 return None
-            except Exception as exc:  # noqa: BLE001 - any way a connect fails is this server's status
+            except Exception as exc:
                 self._streak += 1
                 attempt.error = exc
                 self._set(state=ServerState.FAILED, reason=self._text(exc), failures=self._streak)
@@ -322,8 +330,12 @@ class ServerSlot:
             tools = await self._restore(session)
             took = trio.current_time() - began
         self._set(
-            state=ServerState.CONNECTED, reason=None, revision=session.protocol_version,
-            tools=None if tools is None else len(tools), connect_seconds=took, failures=0,
+            state=ServerState.CONNECTED,
+            reason=None,
+            revision=session.protocol_version,
+            tools=None if tools is None else len(tools),
+            connect_seconds=took,
+            failures=0,
             connects=self.status.connects + 1,
         )
         if tools is not None:
@@ -341,15 +353,14 @@ class ServerSlot:
         """List the tools and put back what the pool keeps across reconnects."""
         if session.era is Era.STATELESS:
             session.log_level = self.log_level  # travels in every request; the listen stream
-        else:                                   # carries the resource subscriptions
+        else:  # carries the resource subscriptions
             try:
                 if self.log_level is not None:
                     await session.set_logging_level(self.log_level)
                 for uri in sorted(self.resource_uris):
                     await session.subscribe_resource(uri)
             except (McpError, RemoteProtocolError) as exc:
-                logger.warning("server %r: could not restore its subscriptions: %s", self.name,
-                               self._text(exc))
+                logger.warning("server %r: could not restore its subscriptions: %s", self.name, self._text(exc))
         if "tools" not in session.server_capabilities:
             return None
         try:
@@ -392,22 +403,27 @@ class ServerSlot:
             old.cancel()
 
     async def _listen(
-        self, session: ClientSession, flags: list[bool], uris: list[str], scope: trio.CancelScope,
+        self,
+        session: ClientSession,
+        flags: list[bool],
+        uris: list[str],
+        scope: trio.CancelScope,
         ready: trio.Event,
     ) -> None:
         with scope:
             try:
                 async with session.listen(
-                    tools_list_changed=flags[0], prompts_list_changed=flags[1],
-                    resources_list_changed=flags[2], resource_uris=uris,
+                    tools_list_changed=flags[0],
+                    prompts_list_changed=flags[1],
+                    resources_list_changed=flags[2],
+                    resource_uris=uris,
                 ) as stream:
                     ready.set()
                     async for _ in stream:
                         pass  # each one also reaches _on_notification, as every notification does
             except TrimcpError as exc:
                 if not session.is_closed:
-                    logger.warning("server %r: subscriptions/listen failed: %s", self.name,
-                                   self._text(exc))
+                    logger.warning("server %r: subscriptions/listen failed: %s", self.name, self._text(exc))
             finally:
                 ready.set()
 
@@ -420,8 +436,7 @@ class ServerSlot:
                 try:
                     tools = tuple(await session.list_tools(refresh=True))
                 except TrimcpError as exc:
-                    logger.warning("server %r: tools/list after list_changed failed: %s", self.name,
-                                   self._text(exc))
+                    logger.warning("server %r: tools/list after list_changed failed: %s", self.name, self._text(exc))
                 else:
                     self.lists["tools"] = tools
                     self._set(tools=len(tools))

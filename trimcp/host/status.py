@@ -40,8 +40,13 @@ from .._sansio import schema as s
 from ..config import ServerConfig
 
 __all__ = [
-    "PoolEvent", "ServerNotification", "ServerState", "ServerStatus", "StatusChanged",
-    "ToolsChanged", "config_key",
+    "PoolEvent",
+    "ServerNotification",
+    "ServerState",
+    "ServerStatus",
+    "StatusChanged",
+    "ToolsChanged",
+    "config_key",
 ]
 
 

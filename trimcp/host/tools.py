@@ -85,7 +85,10 @@ class HostTool:
 
 
 def host_tools(
-    table: NameTable, snapshot: Snapshot, *, description_cap: int = DEFAULT_DESCRIPTION_CAP,
+    table: NameTable,
+    snapshot: Snapshot,
+    *,
+    description_cap: int = DEFAULT_DESCRIPTION_CAP,
     marker: str = DESCRIPTION_MARKER,
 ) -> list[HostTool]:
     """A ``HostTool`` per tool of ``snapshot``, servers in snapshot order, each server's
@@ -94,11 +97,16 @@ def host_tools(
     for server, tools in snapshot:
         for tool in _for_model(tools):
             traits = tool_traits(tool)
-            out.append(HostTool(
-                name=table.name(server, tool.name), server=server, tool=tool, kind=traits.kind,
-                description=cap_description(tool.description, cap=description_cap, marker=marker),
-                traits=traits,
-            ))
+            out.append(
+                HostTool(
+                    name=table.name(server, tool.name),
+                    server=server,
+                    tool=tool,
+                    kind=traits.kind,
+                    description=cap_description(tool.description, cap=description_cap, marker=marker),
+                    traits=traits,
+                )
+            )
     return out
 
 
@@ -132,7 +140,10 @@ class ToolCatalog:
         return self._table
 
     def tools(
-        self, snapshot: Snapshot, *, description_cap: int = DEFAULT_DESCRIPTION_CAP,
+        self,
+        snapshot: Snapshot,
+        *,
+        description_cap: int = DEFAULT_DESCRIPTION_CAP,
         marker: str = DESCRIPTION_MARKER,
     ) -> list[HostTool]:
         """The ``HostTool``s of ``snapshot``, remembered as what the model was shown.  With

@@ -67,8 +67,9 @@ def max_tokens_from_env(environ: Mapping[str, str] | None = None) -> int:
     except ValueError:
         value = 0
     if value < MIN_MAX_TOKENS:
-        logger.warning("ignoring %s=%r (not an integer >= %d); using %d",
-                       MAX_TOKENS_ENV, raw, MIN_MAX_TOKENS, DEFAULT_MAX_TOKENS)
+        logger.warning(
+            "ignoring %s=%r (not an integer >= %d); using %d", MAX_TOKENS_ENV, raw, MIN_MAX_TOKENS, DEFAULT_MAX_TOKENS
+        )
         return DEFAULT_MAX_TOKENS
     return value
 
@@ -107,7 +108,10 @@ def _plan(result: R, max_tokens: int | None) -> TruncationPlan:
 
 
 def _finish(
-    plan: TruncationPlan, exact: int | None, image_hook: object, directory: Path | str | None,
+    plan: TruncationPlan,
+    exact: int | None,
+    image_hook: object,
+    directory: Path | str | None,
 ) -> tuple[Any, Path | None, bytes]:
     """The cut, and the full output to save (path and bytes) when there is one to save.
     The image hook is looked up only here: finding Pillow costs more than passing a

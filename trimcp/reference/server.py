@@ -48,12 +48,12 @@ from typing import Any
 
 import trio
 
-from . import stateless as _reference_stateless
 from .._version import __version__
-from ..server.definition import Server
 from ..server.content import audio, embedded_text, error_result, image, resource_link, text
 from ..server.context import Context
+from ..server.definition import Server
 from ..server.serve import serve_stdio
+from . import stateless as _reference_stateless
 from .views import ECHO_VIEW, register_views
 
 __all__ = ["INSTRUCTIONS", "NAME", "PNG", "VERSION", "WAV", "build_server", "main"]
@@ -73,6 +73,7 @@ LANGUAGES = ("Dutch", "English", "French", "German", "Greek", "Italian", "Polish
 
 def _png_1x1() -> bytes:
     """A valid 1x1 red PNG, built rather than pasted."""
+
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
@@ -86,9 +87,15 @@ def _wav_silence(samples: int = 80, rate: int = 8000) -> bytes:
     data = b"\x80" * samples
     fmt = struct.pack("<HHIIHH", 1, 1, rate, rate, 1, 8)
     return (
-        b"RIFF" + struct.pack("<I", 4 + 8 + len(fmt) + 8 + len(data)) + b"WAVE"
-        + b"fmt " + struct.pack("<I", len(fmt)) + fmt
-        + b"data" + struct.pack("<I", len(data)) + data
+        b"RIFF"
+        + struct.pack("<I", 4 + 8 + len(fmt) + 8 + len(data))
+        + b"WAVE"
+        + b"fmt "
+        + struct.pack("<I", len(fmt))
+        + fmt
+        + b"data"
+        + struct.pack("<I", len(data))
+        + data
     )
 
 
@@ -99,7 +106,11 @@ WAV = _wav_silence()
 def build_server(*, page_size: int | None = 5) -> Server:
     """A fresh reference server."""
     server = Server(
-        NAME, VERSION, title="trimcp reference server", instructions=INSTRUCTIONS, page_size=page_size,
+        NAME,
+        VERSION,
+        title="trimcp reference server",
+        instructions=INSTRUCTIONS,
+        page_size=page_size,
     )
     _register_tools(server)
     _register_conformance_tools(server)
@@ -155,11 +166,14 @@ def _register_tools(server: Server) -> None:
     @server.tool(annotations=READ_ONLY)
     async def elicit(ctx: Context, message: str) -> str:
         """Ask the user for a name and an age (elicitation/create)."""
-        answer = await ctx.elicit(message, {
-            "type": "object",
-            "properties": {"name": {"type": "string"}, "age": {"type": "integer", "minimum": 0}},
-            "required": ["name"],
-        })
+        answer = await ctx.elicit(
+            message,
+            {
+                "type": "object",
+                "properties": {"name": {"type": "string"}, "age": {"type": "integer", "minimum": 0}},
+                "required": ["name"],
+            },
+        )
         return json.dumps(answer, sort_keys=True)
 
     @server.tool(annotations=READ_ONLY)
@@ -190,8 +204,9 @@ def _register_tools(server: Server) -> None:
             raise ValueError("size must be between 0 and 64 MiB")
         return ("0123456789abcdef" * (size // 16 + 1))[:size]
 
-    @server.resource(COUNTER_URI, name="counter", mime_type="text/plain",
-                     description="A number that bump_counter increments.")
+    @server.resource(
+        COUNTER_URI, name="counter", mime_type="text/plain", description="A number that bump_counter increments."
+    )
     async def read_counter(ctx: Context) -> str:
         return str(counter["value"])
 
@@ -287,8 +302,7 @@ def _register_conformance_tools(server: Server) -> None:
         return [
             text("Three content blocks:"),
             image(PNG, "image/png"),
-            embedded_text("test://mixed-content-resource", json.dumps({"kind": "mixed", "n": 3}),
-                          "application/json"),
+            embedded_text("test://mixed-content-resource", json.dumps({"kind": "mixed", "n": 3}), "application/json"),
         ]
 
     @server.tool(annotations=READ_ONLY)
@@ -323,60 +337,87 @@ def _register_conformance_tools(server: Server) -> None:
     @server.tool(annotations=READ_ONLY)
     async def test_elicitation(ctx: Context, message: str) -> str:
         """Ask the user for a username and an email address."""
-        answer = await ctx.elicit(message, {
-            "type": "object",
-            "properties": {
-                "username": {"type": "string", "description": "Your user name"},
-                "email": {"type": "string", "description": "Your email address"},
+        answer = await ctx.elicit(
+            message,
+            {
+                "type": "object",
+                "properties": {
+                    "username": {"type": "string", "description": "Your user name"},
+                    "email": {"type": "string", "description": "Your email address"},
+                },
+                "required": ["username", "email"],
             },
-            "required": ["username", "email"],
-        })
+        )
         return f"Elicitation result: {json.dumps(answer, sort_keys=True)}"
 
     @server.tool(annotations=READ_ONLY)
     async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
         """Ask for five fields, each with a default value (SEP-1034)."""
-        answer = await ctx.elicit("Please review these values; each has a default.", {
-            "type": "object",
-            "properties": {
-                "name": {"type": "string", "description": "User name", "default": "John Doe"},
-                "age": {"type": "integer", "description": "User age", "default": 30},
-                "score": {"type": "number", "description": "User score", "default": 95.5},
-                "status": {"type": "string", "description": "User status",
-                           "enum": ["active", "inactive", "pending"], "default": "active"},
-                "verified": {"type": "boolean", "description": "Verified?", "default": True},
+        answer = await ctx.elicit(
+            "Please review these values; each has a default.",
+            {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "User name", "default": "John Doe"},
+                    "age": {"type": "integer", "description": "User age", "default": 30},
+                    "score": {"type": "number", "description": "User score", "default": 95.5},
+                    "status": {
+                        "type": "string",
+                        "description": "User status",
+                        "enum": ["active", "inactive", "pending"],
+                        "default": "active",
+                    },
+                    "verified": {"type": "boolean", "description": "Verified?", "default": True},
+                },
             },
-        })
+        )
         return _elicitation_summary(answer)
 
     @server.tool(annotations=READ_ONLY)
     async def test_elicitation_sep1330_enums(ctx: Context) -> str:
         """Ask for one value of each enum flavour: untitled, titled, legacy, multi-select (SEP-1330)."""
-        answer = await ctx.elicit("Pick one value of each kind.", {
-            "type": "object",
-            "properties": {
-                "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
-                "titledSingle": {"type": "string", "oneOf": [
-                    {"const": "value1", "title": "First Option"},
-                    {"const": "value2", "title": "Second Option"},
-                    {"const": "value3", "title": "Third Option"},
-                ]},
-                "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"],
-                               "enumNames": ["Option One", "Option Two", "Option Three"]},
-                "untitledMulti": {"type": "array",
-                                  "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
-                "titledMulti": {"type": "array", "items": {"anyOf": [
-                    {"const": "value1", "title": "First Choice"},
-                    {"const": "value2", "title": "Second Choice"},
-                    {"const": "value3", "title": "Third Choice"},
-                ]}},
+        answer = await ctx.elicit(
+            "Pick one value of each kind.",
+            {
+                "type": "object",
+                "properties": {
+                    "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                    "titledSingle": {
+                        "type": "string",
+                        "oneOf": [
+                            {"const": "value1", "title": "First Option"},
+                            {"const": "value2", "title": "Second Option"},
+                            {"const": "value3", "title": "Third Option"},
+                        ],
+                    },
+                    "legacyEnum": {
+                        "type": "string",
+                        "enum": ["opt1", "opt2", "opt3"],
+                        "enumNames": ["Option One", "Option Two", "Option Three"],
+                    },
+                    "untitledMulti": {
+                        "type": "array",
+                        "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                    },
+                    "titledMulti": {
+                        "type": "array",
+                        "items": {
+                            "anyOf": [
+                                {"const": "value1", "title": "First Choice"},
+                                {"const": "value2", "title": "Second Choice"},
+                                {"const": "value3", "title": "Third Choice"},
+                            ]
+                        },
+                    },
+                },
             },
-        })
+        )
         return _elicitation_summary(answer)
 
     @server.tool(
         description="Tool with JSON Schema 2020-12 features",
-        input_schema=JSON_SCHEMA_2020_12_INPUT, annotations=READ_ONLY,
+        input_schema=JSON_SCHEMA_2020_12_INPUT,
+        annotations=READ_ONLY,
     )
     async def json_schema_2020_12_tool(ctx: Context, **arguments: Any) -> str:
         return f"received {json.dumps(arguments, sort_keys=True)}"
@@ -411,18 +452,27 @@ def _register_conformance_tools(server: Server) -> None:
 
 
 def _register_resources(server: Server) -> None:
-    @server.resource("test://static-text", name="static-text", mime_type="text/plain",
-                     description="A fixed text resource.")
+    @server.resource(
+        "test://static-text", name="static-text", mime_type="text/plain", description="A fixed text resource."
+    )
     async def static_text(ctx: Context) -> str:
         return "Static text served by the trimcp reference server."
 
-    @server.resource("test://static-binary", name="static-binary", mime_type="image/png",
-                     description="A fixed binary resource (a 1x1 PNG).")
+    @server.resource(
+        "test://static-binary",
+        name="static-binary",
+        mime_type="image/png",
+        description="A fixed binary resource (a 1x1 PNG).",
+    )
     async def static_binary(ctx: Context) -> bytes:
         return PNG
 
-    @server.resource_template("test://template/{id}/data", name="template-data",
-                              mime_type="application/json", description="JSON data for any id.")
+    @server.resource_template(
+        "test://template/{id}/data",
+        name="template-data",
+        mime_type="application/json",
+        description="JSON data for any id.",
+    )
     async def template_data(ctx: Context, id: str) -> str:
         return json.dumps({"id": id, "fromTemplate": True, "data": f"data of item {id}"})
 
@@ -440,10 +490,12 @@ def _register_prompts(server: Server) -> None:
         """A prompt without arguments."""
         return "A simple prompt from the trimcp reference server."
 
-    @server.prompt(arguments=[
-        {"name": "arg1", "description": "The first value", "required": True},
-        {"name": "arg2", "description": "The second value", "required": True},
-    ])
+    @server.prompt(
+        arguments=[
+            {"name": "arg1", "description": "The first value", "required": True},
+            {"name": "arg2", "description": "The second value", "required": True},
+        ]
+    )
     async def test_prompt_with_arguments(ctx: Context, arg1: str, arg2: str) -> str:
         """A prompt with two required arguments."""
         return f"First argument: {arg1}; second argument: {arg2}"
@@ -461,10 +513,13 @@ def _register_prompts(server: Server) -> None:
         """A prompt carrying an image."""
         return [{"role": "user", "content": image(PNG, "image/png")}, "Describe this image."]
 
-    @server.prompt(title="Greeting", arguments=[
-        {"name": "name", "description": "Who to greet", "required": True},
-        {"name": "language", "description": "Language of the greeting", "required": False},
-    ])
+    @server.prompt(
+        title="Greeting",
+        arguments=[
+            {"name": "name", "description": "Who to greet", "required": True},
+            {"name": "language", "description": "Language of the greeting", "required": False},
+        ],
+    )
     async def greeting(ctx: Context, name: str, language: str = "English") -> list[Any]:
         """Greet someone in a language of your choice (the language completes)."""
         return [f"Greet {name} in {language}.", {"role": "assistant", "content": text("Certainly.")}]
@@ -475,7 +530,9 @@ def _register_prompts(server: Server) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m trimcp.reference", description="The trimcp reference MCP server (stdio).")
+    parser = argparse.ArgumentParser(
+        prog="python -m trimcp.reference", description="The trimcp reference MCP server (stdio)."
+    )
     parser.add_argument("--page-size", type=int, default=5, help="items per */list page (0: no pagination)")
     args = parser.parse_args(argv)
     with contextlib.suppress(KeyboardInterrupt):

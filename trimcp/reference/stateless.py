@@ -68,8 +68,12 @@ def register(server: Server) -> None:
             context = _field(answer, "context")
         return [f"Use this context: {context}"]
 
-    @server.resource("test://watched-resource", name="watched-resource", mime_type="text/plain",
-                     description="A resource clients subscribe to.")
+    @server.resource(
+        "test://watched-resource",
+        name="watched-resource",
+        mime_type="text/plain",
+        description="A resource clients subscribe to.",
+    )
     async def watched(ctx: Context) -> str:
         return "A resource to watch for updates."
 
@@ -102,11 +106,13 @@ def _register_input_tools(server: Server) -> None:
     @server.tool(annotations=READ_ONLY)
     async def test_input_required_result_multiple_inputs(ctx: Context) -> str:
         """Ask for a name, a sampled greeting and the roots in one round."""
-        answers = await ctx.ask_all({
-            "user_name": inputs.elicitation("What is your name?", _schema(name="string")),
-            "greeting": inputs.sampling("Generate a greeting", 50),
-            "client_roots": inputs.roots(),
-        })
+        answers = await ctx.ask_all(
+            {
+                "user_name": inputs.elicitation("What is your name?", _schema(name="string")),
+                "greeting": inputs.sampling("Generate a greeting", 50),
+                "client_roots": inputs.roots(),
+            }
+        )
         roots = answers["client_roots"].get("roots")
         return (
             f"{_sampled(answers['greeting'])}, {_field(answers['user_name'], 'name')}! "

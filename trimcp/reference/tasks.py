@@ -30,7 +30,9 @@ from ..server.definition import Server
 READ_ONLY = {"readOnlyHint": True, "openWorldHint": False}
 
 _CONFIRM: dict[str, Any] = {
-    "type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"],
+    "type": "object",
+    "properties": {"confirm": {"type": "boolean"}},
+    "required": ["confirm"],
 }
 _NAME: dict[str, Any] = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 
@@ -80,10 +82,12 @@ def register(server: Server) -> None:
     @server.tool(task="optional")
     async def multi_input(ctx: Context) -> str:
         """Ask two questions at once (two inputRequests pending together)."""
-        answers = await ctx.ask_all({
-            "first_name": inputs.elicitation("Your first name?", _NAME),
-            "last_name": inputs.elicitation("Your last name?", _NAME),
-        })
+        answers = await ctx.ask_all(
+            {
+                "first_name": inputs.elicitation("Your first name?", _NAME),
+                "last_name": inputs.elicitation("Your last name?", _NAME),
+            }
+        )
         return " ".join(str(_accepted(answers[k], "name")) for k in ("first_name", "last_name"))
 
     @server.tool(task="required", task_start="explicit")

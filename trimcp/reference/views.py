@@ -46,7 +46,12 @@ window.addEventListener("message", (event) => {
 
 
 def register_views(server: Server) -> None:
-    @server.resource(ECHO_VIEW, name="echo-view", mime_type=MIME_TYPE, listed=False,
-                     description="An MCP Apps view of the echo tool's input and result.")
+    @server.resource(
+        ECHO_VIEW,
+        name="echo-view",
+        mime_type=MIME_TYPE,
+        listed=False,
+        description="An MCP Apps view of the echo tool's input and result.",
+    )
     async def echo_view(ctx: Context) -> str:
         return _PAGE

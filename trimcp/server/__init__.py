@@ -52,10 +52,13 @@ def _old_run_stdio() -> Any:
 
 #: Old names: each use warns and names the one to use (``_deprecate.py``).  ``Subscription``
 #: is what ``ListenStream`` was called before it was told apart from the client's.
-_DEPRECATED = _deprecated_aliases(__name__, {
-    "Subscription": ("trimcp.server.ListenStream", lambda: ListenStream),
-    "run_stdio": ("trio.run(trimcp.server.serve_stdio, server)", _old_run_stdio),
-})
+_DEPRECATED = _deprecated_aliases(
+    __name__,
+    {
+        "Subscription": ("trimcp.server.ListenStream", lambda: ListenStream),
+        "run_stdio": ("trio.run(trimcp.server.serve_stdio, server)", _old_run_stdio),
+    },
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -76,8 +79,23 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "ClientCapabilityError", "Context", "InputRequest", "ListenStream", "ResourceNotFound", "Server",
+    "ClientCapabilityError",
+    "Context",
+    "InputRequest",
+    "ListenStream",
+    "ResourceNotFound",
+    "Server",
     "ServerSession",
-    "audio", "embedded_blob", "embedded_text", "error_result", "image", "is_loopback", "resource_link",
-    "serve_http", "serve_stdio", "serve_stream", "serve_websocket", "text",
+    "audio",
+    "embedded_blob",
+    "embedded_text",
+    "error_result",
+    "image",
+    "is_loopback",
+    "resource_link",
+    "serve_http",
+    "serve_stdio",
+    "serve_stream",
+    "serve_websocket",
+    "text",
 ]

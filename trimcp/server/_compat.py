@@ -33,7 +33,9 @@ _META_TITLE: Final = {"_meta": "2025-06-18", "title": "2025-06-18", "icons": "20
 #: kind -> {member: first revision that has it}
 _SINCE: Final[Mapping[str, Mapping[str, str]]] = {
     "tool": {
-        **_META_TITLE, "annotations": "2025-03-26", "outputSchema": "2025-06-18",
+        **_META_TITLE,
+        "annotations": "2025-03-26",
+        "outputSchema": "2025-06-18",
         "execution": "2025-11-25",
     },
     "resource": _META_TITLE,
@@ -56,7 +58,8 @@ _CONTENT_SINCE: Final[Mapping[str, str]] = {"audio": "2025-03-26", "resource_lin
 def _trim(kind: str, obj: Mapping[str, Any], revision: str) -> dict[str, Any]:
     since, until = _SINCE[kind], _UNTIL.get(kind, {})
     out = {
-        k: v for k, v in obj.items()
+        k: v
+        for k, v in obj.items()
         if (k not in since or since[k] <= revision) and (k not in until or revision <= until[k])
     }
     ann = out.get("annotations")
@@ -82,9 +85,7 @@ def prompt(obj: Mapping[str, Any], revision: str) -> dict[str, Any]:
     out = _trim("prompt", obj, revision)
     args = out.get("arguments")
     if isinstance(args, list):
-        out["arguments"] = [
-            _trim("prompt_argument", a, revision) if isinstance(a, Mapping) else a for a in args
-        ]
+        out["arguments"] = [_trim("prompt_argument", a, revision) if isinstance(a, Mapping) else a for a in args]
     return out
 
 

@@ -33,8 +33,14 @@ from ._uritemplate import UriTemplate
 Handler = Callable[..., Any]
 
 _SIMPLE_TYPES: dict[Any, str] = {
-    str: "string", int: "integer", float: "number", bool: "boolean",
-    list: "array", tuple: "array", dict: "object", type(None): "null",
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+    list: "array",
+    tuple: "array",
+    dict: "object",
+    type(None): "null",
 }
 _NAMES = {"str": str, "int": int, "float": float, "bool": bool, "list": list, "dict": dict}
 
@@ -55,7 +61,7 @@ def _parameters(fn: Handler) -> list[inspect.Parameter]:
 def _hints(fn: Handler) -> dict[str, Any]:
     try:
         return typing.get_type_hints(fn)
-    except Exception:  # noqa: BLE001 - any unresolvable annotation: fall back per parameter
+    except Exception:
         return {}
 
 
@@ -101,9 +107,7 @@ def schema_from_signature(fn: Handler) -> dict[str, Any]:
 
 
 def prompt_arguments_from_signature(fn: Handler) -> list[dict[str, Any]]:
-    return [
-        {"name": p.name, "required": p.default is p.empty} for p in _parameters(fn)
-    ]
+    return [{"name": p.name, "required": p.default is p.empty} for p in _parameters(fn)]
 
 
 def docstring_summary(fn: Handler) -> str | None:
@@ -205,7 +209,8 @@ def make_tool(
         raise ValueError(f"tool {name!r}: outputSchema must have type 'object' (spec: Tool.outputSchema)")
     definition = _optional(
         {"name": name},
-        title=title, description=description or docstring_summary(fn),
+        title=title,
+        description=description or docstring_summary(fn),
     )
     definition["inputSchema"] = schema
     _optional(definition, outputSchema=output_schema, annotations=annotations, icons=icons, _meta=meta)
@@ -219,32 +224,54 @@ def make_tool(
 
 
 def make_resource(
-    fn: Handler, uri: str, *, name: str | None, title: str | None, description: str | None,
-    mime_type: str | None, size: int | None, annotations: dict[str, Any] | None,
+    fn: Handler,
+    uri: str,
+    *,
+    name: str | None,
+    title: str | None,
+    description: str | None,
+    mime_type: str | None,
+    size: int | None,
+    annotations: dict[str, Any] | None,
 ) -> ResourceEntry:
     definition = _optional(
         {"uri": uri, "name": name or fn.__name__},
-        title=title, description=description or docstring_summary(fn), mimeType=mime_type,
-        size=size, annotations=annotations,
+        title=title,
+        description=description or docstring_summary(fn),
+        mimeType=mime_type,
+        size=size,
+        annotations=annotations,
     )
     return ResourceEntry(uri, fn, definition)
 
 
 def make_template(
-    fn: Handler, uri_template: str, *, name: str | None, title: str | None,
-    description: str | None, mime_type: str | None, annotations: dict[str, Any] | None,
+    fn: Handler,
+    uri_template: str,
+    *,
+    name: str | None,
+    title: str | None,
+    description: str | None,
+    mime_type: str | None,
+    annotations: dict[str, Any] | None,
 ) -> TemplateEntry:
     template = UriTemplate(uri_template)
     definition = _optional(
         {"uriTemplate": uri_template, "name": name or fn.__name__},
-        title=title, description=description or docstring_summary(fn), mimeType=mime_type,
+        title=title,
+        description=description or docstring_summary(fn),
+        mimeType=mime_type,
         annotations=annotations,
     )
     return TemplateEntry(template, fn, definition)
 
 
 def make_prompt(
-    fn: Handler, name: str | None, *, title: str | None, description: str | None,
+    fn: Handler,
+    name: str | None,
+    *,
+    title: str | None,
+    description: str | None,
     arguments: list[dict[str, Any]] | None,
 ) -> PromptEntry:
     args = arguments if arguments is not None else prompt_arguments_from_signature(fn)
@@ -252,7 +279,9 @@ def make_prompt(
         if not isinstance(arg.get("name"), str):
             raise TypeError(f"prompt {name or fn.__name__!r}: every argument needs a string 'name'")
     definition = _optional(
-        {"name": name or fn.__name__}, title=title, description=description or docstring_summary(fn),
+        {"name": name or fn.__name__},
+        title=title,
+        description=description or docstring_summary(fn),
     )
     if args:
         definition["arguments"] = args

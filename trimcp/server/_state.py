@@ -107,12 +107,13 @@ class StateSealer:
     def _tag(self, payload: bytes) -> bytes:
         return hmac.new(self._secret, _LABEL + payload, hashlib.sha256).digest()
 
-    def seal(
-        self, method: str, digest: str, answers: Mapping[str, Any], principal: str | None = None
-    ) -> str:
+    def seal(self, method: str, digest: str, answers: Mapping[str, Any], principal: str | None = None) -> str:
         body: dict[str, Any] = {
-            "v": _VERSION, "method": method, "digest": digest,
-            "exp": int(self.clock() + self.ttl) + 1, "nonce": secrets.token_hex(8),
+            "v": _VERSION,
+            "method": method,
+            "digest": digest,
+            "exp": int(self.clock() + self.ttl) + 1,
+            "nonce": secrets.token_hex(8),
             "answers": dict(answers),
         }
         if principal is not None:
@@ -120,9 +121,7 @@ class StateSealer:
         payload = canonical_json(body)
         return f"{_PREFIX}.{_b64encode(payload)}.{_b64encode(self._tag(payload))}"
 
-    def open(
-        self, token: str, method: str, digest: str, principal: str | None = None
-    ) -> dict[str, Any]:
+    def open(self, token: str, method: str, digest: str, principal: str | None = None) -> dict[str, Any]:
         """The answers sealed in ``token``; raises ``InvalidRequestState``."""
         parts = token.split(".")
         if len(parts) != 3 or parts[0] != _PREFIX:

@@ -100,12 +100,11 @@ class UriTemplate:
             name = m.group(1)
             if not _VARNAME.fullmatch(name):
                 raise ValueError(
-                    f"URI template {template!r}: only level-1 expressions like {{name}} are "
-                    f"supported, not {{{name}}}"
+                    f"URI template {template!r}: only level-1 expressions like {{name}} are supported, not {{{name}}}"
                 )
             if name in names:
                 raise ValueError(f"URI template {template!r}: variable {name!r} appears twice")
-            between = template[pos:m.start()]
+            between = template[pos : m.start()]
             crowded = crowded or (bool(names) and not re.search(r"[/?#]", between))
             names.append(name)
             pattern.append(_literal(template, between))

@@ -89,7 +89,10 @@ def resource_link(
     """A link to a resource (2025-06-18+; downgraded to text for older clients)."""
     return _with(
         {"type": "resource_link", "uri": uri, "name": name},
-        title=title, description=description, mimeType=mime_type, size=size,
+        title=title,
+        description=description,
+        mimeType=mime_type,
+        size=size,
     )
 
 

@@ -60,9 +60,7 @@ Timeout = float | None | UseDefault
 class Context:
     """What a handler knows about its request and can do with the client."""
 
-    def __init__(
-        self, session: ServerSession, request: RequestContext, ledger: InputLedger | None = None
-    ) -> None:
+    def __init__(self, session: ServerSession, request: RequestContext, ledger: InputLedger | None = None) -> None:
         self.session = session
         self.request = request
         self._ledger = ledger
@@ -143,9 +141,7 @@ class Context:
         """Log to the client at an RFC 5424 ``level`` (``debug`` .. ``emergency``)."""
         await self.session.log(level, data, logger, request_id=self.request_id, envelope=self.envelope)
 
-    async def report_progress(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         await self.request.report_progress(progress, total, message)
 
     # ------------------------------------------------------------ questions to the client
@@ -153,14 +149,11 @@ class Context:
     def _check_client_can(self, method: str, what: str) -> None:
         revision = get_revision(self.protocol_version)
         if method not in revision.server_requests:
-            raise ClientCapabilityError(
-                f"{what}: protocol revision {revision.name} has no {method!r}"
-            )
+            raise ClientCapabilityError(f"{what}: protocol revision {revision.name} has no {method!r}")
         gate = peer_gate(method, revision)
         if gate is not None and not has_capability(self.client_capabilities, gate):
             raise ClientCapabilityError(
-                f"{what}: the client did not advertise the {'.'.join(gate)!r} capability "
-                f"needed for {method!r}"
+                f"{what}: the client did not advertise the {'.'.join(gate)!r} capability needed for {method!r}"
             )
 
     async def ask_all(
@@ -177,7 +170,9 @@ class Context:
             for key, request in requests.items():
                 self._check_client_can(request.method, f"asking the client ({key})")
                 answers[key] = await self.session.driver.request(
-                    request.method, request.params or None, timeout=timeout,
+                    request.method,
+                    request.params or None,
+                    timeout=timeout,
                     related_request=self.request_id,
                 )
             return answers
@@ -253,9 +248,14 @@ class Context:
         ``timeout=None`` (the default) waits as long as the user takes.
         """
         request = inputs.sampling(
-            messages, max_tokens, system_prompt=system_prompt, temperature=temperature,
-            stop_sequences=stop_sequences, model_preferences=model_preferences,
-            include_context=include_context, metadata=metadata,
+            messages,
+            max_tokens,
+            system_prompt=system_prompt,
+            temperature=temperature,
+            stop_sequences=stop_sequences,
+            model_preferences=model_preferences,
+            include_context=include_context,
+            metadata=metadata,
         )
         return await self.ask(request, key=key, timeout=timeout)
 

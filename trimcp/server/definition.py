@@ -98,9 +98,14 @@ class BroadcastSession(Protocol):
         """Send a notification if the session is operating; a vanished client is not an error."""
         ...
 
+
 #: ``ref.type`` values of ``completion/complete`` (a short form is accepted when registering).
-_REF_TYPES = {"prompt": "ref/prompt", "resource": "ref/resource", "ref/prompt": "ref/prompt",
-              "ref/resource": "ref/resource"}
+_REF_TYPES = {
+    "prompt": "ref/prompt",
+    "resource": "ref/resource",
+    "ref/prompt": "ref/prompt",
+    "ref/resource": "ref/resource",
+}
 
 
 class Server:
@@ -227,9 +232,17 @@ class Server:
 
         def register(fn: F) -> F:
             self.add_tool(
-                fn, tool_name, title=title, description=description, input_schema=input_schema,
-                output_schema=output_schema, annotations=annotations, icons=icons, ui=ui,
-                task=task, task_start=task_start,
+                fn,
+                tool_name,
+                title=title,
+                description=description,
+                input_schema=input_schema,
+                output_schema=output_schema,
+                annotations=annotations,
+                icons=icons,
+                ui=ui,
+                task=task,
+                task_start=task_start,
             )
             return fn
 
@@ -251,9 +264,17 @@ class Server:
         task_start: TaskStart = "at_once",
     ) -> ToolEntry:
         entry = make_tool(
-            fn, name, title=title, description=description, input_schema=input_schema,
-            output_schema=output_schema, annotations=annotations, icons=icons, ui=ui,
-            task=task, task_start=task_start,
+            fn,
+            name,
+            title=title,
+            description=description,
+            input_schema=input_schema,
+            output_schema=output_schema,
+            annotations=annotations,
+            icons=icons,
+            ui=ui,
+            task=task,
+            task_start=task_start,
         )
         self.tools[entry.name] = entry
         return entry
@@ -282,8 +303,15 @@ class Server:
 
         def register(fn: F) -> F:
             self.add_resource(
-                fn, uri, name=name, title=title, description=description,
-                mime_type=mime_type, size=size, annotations=annotations, listed=listed,
+                fn,
+                uri,
+                name=name,
+                title=title,
+                description=description,
+                mime_type=mime_type,
+                size=size,
+                annotations=annotations,
+                listed=listed,
             )
             return fn
 
@@ -303,8 +331,14 @@ class Server:
         listed: bool = True,
     ) -> ResourceEntry:
         entry = make_resource(
-            fn, uri, name=name, title=title, description=description, mime_type=mime_type,
-            size=size, annotations=annotations,
+            fn,
+            uri,
+            name=name,
+            title=title,
+            description=description,
+            mime_type=mime_type,
+            size=size,
+            annotations=annotations,
         )
         entry.listed = listed
         self.resources[uri] = entry
@@ -330,8 +364,13 @@ class Server:
 
         def register(fn: F) -> F:
             entry = make_template(
-                fn, uri_template, name=name, title=title, description=description,
-                mime_type=mime_type, annotations=annotations,
+                fn,
+                uri_template,
+                name=name,
+                title=title,
+                description=description,
+                mime_type=mime_type,
+                annotations=annotations,
             )
             self.resource_templates[uri_template] = entry
             return fn
@@ -389,7 +428,10 @@ class Server:
         arguments: Iterable[dict[str, Any]] | None = None,
     ) -> PromptEntry:
         entry = make_prompt(
-            fn, name, title=title, description=description,
+            fn,
+            name,
+            title=title,
+            description=description,
             arguments=[dict(a) for a in arguments] if arguments is not None else None,
         )
         self.prompts[entry.name] = entry

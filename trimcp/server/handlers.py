@@ -94,8 +94,10 @@ def _page(kind: str, key: str, items: list[dict[str, Any]], params: dict[str, An
 async def list_tools(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
     rev = ctx.protocol_version
     views = apps.declared(ctx.client_capabilities)
-    items = [compat.tool(_with_view(t.definition, t.ui) if views and t.ui else t.definition, rev)
-             for t in server.tools.values()]
+    items = [
+        compat.tool(_with_view(t.definition, t.ui) if views and t.ui else t.definition, rev)
+        for t in server.tools.values()
+    ]
     return _page("tools", "tools", items, params, server.page_size)
 
 
@@ -116,6 +118,7 @@ async def call_tool(server: Server, ctx: Context, params: dict[str, Any]) -> dic
         raise _invalid("params.arguments must be an object")
     if tool.task != "never" and ctx.is_stateless:
         if extensions.declares(ctx.client_capabilities, extensions.TASKS.id):
+
             async def as_task() -> dict[str, Any]:
                 result = await _run_tool(
                     ctx, name, tool.fn, arguments, tool.input_schema, tool.output_schema, protocol_errors=True
@@ -131,8 +134,14 @@ async def call_tool(server: Server, ctx: Context, params: dict[str, Any]) -> dic
 
 
 async def _run_tool(
-    ctx: Context, name: str, fn: Handler, arguments: dict[str, Any],
-    input_schema: dict[str, Any], output_schema: dict[str, Any] | None, *, protocol_errors: bool = False,
+    ctx: Context,
+    name: str,
+    fn: Handler,
+    arguments: dict[str, Any],
+    input_schema: dict[str, Any],
+    output_schema: dict[str, Any] | None,
+    *,
+    protocol_errors: bool = False,
 ) -> dict[str, Any]:
     """The tool's result; what goes wrong in the tool is an ``isError`` result, except an
     ``McpError`` when ``protocol_errors`` (a task: it fails with that JSON-RPC error)."""
@@ -152,7 +161,9 @@ async def _run_tool(
             return content.error_result(f"tool {name} declares an outputSchema but returned no structured content")
         problems = await validate(result["structuredContent"], output_schema, trusted=True)
         if problems:
-            return content.error_result(f"tool {name} returned output that breaks its outputSchema: " + "; ".join(problems))
+            return content.error_result(
+                f"tool {name} returned output that breaks its outputSchema: " + "; ".join(problems)
+            )
     return result
 
 
@@ -307,20 +318,25 @@ async def complete(server: Server, ctx: Context, params: dict[str, Any]) -> dict
     if isinstance(value, dict):
         return {"completion": value}
     values = [str(v) for v in value]
-    return {"completion": {
-        "values": values[:MAX_COMPLETION_VALUES],
-        "total": len(values),
-        "hasMore": len(values) > MAX_COMPLETION_VALUES,
-    }}
+    return {
+        "completion": {
+            "values": values[:MAX_COMPLETION_VALUES],
+            "total": len(values),
+            "hasMore": len(values) > MAX_COMPLETION_VALUES,
+        }
+    }
 
 
 # ---------------------------------------------------------------- wiring
 
+
 async def subscriptions_listen(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
     """``subscriptions/listen``: held open by ``subscriptions.listen`` in the server's ``listeners``."""
     wanted = params.get("notifications")
-    if isinstance(wanted, dict) and "taskIds" in wanted and not extensions.declares(
-        ctx.client_capabilities, extensions.TASKS.id
+    if (
+        isinstance(wanted, dict)
+        and "taskIds" in wanted
+        and not extensions.declares(ctx.client_capabilities, extensions.TASKS.id)
     ):
         # ext-tasks: asking for task status notifications needs the extension declared (MUST).
         # (Declared, the taskIds are not agreed to: trimcp sends no notifications/tasks.)

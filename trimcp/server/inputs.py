@@ -82,10 +82,7 @@ def elicitation(message: str, requested_schema: Mapping[str, Any]) -> InputReque
 
 def _sampling_messages(messages: SamplingMessages) -> list[dict[str, Any]]:
     items: Sequence[str | Mapping[str, Any]] = [messages] if isinstance(messages, str) else messages
-    return [
-        {"role": "user", "content": {"type": "text", "text": m}} if isinstance(m, str) else dict(m)
-        for m in items
-    ]
+    return [{"role": "user", "content": {"type": "text", "text": m}} if isinstance(m, str) else dict(m) for m in items]
 
 
 def sampling(
@@ -102,7 +99,8 @@ def sampling(
     """A ``sampling/createMessage``; a string message is one user text message."""
     params: dict[str, Any] = {"messages": _sampling_messages(messages), "maxTokens": max_tokens}
     optional = {
-        "systemPrompt": system_prompt, "temperature": temperature,
+        "systemPrompt": system_prompt,
+        "temperature": temperature,
         "stopSequences": list(stop_sequences) if stop_sequences is not None else None,
         "modelPreferences": dict(model_preferences) if model_preferences is not None else None,
         "includeContext": include_context,
@@ -137,7 +135,9 @@ def find_suspension(exc: BaseException) -> _Suspend | None:
     return None
 
 
-def missing_capability_error(requests: Sequence[InputRequest], client_capabilities: Mapping[str, Any]) -> McpError | None:
+def missing_capability_error(
+    requests: Sequence[InputRequest], client_capabilities: Mapping[str, Any]
+) -> McpError | None:
     """-32021 naming every capability ``requests`` need that the client did not declare."""
     required: dict[str, Any] = {}
     for request in requests:

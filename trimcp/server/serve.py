@@ -67,7 +67,10 @@ async def serve_stream(
     for the roots-changed hooks.  ``None``: the ``Server``'s settings, which every
     transport (HTTP, WebSocket, stdio) uses."""
     session = ServerSession(
-        server, stream, request_handlers=request_handlers, notification_handler=_notification_handler,
+        server,
+        stream,
+        request_handlers=request_handlers,
+        notification_handler=_notification_handler,
         max_concurrent_requests=max_concurrent_requests or server.max_concurrent_requests,
         max_pending_callbacks=max_pending_callbacks or server.max_pending_callbacks,
     )

@@ -26,10 +26,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._errors import TrimcpError
-from .._sansio.jsonrpc import RequestId
 from .._sansio.connection.lifecycle import OPERATING
-from .._sansio.revisions import LATEST_HANDSHAKE
 from .._sansio.connection.stateless import Envelope
+from .._sansio.jsonrpc import RequestId
+from .._sansio.revisions import LATEST_HANDSHAKE
 from .._trio.driver import NotificationHandler, RequestHandler, SessionDriver
 from .._trio.stream import MessageStream
 from .definition import Server
@@ -55,7 +55,8 @@ class ServerSession:
         make them), never set on the driver afterwards."""
         self.server = server
         self.driver = SessionDriver(
-            server.make_connection(), stream,
+            server.make_connection(),
+            stream,
             request_handlers=request_handlers(self),
             notification_handler=notification_handler(self),
             request_timeout=server.request_timeout,

@@ -201,7 +201,7 @@ class TaskRunner:
                         self._failed(run, McpError(rpc.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"))
                     except trio.Cancelled:
                         raise
-                    except BaseException as exc:  # noqa: BLE001 - an MRTR suspension, handed over whole
+                    except BaseException as exc:
                         if run.task_id is not None:  # (no MRTR suspension once a task)
                             self._failed(run, McpError(rpc.INTERNAL_ERROR, "the tool stopped for input"))
                         else:

@@ -99,13 +99,25 @@ StreamServer = Callable[..., AbstractAsyncContextManager[MessageStream]]
 
 #: The rules ``check_two_way_message_stream`` runs (each in both directions).
 PAIR_RULES: Final = (
-    "whole_in_order", "large", "concurrent_sends", "cancelled_receive",
-    "aclose_idempotent", "closed_end_refuses", "close_wakes_receive", "close_wakes_send", "peer_close",
+    "whole_in_order",
+    "large",
+    "concurrent_sends",
+    "cancelled_receive",
+    "aclose_idempotent",
+    "closed_end_refuses",
+    "close_wakes_receive",
+    "close_wakes_send",
+    "peer_close",
 )
 #: The rules ``check_request_stream`` runs by default.
 REQUEST_RULES: Final = (
-    "whole_in_order", "large", "concurrent_sends", "cancelled_receive",
-    "aclose_idempotent", "closed_end_refuses", "close_wakes_receive",
+    "whole_in_order",
+    "large",
+    "concurrent_sends",
+    "cancelled_receive",
+    "aclose_idempotent",
+    "closed_end_refuses",
+    "close_wakes_receive",
 )
 #: The rule that needs a ``serve`` able to make the server go away (see ``check_request_stream``).
 PEER_GONE: Final = "peer_gone"
@@ -152,7 +164,7 @@ async def _run(rule: str, direction: str, timeout: float, body: Callable[[], Awa
             await body()
     except trio.TooSlowError:
         return RuleResult(rule, direction, f"did not finish within {timeout} s")
-    except Exception as exc:  # noqa: BLE001 - whatever breaks a rule is that rule's verdict
+    except Exception as exc:
         return RuleResult(rule, direction, "; ".join(f"{type(e).__name__}: {e}" for e in _leaves(exc)))
     return RuleResult(rule, direction)
 
@@ -183,6 +195,7 @@ async def _expect_closed(call: Callable[[], Awaitable[object]], what: str) -> No
 
 # ------------------------------------------------------------------ rules on a pair
 
+
 def _samples(tag: str) -> list[rpc.Message]:
     return [
         rpc.Request(1, "tools/call", {"name": "echo", "arguments": {"text": TRICKY_TEXT}}),
@@ -194,8 +207,9 @@ def _samples(tag: str) -> list[rpc.Message]:
     ]
 
 
-async def _transfer(x: MessageStream, y: MessageStream, messages: list[rpc.Message], rule: str,
-                    *, concurrently: bool = False) -> None:
+async def _transfer(
+    x: MessageStream, y: MessageStream, messages: list[rpc.Message], rule: str, *, concurrently: bool = False
+) -> None:
     """Send ``messages`` on ``x`` (one task each if ``concurrently``) while ``y`` receives them."""
     got: list[rpc.Message] = []
 
@@ -225,7 +239,10 @@ def _short(message: rpc.Message) -> str:
 
 
 def _pair_rules(
-    large_message: int, concurrent_senders: int, send_fails_after_peer_close: bool, pause: float,
+    large_message: int,
+    concurrent_senders: int,
+    send_fails_after_peer_close: bool,
+    pause: float,
     max_message_size: int | None,
 ) -> dict[str, Callable[[MessageStream, MessageStream], Awaitable[None]]]:
     async def whole_in_order(x: MessageStream, y: MessageStream) -> None:
@@ -238,8 +255,7 @@ def _pair_rules(
     async def concurrent_sends(x: MessageStream, y: MessageStream) -> None:
         # Big enough that one write is several pipe or frame buffers: a torn write shows.
         messages: list[rpc.Message] = [
-            rpc.Request(i, "echo", {"text": chr(ord("a") + i % 26) * (65_536 + i)})
-            for i in range(concurrent_senders)
+            rpc.Request(i, "echo", {"text": chr(ord("a") + i % 26) * (65_536 + i)}) for i in range(concurrent_senders)
         ]
         await _transfer(x, y, messages, "concurrent_sends", concurrently=True)
 
@@ -318,10 +334,16 @@ def _pair_rules(
             await _expect_closed(y.receive, "receive after an oversize message")
 
     return {
-        "whole_in_order": whole_in_order, "large": large, "concurrent_sends": concurrent_sends,
-        "cancelled_receive": cancelled_receive, "aclose_idempotent": aclose_idempotent,
-        "closed_end_refuses": closed_end_refuses, "close_wakes_receive": close_wakes_receive,
-        "close_wakes_send": close_wakes_send, "peer_close": peer_close, OVERSIZE: oversize,
+        "whole_in_order": whole_in_order,
+        "large": large,
+        "concurrent_sends": concurrent_sends,
+        "cancelled_receive": cancelled_receive,
+        "aclose_idempotent": aclose_idempotent,
+        "closed_end_refuses": closed_end_refuses,
+        "close_wakes_receive": close_wakes_receive,
+        "close_wakes_send": close_wakes_send,
+        "peer_close": peer_close,
+        OVERSIZE: oversize,
     }
 
 
@@ -357,6 +379,7 @@ async def check_two_way_message_stream(
     for name in rules:
         rule = table[name]
         for direction in ("a->b", "b->a"):
+
             async def body(rule: Any = rule, direction: str = direction) -> None:
                 async with open_pair() as (a, b):
                     x, y = (a, b) if direction == "a->b" else (b, a)
@@ -367,6 +390,7 @@ async def check_two_way_message_stream(
 
 
 # ------------------------------------------------------------------ rules on a request stream
+
 
 def contract_server() -> Server:
     """The ``Server`` ``check_request_stream`` talks to: ``echo(text)``, and ``wait()``,
@@ -416,10 +440,15 @@ class _Asker:
     async def open(self) -> None:
         if get_revision(self.revision).era is Era.STATELESS:
             return
-        init = rpc.Request(0, "initialize", {
-            "protocolVersion": self.revision, "capabilities": {},
-            "clientInfo": {"name": "trimcp-contract", "version": "1"},
-        })
+        init = rpc.Request(
+            0,
+            "initialize",
+            {
+                "protocolVersion": self.revision,
+                "capabilities": {},
+                "clientInfo": {"name": "trimcp-contract", "version": "1"},
+            },
+        )
         await self.stream.send(init, meta_for(init))
         answer = await self.answer()
         assert isinstance(answer, rpc.Response), f"initialize was refused: {answer!r}"
@@ -430,6 +459,7 @@ class _Asker:
         requests = [self.echo(text) for text in texts]
         answers: list[rpc.Message] = []
         if concurrently:
+
             async def receive_all() -> None:
                 for _ in requests:
                     answers.append(await self.answer())
@@ -542,12 +572,17 @@ async def check_request_stream(
                 )
 
     table: dict[str, Callable[[_Asker], Awaitable[None]]] = {
-        "whole_in_order": whole_in_order, "large": large, "concurrent_sends": concurrent_sends,
-        "cancelled_receive": cancelled_receive, "aclose_idempotent": aclose_idempotent,
-        "closed_end_refuses": closed_end_refuses, "close_wakes_receive": close_wakes_receive,
+        "whole_in_order": whole_in_order,
+        "large": large,
+        "concurrent_sends": concurrent_sends,
+        "cancelled_receive": cancelled_receive,
+        "aclose_idempotent": aclose_idempotent,
+        "closed_end_refuses": closed_end_refuses,
+        "close_wakes_receive": close_wakes_receive,
     }
     results: list[RuleResult] = []
     for name in rules:
+
         async def body(name: str = name) -> None:
             stop = trio.Event()
             serving = serve(contract_server(), stop=stop) if name == PEER_GONE else serve(contract_server())

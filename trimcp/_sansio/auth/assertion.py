@@ -59,7 +59,12 @@ def _compact_json(obj: Mapping[str, Any]) -> bytes:
 
 
 def assertion_claims(
-    *, client_id: str, audience: str, now: float, jti: bytes, lifetime: int = 60,
+    *,
+    client_id: str,
+    audience: str,
+    now: float,
+    jti: bytes,
+    lifetime: int = 60,
 ) -> dict[str, Any]:
     """The claims of a client assertion (``jti`` from 16+ random bytes)."""
     if len(jti) < 16:

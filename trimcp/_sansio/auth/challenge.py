@@ -67,7 +67,7 @@ class _Scanner:
         start = self.pos
         while self.peek() and self.peek() in chars:
             self.pos += 1
-        return self.text[start:self.pos]
+        return self.text[start : self.pos]
 
     def quoted(self) -> str | None:
         """A quoted-string starting at ``pos`` (on the opening quote); ``None`` if unterminated."""

@@ -37,8 +37,16 @@ from ..._errors import AuthError
 from ..bounded.echo import quote
 
 __all__ = [
-    "DiscoveryError", "as_metadata_urls", "canonical_resource", "check_issuer", "check_pkce",
-    "legacy_issuer", "legacy_metadata", "origin", "prm_urls", "resource_matches",
+    "DiscoveryError",
+    "as_metadata_urls",
+    "canonical_resource",
+    "check_issuer",
+    "check_pkce",
+    "legacy_issuer",
+    "legacy_metadata",
+    "origin",
+    "prm_urls",
+    "resource_matches",
 ]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}

@@ -115,8 +115,13 @@ def access_token_hash(access_token: str) -> str:
 
 
 def proof_claims(
-    *, method: str, url: str, now: float, jti: bytes,
-    nonce: str | None = None, access_token: str | None = None,
+    *,
+    method: str,
+    url: str,
+    now: float,
+    jti: bytes,
+    nonce: str | None = None,
+    access_token: str | None = None,
 ) -> dict[str, Any]:
     """The claims of one proof (``jti`` from 16+ random bytes, ``ath`` when a token goes along)."""
     if len(jti) < 16:

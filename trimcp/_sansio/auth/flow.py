@@ -46,15 +46,15 @@ from .assertion import JWT_BEARER_ASSERTION
 from .discovery import canonical_resource, origin
 
 __all__ = [
-    "CredentialsDecision",
-    "credentials_destination",
     "ClientIdentity",
+    "CredentialsDecision",
     "OAuthError",
     "Pkce",
     "Tokens",
     "authorization_url",
     "choose_auth_method",
     "choose_identity",
+    "credentials_destination",
     "make_state",
     "parse_callback",
     "parse_token_response",
@@ -114,13 +114,21 @@ class ClientIdentity:
     source: str = "pre-registered"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"client_id": self.client_id, "client_secret": self.client_secret,
-                "auth_method": self.auth_method, "source": self.source}
+        return {
+            "client_id": self.client_id,
+            "client_secret": self.client_secret,
+            "auth_method": self.auth_method,
+            "source": self.source,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ClientIdentity:
-        return cls(str(data["client_id"]), data.get("client_secret"), data.get("auth_method"),
-                   str(data.get("source") or "pre-registered"))
+        return cls(
+            str(data["client_id"]),
+            data.get("client_secret"),
+            data.get("auth_method"),
+            str(data.get("source") or "pre-registered"),
+        )
 
 
 @dataclass
@@ -137,13 +145,23 @@ class Tokens:
         return self.expires_at is not None and now >= self.expires_at - leeway
 
     def to_dict(self) -> dict[str, Any]:
-        return {"access_token": self.access_token, "token_type": self.token_type,
-                "refresh_token": self.refresh_token, "expires_at": self.expires_at, "scope": self.scope}
+        return {
+            "access_token": self.access_token,
+            "token_type": self.token_type,
+            "refresh_token": self.refresh_token,
+            "expires_at": self.expires_at,
+            "scope": self.scope,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Tokens:
-        return cls(str(data["access_token"]), str(data.get("token_type") or "Bearer"),
-                   data.get("refresh_token"), data.get("expires_at"), data.get("scope"))
+        return cls(
+            str(data["access_token"]),
+            str(data.get("token_type") or "Bearer"),
+            data.get("refresh_token"),
+            data.get("expires_at"),
+            data.get("scope"),
+        )
 
 
 def select_resource(prm: Mapping[str, Any] | None, fallback: str) -> str:
@@ -166,7 +184,10 @@ CredentialsDecision = Literal["send", "withhold", "ask"]
 
 
 def credentials_destination(
-    issuer: str, *, configured_issuer: str | None, server_url: str | None,
+    issuer: str,
+    *,
+    configured_issuer: str | None,
+    server_url: str | None,
 ) -> CredentialsDecision:
     """May the pre-registered client credentials (a secret, a signing key) go to ``issuer``?
 
@@ -189,7 +210,10 @@ def credentials_destination(
 
 
 def choose_identity(
-    as_metadata: Mapping[str, Any], *, pre_registered: ClientIdentity | None, metadata_url: str | None,
+    as_metadata: Mapping[str, Any],
+    *,
+    pre_registered: ClientIdentity | None,
+    metadata_url: str | None,
 ) -> str:
     """Which way to get a client identity: ``pre-registered``, ``cimd`` or ``dcr``."""
     if pre_registered is not None:
@@ -223,8 +247,13 @@ def choose_auth_method(as_metadata: Mapping[str, Any], has_secret: bool, registe
 
 
 def registration_body(
-    *, client_name: str, redirect_uri: str, scope: str | None, revision: str | None,
-    as_metadata: Mapping[str, Any], application_type: str = "native",
+    *,
+    client_name: str,
+    redirect_uri: str,
+    scope: str | None,
+    revision: str | None,
+    as_metadata: Mapping[str, Any],
+    application_type: str = "native",
 ) -> dict[str, Any]:
     """An RFC 7591 registration request."""
     supported = as_metadata.get("token_endpoint_auth_methods_supported")
@@ -246,8 +275,14 @@ def registration_body(
 
 
 def authorization_url(
-    endpoint: str, *, client_id: str, redirect_uri: str, pkce: Pkce, state: str,
-    resource: str, scope: str | None,
+    endpoint: str,
+    *,
+    client_id: str,
+    redirect_uri: str,
+    pkce: Pkce,
+    state: str,
+    resource: str,
+    scope: str | None,
 ) -> str:
     params = {
         "response_type": "code",
@@ -289,7 +324,11 @@ def parse_callback(redirect: str, *, state: str, issuer: str, iss_required: bool
 
 
 def token_request(
-    form: dict[str, str], identity: ClientIdentity, method: str, *, assertion: str | None = None,
+    form: dict[str, str],
+    identity: ClientIdentity,
+    method: str,
+    *,
+    assertion: str | None = None,
 ) -> tuple[dict[str, str], dict[str, str]]:
     """``(form, headers)`` of a token request authenticated by ``method``.
 
@@ -339,8 +378,9 @@ def parse_token_response(status: int, body: bytes, *, now: float, dpop: bool = F
         raise OAuthError("invalid_response", "the token response has no access_token")
     kinds = ("bearer", "dpop") if dpop else ("bearer",)
     if not isinstance(token_type, str) or token_type.lower() not in kinds:
-        raise OAuthError("invalid_response", "the token response's token_type is not "
-                         + ("Bearer or DPoP" if dpop else "Bearer"))
+        raise OAuthError(
+            "invalid_response", "the token response's token_type is not " + ("Bearer or DPoP" if dpop else "Bearer")
+        )
     token_type = "DPoP" if token_type.lower() == "dpop" else "Bearer"
     expires = data.get("expires_in")
     expires_at: float | None = None
@@ -353,5 +393,10 @@ def parse_token_response(status: int, body: bytes, *, now: float, dpop: bool = F
             expires_at = None
     refresh = data.get("refresh_token")
     scope = data.get("scope")
-    return Tokens(access, token_type, refresh if isinstance(refresh, str) else None, expires_at,
-                  scope if isinstance(scope, str) else None)
+    return Tokens(
+        access,
+        token_type,
+        refresh if isinstance(refresh, str) else None,
+        expires_at,
+        scope if isinstance(scope, str) else None,
+    )

@@ -77,7 +77,11 @@ def subject_token_type_uri(kind: str) -> str:
 
 
 def token_exchange_form(
-    *, subject_token: str, subject_token_type: str = "id_token", audience: str, resource: str,
+    *,
+    subject_token: str,
+    subject_token_type: str = "id_token",
+    audience: str,
+    resource: str,
     scope: str | None = None,
 ) -> dict[str, str]:
     """The RFC 8693 request for an ID-JAG (before client authentication at the IdP)."""
@@ -109,7 +113,11 @@ class IssuedToken:
 
 
 def parse_token_exchange_response(
-    status: int, body: bytes, *, now: float, expected_type: str = ID_JAG,
+    status: int,
+    body: bytes,
+    *,
+    now: float,
+    expected_type: str = ID_JAG,
 ) -> IssuedToken:
     """The issued token of an RFC 8693 answer, or ``OAuthError``."""
     try:
@@ -169,7 +177,11 @@ def _strip(url: str) -> str:
 
 
 def check_assertion(
-    claims: Mapping[str, Any], *, now: float, audience: str | None = None, leeway: float = 0.0,
+    claims: Mapping[str, Any],
+    *,
+    now: float,
+    audience: str | None = None,
+    leeway: float = 0.0,
 ) -> None:
     """Refuse an assertion that has expired or is for another audience (``OAuthError``).
 

@@ -143,8 +143,9 @@ class UrlPolicy:
             if problem is not None:
                 raise UrlRefused(f"the {what} URL {quote(url)} names {problem}")
         if scheme == "http" and not (self.allow_http or is_loopback_host(host)):
-            raise UrlRefused(f"the {what} URL {quote(url)} is not https (the spec requires https "
-                             "for authorization server endpoints)")
+            raise UrlRefused(
+                f"the {what} URL {quote(url)} is not https (the spec requires https for authorization server endpoints)"
+            )
         return url
 
     def address_allowed(self, host: str, address: str) -> str | None:

@@ -85,8 +85,14 @@ class Unsupported(TrimcpError):
 
 # RE2's messages for patterns that are no regular expression in ECMA-262 either; its
 # other refusals (a class it does not know, a repetition over 1000) are its limits.
-_SYNTAX_ERRORS: Final = ("missing )", "unexpected )", "missing ]", "bad repetition operator",
-                         "no argument for repetition operator", "trailing \\")
+_SYNTAX_ERRORS: Final = (
+    "missing )",
+    "unexpected )",
+    "missing ]",
+    "bad repetition operator",
+    "no argument for repetition operator",
+    "trailing \\",
+)
 
 
 def _hex_run(pattern: str, start: int, count: int) -> int | None:
@@ -107,12 +113,7 @@ def _unicode_escape(pattern: str, i: int) -> tuple[str, int]:
     if pattern.startswith("\\u{", i):
         end = pattern.find("}", i + 3)
         digits = pattern[i + 3 : end] if end > 0 else ""
-        if (
-            not digits
-            or len(digits) > 6
-            or not all(c in _HEX for c in digits)
-            or int(digits, 16) > 0x10FFFF
-        ):
+        if not digits or len(digits) > 6 or not all(c in _HEX for c in digits) or int(digits, 16) > 0x10FFFF:
             raise Unsupported("a malformed \\u{...} escape", syntax=True)
         return _code_point(int(digits, 16)), end + 1
     code = _hex_run(pattern, i + 2, 4)
@@ -276,11 +277,7 @@ class PeerPattern:
         try:
             self._regexp = re2.compile(translated, options)
         except re2.error as exc:
-            reason = (
-                exc.args[0].decode("utf-8", "replace")
-                if exc.args and isinstance(exc.args[0], bytes)
-                else str(exc)
-            )
+            reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
             if "too large" in reason:
                 # RE2 built most of a program before refusing it: a few milliseconds.
                 self.compile_cost += RE2_MAX_MEM // 64

@@ -139,9 +139,7 @@ def _quiet(value: Any, budget: WorkBudget) -> Any:
         if isinstance(item, str):
             return _QuietStr(item)
         if isinstance(item, dict):
-            return _QuietDict(
-                (_QuietStr(k) if isinstance(k, str) else k, copy(v)) for k, v in item.items()
-            )
+            return _QuietDict((_QuietStr(k) if isinstance(k, str) else k, copy(v)) for k, v in item.items())
         if isinstance(item, (list, tuple)):
             return _QuietList(copy(v) for v in item)
         return item
@@ -206,9 +204,7 @@ def _pattern(validator: Any, source: Any, instance: Any, schema: Any) -> Iterato
         yield ValidationError(f"{quote(str(instance))} does not match {quote(str(source), 80)}")
 
 
-def _pattern_properties(
-    validator: Any, patterns: Any, instance: Any, schema: Any
-) -> Iterator[ValidationError]:
+def _pattern_properties(validator: Any, patterns: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
     run = _RUN.get()
     run.budget.spend(KEYWORD_UNITS)
     if not validator.is_type(instance, "object") or not isinstance(patterns, Mapping):
@@ -222,9 +218,7 @@ def _pattern_properties(
                 yield from validator.descend(value, subschema, path=key, schema_path=source)
 
 
-def _additional_properties(
-    validator: Any, extra_schema: Any, instance: Any, schema: Any
-) -> Iterator[ValidationError]:
+def _additional_properties(validator: Any, extra_schema: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
     run = _RUN.get()
     run.budget.spend(KEYWORD_UNITS)
     if not validator.is_type(instance, "object"):
@@ -240,11 +234,7 @@ def _additional_properties(
             run.note("additionalProperties next to that pattern not enforced")
             return
         patterns.append(found)
-    extras = [
-        key
-        for key in instance
-        if key not in declared and not any(p.search(key, run.budget) for p in patterns)
-    ]
+    extras = [key for key in instance if key not in declared and not any(p.search(key, run.budget) for p in patterns)]
     if validator.is_type(extra_schema, "object"):
         for key in extras:
             yield from validator.descend(instance[key], extra_schema, path=key)
@@ -252,9 +242,7 @@ def _additional_properties(
         shown = ", ".join(quote(str(k), 60) for k in extras[:5])
         more = f" and {len(extras) - 5} more" if len(extras) > 5 else ""
         verb = "was" if len(extras) == 1 else "were"
-        yield ValidationError(
-            f"Additional properties are not allowed ({shown}{more} {verb} unexpected)"
-        )
+        yield ValidationError(f"Additional properties are not allowed ({shown}{more} {verb} unexpected)")
 
 
 def _unevaluated_properties(original: Keyword) -> Keyword:
@@ -285,9 +273,7 @@ def _identity(value: Any, budget: WorkBudget) -> Any:
     return ("z", None)
 
 
-def _unique_items(
-    validator: Any, unique: Any, instance: Any, schema: Any
-) -> Iterator[ValidationError]:
+def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
     # jsonschema's own check compares unhashable items pairwise: quadratic in the array.
     run = _RUN.get()
     run.budget.spend(KEYWORD_UNITS)
@@ -318,9 +304,7 @@ def _reference(original: Keyword) -> Keyword:
             # Materialised here, so that a lookup that fails is caught at its own $ref.
             return list(original(validator, value, instance, schema))
         except referencing.exceptions.Unresolvable:
-            run.note(
-                f"$ref {quote(str(value), 80)} not resolved (remote references are never fetched)"
-            )
+            run.note(f"$ref {quote(str(value), 80)} not resolved (remote references are never fetched)")
             return ()
 
     return keyword
@@ -416,9 +400,7 @@ class BoundedSchema:
     (otherwise an annotation, as 2020-12 says).
     """
 
-    def __init__(
-        self, schema: Any, *, formats: bool = False, budget: WorkBudget | None = None
-    ) -> None:
+    def __init__(self, schema: Any, *, formats: bool = False, budget: WorkBudget | None = None) -> None:
         self.schema = schema
         self.problem: str | None = None
         #: Reading stopped because ``budget`` ran out (a larger one may succeed).
@@ -446,9 +428,7 @@ class BoundedSchema:
                 where = "".join(f"/{part}" for part in error.absolute_path) or "/"
                 self.problem = f"not a valid JSON Schema at {where}: {error.message}"
                 return
-            self._validator = cls(
-                quiet, registry=_REGISTRY, format_checker=cls.FORMAT_CHECKER if formats else None
-            )
+            self._validator = cls(quiet, registry=_REGISTRY, format_checker=cls.FORMAT_CHECKER if formats else None)
         except BudgetExhausted:
             self.exhausted = True
             self.problem = f"reading the schema would cost more than {budget.limit} work units"

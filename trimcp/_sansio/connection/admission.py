@@ -85,11 +85,14 @@ _Allowed = frozenset[str] | _Any
 
 #: Requests this side may *send* in each state.
 SEND_ALLOWED: Final[Mapping[Role, Mapping[type[State], _Allowed]]] = {
-    Role.CLIENT: {IDLE: frozenset({"initialize", "ping", "server/discover"}),
-                  DISCOVERING: frozenset({"server/discover"}), INITIALIZING: frozenset({"ping"}),
-                  OPERATING: ANY, CLOSED: frozenset()},
-    Role.SERVER: {IDLE: frozenset({"ping"}), INITIALIZING: frozenset({"ping"}),
-                  OPERATING: ANY, CLOSED: frozenset()},
+    Role.CLIENT: {
+        IDLE: frozenset({"initialize", "ping", "server/discover"}),
+        DISCOVERING: frozenset({"server/discover"}),
+        INITIALIZING: frozenset({"ping"}),
+        OPERATING: ANY,
+        CLOSED: frozenset(),
+    },
+    Role.SERVER: {IDLE: frozenset({"ping"}), INITIALIZING: frozenset({"ping"}), OPERATING: ANY, CLOSED: frozenset()},
 }
 #: Notifications this side may send before OPERATING (afterwards: any).
 NOTIFY_EARLY: Final[Mapping[Role, frozenset[str]]] = {
@@ -98,14 +101,19 @@ NOTIFY_EARLY: Final[Mapping[Role, frozenset[str]]] = {
 }
 #: Handshake-era requests (no envelope) this side *accepts* in each state.
 RECEIVE_ALLOWED: Final[Mapping[Role, Mapping[type[State], _Allowed]]] = {
-    Role.CLIENT: {IDLE: frozenset({"ping"}), DISCOVERING: frozenset({"ping"}),
-                  INITIALIZING: frozenset({"ping"}), OPERATING: ANY, CLOSED: frozenset()},
-    Role.SERVER: {IDLE: frozenset({"initialize", "ping"}), INITIALIZING: ANY,
-                  OPERATING: ANY, CLOSED: frozenset()},
+    Role.CLIENT: {
+        IDLE: frozenset({"ping"}),
+        DISCOVERING: frozenset({"ping"}),
+        INITIALIZING: frozenset({"ping"}),
+        OPERATING: ANY,
+        CLOSED: frozenset(),
+    },
+    Role.SERVER: {IDLE: frozenset({"initialize", "ping"}), INITIALIZING: ANY, OPERATING: ANY, CLOSED: frozenset()},
 }
 #: Where ``initialize`` may arrive at all: a server that has not yet answered one.
 INITIALIZE_ACCEPTED: Final[Mapping[Role, frozenset[type[State]]]] = {
-    Role.CLIENT: frozenset(), Role.SERVER: frozenset({IDLE}),
+    Role.CLIENT: frozenset(),
+    Role.SERVER: frozenset({IDLE}),
 }
 #: Requests the lifecycle alone judges (negotiation answers initialize, the
 #: Connection ping): no revision or capability check applies to them.
@@ -126,9 +134,7 @@ ENVELOPE_EXEMPT: Final = frozenset({"initialize", "ping"})
 MAX_PROBES: Final = 3
 SAME_VERSION_PROBES: Final = 2
 
-_ALL_REQUESTS: Final = frozenset().union(
-    *(r.client_requests | r.server_requests for r in REVISIONS.values())
-)
+_ALL_REQUESTS: Final = frozenset().union(*(r.client_requests | r.server_requests for r in REVISIONS.values()))
 _ALL_NOTIFICATIONS: Final = frozenset().union(
     *(r.client_notifications | r.server_notifications for r in REVISIONS.values())
 )
@@ -159,6 +165,7 @@ NOT_ADVERTISED: Final = Rule("capability-not-advertised", rpc.METHOD_NOT_FOUND)
 UNEXPECTED_INITIALIZED: Final = Rule("unexpected-initialized", None)
 BATCH_NOT_IN_REVISION: Final = Rule("batch-not-in-revision", rpc.INVALID_REQUEST)
 
+
 @attrs.frozen
 class Refused:
     rule: Rule
@@ -177,7 +184,9 @@ def refuse_request(cs: ConnectionState, method: str, own_capabilities: dict[str,
     """Why a request without an envelope may not be taken now, or None to take it."""
     role, state = cs.role, cs.lifecycle
     if (
-        role is Role.SERVER and state in ENVELOPE_REQUIRED_STATES and method not in ENVELOPE_EXEMPT
+        role is Role.SERVER
+        and state in ENVELOPE_REQUIRED_STATES
+        and method not in ENVELOPE_EXEMPT
         and cs.versions_of(Era.STATELESS)
     ):
         return Refused(
@@ -194,9 +203,7 @@ def refuse_request(cs: ConnectionState, method: str, own_capabilities: dict[str,
     return refuse_in_revision(method, cs.revision, cs.peer_role, own_capabilities)
 
 
-def admit_envelope(
-    params: dict[str, Any], cs: ConnectionState, log_levels: tuple[str, ...]
-) -> sl.Envelope | Refused:
+def admit_envelope(params: dict[str, Any], cs: ConnectionState, log_levels: tuple[str, ...]) -> sl.Envelope | Refused:
     """Server: the envelope of a stateless-era request, or why it is refused.  The
     request's method is then judged by ``refuse_in_revision`` at the envelope's revision."""
     envelope = sl.read_envelope(params, log_levels)
@@ -220,14 +227,15 @@ def refuse_in_revision(
     if sender is Role.SERVER and revision.era is Era.STATELESS and method in _ALL_REQUESTS:
         # The revision lists them as what a server may ask for, but only inside an
         # InputRequiredResult: a server MUST NOT send them as requests (spec: mrtr).
-        return Refused(NOT_IN_REVISION, f"method not found: {method} (in {revision.name} a server asks "
-                       "for it inside an InputRequiredResult, never as a request)")
+        return Refused(
+            NOT_IN_REVISION,
+            f"method not found: {method} (in {revision.name} a server asks "
+            "for it inside an InputRequiredResult, never as a request)",
+        )
     gate = peer_gate(method, revision)
     if gate is not None and not has_capability(own_capabilities, gate):
         # The peer called a feature we never advertised.
-        return Refused(
-            NOT_ADVERTISED, f"method not found: {method} (capability {'.'.join(gate)} not advertised)"
-        )
+        return Refused(NOT_ADVERTISED, f"method not found: {method} (capability {'.'.join(gate)} not advertised)")
     return None
 
 
@@ -260,14 +268,17 @@ def send_request_problem(
     if method not in SEND_ALLOWED[cs.role][cs.lifecycle]:
         return f"can't send {method!r} when role={cs.role.value} and state={cs.lifecycle!r}"
     revision = cs.revision
-    if cs.role is Role.CLIENT and cs.lifecycle is OPERATING and extensions.admits(
-        method, revision.name, own_capabilities
+    if (
+        cs.role is Role.CLIENT
+        and cs.lifecycle is OPERATING
+        and extensions.admits(method, revision.name, own_capabilities)
     ):
         return None  # a method of an extension we declared (e.g. ext-tasks' tasks/get)
     # ``revision`` is always one of the candidates (the only one once negotiated): asking it
     # first spares the general case on every request sent.
     if (
-        method in _ALL_REQUESTS and method not in revision.requests_from(cs.role)
+        method in _ALL_REQUESTS
+        and method not in revision.requests_from(cs.role)
         and not any(method in r.requests_from(cs.role) for r in cs.candidate_revisions())
     ):
         return f"a {cs.role.value} can't send {method!r} in revision {revision.name}"
@@ -313,9 +324,7 @@ def may_probe_again(attempts: int, last_version: str | None, retry_version: str 
 # ------------------------------------------------------------------ logging
 
 
-def may_log(
-    level: str, session_level: str | None, envelope: sl.Envelope | None, log_levels: tuple[str, ...]
-) -> bool:
+def may_log(level: str, session_level: str | None, envelope: sl.Envelope | None, log_levels: tuple[str, ...]) -> bool:
     """Server: whether a log message at ``level`` may be sent (spec: utilities/logging).
 
     Handshake era: it must reach the level the client set with ``logging/setLevel``

@@ -259,9 +259,7 @@ class Connection:
                 raise LocalProtocolError(f"progress token {progress_token!r} is already in use")
             params = with_progress_token(params, progress_token)
         if self.role is Role.CLIENT and self.protocol_version and self.era is Era.STATELESS:
-            envelope = sl.build_envelope(
-                self.protocol_version, self.capabilities, self.info, self.request_log_level
-            )
+            envelope = sl.build_envelope(self.protocol_version, self.capabilities, self.info, self.request_log_level)
             params = sl.with_envelope(params, envelope)
         return self._queue_request(method, params, progress_token, SendMeta(self.protocol_version))
 
@@ -300,9 +298,7 @@ class Connection:
             result = sl.stateless_result(result, self.info)
         self._outbox.append((rpc.Response(request_id, result), SendMeta(self.protocol_version, request_id)))
 
-    def send_error(
-        self, request_id: rpc.RequestId, code: int, message: str, data: Any = None
-    ) -> None:
+    def send_error(self, request_id: rpc.RequestId, code: int, message: str, data: Any = None) -> None:
         if self._finish_incoming(request_id) is not None:
             self._queue(rpc.ErrorResponse(request_id, rpc.ErrorObject(code, message, data)))
 
@@ -340,9 +336,7 @@ class Connection:
             note = rpc.Notification("notifications/cancelled", params)
             self._outbox.append((note, SendMeta(self.protocol_version, cancels=request_id)))
 
-    def request_lost(
-        self, request_id: rpc.RequestId, error: Exception, *, may_reissue: bool = False
-    ) -> list[ev.Event]:
+    def request_lost(self, request_id: rpc.RequestId, error: Exception, *, may_reissue: bool = False) -> list[ev.Event]:
         """Client: the transport says the answer to our ``request_id`` will never arrive
         (its exchange failed for good); return what follows.  ``may_reissue``: the
         transport may carry the request again under a new id (2026-07-28 Streamable
@@ -582,7 +576,8 @@ class Connection:
         if self._negotiating(pending.method):
             negotiator = self._negotiator
             step = (
-                negotiator.receive_initialize_answer if pending.method == "initialize"
+                negotiator.receive_initialize_answer
+                if pending.method == "initialize"
                 else negotiator.receive_discover_answer
             )
             return self._carry_out(step(msg))
@@ -600,10 +595,15 @@ class Connection:
             return [ev.ProtocolIssue("invalid-result", problem, msg), ev.InvalidAnswer(msg.id, method, problem)]
         if result.get("resultType") == sl.ResultType.INPUT_REQUIRED:
             state = result.get("requestState")
-            return [ev.InputRequired(
-                msg.id, method, pending.params or {}, result.get("inputRequests") or {},
-                state if isinstance(state, str) else None,
-            )]
+            return [
+                ev.InputRequired(
+                    msg.id,
+                    method,
+                    pending.params or {},
+                    result.get("inputRequests") or {},
+                    state if isinstance(state, str) else None,
+                )
+            ]
         events: list[ev.Event] = []
         if result.get("resultType") is None:
             # Clients MUST read an absent resultType as "complete"; a 2026 server MUST send it.

@@ -31,7 +31,7 @@ DEFAULT_MAX_CONSECUTIVE_FAILURES = 3
 class FailureCounter:
     """Terminal failures since the peer was last heard from (``limit=None``: never dead)."""
 
-    __slots__ = ("limit", "count", "last", "dead")
+    __slots__ = ("count", "dead", "last", "limit")
 
     def __init__(self, limit: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES) -> None:
         if limit is not None and limit < 1:

@@ -87,15 +87,20 @@ TRANSITIONS: Final[Mapping[Role, Mapping[type[State], Mapping[LifecycleEvent, ty
         # A discover answer decides the era: stateless (operate at once), handshake
         # (back to IDLE, then initialize), or none we share (closed).
         DISCOVERING: {
-            _E.SEND_DISCOVER: DISCOVERING, _E.RECV_DISCOVER_RESULT: OPERATING,
-            _E.RECV_LEGACY_ANSWER: IDLE, _E.RECV_DISCOVER_FAILURE: CLOSED, _E.CLOSE: CLOSED,
+            _E.SEND_DISCOVER: DISCOVERING,
+            _E.RECV_DISCOVER_RESULT: OPERATING,
+            _E.RECV_LEGACY_ANSWER: IDLE,
+            _E.RECV_DISCOVER_FAILURE: CLOSED,
+            _E.CLOSE: CLOSED,
         },
         # A dual-era client whose probe went unanswered in time (a server still starting)
         # learns from -32022 to initialize that the server is stateless after all: IDLE,
         # then server/discover again.
         INITIALIZING: {
-            _E.RECV_INIT_RESULT: OPERATING, _E.RECV_INIT_FAILURE: CLOSED,
-            _E.RECV_INIT_STATELESS: IDLE, _E.CLOSE: CLOSED,
+            _E.RECV_INIT_RESULT: OPERATING,
+            _E.RECV_INIT_FAILURE: CLOSED,
+            _E.RECV_INIT_STATELESS: IDLE,
+            _E.CLOSE: CLOSED,
         },
         OPERATING: {_E.CLOSE: CLOSED},
         CLOSED: {_E.CLOSE: CLOSED},

@@ -126,7 +126,8 @@ class Negotiator:
         client_info = params.get("clientInfo")
         cs.peer_info = client_info if isinstance(client_info, dict) else {}
         result: dict[str, Any] = {
-            "protocolVersion": chosen, "capabilities": extensions.capabilities_for(capabilities, chosen),
+            "protocolVersion": chosen,
+            "capabilities": extensions.capabilities_for(capabilities, chosen),
             "serverInfo": info,
         }
         if instructions:
@@ -201,10 +202,14 @@ class Negotiator:
                 cs.advance(LifecycleEvent.RECV_LEGACY_ANSWER)
                 return Outcome([LegacyServer(f"the server's stateless revisions are {supported}", fallback)])
             cs.advance(LifecycleEvent.RECV_DISCOVER_FAILURE)
-            return Outcome([HandshakeFailed(
-                f"no common protocol revision: the server supports {supported}, "
-                f"this client {list(cs.supported_versions)}"
-            )])
+            return Outcome(
+                [
+                    HandshakeFailed(
+                        f"no common protocol revision: the server supports {supported}, "
+                        f"this client {list(cs.supported_versions)}"
+                    )
+                ]
+            )
         cs.advance(LifecycleEvent.RECV_DISCOVER_RESULT)
         cs.protocol_version = chosen
         meta = result.get("_meta")
@@ -213,10 +218,18 @@ class Negotiator:
         cs.peer_info = info if isinstance(info, dict) else {}
         cs.peer_capabilities = caps
         cs.peer_instructions = instructions if isinstance(instructions, str) else None
-        return Outcome([Discovered(
-            chosen, [v for v in supported if isinstance(v, str)], cs.peer_info, caps,
-            cs.peer_instructions, result,
-        )])
+        return Outcome(
+            [
+                Discovered(
+                    chosen,
+                    [v for v in supported if isinstance(v, str)],
+                    cs.peer_info,
+                    caps,
+                    cs.peer_instructions,
+                    result,
+                )
+            ]
+        )
 
     def _stateless_after_all(self, err: rpc.ErrorObject) -> str | None:
         """The stateless revision to probe with again when ``initialize`` is refused with
@@ -252,9 +265,7 @@ class Negotiator:
     def answer_unusable(self, method: str, reason: str) -> Outcome:
         """Client: the answer to our ``initialize`` / ``server/discover`` could not be
         read at all: negotiation cannot go on, so fail it rather than wait forever."""
-        failure = (
-            LifecycleEvent.RECV_INIT_FAILURE if method == "initialize" else LifecycleEvent.RECV_DISCOVER_FAILURE
-        )
+        failure = LifecycleEvent.RECV_INIT_FAILURE if method == "initialize" else LifecycleEvent.RECV_DISCOVER_FAILURE
         self._cs.advance(failure)
         err = rpc.ErrorObject(rpc.INVALID_REQUEST, f"malformed response: {reason}")
         return Outcome([HandshakeFailed(f"invalid answer to {method}: {reason}", err)])

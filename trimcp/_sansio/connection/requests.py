@@ -73,9 +73,7 @@ class PendingTable:
     def token_in_use(self, token: str | int) -> bool:
         return token in self._token_owner
 
-    def add(
-        self, method: str, params: dict[str, Any] | None, token: str | int | None
-    ) -> rpc.RequestId:
+    def add(self, method: str, params: dict[str, Any] | None, token: str | int | None) -> rpc.RequestId:
         """Record a new request under a fresh id and return the id."""
         request_id = self._next_id
         self._next_id += 1
@@ -120,18 +118,25 @@ class PendingTable:
         pending = self.requests[owner]
         events: list[Event] = []
         if pending.last_progress is not None and progress <= pending.last_progress:
-            events.append(ProtocolIssue(
-                "progress-not-increasing", f"progress went from {pending.last_progress} to {progress}", note,
-            ))
+            events.append(
+                ProtocolIssue(
+                    "progress-not-increasing",
+                    f"progress went from {pending.last_progress} to {progress}",
+                    note,
+                )
+            )
         pending.last_progress = progress
         total, message = params.get("total"), params.get("message")
         assert token is not None
-        events.append(ProgressReceived(
-            token, progress,
-            total if isinstance(total, (int, float)) else None,
-            message if isinstance(message, str) else None,
-            owner,
-        ))
+        events.append(
+            ProgressReceived(
+                token,
+                progress,
+                total if isinstance(total, (int, float)) else None,
+                message if isinstance(message, str) else None,
+                owner,
+            )
+        )
         return events
 
     def take_late_answer(self, request_id: rpc.RequestId) -> bool:
@@ -172,9 +177,7 @@ class IncomingTable:
     def get(self, request_id: rpc.RequestId) -> IncomingRequest | None:
         return self._requests.get(request_id)
 
-    def add(
-        self, request_id: rpc.RequestId, method: str, meta: Any, envelope: Envelope | None = None
-    ) -> None:
+    def add(self, request_id: rpc.RequestId, method: str, meta: Any, envelope: Envelope | None = None) -> None:
         """Track a request; ``meta`` is its ``params._meta`` (for the progress token)."""
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         self._requests[request_id] = IncomingRequest(

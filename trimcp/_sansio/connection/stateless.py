@@ -59,9 +59,13 @@ INPUT_REQUEST_GATES: Final[Mapping[str, tuple[str, ...]]] = {
     "roots/list": ("roots",),
 }
 #: JSON-RPC error codes that only a modern (stateless-era) server sends.
-MODERN_ERROR_CODES: Final = frozenset({
-    rpc.HEADER_MISMATCH, rpc.MISSING_CLIENT_CAPABILITY, rpc.UNSUPPORTED_PROTOCOL_VERSION,
-})
+MODERN_ERROR_CODES: Final = frozenset(
+    {
+        rpc.HEADER_MISMATCH,
+        rpc.MISSING_CLIENT_CAPABILITY,
+        rpc.UNSUPPORTED_PROTOCOL_VERSION,
+    }
+)
 
 
 @attrs.frozen

@@ -64,9 +64,7 @@ class LineDecoder:
             self._eof = True
             if self._buf.strip():
                 self._broken = True
-                raise RemoteProtocolError(
-                    f"stream ended in the middle of a line ({len(self._buf)} bytes unterminated)"
-                )
+                raise RemoteProtocolError(f"stream ended in the middle of a line ({len(self._buf)} bytes unterminated)")
             self._buf.clear()
             return []
         self._buf += data

@@ -276,8 +276,7 @@ class SSEDecoder:
             self._partial.clear()
             self._data.clear()
             raise RemoteProtocolError(
-                f"SSE event larger than {self.max_event_size} bytes "
-                f"({total} bytes buffered and still no end of event)"
+                f"SSE event larger than {self.max_event_size} bytes ({total} bytes buffered and still no end of event)"
             )
 
     def _finish(self) -> None:
@@ -398,6 +397,4 @@ def encode_comment(text: str = "") -> bytes:
     Multi-line text becomes one comment line per line.  No blank line is added,
     so a comment never dispatches (or interrupts) an event.
     """
-    return _to_bytes(
-        "".join(f": {line}\n" if line else ":\n" for line in _TEXT_LINE_END.split(text))
-    )
+    return _to_bytes("".join(f": {line}\n" if line else ":\n" for line in _TEXT_LINE_END.split(text)))

@@ -47,8 +47,17 @@ import attrs
 from ..bounded.budget import BudgetExhausted, WorkBudget
 from ..bounded.patterns import peer_pattern
 
-__all__ = ["FORM", "FORM_UNITS", "FieldKind", "FormField", "FormResult", "form_fields", "is_iso_date",
-           "looks_iso", "validate_form"]
+__all__ = [
+    "FORM",
+    "FORM_UNITS",
+    "FieldKind",
+    "FormField",
+    "FormResult",
+    "form_fields",
+    "is_iso_date",
+    "looks_iso",
+    "validate_form",
+]
 
 #: The key of ``FormResult.errors`` for problems of the form as a whole.
 FORM: Final = ""
@@ -61,7 +70,9 @@ _FORMATS: Final = ("email", "uri", "date", "date-time")
 _TRUE: Final = frozenset({"yes", "y", "true", "1", "on"})
 _FALSE: Final = frozenset({"no", "n", "false", "0", "off"})
 # local@domain: no spaces, one @, dot-separated domain labels (a bare host is legal in RFC 5321).
-_EMAIL: Final = re.compile(r"[^@\s]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*")
+_EMAIL: Final = re.compile(
+    r"[^@\s]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*"
+)
 # RFC 3986 absolute URI: a scheme, a colon, then no whitespace.
 _URI: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S+")
 _DATE: Final = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -97,11 +108,18 @@ class FormField:
         """The field's limits in words, for a form to show."""
         out: list[str] = []
         if self.format:
-            out.append(f"format {self.format}" + {"date": " (YYYY-MM-DD)",
-                                                   "date-time": " (YYYY-MM-DDTHH:MM:SS+HH:MM)"}.get(self.format, ""))
-        for label, value in (("at least {} characters", self.min_length), ("at most {} characters", self.max_length),
-                             ("at least {}", self.minimum), ("at most {}", self.maximum),
-                             ("at least {} choices", self.min_items), ("at most {} choices", self.max_items)):
+            out.append(
+                f"format {self.format}"
+                + {"date": " (YYYY-MM-DD)", "date-time": " (YYYY-MM-DDTHH:MM:SS+HH:MM)"}.get(self.format, "")
+            )
+        for label, value in (
+            ("at least {} characters", self.min_length),
+            ("at most {} characters", self.max_length),
+            ("at least {}", self.minimum),
+            ("at most {}", self.maximum),
+            ("at least {} choices", self.min_items),
+            ("at most {} choices", self.max_items),
+        ):
             if value is not None:
                 out.append(label.format(_show_number(value)))
         if self.pattern is not None:
@@ -199,14 +217,21 @@ def _read_field(name: str, raw: Any, required: bool, checks: _Checks) -> tuple[F
         return None, "the server's schema for this field is not an object"
     problems: list[str] = []
     kind_of = raw.get("type")
-    common: dict[str, Any] = {"name": name, "required": required,
-                              "title": _text(raw, "title", problems), "description": _text(raw, "description", problems)}
+    common: dict[str, Any] = {
+        "name": name,
+        "required": required,
+        "title": _text(raw, "title", problems),
+        "description": _text(raw, "description", problems),
+    }
     kind: FieldKind
     extra: dict[str, Any] = {}
     if kind_of == "string" and ("enum" in raw or "oneOf" in raw):
         kind = "enum"
-        extra["choices"] = (_options(raw["oneOf"], problems, "oneOf") if "oneOf" in raw
-                            else _plain(raw["enum"], raw.get("enumNames"), problems, "enum"))
+        extra["choices"] = (
+            _options(raw["oneOf"], problems, "oneOf")
+            if "oneOf" in raw
+            else _plain(raw["enum"], raw.get("enumNames"), problems, "enum")
+        )
     elif kind_of == "string":
         kind = "string"
         fmt = raw.get("format")
@@ -218,8 +243,12 @@ def _read_field(name: str, raw: Any, required: bool, checks: _Checks) -> tuple[F
             if compiled.invalid:
                 problems.append(f"pattern {pattern!r} does not compile as a regular expression")
             extra["pattern_problem"] = compiled.problem
-        extra.update(format=fmt if fmt in _FORMATS else None, pattern=pattern,
-                     min_length=_count(raw, "minLength", problems), max_length=_count(raw, "maxLength", problems))
+        extra.update(
+            format=fmt if fmt in _FORMATS else None,
+            pattern=pattern,
+            min_length=_count(raw, "minLength", problems),
+            max_length=_count(raw, "maxLength", problems),
+        )
     elif kind_of in ("number", "integer"):
         kind = "integer" if kind_of == "integer" else "number"
         extra.update(minimum=_bound(raw, "minimum", problems), maximum=_bound(raw, "maximum", problems))
@@ -231,12 +260,17 @@ def _read_field(name: str, raw: Any, required: bool, checks: _Checks) -> tuple[F
         if not isinstance(items, Mapping) or not ("enum" in items or "anyOf" in items):
             problems.append("an array field must be a multi-select: items with enum or anyOf options")
         else:
-            extra["choices"] = (_options(items["anyOf"], problems, "items.anyOf") if "anyOf" in items
-                                else _plain(items["enum"], None, problems, "items.enum"))
+            extra["choices"] = (
+                _options(items["anyOf"], problems, "items.anyOf")
+                if "anyOf" in items
+                else _plain(items["enum"], None, problems, "items.enum")
+            )
         extra.update(min_items=_count(raw, "minItems", problems), max_items=_count(raw, "maxItems", problems))
     else:
-        return None, (f"type {kind_of!r} is not a primitive the spec allows in a form "
-                      "(string, number, integer, boolean, or an array of enum options)")
+        return None, (
+            f"type {kind_of!r} is not a primitive the spec allows in a form "
+            "(string, number, integer, boolean, or an array of enum options)"
+        )
     if problems:
         return None, "the server's schema for this field is unusable: " + "; ".join(problems)
     field = FormField(kind=kind, **common, **extra)
@@ -249,7 +283,9 @@ def _read_field(name: str, raw: Any, required: bool, checks: _Checks) -> tuple[F
 
 
 def form_fields(
-    requested_schema: Any, *, budget: WorkBudget | None = None,
+    requested_schema: Any,
+    *,
+    budget: WorkBudget | None = None,
 ) -> tuple[list[FormField], dict[str, str]]:
     """The fields of ``requested_schema`` in order, and what is wrong with the schema (name -> message).
 
@@ -451,7 +487,10 @@ def _check(field: FormField, value: Any, checks: _Checks) -> tuple[Any, str | No
 
 
 def validate_form(
-    requested_schema: Any, content: Mapping[str, Any] | None, *, now: dt.datetime | None = None,
+    requested_schema: Any,
+    content: Mapping[str, Any] | None,
+    *,
+    now: dt.datetime | None = None,
     budget: WorkBudget | None = None,
 ) -> FormResult:
     """Check ``content`` against a form-mode ``requestedSchema``; never raises.
@@ -486,4 +525,3 @@ def validate_form(
     known = {f.name for f in fields} | set(errors)
     ignored = tuple(str(k) for k in given if k not in known)
     return FormResult(content=out, errors=errors, ignored=ignored, unchecked=checks.unchecked)
-

@@ -77,9 +77,7 @@ ImageHook = Callable[[Mapping[str, Any], int], "Mapping[str, Any] | None"]
 R = TypeVar("R", CallToolResult, Mapping[str, Any])
 
 
-def notice_text(
-    max_tokens: int, *, full_output_path: str | None = None, dropped: str = "", brief: bool = False
-) -> str:
+def notice_text(max_tokens: int, *, full_output_path: str | None = None, dropped: str = "", brief: bool = False) -> str:
     """The notice that ends a truncated result (``brief``: its first line and what was
     left out, for a limit the whole notice would not fit)."""
     text = f"[OUTPUT TRUNCATED - exceeded {max_tokens} token limit]"
@@ -226,8 +224,12 @@ def plan_truncation(
         raise ValueError("max_tokens must leave room for the notice (>= 64)")
     wire = to_wire(result) if isinstance(result, CallToolResult) else result
     return TruncationPlan(
-        result, wire, max_tokens, _estimate(wire, _cap(max_tokens))[0],
-        image_hook=image_hook, full_output_path=full_output_path,
+        result,
+        wire,
+        max_tokens,
+        _estimate(wire, _cap(max_tokens))[0],
+        image_hook=image_hook,
+        full_output_path=full_output_path,
     )
 
 
@@ -245,8 +247,7 @@ def truncate_result(
     the estimate is under half the limit.  ``image_hook`` may shrink an image that does
     not fit; ``full_output_path`` is named in the notice when the host saved the output.
     """
-    plan = plan_truncation(result, max_tokens=max_tokens, image_hook=image_hook,
-                           full_output_path=full_output_path)
+    plan = plan_truncation(result, max_tokens=max_tokens, image_hook=image_hook, full_output_path=full_output_path)
     exact = counter(plan.count_input()) if plan.needs_exact_count and counter is not None else None
     out: R = plan.finish(exact)
     return out
@@ -262,8 +263,11 @@ def _placeholder(block: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _cut(
-    wire: Mapping[str, Any], max_tokens: int, scale: float,
-    image_hook: ImageHook | None, full_output_path: str | None,
+    wire: Mapping[str, Any],
+    max_tokens: int,
+    scale: float,
+    image_hook: ImageHook | None,
+    full_output_path: str | None,
 ) -> dict[str, Any]:
     blocks = [b for b in wire.get("content") or () if isinstance(b, Mapping)]
     # What the cut adds whatever the budget: the counter's newline between parts, and the
@@ -295,8 +299,9 @@ def _cut(
             dropped += 1
     structured = wire.get("structuredContent")
     cap = _cap(max_tokens)
-    text_total = min(cap, sum(_block_chars(b, budget)[0] for i, b in enumerate(blocks)
-                              if kept[i] is None and i not in omitted))
+    text_total = min(
+        cap, sum(_block_chars(b, budget)[0] for i, b in enumerate(blocks) if kept[i] is None and i not in omitted)
+    )
     structured_budget = 0
     if structured is not None:
         # Both sides saturate at the same cap: two giants split the budget evenly.
@@ -339,8 +344,12 @@ def _framing(
     still counts what was left out), then the notice's second sentence, then the path."""
     worst_drop = f"{len(blocks)} content blocks"
     placeholders = sum(len(_placeholder(b)["text"]) for b in blocks if b.get("type") != "text")
-    forms = [(False, full_output_path, True), (False, full_output_path, False),
-             (True, full_output_path, False), (True, None, False)]
+    forms = [
+        (False, full_output_path, True),
+        (False, full_output_path, False),
+        (True, full_output_path, False),
+        (True, None, False),
+    ]
     for index, (brief, path, per_block) in enumerate(forms):
         worst = notice_text(max_tokens, full_output_path=path, dropped=worst_drop, brief=brief)
         budget = _content_budget(max_tokens, scale, len(worst) + fixed + (placeholders if per_block else 0))

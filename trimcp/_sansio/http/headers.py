@@ -54,11 +54,11 @@ from .header_names import PARAM_HEADER_PREFIX
 __all__ = [
     "NAME_SOURCES",
     "SENTINEL_PREFIX",
-    "InvalidHeaderValue",
     "SENTINEL_SUFFIX",
     "HeaderParam",
-    "ToolHeaderBook",
+    "InvalidHeaderValue",
     "InvalidToolHeaders",
+    "ToolHeaderBook",
     "decode_header_value",
     "encode_header_value",
     "filter_tools",
@@ -85,16 +85,25 @@ SENTINEL_PREFIX: Final = "=?base64?"
 SENTINEL_SUFFIX: Final = "?="
 
 #: RFC 9110 section 5.6.2 ``tchar``.
-_TCHARS: Final = frozenset(
-    "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-)
+_TCHARS: Final = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 #: JSON Schema types a mirrored parameter may have (2026-07-28: not ``number``).
 _PRIMITIVE_TYPES: Final = frozenset({"string", "integer", "boolean"})
 #: Keywords whose values are subschemas that are *not* statically reachable.
-_SUBSCHEMA_ONE: Final = frozenset({
-    "items", "additionalProperties", "contains", "propertyNames", "not", "if", "then", "else",
-    "unevaluatedItems", "unevaluatedProperties", "additionalItems",
-})
+_SUBSCHEMA_ONE: Final = frozenset(
+    {
+        "items",
+        "additionalProperties",
+        "contains",
+        "propertyNames",
+        "not",
+        "if",
+        "then",
+        "else",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "additionalItems",
+    }
+)
 _SUBSCHEMA_LIST: Final = frozenset({"prefixItems", "oneOf", "anyOf", "allOf"})
 _SUBSCHEMA_MAP: Final = frozenset({"$defs", "definitions", "patternProperties", "dependentSchemas"})
 #: JavaScript's safe integer range, the limit the spec sets for mirrored integers.
@@ -212,23 +221,17 @@ def _check_annotation(node: Mapping[str, Any], path: tuple[str, ...], reachable:
     name = node["x-mcp-header"]
     where = "/".join(path) or "(root)"
     if not reachable or not path:
-        raise InvalidToolHeaders(
-            f"x-mcp-header on {where} is not reachable from the root through 'properties' alone"
-        )
+        raise InvalidToolHeaders(f"x-mcp-header on {where} is not reachable from the root through 'properties' alone")
     if not isinstance(name, str) or not is_token(name):
         raise InvalidToolHeaders(f"x-mcp-header {name!r} on {where} is not a non-empty HTTP token")
     types = _types_of(node)
     concrete = [t for t in types if t != "null"]
     if types and (not concrete or any(t not in _PRIMITIVE_TYPES for t in concrete)):
-        raise InvalidToolHeaders(
-            f"x-mcp-header {name!r} on {where} needs a primitive type, not {node.get('type')!r}"
-        )
+        raise InvalidToolHeaders(f"x-mcp-header {name!r} on {where} needs a primitive type, not {node.get('type')!r}")
     return name
 
 
-def _walk(
-    node: Any, path: tuple[str, ...], reachable: bool, found: list[HeaderParam], depth: int = 0
-) -> None:
+def _walk(node: Any, path: tuple[str, ...], reachable: bool, found: list[HeaderParam], depth: int = 0) -> None:
     if not isinstance(node, Mapping):
         return
     if depth > 64:
@@ -260,16 +263,12 @@ def header_params(input_schema: Any) -> tuple[HeaderParam, ...]:
     for param in found:
         key = param.name.lower()
         if key in seen:
-            raise InvalidToolHeaders(
-                f"x-mcp-header {param.name!r} repeats {seen[key]!r} (names are case-insensitive)"
-            )
+            raise InvalidToolHeaders(f"x-mcp-header {param.name!r} repeats {seen[key]!r} (names are case-insensitive)")
         seen[key] = param.name
     return tuple(found)
 
 
-def param_headers(
-    params: Iterable[HeaderParam], arguments: Any
-) -> list[tuple[str, str]]:
+def param_headers(params: Iterable[HeaderParam], arguments: Any) -> list[tuple[str, str]]:
     """``Mcp-Param-*`` headers for one call: absent or null arguments give no header."""
     out: list[tuple[str, str]] = []
     for param in params:

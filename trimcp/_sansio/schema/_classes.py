@@ -64,7 +64,7 @@ _MISSING = object()
 def _compile(name: str, lines: list[str], namespace: dict[str, Any]) -> Any:
     source = "\n".join(lines)
     code = compile(source, f"<trimcp schema {name}>", "exec")
-    exec(code, namespace)  # noqa: S102 - our own generated source, as attrs does
+    exec(code, namespace)
     return namespace[name]
 
 

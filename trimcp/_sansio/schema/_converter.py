@@ -110,9 +110,7 @@ def register_tagged_union(
     absent and ``fallback`` (e.g. ``UnknownContent``) for a tag value not in
     ``members``; without them either case is a ``SchemaError``.
     """
-    register_union_hook(
-        union, tagged_union_hook(converter, tag, members, default=default, fallback=fallback)
-    )
+    register_union_hook(union, tagged_union_hook(converter, tag, members, default=default, fallback=fallback))
 
 
 def register_checked(cls: type[_T], check: Callable[[_T], None]) -> None:

@@ -70,7 +70,6 @@ Role: TypeAlias = Literal["user", "assistant"]
 CacheScope: TypeAlias = Literal["public", "private"]
 
 
-
 @attrs.frozen(kw_only=True)
 class Icon:
     """An icon a client may show for a server, tool, resource or prompt (2025-11-25)."""

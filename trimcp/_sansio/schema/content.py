@@ -173,9 +173,7 @@ class UnknownContent:
         return t if isinstance(t, str) else ""
 
 
-ContentBlock: TypeAlias = (
-    TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource | UnknownContent
-)
+ContentBlock: TypeAlias = TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource | UnknownContent
 
 
 @attrs.frozen(kw_only=True)
@@ -251,6 +249,4 @@ def _structure_resource_contents(value: Any, _tp: Any) -> Any:
 
 _text_hook = converter.get_structure_hook(TextResourceContents)
 _blob_hook = converter.get_structure_hook(BlobResourceContents)
-converter.register_structure_hook_func(
-    lambda t: t == ResourceContents, _structure_resource_contents
-)
+converter.register_structure_hook_func(lambda t: t == ResourceContents, _structure_resource_contents)

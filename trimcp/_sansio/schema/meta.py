@@ -66,12 +66,8 @@ class Envelope:
     """The protocol members of a 2026-07-28 request's ``_meta`` (the schema's ``RequestMetaObject``)."""
 
     protocol_version: str = attrs.field(metadata={WIRE_NAME: PROTOCOL_VERSION_META})
-    client_capabilities: ClientCapabilities = attrs.field(
-        metadata={WIRE_NAME: CLIENT_CAPABILITIES_META}
-    )
-    client_info: Implementation | None = attrs.field(
-        default=None, metadata={WIRE_NAME: CLIENT_INFO_META}
-    )
+    client_capabilities: ClientCapabilities = attrs.field(metadata={WIRE_NAME: CLIENT_CAPABILITIES_META})
+    client_info: Implementation | None = attrs.field(default=None, metadata={WIRE_NAME: CLIENT_INFO_META})
     log_level: LoggingLevel | None = attrs.field(default=None, metadata={WIRE_NAME: LOG_LEVEL_META})
     progress_token: ProgressToken | None = None
     #: Every other ``_meta`` key (``traceparent``, vendor keys …).

@@ -344,9 +344,7 @@ def _structure(cls: Any, value: Any, where: str) -> Any:
         raise
 
 
-def _parse_params(
-    method: str, cls: Any, params: dict[str, Any] | None, required: frozenset[str]
-) -> Any:
+def _parse_params(method: str, cls: Any, params: dict[str, Any] | None, required: frozenset[str]) -> Any:
     if params is None:
         if method in required:
             raise SchemaError("required member missing", ["params"])
@@ -354,9 +352,7 @@ def _parse_params(
     return _structure(cls, params, "params")
 
 
-def parse_request_params(
-    method: str, params: dict[str, Any] | None, revision: str | None = None
-) -> Any:
+def parse_request_params(method: str, params: dict[str, Any] | None, revision: str | None = None) -> Any:
     """The typed params of a request.  ``KeyError`` for a method not in the table
     (``REQUEST_TYPES``, or ``request_types(revision)``).
 
@@ -378,9 +374,7 @@ def parse_request_params(
     return obj
 
 
-def parse_notification_params(
-    method: str, params: dict[str, Any] | None, revision: str | None = None
-) -> Any:
+def parse_notification_params(method: str, params: dict[str, Any] | None, revision: str | None = None) -> Any:
     """The typed params of a notification.  ``KeyError`` for an unknown method.
 
     For 2026-07-28 a ``_meta`` subscriptionId must be a JSON-RPC id.
@@ -411,11 +405,7 @@ def result_class(method: str, params: Any = None, revision: str | None = None) -
     """
     table = REQUEST_TYPES if revision is None else request_types(revision)
     cls = table[method][1]
-    if (
-        revision in (None, "2025-11-25")
-        and method in TASK_AUGMENTABLE
-        and getattr(params, "task", None) is not None
-    ):
+    if revision in (None, "2025-11-25") and method in TASK_AUGMENTABLE and getattr(params, "task", None) is not None:
         return CreateTaskResult
     return cls
 

@@ -39,9 +39,7 @@ __all__ = [
     "SetLevelRequestParams",
 ]
 
-LoggingLevel: TypeAlias = Literal[
-    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
-]
+LoggingLevel: TypeAlias = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 #: The levels from least to most severe (RFC 5424 order).
 LOGGING_LEVELS: Final[tuple[LoggingLevel, ...]] = (
     "debug",

@@ -93,9 +93,7 @@ class CreateMessageInputRequest:
     """Ask the client's model for a completion (answered with a ``CreateMessageResult``)."""
 
     params: CreateMessageRequestParams
-    method: Literal["sampling/createMessage"] = attrs.field(
-        default="sampling/createMessage", metadata=_TAG
-    )
+    method: Literal["sampling/createMessage"] = attrs.field(default="sampling/createMessage", metadata=_TAG)
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
@@ -120,9 +118,7 @@ class UnknownInputResponse:
     raw: dict[str, Any]
 
 
-InputResponse: TypeAlias = (
-    ElicitResult | CreateMessageResult | ListRootsResult | UnknownInputResponse
-)
+InputResponse: TypeAlias = ElicitResult | CreateMessageResult | ListRootsResult | UnknownInputResponse
 #: Key (as in the ``InputRequests`` answered) -> the client's result.
 InputResponses: TypeAlias = dict[str, InputResponse]
 
@@ -143,9 +139,7 @@ class InputRequiredResult(Result):
 
     input_requests: InputRequests | None = None
     request_state: str | None = None
-    result_type: Literal["input_required"] = attrs.field(
-        default=ResultType.INPUT_REQUIRED, metadata=_TAG
-    )
+    result_type: Literal["input_required"] = attrs.field(default=ResultType.INPUT_REQUIRED, metadata=_TAG)
 
 
 def input_response(responses: InputResponses | None, key: str, cls: type[T]) -> T | None:

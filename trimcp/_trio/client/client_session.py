@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Protocol, TypeVar, Union
+from typing import Any, Protocol, TypeVar
 
 from ..._errors import LocalProtocolError, McpError, PaginationError, RemoteProtocolError
 from ..._sansio import apps, extensions
@@ -42,7 +42,7 @@ from .tasks import ToolTask, created_task, follow_to_result
 logger = logging.getLogger("trimcp")
 
 T = TypeVar("T")
-Timeout = Union[float, None, UseDefault]
+Timeout = float | None | UseDefault
 
 
 def _parse(cls: type[T], data: Mapping[str, Any], method: str) -> T:
@@ -141,8 +141,7 @@ class ClientSession:
     def log_level(self, level: str | None) -> None:
         if self.era is not Era.STATELESS:
             raise LocalProtocolError(
-                "log_level travels in the requests of the stateless era; in the handshake era "
-                "call set_logging_level()"
+                "log_level travels in the requests of the stateless era; in the handshake era call set_logging_level()"
             )
         if level is not None and level not in LOG_LEVELS:
             raise LocalProtocolError(f"unknown log level {level!r} (one of {', '.join(LOG_LEVELS)})")
@@ -170,8 +169,12 @@ class ClientSession:
                 f"{method} does not exist in the stateless era (revision {self.protocol_version}): {hint}"
             )
         return await self.driver.request(
-            method, params, timeout=timeout, on_progress=on_progress,
-            reset_timeout_on_progress=reset_timeout_on_progress, max_total_timeout=max_total_timeout,
+            method,
+            params,
+            timeout=timeout,
+            on_progress=on_progress,
+            reset_timeout_on_progress=reset_timeout_on_progress,
+            max_total_timeout=max_total_timeout,
         )
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
@@ -195,9 +198,7 @@ class ClientSession:
             if cursor in seen:
                 raise PaginationError(method, f"{method}: the server repeated cursor {cursor!r} (pagination loop)")
             seen.add(cursor)
-        raise PaginationError(
-            method, f"{method}: more than {self.max_pages} pages; raise max_pages to read them all"
-        )
+        raise PaginationError(method, f"{method}: more than {self.max_pages} pages; raise max_pages to read them all")
 
     @asynccontextmanager
     async def listen(
@@ -224,7 +225,8 @@ class ClientSession:
             )
         wanted: dict[str, Any] = {}
         for field, flag in (
-            ("toolsListChanged", tools_list_changed), ("promptsListChanged", prompts_list_changed),
+            ("toolsListChanged", tools_list_changed),
+            ("promptsListChanged", prompts_list_changed),
             ("resourcesListChanged", resources_list_changed),
         ):
             if flag:
@@ -280,8 +282,12 @@ class ClientSession:
             self.driver.max_total_timeout if isinstance(max_total_timeout, UseDefault) else max_total_timeout,
         )
         result = await self._send_tool_call(
-            name, arguments, timeout=timeout, on_progress=on_progress,
-            reset_timeout_on_progress=reset_timeout_on_progress, max_total_timeout=max_total_timeout,
+            name,
+            arguments,
+            timeout=timeout,
+            on_progress=on_progress,
+            reset_timeout_on_progress=reset_timeout_on_progress,
+            max_total_timeout=max_total_timeout,
         )
         if result.get("resultType") == s.ResultType.TASK:
             return await follow_to_result(self.driver, result, deadline)
@@ -325,9 +331,14 @@ class ClientSession:
 
         async def send() -> dict[str, Any]:
             return await self.driver.request(
-                "tools/call", params, timeout=timeout, on_progress=on_progress,
-                header_params=self.tool_headers.params_for(name), progress_token=True,
-                reset_timeout_on_progress=reset_timeout_on_progress, max_total_timeout=max_total_timeout,
+                "tools/call",
+                params,
+                timeout=timeout,
+                on_progress=on_progress,
+                header_params=self.tool_headers.params_for(name),
+                progress_token=True,
+                reset_timeout_on_progress=reset_timeout_on_progress,
+                max_total_timeout=max_total_timeout,
             )
 
         try:

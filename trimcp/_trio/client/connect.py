@@ -96,7 +96,6 @@ logger = logging.getLogger("trimcp")
 CLIENT_INFO: dict[str, Any] = {"name": "trimcp", "version": __version__}
 
 
-
 def _params(cls: Any, ctx: RequestContext) -> Any:
     # Params that do not fit the schema are the peer's mistake: answer -32602, not -32603.
     try:
@@ -252,12 +251,20 @@ def open_client(
     ``stdio`` (``StdioOptions``: env, cwd, stderr, shutdown).  The flat keywords of
     before the groups still work and warn (``options.OLD_KEYWORDS``).
     """
-    groups = regroup({"timeouts": timeouts, "limits": limits, "handlers": handlers, "http": http, "stdio": stdio},
-                     deprecated)
+    groups = regroup(
+        {"timeouts": timeouts, "limits": limits, "handlers": handlers, "http": http, "stdio": stdio}, deprecated
+    )
     return _open_client(
-        target, revision=revision, transport=transport, client_info=client_info, extensions=extensions, auth=auth,
-        timeouts=groups["timeouts"] or Timeouts(), limits=groups["limits"] or Limits(),
-        handlers=groups["handlers"] or Handlers(), http=groups["http"] or HttpOptions(),
+        target,
+        revision=revision,
+        transport=transport,
+        client_info=client_info,
+        extensions=extensions,
+        auth=auth,
+        timeouts=groups["timeouts"] or Timeouts(),
+        limits=groups["limits"] or Limits(),
+        handlers=groups["handlers"] or Handlers(),
+        http=groups["http"] or HttpOptions(),
         stdio=groups["stdio"] or StdioOptions(),
     )
 
@@ -281,7 +288,8 @@ async def _open_client(
     if isinstance(target, StdioServerConfig):
         # An entry of an mcpServers file: its fields, under what the caller passed.
         stdio = attrs.evolve(
-            stdio, env={**target.env, **(stdio.env or {})} or None,
+            stdio,
+            env={**target.env, **(stdio.env or {})} or None,
             cwd=stdio.cwd if stdio.cwd is not None else target.cwd,
             shutdown=stdio.shutdown if stdio.shutdown is not None else target.shutdown,
         )
@@ -290,23 +298,35 @@ async def _open_client(
         if target.oauth is not None and auth is None:
             raise ValueError(f"server {target.name!r} uses OAuth: pass auth=OAuthProvider(...)")
         http = attrs.evolve(
-            http, headers={**target.headers, **(http.headers or {})} or None,
+            http,
+            headers={**target.headers, **(http.headers or {})} or None,
             headers_helper=http.headers_helper if http.headers_helper is not None else target.headers_helper,
         )
         transport = transport or target.transport
         where = target.url
     else:
         where = target
-    if isinstance(target, (StdioServerConfig, RemoteServerConfig)) and timeouts.heartbeat is None \
-            and target.heartbeat is not None:
-        timeouts = attrs.evolve(timeouts, heartbeat=target.heartbeat.interval,
-                                heartbeat_timeout=target.heartbeat.timeout)
+    if (
+        isinstance(target, (StdioServerConfig, RemoteServerConfig))
+        and timeouts.heartbeat is None
+        and target.heartbeat is not None
+    ):
+        timeouts = attrs.evolve(
+            timeouts, heartbeat=target.heartbeat.interval, heartbeat_timeout=target.heartbeat.timeout
+        )
     # Which transport, and is it one we have: a usage error before anything starts.
     factory = transport_for(resolve(where) if transport is None else transport)
     options = TransportOptions(
-        env=stdio.env, cwd=stdio.cwd, on_stderr=stdio.on_stderr, max_message_size=limits.max_message_size,
-        connect_timeout=timeouts.connect, headers=http.headers, headers_helper=http.headers_helper,
-        http_client=http.http_client, auth=auth, shutdown=stdio.shutdown,
+        env=stdio.env,
+        cwd=stdio.cwd,
+        on_stderr=stdio.on_stderr,
+        max_message_size=limits.max_message_size,
+        connect_timeout=timeouts.connect,
+        headers=http.headers,
+        headers_helper=http.headers_helper,
+        http_client=http.http_client,
+        auth=auth,
+        shutdown=stdio.shutdown,
     )
     versions: tuple[str, ...] = ALL_VERSIONS
     if revision is not None:
@@ -316,8 +336,14 @@ async def _open_client(
     connection = Connection(
         Role.CLIENT,
         info=dict(client_info or CLIENT_INFO),
-        capabilities=_client_capabilities(handlers.sampling, handlers.elicitation, handlers.elicitation_modes,
-                                          handlers.roots, extensions, handlers.sampling_tools),
+        capabilities=_client_capabilities(
+            handlers.sampling,
+            handlers.elicitation,
+            handlers.elicitation_modes,
+            handlers.roots,
+            extensions,
+            handlers.sampling_tools,
+        ),
         supported_versions=versions,
         max_message_size=limits.max_message_size,
     )
@@ -353,8 +379,14 @@ async def _open_client(
                     handshake = await _negotiate(driver, revision, timeouts.connect, timeouts.probe)
                     if timeouts.heartbeat is not None:
                         nursery.start_soon(run_heartbeat, driver, timeouts.heartbeat, timeouts.heartbeat_timeout)
-                    yield ClientSession(driver, handshake, limits.max_pages, router=router, cache=cache,
-                                        url_elicitation=handlers.url_elicitation)
+                    yield ClientSession(
+                        driver,
+                        handshake,
+                        limits.max_pages,
+                        router=router,
+                        cache=cache,
+                        url_elicitation=handlers.url_elicitation,
+                    )
                 finally:
                     await driver.aclose()
                     nursery.cancel_scope.cancel()
@@ -387,7 +419,8 @@ async def _negotiate(
     except trio.TooSlowError:
         raise ConnectTimeout(
             _explain(driver.stream, f"no answer to {phase} within {connect_timeout} s"),
-            phase=phase, seconds=connect_timeout,
+            phase=phase,
+            seconds=connect_timeout,
         ) from None
     except TransportClosed as exc:
         # The transport's own account (the process exited with status 3, the port refused

@@ -153,7 +153,7 @@ async def open_subscription(
             result = await driver.request(
                 "subscriptions/listen", {"notifications": requested}, timeout=None, on_sent=registered
             )
-        except Exception as exc:  # noqa: BLE001 - handed to the reader of the stream
+        except Exception as exc:
             error = exc
         finally:
             if sub.id is not None:

@@ -148,7 +148,11 @@ class StdioOptions:
 
 #: The group keywords of ``open_client`` and the class of each.
 GROUPS: dict[str, type[Any]] = {
-    "timeouts": Timeouts, "limits": Limits, "handlers": Handlers, "http": HttpOptions, "stdio": StdioOptions,
+    "timeouts": Timeouts,
+    "limits": Limits,
+    "handlers": Handlers,
+    "http": HttpOptions,
+    "stdio": StdioOptions,
 }
 
 #: The flat keywords ``open_client`` had before the groups: old name -> (group, field).
@@ -197,8 +201,11 @@ def regroup(groups: dict[str, Any], old: Mapping[str, Any], *, stacklevel: int =
         if where is None:
             raise TypeError(f"open_client() got an unexpected keyword argument {name!r}")
         group, field = where
-        warn_deprecated(f"open_client({name}=...)", f"open_client({group}={GROUPS[group].__name__}({field}=...))",
-                        stacklevel=stacklevel + 1)
+        warn_deprecated(
+            f"open_client({name}=...)",
+            f"open_client({group}={GROUPS[group].__name__}({field}=...))",
+            stacklevel=stacklevel + 1,
+        )
         fields.setdefault(group, {})[field] = value
     for group, values in fields.items():
         base = out.get(group)
@@ -209,8 +216,11 @@ def regroup(groups: dict[str, Any], old: Mapping[str, Any], *, stacklevel: int =
 def _given(value: Any) -> dict[str, Any]:
     """The fields of a group that differ from their defaults."""
     defaults = type(value)()
-    return {f.name: getattr(value, f.name) for f in attrs.fields(type(value))
-            if getattr(value, f.name) != getattr(defaults, f.name)}
+    return {
+        f.name: getattr(value, f.name)
+        for f in attrs.fields(type(value))
+        if getattr(value, f.name) != getattr(defaults, f.name)
+    }
 
 
 def merge_options(*layers: Mapping[str, Any]) -> dict[str, Any]:
@@ -226,6 +236,17 @@ def merge_options(*layers: Mapping[str, Any]) -> dict[str, Any]:
 
 
 __all__ = [
-    "GROUPS", "OLD_KEYWORDS", "ElicitationHandler", "Handlers", "HttpOptions", "Limits", "LoggingHandler",
-    "RootsProvider", "SamplingHandler", "StdioOptions", "Timeouts", "merge_options", "regroup",
+    "GROUPS",
+    "OLD_KEYWORDS",
+    "ElicitationHandler",
+    "Handlers",
+    "HttpOptions",
+    "Limits",
+    "LoggingHandler",
+    "RootsProvider",
+    "SamplingHandler",
+    "StdioOptions",
+    "Timeouts",
+    "merge_options",
+    "regroup",
 ]

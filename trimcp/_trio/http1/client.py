@@ -53,9 +53,7 @@ class H1ClientConnection:
         #: Bytes received since the current request was sent.
         self.received = 0
 
-    async def send_request(
-        self, method: str, target: str, headers: list[tuple[str, str]], body: bytes = b""
-    ) -> None:
+    async def send_request(self, method: str, target: str, headers: list[tuple[str, str]], body: bytes = b"") -> None:
         """Write one whole request (``headers`` must name ``Host``)."""
         try:
             wire = self.codec.send_request(method, target, headers, body)

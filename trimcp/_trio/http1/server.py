@@ -195,9 +195,7 @@ class H11Stream:
                 return event
             with trio.move_on_at(deadline) as scope:
                 if self.conn.they_are_waiting_for_100_continue:
-                    await self._send(
-                        h11.InformationalResponse(status_code=100, headers=[SERVER_HEADER])
-                    )
+                    await self._send(h11.InformationalResponse(status_code=100, headers=[SERVER_HEADER]))
                 data = await self._receive()
             if scope.cancelled_caught:
                 raise _TooSlow
@@ -215,9 +213,7 @@ class H11Stream:
         """Whether some of the next request has arrived (h11 holds a partial head)."""
         return bool(self.conn.trailing_data[0])
 
-    async def read_request(
-        self, idle_timeout: float | None
-    ) -> tuple[RequestHead, bytes] | HttpError | None:
+    async def read_request(self, idle_timeout: float | None) -> tuple[RequestHead, bytes] | HttpError | None:
         """The next request and its body; ``None`` when the client closed or stayed idle too long.
 
         A fresh connection must deliver the whole head within
@@ -240,9 +236,7 @@ class H11Stream:
             event = await self._next_event(trio.current_time() + _seconds(limit))
         except _TooSlow:
             # RFC 9110 15.5.9: 408 for a request that began; a silent connection just closes.
-            return self.error(408, "Request Timeout: the request head took too long") if (
-                self._buffered()
-            ) else None
+            return self.error(408, "Request Timeout: the request head took too long") if (self._buffered()) else None
         if not isinstance(event, h11.Request):
             return None
         self.served = True
@@ -257,9 +251,7 @@ class H11Stream:
             return self._too_large()
         return await self._read_body(head, length)
 
-    async def _read_body(
-        self, head: RequestHead, length: int | None
-    ) -> tuple[RequestHead, bytes] | HttpError | None:
+    async def _read_body(self, head: RequestHead, length: int | None) -> tuple[RequestHead, bytes] | HttpError | None:
         # BytesIO, not a list to join: getvalue() hands over its buffer without a copy,
         # so a body costs about its size once, not twice at the end.
         buffer = io.BytesIO()
@@ -418,9 +410,7 @@ class H11Stream:
     def _headers(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
         return [SERVER_HEADER, *headers]
 
-    async def respond(
-        self, status: int, headers: Iterable[tuple[str, str]] = (), body: bytes = b""
-    ) -> None:
+    async def respond(self, status: int, headers: Iterable[tuple[str, str]] = (), body: bytes = b"") -> None:
         """A complete response."""
         hdrs = self._headers(headers)
         has_body = status not in (204, 304)
@@ -463,9 +453,7 @@ class H11Stream:
 
     async def start(self, status: int, headers: Iterable[tuple[str, str]]) -> None:
         """Begin a streamed response (no length)."""
-        await self._send(
-            h11.Response(status_code=status, headers=self._headers(headers), reason=_reason(status))
-        )
+        await self._send(h11.Response(status_code=status, headers=self._headers(headers), reason=_reason(status)))
 
     async def write(self, data: bytes) -> None:
         await self._send(h11.Data(data=data))

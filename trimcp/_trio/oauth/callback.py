@@ -59,7 +59,10 @@ from ..http1.server import H11Stream, serve_connection
 from .provider import AuthorizeCallback
 
 __all__ = [
-    "CallbackTimeout", "LoopbackCallback", "interactive_authorizer", "open_loopback_callback",
+    "CallbackTimeout",
+    "LoopbackCallback",
+    "interactive_authorizer",
+    "open_loopback_callback",
 ]
 
 log = logging.getLogger("trimcp.oauth")
@@ -70,8 +73,10 @@ _PAGE = b"""<!doctype html>
 <p>You can close this window and return to the application.</p></body></html>
 """
 _TEXTS = {
-    400: b"Unexpected authorization response\n", 404: b"Not Found\n",
-    405: b"Method Not Allowed\n", 410: b"This authorization response was already received\n",
+    400: b"Unexpected authorization response\n",
+    404: b"Not Found\n",
+    405: b"Method Not Allowed\n",
+    410: b"This authorization response was already received\n",
 }
 _CONNECTION_TIMEOUT = 10.0
 _MAX_BODY = 64 * 1024
@@ -161,16 +166,25 @@ class LoopbackCallback:
         # deadline for all of it, so a stalled peer cannot hold a task.
         with trio.move_on_after(_CONNECTION_TIMEOUT):
             await serve_connection(
-                stream, self._answer, max_body=_MAX_BODY, max_head=_MAX_BODY,
-                idle_timeout=_CONNECTION_TIMEOUT, body_timeout=_CONNECTION_TIMEOUT, error_code=None,
+                stream,
+                self._answer,
+                max_body=_MAX_BODY,
+                max_head=_MAX_BODY,
+                idle_timeout=_CONNECTION_TIMEOUT,
+                body_timeout=_CONNECTION_TIMEOUT,
+                error_code=None,
             )
 
     async def _answer(self, http: H11Stream, head: RequestHead, body: bytes) -> None:
         status = self._route(head.method, head.target)
         page = _PAGE if status == 200 else _TEXTS.get(status, b"")
         content_type = "text/html; charset=utf-8" if status == 200 else "text/plain; charset=utf-8"
-        headers = [("Content-Type", content_type), ("Cache-Control", "no-store"),
-                   ("Referrer-Policy", "no-referrer"), ("Connection", "close")]
+        headers = [
+            ("Content-Type", content_type),
+            ("Cache-Control", "no-store"),
+            ("Referrer-Policy", "no-referrer"),
+            ("Connection", "close"),
+        ]
         if status == 405:
             headers.append(("Allow", "GET"))
         await http.respond(status, headers, page)
@@ -178,7 +192,11 @@ class LoopbackCallback:
 
 @asynccontextmanager
 async def open_loopback_callback(
-    *, host: str = "127.0.0.1", port: int = 0, path: str = "/callback", timeout: float = 300.0,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    path: str = "/callback",
+    timeout: float = 300.0,
 ) -> AsyncIterator[LoopbackCallback]:
     """Serve the OAuth redirect on ``http://host:port/path`` (loopback only) for the block's duration."""
     address = _check_loopback(host)
@@ -232,7 +250,7 @@ def interactive_authorizer(
         async def launch() -> None:
             try:
                 await trio.to_thread.run_sync(opener, url, abandon_on_cancel=True)
-            except Exception as exc:  # noqa: BLE001 - any failure: the user has the URL
+            except Exception as exc:
                 log.info("could not open a browser (%s); use the URL shown", type(exc).__name__)
 
         result: str | CallbackTimeout

@@ -132,8 +132,7 @@ class FlowContext:
 async def request(ctx: FlowContext, method: str, url: str, *, what: str, **options: Any) -> Fetched:
     """One request to a URL a peer named, checked and capped (``guarded.fetch``)."""
     p = ctx.provider
-    return await fetch(ctx.client, p.url_policy, method, url, what=what, max_bytes=p.max_response_bytes,
-                       **options)
+    return await fetch(ctx.client, p.url_policy, method, url, what=what, max_bytes=p.max_response_bytes, **options)
 
 
 async def get_json(ctx: FlowContext, url: str, what: str = "metadata") -> dict[str, Any] | None:
@@ -235,12 +234,16 @@ async def identity(ctx: FlowContext, found: Discovered, scope: str | None) -> sa
     if how == "cimd" and p.client_metadata_url:
         return sa.ClientIdentity(p.client_metadata_url, None, "none", "cimd")
     body = sa.registration_body(
-        client_name=p.client_name, redirect_uri=p.redirect_uri, scope=scope, revision=p.revision,
+        client_name=p.client_name,
+        redirect_uri=p.redirect_uri,
+        scope=scope,
+        revision=p.revision,
         as_metadata=found.metadata,
     )
     endpoint = str(found.metadata["registration_endpoint"])
-    response = await request(ctx, "POST", endpoint, what="registration endpoint", json=body,
-                             headers={"Accept": "application/json"})
+    response = await request(
+        ctx, "POST", endpoint, what="registration endpoint", json=body, headers={"Accept": "application/json"}
+    )
     try:
         data = json.loads(response.body)
     except (ValueError, RecursionError):
@@ -250,8 +253,10 @@ async def identity(ctx: FlowContext, found: Discovered, scope: str | None) -> sa
         raise sa.OAuthError(str(error or "registration_failed"), f"{quote(endpoint)} answered {response.status}")
     secret = data.get("client_secret")
     ident = sa.ClientIdentity(
-        str(data["client_id"]), secret if isinstance(secret, str) else None,
-        data.get("token_endpoint_auth_method") or body["token_endpoint_auth_method"], "dcr",
+        str(data["client_id"]),
+        secret if isinstance(secret, str) else None,
+        data.get("token_endpoint_auth_method") or body["token_endpoint_auth_method"],
+        "dcr",
     )
     if ident.client_secret is None:
         ident.auth_method = "none"
@@ -261,7 +266,9 @@ async def identity(ctx: FlowContext, found: Discovered, scope: str | None) -> sa
 
 
 async def token_call(
-    ctx: FlowContext, endpoint: dict[str, Any], form: dict[str, str],
+    ctx: FlowContext,
+    endpoint: dict[str, Any],
+    form: dict[str, str],
 ) -> sa.Tokens:
     """One token request; with DPoP it carries a proof and retries once on ``use_dpop_nonce``."""
     ident = sa.ClientIdentity.from_dict(endpoint["client"])
@@ -290,8 +297,7 @@ async def token_call(
                 log.debug("the token endpoint wants a DPoP nonce; retrying once with it")
                 retried = True
                 continue
-            why = ("again after the retry with its nonce" if retried
-                   else "without a new nonce in DPoP-Nonce")
+            why = "again after the retry with its nonce" if retried else "without a new nonce in DPoP-Nonce"
             raise sa.OAuthError(sa.USE_DPOP_NONCE, f"{url} demanded a DPoP nonce {why} (RFC 9449 section 8)") from None
 
 
@@ -305,7 +311,10 @@ def _with_offline(scope: str | None, metadata: dict[str, Any]) -> str | None:
 
 
 async def authorize(
-    ctx: FlowContext, challenge: sa.Challenge, scope: str | None, status: int,
+    ctx: FlowContext,
+    challenge: sa.Challenge,
+    scope: str | None,
+    status: int,
 ) -> tuple[sa.Tokens, dict[str, Any]]:
     """One full authorization; returns the tokens and how to reach the token endpoint."""
     p = ctx.provider
@@ -320,7 +329,11 @@ async def authorize(
     resource = sa.select_resource(found.prm, p.resource)
     url = sa.authorization_url(
         p.url_policy.check(str(found.metadata["authorization_endpoint"]), "authorization endpoint"),
-        client_id=ident.client_id, redirect_uri=p.redirect_uri, pkce=pkce, state=state, resource=resource,
+        client_id=ident.client_id,
+        redirect_uri=p.redirect_uri,
+        pkce=pkce,
+        state=state,
+        resource=resource,
         scope=scope,
     )
     if p.authorize_callback is None:
@@ -332,7 +345,9 @@ async def authorize(
     except Exception as exc:
         raise sa.OAuthError("access_denied", f"the authorize callback failed: {type(exc).__name__}") from exc
     code = sa.parse_callback(
-        redirect, state=state, issuer=found.issuer,
+        redirect,
+        state=state,
+        issuer=found.issuer,
         iss_required=found.metadata.get("authorization_response_iss_parameter_supported") is True,
     )
     endpoint = {
@@ -344,8 +359,11 @@ async def authorize(
         "dpop": p.begin_dpop(found.metadata, found.prm),
     }
     form = {
-        "grant_type": "authorization_code", "code": code, "redirect_uri": p.redirect_uri,
-        "code_verifier": pkce.verifier, "resource": resource,
+        "grant_type": "authorization_code",
+        "code": code,
+        "redirect_uri": p.redirect_uri,
+        "code_verifier": pkce.verifier,
+        "resource": resource,
     }
     tokens = await token_call(ctx, endpoint, form)
     if tokens.scope is None:
@@ -355,7 +373,9 @@ async def authorize(
 
 
 async def client_credentials(
-    ctx: FlowContext, challenge: sa.Challenge, scope: str | None,
+    ctx: FlowContext,
+    challenge: sa.Challenge,
+    scope: str | None,
 ) -> tuple[sa.Tokens, dict[str, Any]]:
     """The client-credentials grant: discovery, then one token request (no user, no redirect)."""
     p = ctx.provider
@@ -384,8 +404,11 @@ async def client_credentials(
 
 async def refresh(ctx: FlowContext, tokens: sa.Tokens, endpoint: dict[str, Any]) -> sa.Tokens:
     """The refresh-token grant (the new refresh token, if any, replaces the old)."""
-    form = {"grant_type": "refresh_token", "refresh_token": tokens.refresh_token or "",
-            "resource": str(endpoint.get("resource") or ctx.provider.resource)}
+    form = {
+        "grant_type": "refresh_token",
+        "refresh_token": tokens.refresh_token or "",
+        "resource": str(endpoint.get("resource") or ctx.provider.resource),
+    }
     new = await token_call(ctx, endpoint, form)
     if new.scope is None:
         new.scope = tokens.scope

@@ -89,8 +89,7 @@ async def _produce(source: AssertionSource, what: str) -> str:
     return value.strip()
 
 
-async def fresh_assertion(source: AssertionSource, *, now: Callable[[], float], audience: str | None,
-                          what: str) -> str:
+async def fresh_assertion(source: AssertionSource, *, now: Callable[[], float], audience: str | None, what: str) -> str:
     """A JWT from ``source`` that has not expired (asked for once more if the first had) and fits ``audience``.
 
     Tokens that are not JWTs (a SAML assertion) are passed through unread.
@@ -149,12 +148,18 @@ class WorkloadIdentityProvider(OAuthProvider):
         return lambda ctx: self._workload_grant(ctx, challenge, scope)
 
     async def _workload_grant(
-        self, ctx: FlowContext, challenge: sa.Challenge, scope: str | None,
+        self,
+        ctx: FlowContext,
+        challenge: sa.Challenge,
+        scope: str | None,
     ) -> tuple[sa.Tokens, dict[str, Any]]:
         found, scope, resource = await _discover_for_grant(self, ctx, challenge, scope)
-        jwt = await fresh_assertion(self.assertion_source, now=self.clock,
-                                    audience=found.issuer if self.check_audience else None,
-                                    what="workload identity assertion")
+        jwt = await fresh_assertion(
+            self.assertion_source,
+            now=self.clock,
+            audience=found.issuer if self.check_audience else None,
+            what="workload identity assertion",
+        )
         form = sg.jwt_bearer_form(assertion=jwt, scope=scope, resource=resource)
         ident = await trusted_credentials(ctx, found.issuer)
         if ident is not None:
@@ -162,8 +167,9 @@ class WorkloadIdentityProvider(OAuthProvider):
             tokens = await token_call(ctx, endpoint, form)
         else:  # RFC 7523: client authentication is optional; the assertion identifies the workload
             endpoint = _endpoint(found, sa.ClientIdentity("", None, "none"), resource)
-            response = await request(ctx, "POST", endpoint["url"], what="token endpoint", data=form,
-                                     headers=_FORM_HEADERS)
+            response = await request(
+                ctx, "POST", endpoint["url"], what="token endpoint", data=form, headers=_FORM_HEADERS
+            )
             tokens = sa.parse_token_response(response.status, response.body, now=self.clock())
             # A refresh would need a client id; a fresh platform JWT is the way to a new token.
             tokens.refresh_token = None
@@ -188,9 +194,16 @@ class EnterpriseProvider(OAuthProvider):
     _GRANTS = ("id_jag",)
 
     def __init__(
-        self, *, id_token: AssertionSource, client_id: str, subject_token_type: str = "id_token",
-        idp_token_endpoint: str | None = None, idp_issuer: str | None = None,
-        idp_client_id: str | None = None, idp_client_secret: str | None = None, **options: Any,
+        self,
+        *,
+        id_token: AssertionSource,
+        client_id: str,
+        subject_token_type: str = "id_token",
+        idp_token_endpoint: str | None = None,
+        idp_issuer: str | None = None,
+        idp_client_id: str | None = None,
+        idp_client_secret: str | None = None,
+        **options: Any,
     ) -> None:
         if not (idp_token_endpoint or idp_issuer):
             raise ValueError("enterprise-managed authorization needs idp_token_endpoint or idp_issuer")
@@ -228,23 +241,29 @@ class EnterpriseProvider(OAuthProvider):
 
     async def exchange(self, ctx: FlowContext, *, audience: str, resource: str, scope: str | None) -> str:
         """The RFC 8693 exchange at the IdP; returns the ID-JAG."""
-        subject = await fresh_assertion(self.id_token_source, now=self.clock, audience=None,
-                                        what="identity assertion")
-        form = sg.token_exchange_form(subject_token=subject, subject_token_type=self.subject_token_type,
-                                      audience=audience, resource=resource, scope=scope)
+        subject = await fresh_assertion(self.id_token_source, now=self.clock, audience=None, what="identity assertion")
+        form = sg.token_exchange_form(
+            subject_token=subject,
+            subject_token_type=self.subject_token_type,
+            audience=audience,
+            resource=resource,
+            scope=scope,
+        )
         headers = dict(_FORM_HEADERS)
         if self.idp_identity is not None:
             method = "client_secret_basic" if self.idp_identity.client_secret else "none"
             form, headers = sa.token_request(form, self.idp_identity, method)
         url = await self._idp_endpoint(ctx)
-        response = await request(ctx, "POST", url, what="identity provider token endpoint", data=form,
-                                 headers=headers)
+        response = await request(ctx, "POST", url, what="identity provider token endpoint", data=form, headers=headers)
         issued = sg.parse_token_exchange_response(response.status, response.body, now=self.clock())
         log.info("obtained an ID-JAG from the identity provider")
         return issued.token
 
     async def _enterprise_grant(
-        self, ctx: FlowContext, challenge: sa.Challenge, scope: str | None,
+        self,
+        ctx: FlowContext,
+        challenge: sa.Challenge,
+        scope: str | None,
     ) -> tuple[sa.Tokens, dict[str, Any]]:
         found, scope, resource = await _discover_for_grant(self, ctx, challenge, scope)
         ident = await trusted_credentials(ctx, found.issuer)

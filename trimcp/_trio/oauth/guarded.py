@@ -38,7 +38,12 @@ from ..._sansio.auth.url_policy import UrlPolicy, UrlRefused
 from ..._sansio.bounded.echo import quote
 
 __all__ = [
-    "DEFAULT_DEADLINE", "DEFAULT_MAX_BYTES", "Fetched", "GuardedBackend", "GuardedTransport", "fetch",
+    "DEFAULT_DEADLINE",
+    "DEFAULT_MAX_BYTES",
+    "Fetched",
+    "GuardedBackend",
+    "GuardedTransport",
+    "fetch",
     "guarded_client",
 ]
 
@@ -56,8 +61,15 @@ class Fetched:
 
 
 async def fetch(
-    client: httpx.AsyncClient, policy: UrlPolicy, method: str, url: str, *, what: str,
-    max_bytes: int = DEFAULT_MAX_BYTES, deadline: float = DEFAULT_DEADLINE, **request: Any,
+    client: httpx.AsyncClient,
+    policy: UrlPolicy,
+    method: str,
+    url: str,
+    *,
+    what: str,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    deadline: float = DEFAULT_DEADLINE,
+    **request: Any,
 ) -> Fetched:
     """One request to a peer-named URL, checked and bounded as the module docstring says."""
     policy.check(url, what)
@@ -66,8 +78,9 @@ async def fetch(
             async with client.stream(method, url, follow_redirects=False, **request) as response:
                 declared = response.headers.get("content-length", "")
                 if declared.isdigit() and int(declared) > max_bytes:
-                    raise UrlRefused(f"the {what} at {quote(url)} is {int(declared)} bytes, over the "
-                                     f"{max_bytes}-byte cap")
+                    raise UrlRefused(
+                        f"the {what} at {quote(url)} is {int(declared)} bytes, over the {max_bytes}-byte cap"
+                    )
                 chunks: list[bytes] = []
                 size = 0
                 body = response.aiter_bytes()
@@ -101,7 +114,11 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
         self.inner = inner if inner is not None else httpcore.TrioBackend()
 
     async def connect_tcp(
-        self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore.AsyncNetworkStream:
         try:
@@ -117,15 +134,19 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
         last: Exception | None = None
         for address in allowed:
             try:
-                return await self.inner.connect_tcp(address, port, timeout=timeout, local_address=local_address,
-                                                    socket_options=socket_options)
+                return await self.inner.connect_tcp(
+                    address, port, timeout=timeout, local_address=local_address, socket_options=socket_options
+                )
             except httpcore.ConnectError as exc:
                 last = exc
         assert last is not None
         raise last
 
     async def connect_unix_socket(
-        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None,
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: Iterable[Any] | None = None,
     ) -> httpcore.AsyncNetworkStream:
         raise UrlRefused("the OAuth client does not connect to Unix sockets")
 
@@ -141,7 +162,8 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
         if not isinstance(getattr(self, "_pool", None), httpcore.AsyncConnectionPool):
             raise RuntimeError("this httpx keeps its connection pool elsewhere: cannot guard its connections")
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=httpx.create_ssl_context(), network_backend=GuardedBackend(policy),
+            ssl_context=httpx.create_ssl_context(),
+            network_backend=GuardedBackend(policy),
         )
 
 

@@ -136,17 +136,27 @@ class AuthHook:
         return status in (401, 403) and self.provider.wants(challenges(headers), status)
 
     async def challenge(
-        self, status: int, headers: Sequence[tuple[str, str]], generation: int, auth_round: AuthRound | None = None,
+        self,
+        status: int,
+        headers: Sequence[tuple[str, str]],
+        generation: int,
+        auth_round: AuthRound | None = None,
     ) -> Authorized:
         www = challenges(headers)
         if self.provider.uses_dpop and sa.is_nonce_challenge(status, www):
             nonce = sa.response_nonce(headers)
             if auth_round is not None and auth_round.nonce_retried:
-                return Authorized(False, sa.OAuthError(
-                    sa.USE_DPOP_NONCE, "the MCP server demanded a DPoP nonce again after the retry with its nonce"))
+                return Authorized(
+                    False,
+                    sa.OAuthError(
+                        sa.USE_DPOP_NONCE, "the MCP server demanded a DPoP nonce again after the retry with its nonce"
+                    ),
+                )
             if nonce is None:
-                return Authorized(False, sa.OAuthError(
-                    sa.USE_DPOP_NONCE, "the MCP server demanded a DPoP nonce but sent no DPoP-Nonce"))
+                return Authorized(
+                    False,
+                    sa.OAuthError(sa.USE_DPOP_NONCE, "the MCP server demanded a DPoP nonce but sent no DPoP-Nonce"),
+                )
             if auth_round is not None:
                 auth_round.nonce_retried = True
             return Authorized(True)  # (``observe`` already remembered the nonce)

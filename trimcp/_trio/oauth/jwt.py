@@ -100,8 +100,10 @@ class DpopKey:
         key = _load(pem)
         numbers = key.public_key().public_numbers()
         self.jwk: dict[str, str] = {
-            "kty": "EC", "crv": "P-256",
-            "x": _b64url(numbers.x.to_bytes(32, "big")), "y": _b64url(numbers.y.to_bytes(32, "big")),
+            "kty": "EC",
+            "crv": "P-256",
+            "x": _b64url(numbers.x.to_bytes(32, "big")),
+            "y": _b64url(numbers.y.to_bytes(32, "big")),
         }
 
     def __repr__(self) -> str:
@@ -115,8 +117,9 @@ class DpopKey:
         from cryptography.hazmat.primitives.asymmetric import ec
 
         key = ec.generate_private_key(ec.SECP256R1())
-        pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                serialization.NoEncryption())
+        pem = key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
         return cls(pem)
 
     @classmethod

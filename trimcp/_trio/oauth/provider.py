@@ -194,8 +194,13 @@ class OAuthProvider:
         if self._signer is None or self.pre_registered is None:
             raise sa.OAuthError("invalid_client", "private_key_jwt needs a configured private key")
         alg, sign = self._signer
-        claims = sa.assertion_claims(client_id=self.pre_registered.client_id, audience=audience,
-                                     now=self.clock(), jti=self.random(16), lifetime=self.assertion_lifetime)
+        claims = sa.assertion_claims(
+            client_id=self.pre_registered.client_id,
+            audience=audience,
+            now=self.clock(),
+            jti=self.random(16),
+            lifetime=self.assertion_lifetime,
+        )
         return sa.sign_assertion(claims, alg=alg, sign=sign)
 
     def __repr__(self) -> str:
@@ -233,7 +238,10 @@ class OAuthProvider:
                 self.generation += 1
 
     async def _set_tokens(
-        self, tokens: sa.Tokens | None, endpoint: dict[str, Any] | None, dpop_key: DpopKey | None = None,
+        self,
+        tokens: sa.Tokens | None,
+        endpoint: dict[str, Any] | None,
+        dpop_key: DpopKey | None = None,
     ) -> None:
         """New tokens (and the DPoP key they are bound to, kept with them)."""
         self._tokens = tokens
@@ -287,8 +295,9 @@ class OAuthProvider:
 
     def _proof(self, key: DpopKey, method: str, url: str, access_token: str | None) -> tuple[str, str | None]:
         nonce = self._nonces.get(url)
-        claims = sa.proof_claims(method=method, url=url, now=self.clock(), jti=self.random(16),
-                                 nonce=nonce, access_token=access_token)
+        claims = sa.proof_claims(
+            method=method, url=url, now=self.clock(), jti=self.random(16), nonce=nonce, access_token=access_token
+        )
         return sa.sign_proof(claims, alg=key.alg, jwk=key.jwk, sign=key.sign), nonce
 
     def token_proof(self, url: str) -> tuple[str, str | None]:
@@ -324,8 +333,9 @@ class OAuthProvider:
 
     async def handle_challenge(self, status: int, www_authenticate: Iterable[str], generation: int) -> bool:
         """React to a 401/403; ``True``: retry the request (with fresh ``headers()``)."""
-        challenge = (sa.bearer_challenge(www_authenticate) or sa.dpop_challenge(www_authenticate)
-                     or sa.Challenge("Bearer"))
+        challenge = (
+            sa.bearer_challenge(www_authenticate) or sa.dpop_challenge(www_authenticate) or sa.Challenge("Bearer")
+        )
         if status == 403 and challenge.error != "insufficient_scope":
             return False
         async with self._lock:
@@ -342,7 +352,9 @@ class OAuthProvider:
             try:
                 tokens, endpoint = await self._run(self._flow(challenge, scope, status))
             except httpx.HTTPError as exc:
-                raise sa.OAuthError("server_error", f"{type(exc).__name__} talking to the authorization server") from None
+                raise sa.OAuthError(
+                    "server_error", f"{type(exc).__name__} talking to the authorization server"
+                ) from None
             finally:
                 pending, self._pending_key = self._pending_key, None
             await self._set_tokens(tokens, endpoint, pending)
@@ -362,8 +374,10 @@ class OAuthProvider:
         try:
             new = await self._run(lambda ctx: refresh(ctx, tokens, endpoint))
         except (sa.OAuthError, httpx.HTTPError) as exc:
-            log.info("refreshing the access token failed (%s); authorizing afresh", type(exc).__name__
-                     if not isinstance(exc, sa.OAuthError) else exc.error)
+            log.info(
+                "refreshing the access token failed (%s); authorizing afresh",
+                type(exc).__name__ if not isinstance(exc, sa.OAuthError) else exc.error,
+            )
             await self._set_tokens(None, None)
             return False
         if new.refresh_token is None:

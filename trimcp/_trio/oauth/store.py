@@ -177,9 +177,7 @@ def canonical_url(url: str) -> str:
         port = parts.port
     except ValueError:
         port = None
-    if port is not None and not (
-        (scheme == "https" and port == 443) or (scheme == "http" and port == 80)
-    ):
+    if port is not None and not ((scheme == "https" and port == 443) or (scheme == "http" and port == 80)):
         host = f"{host}:{port}"
     path = parts.path.rstrip("/")
     out = urlunsplit((scheme, host, path, parts.query, ""))
@@ -272,16 +270,12 @@ class KeyringStore:
         try:
             import keyring
         except ImportError:  # an optional dependency: pip install 'trimcp[keyring]'
-            raise StoreUnavailable(
-                "the keyring package is not installed (pip install 'trimcp[keyring]')"
-            ) from None
+            raise StoreUnavailable("the keyring package is not installed (pip install 'trimcp[keyring]')") from None
         if backend is None:
             try:
                 backend = keyring.get_keyring()
-            except Exception as exc:  # noqa: BLE001 - backend discovery fails in odd ways
-                raise StoreUnavailable(
-                    f"no keyring backend could be loaded ({type(exc).__name__})"
-                ) from None
+            except Exception as exc:
+                raise StoreUnavailable(f"no keyring backend could be loaded ({type(exc).__name__})") from None
         problem = keyring_problem(backend)
         if problem is not None:
             raise StoreUnavailable(problem)
@@ -295,22 +289,19 @@ class KeyringStore:
         def run() -> Any:
             try:
                 return fn()
-            except Exception as exc:  # noqa: BLE001 - any backend failure: unavailable
+            except Exception as exc:
                 return _Failure(exc)
 
         result = await trio.to_thread.run_sync(run, abandon_on_cancel=abandon)
         if isinstance(result, _Failure):
             # Never chain or quote the backend's exception: it may echo its input.
             raise StoreUnavailable(
-                f"keyring {what} failed in {_backend_name(self.backend)}"
-                f" ({type(result.exc).__name__})"
+                f"keyring {what} failed in {_backend_name(self.backend)} ({type(result.exc).__name__})"
             ) from None
         return result
 
     async def load(self, key: str) -> dict[str, Any] | None:
-        raw = await self._call(
-            "read", lambda: self.backend.get_password(self.service, key), abandon=True
-        )
+        raw = await self._call("read", lambda: self.backend.get_password(self.service, key), abandon=True)
         if raw is None:
             return None
         try:
@@ -403,9 +394,7 @@ def check_private(st: os.stat_result, path: Path) -> None:
     if not stat.S_ISREG(st.st_mode):
         raise InsecureFileError(f"{path} is not a regular file; refusing to use it for tokens")
     if st.st_uid != os.geteuid():
-        raise InsecureFileError(
-            f"{path} is owned by uid {st.st_uid}, not by this user; refusing to use it for tokens"
-        )
+        raise InsecureFileError(f"{path} is owned by uid {st.st_uid}, not by this user; refusing to use it for tokens")
     if st.st_mode & 0o077:
         raise InsecureFileError(
             f"{path} has mode {stat.S_IMODE(st.st_mode):04o}, readable or writable by "
@@ -480,9 +469,7 @@ class FileStore:
         try:
             doc = read_json(self.path, private=True)
         except ValueError:
-            raise StoreUnavailable(
-                f"{self.path} is not a valid token file (corrupt JSON)"
-            ) from None
+            raise StoreUnavailable(f"{self.path} is not a valid token file (corrupt JSON)") from None
         if doc is None:
             return {}
         records = doc.get("records") if isinstance(doc, dict) else None

@@ -38,10 +38,10 @@ from typing import Final
 import trio
 
 from ..._errors import RemoteProtocolError, TransportError
-from .._locks import held
-from ..tcp import ReadyStreak
 from ..._sansio.framing import FramingOverflow
 from ..._sansio.framing.lines import LineDecoder, frame
+from .._locks import held
+from ..tcp import ReadyStreak
 
 _log = logging.getLogger("trimcp.stdio")
 
@@ -194,17 +194,14 @@ def torn_note(reader: LineReader) -> str:
 
 
 TORN_WRITE: Final = (
-    "an earlier send was cancelled after part of a message was written; "
-    "the stdio stream cannot be framed any more"
+    "an earlier send was cancelled after part of a message was written; the stdio stream cannot be framed any more"
 )
 
 
 class StderrTail:
     """Bounded memory of a child's stderr: the last lines, within a byte budget."""
 
-    def __init__(
-        self, max_lines: int, max_bytes: int, on_line: Callable[[str], None] | None
-    ) -> None:
+    def __init__(self, max_lines: int, max_bytes: int, on_line: Callable[[str], None] | None) -> None:
         self._max_lines = max(0, max_lines)
         self._max_bytes = max(1, max_bytes)
         self._on_line = on_line
@@ -273,7 +270,7 @@ class StderrTail:
         if self._on_line is not None:
             try:
                 self._on_line(text)
-            except Exception:  # noqa: BLE001 - any callback bug is contained, not fatal
+            except Exception:
                 # A broken callback must not stop the draining (that would block the child).
                 _log.exception("on_stderr callback failed; no more stderr lines will be forwarded")
                 self._on_line = None

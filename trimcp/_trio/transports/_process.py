@@ -35,13 +35,21 @@ import trio
 
 from ...config import ShutdownPolicy
 
-__all__ = ["DEFAULT_SHUTDOWN", "ESCALATION", "GROUP_POLL", "GROUP_WAIT", "WaitableProcess",
-           "escalation_of", "reap_group", "signal_group", "terminate_process"]
+__all__ = [
+    "DEFAULT_SHUTDOWN",
+    "ESCALATION",
+    "GROUP_POLL",
+    "GROUP_WAIT",
+    "WaitableProcess",
+    "escalation_of",
+    "reap_group",
+    "signal_group",
+    "terminate_process",
+]
 
 DEFAULT_SHUTDOWN: Final = ShutdownPolicy()
 #: Signals sent to the process group after the grace period, each followed by a wait (defaults).
-ESCALATION: Final = ((signal.SIGINT, DEFAULT_SHUTDOWN.sigint_wait),
-                     (signal.SIGTERM, DEFAULT_SHUTDOWN.sigterm_wait))
+ESCALATION: Final = ((signal.SIGINT, DEFAULT_SHUTDOWN.sigint_wait), (signal.SIGTERM, DEFAULT_SHUTDOWN.sigterm_wait))
 #: How long the rest of the group has to exit after SIGTERM before SIGKILL.
 GROUP_WAIT: Final = 0.1
 #: How often the group is probed while waiting (a syscall per probe, no pidfd for a group).
@@ -139,7 +147,7 @@ async def reap_group(pgid: int, *, on_signal: Callable[[int], None] | None = Non
     if on_signal is not None:
         on_signal(signal.SIGTERM)
     with trio.move_on_after(GROUP_WAIT):
-        while _group_alive(pgid):
+        while _group_alive(pgid):  # noqa: ASYNC110 - no event tells when a process group is gone
             await trio.sleep(GROUP_POLL)
         return
     if _kill_group(pgid, signal.SIGKILL) and on_signal is not None:

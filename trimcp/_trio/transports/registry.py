@@ -56,8 +56,14 @@ if TYPE_CHECKING:
     from .http.headers_helper import HeadersHelper
 
 __all__ = [
-    "TRANSPORTS", "Target", "TransportFactory", "TransportOptions", "TransportRegistry",
-    "register_transport", "resolve", "transport_for",
+    "TRANSPORTS",
+    "Target",
+    "TransportFactory",
+    "TransportOptions",
+    "TransportRegistry",
+    "register_transport",
+    "resolve",
+    "transport_for",
 ]
 
 #: What ``open_client`` accepts: a command line, a URL, or a ready stream.
@@ -98,9 +104,7 @@ class TransportOptions:
 class TransportFactory(Protocol):
     """Opens one transport: ``async with factory(target, options) as stream: ...``."""
 
-    def __call__(
-        self, target: Target, options: TransportOptions
-    ) -> AbstractAsyncContextManager[MessageStream]: ...
+    def __call__(self, target: Target, options: TransportOptions) -> AbstractAsyncContextManager[MessageStream]: ...
 
 
 class TransportRegistry:
@@ -126,9 +130,7 @@ class TransportRegistry:
                 raise ValueError(f"transport {kind!r} is already registered (pass replace=True to replace it)")
             taken = [f"{s}:// ({self._schemes[s]})" for s in wanted if s in self._schemes]
             if taken:
-                raise ValueError(
-                    f"URL scheme already registered: {', '.join(taken)} (pass replace=True to take it)"
-                )
+                raise ValueError(f"URL scheme already registered: {', '.join(taken)} (pass replace=True to take it)")
         self._factories[kind] = factory
         for scheme in wanted:
             self._schemes[scheme] = kind
@@ -208,8 +210,12 @@ async def _open_stdio(target: Target, options: TransportOptions) -> AsyncIterato
     if not argv:
         raise LocalProtocolError("empty server command")
     async with open_stdio_process(
-        argv, env=options.env, cwd=options.cwd, on_stderr=options.on_stderr,
-        max_line=options.max_message_size, shutdown=options.shutdown,
+        argv,
+        env=options.env,
+        cwd=options.cwd,
+        on_stderr=options.on_stderr,
+        max_line=options.max_message_size,
+        shutdown=options.shutdown,
     ) as stream:
         yield stream
 
@@ -229,9 +235,15 @@ def _http_opener(kind: str, *, legacy_only: bool) -> TransportFactory:
 
             executor = options.wrap_executor(default_executor(options.http_client, options.connect_timeout))
         async with open_http_stream(
-            url, headers=options.headers, headers_helper=options.headers_helper,
-            http_client=options.http_client, executor=executor, max_message_size=options.max_message_size,
-            auth=options.auth, connect_timeout=options.connect_timeout, legacy_only=legacy_only,
+            url,
+            headers=options.headers,
+            headers_helper=options.headers_helper,
+            http_client=options.http_client,
+            executor=executor,
+            max_message_size=options.max_message_size,
+            auth=options.auth,
+            connect_timeout=options.connect_timeout,
+            legacy_only=legacy_only,
         ) as stream:
             yield stream
 
@@ -244,7 +256,9 @@ async def _open_ws(target: Target, options: TransportOptions) -> AsyncIterator[M
     from .websocket import open_websocket_stream  # trio-websocket only when used
 
     async with open_websocket_stream(
-        url, headers=options.headers, max_message_size=options.max_message_size,
+        url,
+        headers=options.headers,
+        max_message_size=options.max_message_size,
         connect_timeout=options.connect_timeout,
     ) as stream:
         yield stream

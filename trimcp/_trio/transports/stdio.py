@@ -243,9 +243,7 @@ class StdioProcessStream:
             self._closed.set()
 
 
-async def _spawn(
-    argv: list[str], env: Mapping[str, str] | None, cwd: str | os.PathLike[str] | None
-) -> trio.Process:
+async def _spawn(argv: list[str], env: Mapping[str, str] | None, cwd: str | os.PathLike[str] | None) -> trio.Process:
     if not argv:
         raise ValueError("command must name an executable")
     # A given env is merged onto ours: servers need PATH, HOME, etc. to run at all.
@@ -308,9 +306,7 @@ async def open_stdio_process(
     stream: StdioProcessStream | None = None
     try:
         tail = StderrTail(stderr_lines, stderr_bytes, on_stderr)
-        stream = StdioProcessStream(
-            process, command, max_line=max_line, stderr=tail, shutdown=policy
-        )
+        stream = StdioProcessStream(process, command, max_line=max_line, stderr=tail, shutdown=policy)
         async with trio.open_nursery() as nursery:
             assert process.stderr is not None
             nursery.start_soon(tail.run, process.stderr)

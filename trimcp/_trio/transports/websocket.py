@@ -65,9 +65,7 @@ try:
     import trio_websocket
     import wsproto.utilities
 except ImportError as _exc:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "the WebSocket transport needs trio-websocket>=0.12: pip install trio-websocket"
-    ) from _exc
+    raise ImportError("the WebSocket transport needs trio-websocket>=0.12: pip install trio-websocket") from _exc
 
 from ..._errors import ConnectError, RemoteProtocolError, TransportClosed, TrimcpError
 from ..._sansio import jsonrpc
@@ -278,19 +276,13 @@ class WebSocketStream:
             return self._dead()
         crash = self._reader_crash()
         if crash is not None:
-            self._failure = RemoteProtocolError(
-                f"{self.describe()}: the WebSocket connection failed: {crash!r}"
-            )
+            self._failure = RemoteProtocolError(f"{self.describe()}: the WebSocket connection failed: {crash!r}")
             return self._failure
         if self._closing:
             return TransportClosed(f"{self.describe()} is closed")
         if reason is None:
-            return WebSocketClosed(
-                f"{self.describe()}: the connection was lost", code=1006, reason=None
-            )
-        if reason.code == MESSAGE_TOO_BIG and reason.reason == _oversize_reason(
-            self.max_message_size
-        ):
+            return WebSocketClosed(f"{self.describe()}: the connection was lost", code=1006, reason=None)
+        if reason.code == MESSAGE_TOO_BIG and reason.reason == _oversize_reason(self.max_message_size):
             self._failure = self._oversize(None)  # trio-websocket closed it for us
             return self._failure
         if reason.code == 1006:
@@ -333,9 +325,7 @@ def map_websocket_errors(
         if stream is not None:
             raise stream._closed_error(exc.reason) from None
         detail = "no reason" if exc.reason is None else _close_text(exc.reason)
-        raise ConnectError(
-            f"{where}: the connection closed during the handshake ({detail})"
-        ) from None
+        raise ConnectError(f"{where}: the connection closed during the handshake ({detail})") from None
     except trio_websocket.ConnectionRejected as exc:
         body = (exc.body or b"").decode("utf-8", "replace").strip()[:300]
         raise ConnectError(
@@ -351,9 +341,7 @@ def map_websocket_errors(
         root = _root_violation(exc)
         if stream is not None:
             raise RemoteProtocolError(f"{where}: WebSocket protocol error: {root}") from exc
-        raise ConnectError(
-            f"{where}: the WebSocket handshake failed: {root or type(root).__name__}"
-        ) from exc
+        raise ConnectError(f"{where}: the WebSocket handshake failed: {root or type(root).__name__}") from exc
     except trio.TooSlowError:
         if stream is not None or timeout is None:
             raise
@@ -410,9 +398,7 @@ def _header_list(
     out: list[tuple[bytes, bytes]] = []
     for name, value in items:
         if name.lower() in _RESERVED_HEADERS:
-            raise ValueError(
-                f"header {name!r} is part of the WebSocket handshake; it cannot be set"
-            )
+            raise ValueError(f"header {name!r} is part of the WebSocket handshake; it cannot be set")
         out.append((name.encode("latin-1"), value.encode("latin-1")))
     return out
 
@@ -421,9 +407,7 @@ class _Transport(trio.abc.Stream):
     """The TCP (or TLS) stream under trio-websocket, watched: ``ended`` is set once
     reading it hits EOF or fails, which trio-websocket does not report during the handshake."""
 
-    def __init__(
-        self, inner: trio.SocketStream | trio.SSLStream[trio.SocketStream], ended: trio.Event
-    ):
+    def __init__(self, inner: trio.SocketStream | trio.SSLStream[trio.SocketStream], ended: trio.Event):
         self.inner = inner
         self.ended = ended
 
@@ -460,9 +444,7 @@ class _ReaderHost:
     def stop(self) -> None:
         self._scope.cancel()
 
-    async def run(
-        self, *, task_status: trio.TaskStatus[trio.Nursery] = trio.TASK_STATUS_IGNORED
-    ) -> None:
+    async def run(self, *, task_status: trio.TaskStatus[trio.Nursery] = trio.TASK_STATUS_IGNORED) -> None:
         try:
             with self._scope:
                 async with trio.open_nursery() as nursery:
@@ -486,9 +468,7 @@ async def _open_transport(
     if not target.tls:
         return await trio.open_tcp_stream(target.host, target.port)
     context = ssl_context or ssl.create_default_context()
-    tls = await trio.open_ssl_over_tcp_stream(
-        target.host, target.port, ssl_context=context, https_compatible=True
-    )
+    tls = await trio.open_ssl_over_tcp_stream(target.host, target.port, ssl_context=context, https_compatible=True)
     try:
         await tls.do_handshake()  # now, so that a certificate error is reported as one
     except BaseException:

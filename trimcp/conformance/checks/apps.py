@@ -46,15 +46,22 @@ async def check_apps(tour: Tour) -> None:
     if bad:
         rec.fail("apps.tool-link", "; ".join(bad[:5]))
     else:
-        rec.ok("apps.tool-link", f"{len(linked)} tool(s) link a ui:// view: "
-                                 + ", ".join(sorted({t.name for t, _ in linked})[:5]))
+        rec.ok(
+            "apps.tool-link",
+            f"{len(linked)} tool(s) link a ui:// view: " + ", ".join(sorted({t.name for t, _ in linked})[:5]),
+        )
     flat = [tool.name for tool, link in linked if link.deprecated_key]
     if flat:
         rec.fail("apps.current-key", f"linked with the deprecated _meta['ui/resourceUri']: {', '.join(flat[:5])}")
     else:
         rec.ok("apps.current-key", "every link is _meta.ui.resourceUri")
-    uris = sorted({link.resource_uri for _, link in linked
-                   if link.resource_uri is not None and link.resource_uri.startswith(apps.SCHEME)})
+    uris = sorted(
+        {
+            link.resource_uri
+            for _, link in linked
+            if link.resource_uri is not None and link.resource_uri.startswith(apps.SCHEME)
+        }
+    )
     if not uris:
         rec.skip("apps.view-exists", "no link names a ui:// resource to read")
         rec.skip("apps.view-content", "no link names a ui:// resource to read")

@@ -51,20 +51,24 @@ from .probes import CLIENT_INFO
 __all__ = ["AUTH_CHECKS", "check_auth", "probe_unauthenticated", "skip_auth"]
 
 AUTH_CHECKS: Final = (
-    "auth.www-authenticate", "auth.protected-resource-metadata", "auth.authorization-server-metadata", "auth.pkce",
+    "auth.www-authenticate",
+    "auth.protected-resource-metadata",
+    "auth.authorization-server-metadata",
+    "auth.pkce",
 )
 _PROBE_HEADERS: Final = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 _PROBE_BODY: Final = {
-    "jsonrpc": "2.0", "id": 0, "method": "initialize",
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
     "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": CLIENT_INFO},
 }
 
 
 def skip_auth(rec: Results, reason: str) -> None:
-    for check in (*AUTH_CHECKS, "auth.prm-resource", *RULE_CHECKS, *REDIRECT_CHECKS, *LEGACY_CHECKS,
-                  *BINDING_CHECKS):
+    for check in (*AUTH_CHECKS, "auth.prm-resource", *RULE_CHECKS, *REDIRECT_CHECKS, *LEGACY_CHECKS, *BINDING_CHECKS):
         rec.skip(check, reason)
 
 
@@ -74,8 +78,11 @@ async def probe_unauthenticated(url: str, timeout: float) -> RawResponse:
 
 
 def _probe_evidence(url: str, resp: RawResponse) -> list[dict[str, Any]]:
-    return [exchange("POST", url, _PROBE_HEADERS, json.dumps(_PROBE_BODY), status=resp.status,
-                     response_headers=resp.headers)]
+    return [
+        exchange(
+            "POST", url, _PROBE_HEADERS, json.dumps(_PROBE_BODY), status=resp.status, response_headers=resp.headers
+        )
+    ]
 
 
 async def _get_json(url: str, timeout: float) -> tuple[dict[str, Any] | None, str]:
@@ -118,12 +125,16 @@ def _prm_resource(rec: Results, url: str, where: str, resource: Any, evidence: l
         rec.ok("auth.prm-resource", f"resource {resource}")
     else:
         want = " or ".join(repr(sa.canonical_resource(a)) for a in allowed)
-        rec.fail("auth.prm-resource", f"{where} names resource {resource!r}; RFC 9728 section 3.3 wants {want}",
-                 evidence)
+        rec.fail(
+            "auth.prm-resource", f"{where} names resource {resource!r}; RFC 9728 section 3.3 wants {want}", evidence
+        )
 
 
 async def check_auth(
-    rec: Results, url: str, unauthorized: RawResponse | None, timeout: float,
+    rec: Results,
+    url: str,
+    unauthorized: RawResponse | None,
+    timeout: float,
     credentials: tuple[tuple[str, str], ...] = (),
     tokens: AuthTokens | None = None,
 ) -> None:
@@ -152,8 +163,13 @@ async def _discovery(rec: Results, url: str, unauthorized: RawResponse, timeout:
     prm, where = await _first(sa.prm_urls(url, hinted), timeout)
     evidence = _probe_evidence(url, unauthorized)
     if challenge is None:
-        rec.fail("auth.www-authenticate", "the 401 carries no Bearer WWW-Authenticate challenge"
-                 if header else "the 401 carries no WWW-Authenticate header", evidence)
+        rec.fail(
+            "auth.www-authenticate",
+            "the 401 carries no Bearer WWW-Authenticate challenge"
+            if header
+            else "the 401 carries no WWW-Authenticate header",
+            evidence,
+        )
     elif hinted:
         rec.ok("auth.www-authenticate", f"Bearer, resource_metadata={hinted}")
     elif rec.revision == "2025-06-18":  # (that page has no well-known fallback for the server)
@@ -161,8 +177,9 @@ async def _discovery(rec: Results, url: str, unauthorized: RawResponse, timeout:
     elif prm is not None:
         rec.ok("auth.www-authenticate", f"Bearer without resource_metadata; the well-known fallback {where} works")
     else:
-        rec.fail("auth.www-authenticate", f"Bearer without resource_metadata and no well-known fallback: {where}",
-                 evidence)
+        rec.fail(
+            "auth.www-authenticate", f"Bearer without resource_metadata and no well-known fallback: {where}", evidence
+        )
 
     if prm is None:
         rec.fail("auth.protected-resource-metadata", f"unreachable: {where}", evidence)

@@ -86,9 +86,13 @@ class AuthTokens:
 
     def secrets(self) -> dict[str, str]:
         """Each token given, under the name it is redacted as."""
-        named = {"AUTH_TOKEN": self.valid, "AUTH_TOKEN_OTHER_RESOURCE": self.other_resource,
-                 "AUTH_TOKEN_EXPIRED": self.expired, "AUTH_TOKEN_INSUFFICIENT_SCOPE": self.insufficient_scope,
-                 "AUTH_TOKEN_SECOND": self.second}
+        named = {
+            "AUTH_TOKEN": self.valid,
+            "AUTH_TOKEN_OTHER_RESOURCE": self.other_resource,
+            "AUTH_TOKEN_EXPIRED": self.expired,
+            "AUTH_TOKEN_INSUFFICIENT_SCOPE": self.insufficient_scope,
+            "AUTH_TOKEN_SECOND": self.second,
+        }
         return {name: value for name, value in named.items() if value}
 
 
@@ -100,8 +104,9 @@ def skip_auth_binding(rec: Results, reason: str) -> None:
 class _Caller:
     """One identity's raw requests: its token, labelled, and (handshake era) its session."""
 
-    def __init__(self, url: str, revision: str, timeout: float, token: str, label: str,
-                 secrets: tuple[str, ...]) -> None:
+    def __init__(
+        self, url: str, revision: str, timeout: float, token: str, label: str, secrets: tuple[str, ...]
+    ) -> None:
         self.url, self.revision, self.timeout = url, revision, timeout
         self.token, self.label, self.secrets = token, label, secrets
         self.sid: str | None = None
@@ -145,9 +150,17 @@ class _Caller:
             return []
         headers, body, resp = self.last
         shown = {**self._headers(headers), "Authorization": f"Bearer <{self.label}>"}
-        return [exchange("POST", self.url, shown, self.hide(json.dumps(body)), status=resp.status,
-                         response_headers={k: self.hide(v) for k, v in resp.headers.items()},
-                         response_body=self.hide(resp.body.decode("utf-8", "replace")))]
+        return [
+            exchange(
+                "POST",
+                self.url,
+                shown,
+                self.hide(json.dumps(body)),
+                status=resp.status,
+                response_headers={k: self.hide(v) for k, v in resp.headers.items()},
+                response_body=self.hide(resp.body.decode("utf-8", "replace")),
+            )
+        ]
 
     def hide(self, text: str) -> str:
         for secret in self.secrets:
@@ -178,8 +191,9 @@ def _challenge(resp: RawResponse) -> sa.Challenge | None:
     return sa.bearer_challenge([value]) if value else None
 
 
-async def check_auth_binding(rec: Results, url: str, revision: str, timeout: float, tokens: AuthTokens,
-                             own_token: str | None) -> None:
+async def check_auth_binding(
+    rec: Results, url: str, revision: str, timeout: float, tokens: AuthTokens, own_token: str | None
+) -> None:
     """Run the ``BINDING_CHECKS``; ``own_token`` is the run's OAuth token (when it has one)."""
     valid = tokens.valid or own_token
     secrets = tuple(sorted({t for t in (*tokens.secrets().values(), own_token) if t}, key=len, reverse=True))
@@ -199,16 +213,25 @@ async def check_auth_binding(rec: Results, url: str, revision: str, timeout: flo
     if not 200 <= resp.status < 300:
         skip_auth_binding(rec, f"the valid token was refused too (HTTP {resp.status}): a refusal judges nothing")
         return
-    await _refused_401(rec, "auth.token-audience", tokens.other_resource, "--auth-token-other-resource",
-                       caller, "a token issued for another resource", lenient=True)
-    await _refused_401(rec, "auth.expired-token", tokens.expired, "--auth-token-expired", caller,
-                       "an expired token", lenient=False)
+    await _refused_401(
+        rec,
+        "auth.token-audience",
+        tokens.other_resource,
+        "--auth-token-other-resource",
+        caller,
+        "a token issued for another resource",
+        lenient=True,
+    )
+    await _refused_401(
+        rec, "auth.expired-token", tokens.expired, "--auth-token-expired", caller, "an expired token", lenient=False
+    )
     await _insufficient_scope(rec, tokens.insufficient_scope, caller)
     await _task_binding(rec, baseline, tokens.second, caller)
 
 
-async def _refused_401(rec: Results, check: str, token: str | None, option: str, caller: _MakeCaller, what: str,
-                       *, lenient: bool) -> None:
+async def _refused_401(
+    rec: Results, check: str, token: str | None, option: str, caller: _MakeCaller, what: str, *, lenient: bool
+) -> None:
     if token is None:
         rec.skip(check, f"needs {option}")
         return
@@ -284,8 +307,11 @@ async def _task_target(owner: _Caller) -> tuple[str, dict[str, Any]] | None:
                 continue
             annotations, execution = tool.get("annotations"), tool.get("execution")
             support = execution.get("taskSupport") if isinstance(execution, dict) else None
-            if (isinstance(annotations, dict) and annotations.get("readOnlyHint") is True
-                    and support in ("optional", "required")):
+            if (
+                isinstance(annotations, dict)
+                and annotations.get("readOnlyHint") is True
+                and support in ("optional", "required")
+            ):
                 args = example_arguments(tool.get("inputSchema"))
                 if args is not None:
                     return tool["name"], args
@@ -356,8 +382,9 @@ async def _bound(rec: Results, check: str, owner: _Caller, other: _Caller) -> No
         rec.ok(check, f"identity B, for identity A's task: {', '.join(seen)}")
 
 
-async def _cancel_refused(rec: Results, check: str, owner: _Caller, other: _Caller, task_id: str,
-                          seen: list[str]) -> bool:
+async def _cancel_refused(
+    rec: Results, check: str, owner: _Caller, other: _Caller, task_id: str, seen: list[str]
+) -> bool:
     """False (and the check failed) when identity B's ``tasks/cancel`` of A's task took effect.
 
     Sent while the task is still running, before anything else ends it: a
@@ -372,8 +399,11 @@ async def _cancel_refused(rec: Results, check: str, owner: _Caller, other: _Call
         return False
     after = await _status(owner, task_id)
     if before is not None and before not in _TERMINAL and after == "cancelled":
-        rec.fail(check, f"identity B's tasks/cancel was refused ({refused}), yet identity A's task is now cancelled",
-                 other.evidence() + owner.evidence())
+        rec.fail(
+            check,
+            f"identity B's tasks/cancel was refused ({refused}), yet identity A's task is now cancelled",
+            other.evidence() + owner.evidence(),
+        )
         return False
     if before in _TERMINAL or after is None or after in _TERMINAL:
         # Ended (or unread) around the request: the refusal may be the one every terminal task gets.
@@ -383,8 +413,9 @@ async def _cancel_refused(rec: Results, check: str, owner: _Caller, other: _Call
     return True
 
 
-async def _result_refused(rec: Results, check: str, owner: _Caller, other: _Caller, task_id: str,
-                          seen: list[str]) -> bool:
+async def _result_refused(
+    rec: Results, check: str, owner: _Caller, other: _Caller, task_id: str, seen: list[str]
+) -> bool:
     """False (and the check failed) when identity B got, or was not refused, A's ``tasks/result``.
 
     Asked once the owner has its result: then the task is terminal and a
@@ -401,8 +432,11 @@ async def _result_refused(rec: Results, check: str, owner: _Caller, other: _Call
         resp = await other.ask("tasks/result", {"taskId": task_id})
     except ProbeError:
         if terminal:
-            rec.fail(check, "identity B's tasks/result for identity A's terminal task got no answer, no refusal",
-                     other.evidence())
+            rec.fail(
+                check,
+                "identity B's tasks/result for identity A's terminal task got no answer, no refusal",
+                other.evidence(),
+            )
             return False
         seen.append("tasks/result no answer (not judged: the task had not ended)")
         return True

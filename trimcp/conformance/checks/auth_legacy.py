@@ -54,8 +54,9 @@ async def check_legacy(rec: Results, url: str, timeout: float) -> None:
     base = sa.legacy_issuer(url)
     where = f"{base}/.well-known/oauth-authorization-server"
     try:
-        resp = await request(where, "GET", {"Accept": "application/json", hn.VERSION_HEADER: "2025-03-26"},
-                             timeout=timeout)
+        resp = await request(
+            where, "GET", {"Accept": "application/json", hn.VERSION_HEADER: "2025-03-26"}, timeout=timeout
+        )
     except ProbeError as exc:
         for check in LEGACY_CHECKS:
             rec.skip(check, str(exc))

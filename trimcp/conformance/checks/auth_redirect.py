@@ -57,12 +57,16 @@ def _skip(rec: Results, reason: str) -> None:
 
 async def _register(endpoint: str, timeout: float) -> tuple[str | None, str]:
     body = {
-        "client_name": "trimcp check (redirect probe)", "redirect_uris": [REGISTERED_REDIRECT],
-        "grant_types": ["authorization_code"], "response_types": ["code"], "token_endpoint_auth_method": "none",
+        "client_name": "trimcp check (redirect probe)",
+        "redirect_uris": [REGISTERED_REDIRECT],
+        "grant_types": ["authorization_code"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
     }
     try:
-        resp = await request(endpoint, "POST", {"Content-Type": "application/json", "Accept": "application/json"},
-                             body, timeout=timeout)
+        resp = await request(
+            endpoint, "POST", {"Content-Type": "application/json", "Accept": "application/json"}, body, timeout=timeout
+        )
     except ProbeError as exc:
         return None, str(exc)
     try:
@@ -99,14 +103,20 @@ async def check_redirects(rec: Results, url: str, found: Discovered, timeout: fl
         _skip(rec, why)
         return
     params: dict[str, str] = {
-        "response_type": "code", "client_id": client_id, "state": "trimcp-check",
-        "code_challenge": sa.Pkce.from_random(bytes(32)).challenge, "code_challenge_method": "S256",
+        "response_type": "code",
+        "client_id": client_id,
+        "state": "trimcp-check",
+        "code_challenge": sa.Pkce.from_random(bytes(32)).challenge,
+        "code_challenge_method": "S256",
         "resource": sa.canonical_resource(url),
     }
 
     async def authorize_with(redirect_uri: str, **extra: str) -> tuple[RawResponse | None, str, dict[str, Any]]:
-        target = authorize + ("&" if urlsplit(authorize).query else "?") + urlencode(
-            {**params, "redirect_uri": redirect_uri, **extra})
+        target = (
+            authorize
+            + ("&" if urlsplit(authorize).query else "?")
+            + urlencode({**params, "redirect_uri": redirect_uri, **extra})
+        )
         try:
             resp = await request(target, "GET", {"Accept": "text/html"}, timeout=timeout, read_body=False)
         except ProbeError as exc:
@@ -115,14 +125,20 @@ async def check_redirects(rec: Results, url: str, found: Discovered, timeout: fl
 
     outcomes: list[str] = []
     undecided: list[str] = []
-    for what, uri in (("a foreign redirect_uri", FOREIGN_REDIRECT),
-                      ("the registered redirect_uri with a longer path", REGISTERED_REDIRECT + "-other")):
+    for what, uri in (
+        ("a foreign redirect_uri", FOREIGN_REDIRECT),
+        ("the registered redirect_uri with a longer path", REGISTERED_REDIRECT + "-other"),
+    ):
         resp, why, evidence = await authorize_with(uri)
         if resp is None:
             undecided.append(f"{what}: {why}")
         elif _redirected_to(resp, uri):
-            rec.fail("auth.redirect-uri", f"{what} ({uri}) was redirected to (HTTP {resp.status}); client "
-                     f"{client_id} registered only {REGISTERED_REDIRECT}", [evidence])
+            rec.fail(
+                "auth.redirect-uri",
+                f"{what} ({uri}) was redirected to (HTTP {resp.status}); client "
+                f"{client_id} registered only {REGISTERED_REDIRECT}",
+                [evidence],
+            )
             break
         elif 400 <= resp.status < 500:
             outcomes.append(f"{what}: HTTP {resp.status}")
@@ -142,8 +158,10 @@ async def _iss(rec: Results, meta: Any, as_url: str, authorize_with: Any) -> Non
     # unsupported response_type, which RFC 6749 4.1.2.1 redirects to a valid redirect_uri).
     carrying: list[tuple[str, dict[str, Any]]] = []
     unread: list[str] = []
-    for what, extra in (("the authorization response", {}),
-                        ("the error response", {"response_type": "trimcp-check-unsupported"})):
+    for what, extra in (
+        ("the authorization response", {}),
+        ("the error response", {"response_type": "trimcp-check-unsupported"}),
+    ):
         resp, why, evidence = await authorize_with(REGISTERED_REDIRECT, **extra)
         location = _redirected_to(resp, REGISTERED_REDIRECT) if resp is not None else None
         if resp is None or location is None:
@@ -157,6 +175,9 @@ async def _iss(rec: Results, meta: Any, as_url: str, authorize_with: Any) -> Non
     elif meta.get("authorization_response_iss_parameter_supported") is True:
         rec.ok(check, f"iss in {' and '.join(w for w, _ in carrying)}, advertised in the metadata")
     else:
-        rec.fail(check, f"{' and '.join(w for w, _ in carrying)} carries iss but the metadata does not set "
-                 "authorization_response_iss_parameter_supported: true",
-                 [*(e for _, e in carrying), exchange("GET", as_url, status=200, response_body=json.dumps(meta))])
+        rec.fail(
+            check,
+            f"{' and '.join(w for w, _ in carrying)} carries iss but the metadata does not set "
+            "authorization_response_iss_parameter_supported: true",
+            [*(e for _, e in carrying), exchange("GET", as_url, status=200, response_body=json.dumps(meta))],
+        )

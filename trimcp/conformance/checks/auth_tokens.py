@@ -55,8 +55,15 @@ from .probes import CLIENT_INFO, envelope
 __all__ = ["FORGED_TOKEN", "RULE_CHECKS", "Discovered", "bearer_token", "check_auth_rules", "opening_request"]
 
 RULE_CHECKS: Final = (
-    "auth.no-token-refused", "auth.invalid-token", "auth.invalid-token-error", "auth.query-token",
-    "auth.scope-challenge", "auth.no-offline-access", "auth.https-endpoints", "auth.dcr", "auth.cimd",
+    "auth.no-token-refused",
+    "auth.invalid-token",
+    "auth.invalid-token-error",
+    "auth.query-token",
+    "auth.scope-challenge",
+    "auth.no-offline-access",
+    "auth.https-endpoints",
+    "auth.dcr",
+    "auth.cimd",
 )
 FORGED_TOKEN: Final = "trimcp-check-forged-token"
 _ACCEPT: Final = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
@@ -114,20 +121,33 @@ def opening_request(revision: str) -> tuple[dict[str, str], Any]:
     return _shaped(revision, "initialize", params, 1)
 
 
-def _evidence(method: str, url: str, headers: Mapping[str, str], body: Any, resp: RawResponse | None,
-              secret: str | None = None) -> dict[str, Any]:
+def _evidence(
+    method: str, url: str, headers: Mapping[str, str], body: Any, resp: RawResponse | None, secret: str | None = None
+) -> dict[str, Any]:
     def hide(text: str) -> str:
         return text.replace(secret, "<token>") if secret else text
 
     sent = None if body is None else json.dumps(body)
     if resp is None:
         return exchange(method, hide(url), headers, sent)
-    return exchange(method, hide(url), headers, sent, status=resp.status,
-                    response_headers=resp.headers, response_body=hide(resp.body.decode("utf-8", "replace")))
+    return exchange(
+        method,
+        hide(url),
+        headers,
+        sent,
+        status=resp.status,
+        response_headers=resp.headers,
+        response_body=hide(resp.body.decode("utf-8", "replace")),
+    )
 
 
-async def _send(url: str, method: str, headers: dict[str, str], body: Any, timeout: float,
-                ) -> tuple[RawResponse | None, str]:
+async def _send(
+    url: str,
+    method: str,
+    headers: dict[str, str],
+    body: Any,
+    timeout: float,
+) -> tuple[RawResponse | None, str]:
     try:
         return await request(url, method, headers, body, timeout=timeout, read_body=method == "POST"), ""
     except ProbeError as exc:
@@ -147,8 +167,11 @@ async def _no_token(rec: Results, url: str, revision: str, timeout: float) -> No
     if not _stateless(revision):  # (the stateless era has no client notification to send unasked)
         headers, body = _shaped(revision, "notifications/initialized", {}, None)
         probes.append(("notifications/initialized", "POST", headers, body, (401,)))
-    plain = {k: v for k, v in _shaped(revision, "tools/list", {}, None)[0].items()
-             if k not in ("Content-Type", hn.METHOD_HEADER)}
+    plain = {
+        k: v
+        for k, v in _shaped(revision, "tools/list", {}, None)[0].items()
+        if k not in ("Content-Type", hn.METHOD_HEADER)
+    }
     probes.append(("GET", "GET", {**plain, "Accept": "text/event-stream"}, None, (401, 405)))
     probes.append(("DELETE", "DELETE", plain, None, (401, 405)))
     seen: list[str] = []
@@ -158,12 +181,18 @@ async def _no_token(rec: Results, url: str, revision: str, timeout: float) -> No
             rec.skip(check, f"{what} without a token: {why}")
             return
         if resp.status not in wanted:
-            rec.fail(check, f"{what} without a token: HTTP {resp.status}, expected "
-                     f"{' or '.join(map(str, wanted))}", evidence=[_evidence(method, url, headers, body, resp)])
+            rec.fail(
+                check,
+                f"{what} without a token: HTTP {resp.status}, expected {' or '.join(map(str, wanted))}",
+                evidence=[_evidence(method, url, headers, body, resp)],
+            )
             return
         if resp.status == 401 and _challenge(resp) is None:
-            rec.fail(check, f"{what} without a token: 401 without a Bearer WWW-Authenticate challenge",
-                     evidence=[_evidence(method, url, headers, body, resp)])
+            rec.fail(
+                check,
+                f"{what} without a token: 401 without a Bearer WWW-Authenticate challenge",
+                evidence=[_evidence(method, url, headers, body, resp)],
+            )
             return
         seen.append(f"{what} {resp.status}")
     rec.ok(check, ", ".join(seen))
@@ -181,22 +210,32 @@ async def _forged(rec: Results, url: str, revision: str, timeout: float) -> None
     evidence = [_evidence("POST", url, headers, body, resp)]
     challenge = _challenge(resp)
     if resp.status != 401:
-        rec.fail("auth.invalid-token", f"{method} with a forged token: HTTP {resp.status}, expected 401",
-                 evidence=evidence)
+        rec.fail(
+            "auth.invalid-token", f"{method} with a forged token: HTTP {resp.status}, expected 401", evidence=evidence
+        )
         rec.skip("auth.invalid-token-error", f"the forged token got HTTP {resp.status}, not 401")
         return
     if challenge is None:
-        rec.fail("auth.invalid-token", f"{method} with a forged token: 401 without a Bearer WWW-Authenticate "
-                 "challenge", evidence=evidence)
-        rec.fail("auth.invalid-token-error", "the 401 for a forged token has no Bearer challenge to name an error",
-                 evidence=evidence)
+        rec.fail(
+            "auth.invalid-token",
+            f"{method} with a forged token: 401 without a Bearer WWW-Authenticate challenge",
+            evidence=evidence,
+        )
+        rec.fail(
+            "auth.invalid-token-error",
+            "the 401 for a forged token has no Bearer challenge to name an error",
+            evidence=evidence,
+        )
         return
     rec.ok("auth.invalid-token", f"{method} with a forged token: 401, Bearer challenge")
     if challenge.error == "invalid_token":
         rec.ok("auth.invalid-token-error", 'error="invalid_token"')
     else:
-        rec.fail("auth.invalid-token-error", f"the 401 for a forged token names error={challenge.error!r}, "
-                 'not "invalid_token"', evidence=evidence)
+        rec.fail(
+            "auth.invalid-token-error",
+            f'the 401 for a forged token names error={challenge.error!r}, not "invalid_token"',
+            evidence=evidence,
+        )
 
 
 async def _query(rec: Results, url: str, revision: str, timeout: float, token: str | None) -> None:
@@ -212,8 +251,11 @@ async def _query(rec: Results, url: str, revision: str, timeout: float, token: s
         rec.skip(check, why.replace(token, "<token>"))
         return
     if 200 <= resp.status < 300:
-        rec.fail(check, f"{body['method']} with the token only in the query string: HTTP {resp.status}, accepted",
-                 evidence=[_evidence("POST", target, headers, body, resp, secret=token)])
+        rec.fail(
+            check,
+            f"{body['method']} with the token only in the query string: HTTP {resp.status}, accepted",
+            evidence=[_evidence("POST", target, headers, body, resp, secret=token)],
+        )
     else:
         rec.ok(check, f"the token in the query string alone: HTTP {resp.status}")
 
@@ -238,8 +280,11 @@ def _scope_rules(rec: Results, url: str, unauthorized: RawResponse, found: Disco
     elif "offline_access" in (challenged or []):
         rec.fail("auth.no-offline-access", "the 401 challenge asks for offline_access", evidence=evidence)
     elif "offline_access" in (supported or []):
-        rec.fail("auth.no-offline-access", f"{found.prm_url} lists offline_access in scopes_supported",
-                 evidence=[exchange("GET", found.prm_url, status=200, response_body=json.dumps(found.prm))])
+        rec.fail(
+            "auth.no-offline-access",
+            f"{found.prm_url} lists offline_access in scopes_supported",
+            evidence=[exchange("GET", found.prm_url, status=200, response_body=json.dumps(found.prm))],
+        )
     else:
         rec.ok("auth.no-offline-access", "no offline_access among the scopes shown")
 
@@ -251,8 +296,11 @@ def _https(rec: Results, found: Discovered) -> None:
     if isinstance(servers, list):
         urls += [("authorization_servers", s) for s in servers if isinstance(s, str)]
     if found.as_metadata is not None:
-        urls += [(k, v) for k, v in found.as_metadata.items()
-                 if isinstance(v, str) and (k == "issuer" or k.endswith(_ENDPOINT_SUFFIX))]
+        urls += [
+            (k, v)
+            for k, v in found.as_metadata.items()
+            if isinstance(v, str) and (k == "issuer" or k.endswith(_ENDPOINT_SUFFIX))
+        ]
     if not urls:
         rec.skip(check, "no authorization server endpoint was discovered")
         return
@@ -260,8 +308,11 @@ def _https(rec: Results, found: Discovered) -> None:
     public = [(k, v) for k, v in plain if (urlsplit(v).hostname or "") not in _LOOPBACK]
     if public:
         where, doc = (found.as_url, found.as_metadata) if found.as_metadata is not None else (found.prm_url, found.prm)
-        rec.fail(check, "not HTTPS: " + ", ".join(f"{k} {v}" for k, v in public),
-                 evidence=[exchange("GET", where, status=200, response_body=json.dumps(doc))])
+        rec.fail(
+            check,
+            "not HTTPS: " + ", ".join(f"{k} {v}" for k, v in public),
+            evidence=[exchange("GET", where, status=200, response_body=json.dumps(doc))],
+        )
     elif plain:
         rec.skip(check, f"{len(plain)} endpoint(s) on a loopback host over plain HTTP: not judged")
     else:
@@ -286,7 +337,12 @@ def _registration(rec: Results, found: Discovered) -> None:
 
 
 async def check_auth_rules(
-    rec: Results, url: str, unauthorized: RawResponse, found: Discovered, timeout: float, token: str | None,
+    rec: Results,
+    url: str,
+    unauthorized: RawResponse,
+    found: Discovered,
+    timeout: float,
+    token: str | None,
 ) -> None:
     """Run the ``RULE_CHECKS`` against a server that answered ``unauthorized`` (a 401)."""
     revision = _revision(rec)

@@ -123,8 +123,12 @@ def _read(recording: RecordingStream, revision: str, found: _Findings) -> None:
 
 
 def _answer_problem(
-    msg: rpc.Response | rpc.ErrorResponse, recording: RecordingStream, index: int,
-    answered: set[rpc.RequestId], unreadable: list[int], http: bool,
+    msg: rpc.Response | rpc.ErrorResponse,
+    recording: RecordingStream,
+    index: int,
+    answered: set[rpc.RequestId],
+    unreadable: list[int],
+    http: bool,
 ) -> str | None:
     """Why ``msg`` answers no request of its connection ("" when not judged), else ``None``."""
     if msg.id is None:
@@ -148,19 +152,32 @@ def _answer_problem(
 def _verdicts(rec: Results, found: _Findings) -> None:
     if found.with_id:
         first = found.with_id[0]
-        rec.fail("jsonrpc.valid-messages", f"{len(found.with_id)} notification(s) carry an id: {first.method} "
-                 f"with id {first.id!r} (notifications MUST NOT include an ID)", [received(first)])
+        rec.fail(
+            "jsonrpc.valid-messages",
+            f"{len(found.with_id)} notification(s) carry an id: {first.method} "
+            f"with id {first.id!r} (notifications MUST NOT include an ID)",
+            [received(first)],
+        )
     if found.bad_ids:
         problem, msg = found.bad_ids[0]
         rec.fail("jsonrpc.ids", f"{len(found.bad_ids)} response(s) answer no request: {problem}", [received(msg)])
     elif found.answers:
-        rec.ok("jsonrpc.ids", f"{found.answers} responses on {found.connections} connections, each to a request "
-               f"sent there, once ({found.errors} errors, {found.null_ids} with a null id to a text whose id "
-               "could not be read)")
+        rec.ok(
+            "jsonrpc.ids",
+            f"{found.answers} responses on {found.connections} connections, each to a request "
+            f"sent there, once ({found.errors} errors, {found.null_ids} with a null id to a text whose id "
+            "could not be read)",
+        )
     if found.to_notifications:
         problem, msg = found.to_notifications[0]
-        rec.fail("jsonrpc.notification-no-response", f"{len(found.to_notifications)} response(s) after the "
-                 f"harness's notifications answer no request: {problem}", [received(msg)])
+        rec.fail(
+            "jsonrpc.notification-no-response",
+            f"{len(found.to_notifications)} response(s) after the harness's notifications answer no request: {problem}",
+            [received(msg)],
+        )
     elif found.proven:
-        rec.ok("jsonrpc.notification-no-response", f"no response to {found.notifications} notifications on "
-               f"{found.connections} connections ({found.proven} proven by an answered request sent after them)")
+        rec.ok(
+            "jsonrpc.notification-no-response",
+            f"no response to {found.notifications} notifications on "
+            f"{found.connections} connections ({found.proven} proven by an answered request sent after them)",
+        )

@@ -58,8 +58,11 @@ def check_cache_scopes(tour: Tour) -> None:
         scopes = [p.result.get("cacheScope") for p in pages]
         if len(set(map(repr, scopes))) > 1:
             shown = ", ".join(repr(s) for s in scopes)
-            rec.fail("caching.scope-stable", f"{method}: the pages carry cacheScope {shown}",
-                     [received(p) for p in pages[:4]])
+            rec.fail(
+                "caching.scope-stable",
+                f"{method}: the pages carry cacheScope {shown}",
+                [received(p) for p in pages[:4]],
+            )
             return
     if paged:
         shown = ", ".join(f"{m} ({len(c)} pages)" for m, c in paged[:4])
@@ -76,8 +79,11 @@ def check_interim_hints(tour: Tour) -> None:
             if "ttlMs" in answer.result or "cacheScope" in answer.result:
                 hinted.append(answer)
     if hinted:
-        rec.warn("caching.interim-no-hints", f"{len(hinted)} InputRequiredResults carry ttlMs/cacheScope",
-                 [received(a) for a in hinted[:2]])
+        rec.warn(
+            "caching.interim-no-hints",
+            f"{len(hinted)} InputRequiredResults carry ttlMs/cacheScope",
+            [received(a) for a in hinted[:2]],
+        )
     elif seen:
         rec.ok("caching.interim-no-hints", f"{seen} InputRequiredResults without hints")
     else:

@@ -44,7 +44,12 @@ REQUIRED_FIELDS = (sl.PROTOCOL_VERSION_KEY, sl.CLIENT_CAPABILITIES_KEY)
 
 
 async def probe_partial_envelope(
-    rec: Results, connect: Connector, revision: str, capabilities: dict[str, Any], timeout: float, dual_era: bool,
+    rec: Results,
+    connect: Connector,
+    revision: str,
+    capabilities: dict[str, Any],
+    timeout: float,
+    dual_era: bool,
 ) -> None:
     method = list_method(capabilities) or "server/discover"
     full = envelope(revision)
@@ -102,8 +107,11 @@ def check_capability_errors(rec: Results, recordings: Iterable[RecordingStream])
             if problem:
                 bad.append((f"{method}: {problem}", msg))
     if bad:
-        rec.fail(CAPABILITY_DATA, f"{len(bad)} of {seen} -32021 errors: " + "; ".join(p for p, _ in bad[:3]),
-                 [evidence.received(m) for _, m in bad[:3]])
+        rec.fail(
+            CAPABILITY_DATA,
+            f"{len(bad)} of {seen} -32021 errors: " + "; ".join(p for p, _ in bad[:3]),
+            [evidence.received(m) for _, m in bad[:3]],
+        )
     elif seen:
         rec.ok(CAPABILITY_DATA, f"{seen} -32021 errors, each naming data.requiredCapabilities")
     else:

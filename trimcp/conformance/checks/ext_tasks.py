@@ -54,8 +54,13 @@ from .tool_calls import ToolPolicy
 __all__ = ["EXT_TASKS_CHECKS", "check_ext_tasks"]
 
 EXT_TASKS_CHECKS: Final = (
-    "ext-tasks.methods-gated", "ext-tasks.unknown-get", "ext-tasks.unknown-other",
-    "ext-tasks.create", "ext-tasks.get", "ext-tasks.undeclared", "ext-tasks.ack",
+    "ext-tasks.methods-gated",
+    "ext-tasks.unknown-get",
+    "ext-tasks.unknown-other",
+    "ext-tasks.create",
+    "ext-tasks.get",
+    "ext-tasks.undeclared",
+    "ext-tasks.ack",
 )
 TASK_CHECKS: Final = ("ext-tasks.create", "ext-tasks.get", "ext-tasks.undeclared", "ext-tasks.ack")
 EXT: Final = extensions.TASKS.id
@@ -77,8 +82,9 @@ class _Asker:
     def request(self, method: str, params: Mapping[str, Any], capabilities: Mapping[str, Any]) -> rpc.Request:
         return rpc.Request(next(self.ids), method, {**params, "_meta": envelope(self.revision, dict(capabilities))})
 
-    async def ask(self, method: str, params: Mapping[str, Any], capabilities: Mapping[str, Any]) -> \
-            tuple[rpc.Request, Answer]:
+    async def ask(
+        self, method: str, params: Mapping[str, Any], capabilities: Mapping[str, Any]
+    ) -> tuple[rpc.Request, Answer]:
         request = self.request(method, params, capabilities)
         return request, await self.probe.ask(request)
 
@@ -97,8 +103,13 @@ def _ack_problem(answer: Answer) -> str | None:
 
 
 async def check_ext_tasks(
-    rec: Results, connect: Connector, revision: str, capabilities: Mapping[str, Any],
-    tools: Sequence[s.Tool], policy: ToolPolicy, timeout: float,
+    rec: Results,
+    connect: Connector,
+    revision: str,
+    capabilities: Mapping[str, Any],
+    tools: Sequence[s.Tool],
+    policy: ToolPolicy,
+    timeout: float,
 ) -> None:
     if not rec.wants(*EXT_TASKS_CHECKS):
         return
@@ -123,9 +134,11 @@ async def check_ext_tasks(
 async def _gating(rec: Results, asker: _Asker) -> None:
     bad: list[str] = []
     shown: list[dict[str, Any]] = []
-    for method, params in (("tasks/get", {"taskId": UNKNOWN_ID}),
-                           ("tasks/update", {"taskId": UNKNOWN_ID, "inputResponses": {}}),
-                           ("tasks/cancel", {"taskId": UNKNOWN_ID})):
+    for method, params in (
+        ("tasks/get", {"taskId": UNKNOWN_ID}),
+        ("tasks/update", {"taskId": UNKNOWN_ID, "inputResponses": {}}),
+        ("tasks/cancel", {"taskId": UNKNOWN_ID}),
+    ):
         request, answer = await asker.ask(method, params, {})
         if isinstance(answer, rpc.Response):
             bad.append(f"{method}: answered with a result")
@@ -147,13 +160,16 @@ async def _unknown(rec: Results, asker: _Asker) -> None:
         rec.ok("ext-tasks.unknown-get", "tasks/get of an unknown taskId: -32602")
     else:
         what = "a result" if isinstance(answer, rpc.Response) else f"error {answer.error.code}"
-        rec.fail("ext-tasks.unknown-get", f"tasks/get of an unknown taskId: {what}, not -32602",
-                 _shown(request, answer))
+        rec.fail(
+            "ext-tasks.unknown-get", f"tasks/get of an unknown taskId: {what}, not -32602", _shown(request, answer)
+        )
     results: list[str] = []
     codes: list[str] = []
     shown: list[dict[str, Any]] = []
-    for method, params in (("tasks/update", {"taskId": UNKNOWN_ID, "inputResponses": {}}),
-                           ("tasks/cancel", {"taskId": UNKNOWN_ID})):
+    for method, params in (
+        ("tasks/update", {"taskId": UNKNOWN_ID, "inputResponses": {}}),
+        ("tasks/cancel", {"taskId": UNKNOWN_ID}),
+    ):
         request, answer = await asker.ask(method, params, declared)
         if isinstance(answer, rpc.Response):
             results.append(method)
@@ -170,7 +186,10 @@ async def _unknown(rec: Results, asker: _Asker) -> None:
 
 
 async def _find_task(
-    asker: _Asker, tools: Sequence[s.Tool], policy: ToolPolicy, timeout: float,
+    asker: _Asker,
+    tools: Sequence[s.Tool],
+    policy: ToolPolicy,
+    timeout: float,
 ) -> tuple[s.Tool, dict[str, Any], rpc.Request, rpc.Response] | str:
     """The first allowed tool call answered with a task, or why there is none."""
     # Tools that speak of tasks first: nothing else hints which calls may become tasks.
@@ -183,13 +202,17 @@ async def _find_task(
         arguments = (policy.examples(tool) or [{}])[0]
         with trio.move_on_after(timeout):
             request, answer = await asker.ask(
-                "tools/call", {"name": tool.name, "arguments": arguments}, DECLARING,
+                "tools/call",
+                {"name": tool.name, "arguments": arguments},
+                DECLARING,
             )
             if isinstance(answer, rpc.Response) and answer.result.get("resultType") == s.ResultType.TASK:
                 return tool, arguments, request, answer
     names = ", ".join(t.name for t in candidates)
-    return (f"no tool the harness may call was answered with a task, declaring {EXT} "
-            f"(tried {names}; the server decides per request, --call-tools all tries every tool)")
+    return (
+        f"no tool the harness may call was answered with a task, declaring {EXT} "
+        f"(tried {names}; the server decides per request, --call-tools all tries every tool)"
+    )
 
 
 async def _tasks(rec: Results, asker: _Asker, tools: Sequence[s.Tool], policy: ToolPolicy, timeout: float) -> None:
@@ -209,13 +232,19 @@ async def _tasks(rec: Results, asker: _Asker, tools: Sequence[s.Tool], policy: T
         await _follow(rec, asker, tool.name, call, created, task_id, timeout)
     # MUST NOT: the same call, undeclared, answered with a task.
     with trio.move_on_after(timeout) as scope:
-        request, answer = await asker.ask("tools/call", {"name": tool.name, "arguments": arguments},
-                                          {k: v for k, v in DECLARING.items() if k != "extensions"})
+        request, answer = await asker.ask(
+            "tools/call",
+            {"name": tool.name, "arguments": arguments},
+            {k: v for k, v in DECLARING.items() if k != "extensions"},
+        )
     if scope.cancelled_caught:
         rec.skip("ext-tasks.undeclared", f"{tool.name} without the declaration got no answer within {timeout} s")
     elif isinstance(answer, rpc.Response) and answer.result.get("resultType") == s.ResultType.TASK:
-        rec.fail("ext-tasks.undeclared", f"{tool.name} was answered with a task though the request did not "
-                 f"declare {EXT}", _shown(request, answer))
+        rec.fail(
+            "ext-tasks.undeclared",
+            f"{tool.name} was answered with a task though the request did not declare {EXT}",
+            _shown(request, answer),
+        )
         if isinstance(answer.result.get("taskId"), str):
             await asker.ask("tasks/cancel", {"taskId": answer.result["taskId"]}, {"extensions": {EXT: {}}})
     else:
@@ -224,14 +253,23 @@ async def _tasks(rec: Results, asker: _Asker, tools: Sequence[s.Tool], policy: T
 
 
 async def _follow(
-    rec: Results, asker: _Asker, name: str, call: rpc.Request, created: rpc.Response, task_id: str,
+    rec: Results,
+    asker: _Asker,
+    name: str,
+    call: rpc.Request,
+    created: rpc.Response,
+    task_id: str,
     timeout: float,
 ) -> None:
     declared: dict[str, Any] = {"extensions": {EXT: {}}}
     request, first = await asker.ask("tasks/get", {"taskId": task_id}, DECLARING)
     if isinstance(first, rpc.ErrorResponse):
-        rec.fail("ext-tasks.create", f"{name}: tasks/get right after the CreateTaskResult: error "
-                 f"{first.error.code} (the task must exist once announced)", _shown(call, created) + _shown(request, first))
+        rec.fail(
+            "ext-tasks.create",
+            f"{name}: tasks/get right after the CreateTaskResult: error "
+            f"{first.error.code} (the task must exist once announced)",
+            _shown(call, created) + _shown(request, first),
+        )
     else:
         rec.ok("ext-tasks.create", f"{name}: resultType task, Task fields, found by tasks/get at once")
     bad: list[str] = []
@@ -274,8 +312,11 @@ async def _follow(
     if bad:
         rec.fail("ext-tasks.get", f"{name}: " + "; ".join(bad), shown)
     elif statuses:
-        rec.ok("ext-tasks.get", f"{name}: statuses {' -> '.join(dict.fromkeys(statuses))}, each a well-formed "
-                                "DetailedTask with resultType complete")
+        rec.ok(
+            "ext-tasks.get",
+            f"{name}: statuses {' -> '.join(dict.fromkeys(statuses))}, each a well-formed "
+            "DetailedTask with resultType complete",
+        )
     cancel, ack = await asker.ask("tasks/cancel", {"taskId": task_id}, declared)
     why = _ack_problem(ack)
     if why is not None:
@@ -284,5 +325,7 @@ async def _follow(
     if acks:
         rec.fail("ext-tasks.ack", f"{name}: " + "; ".join(acks), ack_shown)
     else:
-        rec.ok("ext-tasks.ack", f"{name}: tasks/cancel{' and tasks/update' if answered else ''} answered "
-                                "with the empty ack")
+        rec.ok(
+            "ext-tasks.ack",
+            f"{name}: tasks/cancel{' and tasks/update' if answered else ''} answered with the empty ack",
+        )

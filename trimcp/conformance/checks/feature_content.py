@@ -51,18 +51,27 @@ def _uri_grammar() -> re.Pattern[str]:
     ipv4 = rf"{dec_octet}(?:\.{dec_octet}){{3}}"
     h16 = r"[0-9A-Fa-f]{1,4}"
     ls32 = rf"(?:{h16}:{h16}|{ipv4})"
-    ipv6 = "|".join((
-        rf"(?:{h16}:){{6}}{ls32}", rf"::(?:{h16}:){{5}}{ls32}", rf"(?:{h16})?::(?:{h16}:){{4}}{ls32}",
-        rf"(?:(?:{h16}:){{0,1}}{h16})?::(?:{h16}:){{3}}{ls32}", rf"(?:(?:{h16}:){{0,2}}{h16})?::(?:{h16}:){{2}}{ls32}",
-        rf"(?:(?:{h16}:){{0,3}}{h16})?::{h16}:{ls32}", rf"(?:(?:{h16}:){{0,4}}{h16})?::{ls32}",
-        rf"(?:(?:{h16}:){{0,5}}{h16})?::{h16}", rf"(?:(?:{h16}:){{0,6}}{h16})?::",
-    ))
+    ipv6 = "|".join(
+        (
+            rf"(?:{h16}:){{6}}{ls32}",
+            rf"::(?:{h16}:){{5}}{ls32}",
+            rf"(?:{h16})?::(?:{h16}:){{4}}{ls32}",
+            rf"(?:(?:{h16}:){{0,1}}{h16})?::(?:{h16}:){{3}}{ls32}",
+            rf"(?:(?:{h16}:){{0,2}}{h16})?::(?:{h16}:){{2}}{ls32}",
+            rf"(?:(?:{h16}:){{0,3}}{h16})?::{h16}:{ls32}",
+            rf"(?:(?:{h16}:){{0,4}}{h16})?::{ls32}",
+            rf"(?:(?:{h16}:){{0,5}}{h16})?::{h16}",
+            rf"(?:(?:{h16}:){{0,6}}{h16})?::",
+        )
+    )
     ip_literal = rf"\[(?:{ipv6}|v[0-9A-Fa-f]+\.[{unreserved}{sub_delims}:]+)\]"
     reg_name = rf"(?:[{unreserved}{sub_delims}]|{pct})*"
     authority = rf"(?:(?:[{unreserved}{sub_delims}:]|{pct})*@)?(?:{ip_literal}|{reg_name})(?::[0-9]*)?"
     segment, segment_nz = f"{pchar}*", f"{pchar}+"
-    hier_part = (rf"(?://{authority}(?:/{segment})*|/(?:{segment_nz}(?:/{segment})*)?"
-                 rf"|{segment_nz}(?:/{segment})*|)")
+    hier_part = (
+        rf"(?://{authority}(?:/{segment})*|/(?:{segment_nz}(?:/{segment})*)?"
+        rf"|{segment_nz}(?:/{segment})*|)"
+    )
     tail = rf"(?:{pchar}|[/?])*"
     return re.compile(rf"[A-Za-z][A-Za-z0-9+\-.]*:{hier_part}(?:\?{tail})?(?:#{tail})?", re.ASCII)
 
@@ -71,8 +80,11 @@ _URI = _uri_grammar()
 #: RFC 6838 section 4.2 (type "/" subtype, restricted names), then RFC 9110 parameters.
 _RESTRICTED_NAME = r"[A-Za-z0-9][A-Za-z0-9!#$&\-^_.+]{0,126}"
 _TOKEN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
-_MIME = re.compile(rf"{_RESTRICTED_NAME}/{_RESTRICTED_NAME}"
-                   rf'(?:[ \t]*;[ \t]*(?:{_TOKEN}=(?:{_TOKEN}|"(?:[^"\\\x00-\x1f]|\\.)*"))?)*', re.ASCII)
+_MIME = re.compile(
+    rf"{_RESTRICTED_NAME}/{_RESTRICTED_NAME}"
+    rf'(?:[ \t]*;[ \t]*(?:{_TOKEN}=(?:{_TOKEN}|"(?:[^"\\\x00-\x1f]|\\.)*"))?)*',
+    re.ASCII,
+)
 
 
 def uri_problem(uri: Any) -> str | None:
@@ -87,6 +99,8 @@ def mime_problem(mime: Any) -> str | None:
     if not isinstance(mime, str) or not mime:
         return "no mimeType"
     return None if _MIME.fullmatch(mime) else f"mimeType {mime[:80]!r} is not type/subtype (RFC 6838)"
+
+
 _CONTENT_CHECKS = ("content.base64", "content.embedded-resource", "resources.read-contents")
 
 
@@ -134,9 +148,11 @@ def judge_received(tour: Tour) -> None:
 def _raw_listed(tour: Tour, method: str, key: str) -> list[tuple[rpc.Response, dict[str, Any]]]:
     recording = tour.recording
     return [
-        (answer, item) for request_id, (_, answer) in recording.answers().items()
+        (answer, item)
+        for request_id, (_, answer) in recording.answers().items()
         if recording.sent_methods.get(request_id) == method and isinstance(answer, rpc.Response)
-        for item in answer.result.get(key) or () if isinstance(item, dict)
+        for item in answer.result.get(key) or ()
+        if isinstance(item, dict)
     ]
 
 
@@ -167,8 +183,9 @@ def _listed(tour: Tour, uris: list[tuple[str, Any, rpc.Response]], echoed: int =
             rec.skip("tools.x-mcp-header", "no tool marks a parameter with x-mcp-header")
     # Every resource URI the server sent: listed (every page), read, linked, embedded.  Templates
     # (RFC 6570) are not URIs until expanded: not judged.
-    listed = [("listed", resource.get("uri"), answer)
-              for answer, resource in _raw_listed(tour, "resources/list", "resources")]
+    listed = [
+        ("listed", resource.get("uri"), answer) for answer, resource in _raw_listed(tour, "resources/list", "resources")
+    ]
     seen = listed + uris
     for where, uri, answer in seen:
         problem = uri_problem(uri)
@@ -177,15 +194,29 @@ def _listed(tour: Tour, uris: list[tuple[str, Any, rpc.Response]], echoed: int =
     not_judged = f"; {echoed} not judged: the harness's own argument, sent back" if echoed else ""
     if seen:
         kinds = Counter(where for where, _, _ in seen)
-        rec.ok("resources.uri-syntax", f"{len(seen)} URIs follow RFC 3986 ("
-               + ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items())) + ")" + not_judged)
+        rec.ok(
+            "resources.uri-syntax",
+            f"{len(seen)} URIs follow RFC 3986 ("
+            + ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+            + ")"
+            + not_judged,
+        )
     else:
-        rec.skip("resources.uri-syntax", "the server sent no resource URI (none listed, read, linked or embedded)"
-                 + not_judged)
+        rec.skip(
+            "resources.uri-syntax",
+            "the server sent no resource URI (none listed, read, linked or embedded)" + not_judged,
+        )
 
 
-def _blocks(rec: Results, judged: dict[str, int], uris: list[tuple[str, Any, rpc.Response]], answer: rpc.Response,
-            blocks: Any, *, embedded_mime: bool) -> None:
+def _blocks(
+    rec: Results,
+    judged: dict[str, int],
+    uris: list[tuple[str, Any, rpc.Response]],
+    answer: rpc.Response,
+    blocks: Any,
+    *,
+    embedded_mime: bool,
+) -> None:
     for block in blocks or ():
         if not isinstance(block, dict):
             continue
@@ -196,14 +227,23 @@ def _blocks(rec: Results, judged: dict[str, int], uris: list[tuple[str, Any, rpc
             if problem:
                 rec.fail("content.base64", f"{kind} content: {problem}", [received(answer)])
         elif kind == "resource" and isinstance(block.get("resource"), dict):
-            _resource(rec, judged, uris, answer, block["resource"], "content.embedded-resource",
-                      need_mime=embedded_mime)
+            _resource(
+                rec, judged, uris, answer, block["resource"], "content.embedded-resource", need_mime=embedded_mime
+            )
         elif kind == "resource_link":
             uris.append(("linked", block.get("uri"), answer))
 
 
-def _resource(rec: Results, judged: dict[str, int], uris: list[tuple[str, Any, rpc.Response]],
-              answer: rpc.Response, item: Any, check: str, *, need_mime: bool) -> None:
+def _resource(
+    rec: Results,
+    judged: dict[str, int],
+    uris: list[tuple[str, Any, rpc.Response]],
+    answer: rpc.Response,
+    item: Any,
+    check: str,
+    *,
+    need_mime: bool,
+) -> None:
     if not isinstance(item, dict):
         return
     judged[check] += 1
@@ -261,8 +301,11 @@ def _logs(tour: Tour) -> None:
     check = "logging.below-level"
     set_ids = [i for i, m in recording.sent_methods.items() if m == "logging/setLevel"]
     answers = recording.answers()
-    accepted = [(answers[i][0], recording.requests[i]) for i in set_ids
-                if i in answers and isinstance(answers[i][1], rpc.Response)]
+    accepted = [
+        (answers[i][0], recording.requests[i])
+        for i in set_ids
+        if i in answers and isinstance(answers[i][1], rpc.Response)
+    ]
     if not accepted:
         rec.skip(check, "no logging/setLevel was accepted")
         return

@@ -39,8 +39,11 @@ from .tool_calls import call_outcome
 INVALID_CURSOR = "trimcp-check-invalid-cursor-\u00a7"
 UNKNOWN_PROMPT = "trimcp-check-no-such-prompt-7d1f"
 _REOPENS = 2
-_LISTS = {"tools": ("tools/list",), "prompts": ("prompts/list",),
-          "resources": ("resources/list", "resources/templates/list")}
+_LISTS = {
+    "tools": ("tools/list",),
+    "prompts": ("prompts/list",),
+    "resources": ("resources/list", "resources/templates/list"),
+}
 
 #: One probe: the check it feeds, the request, and the judge of the answer.
 Judge = Callable[[Results, rpc.Request, Answer], None]
@@ -67,41 +70,57 @@ def plan(tour: Tour, probe_tools: list[s.Tool], prompts: list[dict[str, Any]]) -
         ref = {"ref": {"type": "ref/prompt", "name": UNKNOWN_PROMPT}, "argument": {"name": "a", "value": ""}}
         out.append(_Planned("features.declared", "completion/complete", ref, _judge_undeclared))
     if revision.era is Era.STATELESS:
-        out.extend(_Planned("features.stable-lists", f"{feature}/list", {}, _stable_judge(tour, feature))
-                   for feature in ("tools", "prompts", "resources") if feature in caps)
+        out.extend(
+            _Planned("features.stable-lists", f"{feature}/list", {}, _stable_judge(tour, feature))
+            for feature in ("tools", "prompts", "resources")
+            if feature in caps
+        )
     if "resources" in caps:
-        out.append(_Planned("resources.invalid-uri", "resources/read", {"uri": "not a URI: \u00a7 <>"},
-                            _judge_invalid_uri))
+        out.append(
+            _Planned("resources.invalid-uri", "resources/read", {"uri": "not a URI: \u00a7 <>"}, _judge_invalid_uri)
+        )
     if "logging" in caps:
         if revision.era is Era.STATELESS:
             # server/utilities/logging (2026-07-28): an unrecognized logLevel in _meta is rejected.
-            out.append(_Planned("logging.invalid-level", list_method(caps) or "server/discover",
-                                {"_meta": {"io.modelcontextprotocol/logLevel": "trimcp-bogus"}}, _judge_level))
+            out.append(
+                _Planned(
+                    "logging.invalid-level",
+                    list_method(caps) or "server/discover",
+                    {"_meta": {"io.modelcontextprotocol/logLevel": "trimcp-bogus"}},
+                    _judge_level,
+                )
+            )
         else:
-            out.append(_Planned("logging.invalid-level", "logging/setLevel", {"level": "trimcp-bogus"},
-                                _judge_level))
+            out.append(_Planned("logging.invalid-level", "logging/setLevel", {"level": "trimcp-bogus"}, _judge_level))
     if "completions" in caps:
         ref = {"ref": {"type": "ref/prompt", "name": UNKNOWN_PROMPT}, "argument": {"name": "a", "value": ""}}
         out.append(_Planned("completion.invalid-ref", "completion/complete", ref, _judge_32602))
     for feature, methods in _LISTS.items():
         if feature in caps:
-            out.extend(_Planned("pagination.invalid-cursor", m, {"cursor": INVALID_CURSOR}, _judge_cursor)
-                       for m in methods)
+            out.extend(
+                _Planned("pagination.invalid-cursor", m, {"cursor": INVALID_CURSOR}, _judge_cursor) for m in methods
+            )
     if "prompts" in caps:
         out.append(_Planned("prompts.unknown-name", "prompts/get", {"name": UNKNOWN_PROMPT}, _judge_32602))
-        needy = next((p for p in prompts if any(
-            isinstance(a, dict) and a.get("required") for a in p.get("arguments") or ())), None)
+        needy = next(
+            (p for p in prompts if any(isinstance(a, dict) and a.get("required") for a in p.get("arguments") or ())),
+            None,
+        )
         if needy is not None:
-            out.append(_Planned("prompts.missing-argument", "prompts/get", {"name": needy["name"], "arguments": {}},
-                                _judge_32602))
+            out.append(
+                _Planned(
+                    "prompts.missing-argument", "prompts/get", {"name": needy["name"], "arguments": {}}, _judge_32602
+                )
+            )
     if "tools" in caps:
         out.append(_Planned("tools.call-without-name", "tools/call", {"arguments": {}}, _judge_32602))
         judge = _refused_judge(accepted_tools(tour))
         for tool in probe_tools:
             bad = invalid_arguments(tool.input_schema)
             if bad is not None:
-                out.append(_Planned("tools.input-validation", "tools/call", {"name": tool.name, "arguments": bad},
-                                    judge))
+                out.append(
+                    _Planned("tools.input-validation", "tools/call", {"name": tool.name, "arguments": bad}, judge)
+                )
     return out
 
 
@@ -112,7 +131,8 @@ def skip_unplanned(rec: Results, tour: Tour, planned: list[_Planned]) -> None:
         "pagination.invalid-cursor": "the server offers no list",
         "prompts.unknown-name": "the server does not advertise prompts",
         "prompts.missing-argument": "no listed prompt has a required argument"
-        if "prompts" in caps else "the server does not advertise prompts",
+        if "prompts" in caps
+        else "the server does not advertise prompts",
         "tools.call-without-name": "the server does not advertise tools",
         "features.declared": "the server advertises every feature",
         "features.stable-lists": "the server advertises no list",
@@ -120,7 +140,8 @@ def skip_unplanned(rec: Results, tour: Tour, planned: list[_Planned]) -> None:
         "logging.invalid-level": "the server does not advertise logging",
         "completion.invalid-ref": "the server does not advertise completions",
         "tools.input-validation": "no tool the calling policy allows has a required property to get wrong"
-        if "tools" in caps else "the server does not advertise tools",
+        if "tools" in caps
+        else "the server does not advertise tools",
     }
     for check, why in reasons.items():
         if check not in ids:
@@ -147,8 +168,11 @@ async def probe_features(tour: Tour, probe_tools: list[s.Tool], timeout: float) 
                     current = None
         except ProbeFailed as exc:
             if current is None:
-                rec.failed(queue[0].check if queue else "pagination.invalid-cursor", exc,
-                           f"the probe connection could not be opened: {exc}")
+                rec.failed(
+                    queue[0].check if queue else "pagination.invalid-cursor",
+                    exc,
+                    f"the probe connection could not be opened: {exc}",
+                )
                 return
             queue.pop(0)
             rec.failed(current.check, exc, f"{current.method} {_target(current.params)}: no answer ({exc})")
@@ -165,9 +189,17 @@ async def _session(
             await probe.ask(rpc.Request(0, "server/discover", {"_meta": meta}))
             yield probe, lambda p: {**p, "_meta": {**meta, **(p.get("_meta") or {})}}
             return
-        opened = await probe.ask(rpc.Request(0, "initialize", {
-            "protocolVersion": revision, "capabilities": {}, "clientInfo": CLIENT_INFO,
-        }))
+        opened = await probe.ask(
+            rpc.Request(
+                0,
+                "initialize",
+                {
+                    "protocolVersion": revision,
+                    "capabilities": {},
+                    "clientInfo": CLIENT_INFO,
+                },
+            )
+        )
         if isinstance(opened, rpc.ErrorResponse):
             raise ProbeFailed(f"initialize failed: {opened.error.message}")
         chosen = opened.result.get("protocolVersion")
@@ -186,7 +218,7 @@ def listed_prompts(tour: Tour) -> list[dict[str, Any]]:
 
 
 def _target(params: dict[str, Any]) -> str:
-    return str(params.get("name") or params.get("cursor") and "with an invalid cursor" or "")
+    return str(params.get("name") or (params.get("cursor") and "with an invalid cursor") or "")
 
 
 def _evidence(request: rpc.Request, answer: Answer) -> list[dict[str, Any]]:
@@ -204,13 +236,16 @@ def _judge_cursor(rec: Results, request: rpc.Request, answer: Answer) -> None:
 
 
 def _judge_32602(rec: Results, request: rpc.Request, answer: Answer) -> None:
-    check = {"prompts/get": "prompts.missing-argument" if "arguments" in (request.params or {})
-             else "prompts.unknown-name", "completion/complete": "completion.invalid-ref"}.get(
-        request.method, "tools.call-without-name")
-    what = {"prompts.missing-argument": "prompts/get without its required arguments",
-            "prompts.unknown-name": "prompts/get of an unknown prompt",
-            "completion.invalid-ref": "completion/complete of an unknown prompt",
-            "tools.call-without-name": "tools/call without a name"}[check]
+    check = {
+        "prompts/get": "prompts.missing-argument" if "arguments" in (request.params or {}) else "prompts.unknown-name",
+        "completion/complete": "completion.invalid-ref",
+    }.get(request.method, "tools.call-without-name")
+    what = {
+        "prompts.missing-argument": "prompts/get without its required arguments",
+        "prompts.unknown-name": "prompts/get of an unknown prompt",
+        "completion.invalid-ref": "completion/complete of an unknown prompt",
+        "tools.call-without-name": "tools/call without a name",
+    }[check]
     _expect_invalid_params(rec, check, what, request, answer)
 
 
@@ -242,28 +277,39 @@ def _refused_judge(accepted: set[str]) -> Judge:
     """server/tools: input validation errors are tool execution errors (isError) from 2025-11-25;
     a JSON-RPC error refuses the call just as well.  A refusal counts only for a tool seen to
     accept valid arguments: one that fails whatever it gets refuses invalid ones vacuously."""
+
     def judge(rec: Results, request: rpc.Request, answer: Answer) -> None:
         check, ev = "tools.input-validation", _evidence(request, answer)
         name = (request.params or {}).get("name")
-        refused = (f"error {answer.error.code}" if isinstance(answer, rpc.ErrorResponse)
-                   else "an isError result" if answer.result.get("isError") is True else None)
+        refused = (
+            f"error {answer.error.code}"
+            if isinstance(answer, rpc.ErrorResponse)
+            else "an isError result"
+            if answer.result.get("isError") is True
+            else None
+        )
         if refused is not None and name not in accepted:
-            rec.skip(check, f"{name}: invalid arguments refused ({refused}), but no call with valid "
-                     "arguments succeeded: the refusal proves nothing")
+            rec.skip(
+                check,
+                f"{name}: invalid arguments refused ({refused}), but no call with valid "
+                "arguments succeeded: the refusal proves nothing",
+            )
         elif refused is not None:
             rec.ok(check, f"{name}: valid arguments accepted, invalid ones refused with {refused}")
         elif isinstance(answer, rpc.Response) and answer.result.get("resultType") not in (None, s.ResultType.COMPLETE):
             rec.skip(check, f"{name}: answered {answer.result.get('resultType')!r}, not a refusal nor a result")
         else:
             rec.fail(check, f"{name}: arguments of the wrong type were accepted", ev)
+
     return judge
 
 
 def _judge_undeclared(rec: Results, request: rpc.Request, answer: Answer) -> None:
     check = "features.declared"
     if isinstance(answer, rpc.Response):
-        rec.fail(check, f"{request.method} answered with a result, its capability undeclared",
-                 _evidence(request, answer))
+        rec.fail(
+            check, f"{request.method} answered with a result, its capability undeclared", _evidence(request, answer)
+        )
     else:
         rec.ok(check, f"{request.method} refused ({answer.error.code}): the feature is not there undeclared")
 
@@ -290,9 +336,16 @@ def _stable_judge(tour: Tour, feature: str) -> Judge:
     def _first_page_names(result: dict[str, Any]) -> list[str]:
         return [str(t.get(field)) for t in result.get(key) or () if isinstance(t, dict)]
 
-    first = next((answer for request_id, (_, answer) in sorted(recording.answers().items(), key=lambda kv: kv[1][0])
-                  if recording.sent_methods.get(request_id) == method and isinstance(answer, rpc.Response)
-                  and not (recording.requests[request_id].params or {}).get("cursor")), None)
+    first = next(
+        (
+            answer
+            for request_id, (_, answer) in sorted(recording.answers().items(), key=lambda kv: kv[1][0])
+            if recording.sent_methods.get(request_id) == method
+            and isinstance(answer, rpc.Response)
+            and not (recording.requests[request_id].params or {}).get("cursor")
+        ),
+        None,
+    )
 
     def judge(rec: Results, request: rpc.Request, answer: Answer) -> None:
         check = "features.stable-lists"
@@ -301,11 +354,15 @@ def _stable_judge(tour: Tour, feature: str) -> Judge:
             return
         before, now = _first_page_names(first.result), _first_page_names(answer.result)
         if sorted(before) != sorted(now):
-            rec.fail(check, f"{method} differs between connections: {before[:5]} vs {now[:5]}",
-                     [received(first), sent(request), received(answer)])
+            rec.fail(
+                check,
+                f"{method} differs between connections: {before[:5]} vs {now[:5]}",
+                [received(first), sent(request), received(answer)],
+            )
         elif not before:
             # Two empty lists agree whatever the server does: nothing was compared.
             rec.skip(check, f"the first page of {method} is empty on both connections: nothing to compare")
         else:
             rec.ok(check, f"the same first page of {method} ({len(before)} {key}) on another connection")
+
     return judge

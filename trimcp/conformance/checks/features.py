@@ -65,11 +65,25 @@ async def feature_tour(tour: Tour, policy: ToolPolicy | None = None) -> None:
 
 
 _FEATURE_CHECKS = {
-    "tools": ("tools.list", "tools.input-schema", "tools.unique-names", "tools.name-format",
-              "tools.input-schema-legacy", "tools.unique-names-legacy", "tools.x-mcp-header",
-              "tools.call-read-only", "tools.structured-output", "tools.unknown-tool"),
-    "resources": ("resources.list", "resources.templates", "resources.read", "resources.unknown",
-                  "resources.uri-syntax"),
+    "tools": (
+        "tools.list",
+        "tools.input-schema",
+        "tools.unique-names",
+        "tools.name-format",
+        "tools.input-schema-legacy",
+        "tools.unique-names-legacy",
+        "tools.x-mcp-header",
+        "tools.call-read-only",
+        "tools.structured-output",
+        "tools.unknown-tool",
+    ),
+    "resources": (
+        "resources.list",
+        "resources.templates",
+        "resources.read",
+        "resources.unknown",
+        "resources.uri-syntax",
+    ),
     "prompts": ("prompts.list", "prompts.get", "completion.complete"),
 }
 
@@ -122,8 +136,7 @@ async def _tools(tour: Tour, policy: ToolPolicy) -> None:
     else:
         # Names and schemas of no tool are no evidence of anything.
         # (the schemas: sent_schemas.judge_schemas, from the lists as the server sent them)
-        for check_id in ("tools.unique-names", "tools.name-format", "tools.unique-names-legacy",
-                         "tools.x-mcp-header"):
+        for check_id in ("tools.unique-names", "tools.name-format", "tools.unique-names-legacy", "tools.x-mcp-header"):
             rec.skip(check_id, "the server lists no tools")
     callable_tools = [t for t in tools if policy.allows(t)] if policy.probe_tools else []
     outcomes: list[CallOutcome] = []
@@ -150,7 +163,11 @@ def _judge_tool_list(rec: Results, tools: list[s.Tool]) -> None:
     names = [t.name for t in tools]
     dupes = sorted({n for n in names if names.count(n) > 1})
     for unique in ("tools.unique-names", "tools.unique-names-legacy"):  # (one applies to the revision)
-        (rec.warn(unique, f"duplicates: {', '.join(dupes)}") if dupes else rec.ok(unique, f"{len(names)} distinct names"))
+        (
+            rec.warn(unique, f"duplicates: {', '.join(dupes)}")
+            if dupes
+            else rec.ok(unique, f"{len(names)} distinct names")
+        )
     bad_names = [n for n in names if not _TOOL_NAME.match(n)]
     if bad_names:
         rec.warn("tools.name-format", ", ".join(bad_names[:5]))
@@ -166,8 +183,10 @@ def _judge_pages(tour: Tour) -> None:
     raises ``PaginationError`` on a bad one): lists of one page test nothing."""
     recording = tour.recording
     followed = [
-        method for request_id, (_, answer) in recording.answers().items()
-        if (method := recording.sent_methods.get(request_id)) in _LISTS and isinstance(answer, rpc.Response)
+        method
+        for request_id, (_, answer) in recording.answers().items()
+        if (method := recording.sent_methods.get(request_id)) in _LISTS
+        and isinstance(answer, rpc.Response)
         and answer.result.get("nextCursor") is not None
     ]
     if followed:
@@ -227,8 +246,9 @@ def _last_result(tour: Tour) -> dict[str, Any]:
 
 def _pairs(tour: Tour) -> list[tuple[rpc.Request, Any]]:
     recording = tour.recording
-    request = next((m for m in reversed(recording.sent)
-                    if isinstance(m, rpc.Request) and m.method == "tools/call"), None)
+    request = next(
+        (m for m in reversed(recording.sent) if isinstance(m, rpc.Request) and m.method == "tools/call"), None
+    )
     if request is None:
         return []
     answer = recording.answers().get(request.id)
@@ -237,8 +257,11 @@ def _pairs(tour: Tour) -> list[tuple[rpc.Request, Any]]:
 
 def _last_call(tour: Tour) -> list[dict[str, Any]]:
     """The latest tools/call the tour sent, and its answer if one came (a call's evidence)."""
-    return [item for request, answer in _pairs(tour)
-            for item in [sent(request)] + ([received(answer)] if answer is not None else [])]
+    return [
+        item
+        for request, answer in _pairs(tour)
+        for item in [sent(request)] + ([received(answer)] if answer is not None else [])
+    ]
 
 
 async def _resources(tour: Tour) -> None:
@@ -319,10 +342,14 @@ async def _prompts(tour: Tour) -> None:
         except McpError as exc:
             # Values the server never suggested may be refused, whatever code it picks for
             # "bad argument"; with its own suggestions, -32602 is still a fair answer.
-            if args.invented and (exc.code in (rpc.INVALID_PARAMS, rpc.INTERNAL_ERROR)
-                                  or any(name in exc.message for name in args.values)):
-                rec.skip("prompts.get", f"{prompt.name}: the server refused the arguments the harness made up "
-                         f"({args.describe()}): {exc.message}")
+            if args.invented and (
+                exc.code in (rpc.INVALID_PARAMS, rpc.INTERNAL_ERROR) or any(name in exc.message for name in args.values)
+            ):
+                rec.skip(
+                    "prompts.get",
+                    f"{prompt.name}: the server refused the arguments the harness made up "
+                    f"({args.describe()}): {exc.message}",
+                )
             elif args.values and exc.code == rpc.INVALID_PARAMS:
                 rec.skip("prompts.get", f"{prompt.name}: arguments {args.values} refused with -32602")
             else:
@@ -350,4 +377,3 @@ async def _complete(rec: Results, client: ClientSession, prompts: list[s.Prompt]
             rec.fail("completion.complete", str(exc))
     except TrimcpError as exc:
         rec.failed("completion.complete", exc, str(exc))
-

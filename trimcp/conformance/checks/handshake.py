@@ -104,10 +104,17 @@ def check_version_same(rec: Results, recordings: Sequence[RecordingStream]) -> N
     supported = {chosen for _, chosen, _ in pairs if chosen in ALL_VERSIONS}
     for asked, chosen, answer in pairs:
         if asked in supported and chosen != asked:
-            rec.fail(check, f"initialize asking {asked} answered with {chosen}, though the server answered "
-                     f"{asked} when asked elsewhere in the run", [received(answer)])
+            rec.fail(
+                check,
+                f"initialize asking {asked} answered with {chosen}, though the server answered "
+                f"{asked} when asked elsewhere in the run",
+                [received(answer)],
+            )
             return
     asked_all = sorted({asked for asked, _, _ in pairs if asked in ALL_VERSIONS})
     if pairs:
-        rec.ok(check, f"{len(pairs)} initialize answers (asking {', '.join(asked_all)}): each revision the server "
-               f"answered ({', '.join(sorted(supported))}) is answered with itself whenever asked")
+        rec.ok(
+            check,
+            f"{len(pairs)} initialize answers (asking {', '.join(asked_all)}): each revision the server "
+            f"answered ({', '.join(sorted(supported))}) is answered with itself whenever asked",
+        )

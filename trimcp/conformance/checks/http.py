@@ -58,8 +58,16 @@ from .sse_legacy import SSE_CHECKS, check_sse_transport, own_origin, skip_sse
 __all__ = ["HTTP_CHECKS", "check_http_transport", "is_http_target", "skip_http"]
 
 HTTP_CHECKS: Final = (
-    "http.origin", "http.content-type", "http.notification-202", "http.session-id", "http.unknown-session",
-    "http.delete", "http.get-stream", "http.protocol-version", "http.method-header", "http.no-get",
+    "http.origin",
+    "http.content-type",
+    "http.notification-202",
+    "http.session-id",
+    "http.unknown-session",
+    "http.delete",
+    "http.get-stream",
+    "http.protocol-version",
+    "http.method-header",
+    "http.no-get",
 )
 FOREIGN_ORIGIN: Final = "http://trimcp-check.invalid"
 UNKNOWN_SESSION: Final = "trimcp-check-no-such-session"
@@ -128,9 +136,17 @@ def _expect(rec: Results, check: str, what: str, resp: RawResponse, *wanted: int
 
 
 async def _handshake(rec: Results, url: str, revision: str, raw: RawClient) -> None:
-    init = rpc.message_to_obj(rpc.Request(1, "initialize", {
-        "protocolVersion": revision, "capabilities": {}, "clientInfo": CLIENT_INFO,
-    }))
+    init = rpc.message_to_obj(
+        rpc.Request(
+            1,
+            "initialize",
+            {
+                "protocolVersion": revision,
+                "capabilities": {},
+                "clientInfo": CLIENT_INFO,
+            },
+        )
+    )
     try:
         first = await raw.request(url, "POST", _ACCEPT, init)
     except ProbeError as exc:
@@ -173,9 +189,21 @@ async def _handshake_steps(
     resp = await raw.request(url, "POST", base, answer)
     if not (resp.status >= 400 or (resp.status == 202 and not resp.body.strip())):
         body = f" with a body of {len(resp.body)} bytes" if resp.body.strip() else ""
-        rec.fail("http.notification-202", f"a JSON-RPC response: HTTP {resp.status}{body}, expected 202 with no "
-                 "body or an error status", [exchange("POST", url, base, json.dumps(answer), status=resp.status,
-                                                     response_headers=resp.headers, response_body=resp.body)])
+        rec.fail(
+            "http.notification-202",
+            f"a JSON-RPC response: HTTP {resp.status}{body}, expected 202 with no body or an error status",
+            [
+                exchange(
+                    "POST",
+                    url,
+                    base,
+                    json.dumps(answer),
+                    status=resp.status,
+                    response_headers=resp.headers,
+                    response_body=resp.body,
+                )
+            ],
+        )
     ping = rpc.message_to_obj(rpc.Request(2, "ping", None))
     if revision >= "2025-06-18":
         # "an invalid or unsupported MCP-Protocol-Version": a well-formed revision nobody
@@ -184,9 +212,21 @@ async def _handshake_steps(
             headers = {**base, hn.VERSION_HEADER: version}
             resp = await raw.request(url, "POST", headers, ping)
             if resp.status != 400:
-                rec.fail("http.protocol-version", f"ping with MCP-Protocol-Version {version}: HTTP {resp.status}, "
-                         "expected 400", [exchange("POST", url, headers, json.dumps(ping), status=resp.status,
-                                                   response_headers=resp.headers, response_body=resp.body)])
+                rec.fail(
+                    "http.protocol-version",
+                    f"ping with MCP-Protocol-Version {version}: HTTP {resp.status}, expected 400",
+                    [
+                        exchange(
+                            "POST",
+                            url,
+                            headers,
+                            json.dumps(ping),
+                            status=resp.status,
+                            response_headers=resp.headers,
+                            response_body=resp.body,
+                        )
+                    ],
+                )
                 break
             rec.ok("http.protocol-version", f"ping with MCP-Protocol-Version {version}: 400")
     if sid is not None:
@@ -222,8 +262,11 @@ async def _own_origin(rec: Results, url: str, body: dict[str, Any], raw: RawClie
     except ProbeError as exc:
         rec.fail("http.valid-host", str(exc), [exchange("POST", url, headers, str(body))])
         return False
-    shown = [exchange("POST", url, headers, str(body), status=resp.status, response_headers=resp.headers,
-                      response_body=resp.body)]
+    shown = [
+        exchange(
+            "POST", url, headers, str(body), status=resp.status, response_headers=resp.headers, response_body=resp.body
+        )
+    ]
     if resp.status != 200:
         rec.fail("http.valid-host", f"initialize with Origin {own_origin(url)}: HTTP {resp.status}", shown)
         return False
@@ -248,7 +291,12 @@ async def _end(url: str, sid: str | None, raw: RawClient) -> None:
 
 
 async def _origin(
-    rec: Results, url: str, body: dict[str, Any], extra: dict[str, str], raw: RawClient, revision: str,
+    rec: Results,
+    url: str,
+    body: dict[str, Any],
+    extra: dict[str, str],
+    raw: RawClient,
+    revision: str,
     control: bool = True,
 ) -> None:
     headers = {**_ACCEPT, **extra, "Origin": FOREIGN_ORIGIN}
@@ -257,8 +305,11 @@ async def _origin(
     except ProbeError as exc:
         rec.fail("http.origin", str(exc), [exchange("POST", url, headers, str(body))])
         return
-    shown = [exchange("POST", url, headers, str(body), status=resp.status, response_headers=resp.headers,
-                      response_body=resp.body)]
+    shown = [
+        exchange(
+            "POST", url, headers, str(body), status=resp.status, response_headers=resp.headers, response_body=resp.body
+        )
+    ]
     # 403 is named from 2025-11-25 on; before, the page asks only that the Origin be validated.
     refused = resp.status == 403 or (revision < "2025-11-25" and 400 <= resp.status < 500)
     if not refused:

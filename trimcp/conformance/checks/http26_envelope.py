@@ -48,10 +48,9 @@ async def check_envelope_status(rec: Results, probe: Prober, discovered: list[di
         short = field.rsplit("/", 1)[-1]
         if answer.status != 400:
             what = "a result" if any("result" in m for m in answer.responses) else f"error {answer.error_code()}"
-            rec.fail(CHECK, f"{method} without {short} in _meta: HTTP {answer.status} ({what}), not 400",
-                     [answer.evidence])
+            rec.fail(
+                CHECK, f"{method} without {short} in _meta: HTTP {answer.status} ({what}), not 400", [answer.evidence]
+            )
             return
         judged.append(short)
     rec.ok(CHECK, f"{method} without " + ", then without ".join(judged) + ": 400 each")
-
-

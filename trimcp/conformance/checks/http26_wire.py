@@ -34,8 +34,8 @@ import h11
 import trio
 
 from ..._sansio.framing.sse import SSEDecoder
-from ..._sansio.http import headers as hh
 from ..._sansio.http import header_names as hn
+from ..._sansio.http import headers as hh
 from ..evidence import exchange
 from ..rawhttp import MAX_BODY, ProbeError, RawClient
 from .probes import envelope
@@ -175,8 +175,13 @@ async def _exchange(
         if msg is not None:
             messages.append(msg)
     evidence = exchange(
-        "POST", url, [(k, v) for k, v in hdrs if k.lower() not in ("host", "connection")], data,
-        status=response.status_code, response_headers=headers, response_body=bytes(body),
+        "POST",
+        url,
+        [(k, v) for k, v in hdrs if k.lower() not in ("host", "connection")],
+        data,
+        status=response.status_code,
+        response_headers=headers,
+        response_body=bytes(body),
     )
     return Answer(response.status_code, headers, bytes(body), tuple(messages), tuple(after), ended, evidence)
 
@@ -190,8 +195,14 @@ class Prober:
         #: Every answer, to look for a session id the server minted.
         self.answers: list[Answer] = []
 
-    def body(self, method: str, params: dict[str, Any] | None = None, *, version: str | None = None,
-             meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    def body(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        version: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         full = {**(params or {}), "_meta": {**envelope(self.revision, version=version), **(meta or {})}}
         return {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": full}
 
@@ -205,8 +216,9 @@ class Prober:
         return {**out, **extra}
 
     async def send(self, headers: dict[str, str] | list[tuple[str, str]], body: Any, **kw: Any) -> Answer:
-        answer = await post(self.url, headers, body, timeout=self.raw.timeout, extra_headers=self.raw.extra_headers,
-                            **kw)
+        answer = await post(
+            self.url, headers, body, timeout=self.raw.timeout, extra_headers=self.raw.extra_headers, **kw
+        )
         self.answers.append(answer)
         return answer
 

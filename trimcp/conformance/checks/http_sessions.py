@@ -46,8 +46,16 @@ from ..results import Results
 __all__ = ["SESSION_CHECKS", "check_sessions"]
 
 SESSION_CHECKS: Final = (
-    "http.valid-host", "http.session-required", "http.refused-notification", "http.session-unique", "http.get-no-response",
-    "http.concurrent-streams", "http.event-ids", "http.resume", "http.sse-priming", "http.sse-response",
+    "http.valid-host",
+    "http.session-required",
+    "http.refused-notification",
+    "http.session-unique",
+    "http.get-no-response",
+    "http.concurrent-streams",
+    "http.event-ids",
+    "http.resume",
+    "http.sse-priming",
+    "http.sse-response",
 )
 #: How long a stream is watched after the answers came (messages that follow them).
 GRACE: Final = 0.3
@@ -106,8 +114,17 @@ async def _session_required(rec: Results, url: str, base: Mapping[str, str], raw
     headers = {k: v for k, v in base.items() if k.lower() != hn.lower(hn.SESSION_HEADER)}
     body = rpc.message_to_obj(rpc.Request(20, "ping", None))
     resp = await raw.request(url, "POST", headers, body)
-    shown = [exchange("POST", url, headers, json.dumps(body), status=resp.status,
-                      response_headers=resp.headers, response_body=resp.body)]
+    shown = [
+        exchange(
+            "POST",
+            url,
+            headers,
+            json.dumps(body),
+            status=resp.status,
+            response_headers=resp.headers,
+            response_body=resp.body,
+        )
+    ]
     if resp.status == 400:
         rec.ok(check, "ping without Mcp-Session-Id: 400")
     elif 200 <= resp.status < 300:
@@ -124,9 +141,21 @@ async def _refused_notification(rec: Results, url: str, base: Mapping[str, str],
     if resp.status >= 400:
         rec.ok(check, f"notifications/initialized naming an unknown session: {resp.status}")
     else:
-        rec.fail(check, f"notifications/initialized naming an unknown session: HTTP {resp.status}, not an error",
-                 [exchange("POST", url, headers, json.dumps(body), status=resp.status,
-                           response_headers=resp.headers, response_body=resp.body)])
+        rec.fail(
+            check,
+            f"notifications/initialized naming an unknown session: HTTP {resp.status}, not an error",
+            [
+                exchange(
+                    "POST",
+                    url,
+                    headers,
+                    json.dumps(body),
+                    status=resp.status,
+                    response_headers=resp.headers,
+                    response_body=resp.body,
+                )
+            ],
+        )
 
 
 async def _streams(rec: Results, url: str, revision: str, base: Mapping[str, str], raw: RawClient) -> None:
@@ -192,9 +221,11 @@ async def _watch_get(
             opened.set()
             if seen.sse:
                 with trio.CancelScope() as scope:
+
                     async def stop() -> None:
                         await done.wait()
                         scope.cancel()
+
                     async with trio.open_nursery() as nursery:
                         nursery.start_soon(stop)
                         await _read(stream, seen, lambda: False)
@@ -248,8 +279,11 @@ def _judge_get(rec: Results, get: _Seen, posts: list[_Seen]) -> None:
         # A stream that had ended could carry nothing: the server was never put to the choice.
         rec.skip(check, "the GET stream ended before the pings were answered: nothing could arrive on it")
     else:
-        rec.ok(check, f"the GET stream stayed open while {len(posts)} pings were answered on their POSTs; "
-                      f"{len(get.messages)} messages on it, none a response")
+        rec.ok(
+            check,
+            f"the GET stream stayed open while {len(posts)} pings were answered on their POSTs; "
+            f"{len(get.messages)} messages on it, none a response",
+        )
 
 
 def _open_throughout(get: _Seen, posts: list[_Seen]) -> bool:
@@ -295,16 +329,28 @@ def _judge_concurrent(rec: Results, get: _Seen, posts: list[_Seen]) -> None:
         return
     # "Only one of the connected streams" needs two streams connected when a message is sent:
     # two POSTs answered one after the other, with no GET stream open, put nothing to the test.
-    together = [what for what, yes in (("the two POST streams overlapped", _overlapping(posts)),
-                                        ("the GET stream was open throughout", _open_throughout(get, posts))) if yes]
+    together = [
+        what
+        for what, yes in (
+            ("the two POST streams overlapped", _overlapping(posts)),
+            ("the GET stream was open throughout", _open_throughout(get, posts)),
+        )
+        if yes
+    ]
     if not together:
-        rec.skip(check, "the two POSTs were answered one after the other with no GET stream open: "
-                        "no message was sent while two streams were connected")
+        rec.skip(
+            check,
+            "the two POSTs were answered one after the other with no GET stream open: "
+            "no message was sent while two streams were connected",
+        )
     else:
         count = sum(len(s.messages) for s in (get, *posts))
         streams = sum(1 for s in (get, *posts) if s.opened_at is not None)
-        rec.ok(check, f"pings {_PING_IDS[0]} and {_PING_IDS[1]} each answered on its own POST ("
-                      f"{' and '.join(together)}); {count} messages on {streams} streams, none on two")
+        rec.ok(
+            check,
+            f"pings {_PING_IDS[0]} and {_PING_IDS[1]} each answered on its own POST ("
+            f"{' and '.join(together)}); {count} messages on {streams} streams, none on two",
+        )
 
 
 def _judge_ids(rec: Results, streams: list[_Seen]) -> None:
@@ -349,6 +395,7 @@ async def _resume(
     if not replay.sse:
         rec.skip(check, f"the server does not resume (HTTP {replay.status})")
         return
+
     def keys(seen: _Seen) -> set[str]:
         return {json.dumps(m, sort_keys=True) for m in seen.messages if isinstance(m, dict)}
 
@@ -363,8 +410,11 @@ async def _resume(
         rec.skip(check, f"resuming {first.name} from {first.ids[0]!r} replayed no message: nothing to judge")
     else:
         own = sum(1 for m in replay.messages if _is_answer(m) and m.get("id") == _PING_IDS[0])
-        rec.ok(check, f"resumed {first.name} from {first.ids[0]!r}: {len(replay.messages)} messages replayed"
-                      f" ({own} its own answer), none of another stream")
+        rec.ok(
+            check,
+            f"resumed {first.name} from {first.ids[0]!r}: {len(replay.messages)} messages replayed"
+            f" ({own} its own answer), none of another stream",
+        )
 
 
 def _judge_sse(rec: Results, revision: str, posts: list[_Seen]) -> None:
@@ -375,16 +425,20 @@ def _judge_sse(rec: Results, revision: str, posts: list[_Seen]) -> None:
         return
     unprimed = [p.name for p in sse if not p.primed]
     if unprimed:
-        rec.warn("http.sse-priming", f"{', '.join(unprimed)}: the stream does not open with an id-only event",
-                 [m for p in sse for m in p.shown()])
+        rec.warn(
+            "http.sse-priming",
+            f"{', '.join(unprimed)}: the stream does not open with an id-only event",
+            [m for p in sse for m in p.shown()],
+        )
     else:
         rec.ok("http.sse-priming", f"{len(sse)} streams primed")
     unanswered = [p.name for p, i in zip(posts, _PING_IDS, strict=True) if p.sse and p.answer(i) is None]
     open_after = [p.name for p in sse if not p.ended]
     if unanswered or open_after:
         detail = "; ".join(
-            [f"{n}: no response" for n in unanswered] + [f"{n}: still open {GRACE:g}s after the response"
-                                                          for n in open_after if n not in unanswered])
+            [f"{n}: no response" for n in unanswered]
+            + [f"{n}: still open {GRACE:g}s after the response" for n in open_after if n not in unanswered]
+        )
         rec.warn("http.sse-response", detail, [m for p in sse for m in p.shown()])
     else:
         rec.ok("http.sse-response", f"{len(sse)} streams: the response, then the end")

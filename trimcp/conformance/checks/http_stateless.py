@@ -44,8 +44,8 @@ import json
 import re
 from typing import Any, Final
 
-from ..._sansio.http import headers as hh
 from ..._sansio.http import header_names as hn
+from ..._sansio.http import headers as hh
 from ..._sansio.revisions import Era, get_revision
 from ..evidence import exchange, received
 from ..rawhttp import ProbeError, RawClient
@@ -59,15 +59,31 @@ from .versions import ServerVersions, http_initialize
 __all__ = ["HTTP26_CHECKS", "check_http26"]
 
 HTTP26_CHECKS: Final = (
-    "http26.missing-version", "http26.version-match", "http26.unsupported-version", "http26.unknown-method",
-    "http26.header-case", "http26.name-header", "http26.param-declarations", "http26.param-header",
-    "http26.notification", "http26.stream-shape", "http26.stream-end", "http26.accel-buffering",
-    "http26.legacy-headers", "http26.concurrent", "http26.integer-header", "http26.error-status",
+    "http26.missing-version",
+    "http26.version-match",
+    "http26.unsupported-version",
+    "http26.unknown-method",
+    "http26.header-case",
+    "http26.name-header",
+    "http26.param-declarations",
+    "http26.param-header",
+    "http26.notification",
+    "http26.stream-shape",
+    "http26.stream-end",
+    "http26.accel-buffering",
+    "http26.legacy-headers",
+    "http26.concurrent",
+    "http26.integer-header",
+    "http26.error-status",
     "http26.envelope-400",
 )
 #: The stateless era's errors that HTTP answers with 400 (schema: HeaderMismatchError,
 #: MissingRequiredClientCapabilityError, UnsupportedProtocolVersionError).
-ERRORS_400: Final = {-32020: "HeaderMismatch", -32021: "MissingRequiredClientCapability", -32022: "UnsupportedProtocolVersion"}
+ERRORS_400: Final = {
+    -32020: "HeaderMismatch",
+    -32021: "MissingRequiredClientCapability",
+    -32022: "UnsupportedProtocolVersion",
+}
 #: Words in a tool's name or description that suggest it asks the client for input.
 _ASKS: Final = re.compile(r"elicit|sampl|roots|input", re.IGNORECASE)
 NO_SUCH_TOOL: Final = "trimcp-check-no-such-tool"
@@ -169,19 +185,28 @@ async def _version_header(rec: Results, probe: Prober, supported: list[str], ver
     else:
         older = next((v for v in _HEADERLESS if v in supported), None) or await versions.first_implemented(_HEADERLESS)
     if older is not None:
-        rec.skip("http26.missing-version", f"the server serves {older} clients (initialize offering it was "
-                 f"answered), as which it MAY treat a request without the header ({_said(answer)})")
+        rec.skip(
+            "http26.missing-version",
+            f"the server serves {older} clients (initialize offering it was "
+            f"answered), as which it MAY treat a request without the header ({_said(answer)})",
+        )
     elif not _refused(answer, 400, -32020):
-        rec.fail("http26.missing-version", f"no MCP-Protocol-Version: {_said(answer)}, expected 400 with -32020",
-                 [answer.evidence])
+        rec.fail(
+            "http26.missing-version",
+            f"no MCP-Protocol-Version: {_said(answer)}, expected 400 with -32020",
+            [answer.evidence],
+        )
     other = next((v for v in supported if v != probe.revision), "2025-11-25")
     body = probe.body("server/discover", version=other)
     answer = await probe.send(probe.headers(body), body)
     if _refused(answer, 400, -32020):
         rec.ok("http26.version-match", f"header {probe.revision}, body {other}: 400, -32020")
     else:
-        rec.fail("http26.version-match", f"header {probe.revision}, body {other}: {_said(answer)}, "
-                 "expected 400 with -32020", [answer.evidence])
+        rec.fail(
+            "http26.version-match",
+            f"header {probe.revision}, body {other}: {_said(answer)}, expected 400 with -32020",
+            [answer.evidence],
+        )
     body = probe.body("server/discover", version=BOGUS_REVISION)
     answer = await probe.send(probe.headers(body, **{hn.VERSION_HEADER: BOGUS_REVISION}), body)
     data = next((m["error"].get("data") for m in answer.responses if isinstance(m.get("error"), dict)), None)
@@ -190,19 +215,29 @@ async def _version_header(rec: Results, probe: Prober, supported: list[str], ver
         rec.ok("http26.unsupported-version", f"{BOGUS_REVISION}: 400, -32022, supported {listed}")
     else:
         why = "" if not _refused(answer, 400, -32022) else ", without data.supported"
-        rec.fail("http26.unsupported-version", f"{BOGUS_REVISION}: {_said(answer)}{why}, expected 400 with -32022 "
-                 "listing the supported versions", [answer.evidence])
+        rec.fail(
+            "http26.unsupported-version",
+            f"{BOGUS_REVISION}: {_said(answer)}{why}, expected 400 with -32022 listing the supported versions",
+            [answer.evidence],
+        )
 
 
 async def _unknown_methods(rec: Results, probe: Prober) -> None:
-    init = {"protocolVersion": probe.revision, "capabilities": {}, "clientInfo": {"name": "trimcp-check", "version": "0"}}
+    init = {
+        "protocolVersion": probe.revision,
+        "capabilities": {},
+        "clientInfo": {"name": "trimcp-check", "version": "0"},
+    }
     for method, params in (("trimcp-check/no-such-method", {}), ("ping", {}), ("initialize", init)):
         answer = await probe.call(probe.body(method, params))
         if _refused(answer, 404, -32601):
             rec.ok("http26.unknown-method", f"{method}: 404, -32601")
         else:
-            rec.fail("http26.unknown-method", f"{method} under {probe.revision}: {_said(answer)}, "
-                     "expected 404 with -32601", [answer.evidence])
+            rec.fail(
+                "http26.unknown-method",
+                f"{method} under {probe.revision}: {_said(answer)}, expected 404 with -32601",
+                [answer.evidence],
+            )
 
 
 # --------------------------------------------------------------------------- header names
@@ -256,8 +291,11 @@ async def _name_header(
         if _refused(answer, 400, -32020):
             rec.ok("http26.name-header", f"{method} {what}: 400, -32020")
         else:
-            rec.fail("http26.name-header", f"{method} {value!r} {what}: {_said(answer)}, expected 400 with -32020",
-                     [answer.evidence])
+            rec.fail(
+                "http26.name-header",
+                f"{method} {value!r} {what}: {_said(answer)}, expected 400 with -32020",
+                [answer.evidence],
+            )
     if params.get("name") == NO_SUCH_TOOL:
         return
     encoded = f"{hh.SENTINEL_PREFIX}{base64.b64encode(str(value).encode()).decode()}{hh.SENTINEL_SUFFIX}"
@@ -266,8 +304,11 @@ async def _name_header(
     if answer.status == 200 and answer.responses:
         rec.ok("http26.name-header", f"{method} with a Base64-encoded Mcp-Name: decoded")
     else:
-        rec.fail("http26.name-header", f"{method} with Mcp-Name {encoded} (the Base64 form of {value!r}): "
-                 f"{_said(answer)}", [answer.evidence])
+        rec.fail(
+            "http26.name-header",
+            f"{method} with Mcp-Name {encoded} (the Base64 form of {value!r}): {_said(answer)}",
+            [answer.evidence],
+        )
 
 
 # --------------------------------------------------------------------------- Mcp-Param-*
@@ -313,8 +354,7 @@ async def _param_headers(rec: Results, probe: Prober, tools: list[dict[str, Any]
     for tool in tools:
         problem = _declaration_problem(tool.get("inputSchema"))
         if problem is not None:
-            rec.fail("http26.param-declarations", f"tool {tool.get('name')!r}: {problem}",
-                     [received(json.dumps(tool))])
+            rec.fail("http26.param-declarations", f"tool {tool.get('name')!r}: {problem}", [received(json.dumps(tool))])
         elif hh.header_params(tool.get("inputSchema")):
             declared += 1
     if declared:
@@ -341,16 +381,22 @@ async def _param_headers(rec: Results, probe: Prober, tools: list[dict[str, Any]
         if _refused(answer, 400, -32020):
             rec.ok("http26.param-header", f"{param.header} {what}: 400, -32020")
         else:
-            rec.fail("http26.param-header", f"tools/call {tool['name']!r} with {param.header} {what}: "
-                     f"{_said(answer)}, expected 400 with -32020", [answer.evidence])
+            rec.fail(
+                "http26.param-header",
+                f"tools/call {tool['name']!r} with {param.header} {what}: {_said(answer)}, expected 400 with -32020",
+                [answer.evidence],
+            )
     for what, extra in (("plain", good), ("Base64-encoded", {param.header: "=?base64?dHJpbWNwLWNoZWNr?="})):
         body = probe.body("tools/call", params)
         answer = await probe.call(body, **extra)
         if answer.status == 200 and answer.responses and answer.error_code() is None:
             rec.ok("http26.param-header", f"{param.header} {what}, matching the argument: answered")
         else:
-            rec.fail("http26.param-header", f"tools/call {tool['name']!r} with a matching {what} {param.header}: "
-                     f"{_said(answer)}", [answer.evidence])
+            rec.fail(
+                "http26.param-header",
+                f"tools/call {tool['name']!r} with a matching {what} {param.header}: {_said(answer)}",
+                [answer.evidence],
+            )
     if param.path[0] in (tool["inputSchema"].get("required") or ()):
         return
     # An argument left out, or null, has no header, and the server must not ask for one.
@@ -359,8 +405,11 @@ async def _param_headers(rec: Results, probe: Prober, tools: list[dict[str, Any]
         body = probe.body("tools/call", {"name": tool["name"], "arguments": arguments})
         answer = await probe.call(body)
         if answer.error_code() == -32020:
-            rec.fail("http26.param-header", f"tools/call {tool['name']!r} with {name!r} {what} and no {param.header}: "
-                     "refused with -32020", [answer.evidence])
+            rec.fail(
+                "http26.param-header",
+                f"tools/call {tool['name']!r} with {name!r} {what} and no {param.header}: refused with -32020",
+                [answer.evidence],
+            )
         else:
             rec.ok("http26.param-header", f"{name!r} {what}, no {param.header}: not expected")
 
@@ -374,8 +423,12 @@ async def _integer_header(rec: Results, probe: Prober, tools: list[dict[str, Any
     body = probe.body("tools/call", {"name": tool["name"], "arguments": args})
     answer = await probe.call(body, **{param.header: "42.0"})
     if answer.error_code() == -32020:
-        rec.warn("http26.integer-header", f"{param.header}: 42.0 for the argument 42 refused with -32020 (the spec "
-                 "advises comparing integers numerically)", [answer.evidence])
+        rec.warn(
+            "http26.integer-header",
+            f"{param.header}: 42.0 for the argument 42 refused with -32020 (the spec "
+            "advises comparing integers numerically)",
+            [answer.evidence],
+        )
     else:
         rec.ok("http26.integer-header", f"{param.header}: 42.0 for the argument 42 accepted")
 
@@ -386,11 +439,18 @@ async def _integer_header(rec: Results, probe: Prober, tools: list[dict[str, Any
 async def _error_statuses(rec: Results, probe: Prober, tools: list[dict[str, Any]]) -> None:
     """Every -32020/-32021/-32022 seen came with 400; a few tools that look like asking the client
     for input are called first with no client capabilities, to meet a -32021."""
-    asking = [t for t in tools if read_only(t) and isinstance(t.get("name"), str)
-              and _ASKS.search(f"{t['name']} {t.get('description') or ''}")
-              and make_arguments(t.get("inputSchema")) is not None]
+    asking = [
+        t
+        for t in tools
+        if read_only(t)
+        and isinstance(t.get("name"), str)
+        and _ASKS.search(f"{t['name']} {t.get('description') or ''}")
+        and make_arguments(t.get("inputSchema")) is not None
+    ]
     for tool in asking[:3]:
-        await probe.call(probe.body("tools/call", {"name": tool["name"], "arguments": make_arguments(tool["inputSchema"])}))
+        await probe.call(
+            probe.body("tools/call", {"name": tool["name"], "arguments": make_arguments(tool["inputSchema"])})
+        )
     seen: set[int] = set()
     for answer in probe.answers:
         code = answer.error_code()
@@ -398,8 +458,11 @@ async def _error_statuses(rec: Results, probe: Prober, tools: list[dict[str, Any
             continue
         seen.add(code)
         if answer.status != 400:
-            rec.fail("http26.error-status", f"{ERRORS_400[code]} ({code}) came with HTTP {answer.status}, not 400",
-                     [answer.evidence])
+            rec.fail(
+                "http26.error-status",
+                f"{ERRORS_400[code]} ({code}) came with HTTP {answer.status}, not 400",
+                [answer.evidence],
+            )
     if seen:
         rec.ok("http26.error-status", "400 with each of " + ", ".join(str(c) for c in sorted(seen)))
     else:
@@ -413,20 +476,29 @@ async def _legacy_headers(rec: Results, probe: Prober, versions: ServerVersions)
     if await versions.serves_legacy():
         # "A server that supports only this revision ... SHOULD": a dual-era one serves such
         # traffic as the older revision says (sessions and all).
-        rec.skip("http26.legacy-headers", f"the server also serves legacy clients "
-                 f"({(await versions.legacy_probe()).said}); the advice is for a server that supports only 2026-07-28")
+        rec.skip(
+            "http26.legacy-headers",
+            f"the server also serves legacy clients "
+            f"({(await versions.legacy_probe()).said}); the advice is for a server that supports only 2026-07-28",
+        )
         return
     body = probe.body("server/discover")
     answer = await probe.call(body, **{hn.SESSION_HEADER: "trimcp-check-session", hn.LAST_EVENT_ID_HEADER: "1"})
     sid = answer.header(hn.SESSION_HEADER)
     minted = next((a for a in probe.answers if a.header(hn.SESSION_HEADER) is not None), None)
     if not _ok(answer):
-        rec.warn("http26.legacy-headers", f"with Mcp-Session-Id and Last-Event-ID: {_said(answer)}, "
-                 "the spec advises ignoring them", [answer.evidence])
+        rec.warn(
+            "http26.legacy-headers",
+            f"with Mcp-Session-Id and Last-Event-ID: {_said(answer)}, the spec advises ignoring them",
+            [answer.evidence],
+        )
     elif sid is not None:
         rec.warn("http26.legacy-headers", f"the answer echoes Mcp-Session-Id {sid!r}", [answer.evidence])
     elif minted is not None:
-        rec.warn("http26.legacy-headers", f"an answer carries Mcp-Session-Id {minted.header(hn.SESSION_HEADER)!r}",
-                 [minted.evidence])
+        rec.warn(
+            "http26.legacy-headers",
+            f"an answer carries Mcp-Session-Id {minted.header(hn.SESSION_HEADER)!r}",
+            [minted.evidence],
+        )
     else:
         rec.ok("http26.legacy-headers", "Mcp-Session-Id and Last-Event-ID ignored, no session id echoed")

@@ -64,8 +64,11 @@ def make_arguments(schema: Any) -> dict[str, Any] | None:
 
 
 def _streaming_call(tools: list[dict[str, Any]]) -> dict[str, Any] | None:
-    callable_ = [t for t in tools if read_only(t) and isinstance(t.get("name"), str)
-                 and make_arguments(t.get("inputSchema")) is not None]
+    callable_ = [
+        t
+        for t in tools
+        if read_only(t) and isinstance(t.get("name"), str) and make_arguments(t.get("inputSchema")) is not None
+    ]
     callable_.sort(key=lambda t: not any(w in t["name"] for w in ("progress", "log")))
     for tool in callable_:
         return {"name": tool["name"], "arguments": make_arguments(tool.get("inputSchema"))}
@@ -89,8 +92,7 @@ async def check_streams(rec: Results, probe: Prober, tools: list[dict[str, Any]]
 
 
 async def _notification(rec: Results, probe: Prober) -> None:
-    note = {"jsonrpc": "2.0", "method": "notifications/cancelled",
-            "params": {"requestId": 1, "reason": "trimcp check"}}
+    note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1, "reason": "trimcp check"}}
     answer = await probe.send(probe.headers(note), note)
     if answer.status == 202 and not answer.body.strip():
         rec.ok("http26.notification", "notifications/cancelled: 202, no body")
@@ -98,8 +100,11 @@ async def _notification(rec: Results, probe: Prober) -> None:
         rec.ok("http26.notification", f"notifications/cancelled refused: HTTP {answer.status}")
     else:
         extra = f" with a body of {len(answer.body)} bytes" if answer.body.strip() else ""
-        rec.fail("http26.notification", f"notifications/cancelled: HTTP {answer.status}{extra}, expected 202 with "
-                 "no body or an error status", [answer.evidence])
+        rec.fail(
+            "http26.notification",
+            f"notifications/cancelled: HTTP {answer.status}{extra}, expected 202 with no body or an error status",
+            [answer.evidence],
+        )
 
 
 def _foreign(msg: Any) -> str | None:
@@ -170,7 +175,10 @@ async def _concurrent(rec: Results, probe: Prober) -> None:
             nursery.start_soon(one, body)
     wrong = [rid for rid, a in answers.items() if [m.get("id") for m in a.responses] != [rid] or a.status != 200]
     if wrong:
-        rec.warn("http26.concurrent", f"of 3 POSTs at once, id {wrong[0]} was not answered on its own",
-                 [answers[wrong[0]].evidence])
+        rec.warn(
+            "http26.concurrent",
+            f"of 3 POSTs at once, id {wrong[0]} was not answered on its own",
+            [answers[wrong[0]].evidence],
+        )
     else:
         rec.ok("http26.concurrent", "3 POSTs at once, each answered with its own id")

@@ -91,8 +91,12 @@ Sentinel = Callable[[], rpc.Request]
 
 
 async def deliver(
-    stream: RecordingStream, data: bytes, ids: tuple[rpc.RequestId | None, ...], sentinel: Sentinel,
-    wait: float, sentinels: set[rpc.RequestId],
+    stream: RecordingStream,
+    data: bytes,
+    ids: tuple[rpc.RequestId | None, ...],
+    sentinel: Sentinel,
+    wait: float,
+    sentinels: set[rpc.RequestId],
 ) -> Heard:
     """Send ``data`` (one malformed message); what answered it (an id in ``ids``), within ``wait``.
 
@@ -108,8 +112,12 @@ async def deliver(
 
 
 async def _behind_sentinel(
-    stream: RecordingStream, evidence: list[dict[str, Any]], ids: tuple[rpc.RequestId | None, ...],
-    sentinel: Sentinel, wait: float, sentinels: set[rpc.RequestId],
+    stream: RecordingStream,
+    evidence: list[dict[str, Any]],
+    ids: tuple[rpc.RequestId | None, ...],
+    sentinel: Sentinel,
+    wait: float,
+    sentinels: set[rpc.RequestId],
 ) -> Heard:
     probe = sentinel()
     sentinels.add(probe.id)
@@ -153,8 +161,12 @@ def _shown(headers: dict[str, str]) -> dict[str, str]:
 
 
 async def _post(
-    stream: RecordingStream, data: bytes, ids: tuple[rpc.RequestId | None, ...], sentinel: Sentinel,
-    wait: float, sentinels: set[rpc.RequestId],
+    stream: RecordingStream,
+    data: bytes,
+    ids: tuple[rpc.RequestId | None, ...],
+    sentinel: Sentinel,
+    wait: float,
+    sentinels: set[rpc.RequestId],
 ) -> Heard:
     planner = stream.inner.planner  # type: ignore[attr-defined]
     # A stand-in response plans the POST with no Mcp-Method; a body that names a method gets one.
@@ -173,8 +185,17 @@ async def _post(
     shown = _shown(headers)
     if response is None:
         return Heard(timed_out=True, evidence=(exchange("POST", url, shown, data),))
-    evidence = [exchange("POST", url, shown, data, status=response.status, response_headers=response.headers,
-                         response_body=response.body or None)]
+    evidence = [
+        exchange(
+            "POST",
+            url,
+            shown,
+            data,
+            status=response.status,
+            response_headers=response.headers,
+            response_body=response.body or None,
+        )
+    ]
     answer = _answer_in(response, ids)
     if answer is not None:
         # So that the conversation checks (error codes, schema) judge it like any other answer.

@@ -163,8 +163,11 @@ class _Session:
                 for msg in item.payload.messages:
                     if isinstance(msg, (rpc.Response, rpc.ErrorResponse)) and msg.id == request_id:
                         return msg
-                    if isinstance(msg, rpc.Notification) and msg.method == "notifications/progress" \
-                            and (msg.params or {}).get("progressToken") == request_id:
+                    if (
+                        isinstance(msg, rpc.Notification)
+                        and msg.method == "notifications/progress"
+                        and (msg.params or {}).get("progressToken") == request_id
+                    ):
                         return msg
         return None
 
@@ -182,9 +185,14 @@ def id_readable(obj: Any) -> bool:
     params are wrong for the method).  basic (Error Responses) excepts from the same-id rule only
     "error cases where the ID could not be read due a malformed request": invalid JSON, a
     non-object, a request without ``method`` or with params that are no structured value."""
-    return (isinstance(obj, dict) and obj.get("jsonrpc") == "2.0" and isinstance(obj.get("id"), (str, int))
-            and not isinstance(obj.get("id"), bool) and isinstance(obj.get("method"), str)
-            and isinstance(obj.get("params", {}), (dict, list)))
+    return (
+        isinstance(obj, dict)
+        and obj.get("jsonrpc") == "2.0"
+        and isinstance(obj.get("id"), (str, int))
+        and not isinstance(obj.get("id"), bool)
+        and isinstance(obj.get("method"), str)
+        and isinstance(obj.get("params", {}), (dict, list))
+    )
 
 
 def _code(msg: rpc.Message | None) -> int | None:
@@ -199,15 +207,23 @@ Step = Callable[[Results, _Session], Any]
 
 
 def _judge(
-    rec: Results, check: str, what: str, heard: Heard, fits: tuple[int, ...], sess: _Session,
+    rec: Results,
+    check: str,
+    what: str,
+    heard: Heard,
+    fits: tuple[int, ...],
+    sess: _Session,
 ) -> bool:
     """Judge what the server said about one malformed message against the error codes that
     ``fits``; True when it fits.  One oracle whatever the transport carried (``malformed``)."""
     evidence = list(heard.evidence)
     expected = " or ".join(map(str, fits))
     if heard.timed_out:
-        rec.skip(check, f"not reached: timed out after {sess.wait:g} s ({what}: neither it nor the "
-                        f"{sess.live_method} sent behind it got an answer)")
+        rec.skip(
+            check,
+            f"not reached: timed out after {sess.wait:g} s ({what}: neither it nor the "
+            f"{sess.live_method} sent behind it got an answer)",
+        )
         raise Broken(f"{what}: no answer within {sess.wait:g} s", seconds=sess.wait)
     if heard.answer is not None:
         code = heard.code
@@ -260,9 +276,14 @@ async def _before_initialize(rec: Results, sess: _Session) -> None:
 
 
 async def _initialize(rec: Results, sess: _Session) -> None:
-    _, answer = await sess.ask("initialize", {
-        "protocolVersion": sess.revision, "capabilities": {}, "clientInfo": CLIENT_INFO,
-    })
+    _, answer = await sess.ask(
+        "initialize",
+        {
+            "protocolVersion": sess.revision,
+            "capabilities": {},
+            "clientInfo": CLIENT_INFO,
+        },
+    )
     if not isinstance(answer, rpc.Response):
         rec.skip("lifecycle.before-initialize", f"initialize on the probe connection failed: {_describe(answer)}")
         raise Broken("initialize failed")
@@ -275,12 +296,18 @@ async def _initialize(rec: Results, sess: _Session) -> None:
     await sess.ask("ping")
     early = [m for i, m in sess.stream.messages() if isinstance(m, rpc.Request) and m.method != "ping"]
     if early:
-        rec.warn("lifecycle.before-initialize", f"the server sent {early[0].method} before the initialized "
-                 "notification", [received(early[0])])
+        rec.warn(
+            "lifecycle.before-initialize",
+            f"the server sent {early[0].method} before the initialized notification",
+            [received(early[0])],
+        )
     elif "lifecycle.before-initialize" not in rec.results:
         seen = len(sess.stream.received) - start
-        rec.ok("lifecycle.before-initialize", f"no request from the server between the initialize answer and "
-               f"initialized ({seen} messages read, the ping answered)")
+        rec.ok(
+            "lifecycle.before-initialize",
+            f"no request from the server between the initialize answer and "
+            f"initialized ({seen} messages read, the ping answered)",
+        )
     await sess.send(rpc.Notification("notifications/initialized"))
 
 
@@ -295,12 +322,20 @@ async def _invalid_params(rec: Results, sess: _Session) -> None:
         if isinstance(heard.answer, rpc.Response):
             rec.fail(check, f"{method} with params {shape} was answered with a result", list(heard.evidence))
             return
-        if isinstance(heard.answer, rpc.ErrorResponse) and heard.answer.id != rid and shape == "an array" \
-                and not (heard.answer.id is None and heard.status is not None and heard.status >= 400):
+        if (
+            isinstance(heard.answer, rpc.ErrorResponse)
+            and heard.answer.id != rid
+            and shape == "an array"
+            and not (heard.answer.id is None and heard.status is not None and heard.status >= 400)
+        ):
             # Well-formed JSON-RPC whose id is readable: its error must carry that id (basic);
             # Streamable HTTP lets an HTTP error status carry an error that has no id.
-            rec.fail("jsonrpc.ids", f"the error to {method} with params {shape} (id {rid!r}) carries id "
-                     f"{heard.answer.id!r}, not the request's", list(heard.evidence))
+            rec.fail(
+                "jsonrpc.ids",
+                f"the error to {method} with params {shape} (id {rid!r}) carries id "
+                f"{heard.answer.id!r}, not the request's",
+                list(heard.evidence),
+            )
         # A string is not a JSON-RPC params at all (-32600 fits); an array is valid JSON-RPC
         # that the method cannot take (-32602).  A wrong code is a SHOULD-style finding.
         fits = (rpc.INVALID_PARAMS,) if shape == "an array" else (rpc.INVALID_PARAMS, rpc.INVALID_REQUEST)
@@ -321,8 +356,11 @@ async def _unknown_method(rec: Results, sess: _Session) -> None:
     if _code(answer) == rpc.METHOD_NOT_FOUND:
         rec.ok(check, f"{NO_SUCH_METHOD} on a fresh session: -32601")
     else:
-        rec.fail(check, f"{NO_SUCH_METHOD} on a fresh session: {_describe(answer)}, not -32601",
-                 [sent(request), received(answer)])
+        rec.fail(
+            check,
+            f"{NO_SUCH_METHOD} on a fresh session: {_describe(answer)}, not -32601",
+            [sent(request), received(answer)],
+        )
 
 
 async def _notifications(rec: Results, sess: _Session) -> None:
@@ -339,16 +377,19 @@ async def _notifications(rec: Results, sess: _Session) -> None:
     answer, strays = await sess.answer((live.id,))
     evidence = [sent(n) for n in notes] + [sent(live)] + [received(m) for m in strays]
     if strays:
-        rec.fail("jsonrpc.notification-no-response",
-                 f"{len(strays)} response(s) to notifications: {_describe(strays[0])}", evidence)
-        rec.warn("cancellation.ignored", "a cancellation of an unknown or finished request was answered",
-                 evidence)
+        rec.fail(
+            "jsonrpc.notification-no-response",
+            f"{len(strays)} response(s) to notifications: {_describe(strays[0])}",
+            evidence,
+        )
+        rec.warn("cancellation.ignored", "a cancellation of an unknown or finished request was answered", evidence)
     elif answer is not None:
         rec.ok("jsonrpc.notification-no-response", "no response to 3 notifications")
     if answer is None:
         # Silence after the notifications, or a server only slower than --timeout: not reached.
-        rec.cut_short("cancellation.ignored", sess.bound,
-                      f"after two invalid cancellations {live.method} got no answer")
+        rec.cut_short(
+            "cancellation.ignored", sess.bound, f"after two invalid cancellations {live.method} got no answer"
+        )
         raise Broken("no answer after the notifications", seconds=sess.bound)
     if not strays:
         rec.ok("cancellation.ignored", f"unknown and finished ids ignored; {live.method} still answered")
@@ -408,7 +449,11 @@ _CHECKS_OF: dict[Step, tuple[str, ...]] = {
 
 
 async def probe_negative(
-    rec: Results, connect: Connector, revision: str, timeout: float, recordings: list[RecordingStream],
+    rec: Results,
+    connect: Connector,
+    revision: str,
+    timeout: float,
+    recordings: list[RecordingStream],
     cancel_target: tuple[str, dict[str, Any]] | None = None,
 ) -> None:
     """Run the negative probes on as few fresh connections as possible (see the module doc)."""
@@ -432,8 +477,14 @@ async def probe_negative(
 
 
 async def _run(
-    rec: Results, connect: Connector, revision: str, bound: float, timeout: float, steps: list[Step],
-    recordings: list[RecordingStream], cancel_target: tuple[str, dict[str, Any]] | None,
+    rec: Results,
+    connect: Connector,
+    revision: str,
+    bound: float,
+    timeout: float,
+    steps: list[Step],
+    recordings: list[RecordingStream],
+    cancel_target: tuple[str, dict[str, Any]] | None,
 ) -> list[Step]:
     """Run ``steps`` on one connection; return those left when it broke."""
     left = list(steps)
@@ -483,8 +534,9 @@ def _describe(msg: rpc.Message) -> str:
 # --------------------------------------------------------------------------- error codes
 
 #: JSON-RPC 2.0's own codes; the rest of -32768..-32000 is reserved (basic: Error Codes).
-_JSONRPC_CODES = frozenset({rpc.PARSE_ERROR, rpc.INVALID_REQUEST, rpc.METHOD_NOT_FOUND, rpc.INVALID_PARAMS,
-                            rpc.INTERNAL_ERROR})
+_JSONRPC_CODES = frozenset(
+    {rpc.PARSE_ERROR, rpc.INVALID_REQUEST, rpc.METHOD_NOT_FOUND, rpc.INVALID_PARAMS, rpc.INTERNAL_ERROR}
+)
 #: The codes each revision defines in the reserved range besides JSON-RPC's.
 _DEFINED = {
     "2024-11-05": frozenset({rpc.RESOURCE_NOT_FOUND_LEGACY}),

@@ -63,7 +63,9 @@ CLIENT_INFO = {"name": "trimcp-check", "version": "0"}
 CANNED_INPUT: dict[str, dict[str, Any]] = {
     "elicitation/create": {"action": "decline"},
     "sampling/createMessage": {
-        "role": "assistant", "content": {"type": "text", "text": "trimcp check"}, "model": "trimcp-check",
+        "role": "assistant",
+        "content": {"type": "text", "text": "trimcp check"},
+        "model": "trimcp-check",
     },
     "roots/list": {"roots": []},
 }
@@ -121,7 +123,9 @@ async def probe_connection(connect: Connector, timeout: float) -> AsyncIterator[
         seconds = timeout if isinstance(exc, trio.TooSlowError) else timed_out_after(exc)
         if seconds is not None:
             note_timeout(seconds)  # what it left unjudged is "not reached", not "not applicable"
-        why = "still silent when the time was up" if isinstance(exc, trio.TooSlowError) else f"{type(exc).__name__} {exc}"
+        why = (
+            "still silent when the time was up" if isinstance(exc, trio.TooSlowError) else f"{type(exc).__name__} {exc}"
+        )
         raise ProbeFailed(why.strip(), seconds=seconds) from exc
 
 
@@ -183,9 +187,17 @@ async def probe_gating(
                 await probe.ask(rpc.Request(0, "server/discover", meta))
                 answer = await probe.ask(rpc.Request(1, method, meta))
             else:
-                opened = await probe.ask(rpc.Request(0, "initialize", {
-                    "protocolVersion": revision, "capabilities": {}, "clientInfo": CLIENT_INFO,
-                }))
+                opened = await probe.ask(
+                    rpc.Request(
+                        0,
+                        "initialize",
+                        {
+                            "protocolVersion": revision,
+                            "capabilities": {},
+                            "clientInfo": CLIENT_INFO,
+                        },
+                    )
+                )
                 if isinstance(opened, rpc.ErrorResponse):
                     rec.fail(check, f"initialize on a fresh connection failed: {opened.error.message}")
                     return
@@ -206,9 +218,15 @@ async def probe_gating(
 
 
 async def probe_handshake_version(rec: Results, connect: Connector, timeout: float) -> None:
-    request = rpc.Request(0, "initialize", {
-        "protocolVersion": BOGUS_REVISION, "capabilities": {}, "clientInfo": CLIENT_INFO,
-    })
+    request = rpc.Request(
+        0,
+        "initialize",
+        {
+            "protocolVersion": BOGUS_REVISION,
+            "capabilities": {},
+            "clientInfo": CLIENT_INFO,
+        },
+    )
     try:
         [answer] = await exchange(connect, [request], timeout)
     except ProbeFailed as exc:
@@ -228,7 +246,11 @@ async def probe_handshake_version(rec: Results, connect: Connector, timeout: flo
 
 
 async def probe_missing_envelope(
-    rec: Results, connect: Connector, revision: str, capabilities: dict[str, Any], timeout: float,
+    rec: Results,
+    connect: Connector,
+    revision: str,
+    capabilities: dict[str, Any],
+    timeout: float,
     dual_era: bool,
 ) -> None:
     check = "stateless.missing-envelope"
@@ -285,12 +307,19 @@ async def probe_input_requests(
 # basic/patterns/mrtr, error handling: the inputResponses of a retry, altered three ways.
 UNEXPECTED_KEY = "trimcp-check-unexpected"
 RETRY_VARIANTS: tuple[tuple[str, str], ...] = (
-    ("mrtr.missing-responses", "missing"), ("mrtr.extra-responses", "extra"), ("mrtr.invalid-responses", "invalid"),
+    ("mrtr.missing-responses", "missing"),
+    ("mrtr.extra-responses", "extra"),
+    ("mrtr.invalid-responses", "invalid"),
 )
 
 
 async def _retry_variant(
-    rec: Results, ask: Ask, original: rpc.Request, full: rpc.Request, check: str, variant: str,
+    rec: Results,
+    ask: Ask,
+    original: rpc.Request,
+    full: rpc.Request,
+    check: str,
+    variant: str,
 ) -> None:
     """Ask afresh for input (a requestState may be single-use), then retry with altered inputResponses."""
     base = 10 + 2 * [v for _, v in RETRY_VARIANTS].index(variant)
@@ -303,11 +332,14 @@ async def _retry_variant(
         rec.skip(check, f"{_describe(original)}: the InputRequiredResult asks for no input")
         return
     canned = {
-        key: CANNED_INPUT.get(str(req.get("method")), {}) for key, req in (requests or {}).items()
+        key: CANNED_INPUT.get(str(req.get("method")), {})
+        for key, req in (requests or {}).items()
         if isinstance(req, dict)
     }
     responses: Any = {
-        "missing": {}, "extra": {**canned, UNEXPECTED_KEY: {"action": "decline"}}, "invalid": ["not", "a", "map"],
+        "missing": {},
+        "extra": {**canned, UNEXPECTED_KEY: {"action": "decline"}},
+        "invalid": ["not", "a", "map"],
     }[variant]
     state = first.result.get("requestState")
     params = {**{k: v for k, v in (full.params or {}).items()}, "inputResponses": responses}
@@ -320,14 +352,22 @@ async def _retry_variant(
     again = isinstance(answer, rpc.Response) and answer.result.get("resultType") == s.ResultType.INPUT_REQUIRED
     if variant == "missing":
         if isinstance(answer, rpc.ErrorResponse):
-            rec.warn(check, f"{what} retried without the requested input: error {answer.error.code} "
-                            f"({answer.error.message}), not a new InputRequiredResult", shown)
+            rec.warn(
+                check,
+                f"{what} retried without the requested input: error {answer.error.code} "
+                f"({answer.error.message}), not a new InputRequiredResult",
+                shown,
+            )
         else:
             rec.ok(check, f"{what} retried without input: " + ("asked again" if again else "completed"))
     elif variant == "extra":
         if isinstance(answer, rpc.ErrorResponse):
-            rec.warn(check, f"{what}: an unexpected inputResponses key {UNEXPECTED_KEY!r} was refused with "
-                            f"{answer.error.code} ({answer.error.message})", shown)
+            rec.warn(
+                check,
+                f"{what}: an unexpected inputResponses key {UNEXPECTED_KEY!r} was refused with "
+                f"{answer.error.code} ({answer.error.message})",
+                shown,
+            )
         else:
             rec.ok(check, f"{what}: the unexpected inputResponses key was ignored")
     elif isinstance(answer, rpc.ErrorResponse):
@@ -344,8 +384,11 @@ def _judge_undeclared(rec: Results, original: rpc.Request, bare: rpc.Request, an
     if isinstance(answer, rpc.Response) and answer.result.get("resultType") == s.ResultType.INPUT_REQUIRED:
         problem = sl.input_required_problem(answer.result, {})
         if problem:
-            rec.fail("mrtr.input-required", f"{_describe(original)} declaring no capabilities: {problem}",
-                     [evidence.sent(bare), evidence.received(answer)])
+            rec.fail(
+                "mrtr.input-required",
+                f"{_describe(original)} declaring no capabilities: {problem}",
+                [evidence.sent(bare), evidence.received(answer)],
+            )
 
 
 async def _tampered_state(rec: Results, ask: Ask, original: rpc.Request, full: rpc.Request, first: Answer) -> None:
@@ -368,15 +411,18 @@ async def _tampered_state(rec: Results, ask: Ask, original: rpc.Request, full: r
     elif answer.result.get("resultType") == s.ResultType.INPUT_REQUIRED:
         rec.ok(check, "modified requestState not trusted: the server asked for input again")
     else:
-        rec.warn(check, f"{_describe(original)} completed with a modified requestState",
-                 [evidence.received(first), evidence.sent(retry), evidence.received(answer)])
+        rec.warn(
+            check,
+            f"{_describe(original)} completed with a modified requestState",
+            [evidence.received(first), evidence.sent(retry), evidence.received(answer)],
+        )
 
 
 def tamper(state: str) -> str:
     """``state`` with the character in the middle replaced by another."""
     pos = len(state) // 2
     swap = "A" if state[pos] != "A" else "B"
-    return state[:pos] + swap + state[pos + 1:]
+    return state[:pos] + swap + state[pos + 1 :]
 
 
 def _describe(request: rpc.Request) -> str:

@@ -43,13 +43,19 @@ def _tokens(recording: RecordingStream) -> dict[Any, rpc.Request]:
 
 def _progress(recording: RecordingStream) -> list[tuple[int, rpc.Notification]]:
     return [
-        (index, msg) for index, msg in recording.messages()
+        (index, msg)
+        for index, msg in recording.messages()
         if isinstance(msg, rpc.Notification) and msg.method == "notifications/progress"
     ]
 
 
-def _problem(recording: RecordingStream, index: int, note: rpc.Notification,
-             last: dict[Any, float], tokens: dict[Any, rpc.Request]) -> str | None:
+def _problem(
+    recording: RecordingStream,
+    index: int,
+    note: rpc.Notification,
+    last: dict[Any, float],
+    tokens: dict[Any, rpc.Request],
+) -> str | None:
     params = note.params or {}
     token, value = params.get("progressToken"), params.get("progress")
     request = tokens.get(token)

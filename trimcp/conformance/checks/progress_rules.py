@@ -47,7 +47,10 @@ from ..recorder import RecordingStream
 from ..results import Results
 
 __all__ = [
-    "check_init_first", "check_input_request_keys", "check_request_ids_in_flight", "check_server_progress_tokens",
+    "check_init_first",
+    "check_input_request_keys",
+    "check_request_ids_in_flight",
+    "check_server_progress_tokens",
     "check_task_cancellations",
 ]
 
@@ -99,8 +102,7 @@ def check_init_first(rec: Results, recordings: Sequence[RecordingStream]) -> Non
             if index >= answer[0]:
                 break
             if isinstance(msg, rpc.Request) and msg.method not in _EARLY_REQUESTS:
-                rec.fail(check, f"the server sent a {msg.method} request before answering initialize",
-                         [received(msg)])
+                rec.fail(check, f"the server sent a {msg.method} request before answering initialize", [received(msg)])
                 return
             if isinstance(msg, rpc.Notification) and msg.method not in _EARLY_NOTIFICATIONS:
                 rec.fail(check, f"the server sent {msg.method} before answering initialize", [received(msg)])
@@ -128,13 +130,20 @@ def check_server_progress_tokens(rec: Results, recordings: Sequence[RecordingStr
                 continue
             seen += 1
             if isinstance(token, bool) or not isinstance(token, (str, int)):
-                rec.fail(check, f"{request.method} carries progressToken {token!r}, not a string or integer",
-                         [received(request)])
+                rec.fail(
+                    check,
+                    f"{request.method} carries progressToken {token!r}, not a string or integer",
+                    [received(request)],
+                )
                 return
             clash = next((r for r in live if _token(r) == (True, token) and type(_token(r)[1]) is type(token)), None)
             if clash is not None:
-                rec.fail(check, f"{request.method} carries progressToken {token!r}, already the token of "
-                                f"{clash.method} (id {clash.id!r}), still in flight", [received(clash), received(request)])
+                rec.fail(
+                    check,
+                    f"{request.method} carries progressToken {token!r}, already the token of "
+                    f"{clash.method} (id {clash.id!r}), still in flight",
+                    [received(clash), received(request)],
+                )
                 return
     if seen:
         rec.ok(check, f"{seen} server requests with a progressToken: each a string or integer, unique in flight")
@@ -154,8 +163,12 @@ def check_task_cancellations(rec: Results, recordings: Sequence[RecordingStream]
             elif isinstance(msg, rpc.Notification) and msg.method == "notifications/cancelled":
                 target = (msg.params or {}).get("requestId")
                 if isinstance(target, (str, int)) and target in tasks:
-                    rec.fail(check, f"notifications/cancelled for the task-augmented {tasks[target].method} "
-                                    f"(id {target!r}), where tasks/cancel is due", [received(tasks[target]), received(msg)])
+                    rec.fail(
+                        check,
+                        f"notifications/cancelled for the task-augmented {tasks[target].method} "
+                        f"(id {target!r}), where tasks/cancel is due",
+                        [received(tasks[target]), received(msg)],
+                    )
                     return
     if augmented:
         rec.ok(check, f"{augmented} task-augmented server requests, none cancelled with notifications/cancelled")
@@ -171,8 +184,11 @@ def check_request_ids_in_flight(rec: Results, recordings: Sequence[RecordingStre
             seen += 1
             clash = next((r for r in live if r.id == request.id and type(r.id) is type(request.id)), None)
             if clash is not None:
-                rec.fail(check, f"{request.method} has id {request.id!r}, the id of {clash.method}, still in flight",
-                         [received(clash), received(request)])
+                rec.fail(
+                    check,
+                    f"{request.method} has id {request.id!r}, the id of {clash.method}, still in flight",
+                    [received(clash), received(request)],
+                )
                 return
     if seen:
         rec.ok(check, f"{seen} server requests, ids distinct among those in flight")
@@ -219,8 +235,11 @@ def check_input_request_keys(rec: Results, recordings: Sequence[RecordingStream]
                 continue
             seen += 1
             if twice:
-                rec.fail(check, f"an InputRequiredResult names inputRequests key(s) {', '.join(map(repr, twice))} "
-                                "more than once", [received(text.decode("utf-8", "replace"))])
+                rec.fail(
+                    check,
+                    f"an InputRequiredResult names inputRequests key(s) {', '.join(map(repr, twice))} more than once",
+                    [received(text.decode("utf-8", "replace"))],
+                )
                 return
     if seen:
         rec.ok(check, f"{seen} InputRequiredResults, each inputRequests key named once")

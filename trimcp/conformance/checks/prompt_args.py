@@ -22,7 +22,7 @@ __all__ = ["Arguments", "guess", "prompt_arguments"]
 
 _BOOLEAN = re.compile(r"\btrue\s*(?:/|\bor\b|\|)\s*false\b|\bboolean\b", re.IGNORECASE)
 _ONE_OF = re.compile(r"\b(?:one of|either|options?|choices?|values?)\s*[:=]?\s*[\"'`(\[]?([\w.-]+)", re.IGNORECASE)
-_RANGE = re.compile(r"(-?\d+)\s*(?:-|–|\.\.|to)\s*(-?\d+)")
+_RANGE = re.compile(r"(-?\d+)\s*(?:-|–|\.\.|to)\s*(-?\d+)")  # noqa: RUF001 - an en dash between two numbers
 _NUMBER = re.compile(r"\b(?:integer|int|number|numeric|count|amount|quantity|positive)\b", re.IGNORECASE)
 # "resourceId", "user_id", "ID of the text resource": an identifier, most often a number.
 _ID = re.compile(r"(?:[a-z]Id|_id|\bid|\bID)\b")
@@ -78,8 +78,9 @@ async def prompt_arguments(client: ClientSession, can_complete: bool, prompt: s.
 
 async def _completed(client: ClientSession, prompt: str, argument: str, chosen: dict[str, str]) -> str | None:
     try:
-        done = await client.complete({"type": "ref/prompt", "name": prompt}, argument, "",
-                                     context_arguments=chosen or None)
+        done = await client.complete(
+            {"type": "ref/prompt", "name": prompt}, argument, "", context_arguments=chosen or None
+        )
     except TrimcpError:
         return None
     return done.completion.values[0] if done.completion.values else None

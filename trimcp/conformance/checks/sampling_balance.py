@@ -43,7 +43,9 @@ CHECK = "features.sampling-tool-balance"
 MAX_TOOL_USES = 2
 TOOL_USE_PREFIX = "trimcp-check-tool-use-"
 TEXT_ANSWER: dict[str, Any] = {
-    "role": "assistant", "content": {"type": "text", "text": "trimcp check"}, "model": "trimcp-check",
+    "role": "assistant",
+    "content": {"type": "text", "text": "trimcp check"},
+    "model": "trimcp-check",
 }
 
 
@@ -61,9 +63,12 @@ class ToolUseSampler:
             return TEXT_ANSWER
         self.uses += 1
         return {
-            "role": "assistant", "model": "trimcp-check", "stopReason": "toolUse",
-            "content": [{"type": "tool_use", "id": f"{TOOL_USE_PREFIX}{self.uses}", "name": tools[0].name,
-                         "input": {}}],
+            "role": "assistant",
+            "model": "trimcp-check",
+            "stopReason": "toolUse",
+            "content": [
+                {"type": "tool_use", "id": f"{TOOL_USE_PREFIX}{self.uses}", "name": tools[0].name, "input": {}}
+            ],
         }
 
 
@@ -72,7 +77,9 @@ def _tool_use_ids(answer: Any) -> list[str]:
         return []
     content = answer.get("content")
     blocks = content if isinstance(content, list) else [content]
-    return [b["id"] for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("id"), str)]
+    return [
+        b["id"] for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("id"), str)
+    ]
 
 
 def reply_problem(params: dict[str, Any], ids: list[str]) -> str | None:
@@ -89,8 +96,13 @@ def reply_problem(params: dict[str, Any], ids: list[str]) -> str | None:
         missing = [i for i in ids if i not in answered]
         if missing:
             return f"no tool_result for toolUseId {missing[0]!r} in the user message holding the others"
-        others = sorted({str(b.get("type")) if isinstance(b, dict) else type(b).__name__
-                         for b in blocks if not (isinstance(b, dict) and b.get("type") == "tool_result")})
+        others = sorted(
+            {
+                str(b.get("type")) if isinstance(b, dict) else type(b).__name__
+                for b in blocks
+                if not (isinstance(b, dict) and b.get("type") == "tool_result")
+            }
+        )
         if others:
             return f"the user message with the tool results also holds {', '.join(others)}"
         return None
@@ -141,11 +153,15 @@ def _judge(rec: Results, recording: RecordingStream) -> None:
                 return
             pending = None
         if isinstance(msg, rpc.ErrorResponse) or (
-                isinstance(msg, rpc.Response) and msg.result.get("resultType") != s.ResultType.INPUT_REQUIRED):
+            isinstance(msg, rpc.Response) and msg.result.get("resultType") != s.ResultType.INPUT_REQUIRED
+        ):
             pending = None  # the client request's final answer: the exchange is over
     if judged:
-        rec.ok(CHECK, f"{judged} of {opened} toolUse answers replied to, each tool_use id answered by a "
-                      "tool_result in a user message of tool results only")
+        rec.ok(
+            CHECK,
+            f"{judged} of {opened} toolUse answers replied to, each tool_use id answered by a "
+            "tool_result in a user message of tool results only",
+        )
     elif opened:
         rec.skip(CHECK, f"the server answered none of the {opened} toolUse answers with another sampling request")
     else:
@@ -158,6 +174,9 @@ def _sampling_asks(msg: rpc.Message, asked: set[rpc.RequestId]) -> list[dict[str
         return [msg.params or {}]
     if isinstance(msg, rpc.Response) and msg.result.get("resultType") == s.ResultType.INPUT_REQUIRED:
         requests = msg.result.get("inputRequests")
-        return [r.get("params") or {} for r in (requests.values() if isinstance(requests, dict) else ())
-                if isinstance(r, dict) and r.get("method") == "sampling/createMessage"]
+        return [
+            r.get("params") or {}
+            for r in (requests.values() if isinstance(requests, dict) else ())
+            if isinstance(r, dict) and r.get("method") == "sampling/createMessage"
+        ]
     return []

@@ -77,10 +77,14 @@ def check_server_cancellations(rec: Results, recordings: list[RecordingStream], 
 
 
 #: The notifications a subscriptions/listen stream delivers (2026-07-28).
-_SUBSCRIBED = frozenset({
-    "notifications/tools/list_changed", "notifications/prompts/list_changed",
-    "notifications/resources/list_changed", "notifications/resources/updated",
-})
+_SUBSCRIBED = frozenset(
+    {
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+        "notifications/resources/updated",
+    }
+)
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
 
@@ -95,8 +99,11 @@ def check_subscription_ids(rec: Results, recordings: list[RecordingStream]) -> N
             meta = (msg.params or {}).get("_meta")
             sub = meta.get(SUBSCRIPTION_ID) if isinstance(meta, dict) else None
             if not (isinstance(sub, (str, int)) and recording.sent_methods.get(sub) == "subscriptions/listen"):
-                rec.fail(check, f"{msg.method} without a subscriptionId naming a subscriptions/listen request "
-                                f"(got {sub!r})", [received(msg)])
+                rec.fail(
+                    check,
+                    f"{msg.method} without a subscriptionId naming a subscriptions/listen request (got {sub!r})",
+                    [received(msg)],
+                )
                 return
     if seen:
         rec.ok(check, f"{seen} subscription notifications, each naming its subscription")

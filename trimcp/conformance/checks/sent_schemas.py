@@ -103,9 +103,11 @@ async def _read(schema: Any) -> _Reading:
 def _listed_tools(tour: Tour) -> list[tuple[rpc.Response, dict[str, Any]]]:
     recording = tour.recording
     return [
-        (answer, tool) for request_id, (_, answer) in recording.answers().items()
+        (answer, tool)
+        for request_id, (_, answer) in recording.answers().items()
         if recording.sent_methods.get(request_id) == "tools/list" and isinstance(answer, rpc.Response)
-        for tool in answer.result.get("tools") or () if isinstance(tool, dict)
+        for tool in answer.result.get("tools") or ()
+        if isinstance(tool, dict)
     ]
 
 
@@ -115,7 +117,7 @@ def _shape_problem(schema: Any) -> str | None:
     if not isinstance(schema, dict):
         return f"inputSchema is a {type(schema).__name__}, not an object"
     if schema.get("type") != "object":
-        return f"inputSchema type is {json.dumps(schema.get('type'))[:40]}, not \"object\""
+        return f'inputSchema type is {json.dumps(schema.get("type"))[:40]}, not "object"'
     return None
 
 
@@ -180,8 +182,10 @@ def _dialect_verdict(tour: Tour, judged: Counter[str], unjudged: Counter[str]) -
         rec.skip(DIALECT, skipped or "the server sent no JSON Schema (no tool, no elicitation)")
         return
     counts = ", ".join(f"{n} {kind}" for kind, n in sorted(judged.items()))
-    rec.ok(DIALECT, f"{sum(judged.values())} schemas valid in their dialect ({counts})"
-           + (f"; {skipped}" if skipped else ""))
+    rec.ok(
+        DIALECT,
+        f"{sum(judged.values())} schemas valid in their dialect ({counts})" + (f"; {skipped}" if skipped else ""),
+    )
 
 
 async def _structured(tour: Tour, output_schemas: dict[str, Any], readings: _Readings) -> None:
@@ -227,6 +231,9 @@ async def _structured(tour: Tour, output_schemas: dict[str, Any], readings: _Rea
             skipped[f"{name}: not enforced: {'; '.join(verdict.unchecked)}"] += 1
     notes = "; ".join(why for why, _ in skipped.most_common(3))
     if judged:
-        rec.ok(OUTPUT, f"{judged} successful calls of tools with an outputSchema conform" + (f" ({notes})" if notes else ""))
+        rec.ok(
+            OUTPUT,
+            f"{judged} successful calls of tools with an outputSchema conform" + (f" ({notes})" if notes else ""),
+        )
     else:
         rec.skip(OUTPUT, notes or "no successful call of a tool with an outputSchema")

@@ -57,8 +57,11 @@ def requests_in(msg: rpc.Message) -> list[tuple[str, dict[str, Any]]]:
         return [(msg.method, msg.params or {})]
     if isinstance(msg, rpc.Response) and msg.result.get("resultType") == s.ResultType.INPUT_REQUIRED:
         requests = msg.result.get("inputRequests")
-        return [(r["method"], r.get("params") or {}) for r in (requests.values() if isinstance(requests, dict) else ())
-                if isinstance(r, dict) and isinstance(r.get("method"), str)]
+        return [
+            (r["method"], r.get("params") or {})
+            for r in (requests.values() if isinstance(requests, dict) else ())
+            if isinstance(r, dict) and isinstance(r.get("method"), str)
+        ]
     return []
 
 
@@ -97,8 +100,13 @@ def replay_targets(recording: RecordingStream) -> list[rpc.Request]:
     for index, msg in recording.messages():
         if isinstance(msg, rpc.Request):
             # Handshake era: the tools/call sent before this request arrived and answered after it.
-            calls = [r for i, r in recording.requests.items() if r.method == "tools/call"
-                     and recording.sent_at[i] <= index and answers.get(i, (len(recording.received),))[0] > index]
+            calls = [
+                r
+                for i, r in recording.requests.items()
+                if r.method == "tools/call"
+                and recording.sent_at[i] <= index
+                and answers.get(i, (len(recording.received),))[0] > index
+            ]
         elif isinstance(msg, rpc.Response) and msg.id in recording.requests:
             calls = [recording.requests[msg.id]] if recording.requests[msg.id].method == "tools/call" else []
         else:
@@ -131,9 +139,12 @@ async def probe_narrow_session(tour: Tour, timeout: float) -> None:
     with contextlib.suppress(TrimcpError, trio.TooSlowError), trio.fail_after(timeout * (1 + len(targets))):
         async with tour.connect() as raw:
             recording = RecordingStream(raw)
-            async with open_client(recording, revision=tour.revision,
-                                   timeouts=Timeouts(connect=timeout, request=timeout),
-                                   handlers=Handlers(sampling=_text, elicitation=_decline, roots=[])) as client:
+            async with open_client(
+                recording,
+                revision=tour.revision,
+                timeouts=Timeouts(connect=timeout, request=timeout),
+                handlers=Handlers(sampling=_text, elicitation=_decline, roots=[]),
+            ) as client:
                 for call in targets:
                     params = call.params or {}
                     with contextlib.suppress(TrimcpError):
@@ -175,8 +186,12 @@ def _judge_session(rec: Results, recording: RecordingStream, declared: dict[str,
             judged += 1
             eid = (msg.params or {}).get("elicitationId")
             if not isinstance(eid, str) or eid not in elicitation_ids:
-                rec.fail(CHECK, f"notifications/elicitation/complete names {eid!r}, which no earlier URL-mode "
-                                "elicitation on this session established", [received(msg)])
+                rec.fail(
+                    CHECK,
+                    f"notifications/elicitation/complete names {eid!r}, which no earlier URL-mode "
+                    "elicitation on this session established",
+                    [received(msg)],
+                )
     return judged
 
 
@@ -187,7 +202,11 @@ def _sampling_problem(params: dict[str, Any], declared: dict[str, Any]) -> str |
     if (params.get("tools") or params.get("toolChoice")) and "tools" not in sampling:
         return "tool-enabled, although the client did not declare sampling.tools"
     for message in params.get("messages") or ():
-        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant") or "content" not in message:
+        if (
+            not isinstance(message, dict)
+            or message.get("role") not in ("user", "assistant")
+            or "content" not in message
+        ):
             return f"a message without role user/assistant and content: {message!r}"[:200]
         content = message["content"]
         blocks = content if isinstance(content, list) else [content]
@@ -246,7 +265,7 @@ def _valid_url(url: Any) -> bool:
     if not isinstance(url, str) or any(c.isspace() or ord(c) < 0x20 or c == "\x7f" or c in _FORBIDDEN for c in url):
         return False
     parts = urlsplit(url)
-    if not _SCHEME.fullmatch(parts.scheme) or url[len(parts.scheme) + 1:] == "":
+    if not _SCHEME.fullmatch(parts.scheme) or url[len(parts.scheme) + 1 :] == "":
         return False
     try:
         parts.port  # noqa: B018 (raises ValueError for a port that is not a number in range)

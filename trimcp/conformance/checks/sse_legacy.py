@@ -68,19 +68,31 @@ async def _endpoint_and_exchange(rec: Results, url: str, revision: str, raw: Raw
         first = await stream.next_event()
         if first is None or first.event != "endpoint" or not first.data.strip():
             what = "nothing" if first is None else f"a {first.event!r} event"
-            rec.fail("sse.endpoint", f"the first event is {what}, not endpoint with a URI",
-                     [shown, received(first.data if first else "")])
+            rec.fail(
+                "sse.endpoint",
+                f"the first event is {what}, not endpoint with a URI",
+                [shown, received(first.data if first else "")],
+            )
             rec.skip("sse.exchange", "no endpoint event")
             return
         endpoint = urljoin(url, first.data.strip())
         rec.ok("sse.endpoint", f"endpoint {first.data.strip()[:60]}")
-        init = rpc.message_to_obj(rpc.Request(1, "initialize", {
-            "protocolVersion": revision, "capabilities": {}, "clientInfo": CLIENT_INFO,
-        }))
+        init = rpc.message_to_obj(
+            rpc.Request(
+                1,
+                "initialize",
+                {
+                    "protocolVersion": revision,
+                    "capabilities": {},
+                    "clientInfo": CLIENT_INFO,
+                },
+            )
+        )
         headers = {"Content-Type": "application/json"}
         posted = await raw.request(endpoint, "POST", headers, init, read_body=False)
-        post_shown = exchange("POST", endpoint, headers, str(init), status=posted.status,
-                              response_headers=posted.headers)
+        post_shown = exchange(
+            "POST", endpoint, headers, str(init), status=posted.status, response_headers=posted.headers
+        )
         if not 200 <= posted.status < 300:
             rec.fail("sse.exchange", f"POST initialize to the endpoint: HTTP {posted.status}", [post_shown])
             return
@@ -111,15 +123,20 @@ async def _origin(rec: Results, url: str, raw: RawClient) -> None:
         headers = {**_GET, "Origin": origin}
         try:
             async with raw.stream(url, "GET", headers) as stream:
-                results[origin] = (stream.status, exchange("GET", url, headers, status=stream.status,
-                                                          response_headers=stream.headers))
+                results[origin] = (
+                    stream.status,
+                    exchange("GET", url, headers, status=stream.status, response_headers=stream.headers),
+                )
         except ProbeError as exc:
             results[origin] = (None, exchange("GET", url, headers) | {"error": str(exc)})
     foreign, own = results[FOREIGN_ORIGIN], results[own_origin(url)]
     if foreign[0] is not None and foreign[0] < 400:
         rec.fail(check, f"GET with Origin {FOREIGN_ORIGIN}: HTTP {foreign[0]}", [foreign[1]])
     elif own[0] is None or own[0] >= 400:
-        rec.warn(check, f"the stream is refused to the server's own Origin too (HTTP {own[0]}): "
-                 "no evidence of validation", [own[1]])
+        rec.warn(
+            check,
+            f"the stream is refused to the server's own Origin too (HTTP {own[0]}): no evidence of validation",
+            [own[1]],
+        )
     else:
         rec.ok(check, f"foreign Origin: {foreign[0]}, own Origin: {own[0]}")

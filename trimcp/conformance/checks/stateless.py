@@ -70,8 +70,11 @@ def check_discover(rec: Results, client: ClientSession) -> None:
     _check_extension_ids(rec, result)
     info = _server_info(result)
     if info is None:
-        rec.warn("discover.server-info", "no _meta io.modelcontextprotocol/serverInfo with name and version",
-                 [{"received": {"result": result}}])
+        rec.warn(
+            "discover.server-info",
+            "no _meta io.modelcontextprotocol/serverInfo with name and version",
+            [{"received": {"result": result}}],
+        )
     else:
         rec.ok("discover.server-info", f"{info['name']} {info['version']}")
 
@@ -84,7 +87,7 @@ _EXTENSION_ID = re.compile(rf"{_LABEL}(?:\.{_LABEL})*/(?:[A-Za-z0-9](?:[A-Za-z0-
 
 
 def _check_extension_ids(rec: Results, result: dict[str, Any]) -> None:
-    """"Extension identifiers MUST follow the _meta key naming rules, with a mandatory prefix."""
+    """ "Extension identifiers MUST follow the _meta key naming rules, with a mandatory prefix."""
     check = "discover.extension-ids"
     caps = result.get("capabilities")
     extensions = caps.get("extensions") if isinstance(caps, dict) else None
@@ -93,8 +96,11 @@ def _check_extension_ids(rec: Results, result: dict[str, Any]) -> None:
         return
     bad = [k for k in extensions if not _EXTENSION_ID.fullmatch(k)]
     if bad:
-        rec.fail(check, f"extension identifiers without a valid prefix: {', '.join(map(repr, bad[:4]))}",
-                 [{"received": {"capabilities": {"extensions": extensions}}}])
+        rec.fail(
+            check,
+            f"extension identifiers without a valid prefix: {', '.join(map(repr, bad[:4]))}",
+            [{"received": {"capabilities": {"extensions": extensions}}}],
+        )
     else:
         rec.ok(check, ", ".join(sorted(extensions)))
 
@@ -187,13 +193,19 @@ def check_stateless_conversation(tour: Tour, server_requests: list[str]) -> None
     if missing_type or bad_type:
         shown = [f"{m}: no resultType" for m in sorted(set(missing_type))] + bad_type
         count = len(missing_type) + len(bad_type)
-        rec.fail("stateless.result-type", f"{count} results without a valid resultType: " + "; ".join(shown[:4]),
-                 [received(a) for a in shown_by["type"][:3]])
+        rec.fail(
+            "stateless.result-type",
+            f"{count} results without a valid resultType: " + "; ".join(shown[:4]),
+            [received(a) for a in shown_by["type"][:3]],
+        )
     elif total:
         rec.ok("stateless.result-type", f"{total} results")
     if no_info:
-        rec.warn("stateless.server-info", f"no serverInfo in results of {', '.join(sorted(no_info)[:6])}",
-                 [received(a) for a in shown_by["info"][:3]])
+        rec.warn(
+            "stateless.server-info",
+            f"no serverInfo in results of {', '.join(sorted(no_info)[:6])}",
+            [received(a) for a in shown_by["info"][:3]],
+        )
     elif total:
         rec.ok("stateless.server-info", f"{total} results")
     if hint_problems:
@@ -222,7 +234,8 @@ def input_required_answers(recording: RecordingStream) -> list[tuple[int, rpc.Re
     for request_id, (index, answer) in recording.answers().items():
         request = recording.requests.get(request_id)
         if (
-            request is not None and isinstance(answer, rpc.Response)
+            request is not None
+            and isinstance(answer, rpc.Response)
             and answer.result.get("resultType") == s.ResultType.INPUT_REQUIRED
         ):
             out.append((index, request, answer))
@@ -243,16 +256,26 @@ def _check_input_chains(tour: Tour, server_requests: list[str]) -> None:
             rec.fail(check, f"{what}: {problem}", [sent(request), received(answer)])
             continue
         state = answer.result.get("requestState")
-        retry = next((
-            r for r in ordered
-            if recording.sent_at[r.id] > index and r.method == request.method and _target(r) == _target(request)
-            and _is_retry(r) and (r.params or {}).get("requestState") == state
-        ), None)
+        retry = next(
+            (
+                r
+                for r in ordered
+                if recording.sent_at[r.id] > index
+                and r.method == request.method
+                and _target(r) == _target(request)
+                and _is_retry(r)
+                and (r.params or {}).get("requestState") == state
+            ),
+            None,
+        )
         if retry is None:
             if _is_retry(request):
                 # Allowed (a server may ask again until it has what it needs); the client gave up.
-                rec.warn(check, f"{what}: still asking for input after the harness's last retry",
-                         [sent(request), received(answer)])
+                rec.warn(
+                    check,
+                    f"{what}: still asking for input after the harness's last retry",
+                    [sent(request), received(answer)],
+                )
             else:
                 rec.fail(check, f"{what}: no retry followed the InputRequiredResult", [sent(request), received(answer)])
             continue
@@ -261,8 +284,11 @@ def _check_input_chains(tour: Tour, server_requests: list[str]) -> None:
             rec.fail(check, f"{what}: the retry got no answer", [received(answer), sent(retry)])
         elif isinstance(retry_answer[1], rpc.ErrorResponse):
             err = retry_answer[1].error
-            rec.fail(check, f"{what}: the retry with inputResponses was refused: {err.code} {err.message}",
-                     [received(answer), sent(retry), received(retry_answer[1])])
+            rec.fail(
+                check,
+                f"{what}: the retry with inputResponses was refused: {err.code} {err.message}",
+                [received(answer), sent(retry), received(retry_answer[1])],
+            )
     if found:
         rec.ok(check, f"{len(found)} InputRequiredResults answered and retried")
 
@@ -288,8 +314,10 @@ def input_kind_problem(ask: Any, declared: dict[str, Any]) -> str | None:
         mode = params.get("mode", "form")
         if mode not in (modes or {"form"}):
             return f"a {mode!r} elicitation, a mode the client did not declare"
-    if ask.get("method") == "sampling/createMessage" and params.get("tools") and not has_capability(
-        declared, ("sampling", "tools")
+    if (
+        ask.get("method") == "sampling/createMessage"
+        and params.get("tools")
+        and not has_capability(declared, ("sampling", "tools"))
     ):
         return "a tool-enabled sampling, and the client did not declare sampling.tools"
     return None
@@ -327,19 +355,24 @@ def check_input_request_kinds(rec: Results, recordings: Sequence[RecordingStream
     if not judged:
         return
     before = rec.results.get(check)
-    mine = (f"{judged} InputRequiredResults on {len(recordings)} connections asked {asks} input requests, "
-            "each of a declared kind")
+    mine = (
+        f"{judged} InputRequiredResults on {len(recordings)} connections asked {asks} input requests, "
+        "each of a declared kind"
+    )
     if before is None or before.status is Status.PASS:
         rec.ok(check, f"{before.detail}; run-wide, {mine}" if before is not None else mine)
 
 
 def _check_no_server_requests(tour: Tour, server_requests: list[str]) -> None:
-    """"Servers MUST NOT initiate JSON-RPC requests" (basic/patterns): input goes through MRTR."""
+    """ "Servers MUST NOT initiate JSON-RPC requests" (basic/patterns): input goes through MRTR."""
     check = "mrtr.no-server-requests"
     if server_requests:
         mine = [m for _, m in tour.recording.messages() if isinstance(m, rpc.Request)]
-        tour.rec.fail(check, f"the server sent requests ({', '.join(sorted(set(server_requests)))}) "
-                             "instead of InputRequiredResults", [received(m) for m in mine[:3]])
+        tour.rec.fail(
+            check,
+            f"the server sent requests ({', '.join(sorted(set(server_requests)))}) instead of InputRequiredResults",
+            [received(m) for m in mine[:3]],
+        )
     elif tour.recording.answers():
         tour.rec.ok(check, f"{len(tour.recording.answers())} requests answered; the server sent none of its own")
     else:
@@ -354,7 +387,9 @@ def input_target(recording: RecordingStream) -> rpc.Request | None:
         result = item[1].result
         asks = result.get("inputRequests")
         methods = {r.get("method") for r in asks.values() if isinstance(r, dict)} if isinstance(asks, dict) else set()
-        return (0 if isinstance(result.get("requestState"), str) else 2) + (0 if methods == {"elicitation/create"} else 1)
+        return (0 if isinstance(result.get("requestState"), str) else 2) + (
+            0 if methods == {"elicitation/create"} else 1
+        )
 
     return min(first_rounds, key=rank)[0] if first_rounds else None
 

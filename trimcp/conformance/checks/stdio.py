@@ -84,8 +84,11 @@ def check_stdio_lines(rec: Results, recording: RecordingStream, stateless: bool)
     if stateless:
         requests = [msg for _, msg in recording.messages() if isinstance(msg, rpc.Request)]
         if requests:
-            rec.fail("stdio.no-requests", f"{len(requests)} requests on stdout, the first {requests[0].method}",
-                     [received(rpc.serialize(requests[0]))])
+            rec.fail(
+                "stdio.no-requests",
+                f"{len(requests)} requests on stdout, the first {requests[0].method}",
+                [received(rpc.serialize(requests[0]))],
+            )
         elif recording.messages():
             rec.ok("stdio.no-requests", f"{len(recording.messages())} messages, no request")
         else:

@@ -76,12 +76,14 @@ async def listen_tour(tour: Tour) -> None:
         tour.rec.warn(check, f"subscriptions/listen refused: {exc.code} {exc.message}", _listen_evidence(tour, None))
         return
     except trio.TooSlowError:
-        tour.rec.skip(check, f"not reached: timed out after {ack_timeout:g} s (subscriptions/listen was not "
-                      "acknowledged in time)")
+        tour.rec.skip(
+            check, f"not reached: timed out after {ack_timeout:g} s (subscriptions/listen was not acknowledged in time)"
+        )
         return
     except TrimcpError as exc:  # (a RequestTimeout too: not reached)
-        tour.rec.failed(check, exc, f"subscriptions/listen failed: {exc}", _listen_evidence(tour, None),
-                        status=Status.WARN)
+        tour.rec.failed(
+            check, exc, f"subscriptions/listen failed: {exc}", _listen_evidence(tour, None), status=Status.WARN
+        )
         return
     evidence = _listen_evidence(tour, sub_id)
     if acknowledged is None:
@@ -107,8 +109,11 @@ def _flag(caps: dict[str, Any], feature: str, flag: str) -> bool:
 
 
 def _beyond(requested: dict[str, Any], acknowledged: dict[str, Any]) -> list[str]:
-    out = [k for k, v in acknowledged.items() if v is True and requested.get(k) is not True
-           and k != "resourceSubscriptions"]
+    out = [
+        k
+        for k, v in acknowledged.items()
+        if v is True and requested.get(k) is not True and k != "resourceSubscriptions"
+    ]
     asked = set(requested.get("resourceSubscriptions") or [])
     granted = acknowledged.get("resourceSubscriptions")
     if isinstance(granted, list):
@@ -167,14 +172,20 @@ def check_subscription_traffic(tour: Tour) -> None:
         return
     if untagged:
         what = "; ".join(f"{m.method} with subscriptionId {_tag(m)!r}" for m in untagged[:3])
-        rec.fail("subscriptions.tagged", f"{len(untagged)} change notifications not tagged with a listen "
-                 f"request's id: {what}", [received(m) for m in untagged[:3]])
+        rec.fail(
+            "subscriptions.tagged",
+            f"{len(untagged)} change notifications not tagged with a listen request's id: {what}",
+            [received(m) for m in untagged[:3]],
+        )
     else:
         rec.ok("subscriptions.tagged", f"{seen} change notifications, each tagged")
     if unasked:
         what = "; ".join(f"{m.method}{_uri(m)}: {why}" for m, why in unasked[:3])
-        rec.fail("subscriptions.filter", f"{len(unasked)} notifications not requested: {what}",
-                 [received(m) for m, _ in unasked[:3]])
+        rec.fail(
+            "subscriptions.filter",
+            f"{len(unasked)} notifications not requested: {what}",
+            [received(m) for m, _ in unasked[:3]],
+        )
     else:
         rec.ok("subscriptions.filter", f"{seen} change notifications, each requested")
 

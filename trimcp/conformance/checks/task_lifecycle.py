@@ -71,8 +71,14 @@ def _decoy_note(decoy: str) -> str:
 
 
 async def lifecycle(
-    rec: Results, session: Session, tool: dict[str, Any], args: dict[str, Any],
-    can_list: bool, can_cancel: bool, stage: list[str], timeout: float,
+    rec: Results,
+    session: Session,
+    tool: dict[str, Any],
+    args: dict[str, Any],
+    can_list: bool,
+    can_cancel: bool,
+    stage: list[str],
+    timeout: float,
 ) -> None:
     name = tool["name"]
     stage[0] = "tasks.create"
@@ -80,11 +86,18 @@ async def lifecycle(
     execution = tool.get("execution")
     optional = isinstance(execution, dict) and execution.get("taskSupport") == "optional"
     plain = [await session.ask("tools/call", {"name": name, "arguments": args})] if optional else []
-    task_id = _judge_create(rec, session, await session.ask(
-        "tools/call", {**call, "_meta": {"progressToken": PROGRESS_TOKEN}}), name)
+    task_id = _judge_create(
+        rec, session, await session.ask("tools/call", {**call, "_meta": {"progressToken": PROGRESS_TOKEN}}), name
+    )
     if task_id is None:
-        for check_id in ("tasks.get", "tasks.result", "tasks.result-meta", "tasks.list", "tasks.cancel",
-                         "tasks.cancel-terminal"):
+        for check_id in (
+            "tasks.get",
+            "tasks.result",
+            "tasks.result-meta",
+            "tasks.list",
+            "tasks.cancel",
+            "tasks.cancel-terminal",
+        ):
             rec.skip(check_id, f"tools/call {name} as a task created no task")
         return
     other = await _create(session, call) or NO_TASK
@@ -108,8 +121,9 @@ async def lifecycle(
     if optional:
         plain.append(await session.ask("tools/call", {"name": name, "arguments": args}))
     failing = await _error_tasks(session, tool, wait)
-    _judge_result(rec, Outcome(payload, after, again, plain, failing), task_id, other, wait,
-                  (before.result or {}).get("status"))
+    _judge_result(
+        rec, Outcome(payload, after, again, plain, failing), task_id, other, wait, (before.result or {}).get("status")
+    )
     stage[0] = "tasks.list"
     if can_list:
         await _list(rec, session, task_id)
@@ -141,16 +155,16 @@ def _judge_create(rec: Results, session: Session, found: Exchange, name: str) ->
         return None
     if found.error is not None:
         if found.error.code == rpc.METHOD_NOT_FOUND:
-            rec.fail(check, f"tools/call {name} as a task: -32601, although its taskSupport allows tasks",
-                     found.evidence)
+            rec.fail(
+                check, f"tools/call {name} as a task: -32601, although its taskSupport allows tasks", found.evidence
+            )
         else:
             rec.skip(check, f"tools/call {name} as a task was refused ({found.error.code} {found.error.message})")
         return None
     result = found.result or {}
     task = result.get("task")
     if not isinstance(task, dict):
-        rec.fail(check, f"tools/call {name} as a task: the result has no task (not a CreateTaskResult)",
-                 found.evidence)
+        rec.fail(check, f"tools/call {name} as a task: the result has no task (not a CreateTaskResult)", found.evidence)
         return None
     task_id = session.read_task(task, found, op=False, created=True)
     if task_id is None:
@@ -167,14 +181,20 @@ def _judge_get(rec: Results, found: Exchange, task_id: str, decoy: str) -> None:
     if found.answer is None:
         rec.fail(check, f"tasks/get {task_id}: no answer", found.evidence)
     elif found.error is not None:
-        rec.fail(check, f"tasks/get {task_id}: error {found.error.code} {found.error.message}{_decoy_note(decoy)}",
-                 found.evidence)
+        rec.fail(
+            check,
+            f"tasks/get {task_id}: error {found.error.code} {found.error.message}{_decoy_note(decoy)}",
+            found.evidence,
+        )
     elif (got := (found.result or {}).get("taskId")) != task_id:
         why = _decoy_note(decoy) if got == decoy else ""
         rec.fail(check, f"tasks/get {task_id} answered task {got!r}{why}", found.evidence)
     else:
-        rec.ok(check, f"tasks/get {task_id}: {(found.result or {}).get('status')}"
-                      + ("" if decoy == NO_TASK else f", with a related-task _meta naming task {decoy}"))
+        rec.ok(
+            check,
+            f"tasks/get {task_id}: {(found.result or {}).get('status')}"
+            + ("" if decoy == NO_TASK else f", with a related-task _meta naming task {decoy}"),
+        )
 
 
 @attrs.frozen
@@ -201,9 +221,7 @@ class ErrorCase:
     same_message: bool
 
 
-async def _error_tasks(
-    session: Session, tool: dict[str, Any], wait: float
-) -> list[ErrorCase]:
+async def _error_tasks(session: Session, tool: dict[str, Any], wait: float) -> list[ErrorCase]:
     """The two JSON-RPC errors the tools page names for tools/call, provoked with and without a
     task: a tool that does not exist, and the tool with invalid arguments (when there are such)."""
     calls = [{"name": NO_TOOL, "arguments": {}}]
@@ -259,7 +277,12 @@ def _same_answer(one: Exchange, two: Exchange) -> bool:
 
 
 def _judge_result(
-    rec: Results, seen: Outcome, task_id: str, decoy: str, wait: float, before: Any = None,
+    rec: Results,
+    seen: Outcome,
+    task_id: str,
+    decoy: str,
+    wait: float,
+    before: Any = None,
 ) -> None:
     """``before``: the task's status in the last tasks/get before tasks/result was sent.  The
     sentence is that tasks/result blocks until the task is terminal: a task already terminal
@@ -270,8 +293,9 @@ def _judge_result(
     evidence = payload.evidence + after.evidence
     if payload.answer is None:
         if status in TERMINAL:
-            rec.fail(check, f"tasks/result {task_id}: no answer within {wait:g} s although the task is {status}",
-                     evidence)
+            rec.fail(
+                check, f"tasks/result {task_id}: no answer within {wait:g} s although the task is {status}", evidence
+            )
         else:
             rec.skip(check, f"task {task_id} was still {status} after {wait:g} s")
         rec.skip(meta_check, "tasks/result did not answer")
@@ -300,16 +324,21 @@ def _judge_result(
             notes.append(note)
     if problem is not None:
         more = (seen.again, *seen.plain) + tuple(
-            found for case in seen.failing for found in (case.plain, case.created, case.result))
+            found for case in seen.failing for found in (case.plain, case.created, case.result)
+        )
         extra = [e for found in more if found is not None for e in found.evidence]
         rec.fail(check, problem, evidence + extra)
         return
     what = "the underlying error" if payload.error is not None else "a CallToolResult"
-    detail = (f"tasks/result {task_id}, sent while the task was {before}: {what} once it was {status}; "
-              + "; ".join(notes))
+    detail = f"tasks/result {task_id}, sent while the task was {before}: {what} once it was {status}; " + "; ".join(
+        notes
+    )
     if before in TERMINAL:
-        rec.skip(check, f"task {task_id} had finished ({before}) before tasks/result was sent: "
-                 f"its blocking was not tested ({'; '.join(notes)})")
+        rec.skip(
+            check,
+            f"task {task_id} had finished ({before}) before tasks/result was sent: "
+            f"its blocking was not tested ({'; '.join(notes)})",
+        )
     else:
         rec.ok(check, detail)
 
@@ -330,8 +359,11 @@ def _payload_problem(seen: Outcome) -> tuple[str | None, list[str]]:
             return "a second tasks/result of the terminal task answered otherwise than the first", notes
         notes.append("a second tasks/result once terminal gave the same")
     if len(seen.plain) != 2 or any(p.answer is None for p in seen.plain):
-        notes.append("no call without a task to compare with (taskSupport required)" if not seen.plain
-                     else "a call without a task went unanswered: the payload was not compared")
+        notes.append(
+            "no call without a task to compare with (taskSupport required)"
+            if not seen.plain
+            else "a call without a task went unanswered: the payload was not compared"
+        )
         return None, notes
     first, last = seen.plain
     if payload.error is not None and first.result is not None and last.result is not None:
@@ -343,7 +375,9 @@ def _payload_problem(seen: Outcome) -> tuple[str | None, list[str]]:
             return "the payload differs from what the same call without a task returns (twice alike)", notes
         notes.append("equal to the call without a task (apart from _meta; two plain calls alike)")
         return None, notes
-    if payload.error is None and bool((first.result or {}).get("isError")) != bool((payload.result or {}).get("isError")):
+    if payload.error is None and bool((first.result or {}).get("isError")) != bool(
+        (payload.result or {}).get("isError")
+    ):
         return "the payload and the call without a task differ in isError", notes
     notes.append("exact comparison not judged: two calls without a task differed (isError compared)")
     return None, notes
@@ -359,13 +393,19 @@ def _error_task_problem(case: ErrorCase) -> tuple[str | None, str]:
     if result.answer is None:
         return f"tasks/result of the task of {what} did not answer within the wait", ""
     if result.error is None:
-        return (f"the task of {what} gave a result from tasks/result; the call without a task got "
-                f"JSON-RPC error {expected.code}"), ""
+        return (
+            f"the task of {what} gave a result from tasks/result; the call without a task got "
+            f"JSON-RPC error {expected.code}"
+        ), ""
     if result.error.code != expected.code or (case.same_message and _error_of(result) != _error_of(case.plain)):
-        return (f"the task of {what} gave error {result.error.code} {result.error.message!r} from "
-                f"tasks/result; the call without a task got {expected.code} {expected.message!r}"), ""
-    return None, (f"the task of {what} gave the plain call's error {result.error.code}"
-                  + (" (message and data alike)" if case.same_message else " (its message varies: the code compared)"))
+        return (
+            f"the task of {what} gave error {result.error.code} {result.error.message!r} from "
+            f"tasks/result; the call without a task got {expected.code} {expected.message!r}"
+        ), ""
+    return None, (
+        f"the task of {what} gave the plain call's error {result.error.code}"
+        + (" (message and data alike)" if case.same_message else " (its message varies: the code compared)")
+    )
 
 
 def _related_id(found: Exchange) -> Any:
@@ -397,8 +437,11 @@ async def _list(rec: Results, session: Session, task_id: str) -> None:
         found = await session.ask("tasks/list", {"cursor": cursor} if cursor else {})
         result = found.result
         if result is None or not isinstance(result.get("tasks"), list):
-            what = "no answer" if found.answer is None else (
-                f"error {found.error.code}" if found.error is not None else "no tasks array")
+            what = (
+                "no answer"
+                if found.answer is None
+                else (f"error {found.error.code}" if found.error is not None else "no tasks array")
+            )
             rec.fail(check, f"tasks/list page {page}: {what}", found.evidence)
             return
         session.ops_answered += 1
@@ -424,8 +467,11 @@ async def _list(rec: Results, session: Session, task_id: str) -> None:
             return
     session.listed = len(listed)
     if found_on is None:
-        rec.fail(check, f"task {task_id} (retrievable with tasks/get) is in none of {page} pages of tasks/list",
-                 found.evidence)
+        rec.fail(
+            check,
+            f"task {task_id} (retrievable with tasks/get) is in none of {page} pages of tasks/list",
+            found.evidence,
+        )
     else:
         rec.ok(check, f"task {task_id} listed on page {found_on} of {page}")
 
@@ -443,8 +489,9 @@ async def _cancel_terminal(rec: Results, session: Session, task_id: str, decoy: 
     elif found.error is None:
         rec.fail(check, f"tasks/cancel of the {status} task {task_id}: no answer", found.evidence)
     elif found.error.code != rpc.INVALID_PARAMS:
-        rec.fail(check, f"tasks/cancel of the {status} task {task_id}: error {found.error.code}, not -32602",
-                 found.evidence)
+        rec.fail(
+            check, f"tasks/cancel of the {status} task {task_id}: error {found.error.code}, not -32602", found.evidence
+        )
     else:
         rec.ok(check, f"tasks/cancel of the {status} task {task_id}: -32602")
 
@@ -463,12 +510,14 @@ async def _cancel_working(rec: Results, session: Session, call: dict[str, Any]) 
         session.read_task(found.result, found, op=True)
         status, got = found.result.get("status"), found.result.get("taskId")
         if got != task_id:
-            rec.fail(check, f"tasks/cancel of task {task_id} answered task {got!r}"
-                            + (note if got == bystander else ""), found.evidence)
+            rec.fail(
+                check,
+                f"tasks/cancel of task {task_id} answered task {got!r}" + (note if got == bystander else ""),
+                found.evidence,
+            )
             return
         if status != "cancelled":
-            rec.fail(check, f"tasks/cancel of task {task_id} answered status {status!r}, not cancelled",
-                     found.evidence)
+            rec.fail(check, f"tasks/cancel of task {task_id} answered status {status!r}, not cancelled", found.evidence)
             return
         poll = found.result.get("pollInterval")
         # Long enough for the work to have finished had it kept running; bounded either way.
@@ -476,15 +525,21 @@ async def _cancel_working(rec: Results, session: Session, call: dict[str, Any]) 
         later = await session.get(task_id, bystander)
         spared = await _spared(session, bystander, task_id)
         if spared is not None:
-            rec.fail(check, f"task {bystander}, named only in the _meta of the tasks/cancel of {task_id}, "
-                            "was cancelled too", found.evidence + spared.evidence)
+            rec.fail(
+                check,
+                f"task {bystander}, named only in the _meta of the tasks/cancel of {task_id}, was cancelled too",
+                found.evidence + spared.evidence,
+            )
         elif later.error is not None and later.error.code == rpc.INVALID_PARAMS:
             rec.ok(check, f"task {task_id} cancelled, then deleted (which the page allows)")
         elif (now := (later.result or {}).get("status")) != "cancelled":
             rec.fail(check, f"task {task_id} was cancelled, then became {now!r}", found.evidence + later.evidence)
         else:
-            rec.ok(check, f"task {task_id} cancelled, and still cancelled later"
-                          + ("" if bystander == NO_TASK else f"; task {bystander}, named in its _meta, was not"))
+            rec.ok(
+                check,
+                f"task {task_id} cancelled, and still cancelled later"
+                + ("" if bystander == NO_TASK else f"; task {bystander}, named in its _meta, was not"),
+            )
         return
     if found.error is None:
         rec.fail(check, f"tasks/cancel of task {task_id}: no answer", found.evidence)
@@ -494,8 +549,12 @@ async def _cancel_working(rec: Results, session: Session, call: dict[str, Any]) 
     if found.error.code == rpc.INVALID_PARAMS and status in TERMINAL:
         rec.skip(check, f"task {task_id} was already {status} when cancelled")
     else:
-        rec.fail(check, f"tasks/cancel of the {status} task {task_id}: error {found.error.code}"
-                        + (note if bystander != NO_TASK else ""), found.evidence + later.evidence)
+        rec.fail(
+            check,
+            f"tasks/cancel of the {status} task {task_id}: error {found.error.code}"
+            + (note if bystander != NO_TASK else ""),
+            found.evidence + later.evidence,
+        )
 
 
 async def _spared(session: Session, bystander: str, cancelled: str) -> Exchange | None:

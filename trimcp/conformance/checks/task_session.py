@@ -52,8 +52,11 @@ ANSWER_WAIT: Final = 10.0
 CLIENT_CAPABILITIES: Final[dict[str, Any]] = {"sampling": {}, "elicitation": {}}
 NO_TOOLS_CALL: Final = "the server does not declare tasks.requests.tools.call"
 #: The checks that need ``tasks.requests.tools.call``.
-TOOL_CHECKS: Final = tuple(c for c in CHECKS if c not in (
-    "tasks.errors", "tasks.error-messages", "tasks.not-augmentable", "tasks.requestor-capability"))
+TOOL_CHECKS: Final = tuple(
+    c
+    for c in CHECKS
+    if c not in ("tasks.errors", "tasks.error-messages", "tasks.not-augmentable", "tasks.requestor-capability")
+)
 
 
 @attrs.define
@@ -154,7 +157,8 @@ class Session:
                 self.input_requests.append((self.waiting_for, msg))
             canned = {"ping": {}, **CANNED_INPUT}.get(msg.method)
             reply: rpc.Message = (
-                rpc.Response(msg.id, canned) if canned is not None
+                rpc.Response(msg.id, canned)
+                if canned is not None
                 else rpc.ErrorResponse(msg.id, rpc.ErrorObject(rpc.METHOD_NOT_FOUND, "not supported by trimcp check"))
             )
             await self.probe.stream.send(reply, self.probe.meta(reply))

@@ -77,6 +77,7 @@ __all__ = ["CHECKS", "NO_TASKS", "check_tasks", "skip_tasks"]
 
 NO_TASKS = "the server does not declare tasks"
 
+
 def skip_tasks(rec: Results, reason: str) -> None:
     for check_id in CHECKS:
         rec.skip(check_id, reason)
@@ -101,9 +102,14 @@ async def check_tasks(
     try:
         async with probe_connection(connect, timeout) as probe:
             session = Session(probe)
-            opened = await session.ask("initialize", {
-                "protocolVersion": REVISION, "capabilities": CLIENT_CAPABILITIES, "clientInfo": CLIENT_INFO,
-            })
+            opened = await session.ask(
+                "initialize",
+                {
+                    "protocolVersion": REVISION,
+                    "capabilities": CLIENT_CAPABILITIES,
+                    "clientInfo": CLIENT_INFO,
+                },
+            )
             if opened.result is None:
                 skip_tasks(rec, "initialize on a fresh connection failed")
                 return
@@ -192,9 +198,12 @@ async def _unknown_ids(rec: Results, session: Session, can_list: bool, can_cance
         found = await session.ask(method, params)
         what = "an unknown cursor" if "cursor" in params else "an unknown taskId"
         problem = (
-            "no answer within 10 s" if found.answer is None
-            else "answered with a result" if found.error is None
-            else None if found.error.code == rpc.INVALID_PARAMS
+            "no answer within 10 s"
+            if found.answer is None
+            else "answered with a result"
+            if found.error is None
+            else None
+            if found.error.code == rpc.INVALID_PARAMS
             else f"error {found.error.code}, not -32602"
         )
         if problem:
@@ -204,7 +213,11 @@ async def _unknown_ids(rec: Results, session: Session, can_list: bool, can_cance
 
 
 async def _not_augmentable(
-    rec: Results, session: Session, tools: Sequence[tuple[dict[str, Any], dict[str, Any]]], *, declared: bool = True,
+    rec: Results,
+    session: Session,
+    tools: Sequence[tuple[dict[str, Any], dict[str, Any]]],
+    *,
+    declared: bool = True,
 ) -> None:
     """A task on ``tools/call`` (the one request type a 2025-11-25 server may augment, schema
     ``ServerCapabilities.tasks.requests``) that the capabilities do not list (``declared``: the
@@ -246,13 +259,17 @@ async def _as_without_task(
     if found.error is not None:
         if first.error is not None and first.error.code == found.error.code:
             return None, f"error {found.error.code}, as without a task"
-        return ((f"tools/call {name} with a task was refused ({found.error.code}), not processed as without "
-                "a task"), evidence), ""
+        return (
+            (f"tools/call {name} with a task was refused ({found.error.code}), not processed as without a task"),
+            evidence,
+        ), ""
     if first.error is not None and last.error is not None:
         return (f"tools/call {name} with a task got a result; without one, error {first.error.code}", evidence), ""
     if stable and not _same(found, first):
-        return ((f"tools/call {name} with a task answered otherwise than the same call without one "
-                "(twice alike)"), evidence), ""
+        return (
+            (f"tools/call {name} with a task answered otherwise than the same call without one (twice alike)"),
+            evidence,
+        ), ""
     if stable:
         return None, "the same result"
     if bool((found.result or {}).get("isError")) != bool((first.result or {}).get("isError")):
@@ -264,8 +281,10 @@ def _same(one: Exchange, two: Exchange) -> bool:
     """The same error code, or the same result apart from ``_meta``."""
     if one.error is not None or two.error is not None:
         return one.error is not None and two.error is not None and one.error.code == two.error.code
+
     def bare(found: Exchange) -> dict[str, Any]:
         return {k: v for k, v in (found.result or {}).items() if k != "_meta"}
+
     return bare(one) == bare(two)
 
 
@@ -273,7 +292,8 @@ async def _tool_negotiation(
     rec: Results, session: Session, tools: Sequence[tuple[dict[str, Any], dict[str, Any]]]
 ) -> None:
     for check, support, with_task in (
-        ("tasks.required", ("required",), False), ("tasks.forbidden", ("forbidden",), True),
+        ("tasks.required", ("required",), False),
+        ("tasks.forbidden", ("forbidden",), True),
     ):
         picked = next(((t, a) for t, a in tools if _support(t) in support), None)
         if picked is None:
@@ -293,8 +313,7 @@ async def _tool_negotiation(
         elif found.answer is None:
             judge(check, f"tools/call {tool['name']} {how}: no answer within 10 s", found.evidence)
         else:
-            judge(check, f"tools/call {tool['name']} ({support[0]}) {how} was answered with a result",
-                  found.evidence)
+            judge(check, f"tools/call {tool['name']} ({support[0]}) {how} was answered with a result", found.evidence)
 
 
 # --------------------------------------------------------------------------- afterwards
@@ -313,15 +332,19 @@ def _judge_session(rec: Results, session: Session) -> None:
     _judge_related_meta(rec, session)
     bare = [found for found in session.errors if found.error is not None and not found.error.message.strip()]
     if bare:
-        rec.warn("tasks.error-messages", f"{bare[0].request.method}: error {bare[0].error.code if bare[0].error else ''} "
-                                          "with an empty message", bare[0].evidence)
+        rec.warn(
+            "tasks.error-messages",
+            f"{bare[0].request.method}: error {bare[0].error.code if bare[0].error else ''} with an empty message",
+            bare[0].evidence,
+        )
     elif session.errors:
         rec.ok("tasks.error-messages", f"{len(session.errors)} errors, each with a message")
     for task, found in session.failed_tasks:
         message = task.get("statusMessage")
         if not (isinstance(message, str) and message.strip()):
-            rec.warn("tasks.failed-message", f"task {task.get('taskId')} is failed without a statusMessage",
-                     found.evidence)
+            rec.warn(
+                "tasks.failed-message", f"task {task.get('taskId')} is failed without a statusMessage", found.evidence
+            )
         else:
             rec.ok("tasks.failed-message", f"task {task.get('taskId')}: {message[:80]}")
     if not session.failed_tasks:
@@ -361,17 +384,29 @@ def _judge_progress(rec: Results, session: Session) -> None:
     for seq, note in session.progress:
         token = (note.params or {}).get("progressToken")
         if token != PROGRESS_TOKEN:
-            rec.fail(check, f"notifications/progress with progressToken {token!r}; task {first}'s request, the "
-                            f"only one on this connection with a token, gave {PROGRESS_TOKEN!r}", [received(note)])
+            rec.fail(
+                check,
+                f"notifications/progress with progressToken {token!r}; task {first}'s request, the "
+                f"only one on this connection with a token, gave {PROGRESS_TOKEN!r}",
+                [received(note)],
+            )
             return
         if terminal is not None and seq > terminal:
-            rec.fail(check, f"notifications/progress for task {first} came after the task was seen terminal",
-                     [received(note)])
+            rec.fail(
+                check,
+                f"notifications/progress for task {first} came after the task was seen terminal",
+                [received(note)],
+            )
             return
-    watched = ("after it was terminal, until the next round trip: none" if terminal is not None
-               and session.seq > terminal else "the task was not seen terminal: their stop was not judged")
-    rec.ok(check, f"{len(session.progress)} notifications/progress for task {first}, each with its "
-                  f"progressToken; {watched}")
+    watched = (
+        "after it was terminal, until the next round trip: none"
+        if terminal is not None and session.seq > terminal
+        else "the task was not seen terminal: their stop was not judged"
+    )
+    rec.ok(
+        check,
+        f"{len(session.progress)} notifications/progress for task {first}, each with its progressToken; {watched}",
+    )
 
 
 def _judge_flow(rec: Results, session: Session) -> None:
@@ -391,8 +426,11 @@ def _judge_flow(rec: Results, session: Session) -> None:
 
 def _judge_related_meta(rec: Results, session: Session) -> None:
     check = "tasks.no-related-meta"
-    with_meta = [n for n in session.notes if isinstance((n.params or {}).get("_meta"), dict)
-                 and RELATED in (n.params or {})["_meta"]]
+    with_meta = [
+        n
+        for n in session.notes
+        if isinstance((n.params or {}).get("_meta"), dict) and RELATED in (n.params or {})["_meta"]
+    ]
     if session.meta_on_ops:
         found = session.meta_on_ops[0]
         rec.warn(check, f"the {found.request.method} result carries {RELATED}", found.evidence)
@@ -423,8 +461,11 @@ def _judge_server_requests(rec: Results, session: Session) -> None:
     check = "tasks.requestor-capability"
     augmented = [r for r in session.server_requests if "task" in (r.params or {})]
     if augmented:
-        rec.warn(check, f"{augmented[0].method} carries a task although the client declared no tasks",
-                 [received(augmented[0])])
+        rec.warn(
+            check,
+            f"{augmented[0].method} carries a task although the client declared no tasks",
+            [received(augmented[0])],
+        )
     elif session.server_requests:
         rec.ok(check, f"{len(session.server_requests)} server requests, none task-augmented")
     else:

@@ -89,8 +89,11 @@ class ToolPolicy:
         """The callable tools that have a required property to get wrong (at most ``MAX_INVALID_PROBES``)."""
         if self.probe_tools == 0:
             return []
-        found = [t for t in tools if self.allows(t) and not requires_task(t)
-                 and invalid_arguments(t.input_schema) is not None]
+        found = [
+            t
+            for t in tools
+            if self.allows(t) and not requires_task(t) and invalid_arguments(t.input_schema) is not None
+        ]
         return found[:MAX_INVALID_PROBES]
 
 
@@ -107,7 +110,8 @@ CallOutcome = Literal["success", "is-error", "error-text"]
 _ERROR_TEXT = re.compile(
     r"^\W*(error|failed|failure|exception|traceback|fetch failed|an error occurred|internal error)\b"
     r"|\b(fetch failed|failed to \w+|an error occurred|traceback \(most recent call last\))",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _ERROR_TEXT_MAX = 500
 
 

@@ -34,8 +34,13 @@ __all__ = ["probe_stateless_version"]
 
 
 async def probe_stateless_version(
-    rec: Results, connect: Connector, revision: str, capabilities: dict[str, Any], timeout: float,
-    supported: Sequence[str], versions: ServerVersions,
+    rec: Results,
+    connect: Connector,
+    revision: str,
+    capabilities: dict[str, Any],
+    timeout: float,
+    supported: Sequence[str],
+    versions: ServerVersions,
 ) -> None:
     """-32022 for a revision the server does not implement (``versions`` knows which it does,
     ``supported`` is the DiscoverResult's list); ``initialize`` to a modern-only server."""
@@ -63,8 +68,11 @@ async def probe_stateless_version(
         version = requested[int(str(request.id))]
         problem = _unsupported_version_problem(answer, revision, supported, version)
         if problem:
-            rec.fail(check, f"{request.method} declaring {version}: {problem}",
-                     [evidence.sent(request), evidence.received(answer)])
+            rec.fail(
+                check,
+                f"{request.method} declaring {version}: {problem}",
+                [evidence.sent(request), evidence.received(answer)],
+            )
             return
     shown = ", ".join(f"{r.method} ({requested[int(str(r.id))]})" for r in requests)
     implemented = [v for v in HANDSHAKE_VERSIONS if v not in supported and versions.known_implemented(v)]
@@ -79,8 +87,11 @@ async def _judge_initialize_error(rec: Results, versions: ServerVersions) -> Non
     offer = await versions.legacy_probe()
     shown = list(offer.evidence)
     if offer.chosen is not None:
-        rec.skip(check, f"the server also serves legacy clients ({offer.said}); the sentence is about a "
-                        "server that supports only modern versions")
+        rec.skip(
+            check,
+            f"the server also serves legacy clients ({offer.said}); the sentence is about a "
+            "server that supports only modern versions",
+        )
         return
     if offer.error is not None:
         text = json.dumps([offer.error.get("message"), offer.error.get("data")])
@@ -95,7 +106,10 @@ async def _judge_initialize_error(rec: Results, versions: ServerVersions) -> Non
 
 
 def _unsupported_version_problem(
-    answer: Answer, revision: str, discovered: Sequence[str] = (), requested: str = BOGUS_REVISION,
+    answer: Answer,
+    revision: str,
+    discovered: Sequence[str] = (),
+    requested: str = BOGUS_REVISION,
 ) -> str | None:
     if isinstance(answer, rpc.Response):
         return "answered with a result"

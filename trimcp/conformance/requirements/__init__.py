@@ -54,8 +54,17 @@ from ..catalog import CATALOG
 from ..model import Level
 
 __all__ = [
-    "SCOPES", "SPEC_BASE", "Catalogue", "Coverage", "Requirement", "Untestable", "check_level", "coverage", "load",
-    "normalized", "spec_url",
+    "SCOPES",
+    "SPEC_BASE",
+    "Catalogue",
+    "Coverage",
+    "Requirement",
+    "Untestable",
+    "check_level",
+    "coverage",
+    "load",
+    "normalized",
+    "spec_url",
 ]
 
 SPEC_BASE: Final = "https://modelcontextprotocol.io/specification"
@@ -149,7 +158,8 @@ class Catalogue:
     def sentences_of(self, check_id: str, revision: str | None = None) -> list[tuple[Requirement, Coverage]]:
         """The sentences ``check_id`` tests (in ``revision``, when given): full ones, then joint, then partial."""
         found = [
-            (r, r.checks[check_id]) for r in self.requirements
+            (r, r.checks[check_id])
+            for r in self.requirements
             if check_id in r.checks and (revision is None or revision in r.revisions)
         ]
         order = list(Coverage)
@@ -157,8 +167,9 @@ class Catalogue:
 
     def coverage(self, revision: str) -> dict[str, dict[str, dict[str, int]]]:
         """``{"core": {"MUST": {"total", "full", "partial"}, "SHOULD": {...}}, "extensions": {...}}``."""
-        out = {scope: {level: {"total": 0, "full": 0, "partial": 0} for level in ("MUST", "SHOULD")}
-               for scope in SCOPES}
+        out = {
+            scope: {level: {"total": 0, "full": 0, "partial": 0} for level in ("MUST", "SHOULD")} for scope in SCOPES
+        }
         for req in self.for_revision(revision):
             row = out[req.scope][req.level.value]
             row["total"] += 1
@@ -171,8 +182,7 @@ class Catalogue:
 
     def uncovered(self, revision: str) -> list[Requirement]:
         return [
-            r for r in self.for_revision(revision)
-            if not any(_runs_under(check_id, revision) for check_id in r.checks)
+            r for r in self.for_revision(revision) if not any(_runs_under(check_id, revision) for check_id in r.checks)
         ]
 
     def duplicates(self) -> list[str]:
@@ -256,16 +266,28 @@ def _entry_problems(strength: str, revisions: Iterable[str], page: str, text: st
 def _requirement(area: str, raw: Mapping[str, Any]) -> Requirement:
     checks = {str(k): Coverage(v) for k, v in (raw.get("checks") or {}).items()}
     return Requirement(
-        id=raw["id"], strength=raw["level"], revisions=tuple(raw["revisions"]), page=raw["page"],
-        anchor=raw.get("anchor", ""), text=raw["text"], checks=checks, area=area, subject=raw.get("subject", ""),
+        id=raw["id"],
+        strength=raw["level"],
+        revisions=tuple(raw["revisions"]),
+        page=raw["page"],
+        anchor=raw.get("anchor", ""),
+        text=raw["text"],
+        checks=checks,
+        area=area,
+        subject=raw.get("subject", ""),
         together=raw.get("together", ""),
     )
 
 
 def _untestable(area: str, raw: Mapping[str, Any]) -> Untestable:
     return Untestable(
-        strength=raw["level"], revisions=tuple(raw["revisions"]), page=raw["page"], anchor=raw.get("anchor", ""),
-        text=raw["text"], why=raw.get("why", ""), area=area,
+        strength=raw["level"],
+        revisions=tuple(raw["revisions"]),
+        page=raw["page"],
+        anchor=raw.get("anchor", ""),
+        text=raw["text"],
+        why=raw.get("why", ""),
+        area=area,
     )
 
 

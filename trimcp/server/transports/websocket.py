@@ -188,9 +188,7 @@ async def _vet(
         return None
     if SUBPROTOCOL not in request.proposed_subprotocols:
         logger.info("WebSocket %s: no subprotocol %r offered", name, SUBPROTOCOL)
-        await request.reject(
-            400, body=f"MCP over WebSocket needs Sec-WebSocket-Protocol: {SUBPROTOCOL}\n".encode()
-        )
+        await request.reject(400, body=f"MCP over WebSocket needs Sec-WebSocket-Protocol: {SUBPROTOCOL}\n".encode())
         return None
     return await request.accept(subprotocol=SUBPROTOCOL)
 
@@ -230,9 +228,7 @@ async def serve_websocket_streams(
         """The opening handshake, all of it within ``handshake_timeout``; ``None``: not accepted
         (and ``reader``, where trio-websocket's reader task runs, told when to stop)."""
         with trio.move_on_after(handshake_timeout):
-            request = await trio_websocket.wrap_server_stream(
-                reader, tcp, max_message_size=max_message_size
-            )
+            request = await trio_websocket.wrap_server_stream(reader, tcp, max_message_size=max_message_size)
             name = _peer_name(request)
             try:
                 with map_websocket_errors(f"WebSocket {name}"):
@@ -292,17 +288,11 @@ async def serve_websocket_streams(
     if ssl_context is None:
         listeners.extend(await trio.open_tcp_listeners(port, host=host))
     else:
-        listeners.extend(
-            await trio.open_ssl_over_tcp_listeners(
-                port, ssl_context, host=host, https_compatible=True
-            )
-        )
+        listeners.extend(await trio.open_ssl_over_tcp_listeners(port, ssl_context, host=host, https_compatible=True))
     async with trio.open_nursery() as nursery:
         connections = await nursery.start(host_connections)
         try:
-            await nursery.start(
-                partial(trio.serve_listeners, on_connection, listeners, handler_nursery=connections)
-            )
+            await nursery.start(partial(trio.serve_listeners, on_connection, listeners, handler_nursery=connections))
             addresses = tuple(_bound(listener) for listener in listeners)
             task_status.started(WebSocketListener(addresses, secure=ssl_context is not None))
             await trio.sleep_forever()

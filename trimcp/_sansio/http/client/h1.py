@@ -44,8 +44,15 @@ from typing import Final
 from ...._errors import LocalProtocolError, RemoteProtocolError
 
 __all__ = [
-    "CLOSED", "MAX_HEAD_SIZE", "NEED_DATA", "Data", "EndOfMessage", "H1Client", "H1LocalError",
-    "H1RemoteError", "Response",
+    "CLOSED",
+    "MAX_HEAD_SIZE",
+    "NEED_DATA",
+    "Data",
+    "EndOfMessage",
+    "H1Client",
+    "H1LocalError",
+    "H1RemoteError",
+    "Response",
 ]
 
 #: Longest response head (status line plus fields) accepted.
@@ -168,7 +175,10 @@ class H1Client:
     """The client side of one HTTP/1.1 connection (see the module docstring)."""
 
     def __init__(
-        self, *, max_head: int = MAX_HEAD_SIZE, max_chunk_line: int = MAX_CHUNK_LINE,
+        self,
+        *,
+        max_head: int = MAX_HEAD_SIZE,
+        max_chunk_line: int = MAX_CHUNK_LINE,
         max_trailers: int = MAX_TRAILERS,
     ) -> None:
         self.max_head = max_head
@@ -188,7 +198,10 @@ class H1Client:
     # ------------------------------------------------------------ request
 
     def send_request(
-        self, method: str, target: str, headers: list[tuple[str, str]] | tuple[tuple[str, str], ...],
+        self,
+        method: str,
+        target: str,
+        headers: list[tuple[str, str]] | tuple[tuple[str, str], ...],
         body: bytes = b"",
     ) -> bytes:
         """One whole request as bytes; ``headers`` must include ``Host``."""
@@ -253,7 +266,7 @@ class H1Client:
             self._off = 0
             self._scanned = 0
         else:
-            rest = bytearray(memoryview(self._buf)[self._off:])
+            rest = bytearray(memoryview(self._buf)[self._off :])
             self._scanned -= self._off
             rest += data
             self._buf, self._off = rest, 0
@@ -369,7 +382,7 @@ class H1Client:
             raise H1RemoteError("a chunk size or trailer line is too long")
         if nl == off or buf[nl - 1] != 13:
             raise H1RemoteError("a chunk line does not end with CRLF")
-        line = bytes(buf[off:nl - 1])
+        line = bytes(buf[off : nl - 1])
         self._off = nl + 1
         return line
 
@@ -401,7 +414,7 @@ class H1Client:
             raise H1RemoteError(f"invalid status line {head[:nl][:60]!r}")
         version, code_text, reason = status.groups()
         code = int(code_text)
-        fields = head[nl + 1:-2] if head.endswith(b"\r\n") else head[nl + 1:-1]
+        fields = head[nl + 1 : -2] if head.endswith(b"\r\n") else head[nl + 1 : -1]
         if fields:
             if _FIELDS_RE.fullmatch(fields) is None:
                 raise H1RemoteError(self._field_error(fields))

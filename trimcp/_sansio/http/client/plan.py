@@ -52,9 +52,9 @@ import attrs
 from ...._errors import LocalProtocolError, RemoteProtocolError
 from ...._version import __version__
 from ... import jsonrpc as rpc
+from ...connection.stateless import PROTOCOL_VERSION_KEY
 from ..header_names import LAST_EVENT_ID_HEADER, METHOD_HEADER, NAME_HEADER, SESSION_HEADER, VERSION_HEADER, lower
 from ..headers import NAME_SOURCES, HeaderParam, encode_header_value, is_token, param_headers
-from ...connection.stateless import PROTOCOL_VERSION_KEY
 
 __all__ = [
     "ACCEPT_POST",
@@ -73,10 +73,17 @@ ACCEPT_SSE: Final = "text/event-stream"
 USER_AGENT: Final = f"trimcp/{__version__}"
 
 #: Headers the planner owns; static user headers may not override them.
-_RESERVED: Final = frozenset({
-    "accept", "content-type", "content-length", "host", "transfer-encoding", "connection",
-    *map(lower, (SESSION_HEADER, VERSION_HEADER, METHOD_HEADER, NAME_HEADER, LAST_EVENT_ID_HEADER)),
-})
+_RESERVED: Final = frozenset(
+    {
+        "accept",
+        "content-type",
+        "content-length",
+        "host",
+        "transfer-encoding",
+        "connection",
+        *map(lower, (SESSION_HEADER, VERSION_HEADER, METHOD_HEADER, NAME_HEADER, LAST_EVENT_ID_HEADER)),
+    }
+)
 _DEFAULT_PORTS: Final[Mapping[str, int]] = {"http": 80, "https": 443}
 
 
@@ -145,9 +152,7 @@ def resolve_endpoint(sse_url: str, announced: str) -> str:
     except LocalProtocolError as exc:
         raise RemoteProtocolError(f"the endpoint event names an unusable URL: {exc}") from None
     if parsed.origin != parse_url(sse_url).origin:
-        raise RemoteProtocolError(
-            f"the endpoint event names {absolute!r}, on another origin than {sse_url!r}; refused"
-        )
+        raise RemoteProtocolError(f"the endpoint event names {absolute!r}, on another origin than {sse_url!r}; refused")
     return absolute.split("#", 1)[0]
 
 
@@ -263,9 +268,7 @@ class HttpPlanner:
     def session_assigned(self, session_id: str) -> None:
         """The InitializeResult's response named a session id."""
         if not session_id or not all("!" <= c <= "~" for c in session_id):
-            raise RemoteProtocolError(
-                f"invalid Mcp-Session-Id {session_id!r} (must be visible ASCII, 0x21-0x7E)"
-            )
+            raise RemoteProtocolError(f"invalid Mcp-Session-Id {session_id!r} (must be visible ASCII, 0x21-0x7E)")
         if session_id != self.session_id:
             self.session_id = session_id
             self.generation += 1
@@ -376,7 +379,13 @@ class HttpPlanner:
             headers += self.metadata_headers(method, params, header_params)
         return PostPlan(
             HttpRequest("POST", url, tuple(headers), body),
-            kind, method, wire_id, stateless, sent_session, self.generation, self.mode,
+            kind,
+            method,
+            wire_id,
+            stateless,
+            sent_session,
+            self.generation,
+            self.mode,
         )
 
     def plan_reinitialize(self, wire_id: rpc.RequestId) -> PostPlan:

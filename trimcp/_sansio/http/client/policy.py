@@ -77,11 +77,38 @@ from . import response as hr
 from .plan import MessageKind, Mode, PostPlan
 
 __all__ = [
-    "Action", "Authorize", "Authorized", "AwaitElsewhere", "Challenged", "Connect", "Die", "Done",
-    "ExchangePolicy", "FallBack", "FellBack", "FollowFact", "FollowPolicy", "GiveUp",
-    "HeadersRefreshed", "Lost", "OpenStandalone", "Read", "ReadBody", "ReconnectPolicy",
-    "RefreshHeaders", "Reinitialize", "Reinitialized", "Reissue", "Report", "Resume", "Resumed",
-    "Send", "Stop", "StreamRead", "TimedOut", "Unreachable",
+    "Action",
+    "Authorize",
+    "Authorized",
+    "AwaitElsewhere",
+    "Challenged",
+    "Connect",
+    "Die",
+    "Done",
+    "ExchangePolicy",
+    "FallBack",
+    "FellBack",
+    "FollowFact",
+    "FollowPolicy",
+    "GiveUp",
+    "HeadersRefreshed",
+    "Lost",
+    "OpenStandalone",
+    "Read",
+    "ReadBody",
+    "ReconnectPolicy",
+    "RefreshHeaders",
+    "Reinitialize",
+    "Reinitialized",
+    "Reissue",
+    "Report",
+    "Resume",
+    "Resumed",
+    "Send",
+    "Stop",
+    "StreamRead",
+    "TimedOut",
+    "Unreachable",
 ]
 
 LISTEN: str = "subscriptions/listen"
@@ -189,8 +216,16 @@ class TimedOut:
 
 
 ExchangeFact: TypeAlias = (
-    Unreachable | Lost | Challenged | Authorized | HeadersRefreshed | Read | Reinitialized | FellBack
-    | Resumed | TimedOut
+    Unreachable
+    | Lost
+    | Challenged
+    | Authorized
+    | HeadersRefreshed
+    | Read
+    | Reinitialized
+    | FellBack
+    | Resumed
+    | TimedOut
 )
 
 
@@ -321,8 +356,20 @@ class Stop:
 
 
 Action: TypeAlias = (
-    Send | Authorize | RefreshHeaders | ReadBody | Reinitialize | FallBack | Resume | Reissue
-    | AwaitElsewhere | OpenStandalone | Done | GiveUp | Report | Die
+    Send
+    | Authorize
+    | RefreshHeaders
+    | ReadBody
+    | Reinitialize
+    | FallBack
+    | Resume
+    | Reissue
+    | AwaitElsewhere
+    | OpenStandalone
+    | Done
+    | GiveUp
+    | Report
+    | Die
 )
 #: The actions that end an exchange (the others lead to a fact to decide on).
 ENDING: Final = (Reissue, AwaitElsewhere, OpenStandalone, Done, GiveUp, Report, Die)
@@ -539,7 +586,8 @@ class FollowPolicy:
         if isinstance(end, (hr.SessionExpired, hr.StreamFailed, hr.StreamRefused)):
             return self._end(f"it stopped: {end.detail}", expired=isinstance(end, hr.SessionExpired))
         progress = (
-            fact.messages > 0 or fact.last_event_id != self.last_event_id
+            fact.messages > 0
+            or fact.last_event_id != self.last_event_id
             or (fact.retry_ms is not None and fact.retry_ms != self.retry_ms)
         )
         self.last_event_id = fact.last_event_id or self.last_event_id

@@ -54,16 +54,30 @@ import attrs
 
 from ...._errors import RemoteProtocolError
 from ... import jsonrpc as rpc
-from ..header_names import SESSION_HEADER, lower
-from .plan import resolve_endpoint
+from ...connection.stateless import MODERN_ERROR_CODES
 from ...framing import FramingOverflow
 from ...framing.sse import ServerSentEvent, SSEDecoder
-from ...connection.stateless import MODERN_ERROR_CODES
+from ..header_names import SESSION_HEADER, lower
+from .plan import resolve_endpoint
 
 __all__ = [
-    "Accepted", "AnswerElsewhere", "EndpointAnnounced", "FallBackToLegacy", "MessageReceived",
-    "Purpose", "ResponseReader", "RetryAfter", "SessionAssigned", "SessionExpired", "StreamBroken",
-    "StreamEnded", "StreamFailed", "StreamRefused", "Terminal", "TransportIssue", "answer_ids",
+    "Accepted",
+    "AnswerElsewhere",
+    "EndpointAnnounced",
+    "FallBackToLegacy",
+    "MessageReceived",
+    "Purpose",
+    "ResponseReader",
+    "RetryAfter",
+    "SessionAssigned",
+    "SessionExpired",
+    "StreamBroken",
+    "StreamEnded",
+    "StreamFailed",
+    "StreamRefused",
+    "Terminal",
+    "TransportIssue",
+    "answer_ids",
     "session_gone",
 ]
 
@@ -159,12 +173,16 @@ class TransportIssue:
 
 
 #: How a response ended: the last event the reader gives for it.
-Terminal: TypeAlias = (
-    StreamEnded | StreamBroken | StreamFailed | StreamRefused | SessionExpired | FallBackToLegacy
-)
+Terminal: TypeAlias = StreamEnded | StreamBroken | StreamFailed | StreamRefused | SessionExpired | FallBackToLegacy
 HttpEvent: TypeAlias = (
-    MessageReceived | SessionAssigned | Accepted | AnswerElsewhere | RetryAfter | EndpointAnnounced
-    | TransportIssue | Terminal
+    MessageReceived
+    | SessionAssigned
+    | Accepted
+    | AnswerElsewhere
+    | RetryAfter
+    | EndpointAnnounced
+    | TransportIssue
+    | Terminal
 )
 TERMINAL: Final = (StreamEnded, StreamBroken, StreamFailed, StreamRefused, SessionExpired, FallBackToLegacy)
 
@@ -173,7 +191,8 @@ def answer_ids(payload: rpc.ParsedPayload) -> tuple[rpc.RequestId, ...]:
     """The ids ``payload`` answers: its responses', and those unusable answers still show."""
     ids = [m.id for m in payload.messages if isinstance(m, (rpc.Response, rpc.ErrorResponse)) and m.id is not None]
     ids += [
-        bad.id for bad in payload.invalid
+        bad.id
+        for bad in payload.invalid
         if bad.id is not None and isinstance(bad.raw, dict) and ("result" in bad.raw or "error" in bad.raw)
     ]
     return tuple(ids)
@@ -225,8 +244,11 @@ def _clip(body: bytes, limit: int = 300) -> str:
 def _null_id_error(raw: object) -> bool:
     """A JSON-RPC error object naming a null id (however malformed otherwise)."""
     return (
-        isinstance(raw, dict) and raw.get("jsonrpc") == rpc.JSONRPC_VERSION and "error" in raw
-        and "id" in raw and raw["id"] is None
+        isinstance(raw, dict)
+        and raw.get("jsonrpc") == rpc.JSONRPC_VERSION
+        and "error" in raw
+        and "id" in raw
+        and raw["id"] is None
     )
 
 
@@ -281,9 +303,7 @@ class ResponseReader:
         self._buffer = bytearray()
         self._overflow = False
         # One SSE event may hold a whole message plus its "data: " framing.
-        self._decoder = SSEDecoder(
-            max_message_size + 4096, last_event_id=last_event_id, retry_ms=retry_ms
-        )
+        self._decoder = SSEDecoder(max_message_size + 4096, last_event_id=last_event_id, retry_ms=retry_ms)
         self._retry_seen = retry_ms
         self._endpoint_seen = False
         #: (last event id, retry) as of the event that ended the stream: what the decoder

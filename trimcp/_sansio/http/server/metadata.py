@@ -44,13 +44,12 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
 from ... import jsonrpc as rpc
-from ..headers import NAME_SOURCES, InvalidHeaderValue, encode_header_value
-from ..headers import decode_header_value as _decode
-from ..header_names import METHOD_HEADER, NAME_HEADER, PARAM_HEADER_PREFIX, VERSION_HEADER
-from .routing import HttpError, RequestHead
 from ...connection.core import LOG_LEVELS
 from ...connection.stateless import read_envelope
-
+from ..header_names import METHOD_HEADER, NAME_HEADER, PARAM_HEADER_PREFIX, VERSION_HEADER
+from ..headers import NAME_SOURCES, InvalidHeaderValue, encode_header_value
+from ..headers import decode_header_value as _decode
+from .routing import HttpError, RequestHead
 
 _TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _MAX_SAFE_INT: Final = 2**53 - 1
@@ -111,9 +110,7 @@ def _matches(header_text: str, body_value: Any) -> bool:
 
 
 def _mismatch(request: rpc.Request, message: str) -> HttpError:
-    return HttpError(
-        400, f"Header mismatch: {message}", code=rpc.HEADER_MISMATCH, request_id=request.id
-    )
+    return HttpError(400, f"Header mismatch: {message}", code=rpc.HEADER_MISMATCH, request_id=request.id)
 
 
 def _single(head: RequestHead, name: str, request: rpc.Request) -> str | HttpError:
@@ -125,17 +122,11 @@ def _single(head: RequestHead, name: str, request: rpc.Request) -> str | HttpErr
     return values[0]
 
 
-def _check_mirrored(
-    head: RequestHead, header: str, body_value: Any, request: rpc.Request
-) -> HttpError | None:
+def _check_mirrored(head: RequestHead, header: str, body_value: Any, request: rpc.Request) -> HttpError | None:
     values = head.values(header)
     present = body_value is not None
     if not values:
-        return (
-            _mismatch(request, f"header {header} is missing but the body has a value")
-            if present
-            else None
-        )
+        return _mismatch(request, f"header {header} is missing but the body has a value") if present else None
     if len(values) > 1:
         return _mismatch(request, f"header {header} is repeated")
     try:
@@ -145,9 +136,7 @@ def _check_mirrored(
     if not present:
         return _mismatch(request, f"header {header} is present but the body has no value for it")
     if not _matches(text, body_value):
-        return _mismatch(
-            request, f"{header} header value {text!r} does not match body value {body_value!r}"
-        )
+        return _mismatch(request, f"{header} header value {text!r} does not match body value {body_value!r}")
     return None
 
 
@@ -165,17 +154,14 @@ def check_stateless_request(
     params = request.params or {}
     envelope = read_envelope(params, LOG_LEVELS)
     if isinstance(envelope, str):
-        return HttpError(
-            400, f"Invalid params: {envelope}", code=rpc.INVALID_PARAMS, request_id=request.id
-        )
+        return HttpError(400, f"Invalid params: {envelope}", code=rpc.INVALID_PARAMS, request_id=request.id)
     version = _single(head, VERSION_HEADER, request)
     if isinstance(version, HttpError):
         return version
     if version != envelope.protocol_version:
         return _mismatch(
             request,
-            f"MCP-Protocol-Version header value {version!r} does not match body value "
-            f"{envelope.protocol_version!r}",
+            f"MCP-Protocol-Version header value {version!r} does not match body value {envelope.protocol_version!r}",
         )
     method = _single(head, METHOD_HEADER, request)
     if isinstance(method, HttpError):
@@ -188,23 +174,15 @@ def check_stateless_request(
     source = NAME_SOURCES.get(request.method)
     if source is not None:
         value = params.get(source)
-        problem = _check_mirrored(
-            head, NAME_HEADER, value if isinstance(value, str) else None, request
-        )
+        problem = _check_mirrored(head, NAME_HEADER, value if isinstance(value, str) else None, request)
         if problem is not None:
             return problem
     if request.method == "tools/call" and tool_schema is not None:
         arguments = params.get("arguments")
         for name, path in header_annotations(tool_schema):
             value = _value_at(arguments, path)
-            if (
-                isinstance(value, int)
-                and not isinstance(value, bool)
-                and abs(value) > _MAX_SAFE_INT
-            ):
-                return _mismatch(
-                    request, f"argument {'.'.join(path)} is outside the safe integer range"
-                )
+            if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _MAX_SAFE_INT:
+                return _mismatch(request, f"argument {'.'.join(path)} is outside the safe integer range")
             problem = _check_mirrored(head, PARAM_HEADER_PREFIX + name, value, request)
             if problem is not None:
                 return problem

@@ -125,9 +125,7 @@ __all__ = [
 #: Revisions whose SSE streams start with a priming event (SEP-1699: 2025-11-25).
 _PRIMING_REVISIONS: Final = frozenset({"2025-11-25"})
 
-_SESSION_TERMINATED: Final = HttpError(
-    404, "Not Found: the session ended before the request was answered"
-)
+_SESSION_TERMINATED: Final = HttpError(404, "Not Found: the session ended before the request was answered")
 
 
 def primes_streams(version: str | None) -> bool:
@@ -321,9 +319,7 @@ class SessionGone:
     """The session closed under a request that was being served."""
 
 
-Fact: TypeAlias = (
-    SessionsFull | InitializeUnanswered | StreamAborted | StatelessUnanswered | SessionGone
-)
+Fact: TypeAlias = SessionsFull | InitializeUnanswered | StreamAborted | StatelessUnanswered | SessionGone
 
 
 def answer(fact: Fact) -> Respond:
@@ -340,14 +336,10 @@ def answer(fact: Fact) -> Respond:
         )
     if isinstance(fact, InitializeUnanswered):
         return Respond.error(
-            HttpError(
-                500, "initialize got no answer", code=rpc.INTERNAL_ERROR, request_id=fact.request_id
-            )
+            HttpError(500, "initialize got no answer", code=rpc.INTERNAL_ERROR, request_id=fact.request_id)
         )
     if isinstance(fact, StreamAborted) and fact.cancelled:
-        return Respond.error(
-            HttpError(200, "request cancelled", code=rpc.INTERNAL_ERROR, request_id=fact.final_id)
-        )
+        return Respond.error(HttpError(200, "request cancelled", code=rpc.INTERNAL_ERROR, request_id=fact.final_id))
     if isinstance(fact, StatelessUnanswered):
         return Respond.error(
             HttpError(
@@ -393,9 +385,7 @@ class ServerPolicy:
         problem = self.origins.check(head)
         if problem is not None:
             return Respond.error(problem)
-        endpoint = route(
-            head, mcp_path=self.mcp_path, sse_path=self.sse_path, messages_path=self.messages_path
-        )
+        endpoint = route(head, mcp_path=self.mcp_path, sse_path=self.sse_path, messages_path=self.messages_path)
         if isinstance(endpoint, HttpError):
             return Respond.error(endpoint)
         if endpoint is Endpoint.LEGACY_SSE:
@@ -437,9 +427,7 @@ class ServerPolicy:
             return Respond.error(NOT_ACCEPTABLE.with_id(rid), session_id=sid)
         busy = [r.id for r in requests if session.in_flight(r.id)]
         if busy:
-            conflict = HttpError(
-                409, f"Conflict: request id {busy[0]!r} is already in flight", request_id=rid
-            )
+            conflict = HttpError(409, f"Conflict: request id {busy[0]!r} is already in flight", request_id=rid)
             return Respond.error(conflict, session_id=sid)
         sse = sse_ok and not (self.json_response and json_ok)
         reply = Reply(
@@ -483,9 +471,7 @@ class ServerPolicy:
         if isinstance(message, rpc.Notification):
             return ACCEPTED  # 2026-07-28 defines no client notifications over HTTP
         if not isinstance(message, rpc.Request):
-            return Respond.error(
-                HttpError(400, "Bad Request: clients send no responses in this revision")
-            )
+            return Respond.error(HttpError(400, "Bad Request: clients send no responses in this revision"))
         schema = None
         if message.method == "tools/call":
             name = (message.params or {}).get("name")
@@ -543,9 +529,7 @@ class ServerPolicy:
     def _legacy_get(self, head: RequestHead) -> Action:
         _, sse_ok = accepts(head)
         if not sse_ok:
-            return Respond.error(
-                HttpError(406, f"Not Acceptable: the SSE endpoint answers {SSE_TYPE}")
-            )
+            return Respond.error(HttpError(406, f"Not Acceptable: the SSE endpoint answers {SSE_TYPE}"))
         return OpenLegacyStream()
 
     def _legacy_post(self, head: RequestHead, body: bytes, view: SessionView) -> Action:

@@ -55,9 +55,7 @@ def parse_event_id(event_id: str) -> tuple[str, int] | None:
 class ReplayBuffer:
     """The recent events of one stream, numbered from 1."""
 
-    def __init__(
-        self, max_events: int = DEFAULT_REPLAY_EVENTS, max_bytes: int = DEFAULT_REPLAY_BYTES
-    ) -> None:
+    def __init__(self, max_events: int = DEFAULT_REPLAY_EVENTS, max_bytes: int = DEFAULT_REPLAY_BYTES) -> None:
         if max_events < 1 or max_bytes < 1:
             raise ValueError("a replay buffer must hold at least one event")
         self.max_events = max_events
@@ -86,9 +84,7 @@ class ReplayBuffer:
         self._last_seq += 1
         self._events.append((self._last_seq, payload))
         self._bytes += len(payload)
-        while len(self._events) > 1 and (
-            len(self._events) > self.max_events or self._bytes > self.max_bytes
-        ):
+        while len(self._events) > 1 and (len(self._events) > self.max_events or self._bytes > self.max_bytes):
             seq, dropped = self._events.popleft()
             self._bytes -= len(dropped)
             if seq > self._discarded_through:

@@ -60,9 +60,9 @@ from urllib.parse import parse_qs, urlsplit
 import attrs
 
 from ... import jsonrpc as rpc
-from ..header_names import SESSION_HEADER, VERSION_HEADER
-from ...revisions import REVISIONS, Era
 from ...connection.stateless import has_envelope
+from ...revisions import REVISIONS, Era
+from ..header_names import SESSION_HEADER, VERSION_HEADER
 
 JSON_TYPE: Final = "application/json"
 SSE_TYPE: Final = "text/event-stream"
@@ -209,9 +209,7 @@ def default_policy(
     """
     base = OriginPolicy.loopback(port)
     origins = (
-        base.allowed_origins
-        if allowed_origins is None
-        else OriginPolicy.build(allowed_origins, None).allowed_origins
+        base.allowed_origins if allowed_origins is None else OriginPolicy.build(allowed_origins, None).allowed_origins
     )
     if allowed_hosts is not None:
         hosts = OriginPolicy.build(None, allowed_hosts).allowed_hosts
@@ -265,9 +263,7 @@ def route(
 
 
 def method_not_allowed(head: RequestHead, allowed: str = "POST") -> HttpError:
-    return HttpError(
-        405, f"Method Not Allowed: {head.method} {head.path}", headers=(("allow", allowed),)
-    )
+    return HttpError(405, f"Method Not Allowed: {head.method} {head.path}", headers=(("allow", allowed),))
 
 
 # ---------------------------------------------------------------- content negotiation
@@ -311,15 +307,11 @@ def check_content_type(head: RequestHead) -> HttpError | None:
     if value is None:
         return None  # lenient: the body is parsed as JSON either way
     if value.split(";")[0].strip().lower() != JSON_TYPE:
-        return HttpError(
-            415, f"Unsupported Media Type: a POST body must be {JSON_TYPE}, not {value!r}"
-        )
+        return HttpError(415, f"Unsupported Media Type: a POST body must be {JSON_TYPE}, not {value!r}")
     return None
 
 
-NOT_ACCEPTABLE: Final = HttpError(
-    406, f"Not Acceptable: the client must accept {JSON_TYPE} and/or {SSE_TYPE}"
-)
+NOT_ACCEPTABLE: Final = HttpError(406, f"Not Acceptable: the client must accept {JSON_TYPE} and/or {SSE_TYPE}")
 
 
 # ---------------------------------------------------------------- the body
@@ -362,9 +354,7 @@ class PostBody:
         return not self.is_batch and isinstance(message, rpc.Request) and message.method == method
 
 
-def parse_post(
-    body: bytes, *, max_size: int = rpc.DEFAULT_MAX_MESSAGE_SIZE
-) -> PostBody | HttpError:
+def parse_post(body: bytes, *, max_size: int = rpc.DEFAULT_MAX_MESSAGE_SIZE) -> PostBody | HttpError:
     """The JSON-RPC message (or batch) of a POST body, or the 4xx to answer.
 
     Whether a batch may be served depends on the session's revision: see ``check_batch``.
@@ -375,9 +365,7 @@ def parse_post(
     if parsed.invalid:
         # (A batch with a bad member is refused whole: the spec lets a server refuse input.)
         bad = parsed.invalid[0]
-        return HttpError(
-            400, f"Bad Request: {bad.error.message}", code=bad.error.code, request_id=bad.id
-        )
+        return HttpError(400, f"Bad Request: {bad.error.message}", code=bad.error.code, request_id=bad.id)
     return PostBody(body, parsed)
 
 
@@ -391,15 +379,11 @@ def check_batch(post: PostBody, version: str | None) -> HttpError | None:
     rid = post.error_id
     requests = post.requests
     if any(r.method == "initialize" for r in requests):
-        return HttpError(
-            400, "Bad Request: initialize must not be part of a JSON-RPC batch", request_id=rid
-        )
+        return HttpError(400, "Bad Request: initialize must not be part of a JSON-RPC batch", request_id=rid)
     revision = REVISIONS.get(version) if version is not None else None
     if revision is None or not revision.batches:
         where = f"revision {version}" if version is not None else "a request outside a session"
-        return HttpError(
-            400, f"Bad Request: JSON-RPC batches are not part of {where}", request_id=rid
-        )
+        return HttpError(400, f"Bad Request: JSON-RPC batches are not part of {where}", request_id=rid)
     if len({r.id for r in requests}) < len(requests):
         return HttpError(400, "Bad Request: two requests of the batch share an id", request_id=rid)
     return None

@@ -114,18 +114,43 @@ class HttpClientStream:
         self._stamp: Callable[[HttpRequest], HttpRequest] = (lambda r: r) if self.auth is None else self.auth.stamp
         pump = Pump(self.inbox, planner, self._log)
         self.follower = StreamFollower(
-            planner, executor, pump, self._log, nursery, self.inbox,
-            reconnect=reconnect, max_message_size=max_message_size, standalone=standalone_stream,
+            planner,
+            executor,
+            pump,
+            self._log,
+            nursery,
+            self.inbox,
+            reconnect=reconnect,
+            max_message_size=max_message_size,
+            standalone=standalone_stream,
             stamp=self._stamp,
         )
         self.keeper = SessionKeeper(
-            planner, executor, pump, self.inbox, self.follower, self.headers, self._log, nursery,
-            post_timeout=post_timeout, max_message_size=max_message_size,
+            planner,
+            executor,
+            pump,
+            self.inbox,
+            self.follower,
+            self.headers,
+            self._log,
+            nursery,
+            post_timeout=post_timeout,
+            max_message_size=max_message_size,
         )
         self.posts = PostRunner(
-            planner, executor, pump, self.inbox, self.keeper, self.follower, self.headers, self.auth,
-            self._log, post_timeout=post_timeout, reconnect=reconnect,
-            legacy_fallback=legacy_fallback, max_message_size=max_message_size,
+            planner,
+            executor,
+            pump,
+            self.inbox,
+            self.keeper,
+            self.follower,
+            self.headers,
+            self.auth,
+            self._log,
+            post_timeout=post_timeout,
+            reconnect=reconnect,
+            legacy_fallback=legacy_fallback,
+            max_message_size=max_message_size,
         )
         self._closing = False
         self._closed = trio.Event()
@@ -195,9 +220,7 @@ class HttpClientStream:
         try:
             return await self.inbox.from_server.receive()
         except (trio.EndOfChannel, trio.ClosedResourceError):
-            raise TransportClosed(
-                f"{self.describe()}: {self.inbox.fatal or 'transport is closed'}"
-            ) from None
+            raise TransportClosed(f"{self.describe()}: {self.inbox.fatal or 'transport is closed'}") from None
 
     async def aclose(self) -> None:
         """DELETE the session (bounded), stop every exchange; idempotent."""

@@ -74,10 +74,16 @@ async def open_http_stream(
         async with trio.open_nursery() as outer:
             tasks: trio.Nursery = await outer.start(_task_nursery)
             stream = HttpClientStream(
-                planner, executor, tasks,
-                post_timeout=post_timeout, max_message_size=max_message_size,
-                legacy_fallback=legacy_fallback, standalone_stream=standalone_stream,
-                reconnect=reconnect or ReconnectPolicy(), headers_helper=headers_helper, auth=auth,
+                planner,
+                executor,
+                tasks,
+                post_timeout=post_timeout,
+                max_message_size=max_message_size,
+                legacy_fallback=legacy_fallback,
+                standalone_stream=standalone_stream,
+                reconnect=reconnect or ReconnectPolicy(),
+                headers_helper=headers_helper,
+                auth=auth,
             )
             try:
                 await stream.refresh_headers()

@@ -33,10 +33,10 @@ import trio
 
 from ...._errors import AuthError, ConnectError, TransportError
 from ...._sansio import jsonrpc as rpc
-from ...._sansio.http.client.plan import HttpPlanner
 from ...._sansio.http.client import policy as p
-from ...stream import SendMeta
+from ...._sansio.http.client.plan import HttpPlanner
 from ...oauth.hook import AuthHook, AuthRound
+from ...stream import SendMeta
 from .executor import Executor, HttpResponse, noop
 from .follower import StreamFollower
 from .headers_helper import DynamicHeaders
@@ -117,7 +117,9 @@ class PostRunner:
             plan = self.planner.plan_post(message, body, header_params=meta.header_params)
             reissues = self._reissues.pop(meta.reissue_of, 0) if meta.reissue_of is not None else 0
             policy = p.ExchangePolicy(
-                plan, self.reconnect, reissues=reissues,
+                plan,
+                self.reconnect,
+                reissues=reissues,
                 max_auth_rounds=0 if self.auth is None else self.auth.max_rounds,
                 headers_helper=self.headers.helper_retries,
             )
@@ -143,8 +145,12 @@ class PostRunner:
     async def _run(self, ex: Exchange, mark_sent: Callable[[], None]) -> None:
         """Carry out the policy's actions until one ends the exchange."""
         steps: dict[type, Callable[[Exchange, Any, _Attempt], Awaitable[p.ExchangeFact]]] = {
-            p.Send: self._post, p.Authorize: self._authorize, p.RefreshHeaders: self._refresh_headers,
-            p.ReadBody: self._read_body, p.Reinitialize: self._reinitialize, p.FallBack: self._fall_back,
+            p.Send: self._post,
+            p.Authorize: self._authorize,
+            p.RefreshHeaders: self._refresh_headers,
+            p.ReadBody: self._read_body,
+            p.Reinitialize: self._reinitialize,
+            p.FallBack: self._fall_back,
             p.Resume: self._resume,
         }
         action: p.Action = p.Send()
@@ -226,7 +232,10 @@ class PostRunner:
         quiet = plan.method == "server/discover"  # the era probe's refusal is expected
         try:
             result = await self.pump.read(
-                reader, attempt.response, linger=True, level=logging.DEBUG if quiet else logging.WARNING,
+                reader,
+                attempt.response,
+                linger=True,
+                level=logging.DEBUG if quiet else logging.WARNING,
                 origin=ex,
             )
         finally:

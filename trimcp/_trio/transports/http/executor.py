@@ -74,8 +74,7 @@ class Executor(Protocol):
         """Send ``request`` and return once the response head arrived."""
         ...
 
-    async def aclose(self) -> None:
-        ...
+    async def aclose(self) -> None: ...
 
 
 def noop() -> None:

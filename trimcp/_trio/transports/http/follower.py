@@ -29,8 +29,17 @@ from ...._errors import ConnectError, TransportClosed, TransportError
 from ...._sansio.http.client import response as hr
 from ...._sansio.http.client.plan import HttpPlanner, HttpRequest
 from ...._sansio.http.client.policy import (
-    Connect, Done, FollowFact, FollowPolicy, GiveUp, Lost, ReconnectPolicy, Resume, Stop,
-    StreamRead, Unreachable,
+    Connect,
+    Done,
+    FollowFact,
+    FollowPolicy,
+    GiveUp,
+    Lost,
+    ReconnectPolicy,
+    Resume,
+    Stop,
+    StreamRead,
+    Unreachable,
 )
 from .executor import Executor
 from .inbox import Exchange, Inbox, IssueLog
@@ -99,7 +108,9 @@ class StreamFollower:
     async def resume(self, ex: Exchange, broken: Resume) -> TransportError | None:
         """Resume ``ex``'s broken event stream; ``None`` once answered, else why not."""
         policy = FollowPolicy(
-            self.reconnect, resuming=broken.detail, last_event_id=broken.last_event_id,
+            self.reconnect,
+            resuming=broken.detail,
+            last_event_id=broken.last_event_id,
             retry_ms=broken.retry_ms,
         )
         end = await self.follow(policy, ex)
@@ -125,9 +136,7 @@ class StreamFollower:
             action = policy.decide(await self._connect(action.last_event_id, policy.retry_ms, ex))
         return action
 
-    async def _connect(
-        self, last_event_id: str | None, retry_ms: int | None, ex: Exchange | None
-    ) -> FollowFact:
+    async def _connect(self, last_event_id: str | None, retry_ms: int | None, ex: Exchange | None) -> FollowFact:
         request = self.stamp(self.planner.plan_get(last_event_id))
         try:
             response = await self.executor.open(request)

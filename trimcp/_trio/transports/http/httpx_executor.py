@@ -29,9 +29,7 @@ class _HttpxResponse:
     def __init__(self, response: httpx.Response) -> None:
         self._response = response
         self.status = response.status_code
-        self.headers = [
-            (k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in response.headers.raw
-        ]
+        self.headers = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in response.headers.raw]
         self._chunks = response.aiter_bytes()
 
     async def read(self) -> bytes:
@@ -66,8 +64,11 @@ class HttpxExecutor:
         base = self.client.timeout
         timeout = httpx.Timeout(connect=base.connect, read=None, write=base.write, pool=base.pool)
         req = self.client.build_request(
-            request.method, request.url, headers=list(request.headers),
-            content=content() if body else None, timeout=timeout,
+            request.method,
+            request.url,
+            headers=list(request.headers),
+            content=content() if body else None,
+            timeout=timeout,
         )
         if not body:
             notify()

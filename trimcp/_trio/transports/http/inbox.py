@@ -153,9 +153,7 @@ class Inbox:
         for ex in answered:
             ex.answered.set()
 
-    async def fail(
-        self, ex: Exchange, error: TransportError | AuthError, *, may_reissue: bool = False
-    ) -> None:
+    async def fail(self, ex: Exchange, error: TransportError | AuthError, *, may_reissue: bool = False) -> None:
         """Tell the session that ``ex``'s answer is lost (or that it may re-issue it)."""
         rid = ex.request_id
         if rid is None or ex.answered.is_set() or ex.cancelled:

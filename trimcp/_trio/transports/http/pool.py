@@ -125,9 +125,7 @@ class PoolExecutor:
         context = self._ssl() if origin.scheme == "https" else None
         try:
             with trio.fail_after(self.connect_timeout):
-                stream, sock = await connect_tcp(
-                    origin.host, origin.port, ssl_context=context, name=str(origin)
-                )
+                stream, sock = await connect_tcp(origin.host, origin.port, ssl_context=context, name=str(origin))
         except trio.TooSlowError:
             raise ConnectError(f"connecting to {origin} timed out after {self.connect_timeout} s") from None
         self.connections_opened += 1

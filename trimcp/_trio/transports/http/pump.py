@@ -48,9 +48,7 @@ class PumpResult:
     messages: int = 0
 
 
-def reader_for(
-    plan: PostPlan, *, legacy_fallback: bool, max_message_size: int
-) -> hr.ResponseReader:
+def reader_for(plan: PostPlan, *, legacy_fallback: bool, max_message_size: int) -> hr.ResponseReader:
     """The reader of the response to ``plan``'s POST."""
     return hr.ResponseReader(
         hr.Purpose.POST,

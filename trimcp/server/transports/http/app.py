@@ -68,8 +68,8 @@ import trio
 
 from ...._errors import TransportClosed
 from ...._sansio import jsonrpc as rpc
-from ...._sansio.http.server import policy as sp
 from ...._sansio.http.header_names import SESSION_HEADER
+from ...._sansio.http.server import policy as sp
 from ...._sansio.http.server import routing as hs
 from ...._sansio.http.server.replay import (
     DEFAULT_REPLAY_BYTES,
@@ -256,9 +256,7 @@ class HttpApp:
         await session.submit(Received(post.data, post.payload, related_request=reply.related))
         self._cancel(session, action.cancelled)
         mode = ResponseMode.SSE if reply.sse else ResponseMode.JSON
-        await self._answer(
-            http, session, stream, mode=mode, json_ok=reply.json_ok, priming=reply.priming
-        )
+        await self._answer(http, session, stream, mode=mode, json_ok=reply.json_ok, priming=reply.priming)
 
     @staticmethod
     def _cancel(session: HttpSession, request_ids: tuple[rpc.RequestId, ...]) -> None:
@@ -355,9 +353,7 @@ class HttpApp:
             json_ok=action.json_ok,
         )
 
-    async def _run_session(
-        self, session: HttpSession, *, task_status: trio.TaskStatus[ServerSession]
-    ) -> None:
+    async def _run_session(self, session: HttpSession, *, task_status: trio.TaskStatus[ServerSession]) -> None:
         try:
             await serve_stream(self.server, session, task_status=task_status)
         finally:

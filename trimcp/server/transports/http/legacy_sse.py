@@ -49,9 +49,7 @@ class LegacySession:
     def __init__(self, session_id: str, *, inbox_size: int = 64) -> None:
         self.id = session_id
         self._inbox_send, self._inbox_recv = trio.open_memory_channel[Received](inbox_size)
-        self.out = OutStream(
-            "L", ReplayBuffer(DEFAULT_REPLAY_EVENTS, DEFAULT_REPLAY_BYTES), event_type="message"
-        )
+        self.out = OutStream("L", ReplayBuffer(DEFAULT_REPLAY_EVENTS, DEFAULT_REPLAY_BYTES), event_type="message")
         self.closed = False
         #: Set once ``serve_stream`` runs.
         self.server_session: ServerSession | None = None
@@ -103,9 +101,7 @@ class LegacyEndpoints:
         """A new session, served for as long as the client keeps this SSE GET open."""
         session = LegacySession(secrets.token_urlsafe(32))
         self.sessions[session.id] = session
-        endpoint = encode_event(
-            hs.legacy_endpoint_url(self.messages_path, session.id), event="endpoint"
-        )
+        endpoint = encode_event(hs.legacy_endpoint_url(self.messages_path, session.id), event="endpoint")
         try:
             async with trio.open_nursery() as nursery:
                 session.server_session = await nursery.start(serve_stream, self.server, session)

@@ -177,9 +177,7 @@ class HttpSession:
 
     # ------------------------------------------------------------ HTTP side
 
-    def open_exchange(
-        self, requests: Sequence[rpc.Request], *, sse: bool, batch: bool = False
-    ) -> OutStream:
+    def open_exchange(self, requests: Sequence[rpc.Request], *, sse: bool, batch: bool = False) -> OutStream:
         """The stream that will carry the answers to the ``requests`` of one POST (one, or
         those of a batch); register it before submitting them."""
         key = str(self._next_key)
@@ -279,9 +277,7 @@ class HttpSession:
                 return self.standalone
             if message.method == "notifications/progress":
                 token = _progress_token(message)
-                owner = (
-                    self.exchanges.get(self._progress[token]) if token in self._progress else None
-                )
+                owner = self.exchanges.get(self._progress[token]) if token in self._progress else None
                 if owner is not None and owner.accepts_related:
                     return owner
         if related is not None:
@@ -302,9 +298,7 @@ class RequestStream:
         max_events: int = DEFAULT_REPLAY_EVENTS,
     ) -> None:
         self._received: Received | None = received
-        self.out = OutStream(
-            "r", ReplayBuffer(max_events, DEFAULT_REPLAY_BYTES), final_ids=[request_id]
-        )
+        self.out = OutStream("r", ReplayBuffer(max_events, DEFAULT_REPLAY_BYTES), final_ids=[request_id])
         self._closed = trio.Event()
 
     def describe(self) -> str:

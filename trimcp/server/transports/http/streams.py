@@ -229,9 +229,7 @@ class OutStream:
     def superseded(self, generation: int) -> bool:
         return self._attached != generation or self._hangup_generation == generation
 
-    async def wait(
-        self, cursor: int, generation: int | None = None, http: H11Stream | None = None
-    ) -> None:
+    async def wait(self, cursor: int, generation: int | None = None, http: H11Stream | None = None) -> None:
         """Until an event after ``cursor`` comes, the stream finishes, or the writer must stop.
 
         With ``http`` (the connection the writer answers on), the wait also
@@ -398,5 +396,11 @@ async def _write(
 
 
 __all__ = [
-    "JSON_HEADERS", "SSE_HEADERS", "OutStream", "Outcome", "ResponseMode", "pump", "write_response",
+    "JSON_HEADERS",
+    "SSE_HEADERS",
+    "OutStream",
+    "Outcome",
+    "ResponseMode",
+    "pump",
+    "write_response",
 ]
