@@ -139,6 +139,7 @@ def test_diff_surfaces_names_every_change() -> None:
     ]
 
 
+@pytest.mark.deadline(300)  # above its own fail_after(240), which says more
 async def test_check_many_servers_of_a_config(tmp_path: Path) -> None:
     config = tmp_path / "mcp.json"
     config.write_text(

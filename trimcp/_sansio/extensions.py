@@ -26,6 +26,7 @@ from typing import Any, Final
 import attrs
 
 from . import jsonrpc as rpc
+from .revisions import STATELESS_VERSIONS, revisions_where
 
 
 @attrs.frozen
@@ -38,16 +39,16 @@ class Extension:
 
 
 #: ext-tasks (``io.modelcontextprotocol/tasks``, SEP-2663): the task surface that replaced
-#: 2025-11-25's core tasks.
+#: 2025-11-25's core tasks, in the stateless era.
 TASKS: Final = Extension(
     "io.modelcontextprotocol/tasks",
-    frozenset({"2026-07-28"}),
+    frozenset(STATELESS_VERSIONS),
     frozenset({"tasks/get", "tasks/update", "tasks/cancel"}),
 )
 
 #: MCP Apps (``io.modelcontextprotocol/ui``, SEP-1865; ``apps.py``): no methods of its own,
 #: views linked from tools' ``_meta`` (which tools carry from 2025-06-18).
-UI: Final = Extension("io.modelcontextprotocol/ui", frozenset({"2025-06-18", "2025-11-25", "2026-07-28"}))
+UI: Final = Extension("io.modelcontextprotocol/ui", frozenset(revisions_where(lambda r: r.has_member("tool", "_meta"))))
 
 EXTENSIONS: Final[Mapping[str, Extension]] = {e.id: e for e in (TASKS, UI)}
 

@@ -1,12 +1,28 @@
-"""What each MCP protocol revision contains.
+"""What each MCP protocol revision contains: one row per revision, every per-revision fact.
 
 Theory of operation
 -------------------
-Every revision is described as data: its era (handshake: ``initialize`` then a
-session; stateless: 2026-07-28, ``server/discover`` and a ``_meta`` envelope on
-every request), the methods each side may send, and the capability that gates
-each method.  The Connection consults these tables instead of branching on
-version strings, so adding a revision means adding a row here.
+Every revision is described as data, one ``Revision`` row each: its era (handshake:
+``initialize`` then a session; stateless: 2026-07-28, ``server/discover`` and a
+``_meta`` envelope on every request), the methods each side may send, and every
+other fact that differs between revisions: JSON-RPC batches (2025-03-26 only),
+the ``completions`` capability gate, which HTTP transport and headers the
+revision uses (basic/transports: HTTP+SSE in 2024-11-05, Streamable HTTP from
+2025-03-26; ``MCP-Protocol-Version`` from 2025-06-18; ``Mcp-Session-Id`` in the
+handshake era's Streamable HTTP; ``Mcp-Method``/``Mcp-Name`` request metadata in
+2026-07-28), whether SSE streams open with a priming event (2025-11-25,
+SEP-1699), the ``resultType`` values (2026-07-28), task augmentation
+(2025-11-25 core tasks), the optional object members and content types the
+schema of the revision has (``members``, ``content_types``: what a server trims
+for an older client), the ``application_type`` of dynamic client registration
+the reserved trace-context ``_meta`` keys (2026-07-28) and the error codes each
+revision defines.
+
+Consumers read the row (``get_revision(v).primes_sse``) and never compare version
+strings, so adding a revision means adding a row here (``tests/test_revisions.py``
+walks the table and looks for comparisons elsewhere).  Where a conformance check
+states "from revision X on" as the spec words it, ``at_least`` answers by the
+row's position in the table, not by comparing the strings.
 
 Capability gates are paths into a capabilities object: ``("tools",)`` means the
 peer must advertise ``tools``; ``("resources", "subscribe")`` means
@@ -22,12 +38,15 @@ machine this is" there.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
 from typing import Any, Final
 
 import attrs
 
+from . import jsonrpc as rpc
 from .connection.lifecycle import Role
+from .result_type import ResultType
 
 
 class Era(enum.StrEnum):
@@ -36,6 +55,15 @@ class Era(enum.StrEnum):
 
     HANDSHAKE = "handshake"
     STATELESS = "stateless"
+
+
+class HttpTransport(enum.StrEnum):
+    """The HTTP transport of a revision (basic/transports)."""
+
+    #: 2024-11-05: a GET event stream names the URL to POST to.
+    HTTP_SSE = "http+sse"
+    #: 2025-03-26 on: one endpoint, a POST per message.
+    STREAMABLE = "streamable-http"
 
 
 _BASE_CLIENT_REQUESTS = frozenset(
@@ -78,6 +106,46 @@ _BASE_SERVER_NOTIFICATIONS = frozenset(
 _TASK_REQUESTS = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
 
 
+def _members(base: Mapping[str, frozenset[str]], **more: Iterable[str]) -> Mapping[str, frozenset[str]]:
+    """``base`` with members added per object kind."""
+    out = dict(base)
+    for kind, names in more.items():
+        out[kind] = out.get(kind, frozenset()) | frozenset(names)
+    return MappingProxyType(out)
+
+
+# The optional members each revision's schema has, per object kind (a member every revision
+# has is not listed: it is trimmed only where some revision lacks it).
+_MEMBERS_2024_11_05: Final[Mapping[str, frozenset[str]]] = MappingProxyType({})
+_MEMBERS_2025_03_26: Final = _members(_MEMBERS_2024_11_05, tool={"annotations"})
+_META_TITLE: Final = ("_meta", "title")
+_MEMBERS_2025_06_18: Final = _members(
+    _MEMBERS_2025_03_26,
+    tool={*_META_TITLE, "outputSchema"},
+    resource=_META_TITLE,
+    resource_template=_META_TITLE,
+    prompt=_META_TITLE,
+    prompt_argument={"title"},
+    annotations={"lastModified"},
+    content={"_meta"},
+    resource_contents={"_meta"},
+    call_tool_result={"structuredContent"},
+    # completion/complete's ``context`` (the values of the other arguments)
+    complete_request={"context"},
+)
+_MEMBERS_2025_11_25: Final = _members(
+    _MEMBERS_2025_06_18,
+    tool={"icons", "execution"},
+    resource={"icons"},
+    resource_template={"icons"},
+    prompt={"icons"},
+)
+# The tool ``execution`` member went with core tasks.
+_MEMBERS_2026_07_28: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
+    {**_MEMBERS_2025_11_25, "tool": _MEMBERS_2025_11_25["tool"] - {"execution"}}
+)
+
+
 @attrs.frozen
 class Revision:
     name: str
@@ -90,14 +158,62 @@ class Revision:
     batches: bool = False
     #: ``completion/complete`` is gated by the ``completions`` capability (2025-03-26+).
     completions_capability: bool = True
-    #: The HTTP transport sends ``MCP-Protocol-Version`` on every request.
+    #: The HTTP transport sends ``MCP-Protocol-Version`` on every request (2025-06-18+).
     protocol_version_header: bool = True
+    #: Which HTTP transport the revision defines.
+    http_transport: HttpTransport = HttpTransport.STREAMABLE
+    #: POSTs mirror ``method`` and ``params.name`` into ``Mcp-Method``/``Mcp-Name`` (2026-07-28).
+    metadata_headers: bool = False
+    #: A server's SSE stream opens with a priming event, an id and empty data (2025-11-25).
+    primes_sse: bool = False
+    #: The ``resultType`` values a result may carry; empty: results carry none (handshake era).
+    result_types: frozenset[ResultType] = frozenset()
+    #: Requests may be task-augmented (``params.task``; 2025-11-25 core tasks).
+    task_augmentation: bool = False
+    #: Dynamic client registration names an ``application_type`` (2026-07-28).
+    registers_application_type: bool = False
+    #: ``traceparent``, ``tracestate`` and ``baggage`` are reserved ``_meta`` keys (2026-07-28).
+    trace_meta_keys: bool = False
+    #: Object kind -> the optional members its schema has (``GATED_MEMBERS``: all of them).
+    members: Mapping[str, frozenset[str]] = _MEMBERS_2025_11_25
+    #: The content block types it has of those not every revision has (``GATED_CONTENT_TYPES``).
+    content_types: frozenset[str] = frozenset({"audio", "resource_link"})
+    #: The error codes it defines in JSON-RPC's reserved range, besides JSON-RPC's own.
+    error_codes: frozenset[int] = frozenset({rpc.RESOURCE_NOT_FOUND_LEGACY})
 
     def requests_from(self, role: Role) -> frozenset[str]:
         return self.client_requests if role is Role.CLIENT else self.server_requests
 
     def notifications_from(self, role: Role) -> frozenset[str]:
         return self.client_notifications if role is Role.CLIENT else self.server_notifications
+
+    @property
+    def session_header(self) -> bool:
+        """Whether the HTTP transport carries a session in ``Mcp-Session-Id``."""
+        return self.era is Era.HANDSHAKE and self.http_transport is HttpTransport.STREAMABLE
+
+    @property
+    def input_required(self) -> bool:
+        """Whether a server asks its questions inside an ``InputRequiredResult`` (then
+        ``server_requests`` never travel as JSON-RPC requests of their own)."""
+        return ResultType.INPUT_REQUIRED in self.result_types
+
+    @property
+    def wire_requests(self) -> frozenset[str]:
+        """The methods that travel as JSON-RPC requests, either direction."""
+        return self.client_requests | (frozenset() if self.input_required else self.server_requests)
+
+    @property
+    def notifications(self) -> frozenset[str]:
+        """The notifications of the revision, either direction."""
+        return self.client_notifications | self.server_notifications
+
+    def has_member(self, kind: str, member: str) -> bool:
+        """Whether objects of ``kind`` may carry ``member`` in this revision."""
+        return member not in GATED_MEMBERS.get(kind, ()) or member in self.members.get(kind, ())
+
+    def has_content_type(self, kind: str) -> bool:
+        return kind not in GATED_CONTENT_TYPES or kind in self.content_types
 
 
 REV_2024_11_05: Final = Revision(
@@ -109,6 +225,9 @@ REV_2024_11_05: Final = Revision(
     _BASE_SERVER_NOTIFICATIONS,
     completions_capability=False,
     protocol_version_header=False,
+    http_transport=HttpTransport.HTTP_SSE,
+    members=_MEMBERS_2024_11_05,
+    content_types=frozenset(),
 )
 REV_2025_03_26: Final = Revision(
     "2025-03-26",
@@ -119,6 +238,8 @@ REV_2025_03_26: Final = Revision(
     _BASE_SERVER_NOTIFICATIONS,
     batches=True,
     protocol_version_header=False,
+    members=_MEMBERS_2025_03_26,
+    content_types=frozenset({"audio"}),
 )
 REV_2025_06_18: Final = Revision(
     "2025-06-18",
@@ -127,6 +248,7 @@ REV_2025_06_18: Final = Revision(
     _BASE_SERVER_REQUESTS | {"elicitation/create"},
     _BASE_CLIENT_NOTIFICATIONS,
     _BASE_SERVER_NOTIFICATIONS,
+    members=_MEMBERS_2025_06_18,
 )
 REV_2025_11_25: Final = Revision(
     "2025-11-25",
@@ -135,6 +257,9 @@ REV_2025_11_25: Final = Revision(
     _BASE_SERVER_REQUESTS | {"elicitation/create"} | _TASK_REQUESTS,
     _BASE_CLIENT_NOTIFICATIONS | {"notifications/tasks/status"},
     _BASE_SERVER_NOTIFICATIONS | {"notifications/elicitation/complete", "notifications/tasks/status"},
+    primes_sse=True,
+    task_augmentation=True,
+    error_codes=frozenset({rpc.RESOURCE_NOT_FOUND_LEGACY, rpc.URL_ELICITATION_REQUIRED}),
 )
 REV_2026_07_28: Final = Revision(
     "2026-07-28",
@@ -168,6 +293,18 @@ REV_2026_07_28: Final = Revision(
             "notifications/subscriptions/acknowledged",
         }
     ),
+    metadata_headers=True,
+    result_types=frozenset({ResultType.COMPLETE, ResultType.INPUT_REQUIRED}),
+    registers_application_type=True,
+    trace_meta_keys=True,
+    members=_MEMBERS_2026_07_28,
+    error_codes=frozenset(
+        {
+            rpc.HEADER_MISMATCH,
+            rpc.MISSING_CLIENT_CAPABILITY,
+            rpc.UNSUPPORTED_PROTOCOL_VERSION,
+        }
+    ),
 )
 
 REVISIONS: Final[Mapping[str, Revision]] = {
@@ -178,6 +315,17 @@ ALL_VERSIONS: Final = tuple(REVISIONS)
 #: Handshake-era revisions, oldest first.
 HANDSHAKE_VERSIONS: Final = tuple(n for n, r in REVISIONS.items() if r.era is Era.HANDSHAKE)
 LATEST_HANDSHAKE: Final = HANDSHAKE_VERSIONS[-1]
+#: Stateless-era revisions, oldest first.
+STATELESS_VERSIONS: Final = tuple(n for n, r in REVISIONS.items() if r.era is Era.STATELESS)
+#: Object kind -> the members some revision lacks (``Revision.members``: which it has).
+GATED_MEMBERS: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
+    {
+        kind: frozenset().union(*(r.members.get(kind, frozenset()) for r in REVISIONS.values()))
+        for kind in sorted({k for r in REVISIONS.values() for k in r.members})
+    }
+)
+#: The content block types some revision lacks.
+GATED_CONTENT_TYPES: Final[frozenset[str]] = frozenset().union(*(r.content_types for r in REVISIONS.values()))
 
 
 def get_revision(name: str) -> Revision:
@@ -185,6 +333,25 @@ def get_revision(name: str) -> Revision:
         return REVISIONS[name]
     except KeyError:
         raise ValueError(f"unknown MCP protocol revision {name!r}; known: {', '.join(ALL_VERSIONS)}") from None
+
+
+def at_least(version: str, first: str) -> bool:
+    """Whether revision ``version`` is ``first`` or later, by the table's order (for checks
+    that state a rule "from ``first`` on" as the spec words it); ``ValueError`` for a name
+    not in the table."""
+    get_revision(version)
+    get_revision(first)
+    return ALL_VERSIONS.index(version) >= ALL_VERSIONS.index(first)
+
+
+def revisions_from(first: str) -> tuple[str, ...]:
+    """The revisions from ``first`` on, oldest first."""
+    return tuple(v for v in ALL_VERSIONS if at_least(v, first))
+
+
+def revisions_where(fact: Callable[[Revision], Any]) -> tuple[str, ...]:
+    """The revisions whose row satisfies ``fact``, oldest first."""
+    return tuple(n for n, r in REVISIONS.items() if fact(r))
 
 
 # To send METHOD, the *receiver's* capabilities must contain PATH.

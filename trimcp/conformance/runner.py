@@ -62,6 +62,7 @@ from .._errors import ConnectError, ConnectTimeout, RequestTimeout, TransportClo
 from .._sansio import apps
 from .._sansio import jsonrpc as rpc
 from .._sansio import schema as s
+from .._sansio.extensions import UI
 from .._sansio.revisions import (
     ALL_VERSIONS,
     HANDSHAKE_VERSIONS,
@@ -401,7 +402,7 @@ async def _tour(tour: Tour, pinned: str | None, policy: ToolPolicy) -> None:
         check_handshake(tour.rec, client, pinned)
         await handshake_tour(tour)
     await feature_tour(tour, policy)
-    if tour.revision >= "2025-06-18":
+    if tour.revision in UI.revisions:  # MCP Apps: tools carry _meta
         await check_apps(tour)
     if client.era is Era.STATELESS:
         await stateless_tour(tour)

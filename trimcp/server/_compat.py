@@ -6,19 +6,16 @@ The server stores tools, resources and prompts in their newest (2025-11-25)
 shape and trims them per session: a 2024-11-05 client must not see fields its
 schema never had (``title``, ``outputSchema``, ``structuredContent``, tool
 ``annotations``, ``_meta`` on most objects, ``icons``), nor content types that
-did not exist yet.  The rules are data: ``_SINCE`` maps an object kind to the
-revision that introduced each optional member (revision names are ISO dates,
-so they compare as strings).  A content block too new for the client is not
-dropped but downgraded to a text block that says what it was, so that the
-model still learns that something was there:
+did not exist yet.  The rules are data, in the revision table (``_sansio/revisions.py``):
+``Revision.members`` lists the optional members each object kind has in that
+revision, ``Revision.content_types`` the newer content types.  A content block
+too new for the client is not dropped but downgraded to a text block that says
+what it was, so that the model still learns that something was there
+(``audio`` arrived in 2025-03-26, ``resource_link`` in 2025-06-18).
 
-* ``audio`` arrived in 2025-03-26;
-* ``resource_link`` arrived in 2025-06-18.
-
-Members can leave too: ``_UNTIL`` names the last revision that has them
-(the tool ``execution`` member went with core tasks in 2026-07-28).  In the
-stateless era the revision is the one in each request's envelope, not a
-session's.
+Members can leave too: the tool ``execution`` member went with core tasks in
+2026-07-28, so that row lacks it.  In the stateless era the revision is the one
+in each request's envelope, not a session's.
 
 Everything here copies; the registered definitions are never mutated.
 """
@@ -26,42 +23,14 @@ Everything here copies; the registered definitions are never mutated.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
-_META_TITLE: Final = {"_meta": "2025-06-18", "title": "2025-06-18", "icons": "2025-11-25"}
-
-#: kind -> {member: first revision that has it}
-_SINCE: Final[Mapping[str, Mapping[str, str]]] = {
-    "tool": {
-        **_META_TITLE,
-        "annotations": "2025-03-26",
-        "outputSchema": "2025-06-18",
-        "execution": "2025-11-25",
-    },
-    "resource": _META_TITLE,
-    "resource_template": _META_TITLE,
-    "prompt": _META_TITLE,
-    "prompt_argument": {"title": "2025-06-18"},
-    "annotations": {"lastModified": "2025-06-18"},
-    "content": {"_meta": "2025-06-18"},
-    "resource_contents": {"_meta": "2025-06-18"},
-    "call_tool_result": {"structuredContent": "2025-06-18"},
-}
-#: kind -> {member: last revision that has it}
-_UNTIL: Final[Mapping[str, Mapping[str, str]]] = {
-    "tool": {"execution": "2025-11-25"},
-}
-#: content block type -> first revision that has it
-_CONTENT_SINCE: Final[Mapping[str, str]] = {"audio": "2025-03-26", "resource_link": "2025-06-18"}
+from .._sansio.revisions import get_revision
 
 
 def _trim(kind: str, obj: Mapping[str, Any], revision: str) -> dict[str, Any]:
-    since, until = _SINCE[kind], _UNTIL.get(kind, {})
-    out = {
-        k: v
-        for k, v in obj.items()
-        if (k not in since or since[k] <= revision) and (k not in until or revision <= until[k])
-    }
+    row = get_revision(revision)
+    out = {k: v for k, v in obj.items() if row.has_member(kind, k)}
     ann = out.get("annotations")
     # Tool annotations (hints) differ from content/resource Annotations (audience, priority).
     if kind != "tool" and isinstance(ann, Mapping):
@@ -96,8 +65,7 @@ def resource_contents(obj: Mapping[str, Any], revision: str) -> dict[str, Any]:
 def content(block: Mapping[str, Any], revision: str) -> dict[str, Any]:
     """One content block as ``revision`` knows it (downgraded to text if too new)."""
     kind = block.get("type")
-    since = _CONTENT_SINCE.get(kind) if isinstance(kind, str) else None
-    if since is not None and revision < since:
+    if isinstance(kind, str) and not get_revision(revision).has_content_type(kind):
         return {"type": "text", "text": _describe(block, revision)}
     out = _trim("content", block, revision)
     inner = out.get("resource")

@@ -42,6 +42,7 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 from ..._errors import AuthError
 from ..bounded.echo import clip
+from ..revisions import REVISIONS
 from .assertion import JWT_BEARER_ASSERTION
 from .discovery import canonical_resource, origin
 
@@ -269,7 +270,9 @@ def registration_body(
     }
     if scope:
         body["scope"] = scope
-    if revision is None or revision >= "2026-07-28":
+    # (No revision, or one the table does not know: the newest rules.)
+    row = REVISIONS.get(revision) if revision is not None else None
+    if row is None or row.registers_application_type:
         body["application_type"] = application_type
     return body
 

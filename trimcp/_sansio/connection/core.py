@@ -53,6 +53,7 @@ import attrs
 from ..._errors import LocalProtocolError
 from .. import events as ev
 from .. import jsonrpc as rpc
+from ..result_type import ResultType
 from ..revisions import HANDSHAKE_VERSIONS, Era, Revision, get_revision
 from . import admission
 from . import stateless as sl
@@ -593,7 +594,7 @@ class Connection:
         problem = sl.result_problem(method, result, self.capabilities)
         if problem is not None:
             return [ev.ProtocolIssue("invalid-result", problem, msg), ev.InvalidAnswer(msg.id, method, problem)]
-        if result.get("resultType") == sl.ResultType.INPUT_REQUIRED:
+        if result.get("resultType") == ResultType.INPUT_REQUIRED:
             state = result.get("requestState")
             return [
                 ev.InputRequired(

@@ -39,6 +39,7 @@ from ..._errors import LocalProtocolError
 from .. import extensions
 from .. import jsonrpc as rpc
 from ..events import Discovered, Event, HandshakeFailed, Initialized, LegacyServer, ProtocolIssue
+from ..result_type import ResultType
 from ..revisions import Era
 from . import stateless as sl
 from .admission import may_probe_again
@@ -139,7 +140,7 @@ class Negotiator:
     ) -> dict[str, Any]:
         """Server: the DiscoverResult (spec: server/discover)."""
         result: dict[str, Any] = {
-            "resultType": sl.ResultType.COMPLETE,
+            "resultType": ResultType.COMPLETE,
             "supportedVersions": list(self._cs.supported_versions),
             "capabilities": capabilities,
             "ttlMs": ttl_ms,
@@ -191,8 +192,8 @@ class Negotiator:
         stateless, handshake = cs.versions_of(Era.STATELESS), cs.versions_of(Era.HANDSHAKE)
         result = msg.result
         supported, caps = result.get("supportedVersions"), result.get("capabilities")
-        kind = result.get("resultType", sl.ResultType.COMPLETE)
-        if not isinstance(supported, list) or not isinstance(caps, dict) or kind != sl.ResultType.COMPLETE:
+        kind = result.get("resultType", ResultType.COMPLETE)
+        if not isinstance(supported, list) or not isinstance(caps, dict) or kind != ResultType.COMPLETE:
             cs.advance(LifecycleEvent.RECV_DISCOVER_FAILURE)
             return Outcome([HandshakeFailed(f"invalid DiscoverResult: {_clip(result)}")])
         chosen = sl.newest_common(stateless, supported)

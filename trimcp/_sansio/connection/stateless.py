@@ -19,7 +19,6 @@ and what a missing, invalid or unsupported one earns, are admission rules
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -28,6 +27,7 @@ import attrs
 from ..._errors import InputRoundsExceeded, RemoteProtocolError
 from .. import jsonrpc as rpc
 from .. import task_poll
+from ..result_type import ResultType
 from ..revisions import has_capability
 
 PROTOCOL_VERSION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
@@ -36,18 +36,6 @@ CLIENT_INFO_KEY: Final = "io.modelcontextprotocol/clientInfo"
 LOG_LEVEL_KEY: Final = "io.modelcontextprotocol/logLevel"
 SERVER_INFO_KEY: Final = "io.modelcontextprotocol/serverInfo"
 SUBSCRIPTION_ID_KEY: Final = "io.modelcontextprotocol/subscriptionId"
-
-
-class ResultType(enum.StrEnum):
-    """The values of ``resultType`` (2026-07-28).  A ``StrEnum``: a member is the string
-    itself on the wire and compares equal to it (``result["resultType"] == ResultType.TASK``)."""
-
-    #: A final result.
-    COMPLETE = "complete"
-    #: An ``InputRequiredResult``: the server needs elicitation, sampling or roots first.
-    INPUT_REQUIRED = "input_required"
-    #: An ext-tasks ``CreateTaskResult``: the work goes on as a task.
-    TASK = "task"
 
 
 #: Requests a server may answer with an InputRequiredResult (spec: mrtr, "Supported Requests").

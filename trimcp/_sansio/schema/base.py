@@ -18,7 +18,7 @@ and ``extra`` for members we do not know, so that nothing a peer sends is lost.
 The 2026-07-28 stateless era adds two things every module relies on:
 
 * ``Result.result_type`` is the ``resultType`` member (``ResultType``, the one
-  list of its values, defined in ``connection/stateless.py``): ``"complete"`` for a final result, ``"input_required"``
+  list of its values, defined in ``_sansio/result_type.py``): ``"complete"`` for a final result, ``"input_required"``
   for an ``InputRequiredResult`` (see ``mrtr``), ``"task"`` for an ext-tasks
   ``CreateTaskResult``.  Handshake-era peers leave it out (``None``).  It is optional in
   the classes, which serve every revision; the per-revision tables in
@@ -36,9 +36,8 @@ from typing import Any, Literal, TypeAlias
 
 import attrs
 
-# Defined with the stateless-era result rules, which the schema package already reads
-# (``meta``); the one definition, public as ``trimcp.schema.ResultType``.
-from ..connection.stateless import ResultType as ResultType
+# The one definition (a leaf module the revision table reads too); public as trimcp.schema.ResultType.
+from ..result_type import ResultType as ResultType
 
 __all__ = [
     "Annotations",

@@ -11,8 +11,10 @@ class" may be a union alias (``elicitation/create`` takes
 ``ElicitRequestParams``); ``from_wire`` accepts both.
 
 ``request_types(revision)`` / ``notification_types(revision)`` /
-``params_required(revision)`` narrow that to one of the five ``REVISIONS``
-(read off the official schemas): 2025-06-18 adds ``elicitation/create``;
+``params_required(revision)`` narrow that to one of the ``REVISIONS``: which
+methods a revision has is its row in the revision table (``revisions.py``,
+read off the official schemas), this module only knows each method's classes.
+2025-06-18 adds ``elicitation/create``;
 2025-11-25 the ``tasks/*`` methods, ``notifications/tasks/status`` and
 ``notifications/elicitation/complete``.  2026-07-28 (``MODERN_REVISION``) is a
 different table: no ``initialize``, ``ping``, ``logging/setLevel``,
@@ -54,6 +56,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
+from ..revisions import ALL_VERSIONS, HANDSHAKE_VERSIONS, STATELESS_VERSIONS, Era, Revision, get_revision
+from ..revisions import REVISIONS as REVISION_ROWS
 from ._converter import SchemaError, converter, json_type
 from .base import (
     CacheableResult,
@@ -206,12 +210,12 @@ TASK_AUGMENTABLE: Final = frozenset({"tools/call", "sampling/createMessage", "el
 
 # --------------------------------------------------------------------------- per revision
 
-#: The handshake-era revisions, oldest first.
-HANDSHAKE_REVISIONS: Final = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-#: The stateless revision.
-MODERN_REVISION: Final = "2026-07-28"
+#: The handshake-era revisions, oldest first (the revision table's).
+HANDSHAKE_REVISIONS: Final = HANDSHAKE_VERSIONS
+#: The (newest) stateless revision.
+MODERN_REVISION: Final = STATELESS_VERSIONS[-1]
 #: Every revision these tables describe, oldest first.
-REVISIONS: Final = (*HANDSHAKE_REVISIONS, MODERN_REVISION)
+REVISIONS: Final = ALL_VERSIONS
 
 #: 2026-07-28 requests whose complete results carry (required) cache hints.
 CACHEABLE_METHODS: Final = frozenset(
@@ -225,82 +229,39 @@ CACHEABLE_METHODS: Final = frozenset(
     }
 )
 
-_SINCE_2025_06_18 = frozenset({"elicitation/create"})
-_SINCE_2025_11_25 = frozenset(
-    {
-        "tasks/get",
-        "tasks/result",
-        "tasks/list",
-        "tasks/cancel",
-        "notifications/tasks/status",
-        "notifications/elicitation/complete",
-    }
-)
-_LATER: Final[Mapping[str, frozenset[str]]] = {
-    "2024-11-05": _SINCE_2025_06_18 | _SINCE_2025_11_25,
-    "2025-03-26": _SINCE_2025_06_18 | _SINCE_2025_11_25,
-    "2025-06-18": _SINCE_2025_11_25,
-    "2025-11-25": frozenset(),
-}
-
-_MODERN_REQUESTS: Final[dict[str, tuple[Any, type]]] = {
+# The classes of every method of every revision; which methods a revision has is its row
+# in the revision table (``Revision.wire_requests``, ``Revision.notifications``).
+_ALL_REQUEST_TYPES: Final[Mapping[str, tuple[Any, type]]] = {
+    **REQUEST_TYPES,
     "server/discover": (DiscoverRequestParams, DiscoverResult),
     "subscriptions/listen": (SubscriptionsListenRequestParams, SubscriptionsListenResult),
-    **{
-        method: REQUEST_TYPES[method]
-        for method in (
-            "completion/complete",
-            "resources/list",
-            "resources/templates/list",
-            "resources/read",
-            "prompts/list",
-            "prompts/get",
-            "tools/list",
-            "tools/call",
-        )
-    },
 }
-_MODERN_NOTIFICATIONS: Final[dict[str, Any]] = {
+_ALL_NOTIFICATION_TYPES: Final[Mapping[str, Any]] = {
+    **NOTIFICATION_TYPES,
     "notifications/subscriptions/acknowledged": SubscriptionsAcknowledgedNotificationParams,
-    **{
-        method: NOTIFICATION_TYPES[method]
-        for method in (
-            "notifications/cancelled",
-            "notifications/progress",
-            "notifications/message",
-            "notifications/resources/list_changed",
-            "notifications/resources/updated",
-            "notifications/prompts/list_changed",
-            "notifications/tools/list_changed",
-        )
-    },
 }
-_MODERN_PARAMS_REQUIRED = frozenset(_MODERN_REQUESTS) | frozenset(
-    {
-        "notifications/subscriptions/acknowledged",
-        "notifications/cancelled",
-        "notifications/progress",
-        "notifications/message",
-        "notifications/resources/updated",
-    }
-)
+#: ``PARAMS_REQUIRED`` of the methods the handshake tables do not have.
+_MORE_PARAMS_REQUIRED: Final = frozenset({"notifications/subscriptions/acknowledged"})
 
 
-def _without(table: Mapping[str, Any], names: frozenset[str]) -> Mapping[str, Any]:
-    return MappingProxyType({k: v for k, v in table.items() if k not in names})
+def _only(table: Mapping[str, Any], names: frozenset[str]) -> Mapping[str, Any]:
+    return MappingProxyType({k: v for k, v in table.items() if k in names})
+
+
+def _params_required(row: Revision) -> frozenset[str]:
+    named = (PARAMS_REQUIRED | _MORE_PARAMS_REQUIRED) & (row.wire_requests | row.notifications)
+    # In the stateless era every request carries its envelope in ``params._meta``.
+    return named | row.client_requests if row.era is Era.STATELESS else named
 
 
 _REQUESTS: Final[Mapping[str, Mapping[str, tuple[Any, type]]]] = {
-    **{rev: _without(REQUEST_TYPES, later) for rev, later in _LATER.items()},
-    MODERN_REVISION: MappingProxyType(_MODERN_REQUESTS),
+    name: _only(_ALL_REQUEST_TYPES, row.wire_requests) for name, row in REVISION_ROWS.items()
 }
 _NOTIFICATIONS: Final[Mapping[str, Mapping[str, Any]]] = {
-    **{rev: _without(NOTIFICATION_TYPES, later) for rev, later in _LATER.items()},
-    MODERN_REVISION: MappingProxyType(_MODERN_NOTIFICATIONS),
+    name: _only(_ALL_NOTIFICATION_TYPES, row.notifications) for name, row in REVISION_ROWS.items()
 }
 _PARAMS_REQUIRED: Final[Mapping[str, frozenset[str]]] = {
-    **{rev: PARAMS_REQUIRED - later for rev, later in _LATER.items()},
-    MODERN_REVISION: _MODERN_PARAMS_REQUIRED,
+    name: _params_required(row) for name, row in REVISION_ROWS.items()
 }
 
 
@@ -363,7 +324,7 @@ def parse_request_params(method: str, params: dict[str, Any] | None, revision: s
         return _parse_params(method, REQUEST_TYPES[method][0], params, PARAMS_REQUIRED)
     cls = request_types(revision)[method][0]
     obj = _parse_params(method, cls, params, params_required(revision))
-    if revision == MODERN_REVISION:
+    if get_revision(revision).era is Era.STATELESS:
         found = envelope(obj.meta)
         if isinstance(found, SchemaError):
             found.path[:0] = ["params", "_meta"]
@@ -383,7 +344,7 @@ def parse_notification_params(method: str, params: dict[str, Any] | None, revisi
         return _parse_params(method, NOTIFICATION_TYPES[method], params, PARAMS_REQUIRED)
     cls = notification_types(revision)[method]
     obj = _parse_params(method, cls, params, params_required(revision))
-    if revision == MODERN_REVISION:
+    if get_revision(revision).era is Era.STATELESS:
         _in_meta(subscription_id, obj.meta, "params")
     return obj
 
@@ -405,7 +366,11 @@ def result_class(method: str, params: Any = None, revision: str | None = None) -
     """
     table = REQUEST_TYPES if revision is None else request_types(revision)
     cls = table[method][1]
-    if revision in (None, "2025-11-25") and method in TASK_AUGMENTABLE and getattr(params, "task", None) is not None:
+    if (
+        (revision is None or get_revision(revision).task_augmentation)
+        and method in TASK_AUGMENTABLE
+        and getattr(params, "task", None) is not None
+    ):
         return CreateTaskResult
     return cls
 
@@ -429,7 +394,7 @@ def parse_result(
     "do not cache".  An unknown ``resultType`` is an error either way.
     """
     cls = result_class(method, params, revision)
-    if revision != MODERN_REVISION:
+    if revision is None or not get_revision(revision).result_types:
         obj = _structure(cls, result, "result")
         if (
             revision is not None

@@ -7,7 +7,8 @@ bytes over a Trio stream here:
 
 * ``client.py``: ``H1ClientConnection``, the client side the keep-alive pool
   (``transports/http/pool.py``) runs on, with trimcp's own sans-IO codec
-  (``_sansio/http/client/h1.py``).
+  (``_sansio/http/client/h1.py``, differential-tested against h11 in
+  ``tests/test_h1_differential.py``).
 * ``server.py``: ``H11Stream`` and ``serve_connection``, the one server loop
   every HTTP server of trimcp uses, on h11.
 

@@ -16,18 +16,25 @@ from __future__ import annotations
 
 from typing import Final
 
-from ..._sansio.revisions import ALL_VERSIONS, HANDSHAKE_VERSIONS
+from ..._sansio.revisions import (
+    HANDSHAKE_VERSIONS,
+    STATELESS_VERSIONS,
+    HttpTransport,
+    at_least,
+    revisions_from,
+    revisions_where,
+)
 from ..model import CheckSpec, Level
 
 M, S, B = Level.MUST, Level.SHOULD, Level.BEST
 HANDSHAKE: Final = HANDSHAKE_VERSIONS
-STATELESS: Final = tuple(v for v in ALL_VERSIONS if v not in HANDSHAKE_VERSIONS)
-FROM_2025_06_18: Final = tuple(v for v in ALL_VERSIONS if v >= "2025-06-18")
-FROM_2025_11_25: Final = tuple(v for v in ALL_VERSIONS if v >= "2025-11-25")
+STATELESS: Final = STATELESS_VERSIONS
+FROM_2025_06_18: Final = revisions_from("2025-06-18")
+FROM_2025_11_25: Final = revisions_from("2025-11-25")
 #: Streamable HTTP (2025-03-26 on); 2024-11-05 had the HTTP+SSE transport only.
-STREAMABLE: Final = tuple(v for v in ALL_VERSIONS if v >= "2025-03-26")
-STREAMABLE_HANDSHAKE: Final = tuple(v for v in HANDSHAKE_VERSIONS if v >= "2025-03-26")
-FROM_2025_06_18_HANDSHAKE: Final = tuple(v for v in STREAMABLE_HANDSHAKE if v >= "2025-06-18")
+STREAMABLE: Final = revisions_where(lambda r: r.http_transport is HttpTransport.STREAMABLE)
+STREAMABLE_HANDSHAKE: Final = tuple(v for v in STREAMABLE if v in HANDSHAKE_VERSIONS)
+FROM_2025_06_18_HANDSHAKE: Final = tuple(v for v in STREAMABLE_HANDSHAKE if at_least(v, "2025-06-18"))
 HTTP_2025: Final = "basic/transports"
 HTTP_2026: Final = "basic/transports/streamable-http"
 AUTH: Final = "basic/authorization"

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Final
 
-from ..._sansio.revisions import ALL_VERSIONS, HANDSHAKE_VERSIONS
+from ..._sansio.revisions import ALL_VERSIONS, HANDSHAKE_VERSIONS, STATELESS_VERSIONS, at_least, revisions_from
 from ..model import CheckSpec, Level
 
 M, S, B = Level.MUST, Level.SHOULD, Level.BEST
-STATELESS: Final = tuple(v for v in ALL_VERSIONS if v not in HANDSHAKE_VERSIONS)
-BEFORE_2025_11_25: Final = tuple(v for v in ALL_VERSIONS if v < "2025-11-25")
+STATELESS: Final = STATELESS_VERSIONS
+BEFORE_2025_11_25: Final = tuple(v for v in ALL_VERSIONS if not at_least(v, "2025-11-25"))
 
 SPECS: Final[tuple[CheckSpec, ...]] = (
     CheckSpec(
@@ -79,7 +79,7 @@ SPECS: Final[tuple[CheckSpec, ...]] = (
         S,
         "server/utilities/completion",
         "completion/complete of an unknown prompt gets -32602",
-        tuple(v for v in ALL_VERSIONS if v >= "2025-03-26"),
+        revisions_from("2025-03-26"),
     ),
     CheckSpec(
         "tools.x-mcp-header",
@@ -93,7 +93,7 @@ SPECS: Final[tuple[CheckSpec, ...]] = (
         M,
         "server/resources",
         "every resource URI sent (listed, read, linked, embedded) follows the RFC 3986 URI grammar",
-        tuple(v for v in ALL_VERSIONS if v >= "2025-06-18"),
+        revisions_from("2025-06-18"),
     ),
     # The name and schema rules became sentences in 2025-11-25; before, they are habits (core keeps
     # tools.input-schema and tools.unique-names for the revisions with the sentence).
@@ -111,7 +111,7 @@ SPECS: Final[tuple[CheckSpec, ...]] = (
         "client/sampling",
         "sampling and elicitation requests ask only for what the client declared and are well-formed "
         "(modes, message, requestedSchema, url, elicitationId; -32042 data; completion ids)",
-        tuple(v for v in ALL_VERSIONS if v >= "2025-11-25"),
+        revisions_from("2025-11-25"),
     ),
     CheckSpec(
         "features.sampling-tool-balance",
@@ -119,7 +119,7 @@ SPECS: Final[tuple[CheckSpec, ...]] = (
         "client/sampling",
         "after a stopReason toolUse answer, the server's next sampling request answers every tool_use "
         "id with a tool_result, in a user message holding only tool results",
-        tuple(v for v in ALL_VERSIONS if v >= "2025-11-25"),
+        revisions_from("2025-11-25"),
     ),
     CheckSpec("resources.invalid-uri", M, "server/resources", "resources/read of a malformed URI is an error"),
     CheckSpec(

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 from typing import Final
 
+from ..._sansio.revisions import revisions_where
 from ..model import CheckSpec, Level
 
 M, S = Level.MUST, Level.SHOULD
 PAGE: Final = "basic/utilities/tasks"
-TASKS_REVISIONS: Final = ("2025-11-25",)
+#: The revisions with core tasks (2026-07-28 moved them to the ext-tasks extension).
+TASKS_REVISIONS: Final = revisions_where(lambda r: "tasks/get" in r.client_requests)
 
 
 def _spec(check_id: str, level: Level, title: str) -> CheckSpec:

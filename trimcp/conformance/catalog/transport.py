@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from typing import Final
 
+from ..._sansio.revisions import HttpTransport, revisions_where
 from ..model import CheckSpec, Level
-from .core import FROM_2025_11_25, HANDSHAKE, HTTP_2025, STATELESS, STREAMABLE_HANDSHAKE
+from .core import HANDSHAKE, HTTP_2025, STATELESS, STREAMABLE_HANDSHAKE
 
 M, S, B = Level.MUST, Level.SHOULD, Level.BEST
-LEGACY: Final = ("2024-11-05",)
-PRIMING: Final = tuple(v for v in STREAMABLE_HANDSHAKE if v in FROM_2025_11_25)
+LEGACY: Final = revisions_where(lambda r: r.http_transport is HttpTransport.HTTP_SSE)
+PRIMING: Final = revisions_where(lambda r: r.primes_sse)
 
 SPECS: Final[tuple[CheckSpec, ...]] = (
     # ---- stdio

@@ -39,6 +39,7 @@ import json
 from typing import Any, Final
 
 from ..._sansio import auth as sa
+from ..._sansio.revisions import LATEST_HANDSHAKE
 from ..evidence import exchange
 from ..rawhttp import ProbeError, RawResponse, request
 from ..results import Results
@@ -63,7 +64,7 @@ _PROBE_BODY: Final = {
     "jsonrpc": "2.0",
     "id": 0,
     "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": CLIENT_INFO},
+    "params": {"protocolVersion": LATEST_HANDSHAKE, "capabilities": {}, "clientInfo": CLIENT_INFO},
 }
 
 
@@ -150,7 +151,7 @@ async def check_auth(
     found = await _discovery(rec, url, unauthorized, timeout)
     own = bearer_token(credentials)
     await check_auth_rules(rec, url, unauthorized, found, timeout, own)
-    await check_auth_binding(rec, url, rec.revision or "2025-11-25", timeout, tokens or AuthTokens(), own)
+    await check_auth_binding(rec, url, rec.revision or LATEST_HANDSHAKE, timeout, tokens or AuthTokens(), own)
     await check_redirects(rec, url, found, timeout)
     await check_legacy(rec, url, timeout)
 

@@ -46,7 +46,7 @@ import attrs
 
 from ..._sansio import auth as sa
 from ..._sansio.http import header_names as hn
-from ..._sansio.revisions import Era, get_revision
+from ..._sansio.revisions import LATEST_HANDSHAKE, Era, get_revision
 from ..evidence import exchange
 from ..rawhttp import ProbeError, RawResponse, request
 from ..results import Results
@@ -93,7 +93,7 @@ def bearer_token(credentials: tuple[tuple[str, str], ...]) -> str | None:
 
 def _revision(rec: Results) -> str:
     # Nothing negotiated (the 401 stopped the client): speak the newest handshake revision.
-    return rec.revision or "2025-11-25"
+    return rec.revision or LATEST_HANDSHAKE
 
 
 def _stateless(revision: str) -> bool:
@@ -102,7 +102,7 @@ def _stateless(revision: str) -> bool:
 
 def _shaped(revision: str, method: str, params: dict[str, Any], rid: int | None) -> tuple[dict[str, str], Any]:
     headers = dict(_ACCEPT)
-    if revision >= "2025-06-18":
+    if get_revision(revision).protocol_version_header:
         headers[hn.VERSION_HEADER] = revision
     if _stateless(revision):
         headers[hn.METHOD_HEADER] = method
@@ -268,7 +268,7 @@ def _scopes(found: Discovered) -> tuple[list[str] | None, list[str] | None]:
 
 
 def _scope_rules(rec: Results, url: str, unauthorized: RawResponse, found: Discovered) -> None:
-    headers, body = opening_request("2025-11-25")
+    headers, body = opening_request(LATEST_HANDSHAKE)
     evidence = [_evidence("POST", url, headers, body, unauthorized)]
     challenged, supported = _scopes(found)
     if challenged:

@@ -47,7 +47,7 @@ from typing import Any, Final
 
 from ..._sansio import jsonrpc as rpc
 from ..._sansio.http import header_names as hn
-from ..._sansio.revisions import Era, get_revision
+from ..._sansio.revisions import Era, HttpTransport, at_least, get_revision
 from ..evidence import exchange
 from ..rawhttp import ProbeError, RawClient, RawResponse
 from ..results import Results
@@ -107,7 +107,7 @@ async def check_http_transport(
     skip_sse(rec, "the server speaks Streamable HTTP, not HTTP+SSE")
     if get_revision(revision).era is Era.STATELESS:
         await _stateless(rec, url, revision, raw)
-    elif revision >= "2025-03-26":
+    elif get_revision(revision).http_transport is HttpTransport.STREAMABLE:
         await _handshake(rec, url, revision, raw)
 
 
@@ -156,7 +156,7 @@ async def _handshake(rec: Results, url: str, revision: str, raw: RawClient) -> N
     _content_type(rec, "initialize", first)
     sid = first.header(hn.SESSION_HEADER)
     base = {**_ACCEPT}
-    if revision >= "2025-06-18":
+    if get_revision(revision).protocol_version_header:
         base[hn.VERSION_HEADER] = revision
     if sid is None:
         rec.skip("http.session-id", "the server issues no session id")
@@ -205,7 +205,7 @@ async def _handshake_steps(
             ],
         )
     ping = rpc.message_to_obj(rpc.Request(2, "ping", None))
-    if revision >= "2025-06-18":
+    if get_revision(revision).protocol_version_header:
         # "an invalid or unsupported MCP-Protocol-Version": a well-formed revision nobody
         # supports, then a value that is no revision at all; each must get 400.
         for version in (BOGUS_REVISION, MALFORMED_REVISION):
@@ -311,9 +311,9 @@ async def _origin(
         )
     ]
     # 403 is named from 2025-11-25 on; before, the page asks only that the Origin be validated.
-    refused = resp.status == 403 or (revision < "2025-11-25" and 400 <= resp.status < 500)
+    refused = resp.status == 403 or (not at_least(revision, "2025-11-25") and 400 <= resp.status < 500)
     if not refused:
-        wanted = "403" if revision >= "2025-11-25" else "a 4xx refusal"
+        wanted = "403" if at_least(revision, "2025-11-25") else "a 4xx refusal"
         rec.fail("http.origin", f"Origin {FOREIGN_ORIGIN}: HTTP {resp.status}, expected {wanted}", shown)
     elif control:
         rec.ok("http.origin", f"Origin {FOREIGN_ORIGIN}: {resp.status}")

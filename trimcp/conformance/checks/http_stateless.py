@@ -46,7 +46,7 @@ from typing import Any, Final
 
 from ..._sansio.http import header_names as hn
 from ..._sansio.http import headers as hh
-from ..._sansio.revisions import Era, get_revision
+from ..._sansio.revisions import LATEST_HANDSHAKE, Era, get_revision, revisions_where
 from ..evidence import exchange, received
 from ..rawhttp import ProbeError, RawClient
 from ..results import Results
@@ -169,8 +169,8 @@ async def _listed(probe: Prober, method: str, key: str) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- protocol version
 
 
-#: The revisions before 2025-06-18, whose clients sent no MCP-Protocol-Version header.
-_HEADERLESS: Final = ("2025-03-26", "2024-11-05")
+#: The revisions before 2025-06-18, whose clients sent no MCP-Protocol-Version header, newest first.
+_HEADERLESS: Final = tuple(reversed(revisions_where(lambda r: not r.protocol_version_header)))
 
 
 async def _version_header(rec: Results, probe: Prober, supported: list[str], versions: ServerVersions) -> None:
@@ -196,7 +196,7 @@ async def _version_header(rec: Results, probe: Prober, supported: list[str], ver
             f"no MCP-Protocol-Version: {_said(answer)}, expected 400 with -32020",
             [answer.evidence],
         )
-    other = next((v for v in supported if v != probe.revision), "2025-11-25")
+    other = next((v for v in supported if v != probe.revision), LATEST_HANDSHAKE)
     body = probe.body("server/discover", version=other)
     answer = await probe.send(probe.headers(body), body)
     if _refused(answer, 400, -32020):

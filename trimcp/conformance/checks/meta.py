@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from ..._sansio import jsonrpc as rpc
+from ..._sansio.revisions import get_revision, revisions_where
 from ..evidence import received
 from ..recorder import RecordingStream
 from ..results import Results
@@ -54,7 +55,7 @@ _BAGGAGE_MEMBER: Final = re.compile(
 )
 TRACE_KEYS: Final = ("traceparent", "tracestate", "baggage")
 #: The first revision that reserves them.
-TRACE_REVISION: Final = "2026-07-28"
+TRACE_REVISION: Final = revisions_where(lambda r: r.trace_meta_keys)[0]
 
 
 def key_problem(key: str) -> str | None:
@@ -136,7 +137,7 @@ def _metas(value: Any) -> Iterator[dict[str, Any]]:
 def check_meta_keys(rec: Results, recordings: list[RecordingStream], revision: str = TRACE_REVISION) -> None:
     """``revision``: the run's; the trace-context formats bind from 2026-07-28 on (before it
     the three are ordinary unprefixed names)."""
-    traces = revision >= TRACE_REVISION
+    traces = get_revision(revision).trace_meta_keys
     seen = traced = 0
     for recording in recordings:
         for _, msg in recording.messages():

@@ -48,7 +48,7 @@ import trio
 
 from ..._errors import TrimcpError
 from ..._sansio import jsonrpc as rpc
-from ..._sansio.revisions import Era, get_revision
+from ..._sansio.revisions import REVISIONS, Era, get_revision
 from ..._trio.stream import RequestFailed, StreamLost, meta_for
 from ..evidence import received, sent
 from ..recorder import RecordingStream
@@ -537,21 +537,14 @@ def _describe(msg: rpc.Message) -> str:
 _JSONRPC_CODES = frozenset(
     {rpc.PARSE_ERROR, rpc.INVALID_REQUEST, rpc.METHOD_NOT_FOUND, rpc.INVALID_PARAMS, rpc.INTERNAL_ERROR}
 )
-#: The codes each revision defines in the reserved range besides JSON-RPC's.
-_DEFINED = {
-    "2024-11-05": frozenset({rpc.RESOURCE_NOT_FOUND_LEGACY}),
-    "2025-03-26": frozenset({rpc.RESOURCE_NOT_FOUND_LEGACY}),
-    "2025-06-18": frozenset({rpc.RESOURCE_NOT_FOUND_LEGACY}),
-    "2025-11-25": frozenset({rpc.RESOURCE_NOT_FOUND_LEGACY, rpc.URL_ELICITATION_REQUIRED}),
-    "2026-07-28": frozenset({rpc.HEADER_MISMATCH, rpc.MISSING_CLIENT_CAPABILITY, rpc.UNSUPPORTED_PROTOCOL_VERSION}),
-}
 
 
 def code_problem(code: int, revision: str) -> tuple[bool, str] | None:
     """``(must, why)`` when ``code`` breaks the reserved-range rules of ``revision``."""
     if not -32768 <= code <= -32000 or code in _JSONRPC_CODES:
         return None
-    defined = _DEFINED.get(revision, frozenset())
+    row = REVISIONS.get(revision)
+    defined = row.error_codes if row is not None else frozenset()
     if code in defined:
         return None
     if get_revision(revision).era is not Era.STATELESS:

@@ -16,6 +16,7 @@ import attrs
 
 from ..._errors import TrimcpError
 from ..._sansio import schema as s
+from ..._sansio.revisions import get_revision
 from ..._trio.client.client_session import ClientSession
 
 __all__ = ["Arguments", "guess", "prompt_arguments"]
@@ -60,7 +61,8 @@ def guess(name: str, description: str | None) -> str:
 
 
 async def prompt_arguments(client: ClientSession, can_complete: bool, prompt: s.Prompt) -> Arguments:
-    context = client.protocol_version >= "2025-06-18"  # completion/complete's context is new there
+    # completion/complete's context is new in 2025-06-18
+    context = get_revision(client.protocol_version).has_member("complete_request", "context")
     values: dict[str, str] = {}
     invented: list[str] = []
     for argument in prompt.arguments or []:

@@ -25,12 +25,13 @@ import trio
 from ..._errors import TrimcpError
 from ..._sansio import jsonrpc as rpc
 from ..._sansio import schema as s
+from ..._sansio.revisions import revisions_where
 from ..catalog.tasks import SPECS
 from ..evidence import received, sent
 from .probes import CANNED_INPUT, Answer, Probe, ProbeFailed, answer_to
 
 CHECKS: Final = tuple(spec.id for spec in SPECS)
-REVISION: Final = "2025-11-25"
+REVISION: Final = revisions_where(lambda r: "tasks/get" in r.client_requests)[-1]
 RELATED: Final = s.RELATED_TASK_META_KEY
 TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
 STATUSES: Final = TERMINAL | {"working", "input_required"}

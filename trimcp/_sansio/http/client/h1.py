@@ -17,6 +17,8 @@ pool needs.  ``H1Client`` does no I/O:
   ``Response`` (1xx answers are skipped; 101 is an error, this client never
   asks for an upgrade), ``Data`` pieces, ``EndOfMessage``, then ``NEED_DATA``
   (or ``CLOSED`` after EOF).  The response head is capped (``max_head``).
+  The status line names HTTP/1.x; a minor version above 1 is read as 1.1
+  (RFC 9112 section 2.3), any other major version is refused.
   A response field line continued by obs-fold lines has each fold (with the
   whitespace around it) replaced by one SP, as RFC 9112 section 5.2 asks of a
   user agent; a first field line starting with whitespace is refused.
@@ -120,7 +122,9 @@ _TOKEN_RE: Final = re.compile(_TOKEN)
 _TARGET_RE: Final = re.compile(r"[\x21-\x7e]+")
 # A value: no CTL but HTAB, no DEL; no surrounding whitespace (RFC 9110 section 5.5).
 _VALUE_RE: Final = re.compile(r"(?:[\x21-\x7e\x80-\xff](?:[\t \x21-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?)?")
-_STATUS_RE: Final = re.compile(rb"HTTP/(1\.[01]) ([0-9]{3})(?: ([\t \x21-\x7e\x80-\xff]*))?\r?")
+# HTTP/1.x: a minor version above 1 is read as 1.1 (RFC 9112 section 2.3: "as if it were in the
+# highest minor version within that major version to which the recipient is conformant").
+_STATUS_RE: Final = re.compile(rb"HTTP/(1\.[0-9]) ([0-9]{3})(?: ([\t \x21-\x7e\x80-\xff]*))?\r?")
 _FIELD_BYTES: Final = rb"[\t \x21-\x7e\x80-\xff]*\r?\n"
 # The field lines of a head, checked in one match: token ":" field bytes, CRLF or LF, each
 # line perhaps continued by obs-fold lines (starting with SP / HTAB, RFC 9112 section 5.2),
@@ -129,8 +133,10 @@ _FIELDS_RE: Final = re.compile(rb"(?:" + _TOKEN + rb":" + _FIELD_BYTES + rb"(?:[
 # One obs-fold with the whitespace around it (OWS CRLF RWS), replaced by one SP.
 _FOLD_RE: Final = re.compile(rb"[ \t]*\r?\n[ \t]+")
 # chunk-size [ chunk-ext ], the extensions ignored; trailing whitespace tolerated as h11
-# does (RFC 9112 7.1.1 also allows BWS before ";", which is not accepted here).
-_CHUNK_RE: Final = re.compile(rb"([0-9A-Fa-f]{1,16})(?:;[\t \x21-\x7e\x80-\xff]*)?[ \t]*")
+# does (RFC 9112 7.1.1 also allows BWS before ";", which is not accepted here).  At most 16
+# significant hex digits (64 bits, RFC 9112 7.1: no overflow); leading zeros are not digits
+# of the value, so they do not count (the line itself is capped by ``max_chunk_line``).
+_CHUNK_RE: Final = re.compile(rb"0*([0-9A-Fa-f]{1,16})(?:;[\t \x21-\x7e\x80-\xff]*)?[ \t]*")
 
 # Request states / response states.
 _IDLE, _SENT, _DONE, _ERROR = range(4)

@@ -66,6 +66,7 @@ from typing import Any, Final, Protocol, TypeAlias
 import attrs
 
 from ... import jsonrpc as rpc
+from ...revisions import REVISIONS
 from ..header_names import LAST_EVENT_ID_HEADER, SESSION_HEADER, VERSION_HEADER
 from .metadata import check_stateless_request
 from .replay import STANDALONE_KEY, parse_event_id
@@ -120,17 +121,14 @@ __all__ = [
     "primes_streams",
 ]
 
-# TODO(i28-table): a column of the revision table in ``_sansio/revisions.py``
-# (``Revision.sse_priming``), read here instead of this set.
-#: Revisions whose SSE streams start with a priming event (SEP-1699: 2025-11-25).
-_PRIMING_REVISIONS: Final = frozenset({"2025-11-25"})
-
 _SESSION_TERMINATED: Final = HttpError(404, "Not Found: the session ended before the request was answered")
 
 
 def primes_streams(version: str | None) -> bool:
-    """Whether an SSE stream of a session under ``version`` starts with a priming event."""
-    return version in _PRIMING_REVISIONS
+    """Whether an SSE stream of a session under ``version`` starts with a priming event
+    (``Revision.primes_sse``; no for a version nobody knows)."""
+    row = REVISIONS.get(version) if version is not None else None
+    return row is not None and row.primes_sse
 
 
 # ---------------------------------------------------------------- what the policy sees

@@ -61,7 +61,7 @@ import attrs
 
 from ... import jsonrpc as rpc
 from ...connection.stateless import has_envelope
-from ...revisions import REVISIONS, Era
+from ...revisions import REVISIONS, STATELESS_VERSIONS, HttpTransport, revisions_where
 from ..header_names import SESSION_HEADER, VERSION_HEADER
 
 JSON_TYPE: Final = "application/json"
@@ -69,9 +69,12 @@ SSE_TYPE: Final = "text/event-stream"
 
 #: The revision a server assumes when a handshake-era request carries no
 #: ``MCP-Protocol-Version`` header (spec 2025-06-18+, "Protocol Version Header").
-DEFAULT_HEADERLESS_VERSION: Final = "2025-03-26"
+#: That is the newest Streamable HTTP revision whose clients sent no such header.
+DEFAULT_HEADERLESS_VERSION: Final = revisions_where(
+    lambda r: r.http_transport is HttpTransport.STREAMABLE and not r.protocol_version_header
+)[-1]
 
-_STATELESS_VERSIONS: Final = frozenset(n for n, r in REVISIONS.items() if r.era is Era.STATELESS)
+_STATELESS_VERSIONS: Final = frozenset(STATELESS_VERSIONS)
 
 
 @attrs.frozen
