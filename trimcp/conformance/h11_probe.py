@@ -29,7 +29,7 @@ from typing import Any, Final
 import h11
 import trio
 
-from .._trio.transports.http.executor import ConnectionLost
+from .._trio.http1.client import ConnectionLost
 
 __all__ = ["MAX_HEAD_SIZE", "H11ClientConnection"]
 

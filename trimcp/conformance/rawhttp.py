@@ -29,8 +29,8 @@ import trio
 
 from .._errors import ConnectError, TransportError
 from .._sansio.framing.sse import ServerSentEvent, SSEDecoder
+from .._trio.http1.client import ConnectionLost
 from .._trio.tcp import connect_tcp
-from .._trio.transports.http.executor import ConnectionLost
 from .h11_probe import H11ClientConnection
 from .timeouts import note_timeout
 

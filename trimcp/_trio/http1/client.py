@@ -23,6 +23,7 @@ from typing import Final
 
 import trio
 
+from ..._errors import TransportError
 from ..._sansio.http.client.h1 import (
     CLOSED,
     MAX_HEAD_SIZE,
@@ -34,12 +35,22 @@ from ..._sansio.http.client.h1 import (
     H1RemoteError,
     Response,
 )
-from ..transports.http.executor import ConnectionLost
 
 __all__ = ["H1ClientConnection"]
 
 READ_SIZE: Final = 64 * 1024
 _FAILED: Final = (trio.BrokenResourceError, trio.ClosedResourceError, OSError)
+
+
+class ConnectionLost(TransportError):
+    """An HTTP connection failed after the request was (possibly) sent.
+
+    ``before_response``: not one byte of a response had arrived.
+    """
+
+    def __init__(self, message: str, *, before_response: bool = False) -> None:
+        super().__init__(message)
+        self.before_response = before_response
 
 
 class H1ClientConnection:

@@ -38,21 +38,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from ...._errors import TransportError
 from ...._sansio.http.client.plan import HttpRequest
+from ...http1.client import ConnectionLost  # the error every executor raises; defined with the connection
 
 __all__ = ["ConnectionLost", "Executor", "HttpResponse", "noop"]
-
-
-class ConnectionLost(TransportError):
-    """An HTTP connection failed after the request was (possibly) sent.
-
-    ``before_response``: not one byte of a response had arrived.
-    """
-
-    def __init__(self, message: str, *, before_response: bool = False) -> None:
-        super().__init__(message)
-        self.before_response = before_response
 
 
 class HttpResponse(Protocol):

@@ -20,7 +20,8 @@ import trio
 
 from ...._errors import ConnectError
 from ...._sansio.http.client.plan import HttpRequest
-from .executor import ConnectionLost, HttpResponse, noop
+from ...http1.client import ConnectionLost
+from .executor import HttpResponse, noop
 
 __all__ = ["HttpxExecutor"]
 

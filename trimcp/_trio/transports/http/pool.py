@@ -29,9 +29,9 @@ import trio
 
 from ...._errors import ConnectError
 from ...._sansio.http.client.plan import HttpRequest, Origin, ParsedUrl, parse_url
-from ...http1.client import H1ClientConnection
+from ...http1.client import ConnectionLost, H1ClientConnection
 from ...tcp import connect_tcp
-from .executor import ConnectionLost, HttpResponse, noop
+from .executor import HttpResponse, noop
 
 __all__ = ["PoolExecutor"]
 

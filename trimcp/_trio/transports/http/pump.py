@@ -28,7 +28,8 @@ import trio
 
 from ...._sansio.http.client import response as hr
 from ...._sansio.http.client.plan import HttpPlanner, MessageKind, Mode, PostPlan
-from .executor import ConnectionLost, HttpResponse
+from ...http1.client import ConnectionLost
+from .executor import HttpResponse
 from .inbox import Exchange, Inbox, IssueLog
 
 __all__ = ["ANSWER_LINGER", "Pump", "PumpResult", "reader_for"]
