@@ -22,7 +22,7 @@ from helpers.h11_fake import serve
 from test_cli_auth import Servers, run_cli
 
 from trimcp.cli.check import _auth_tokens
-from trimcp.cli.targets import UsageError
+from trimcp.cli.command_line import UsageError
 from trimcp.conformance.catalog import CATALOG
 from trimcp.conformance.checks.auth import check_auth, probe_unauthenticated
 from trimcp.conformance.checks.auth_binding import BINDING_CHECKS, AuthTokens

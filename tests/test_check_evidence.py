@@ -196,7 +196,7 @@ async def test_check_many_contains_a_target_the_transport_refuses(tmp_path: Path
 
 
 async def test_check_many_unknown_name(tmp_path: Path) -> None:
-    from trimcp.cli.targets import UsageError
+    from trimcp.cli.command_line import UsageError
 
     config = tmp_path / "mcp.json"
     config.write_text(json.dumps({"mcpServers": {"good": {"command": "x"}}}))

@@ -30,8 +30,8 @@ import trio
 from test_check import reference_connector
 
 from trimcp._trio.stream import MessageStream
+from trimcp.cli.command_line import UsageError
 from trimcp.cli.commands import _read_command_line
-from trimcp.cli.targets import UsageError
 from trimcp.conformance import report_rows, run_checks, write_json
 from trimcp.conformance.catalog import CATALOG
 from trimcp.conformance.evidence import received, sent

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 import trio
 
+from trimcp.cli.command_line import UsageError
 from trimcp.cli.elicit import handler_from_args, terminal_handler
-from trimcp.cli.targets import UsageError
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 

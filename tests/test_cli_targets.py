@@ -24,7 +24,7 @@ from trimcp.cli.arguments import (
     prompt_arguments,
     tool_arguments,
 )
-from trimcp.cli.targets import UsageError
+from trimcp.cli.command_line import UsageError
 
 CLI = [sys.executable, "-c", "import sys; from trimcp.cli import main; sys.exit(main())"]
 REFERENCE_NOTICE = "no server given; running the bundled reference server"

@@ -33,7 +33,7 @@ from trimcp._trio.stream import MessageStream, Received
 from trimcp.reference.server import COUNTER_URI, build_server
 from trimcp.server import Context, Server, inputs, serve_stream
 from trimcp.server import _compat as compat
-from trimcp.server._state import InvalidRequestState, StateSealer, request_digest
+from trimcp.server._request_state import InvalidRequestState, StateSealer, request_digest
 from trimcp.testing import connect, serve_in_process
 
 MODERN = "2026-07-28"

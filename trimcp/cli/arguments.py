@@ -19,7 +19,7 @@ values are merged over it.  Prompt arguments are strings by the spec (``GetPromp
 ``arguments: {[key: string]: string}``), so ``--prompt-arg`` values stay text, and an
 ``--args-json`` value that is not a string is refused.
 
-A value that cannot be converted is a :class:`~trimcp.cli.targets.UsageError` naming the
+A value that cannot be converted is a :class:`~trimcp.cli.command_line.UsageError` naming the
 parameter and its type (``--tool-arg count=abc: "count" is an integer``); values quoted
 back in messages are shown as JSON (``true``), never as Python (``True``).
 """
@@ -31,7 +31,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .targets import UsageError
+from .command_line import UsageError
 
 #: The order in which a property allowing several types tries them: the most specific
 #: reading first, the string (which accepts anything) last.

@@ -43,10 +43,10 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import ALL_VERSIONS
 from ..config import Redactor
+from .command_line import UsageError
 from .exits import EXIT_AUTH, EXIT_FAILED, EXIT_NOT_CHECKED, EXIT_OK, not_checked
 from .logs import show_library_errors
-from .servers import ServerSpec, file_redactor
-from .targets import UsageError
+from .server_spec import ServerSpec, file_redactor
 
 # The conformance package (its catalogue, checks, reporters, and through its raw HTTP probe
 # h11) is imported by the functions that run a check, not with the parser every command

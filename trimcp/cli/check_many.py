@@ -32,9 +32,9 @@ import trio
 from .. import ConnectError, TrimcpError
 from ..config import ConfigError, load_config
 from ..conformance import Report, Status, connector_for, run_checks, shown_status
+from .command_line import UsageError
 from .exits import EXIT_FAILED, EXIT_NOT_CHECKED, EXIT_OK, not_checked
-from .servers import ServerSpec, from_config
-from .targets import UsageError
+from .server_spec import ServerSpec, from_config
 
 __all__ = ["Row", "run_check_many"]
 

@@ -12,7 +12,7 @@ client negotiate as a dual-era client would.
 ``trimcp tools|resources|prompts ...`` are Inspector-style one-shot calls.
 
 Every command that talks to a server takes its target as one URL, as a command after
-``--``, or as ``--config FILE --server NAME`` (an mcpServers entry, ``servers.py``); with
+``--``, or as ``--config FILE --server NAME`` (an mcpServers entry, ``server_spec.py``); with
 none it runs the bundled reference server and says so on stderr; any other leftover word is
 a usage error before anything starts (``targets``).  Options may come anywhere before
 ``--``.  ``--tool-arg K=V`` values are converted by the tool's ``inputSchema`` and
@@ -82,6 +82,7 @@ from .check import (
     run_check_many_command,
     run_requirements,
 )
+from .command_line import TARGET_COMMANDS, UsageError, parse, resolve_target
 from .elicit import add_elicit_arguments, handler_from_args
 from .exits import (
     EXIT_AUTH,
@@ -95,8 +96,7 @@ from .exits import (
     run_command,
 )
 from .logs import show_library_errors
-from .servers import ServerSpec, server_spec
-from .targets import TARGET_COMMANDS, UsageError, parse, resolve_target
+from .server_spec import ServerSpec, server_spec
 
 if TYPE_CHECKING:
     from ..oauth import AuthorizeCallback, OAuthProvider

@@ -40,7 +40,7 @@ import trio
 
 from ..host import FormField, form_fields, validate_form_async
 from ..schema import to_wire
-from .targets import UsageError
+from .command_line import UsageError
 
 __all__ = ["add_elicit_arguments", "handler_from_args", "terminal_handler"]
 

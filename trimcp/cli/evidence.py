@@ -44,7 +44,7 @@ from ..conformance import (
     surface_from_client,
     surface_from_transcript,
 )
-from .targets import UsageError, is_url
+from .command_line import UsageError, is_url
 
 __all__ = ["DIFF_EXAMPLES", "REPLAY_EXAMPLES", "add_diff_arguments", "add_replay_arguments", "run_diff", "run_replay"]
 

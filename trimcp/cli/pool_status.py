@@ -37,8 +37,8 @@ from .. import Timeouts
 from ..config import ConfigError, McpConfig, load_config
 from ..host import ServerState, ServerStatus, StatusChanged, open_pool
 from ..oauth import AuthNeededCache
+from .command_line import UsageError
 from .logs import show_library_errors
-from .targets import UsageError
 
 __all__ = ["EXAMPLES", "add_arguments", "run_servers"]
 

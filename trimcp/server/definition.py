@@ -77,7 +77,7 @@ from ._registry import (
     make_template,
     make_tool,
 )
-from ._state import StateSealer
+from ._request_state import StateSealer
 from .subscriptions import ListenStream
 from .tasks import TaskRunner
 

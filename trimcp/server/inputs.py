@@ -20,7 +20,7 @@ round:
   (``elicitation-1``, ``sampling-2``, ...) numbered per kind in call order,
   so an unchanged handler asks under the same keys on every run;
 * an ``InputLedger`` (one per request) holds the answers: those of earlier
-  rounds, verified out of ``requestState`` (``_state.py``), and those in
+  rounds, verified out of ``requestState`` (``_request_state.py``), and those in
   this round's ``inputResponses``;
 * a question whose key has a well-formed answer returns it at once; the
   first ``ask``/``ask_all`` with unanswered keys stops the handler
@@ -52,7 +52,7 @@ from .._sansio import schema as s
 from .._sansio.connection import stateless as sl
 from .._sansio.revisions import has_capability
 from .._trio.driver import NeedInput
-from ._state import InvalidRequestState, StateSealer, request_digest
+from ._request_state import InvalidRequestState, StateSealer, request_digest
 
 SamplingMessages = str | Sequence[str | Mapping[str, Any]]
 

@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-``targets.py`` reads the target off the command line (a URL, or a command after
+``command_line.py`` reads the target off the command line (a URL, or a command after
 ``--``).  ``--config FILE --server NAME`` names one instead: an entry of an
 ``mcpServers`` file (Claude Desktop, Claude Code's ``.mcp.json``) or of VS Code's
 ``servers``, read by ``trimcp.config`` with its ``${VAR}`` expansion.  Either way
@@ -28,7 +28,7 @@ from collections.abc import Sequence
 import attrs
 
 from .. import config as mcp_config
-from .targets import UsageError, is_url
+from .command_line import UsageError, is_url
 
 
 @attrs.frozen
