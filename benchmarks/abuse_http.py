@@ -245,7 +245,12 @@ async def connections(srv: ServerProcess, ns: argparse.Namespace) -> Row:
     refusals: list[float] = []
     existing_ok = False
     async with trimcp.open_client(srv.url, revision="2025-11-25") as existing:
-        await existing.call_tool("echo", {"message": "before"})
+        # Two calls at once, so the client's pool holds two keep-alive connections: its GET
+        # stream opens in the background and may take an idle one at any moment, and a call
+        # at the cap with no idle connection left would need a new one, rightly refused.
+        async with trio.open_nursery() as nursery:
+            for text in ("before", "before, beside it"):
+                nursery.start_soon(existing.call_tool, "echo", {"message": text})
 
         async def probe(stream: trio.SocketStream, began: float) -> None:
             # Accepted ones are answered 408 at the header deadline: only a 503 is a refusal.
@@ -275,8 +280,9 @@ async def connections(srv: ServerProcess, ns: argparse.Namespace) -> Row:
     )
     row.refuse_s = f"{median:.3f} (median)"
     row.fresh = fresh_text(fresh) + " (after)"
-    # The existing client holds 1-2 connections, so at least `extra` are refused.
-    row.ok = extra <= len(refusals) <= extra + 2 and existing_ok and fresh[0]
+    # The existing client holds 2-3 connections (two calls' and its GET stream's), so at
+    # least `extra` are refused.
+    row.ok = extra <= len(refusals) <= extra + 3 and existing_ok and fresh[0]
     return row
 
 

@@ -3,12 +3,13 @@
 
 Theory of operation
 -------------------
-One run starts one bare HTTP/1.1 JSON-RPC server (``--server``: a single-threaded
-``selectors`` loop over raw sockets, keep-alive, Content-Length bodies; it answers
-``initialize`` with a session id, ``tools/call`` and ``ping`` with JSON, notifications
-with 202, GET with 405, DELETE with 200, ``server/discover`` with 400) on 127.0.0.1 and
-measures every client against it, each in its own worker process (``--worker``, the
-structure of ``bench_stdio.py``, whose process helpers it reuses).
+One run starts the floor server (``raw_http_server.py``: JSON-RPC over HTTP/1.1 on uvloop
+and orjson, parsed by hand, no MCP library; it answers ``initialize`` with a session id,
+``tools/call`` and ``ping`` with JSON, notifications with 202, GET with 405, DELETE with 200,
+``server/discover`` with 400) on 127.0.0.1 and measures every client against it, each in its
+own worker process (``--worker``, the structure of ``bench_stdio.py``, whose process helpers
+it reuses).  The server spends a fraction of what even the floor client spends per call, so
+the client is what the numbers see.
 
 Clients (columns)
   floor        trio.open_tcp_stream and HTTP/1.1 by hand (the request formatted, the
@@ -26,20 +27,21 @@ Metrics
                 client does on open), median of N after a warm-up connection.
   sequential    tools/call round trips/s, median of rounds; client CPU per call
                 (``time.process_time`` in the worker; the server is another process).
-  64 in flight  64 tasks sharing one session (floor: 64 connections), calls/s.
+  8, 64 in flight  that many tasks sharing one session (floor: one connection and session
+                per task), calls/s and client CPU per call.
   TCP conns     connections the server accepted during the sequential + 64-in-flight
                 phases of that client (read from the server's ``/stats``).
   10 MB result  one tools/call whose answer is a 10 MiB text (about 10 MB of JSON), median
                 ms of a few calls on the sequential session.
 
-Targets (issue 15): trimcp >= 10x the official client's sequential and 64-in-flight
-calls/s; sequential >= 0.5x the floor's, 64 in flight >= 0.4x; client CPU per call <= 2x the
-floor's; a 10 MB result <= 1.5x the floor's time and no slower than the official client;
-connect+init <= 3x the floor's; at most one TCP connection per concurrent stream (<= 65 for
-the whole run: 64 + the sequential one).
+Targets (issues 15 and 29): trimcp >= 10x the official client's sequential and
+64-in-flight calls/s; sequential >= 0.6x the floor's, 64 in flight >= 0.4x; client CPU per
+call <= 2x the floor's alone and <= 3x at 64 in flight; a 10 MB result <= 1.5x the floor's
+time and no slower than the official client; connect+init <= 3x the floor's; at most one TCP
+connection per concurrent stream (<= 65 for the whole run: 64 + the sequential one).
 
-Run:   /work/venv/bin/python benchmarks/bench_http.py           (full, ~1-2 minutes)
-       /work/venv/bin/python benchmarks/bench_http.py --quick   (< 60 s)
+Run:   python benchmarks/bench_http.py           (full, ~1-2 minutes)
+       python benchmarks/bench_http.py --quick   (< 60 s)
        ... --json out.json   also writes every raw number
 """
 
@@ -48,8 +50,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import selectors
-import socket
 import statistics
 import subprocess
 import sys
@@ -59,7 +59,8 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent))
+# The trimcp to measure: this checkout, or the ``--against`` one a worker is told of.
+sys.path.insert(0, os.environ.get("TRIMCP_BENCH_TREE", str(HERE.parent)))
 
 from bench_stdio import _fmt, _kill_group, _ratio
 
@@ -90,9 +91,10 @@ PARAMS: dict[str, dict[str, Any]] = {
 }
 TARGETS = {
     "vs_official": 10.0,
-    "vs_floor": 0.5,
+    "vs_floor": 0.6,
     "conc_vs_floor": 0.4,
     "cpu_vs_floor": 2.0,
+    "conc_cpu_vs_floor": 3.0,
     "big_vs_floor": 1.5,
     "connect_vs_floor": 3.0,
 }
@@ -103,123 +105,8 @@ BIG_CALL = {"name": "big", "arguments": {}}
 
 # =========================================================================== the server
 
-
-def _answer(msg: dict[str, Any]) -> tuple[int, bytes, list[str]]:
-    method = msg.get("method")
-    if "id" not in msg or method is None:
-        return 202, b"", []
-    if method == "initialize":
-        version = msg["params"].get("protocolVersion", REVISION)
-        result = {
-            "protocolVersion": version,
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "bench-http", "version": "1"},
-        }
-        return 200, _rpc(msg["id"], result), ["Mcp-Session-Id: bench-session"]
-    if method == "server/discover":
-        return (
-            400,
-            json.dumps(
-                {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "no discover"}}
-            ).encode(),
-            [],
-        )
-    if method == "tools/call":
-        text = _big_text() if msg["params"].get("name") == "big" else "hi"
-        return 200, _rpc(msg["id"], {"content": [{"type": "text", "text": text}], "isError": False}), []
-    if method == "tools/list":
-        return 200, _rpc(msg["id"], {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}), []
-    return 200, _rpc(msg["id"], {}), []
-
-
-_BIG: list[str] = []
-
-
-def _big_text() -> str:
-    if not _BIG:
-        _BIG.append("x" * BIG_SIZE)
-    return _BIG[0]
-
-
-def _rpc(rid: Any, result: dict[str, Any]) -> bytes:
-    return json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}, separators=(",", ":")).encode()
-
-
-_REASONS = {200: "OK", 202: "Accepted", 400: "Bad Request", 405: "Method Not Allowed"}
-
-
-def _respond(status: int, body: bytes, extra: list[str]) -> bytes:
-    head = [f"HTTP/1.1 {status} {_REASONS.get(status, 'X')}", f"Content-Length: {len(body)}"]
-    if body:
-        head.append("Content-Type: application/json")
-    return ("\r\n".join(head + extra) + "\r\n\r\n").encode() + body
-
-
-def run_server(port_file: str) -> None:
-    """Serve until killed; writes the bound port to ``port_file``."""
-    lsock = socket.create_server(("127.0.0.1", 0), backlog=512)
-    lsock.setblocking(False)
-    sel = selectors.DefaultSelector()
-    sel.register(lsock, selectors.EVENT_READ, None)
-    accepted = 0
-    bufs: dict[socket.socket, bytearray] = {}
-    Path(port_file).write_text(str(lsock.getsockname()[1]))
-    while True:
-        for key, _ in sel.select():
-            if key.data is None:
-                conn, _addr = lsock.accept()
-                conn.setblocking(False)
-                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                accepted += 1
-                bufs[conn] = bytearray()
-                sel.register(conn, selectors.EVENT_READ, True)
-                continue
-            conn = key.fileobj  # type: ignore[assignment]
-            try:
-                chunk = conn.recv(262144)
-            except OSError:
-                chunk = b""
-            if not chunk:
-                sel.unregister(conn)
-                bufs.pop(conn, None)
-                conn.close()
-                continue
-            buf = bufs[conn]
-            buf += chunk
-            out = bytearray()
-            while True:
-                end = buf.find(b"\r\n\r\n")
-                if end < 0:
-                    break
-                head = bytes(buf[:end]).decode("latin-1").split("\r\n")
-                length = 0
-                for line in head[1:]:
-                    name, _, value = line.partition(":")
-                    if name.strip().lower() == "content-length":
-                        length = int(value)
-                if len(buf) < end + 4 + length:
-                    break
-                body = bytes(buf[end + 4 : end + 4 + length])
-                del buf[: end + 4 + length]
-                method, target = head[0].split(" ")[:2]
-                if target == "/stats":
-                    out += _respond(200, json.dumps({"accepted": accepted}).encode(), [])
-                elif method == "POST":
-                    out += _respond(*_answer(json.loads(body)))
-                elif method == "DELETE":
-                    out += _respond(200, b"", [])
-                else:
-                    out += _respond(405, b"", ["Allow: POST, DELETE"])
-            if out:
-                try:
-                    if len(out) > 1 << 20:  # the big answer: block until it is all written
-                        conn.setblocking(True)
-                        conn.sendall(out)
-                        conn.setblocking(False)
-                    else:
-                        conn.sendall(out)  # small answers: the socket buffer takes them whole
-                except OSError:
-                    pass
+#: The floor server (``raw_http_server.py``): uvloop + orjson, far cheaper per request than any client.
+SERVER = HERE / "raw_http_server.py"
 
 
 # =========================================================================== clients (worker side)
@@ -359,10 +246,8 @@ async def _stats(url: str) -> int:
 
 
 async def trio_worker(job: dict[str, Any]) -> dict[str, Any]:
-    import trio
-
     client, url, p = job["client"], job["url"], job["params"]
-    out: dict[str, Any] = {}
+    open_lanes = None
 
     if client in ("floor", "floor/h11"):
         kind = _RawFloor if client == "floor" else _Floor
@@ -372,17 +257,19 @@ async def trio_worker(job: dict[str, Any]) -> dict[str, Any]:
             await f.initialize()
             return f, f.aclose
 
-        async def conc(n: int) -> None:
-            async def lane(k: int) -> None:
+        async def open_lanes(n: int) -> tuple[list[Any], Any]:
+            """The floor's concurrency: one connection (and session) per lane."""
+            lanes = []
+            for _ in range(n):
                 f = kind(url)
                 await f.initialize()
-                for _ in range(k):
-                    await f.call()
-                await f.aclose()
+                lanes.append(f)
 
-            async with trio.open_nursery() as nursery:
-                for _i in range(CONCURRENCY):
-                    nursery.start_soon(lane, n // CONCURRENCY)
+            async def close() -> None:
+                for f in lanes:
+                    await f.aclose()
+
+            return lanes, close
     else:
         import trimcp
 
@@ -412,14 +299,27 @@ async def trio_worker(job: dict[str, Any]) -> dict[str, Any]:
 
             return _S(), close
 
-        conc = None  # shares the session (below)
+    return await _measure({}, connect, open_lanes, url, p, trio_mode=True)
 
-    return await _measure(out, connect, conc, url, p, trio_mode=True)
+
+#: The concurrency levels measured: calls in flight at once (1 = sequential).
+LEVELS = (1, 8, CONCURRENCY)
+
+
+def level_keys(level: int) -> tuple[str, str]:
+    """The result keys (calls/s, client CPU per call) of one concurrency level."""
+    if level == 1:
+        return "seq_per_s", "cpu_us"
+    if level == CONCURRENCY:
+        return "conc_per_s", "conc_cpu_us"
+    return f"c{level}_per_s", f"c{level}_cpu_us"
 
 
 async def _measure(
-    out: dict[str, Any], connect: Any, conc: Any, url: str, p: dict[str, Any], *, trio_mode: bool
+    out: dict[str, Any], connect: Any, open_lanes: Any, url: str, p: dict[str, Any], *, trio_mode: bool
 ) -> dict[str, Any]:
+    """Every metric of one client.  ``open_lanes(n)`` gives n sessions of their own (the
+    floor's concurrency); without it, the n lanes share the sequential session."""
     if trio_mode:
         import trio
 
@@ -448,16 +348,33 @@ async def _measure(
     s, close = await connect()
     for _ in range(p["warmup"]):
         await s.call()
-    rates, cpus = [], []
-    for _ in range(p["seq_rounds"]):
-        c0, t0 = time.process_time(), time.perf_counter()
-        for _ in range(p["seq_calls"]):
-            await s.call()
-        t1, c1 = time.perf_counter(), time.process_time()
-        rates.append(p["seq_calls"] / (t1 - t0))
-        cpus.append((c1 - c0) / p["seq_calls"] * 1e6)
-    out["seq_per_s"] = statistics.median(rates)
-    out["cpu_us"] = statistics.median(cpus)
+    for level in LEVELS:
+        rate_key, cpu_key = level_keys(level)
+        lanes, close_lanes = ([s] * level, None) if open_lanes is None or level == 1 else await open_lanes(level)
+        calls = p["seq_calls"] if level == 1 else p["conc_calls"]
+        per = calls // level
+
+        def lane_of(one: Any, per: int = per) -> Any:
+            async def lane() -> None:
+                for _ in range(per):
+                    await one.call()
+
+            return lane
+
+        rates, cpus = [], []
+        for _ in range(p["seq_rounds"] if level == 1 else p["conc_rounds"]):
+            c0, t0 = time.process_time(), time.perf_counter()
+            if level == 1:
+                await lane_of(s)()
+            else:
+                await gather([lane_of(one) for one in lanes])
+            t1, c1 = time.perf_counter(), time.process_time()
+            rates.append(per * level / (t1 - t0))
+            cpus.append((c1 - c0) / (per * level) * 1e6)
+        out[rate_key] = statistics.median(rates)
+        out[cpu_key] = statistics.median(cpus)
+        if close_lanes is not None:
+            await close_lanes()
     await s.call_big()  # warm-up (the server builds its answer once)
     bigs = []
     for _ in range(p["big_calls"]):
@@ -465,26 +382,11 @@ async def _measure(
         await s.call_big()
         bigs.append((time.perf_counter() - t0) * 1e3)
     out["big_ms"] = statistics.median(bigs)
-    rates = []
-    per = p["conc_calls"] // CONCURRENCY
-    for _ in range(p["conc_rounds"]):
-        t0 = time.perf_counter()
-        if conc is not None:
-            await conc(p["conc_calls"])
-        else:
-
-            async def lane() -> None:
-                for _ in range(per):
-                    await s.call()
-
-            await gather([lane] * CONCURRENCY)
-        rates.append(per * CONCURRENCY / (time.perf_counter() - t0))
-    out["conc_per_s"] = statistics.median(rates)
     await close()
     after = await _stats(url) if trio_mode else await _stats_asyncio(url)
     out["tcp_conns"] = after - before - 1  # minus the second /stats connection
-    if conc is not None:
-        out["tcp_note"] = f"{p['conc_rounds']} rounds x {CONCURRENCY} lanes + 1"
+    if open_lanes is not None:
+        out["tcp_note"] = f"1 + {' + '.join(str(n) for n in LEVELS[1:])} lanes"
     return out
 
 
@@ -605,7 +507,7 @@ BASE_SUFFIX = "@base"
 
 def worker_env(pythonpath: str | None) -> dict[str, str] | None:
     """The environment of a worker that imports trimcp from another checkout (None: ours)."""
-    return None if pythonpath is None else {**os.environ, "PYTHONPATH": pythonpath}
+    return None if pythonpath is None else {**os.environ, "PYTHONPATH": pythonpath, "TRIMCP_BENCH_TREE": pythonpath}
 
 
 def spawn_worker(job: dict[str, Any], timeout: float, pythonpath: str | None = None) -> dict[str, Any]:
@@ -631,12 +533,15 @@ def spawn_worker(job: dict[str, Any], timeout: float, pythonpath: str | None = N
 
 
 ROWS = (
-    ("connect+init (ms)", "connect_ms", "{:.2f}"),
-    ("first connect (ms)", "first_connect_ms", "{:.2f}"),
     ("sequential calls/s", "seq_per_s", "{:,.0f}"),
     ("client CPU/call (us)", "cpu_us", "{:.1f}"),
+    ("8 in flight calls/s", "c8_per_s", "{:,.0f}"),
+    ("  CPU/call (us)", "c8_cpu_us", "{:.1f}"),
     ("64 in flight calls/s", "conc_per_s", "{:,.0f}"),
+    ("  CPU/call (us)", "conc_cpu_us", "{:.1f}"),
     ("10 MB result (ms)", "big_ms", "{:.0f}"),
+    ("connect+init (ms)", "connect_ms", "{:.2f}"),
+    ("first connect (ms)", "first_connect_ms", "{:.2f}"),
     ("TCP conns accepted", "tcp_conns", "{:.0f}"),
 )
 
@@ -663,7 +568,7 @@ def render(results: dict[str, dict[str, Any]]) -> str:
         base = results.get(c + BASE_SUFFIX)
         if base is None:
             continue
-        for label, key, _unused in ROWS[2:6]:
+        for label, key, _unused in ROWS[:7]:
             lines.append(f"  {c} / {c}{BASE_SUFFIX} {label}: {_ratio(results[c].get(key), base.get(key))}")
     for c in clients:
         if "fatal" in results[c]:
@@ -682,6 +587,13 @@ def targets(results: dict[str, dict[str, Any]]) -> list[str]:
             ("sequential vs floor", r.get("seq_per_s"), floor.get("seq_per_s"), TARGETS["vs_floor"], True),
             ("64-in-flight vs floor", r.get("conc_per_s"), floor.get("conc_per_s"), TARGETS["conc_vs_floor"], True),
             ("CPU/call vs floor", r.get("cpu_us"), floor.get("cpu_us"), TARGETS["cpu_vs_floor"], False),
+            (
+                "CPU/call @64 vs floor",
+                r.get("conc_cpu_us"),
+                floor.get("conc_cpu_us"),
+                TARGETS["conc_cpu_vs_floor"],
+                False,
+            ),
             ("10 MB result vs floor", r.get("big_ms"), floor.get("big_ms"), TARGETS["big_vs_floor"], False),
             ("10 MB result vs official", r.get("big_ms"), official.get("big_ms"), 1.0, False),
             ("connect+init vs floor", r.get("connect_ms"), floor.get("connect_ms"), TARGETS["connect_vs_floor"], False),
@@ -714,11 +626,7 @@ def main(argv: list[str] | None = None) -> int:
         "with the others: before and after measured in one run",
     )
     ap.add_argument("--worker")
-    ap.add_argument("--server")
     ns = ap.parse_args(argv)
-    if ns.server:
-        run_server(ns.server)
-        return 0
     if ns.worker:
         print(json.dumps(run_worker(json.loads(ns.worker))))
         return 0
@@ -726,7 +634,7 @@ def main(argv: list[str] | None = None) -> int:
     p = PARAMS[mode]
     port_file = f"/tmp/bench_http_port.{os.getpid()}"
     server = subprocess.Popen(
-        [sys.executable, str(Path(__file__).resolve()), "--server", port_file], start_new_session=True
+        [sys.executable, str(SERVER), "--port-file", port_file], stdout=subprocess.DEVNULL, start_new_session=True
     )
     try:
         deadline = time.monotonic() + 10
@@ -755,8 +663,11 @@ def main(argv: list[str] | None = None) -> int:
         server.wait()
         Path(port_file).unlink(missing_ok=True)
     against = f"; @base = trimcp from {ns.against}" if ns.against else ""
+    from raw_http_server import describe
+
     print(
-        f"bench_http ({mode}); python {sys.version.split()[0]}; loadavg {os.getloadavg()[0]:.2f}; "
+        f"bench_http ({mode}); server {describe()}; python {sys.version.split()[0]}; "
+        f"{os.cpu_count()} CPUs; loadavg {os.getloadavg()[0]:.2f}; "
         f"medians of {max(1, ns.repeat)}{against}"
     )
     print(render(results))

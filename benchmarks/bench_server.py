@@ -5,7 +5,7 @@ Theory of operation
 -------------------
 Every server offers the same tool, ``echo(text) -> text`` (``benchmarks/servers/``), with its
 own defaults and its own HTTP stack (the official server and fastmcp: their Streamable HTTP
-Starlette apps under uvicorn, as their documentation says; trimcp: ``serve_http``, h11 on
+Starlette apps under uvicorn, as their documentation says; trimcp: ``serve_http``, its own HTTP/1.1 codec on
 Trio).  One run measures every (server, transport) cell:
 
   servers   trimcp        ``trimcp.server.Server`` (servers/trimcp_echo.py)
@@ -66,17 +66,21 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 from bench_stdio import _fmt, _kill_group, _ratio
-from server_load import vm_hwm_kb
+from server_load import cpu_seconds, per_call_us, vm_hwm_kb
 
 FASTMCP_VENV = Path(os.environ.get("TRIMCP_FASTMCP_VENV", str(ROOT / ".venv-fastmcp")))
 FASTMCP_PINS = ["fastmcp==4.2.3", "mcp==2.3.0"]
-SERVERS = ("trimcp", "trimcp serve", "official", "fastmcp")
+SERVERS = ("trimcp", "trimcp serve", "official", "fastmcp", "raw")
 TRANSPORTS = ("http", "stdio")
 SESSIONS = 50
+#: Calls in flight at once on one session (each on a connection of its own over HTTP).
+INFLIGHT = 64
 TARGET = 5.0
+#: Issue 29: sequential and 64-in-flight calls/s against the official server, and against the raw one.
+TARGETS_29 = {"seq_vs_official": 5.0, "inflight_vs_official": 10.0, "inflight_vs_raw": 0.3}
 PARAMS: dict[str, dict[str, Any]] = {
     "full": {"rounds": 3, "warmup": 50, "seq_calls": 500, "conc_calls": 40, "inflight_calls": 40},
-    "quick": {"rounds": 1, "warmup": 20, "seq_calls": 200, "conc_calls": 10, "inflight_calls": 10},
+    "quick": {"rounds": 1, "warmup": 20, "seq_calls": 200, "conc_calls": 10, "inflight_calls": 20},
     "smoke": {"rounds": 1, "warmup": 2, "seq_calls": 10, "conc_calls": 2, "inflight_calls": 2},
 }
 CELL_TIMEOUT = 120.0
@@ -114,7 +118,14 @@ def commands(server: str, transport: str) -> tuple[list[str], str] | str:
     elif server == "trimcp serve":
         if transport != "http":
             return "HTTP only (the stdio Server is the trimcp column)"
-        return [py, "-m", "trimcp.cli", "serve", "--http", "127.0.0.1:0"], "message"
+        # -P: no current directory on sys.path, so ``--against`` (PYTHONPATH=CHECKOUT) is what
+        # ``-m`` imports, not the checkout the benchmark runs from.
+        return [py, "-P", "-m", "trimcp.cli", "serve", "--http", "127.0.0.1:0"], "message"
+    elif server == "raw":
+        # The floor: JSON-RPC with no MCP library (stdio: raw_server.py; HTTP: uvloop + orjson).
+        return (
+            [py, str(HERE / "raw_http_server.py")] if transport == "http" else [py, str(HERE / "raw_server.py")]
+        ), "text"
     elif server == "official":
         cmd = [py, str(HERE / "servers" / "mcp_echo.py")]
     else:
@@ -209,6 +220,20 @@ def run_http(cmd: list[str], tool_arg: str, p: dict[str, Any], load_procs: int) 
                         "warmup": p["warmup"],
                         "calls": p["seq_calls"],
                         "rounds": 1,
+                        "server_pid": server.pid,
+                    }
+                ),
+                deadline,
+            )
+            inflight = _result(
+                _load(
+                    {
+                        "kind": "http-inflight",
+                        "url": url,
+                        "tool_arg": tool_arg,
+                        "inflight": INFLIGHT,
+                        "calls": p["inflight_calls"],
+                        "server_pid": server.pid,
                     }
                 ),
                 deadline,
@@ -229,11 +254,13 @@ def run_http(cmd: list[str], tool_arg: str, p: dict[str, Any], load_procs: int) 
                         f"load process not ready: {line.strip()[:200]} "
                         f"{proc.stderr.read()[-300:] if proc.stderr else ''}"
                     )
+            server0 = cpu_seconds(server.pid)
             for proc in loads:
                 assert proc.stdin is not None
                 proc.stdin.write("go\n")
                 proc.stdin.flush()
             parts = [_result(proc, deadline) for proc in loads]
+            server1 = cpu_seconds(server.pid)
             rss = vm_hwm_kb(server.pid)
         finally:
             for proc in loads:
@@ -243,11 +270,19 @@ def run_http(cmd: list[str], tool_arg: str, p: dict[str, Any], load_procs: int) 
     lat = [x for part in parts for x in part["lat_us"]]
     calls = sum(part["calls"] for part in parts)
     span = max(part["end"] for part in parts) - min(part["start"] for part in parts)
-    errors = seq["errors"] + sum(part["errors"] for part in parts)
-    first = seq["first_error"] or next((part["first_error"] for part in parts if part["first_error"]), None)
+    errors = seq["errors"] + inflight["errors"] + sum(part["errors"] for part in parts)
+    first = (
+        seq["first_error"]
+        or inflight["first_error"]
+        or next((part["first_error"] for part in parts if part["first_error"]), None)
+    )
     return {
         "seq_per_s": seq["seq_per_s"],
         "seq_p50_ms": _ms(_pct(seq["seq_lat_us"], 0.5)),
+        "seq_server_cpu_us": seq["server_cpu_us"],
+        "inflight_per_s": inflight["inflight_per_s"],
+        "inflight_server_cpu_us": inflight["server_cpu_us"],
+        "conc_server_cpu_us": per_call_us(server0, server1, calls),
         "conc_per_s": calls / span if span > 0 else None,
         "p50_ms": _ms(_pct(lat, 0.5)),
         "p99_ms": _ms(_pct(lat, 0.99)),
@@ -308,11 +343,17 @@ def run_cell(server: str, transport: str, p: dict[str, Any], load_procs: int) ->
 ROWS = (
     ("sequential calls/s", "seq_per_s", "{:,.0f}", True),
     ("sequential p50 ms", "seq_p50_ms", "{:.2f}", False),
+    ("  server CPU/req us", "seq_server_cpu_us", "{:.0f}", False),
+    ("64 in flight calls/s", "inflight_per_s", "{:,.0f}", True),
+    ("  server CPU/req us", "inflight_server_cpu_us", "{:.0f}", False),
     ("50 sessions calls/s", "conc_per_s", "{:,.0f}", True),
     ("50 sessions p50 ms", "p50_ms", "{:.1f}", False),
     ("50 sessions p99 ms", "p99_ms", "{:.1f}", False),
+    ("  server CPU/req us", "conc_server_cpu_us", "{:.0f}", False),
     ("server peak RSS MB", "rss_mb", "{:.1f}", False),
 )
+#: Rows of the HTTP table only (stdio has one in-flight phase: its "50 in flight").
+HTTP_ONLY = {"inflight_per_s", "inflight_server_cpu_us", "seq_server_cpu_us", "conc_server_cpu_us"}
 STDIO_LABELS = {"conc_per_s": "50 in flight calls/s", "p50_ms": "50 in flight p50 ms", "p99_ms": "50 in flight p99 ms"}
 
 
@@ -333,7 +374,7 @@ def render(runs: dict[tuple[str, str], list[dict[str, Any]]], servers: list[str]
     w = max(14, *(len(s) + 2 for s in servers))
     for transport in transports:
         cols = [s for s in servers if not (transport == "stdio" and s.startswith("trimcp serve"))]
-        peers = ["official", "fastmcp"] + (["trimcp" + BASE_SUFFIX] if "trimcp" + BASE_SUFFIX in cols else [])
+        peers = [c for c in ("official", "fastmcp", "raw", "trimcp" + BASE_SUFFIX) if c in cols]
         lines.append(
             f"\n{transport}"
             + " " * (22 - len(transport))
@@ -341,6 +382,8 @@ def render(runs: dict[tuple[str, str], list[dict[str, Any]]], servers: list[str]
             + "".join(f"{'trimcp/' + peer.replace('trimcp', ''):>{w + 3}}" for peer in peers)
         )
         for label, key, fmt, _ in ROWS:
+            if transport == "stdio" and key in HTTP_ONLY:
+                continue
             label = STDIO_LABELS.get(key, label) if transport == "stdio" else label
             row = f"  {label:20}" + "".join(
                 f"{_fmt(_median(runs.get((s, transport), []), key), fmt):>{w}}" for s in cols
@@ -372,6 +415,44 @@ def target_lines(runs: dict[tuple[str, str], list[dict[str, Any]]], transports: 
             out.append(
                 f"  {transport:5} {mine:12} 50-session calls/s vs official {_ratio(speed, 1.0):>8} "
                 f"(target >= {TARGET:g}x), p99 vs official {_ratio(p99, 1.0):>7} (target <= 1x)  "
+                f"{'met' if met else 'NOT MET'}"
+            )
+        a, official, raw = (
+            runs.get(("trimcp", transport)),
+            runs.get(("official", transport)),
+            runs.get(("raw", transport)),
+        )
+        inflight = "inflight_per_s" if transport == "http" else "conc_per_s"
+        checks = [
+            ("sequential vs official", official, "seq_per_s", TARGETS_29["seq_vs_official"]),
+            (
+                f"{INFLIGHT if transport == 'http' else SESSIONS} in flight vs official",
+                official,
+                inflight,
+                TARGETS_29["inflight_vs_official"],
+            ),
+            (
+                f"{INFLIGHT if transport == 'http' else SESSIONS} in flight vs raw",
+                raw,
+                inflight,
+                TARGETS_29["inflight_vs_raw"],
+            ),
+        ]
+        for name, peer, key, limit in checks:
+            if not a or not peer:
+                continue
+            ratio = _round_ratio(a, peer, key)
+            met = ratio is not None and ratio >= limit
+            out.append(
+                f"  {transport:5} trimcp       {name:31} {_ratio(ratio, 1.0):>8} (target >= {limit:g}x)  "
+                f"{'met' if met else 'NOT MET'}"
+            )
+        base = runs.get(("trimcp" + BASE_SUFFIX, transport))
+        if a and base:
+            p99 = _round_ratio(a, base, "p99_ms")
+            met = p99 is not None and p99 <= 1.0
+            out.append(
+                f"  {transport:5} trimcp       50-session p99 vs @base         {_ratio(p99, 1.0):>8} (target <= 1x)  "
                 f"{'met' if met else 'NOT MET'}"
             )
     return out
@@ -431,7 +512,7 @@ def main(argv: list[str] | None = None) -> int:
         + (f"; {BASE_SUFFIX} = trimcp from {AGAINST}" if AGAINST else "")
     )
     print("\n".join(render(runs, servers, transports)))
-    print("targets (issue 15):")
+    print("targets (issues 15 and 29):")
     print("\n".join(target_lines(runs, transports)))
     if ns.json:
         Path(ns.json).write_text(json.dumps({f"{s}/{t}": r for (s, t), r in runs.items()}, indent=2))

@@ -64,8 +64,8 @@ Modules: this file is the command and the parent side (workers, import probes,
 orchestration); ``stdio_config`` holds the parameters and targets, ``stdio_clients`` the
 clients, ``stdio_worker`` one worker's phases, ``stdio_report`` the table and the targets.
 
-Run:   /work/venv/bin/python benchmarks/bench_stdio.py            (full, ~2 minutes)
-       /work/venv/bin/python benchmarks/bench_stdio.py --quick    (CI smoke, < 60 s)
+Run:   python benchmarks/bench_stdio.py            (full, ~2 minutes)
+       python benchmarks/bench_stdio.py --quick    (CI smoke, < 60 s)
        ... --json out.json   also writes every raw number
        ... --repeat 3        medians over 3 interleaved runs of every worker
        ... --pin 1           client and server on CPU 1 (stable CPU-cost comparison)

@@ -56,6 +56,25 @@ def vm_hwm_kb(pid: int) -> int | None:
     return None
 
 
+def cpu_seconds(pid: int | None) -> float | None:
+    """The CPU time (user + system) ``pid`` has used so far, from /proc/PID/stat."""
+    if pid is None:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def per_call_us(before: float | None, after: float | None, calls: int) -> float | None:
+    """CPU microseconds per call between two ``cpu_seconds`` readings."""
+    if before is None or after is None or calls <= 0:
+        return None
+    return (after - before) / calls * 1e6
+
+
 def _call_body(rid: int, args: dict[str, Any]) -> bytes:
     return json.dumps(
         {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": "echo", "arguments": args}},
@@ -120,6 +139,13 @@ class HttpSession:
         status, _, body = await self._exchange(self._post(b'{"jsonrpc":"2.0","method":"notifications/initialized"}'))
         if status not in (200, 202, 204):
             raise RuntimeError(f"notifications/initialized: HTTP {status} {body[:200]!r}")
+
+    async def join(self, other: HttpSession, lane: int) -> None:
+        """Open a connection of its own for ``other``'s session (no new initialize)."""
+        self.reader, self.writer = await asyncio.open_connection(self.host, self.port, limit=1 << 20)
+        self.writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.sid, self._head = other.sid, other._head
+        self.ids = lane * 1_000_000  # ids of its own: the lanes share one session
 
     def _post(self, body: bytes) -> bytes:
         return f"{self._head}Content-Length: {len(body)}\r\n\r\n".encode() + body
@@ -211,6 +237,7 @@ async def http_seq(job: dict[str, Any]) -> dict[str, Any]:
         tally.note(await s.call())
     rates, lat = [], []
     clock = time.perf_counter
+    server0 = cpu_seconds(job.get("server_pid"))
     c0 = time.process_time()
     for _ in range(job["rounds"]):
         t0 = clock()
@@ -220,11 +247,13 @@ async def http_seq(job: dict[str, Any]) -> dict[str, Any]:
             lat.append(clock() - t)
         rates.append(job["calls"] / (clock() - t0))
     cpu = (time.process_time() - c0) / max(1, job["calls"] * job["rounds"]) * 1e6
+    server_cpu = per_call_us(server0, cpu_seconds(job.get("server_pid")), job["calls"] * job["rounds"])
     await s.close()
     return {
         "seq_per_s": statistics.median(rates),
         "seq_lat_us": [round(x * 1e6) for x in lat],
         "load_cpu_us": cpu,
+        "server_cpu_us": server_cpu,
         "errors": tally.errors,
         "first_error": tally.first_error,
     }
@@ -259,6 +288,49 @@ async def http_conc(job: dict[str, Any]) -> dict[str, Any]:
         "calls": len(lat),
         "lat_us": [round(x * 1e6) for x in lat],
         "load_cpu_us": cpu,
+        "errors": tally.errors,
+        "first_error": tally.first_error,
+    }
+
+
+async def http_inflight(job: dict[str, Any]) -> dict[str, Any]:
+    """``inflight`` calls in flight at once on ONE session, each lane on a keep-alive
+    connection of its own (HTTP/1.1 carries one exchange at a time per connection)."""
+    host, port, path = _split_url(job["url"])
+    first = HttpSession(host, port, path, job["tool_arg"])
+    await first.open()
+    lanes = [first]
+    for i in range(1, job["inflight"]):
+        lane = HttpSession(host, port, path, job["tool_arg"])
+        await lane.join(first, i)
+        lanes.append(lane)
+    tally = _Tally()
+    for s in lanes:  # every connection warm
+        tally.note(await s.call())
+    lat: list[float] = []
+    clock = time.perf_counter
+
+    async def run(s: HttpSession) -> None:
+        for _ in range(job["calls"]):
+            t = clock()
+            tally.note(await s.call())
+            lat.append(clock() - t)
+
+    server0 = cpu_seconds(job.get("server_pid"))
+    c0 = time.process_time()
+    start = clock()
+    await asyncio.gather(*(run(s) for s in lanes))
+    elapsed = clock() - start
+    cpu = (time.process_time() - c0) / max(1, len(lat)) * 1e6
+    server_cpu = per_call_us(server0, cpu_seconds(job.get("server_pid")), len(lat))
+    for s in lanes[1:]:
+        s.writer.close()
+    await first.close()
+    return {
+        "inflight_per_s": len(lat) / elapsed,
+        "inflight_lat_us": [round(x * 1e6) for x in lat],
+        "load_cpu_us": cpu,
+        "server_cpu_us": server_cpu,
         "errors": tally.errors,
         "first_error": tally.first_error,
     }
@@ -376,7 +448,15 @@ def main() -> int:
     if kind == "stdio":
         out = stdio(job)
     else:
-        out = asyncio.run(http_seq(job) if kind == "http-seq" else http_conc(job))
+        run: Any = asyncio.run
+        try:  # the cheapest load generator there is: less of the two cores goes to the load
+            import uvloop
+
+            run = uvloop.run
+        except ImportError:
+            pass
+        jobs = {"http-seq": http_seq, "http-conc": http_conc, "http-inflight": http_inflight}
+        out = run(jobs[kind](job))
     print(json.dumps(out), flush=True)
     return 0
 

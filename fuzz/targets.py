@@ -2,7 +2,7 @@
 
 Each target raises only what the code under test documents (and ``AssertionError``
 when one of its own oracles fails); anything else is a bug.  ``fuzz/run.py``
-drives them under atheris or hypothesis; ``tests/test_fuzz_targets.py`` runs them
+drives them under atheris or hypothesis; ``tests/fuzzing/test_fuzz_targets.py`` runs them
 in the test suite.
 """
 
@@ -190,9 +190,11 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
 
 # The other areas' targets, each in a file of its own.
 from fuzz.targets_h1 import TARGETS as _H1
+from fuzz.targets_h1_server import TARGETS as _H1_SERVER
 from fuzz.targets_host import TARGETS as _HOST
 from fuzz.targets_wire import TARGETS as _WIRE
 
 TARGETS.update(_H1)
+TARGETS.update(_H1_SERVER)
 TARGETS.update(_HOST)
 TARGETS.update(_WIRE)

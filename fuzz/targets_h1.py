@@ -13,7 +13,7 @@ fields on a response without a body, a transfer coding other than one ``chunked`
 bare LF in the trailer section, a Content-Length beside Transfer-Encoding, a chunk size
 of more than 20 digits).  obs-fold is unfolded by both, but RFC 9112 5.2 replaces the
 whole ``OWS CRLF RWS`` with SP where h11 keeps the OWS before the CRLF, so h11 is given
-the heads already unfolded the RFC's way (``rfc_unfold``).  ``tests/test_h1_differential.py``
+the heads already unfolded the RFC's way (``rfc_unfold``).  ``tests/sansio/test_h1_differential.py``
 runs the same oracle over generated responses.
 """
 

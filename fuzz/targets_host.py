@@ -30,7 +30,7 @@ Targets and the specifications behind their oracles:
 * ``config``: the ``mcpServers`` files (``trimcp.config``): ``ConfigError`` only, and
   every accepted entry well typed.
 * ``elicitation``: form-mode elicitation (spec "Client features / Elicitation",
-  ``trimcp._sansio.host.forms`` and ``trimcp.host.forms.validate_form_async``): never
+  ``trimcp._sansio.host.forms`` and ``trimcp.host.form_dates.validate_form_async``): never
   raises; accepted content satisfies every field and validates to itself.
 * ``truncation``: ``CallToolResult`` fitting (``trimcp._sansio.host.truncation`` and
   ``shrink``): within the cap, JSON in gives JSON out, never raises.
@@ -59,7 +59,7 @@ from trimcp._sansio.bounded.patterns import PeerPattern
 from trimcp._sansio.host import forms
 from trimcp._sansio.host.shrink import dumps, shrink_json, shrink_text
 from trimcp._sansio.host.truncation import estimate_tokens, plan_truncation, truncate_result
-from trimcp.host.forms import validate_form_async
+from trimcp.host.form_dates import validate_form_async
 from trimcp.server._uritemplate import UnsafeVariable, UriTemplate
 
 # ------------------------------------------------------------------ uri_template

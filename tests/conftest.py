@@ -1,11 +1,18 @@
 """What every test under tests/ shares: import paths, a deadline on every async test, fixtures.
 
+Layout: tests sit in one folder per area (``sansio``, ``transports``, ``client``, ``server``,
+``host``, ``check``, ``cli``, ``auth``, ``fuzzing``, ``project``; CONTRIBUTING.md says what
+goes where); this file serves them all.
+
 Imports: ``pyproject.toml``'s ``[tool.pytest.ini_options] pythonpath`` puts the repository root
 (for ``fuzz``), ``tests`` (``fake_server``, ``peers``, ``helpers.*``) and ``tests/helpers`` on
 ``sys.path`` before collection, so no test module patches ``sys.path``.  ``tests/helpers`` is on
 it because its scripts run as ``python tests/helpers/x.py`` and import their siblings by bare
 name (``from jsonrpc_lines import ...``); a test importing ``helpers.x`` needs those names too.
-Test modules keep unique basenames: pytest's default import mode imports each by basename.
+Paths into the checkout come from ``helpers/repo_paths.py``, not from a test's own ``__file__``
+(whose depth is the area folder's).  Test modules keep unique basenames: pytest's default
+import mode imports each by basename (and puts its folder on ``sys.path``, so a test may import
+a sibling test module of its own area; across areas, shared pieces live in ``helpers``).
 
 Deadlines: every async test (pytest-trio runs each in a ``trio.run`` of its own) runs, fixtures
 and all, inside a cancel scope that a watchdog thread cancels after a number of *real* seconds,
@@ -29,13 +36,20 @@ seconds rather than at once.
 ``@pytest.mark.deadline(seconds)`` replaces the default for one test (real seconds).  Sync tests
 and hypothesis-driven async tests (pytest-trio runs those with ``trio.run`` directly) have none.
 
+Signals: a runner started in the background by a non-interactive shell (``cmd &`` in ``sh``)
+ignores SIGINT, as POSIX has it, and every process it starts inherits the ignoring (Python then
+installs no KeyboardInterrupt handler).  The tests that interrupt a CLI, or count the signals a
+server needed to stop, would see that instead of what a user's Ctrl-C does, so the suite
+restores Python's own handler at start; its children then begin with the default disposition.
+
 Fixtures here are the ones several test modules used to define identically.
 """
 
 from __future__ import annotations
 
+import signal
 import threading
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
@@ -48,6 +62,9 @@ from trimcp.server import serve_http
 
 DEADLINE = 180.0
 AUTOJUMP_DEADLINE = 30.0
+
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # see "Signals" above
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 Runner = Callable[..., Any]
 
@@ -125,3 +142,16 @@ async def url(nursery: trio.Nursery) -> str:
     """The URL of the bundled reference server over Streamable HTTP on 127.0.0.1, for this test."""
     bound = await nursery.start(partial(serve_http, build_server(), "127.0.0.1", 0))
     return str(bound.url)
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[str]:
+    """The URL of a real ``redis-server`` on a free loopback port, for the whole test session
+    (each test keeps to keys of its own prefix); skipped only when the binary is missing."""
+    from helpers.redis_server import MISSING, redis_binary, running_redis
+
+    binary = redis_binary()
+    if binary is None:
+        pytest.skip(MISSING)
+    with running_redis(binary) as url:
+        yield url

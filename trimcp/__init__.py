@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from ._sansio.revisions import Era as Era
     from ._sansio.schema import SchemaError as SchemaError
     from ._sansio.task_poll import TaskState as TaskState
+    from ._shutdown import ShutdownPolicy as ShutdownPolicy
     from ._trio.client import ClientSession as ClientSession
     from ._trio.client import ToolTask as ToolTask
     from ._trio.client import open_client as open_client
@@ -65,10 +66,9 @@ if TYPE_CHECKING:
     from ._trio.transports.registry import TransportOptions as TransportOptions
     from ._trio.transports.registry import register_transport as register_transport
     from ._trio.transports.stdio import open_stdio_process as open_stdio_process
-    from .config import ShutdownPolicy as ShutdownPolicy
 
 #: Lazy export -> the module defining it (relative to this package); ``schema`` is that module
-#: itself.  Keep in step with the ``TYPE_CHECKING`` block (tests/test_import_cost.py checks).
+#: itself.  Keep in step with the ``TYPE_CHECKING`` block (tests/project/test_import_cost.py checks).
 _LAZY: dict[str, str] = {
     "schema": ".schema",
     "Connection": "._sansio.connection.core",
@@ -93,7 +93,7 @@ _LAZY: dict[str, str] = {
     "TransportOptions": "._trio.transports.registry",
     "register_transport": "._trio.transports.registry",
     "open_stdio_process": "._trio.transports.stdio",
-    "ShutdownPolicy": ".config",
+    "ShutdownPolicy": "._shutdown",
 }
 
 

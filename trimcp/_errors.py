@@ -75,19 +75,22 @@ class ConnectError(TransportError):
 
 class ConnectTimeout(ConnectError):
     """The opening request (``server/discover`` or ``initialize``) got no answer within the
-    connect deadline: the peer may be hung, or only slower than the deadline allowed."""
+    connect deadline: the peer may be hung, or only slower than the deadline allowed.
+    ``stderr_tail``: what a stdio server last wrote to its stderr (also in the message)."""
 
-    def __init__(self, message: str, *, phase: str, seconds: float) -> None:
+    def __init__(self, message: str, *, phase: str, seconds: float, stderr_tail: str = "") -> None:
         super().__init__(message)
         self.phase = phase
         self.seconds = seconds
+        self.stderr_tail = stderr_tail
 
 
 class TransportClosed(TransportError):
     """The transport closed (peer exited, stream ended) while work was pending.
 
     ``returncode`` and ``stderr_tail`` are filled in by process transports so that
-    the error explains *why* the peer went away.
+    the error explains *why* the peer went away (the message says how the process
+    ended; the stderr tail follows it).
     """
 
     def __init__(
@@ -97,9 +100,9 @@ class TransportClosed(TransportError):
         returncode: int | None = None,
         stderr_tail: str = "",
     ) -> None:
+        # The exit status is the creator's to say in words ("exited with status 3", "was
+        # killed by SIGKILL"): appended here as well, it said it twice.
         detail = message
-        if returncode is not None:
-            detail += f" (exit status {returncode})"
         if stderr_tail:
             detail += "\n--- last stderr lines ---\n" + stderr_tail
         super().__init__(detail)

@@ -82,6 +82,7 @@ import attrs
 
 from ._errors import TrimcpError
 from ._redaction import Redactor
+from ._shutdown import ShutdownPolicy
 
 __all__ = [
     "ConfigError",
@@ -151,29 +152,6 @@ class OAuthConfig:
     callback_port: int | None = None
     auth_server_metadata_url: str | None = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
-
-
-def _wait(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
-    # NaN fails both comparisons; an infinite wait would make closing hang for ever.
-    if not 0 <= value < float("inf"):
-        raise ValueError(f"{attribute.name} must be a finite number of seconds >= 0, not {value!r}")
-
-
-@attrs.frozen(kw_only=True)
-class ShutdownPolicy:
-    """How a stdio server is stopped when its client closes (seconds).
-
-    Closing stdin asks the server to exit; after ``grace`` its process group gets
-    SIGINT, after ``sigint_wait`` more SIGTERM, after ``sigterm_wait`` more SIGKILL.
-    The defaults follow what Claude Code does (SIGINT 100 ms, SIGTERM 400 ms) after
-    a 0.5 s grace for the EOF, about 1 s in all: long enough for a server that exits
-    on EOF (the common case: a Node or Python server answers EOF in tens of ms), short
-    enough that closing a stuck one does not stall a host holding many.
-    """
-
-    grace: float = attrs.field(default=0.5, validator=_wait)
-    sigint_wait: float = attrs.field(default=0.1, validator=_wait)
-    sigterm_wait: float = attrs.field(default=0.4, validator=_wait)
 
 
 def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:

@@ -6,7 +6,7 @@ Theory of operation (MCP basic/transports: stdio and Streamable HTTP; server/too
 ``mcp.run(transport="http", ...)`` (its Streamable HTTP app under uvicorn, its defaults).  The
 socket is bound here on 127.0.0.1 port 0 and passed with ``sockets=`` (a ``run`` argument), so
 a free port can be used; ``PORT <n>`` goes to stdout once it is bound.  fastmcp runs from its
-own interpreter (``bench_server.py --setup`` makes /work/venv-fastmcp), so it never shares
+own interpreter (``bench_server.py --setup`` makes ``.venv-fastmcp``), so it never shares
 packages with the trimcp environment.
 """
 

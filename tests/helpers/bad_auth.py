@@ -39,7 +39,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from helpers.h11_fake import McpFake, Reply, Req
-from test_oauth_flow import AuthServer, ProtectedMcp
+from helpers.oauth_fakes import AuthServer, ProtectedMcp
 
 MODES = (
     "accepts-bad-token",

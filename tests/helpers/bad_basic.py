@@ -1,6 +1,6 @@
 """A raw JSON-lines stdio MCP server (handshake era) with one base-protocol defect per ``--mode``.
 
-Used by tests/test_check_basic.py to make sure the negative probes of
+Used by tests/check/test_check_basic.py to make sure the negative probes of
 ``trimcp check`` (``trimcp/conformance/checks/negative.py``) notice each
 defect.  Plain Python on purpose (no trimcp import).  It advertises no
 features but one read-only tool, ``work``, that reports progress twice, 0.4 s

@@ -1,6 +1,6 @@
 """A raw JSON-lines stdio MCP server (2025-11-25) with one server-feature defect per ``--mode``.
 
-Used by tests/test_check_features.py.  Plain Python on purpose (no trimcp import): the
+Used by tests/check/test_check_features.py.  Plain Python on purpose (no trimcp import): the
 harness must judge a server it had no hand in.  It offers tools (``echo``, read-only,
 validating its ``message``; ``image``, read-only), one prompt with a required argument
 (its message embeds a resource), one resource, completions and logging.  Apart from the

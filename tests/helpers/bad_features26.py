@@ -1,6 +1,6 @@
 """A raw JSON-lines stdio MCP server of the stateless era (2026-07-28) with one tool-list defect per ``--mode``.
 
-Used by tests/test_check_tools.py.  It is tests/helpers/bad_stateless.py's good server
+Used by tests/check/test_check_tools.py.  It is tests/helpers/bad_stateless.py's good server
 (plain Python, no trimcp import) with one more tool, ``region``, not annotated read-only (so
 the harness lists it but never calls it), whose ``region`` argument is mirrored into an HTTP
 header (``x-mcp-header``, server/tools 2026-07-28).  Each connection is a process of its own,

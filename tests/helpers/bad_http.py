@@ -1,4 +1,4 @@
-"""HTTP servers that break one transport rule each, for ``tests/test_check_transport.py``.
+"""HTTP servers that break one transport rule each, for ``tests/check/test_check_transport.py``.
 
 ``StreamFake`` is a handshake-era Streamable HTTP server (on ``h11_fake``) that gets the
 session and stream rules right: it refuses foreign ``Origin``s with 403 and serves its
@@ -138,12 +138,14 @@ class StreamFake(McpFake):
         n = 0
         try:
             while True:
+                msg = None  # only the wait is bounded, never the send (see LegacyFake._stream)
                 with trio.move_on_after(0.05):
                     msg = await recv.receive()
+                if msg is not None:
                     n += 1
                     await reply.event(msg, id=self._id(stream, n))
-                    continue
-                await reply.body(b": keep-alive\n\n")  # raises once the client left
+                else:
+                    await reply.body(b": keep-alive\n\n")  # raises once the client left
         finally:
             self._listeners.remove(send)
 
@@ -221,11 +223,15 @@ class LegacyFake:
         await reply.event(f"/messages?session_id={sid}", event="endpoint")
         try:
             while True:
+                # Only the wait is bounded: a send cut short by the keep-alive timer would lose
+                # the message it was writing (seen under load, the answer never arriving).
+                msg = None
                 with trio.move_on_after(0.05):
                     msg = await recv.receive()
+                if msg is not None:
                     await reply.event(msg, event="message")
-                    continue
-                await reply.body(b": keep-alive\n\n")
+                else:
+                    await reply.body(b": keep-alive\n\n")
         finally:
             del self.sessions[sid]
 

@@ -1,6 +1,6 @@
 """Servers that answer malformed messages right or wrong, one way per ``mode``, on three transports.
 
-For ``tests/test_check_negative.py``: the malformed-input probes (``checks/negative.py``,
+For ``tests/check/test_check_negative.py``: the malformed-input probes (``checks/negative.py``,
 ``checks/malformed.py``) must reach the same verdict whatever carries the bytes.  One
 reaction table (``react``) decides what each server says; ``OrderedFake`` serves it
 in-process as a stdio-like stream (``send_raw`` writes a line), ``HttpFake`` over

@@ -1,6 +1,6 @@
 """A raw JSON-lines stdio MCP server with one deliberate defect per ``--mode``.
 
-Used by tests/test_check.py to make sure ``trimcp check`` notices each defect.
+Used by tests/check/test_check.py to make sure ``trimcp check`` notices each defect.
 Plain Python on purpose (no trimcp import): the harness must judge a server
 it had no hand in.  Apart from the selected defect it behaves correctly:
 

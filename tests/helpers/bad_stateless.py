@@ -1,6 +1,6 @@
 """A raw JSON-lines stdio MCP server of the stateless era (2026-07-28) with one defect per ``--mode``.
 
-Used by tests/test_check_stateless.py.  Plain Python, no trimcp import (the
+Used by tests/check/test_check_stateless.py.  Plain Python, no trimcp import (the
 harness must judge a server it had no hand in).  It is ``bad_server.py``'s
 ``stateless-good`` behaviour (tools ``hello``, ``log``, ``ask`` - the last asks
 for a name through an InputRequiredResult -, one resource), made modern-only:

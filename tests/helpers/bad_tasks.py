@@ -1,6 +1,6 @@
 """A raw JSON-lines stdio MCP server (2025-11-25) with tasks, and one deliberate defect per ``--mode``.
 
-Used by tests/test_check_tasks.py to make sure ``trimcp check`` judges the 2025-11-25
+Used by tests/check/test_check_tasks.py to make sure ``trimcp check`` judges the 2025-11-25
 tasks utility (``basic/utilities/tasks``).  Plain Python on purpose (no trimcp import):
 the harness must judge a server it had no hand in.
 

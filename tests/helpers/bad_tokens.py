@@ -33,7 +33,7 @@ from typing import Any
 import trio
 from helpers.bad_auth import AuthFake
 from helpers.h11_fake import Reply, Req, result
-from test_oauth_flow import AuthServer
+from helpers.oauth_fakes import AuthServer
 
 TOKEN_MODES = (
     "accepts-any-audience",

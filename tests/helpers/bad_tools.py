@@ -1,6 +1,6 @@
 """A raw JSON-lines stdio MCP server for the tool-calling policy of ``trimcp check``, one defect per ``--mode``.
 
-Used by tests/test_check_tools.py.  It is tests/helpers/bad_features.py (plain Python, no
+Used by tests/check/test_check_tools.py.  It is tests/helpers/bad_features.py (plain Python, no
 trimcp import) with other tools (spec: server/tools):
 
   lookup      read-only, closed world; ``city`` required, ``unit`` (enum c/f) and ``days``

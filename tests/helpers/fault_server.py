@@ -1,4 +1,4 @@
-"""Tiny misbehaving MCP servers on stdio for tests/test_client_faults.py (no dependencies).
+"""Tiny misbehaving MCP servers on stdio for tests/client/test_client_faults.py (no dependencies).
 
 Usage: python fault_server.py MODE [ARGS...]
 

@@ -3,7 +3,7 @@
 Usage: python pinned_reference.py all | REVISION [REVISION ...]
 
 ``python -m trimcp.reference`` always speaks every revision; the
-interoperability matrix (tests/test_interop_matrix.py) needs one pinned to a
+interoperability matrix (tests/client/test_interop_matrix.py) needs one pinned to a
 single revision, so this builds the same server with ``supported_versions``
 narrowed and serves it on stdin/stdout.
 """

@@ -1,4 +1,4 @@
-"""Tiny misbehaving (and well-behaved) stdio peers for tests/test_trio_transports.py.
+"""Tiny misbehaving (and well-behaved) stdio peers for tests/transports/test_trio_transports.py.
 
 Usage: python stdio_child.py MODE [ARGS...]
 

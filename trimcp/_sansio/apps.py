@@ -30,9 +30,8 @@ import binascii
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-import attrs
-
 from .extensions import UI
+from .shared_methods import frozen
 
 __all__ = [
     "DEFAULT_CSP",
@@ -75,7 +74,7 @@ def declared(capabilities: Mapping[str, Any] | None, mime_type: str = MIME_TYPE)
     return isinstance(types, list) and mime_type in types
 
 
-@attrs.frozen
+@frozen
 class ToolLink:
     """A tool's link to its view: the ``ui://`` URI, who may call the tool, and
     what is wrong with the link as written (empty when well formed)."""
@@ -127,7 +126,7 @@ def model_visible(tool: Mapping[str, Any]) -> bool:
     return link is None or "model" in link.visibility
 
 
-@attrs.frozen
+@frozen
 class View:
     """A view read with ``resources/read``: its HTML and its ``_meta.ui`` settings."""
 

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 from typing import Any, TypeAlias
 
-import attrs
-
 from .connection.stateless import Envelope
 from .jsonrpc import ErrorObject, RequestId
+from .shared_methods import frozen
 
 
-@attrs.frozen
+@frozen
 class RequestReceived:
     """The peer asks us something; answer with ``send_response``/``send_error``."""
 
@@ -32,27 +31,27 @@ class RequestReceived:
     envelope: Envelope | None = None
 
 
-@attrs.frozen
+@frozen
 class NotificationReceived:
     method: str
     params: dict[str, Any]
 
 
-@attrs.frozen
+@frozen
 class ResponseReceived:
     id: RequestId
     method: str
     result: dict[str, Any]
 
 
-@attrs.frozen
+@frozen
 class ErrorReceived:
     id: RequestId
     method: str
     error: ErrorObject
 
 
-@attrs.frozen
+@frozen
 class CancelRequested:
     """The peer cancelled a request it had sent us; our answer will be dropped."""
 
@@ -60,7 +59,7 @@ class CancelRequested:
     reason: str | None
 
 
-@attrs.frozen
+@frozen
 class ProgressReceived:
     token: str | int
     progress: float
@@ -70,7 +69,7 @@ class ProgressReceived:
     request_id: RequestId
 
 
-@attrs.frozen
+@frozen
 class Initialized:
     """The handshake is over: client after the InitializeResult, server after
     ``notifications/initialized``."""
@@ -81,7 +80,7 @@ class Initialized:
     instructions: str | None = None
 
 
-@attrs.frozen
+@frozen
 class Discovered:
     """Client: the server answered ``server/discover`` and a stateless-era revision
     both sides speak was chosen; the Connection is operating."""
@@ -94,7 +93,7 @@ class Discovered:
     result: dict[str, Any]
 
 
-@attrs.frozen
+@frozen
 class LegacyServer:
     """Client: the ``server/discover`` probe says the server is handshake-era; the
     Connection is IDLE again and ``initialize`` may follow (spec: stdio, Backward
@@ -104,7 +103,7 @@ class LegacyServer:
     version: str | None = None
 
 
-@attrs.frozen
+@frozen
 class InputRequired:
     """Client: the server needs elicitation, sampling or roots answers before it can
     finish request ``id``; re-send ``method`` with ``retry_params``."""
@@ -116,7 +115,7 @@ class InputRequired:
     request_state: str | None
 
 
-@attrs.frozen
+@frozen
 class InvalidAnswer:
     """The answer to our request ``id`` arrived but cannot be used: it is malformed
     (not JSON-RPC, or JSON only a lenient reader reads: invalid UTF-8, NaN, 1e400)
@@ -128,7 +127,7 @@ class InvalidAnswer:
     reason: str
 
 
-@attrs.frozen
+@frozen
 class RequestLost:
     """Our request ``id`` will never be answered (``Connection.request_lost``: its
     transport said so); the waiter fails with ``error``, the transport's own."""
@@ -138,7 +137,7 @@ class RequestLost:
     error: Exception
 
 
-@attrs.frozen
+@frozen
 class RequestReissued:
     """Our request ``old_id`` was lost but is sent again as ``new_id`` (2026-07-28
     Streamable HTTP: a broken stream is answered by re-sending under a new id); the
@@ -148,7 +147,7 @@ class RequestReissued:
     new_id: RequestId
 
 
-@attrs.frozen
+@frozen
 class HandshakeFailed:
     """The client could not agree with the server; the Connection is closed."""
 
@@ -156,14 +155,14 @@ class HandshakeFailed:
     error: ErrorObject | None = None
 
 
-@attrs.frozen
+@frozen
 class LogLevelChanged:
     """The client set the server's minimum log level (``logging/setLevel``)."""
 
     level: str
 
 
-@attrs.frozen
+@frozen
 class ProtocolIssue:
     """The peer broke a rule; the Connection handled it.
 

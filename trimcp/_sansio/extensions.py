@@ -23,13 +23,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-import attrs
-
 from . import jsonrpc as rpc
 from .revisions import STATELESS_VERSIONS, revisions_where
+from .shared_methods import frozen
 
 
-@attrs.frozen
+@frozen
 class Extension:
     """One extension: its id, the revisions it applies to, the methods it adds."""
 

@@ -25,6 +25,25 @@ answer, "method" for a request).  Nothing read leniently is ever used as data:
 the text stays a -32700 and yields no message.  ``serialize`` writes compact
 UTF-8.  Nothing in this module raises on bad peer input except an oversize
 payload.
+
+Speed without a second set of rules: orjson reads texts of at most
+``FAST_PARSE_MAX`` bytes (every message of a busy session; larger ones are read
+by the standard reader alone, whose memory ``parse_cost`` bounds: orjson's
+transient peak is 13 to 40 times the text, gone when the call returns, so the
+cap bounds it to about 2.5 MiB, and one parse runs at a time) and
+writes first, and the standard library's reader and writer, configured as
+above, are the rules.
+orjson accepts a subset of what the strict reader accepts, with the same
+result (duplicate keys: the last wins; a lone surrogate escape, NaN, a number
+that overflows a double, invalid UTF-8 and raw control characters it refuses),
+except integers past 64 bits, which it would read as floats: a text with 19
+digits in a row goes to the strict reader, as does everything orjson refuses,
+so what is accepted, refused or recovered is decided exactly as before.
+Writing: whatever orjson will not write (a lone surrogate, an integer past 64
+bits, a key that is not a string, a subclass of str or int, a dataclass, a
+datetime) and any output holding ``null`` (orjson writes NaN and infinities as
+``null`` where the standard writer refuses them) is written again by the
+standard writer.
 """
 
 from __future__ import annotations
@@ -34,9 +53,10 @@ import math
 import re
 from typing import Any, Final, TypeAlias
 
-import attrs
+import orjson
 
 from .._errors import LocalProtocolError, RemoteProtocolError
+from .shared_methods import frozen
 
 RequestId: TypeAlias = int | str
 
@@ -59,7 +79,7 @@ RESOURCE_NOT_FOUND_LEGACY: Final = -32002  # pre-2026 servers used this for reso
 DEFAULT_MAX_MESSAGE_SIZE: Final = 64 * 1024 * 1024
 
 
-@attrs.frozen
+@frozen
 class ErrorObject:
     code: int
     message: str
@@ -72,26 +92,26 @@ class ErrorObject:
         return out
 
 
-@attrs.frozen
+@frozen
 class Request:
     id: RequestId
     method: str
     params: dict[str, Any] | None = None
 
 
-@attrs.frozen
+@frozen
 class Notification:
     method: str
     params: dict[str, Any] | None = None
 
 
-@attrs.frozen
+@frozen
 class Response:
     id: RequestId
     result: dict[str, Any]
 
 
-@attrs.frozen
+@frozen
 class ErrorResponse:
     #: ``None`` only when the offending request's id could not be read.
     id: RequestId | None
@@ -101,7 +121,7 @@ class ErrorResponse:
 Message: TypeAlias = Request | Notification | Response | ErrorResponse
 
 
-@attrs.frozen
+@frozen
 class InvalidMessage:
     """Something received that is not a valid JSON-RPC message.
 
@@ -114,7 +134,7 @@ class InvalidMessage:
     raw: Any = None
 
 
-@attrs.frozen
+@frozen
 class ParsedPayload:
     messages: list[Message]
     invalid: list[InvalidMessage]
@@ -197,6 +217,19 @@ _decode: Final = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_
 #: Used only to recover ids from a text the strict reader refused (see parse_payload).
 _decode_lenient: Final = json.JSONDecoder(strict=False).decode
 _encode: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+#: The largest text orjson reads (see the module docstring: its transient memory).
+FAST_PARSE_MAX: Final = 64 * 1024
+#: The fast reader and writer (see the module docstring for when they step aside).
+_fast_loads: Final = orjson.loads
+_fast_dumps: Final = orjson.dumps
+_FAST_PASSTHROUGH: Final = (
+    orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+)
+#: A run of digits that may be an integer past 64 bits (orjson would make it a float) is found
+#: by mapping every digit to "1" and anything else to "0" (two passes of C, a tenth of what a
+#: regular expression scan costs on a large text).
+_DIGIT_MAP: Final = bytes(49 if 48 <= b <= 57 else 48 for b in range(256))
+_LONG_RUN: Final = b"1" * 19
 
 
 def too_large(size: int, max_size: int) -> RemoteProtocolError:
@@ -216,6 +249,13 @@ def parse_payload(data: bytes | str, *, max_size: int = DEFAULT_MAX_MESSAGE_SIZE
     """
     if len(data) > max_size:
         raise too_large(len(data), max_size)
+    if len(data) <= FAST_PARSE_MAX:
+        try:
+            raw = data.encode("utf-8") if isinstance(data, str) else data
+            if _LONG_RUN not in raw.translate(_DIGIT_MAP):
+                return _payload(_fast_loads(raw))
+        except (orjson.JSONDecodeError, UnicodeEncodeError):
+            pass  # the strict reader decides, and recovers what can be recovered
     # Decode strictly ourselves: json.loads(bytes) would also accept UTF-16/32 and
     # (via "surrogatepass") encoded surrogates, neither of which is UTF-8.
     text: str | None = None
@@ -306,7 +346,9 @@ def parse_cost(data: bytes) -> int:
     slot in its container (``[{},{},...]`` takes 24 times its size): at most ``_ITEM_COST``
     per ``,`` ``:`` ``[`` ``{`` (counted in strings too: a bound, not a guess).  The scan
     is a few passes of C over the bytes (about 10 ms for 8 MiB), no copy.  Not counted:
-    about 3 KiB a parse takes whatever the size (frames, the result's records).
+    about 3 KiB a parse takes whatever the size (frames, the result's records), and the
+    transient of a text of at most ``FAST_PARSE_MAX`` bytes read by orjson (about 2.5 MiB
+    at most, freed before the call returns; see the module docstring).
     """
     size = len(data)
     if data.isascii():
@@ -345,6 +387,13 @@ def message_to_obj(msg: Message) -> dict[str, Any]:
 
 def dumps(obj: Any) -> bytes:
     """Compact UTF-8 JSON; never contains a raw newline (json escapes them in strings)."""
+    try:
+        out: bytes = _fast_dumps(obj, option=_FAST_PASSTHROUGH)
+    except TypeError:  # orjson.JSONEncodeError: the standard writer decides
+        pass
+    else:
+        if b"null" not in out:  # (orjson writes NaN as null: let the standard writer refuse it)
+            return out
     text = _encode(obj)
     # A lone surrogate (legal as a JSON escape, so it can arrive from a peer) cannot be
     # UTF-8 encoded; it can only sit inside a JSON string, where "\udXXX" is its escape.

@@ -19,7 +19,7 @@ the reserved trace-context ``_meta`` keys (2026-07-28) and the error codes each
 revision defines.
 
 Consumers read the row (``get_revision(v).primes_sse``) and never compare version
-strings, so adding a revision means adding a row here (``tests/test_revisions.py``
+strings, so adding a revision means adding a row here (``tests/sansio/test_revisions.py``
 walks the table and looks for comparisons elsewhere).  Where a conformance check
 states "from revision X on" as the spec words it, ``at_least`` answers by the
 row's position in the table, not by comparing the strings.
@@ -42,11 +42,10 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
-import attrs
-
 from . import jsonrpc as rpc
 from .connection.lifecycle import Role
 from .result_type import ResultType
+from .shared_methods import frozen
 
 
 class Era(enum.StrEnum):
@@ -146,7 +145,7 @@ _MEMBERS_2026_07_28: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
 )
 
 
-@attrs.frozen
+@frozen
 class Revision:
     name: str
     era: Era

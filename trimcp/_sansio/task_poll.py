@@ -32,6 +32,7 @@ import attrs
 
 from .._errors import RemoteProtocolError
 from .extensions import TASKS, declares
+from .shared_methods import frozen
 from .task_table import CANCELLED, COMPLETED, FAILED, INPUT_REQUIRED, TERMINAL, WORKING
 
 #: The requests a server may answer with a CreateTaskResult (ext-tasks "Supported Methods").
@@ -43,7 +44,7 @@ DEFAULT_POLL_INTERVAL: Final = 1.0
 MIN_POLL_INTERVAL: Final = 0.05
 
 
-@attrs.frozen
+@frozen
 class TaskState:
     """One observation of a task (a ``CreateTaskResult`` or a ``tasks/get`` answer)."""
 

@@ -5,7 +5,7 @@ Every transport is a thin driver behind one seam, ``stream.MessageStream``
 in process), opened by kind through ``transports/registry.py``; ``driver.py`` runs one sans-IO ``Connection`` over a stream, with
 the user's callbacks in their own task (``callbacks.py``) and the peer's
 requests under a limit (``serving.py``, ``request_slots.py``);
-``http1/`` holds the one HTTP/1.1 server loop (on h11) and the one client
+``http1/`` holds the one HTTP/1.1 server loop (on trimcp's codec) and the one client
 connection (on trimcp's own codec), over ``tcp.py``; ``client/`` is the client built on it and
 ``oauth/`` its authorization.  The
 protocol logic lives in the pure ``trimcp._sansio`` layer below, which never

@@ -40,6 +40,14 @@ User code never runs in the reader task; the reader resolves waiters itself
   asked from a ``tools/call`` handler) lends its slot back meanwhile, so that
   answer can always be read.
 
+A transport may let the caller run its request's exchange in its own task
+(``begin_request``, ``stream.py``: Streamable HTTP's POST): ``flush`` takes the
+caller's request in its turn and the caller runs it outside the write lock,
+within its deadline.  When the transport hands the answer back (the reader
+had taken everything before it), the caller gives it to the Connection itself,
+as the reader would have: one task, no hop, the same order.  A caller cancelled
+meanwhile ends that exchange and tells the peer as any cancelled caller does.
+
 The task a request comes from (a callback, a handler) is found by walking up
 the Trio task tree.  When the transport ends, waiters fail, handlers are
 cancelled and the queued callbacks still run; then ``run`` returns.
@@ -102,7 +110,7 @@ from .outbox import Outbox
 from .request_context import RequestContext
 from .request_slots import DEFAULT_MAX_CONCURRENT_REQUESTS, RequestSlots, Serving, current_owner
 from .serving import PeerRequests
-from .stream import Inbound, MessageStream, RequestFailed, StreamLost
+from .stream import Inbound, MessageStream, RequestExchange, RequestFailed, StreamLost, request_starter
 from .waiters import Deadline, Waiter
 
 # The driver's vocabulary, re-exported for the modules built on it.
@@ -193,6 +201,8 @@ class SessionDriver:
         self._probe_outcome: ProbeOutcome | None = None
         self.closed_error: BaseException | None = None
         self._waiters: dict[rpc.RequestId, Waiter] = {}
+        #: The transport's ``begin_request``, if it lets a caller run its own exchange.
+        self._starter = request_starter(stream)
         self._write_lock = trio.StrictFIFOLock()
         #: Messages taken from the Connection, with their metadata, not yet written.
         self.outbox = Outbox(connection)
@@ -309,15 +319,31 @@ class SessionDriver:
     # ------------------------------------------------------------ sending
 
     async def flush(self) -> None:
+        """Write what the Connection queued, in order."""
+        await self._write()
+
+    async def _write(self, own: rpc.RequestId | None = None) -> RequestExchange | None:
+        """``flush``; ``own``: the caller's request, which it waits for: when the transport
+        lets the caller carry its exchange out (``begin_request``, see ``stream.py``), it
+        is taken in its turn and returned."""
         self.outbox.take()
+        starter = self._starter if own is not None else None
+        mine: RequestExchange | None = None
         async with held(self._write_lock):
-            while self.outbox:
-                message, meta = self.outbox.popleft()
-                try:
-                    await self.stream.send(message, meta)
-                except TransportClosed as exc:
+            try:
+                while self.outbox:
+                    message, meta = self.outbox.popleft()
+                    if starter is not None and type(message) is rpc.Request and message.id == own:
+                        mine, starter = starter(self.stream, message, meta), None
+                    else:
+                        await self.stream.send(message, meta)
+            except BaseException as exc:
+                if mine is not None:
+                    mine.abandon()
+                if isinstance(exc, TransportClosed):
                     self._fail_all(exc)
-                    raise
+                raise
+        return mine
 
     def _check_open(self) -> None:
         if self.closed_error is not None:
@@ -430,9 +456,15 @@ class SessionDriver:
         if owner is self.callbacks:
             self.callbacks.enter_peer_wait()
         try:
-            await self.flush()
+            mine = await self._write(request_id)
             with trio.CancelScope(deadline=deadline.at) as deadline.scope:  # progress may push it
-                await waiter.event.wait()
+                if mine is not None:
+                    # The transport lets this task carry the exchange out (stream.py).
+                    answer = await mine.run()
+                    if answer is not None:
+                        await self._received(answer)
+                if not waiter.event.is_set():  # (a set Event's wait() would still yield)
+                    await waiter.event.wait()
         except BaseException:
             await self._abandon(waiter.request_id, "request cancelled by the caller")
             raise

@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-Each connection alone is bounded by ``H11Stream`` (head size and time, body
+Each connection alone is bounded by ``H1ServerConnection`` (head size and time, body
 size and time); these two objects bound what many connections take together.
 
 * ``ConnectionLimit`` counts the open connections (SSE streams included:
@@ -16,7 +16,12 @@ size and time); these two objects bound what many connections take together.
   the client reads it (RFC 9112 section 9.6, "tear-down"; ``linger``, which
   ``http1.server`` uses too after an error that closes).  The drain is
   bounded in time and bytes, and only ``max_lingering`` refused connections
-  linger at once; past that they are closed at once.
+  linger at once; past that they are closed at once.  ``admit`` gives an
+  admitted connection a ``Slot``, released once; it must be released *before*
+  the socket closes (``serve_connection(on_close=...)``, or ``SlotStream``
+  for a library such as trio-websocket that closes the stream itself), so a
+  client that sees the connection end can connect again at once and find the
+  slot free.
 * ``BodyBudget`` is the one memory budget that request bodies share, in
   bytes of memory, not of bodies.  Before a byte of a body is read it
   reserves ``http1.server.BODY_COPIES`` (3) times its ``Content-Length`` (a
@@ -48,7 +53,7 @@ from collections import deque
 
 import trio
 
-__all__ = ["OVERLOAD_RESPONSE", "BodyBudget", "ConnectionLimit", "linger"]
+__all__ = ["OVERLOAD_RESPONSE", "BodyBudget", "ConnectionLimit", "Slot", "SlotStream", "linger"]
 
 _OVERLOAD_BODY = b"Service Unavailable: too many connections\n"
 #: What a connection over the cap gets (RFC 9110 section 15.6.4).
@@ -89,6 +94,10 @@ class ConnectionLimit:
     def leave(self) -> None:
         self.open -= 1
 
+    def admit(self) -> Slot | None:
+        """A slot for one more connection, or ``None`` over the cap (then ``refuse`` it)."""
+        return Slot(self) if self.try_enter() else None
+
     async def refuse(self, stream: trio.abc.Stream) -> None:
         """Answer 503 on a connection over the cap, then close it."""
         try:
@@ -105,6 +114,41 @@ class ConnectionLimit:
                 self._lingering -= 1
         finally:
             await trio.aclose_forcefully(stream)
+
+
+class Slot:
+    """One admitted connection's place under a ``ConnectionLimit``; ``release`` gives it back once."""
+
+    __slots__ = ("_limit",)
+
+    def __init__(self, limit: ConnectionLimit) -> None:
+        self._limit: ConnectionLimit | None = limit
+
+    def release(self) -> None:
+        if self._limit is not None:
+            self._limit.leave()
+            self._limit = None
+
+
+class SlotStream(trio.abc.Stream):
+    """A stream that releases its ``Slot`` as it closes, before the socket does, whoever closes it."""
+
+    def __init__(self, stream: trio.abc.Stream, slot: Slot) -> None:
+        self.stream = stream
+        self.slot = slot
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        await self.stream.send_all(data)
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await self.stream.wait_send_all_might_not_block()
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
+        return await self.stream.receive_some(max_bytes)
+
+    async def aclose(self) -> None:
+        self.slot.release()
+        await self.stream.aclose()
 
 
 async def linger(stream: trio.abc.Stream, *, seconds: float = _LINGER_SECONDS, max_bytes: int = _LINGER_BYTES) -> None:
@@ -154,6 +198,14 @@ class BodyBudget:
             await trio.lowlevel.checkpoint()
             return
         await self._wait(_Waiter(amount), first=False)
+
+    def try_top_up(self, amount: int) -> bool:
+        """``top_up`` when it fits now, whoever waits (no scheduler pass); False otherwise."""
+        amount = min(amount, self.capacity)
+        if self.used + amount > self.capacity:
+            return False
+        self._take(amount)
+        return True
 
     async def top_up(self, amount: int) -> bool:
         """More for a holder (a body read, settling on its cost): taken now if it fits,

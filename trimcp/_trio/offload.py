@@ -31,11 +31,11 @@ the loop waited for the worker, and a caller's timeouts would fire at once.
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import trio
-import trio.testing
 
 from .._sansio.bounded.budget import WorkBudget
 
@@ -66,8 +66,12 @@ def _lanes() -> tuple[trio.StrictFIFOLock, trio.CapacityLimiter]:
 
 
 def _virtual_time() -> bool:
-    """Whether the run's clock is trio's ``MockClock`` (a test's, often autojumping)."""
-    return isinstance(trio.lowlevel.current_clock(), trio.testing.MockClock)
+    """Whether the run's clock is trio's ``MockClock`` (a test's, often autojumping).
+
+    ``trio.testing`` is not imported here (it imports pytest when installed, a tenth of a
+    second): a run whose clock is a MockClock has imported it already."""
+    testing = sys.modules.get("trio.testing")
+    return testing is not None and isinstance(trio.lowlevel.current_clock(), testing.MockClock)
 
 
 async def _inline_then_thread(run: Callable[[WorkBudget], T], exhausted: Callable[[T], bool], units: int) -> T:

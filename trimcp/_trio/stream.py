@@ -40,6 +40,21 @@ rewrite another layer's payload:
 Only one task should call ``receive`` at a time (the session's single reader
 task); ``send`` may be called concurrently, writes are serialised.
 
+A transport whose answer to a request comes back on that request's own
+exchange (Streamable HTTP: the response to its POST) may also offer
+``begin_request(request, meta)``, which the session calls in the place of
+``send`` for a request whose caller waits for the answer: it takes the request
+in the order of sends and returns a ``RequestExchange`` that the caller
+``run``s in its own task, outside the write lock (no task is spawned for it,
+and the answer needs no hop through the reader task).  ``run`` returns the
+answer when the caller is to hand it to the session itself (the transport
+checked that the session's reader had taken everything before it), else
+``None`` (it came through ``receive``); a caller cancelled while it runs ends
+that exchange, and must then tell the peer as usual.  ``abandon`` releases
+one that will never run.  ``request_starter(stream)`` looks it up on the
+stream's class, not the instance: a wrapper that forwards unknown attributes to
+the stream it wraps (a recorder) must not be bypassed.
+
 A transport may declare what it does with a message's metadata as a class
 attribute: ``mirrors_tool_headers = True`` (Streamable HTTP) says it mirrors
 ``SendMeta.header_params`` into ``Mcp-Param-*`` headers, so the client must
@@ -51,25 +66,27 @@ wrappers too.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Protocol, TypeAlias, runtime_checkable
-
-import attrs
+from collections.abc import Callable
+from typing import Any, NamedTuple, Protocol, TypeAlias, runtime_checkable
 
 from .._errors import AuthError, TransportError
 from .._sansio import jsonrpc
 from .._sansio.connection.send_meta import NO_META, SendMeta, meta_for
+from .._sansio.shared_methods import frozen
 
 __all__ = [
     "NO_META",
     "Inbound",
     "MessageStream",
     "Received",
+    "RequestExchange",
     "RequestFailed",
     "SendMeta",
     "StreamLost",
     "meta_for",
     "mirrors_tool_headers",
     "parse_received",
+    "request_starter",
 ]
 
 
@@ -83,7 +100,7 @@ class Received(NamedTuple):
     related_request: jsonrpc.RequestId | None = None
 
 
-@attrs.frozen
+@frozen
 class RequestFailed:
     """The transport knows the answer to ``request_id`` will never arrive."""
 
@@ -94,7 +111,7 @@ class RequestFailed:
     may_reissue: bool = False
 
 
-@attrs.frozen
+@frozen
 class StreamLost:
     """The transport gave up a stream the peer sends on unasked (after its reconnects)."""
 
@@ -120,8 +137,33 @@ def mirrors_tool_headers(stream: object) -> bool:
     return getattr(stream, "mirrors_tool_headers", False) is True
 
 
+class RequestExchange(Protocol):
+    """One request's exchange, run by the caller that waits for its answer (see the module docstring)."""
+
+    async def run(self) -> Received | None:
+        """Send the request and read its response; the answer, when the caller is to hand
+        it to the session (else ``None``: it comes through ``receive``)."""
+        ...
+
+    def abandon(self) -> None:
+        """This exchange will never run (what was sent after it goes on without it)."""
+        ...
+
+
+#: A transport's optional ``begin_request``, unbound: ``(stream, request, meta)``.
+RequestStarter: TypeAlias = Callable[[Any, jsonrpc.Request, SendMeta], RequestExchange]
+
+
+def request_starter(stream: object) -> RequestStarter | None:
+    """``stream``'s ``begin_request``, looked up on its class (see the module docstring)."""
+    starter: RequestStarter | None = getattr(type(stream), "begin_request", None)
+    return starter
+
+
 @runtime_checkable
 class MessageStream(Protocol):
+    """One transport to one peer, message by message: what every transport gives the session."""
+
     async def send(self, message: jsonrpc.Message, meta: SendMeta = NO_META) -> None:
         """Serialize, frame and write one message (or raise ``TransportClosed``)."""
         ...

@@ -34,6 +34,7 @@ pipe reader shares the fairness count (``ReadyStreak``).
 
 from __future__ import annotations
 
+import os
 import socket
 import ssl
 from collections.abc import Awaitable, Callable
@@ -81,7 +82,7 @@ async def connect_tcp(
     try:
         tcp = await trio.open_tcp_stream(host, port)
     except OSError as exc:
-        raise ConnectError(f"cannot connect to {name}: {exc}") from None
+        raise ConnectError(f"cannot connect to {name}: {connect_failure(exc)}") from None
     if ssl_context is None:
         fast = fast_stream(tcp)
         return fast, fast.socket
@@ -95,6 +96,31 @@ async def connect_tcp(
         await trio.aclose_forcefully(tcp)
         raise
     return tls, tcp.socket
+
+
+def connect_failure(exc: BaseException) -> str:
+    """Why a TCP connect failed, in the system's words, without what the caller already says.
+
+    ``trio.open_tcp_stream`` raises "all attempts to connect to HOST:PORT failed" from a
+    group of each address's ``OSError``: the host and port are the caller's to name (it
+    names the server), so the reason is their errors ("Connection refused"), each once."""
+    leaves: list[BaseException] = []
+    pending: list[BaseException] = [exc.__cause__] if isinstance(exc.__cause__, BaseExceptionGroup) else []
+    while pending:
+        group = pending.pop()
+        for inner in group.exceptions:  # type: ignore[attr-defined]
+            (pending if isinstance(inner, BaseExceptionGroup) else leaves).append(inner)
+    reasons: list[str] = []
+    for leaf in leaves or [exc]:
+        # trio's "Error connecting to ('127.0.0.1', 1): Connection refused" names the
+        # address again: the errno's own words are the reason.
+        if isinstance(leaf, OSError) and not isinstance(leaf, socket.gaierror) and leaf.errno and leaf.errno > 0:
+            text = os.strerror(leaf.errno)
+        else:
+            text = (leaf.strerror if isinstance(leaf, OSError) else None) or str(leaf)
+        if text and text not in reasons:
+            reasons.append(text)
+    return "; ".join(reasons) or type(exc).__name__
 
 
 def fast_stream(tcp: trio.SocketStream) -> FastTcpStream:

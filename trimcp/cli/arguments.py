@@ -22,6 +22,12 @@ values are merged over it.  Prompt arguments are strings by the spec (``GetPromp
 A value that cannot be converted is a :class:`~trimcp.cli.command_line.UsageError` naming the
 parameter and its type (``--tool-arg count=abc: "count" is an integer``); values quoted
 back in messages are shown as JSON (``true``), never as Python (``True``).
+
+An argument the tool's schema does not name is refused before the call
+(``refuse_unknown``), with the closest name it does: a typo would otherwise be sent, and
+most servers ignore what they do not know.  A schema that names no properties, or lets
+others in (``additionalProperties`` other than ``false``, ``patternProperties``), takes
+any name; a prompt takes the arguments it declares.  ``--force`` sends them anyway.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .command_line import UsageError
+from .parser import closest
 
 #: The order in which a property allowing several types tries them: the most specific
 #: reading first, the string (which accepts anything) last.
@@ -83,6 +90,34 @@ def tool_arguments(
     for name, text in raw.items():
         out[name] = convert(name, text, property_schema(input_schema, name))
     return out
+
+
+def declared_names(input_schema: Mapping[str, Any] | None) -> list[str] | None:
+    """The argument names a tool's ``inputSchema`` allows, or ``None`` when it allows any."""
+    if not isinstance(input_schema, Mapping):
+        return None
+    properties = input_schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return None
+    extra = input_schema.get("additionalProperties", False)
+    if extra is not False or "patternProperties" in input_schema:
+        return None
+    return [str(name) for name in properties]
+
+
+def refuse_unknown(what: str, given: Sequence[str], known: Sequence[str] | None) -> None:
+    """A usage error for the first of ``given`` that ``known`` (``None``: anything goes)
+    does not hold, naming the closest and the ones there are; ``what`` is ``tool "echo"``."""
+    if known is None:
+        return
+    for name in given:
+        if name not in known:
+            if not known:
+                raise UsageError(f'{what} takes no arguments, got "{name}"; --force sends it anyway')
+            near = closest(name, known)
+            hint = f' (did you mean "{near}"?)' if near is not None else ""
+            listed = ", ".join(known) if len(known) <= 12 else ", ".join(known[:12]) + ", ..."
+            raise UsageError(f'{what} has no argument "{name}"{hint}; its arguments: {listed}; --force sends it anyway')
 
 
 def prompt_arguments(base: Mapping[str, Any], raw: Mapping[str, str]) -> dict[str, str]:
@@ -205,10 +240,12 @@ _READERS: dict[str, Callable[[str], Any]] = {
 
 __all__ = [
     "convert",
+    "declared_names",
     "declared_types",
     "parse_args_json",
     "parse_pairs",
     "prompt_arguments",
     "property_schema",
+    "refuse_unknown",
     "tool_arguments",
 ]

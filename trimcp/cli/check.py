@@ -15,13 +15,15 @@ for a 401 (and runs OAuth, ``commands._provider``), runs the checks with the
 selection and, on a terminal, a progress line on stderr, judges the report
 (``conformance/expected.py``: ``--fail-on``, ``--expected-failures``) and
 writes it in the chosen format (``text`` with colour on a terminal, ``json``
-in the ``trimcp-check/1`` schema, ``junit``, ``markdown``) to stdout or to
+in the ``trimcp-check/1`` schema, ``junit``, ``markdown``, ``html``: one
+self-contained page) to stdout or to
 ``--output FILE``; with ``--output`` the summary line still goes to stdout.
 Exit status (the table: ``exits.py``): 0 when the verdict is ok, 1 when not (a
 MUST failure, a SHOULD one with ``--fail-on should``, a stale expected failure),
 3 authorization needed, 4 not checked: unreachable (``TargetUnreachable``, no
 report) or silent (``exits.not_checked``: the report is written, then one line on
-stderr, and the summary line, the report's own and ``--output``'s, says "NOT CHECKED: why").
+stderr, and the summary line, the report's own and ``--output``'s, says "NOT CHECKED: why";
+a URL whose path answers 404 gets a hint there, ``failures.missing_path_hint``).
 
 The checks run against the real target (a URL with its query, a command line
 with its arguments); the report is redacted as soon as it is made, with the
@@ -57,7 +59,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FORMATS", "add_check_options", "prepare_check", "run_check", "run_check_many_command", "run_requirements"]
 
-FORMATS = ("text", "json", "junit", "markdown")
+FORMATS = ("text", "json", "junit", "markdown", "html")
 FAIL_ON = ("must", "should")
 #: ``commands._provider``: the OAuth provider for a URL, as an async context manager.
 ProviderFactory = Callable[[argparse.Namespace, str], AbstractAsyncContextManager["OAuthProvider"]]
@@ -276,6 +278,7 @@ async def run_check(
         run_checks,
         summary_line,
         use_color,
+        write_html,
         write_json,
         write_junit,
         write_markdown,
@@ -354,6 +357,8 @@ async def run_check(
             write_junit(report, out, verdict)
         elif ns.format == "markdown":
             write_markdown(report, out, verdict)
+        elif ns.format == "html":
+            write_html(report, out, verdict)
         else:
             print_report(
                 report,
@@ -369,6 +374,12 @@ async def run_check(
         sys.stderr.write("trimcp: authorization failed; see the auth.* checks\n")
         return EXIT_AUTH
     if unchecked is not None:
+        if unauthorized is not None and unauthorized.status == 404:
+            # The URL's path is not the endpoint: say where the server may be instead.
+            from .failures import missing_path_hint
+
+            hint = await missing_path_hint(command[0], min(5.0, ns.connect_timeout), spec.headers)
+            unchecked += f"; {hint}" if hint else ""
         message = redact(f"could not be checked: {unchecked}")
         # (--format json: a failure is one JSON line on stderr, as main writes its own)
         sys.stderr.write(

@@ -12,11 +12,12 @@ forgotten or mistyped target can never pass for a real server in CI.  Any other 
 word left over (``trimcp tools list mcp-server-time``, a second URL, a URL next to ``--``)
 is a usage error, found here, before anything is started or connected.
 
-Options are accepted anywhere before ``--``: each subcommand's parser reads its words with
-``parse_intermixed_args``, so ``trimcp tools call echo --tool-arg message=hi URL`` and
-``trimcp tools list URL --format json`` work.  The top-level parser keeps the subparsers
-(for ``--help`` and its usage errors); only the dispatch to the subcommand is done here,
-because argparse cannot intermix a parser that has subparsers.
+Options are accepted anywhere before ``--``: each subcommand's (or action's: ``tools call``)
+parser reads its words with ``parse_intermixed_args``, so ``trimcp tools call echo
+--tool-arg message=hi URL`` and ``trimcp tools list URL --format json`` work.  The top-level
+and command parsers keep their subparsers (for ``--help`` and their usage errors); only the
+dispatch to the subcommand and its action is done here, because argparse cannot intermix a
+parser that has subparsers.
 
 A subcommand's own positional slots (the tool ``NAME`` of ``tools call``, the ``URI`` of
 ``resources read``) take the first words, in order; the words after them are the target.
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 from .. import TrimcpError
 
@@ -47,6 +49,14 @@ _SLOT_WORDS = {
 TARGET_COMMANDS = frozenset({"check", "tools", "resources", "prompts"})
 
 
+class Parsers(Protocol):
+    """The parsers ``parse`` dispatches to (``parser.ParserTree``)."""
+
+    top: argparse.ArgumentParser
+    commands: Mapping[str, argparse.ArgumentParser]
+    actions: Mapping[str, Mapping[str, argparse.ArgumentParser]]
+
+
 class UsageError(TrimcpError, ValueError):
     """A mistake on the command line: reported in one line, exit 2, before anything starts."""
 
@@ -64,18 +74,25 @@ def is_url(word: str) -> bool:
     return word.startswith(URL_SCHEMES)
 
 
-def parse(
-    parser: argparse.ArgumentParser,
-    subparsers: Mapping[str, argparse.ArgumentParser],
-    argv: Sequence[str],
-) -> tuple[argparse.Namespace, list[str]]:
+def parse(tree: Parsers, argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
     """``(namespace, trailing command)``; argparse exits 2 (or 0 for ``--help``) on its own errors."""
     own, trailing = split_argv(argv)
-    if not own or own[0] not in subparsers:
+    if not own or own[0] not in tree.commands:
         # No subcommand, an unknown one, or a top-level option: the top parser reports it.
-        return parser.parse_args(own), trailing
-    ns = subparsers[own[0]].parse_intermixed_args(own[1:])
-    ns.command = own[0]
+        return tree.top.parse_args(own), trailing
+    command, rest = own[0], own[1:]
+    actions = tree.actions.get(command)
+    if actions is None:
+        ns = tree.commands[command].parse_intermixed_args(rest)
+        ns.command = command
+        return ns, trailing
+    # tools / resources / prompts: the action is the first word (or, after options, the first
+    # word that names one); no action, an unknown one or --help: the command's parser says so.
+    at = 0 if rest and rest[0] in actions else next((i for i, w in enumerate(rest) if w in actions), None)
+    if at is None or (at > 0 and any(w in ("-h", "--help") for w in rest[:at])):
+        return tree.commands[command].parse_args(rest), trailing
+    ns = actions[rest[at]].parse_intermixed_args(rest[:at] + rest[at + 1 :])
+    ns.command, ns.action = command, rest[at]
     return ns, trailing
 
 
@@ -112,4 +129,4 @@ def resolve_target(ns: argparse.Namespace, trailing: list[str]) -> list[str] | N
     return trailing or None
 
 
-__all__ = ["SLOTS", "TARGET_COMMANDS", "UsageError", "is_url", "parse", "resolve_target", "split_argv"]
+__all__ = ["SLOTS", "TARGET_COMMANDS", "Parsers", "UsageError", "is_url", "parse", "resolve_target", "split_argv"]

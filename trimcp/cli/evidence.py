@@ -29,22 +29,17 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from .. import ALL_VERSIONS, Handlers, McpError, Timeouts, open_client
-from ..conformance import (
-    Transcript,
-    TranscriptError,
-    diff_surfaces,
-    jsonable,
-    read_transcripts,
-    replay,
-    surface_from_client,
-    surface_from_transcript,
-)
 from .command_line import UsageError, is_url
+
+# The harness (trimcp.conformance) is imported by the commands that run, not by building
+# the command line: every other command would pay for it (a sixth of a second).
+if TYPE_CHECKING:
+    from ..conformance import Transcript
 
 __all__ = ["DIFF_EXAMPLES", "REPLAY_EXAMPLES", "add_diff_arguments", "add_replay_arguments", "run_diff", "run_replay"]
 
@@ -73,6 +68,8 @@ def add_diff_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_replay(ns: argparse.Namespace) -> int:
+    from ..conformance import TranscriptError, read_transcripts, replay
+
     try:
         transcripts = read_transcripts(Path(ns.path))
     except TranscriptError as exc:
@@ -175,6 +172,8 @@ def _declaring(declared: dict[str, Any]) -> dict[str, Any]:
 
 
 def _recorded(side: str) -> Transcript:
+    from ..conformance import TranscriptError, read_transcripts
+
     try:
         transcripts = read_transcripts(Path(side))
     except TranscriptError as exc:
@@ -185,6 +184,8 @@ def _recorded(side: str) -> Transcript:
 
 
 async def _live(side: str, timeout: float, like: Transcript | None) -> _Side:
+    from ..conformance import surface_from_client
+
     declared: dict[str, Any] = {}
     if like is not None:
         declared = like.declared_client()
@@ -195,6 +196,8 @@ async def _live(side: str, timeout: float, like: Transcript | None) -> _Side:
 
 
 async def _sides(a: str, b: str, timeout: float) -> tuple[_Side, _Side]:
+    from ..conformance import surface_from_transcript
+
     recorded = {w: _recorded(w) for w in (a, b) if not is_url(w)}
     # A live side declares what the other side's recording declared (the module docstring).
     out = []
@@ -207,6 +210,8 @@ async def _sides(a: str, b: str, timeout: float) -> tuple[_Side, _Side]:
 
 
 async def run_diff(ns: argparse.Namespace) -> int:
+    from ..conformance import diff_surfaces, jsonable
+
     left, right = await _sides(ns.a, ns.b, ns.timeout)
     changes = diff_surfaces(left.surface, right.surface)
     if ns.format == "json":

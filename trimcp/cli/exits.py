@@ -7,7 +7,8 @@ Exit status (every subcommand; the README and each ``--help`` point here)
      ``replay``: every recording clean; ``servers status``: all connected)
   1  it failed: a failed MUST check (or SHOULD with ``--fail-on should``, or a
      stale expected failure); ``diff``: the surfaces differ; ``replay``: a problem
-  2  usage error: a bad option, target, pattern or file, found before anything starts
+  2  usage error: a bad option, target, pattern or file, found before anything starts;
+     ``tools call`` / ``prompts get``: a name or argument the server does not list
   3  authorization needed (``check --no-auth`` on a 401, an OAuth flow that failed)
   4  could not be checked: the server could not be started or reached, or it was
      there but never answered the first request (silent, or gone before a JSON-RPC
@@ -50,7 +51,8 @@ EXIT_TABLE = """exit status (every command):
     0  passed (check: no failed MUST; diff: same surfaces; replay: clean; servers status: all up)
     1  failed: a MUST check (a SHOULD with --fail-on should, a stale expected failure);
        diff: the surfaces differ; replay: a problem
-    2  usage error, before anything starts
+    2  usage error, before anything starts (tools call, prompts get: a name or
+       argument the server does not list)
     3  authorization needed
     4  could not be checked: not started or unreachable, or silent (no JSON-RPC answer)
     5  tools call: the tool reported an error

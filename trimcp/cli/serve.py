@@ -7,7 +7,10 @@ Theory of operation
 a listen address the reference server speaks stdio (a client launched us).
 With ``--http HOST:PORT`` it serves Streamable HTTP (both eras) at
 ``http://HOST:PORT/mcp``, with ``--sse`` the 2024-11-05 transport at
-``/sse`` (POSTs to ``/messages``), with ``--ws`` WebSocket.  Port 0 picks a
+``/sse`` (POSTs to ``/messages``), with ``--ws`` WebSocket.  ``--store URL``
+(HTTP only) puts sessions, resumable streams and tasks in SQLite or Redis, so
+that the server survives a restart or runs as several replicas; a store that
+cannot be opened is one line on stderr and exit status 1.  Port 0 picks a
 free port; the bound URL is printed on stderr either way, so a script (or the
 conformance suite's launcher) can read it.
 
@@ -17,7 +20,7 @@ a loopback address is refused unless ``--allow-remote`` is given (then the
 origins).  The limits (``serve_http``'s and ``serve_websocket``'s keyword
 arguments) have flags of their own, one flag for a limit both servers keep
 (``--header-timeout``, ``--idle-timeout``, ``--max-connections``); a bad value
-is an argparse usage error (exit 2, ``exits.py``).  Nothing here imports h11 or trio-websocket until a server starts.
+is an argparse usage error (exit 2, ``exits.py``).  Nothing here imports the HTTP codec or trio-websocket until a server starts.
 """
 
 from __future__ import annotations
@@ -25,12 +28,13 @@ from __future__ import annotations
 import argparse
 import sys
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 import trio
 
-from ..server import is_loopback
-from .exits import EXIT_OK, EXIT_USAGE
+from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+
+E = TypeVar("E", bound=BaseException)
 
 #: ``serve_websocket``'s own default (not imported: that would import trio-websocket).
 DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
@@ -55,11 +59,28 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         help="allow a HOST that is not a loopback address (the spec advises against it)",
     )
     parser.add_argument(
+        "--allowed-host",
+        action="append",
+        default=None,
+        metavar="HOST[:PORT]",
+        help="a Host header the HTTP server answers (repeatable; default: its own loopback "
+        "address): the name clients reach it by through a load balancer or proxy",
+    )
+    parser.add_argument(
         "--json-response",
         action="store_true",
         help="answer Streamable HTTP requests with one JSON body instead of an SSE stream",
     )
     parser.add_argument("--page-size", type=int, default=5, help="items per */list page (0: no pagination)")
+    parser.add_argument(
+        "--store",
+        type=_store_url,
+        default=None,
+        metavar="URL",
+        help="where sessions, resumable streams and tasks live (--http / --sse): memory (default), "
+        "sqlite:///PATH (kept across restarts) or redis://HOST:PORT/DB (shared by replicas; "
+        "needs trimcp[redis]); options as ?lease=SECONDS",
+    )
     shared = parser.add_argument_group("limits (--http, --sse and --ws)")
     shared.add_argument(
         "--header-timeout",
@@ -157,6 +178,16 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _store_url(text: str) -> str:
+    from ..server import parse_store_url  # (imports the stores: only when --store is given)
+
+    try:
+        parse_store_url(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def _count(text: str) -> int:
     try:
         value = int(text)
@@ -226,7 +257,9 @@ async def _serve(ns: argparse.Namespace, host: str, port: int) -> None:
             return
         from ..server import serve_http
 
-        limits = limit_options(ns)
+        limits = {**limit_options(ns), "store": ns.store}
+        if ns.allowed_host:
+            limits["allowed_hosts"] = ns.allowed_host
         if ns.http:
             bound = await nursery.start(
                 partial(serve_http, server, host, port, json_response=ns.json_response, **limits)
@@ -256,19 +289,32 @@ def run_serve(ns: argparse.Namespace) -> int:
             f"({ns.max_body}) as it is parsed: {PARSE_COPIES} x its size\n"
         )
         return EXIT_USAGE
+    if ns.store is not None and ns.ws:
+        sys.stderr.write("trimcp: --store applies to --http and --sse (a WebSocket server keeps its state)\n")
+        return EXIT_USAGE
+    from ..server import StoreError, is_loopback
+
     if not is_loopback(host) and not ns.allow_remote:
         sys.stderr.write(
             f"trimcp: refusing to listen on {host}, which is not a loopback address; "
             "pass --allow-remote if you mean it\n"
         )
         return EXIT_USAGE
+
     # Ctrl-C is the way to stop it: commands.main turns it into one line and exit 130.
     try:
         trio.run(_serve, ns, host, port)
+    except StoreError as exc:
+        sys.stderr.write(f"trimcp: the store is not usable: {exc}\n")
+        return EXIT_FAILED
     except OSError as exc:
         sys.stderr.write(f"trimcp: cannot listen on {address}: {exc}\n")
         return EXIT_USAGE
     except ExceptionGroup as group:
+        store_errors, others = group.split(StoreError)
+        if store_errors is not None and others is None:
+            sys.stderr.write(f"trimcp: the store is not usable: {_first(store_errors)}\n")
+            return EXIT_FAILED
         # Trio's nurseries wrap the bind error (port in use, no permission): say it in one line.
         bind_errors, rest = group.split(OSError)
         if bind_errors is None or rest is not None:
@@ -278,7 +324,7 @@ def run_serve(ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _first(group: BaseExceptionGroup[OSError]) -> OSError:
+def _first(group: BaseExceptionGroup[E]) -> E:
     leaf = group.exceptions[0]
     return _first(leaf) if isinstance(leaf, BaseExceptionGroup) else leaf
 

@@ -3,7 +3,7 @@
 ``run_checks(connect, ...)`` runs the catalogue (``CATALOG``) against a server
 reached by a ``Connector``; ``connector_for(target)`` makes one for a URL or a
 command line (``is_url`` tells which).  ``print_report``, ``write_json``,
-``write_junit`` and ``write_markdown`` report the resulting ``Report`` (the formats
+``write_junit``, ``write_markdown`` and ``write_html`` report the resulting ``Report`` (the formats
 of ``trimcp check``; ``print_table`` / ``print_json`` are their deprecated old names); ``Selection`` chooses checks,
 ``judge`` decides a run (``--fail-on``, ``--expected-failures``);
 ``write_requirements_coverage`` prints the requirements catalogue's coverage.
@@ -34,6 +34,7 @@ from .report_console import print_report as print_report
 from .report_console import summary_line as summary_line
 from .report_console import use_color as use_color
 from .report_evidence import jsonable as jsonable
+from .report_html import write_html as write_html
 from .report_json import write_json as write_json
 from .report_junit import write_junit as write_junit
 from .report_markdown import write_markdown as write_markdown
@@ -81,6 +82,7 @@ __all__ = [
     "surface_from_client",
     "surface_from_transcript",
     "use_color",
+    "write_html",
     "write_json",
     "write_junit",
     "write_markdown",

@@ -39,6 +39,7 @@ HARNESS_SHUTDOWN_GRACE = 2.0
 
 
 def is_url(target: Sequence[str]) -> bool:
+    """Whether ``target`` (a command line, split) is one URL of a transport trimcp opens rather than a command."""
     return len(target) == 1 and target[0].startswith(_SCHEMES)
 
 

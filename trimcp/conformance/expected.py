@@ -89,6 +89,7 @@ def _blocks(result: CheckResult, fail_on: str) -> bool:
 
 
 def judge(report: Report, *, fail_on: str = "must", expected: Iterable[str] = ()) -> Verdict:
+    """The run's verdict: which results fail it at ``fail_on`` (``must`` or ``should``), the ``expected`` failures tolerated, and the stale ones."""
     if fail_on not in FAIL_ON:
         raise ValueError(f"--fail-on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}")
     listed = frozenset(expected)

@@ -2,7 +2,7 @@
 
 Every check has a stable id, an RFC 2119 level taken from the sentence of the
 specification it tests, the spec section that sentence lives in, and the
-revisions that sentence belongs to.  The catalog (``catalog.py``) lists them
+revisions that sentence belongs to.  The catalog (the ``catalog`` package) lists them
 all, so a report always shows every check: the ones a revision does not have
 are ``skip`` with the detail "not in <revision>", the ones the server lacks the
 feature for are ``skip`` with a reason.
@@ -34,6 +34,8 @@ from .selection import Selection
 
 
 class Level(enum.Enum):
+    """How strongly the sentence behind a check binds (RFC 2119), or BEST-PRACTICE where none does."""
+
     MUST = "MUST"
     SHOULD = "SHOULD"
     MAY = "MAY"
@@ -42,6 +44,8 @@ class Level(enum.Enum):
 
 
 class Status(enum.Enum):
+    """A check's outcome: pass, fail, warn (a SHOULD not met, or advice), or skip (not judged, with the reason)."""
+
     PASS = "pass"
     FAIL = "fail"
     WARN = "warn"
@@ -88,6 +92,8 @@ def _is_stateless(revision: str) -> bool:
 
 @attrs.frozen
 class CheckResult:
+    """The verdict of one check on one run: its status, why, and what it rests on."""
+
     id: str
     level: Level
     status: Status
@@ -101,6 +107,8 @@ class CheckResult:
 
 @attrs.define
 class Report:
+    """One run of ``run_checks``: what was checked, what was negotiated, and every check's result."""
+
     target: str
     revision: str | None = None
     #: ``"handshake"`` or ``"stateless"``; ``None`` when nothing was negotiated.

@@ -107,6 +107,7 @@ def _notes(r: Row) -> list[str]:
 
 
 def summary_line(report: Report, verdict: Verdict | None = None) -> str:
+    """The one-line summary of a report (counts, MUST failures, and the verdict's notes)."""
     counts = summary(report)
     text = (
         f"{counts.passed} passed, {counts.failed} failed, {counts.warned} warnings, "
@@ -139,6 +140,7 @@ def print_report(
     verdict: Verdict | None = None,
     show_skipped: bool = False,
 ) -> None:
+    """Write the text report to ``out``: failures first, then warnings, advice and passes; skips summed up."""
     items = rows(report)
     if color:
         _print_rich(report, items, out, verdict, show_skipped)

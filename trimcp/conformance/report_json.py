@@ -92,6 +92,7 @@ def document(report: Report, verdict: Verdict | None = None) -> dict[str, Any]:
 
 
 def write_json(report: Report, out: TextIO, verdict: Verdict | None = None) -> None:
+    """Write the report as the versioned ``trimcp-check/1`` JSON document."""
     # (ASCII escapes, as before: a report piped through a non-UTF-8 stdout still writes)
     json.dump(document(report, verdict), out, indent=2)
     out.write("\n")

@@ -113,4 +113,5 @@ def junit_xml(report: Report, verdict: Verdict | None = None) -> str:
 
 
 def write_junit(report: Report, out: TextIO, verdict: Verdict | None = None) -> None:
+    """Write the report as JUnit XML: a test suite per category, a test case per check (see the module docstring)."""
     out.write(junit_xml(report, verdict))

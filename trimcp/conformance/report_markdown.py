@@ -134,4 +134,5 @@ def markdown(report: Report, verdict: Verdict | None = None) -> str:
 
 
 def write_markdown(report: Report, out: TextIO, verdict: Verdict | None = None) -> None:
+    """Write the report as Markdown (for a CI job summary or a pull-request comment)."""
     out.write(markdown(report, verdict))

@@ -29,6 +29,8 @@ __all__ = ["Selection"]
 
 @attrs.frozen
 class Selection:
+    """Which checks a run keeps: ``--only`` and ``--skip`` patterns of check ids."""
+
     only: tuple[str, ...] = ()
     skip: tuple[str, ...] = ()
 

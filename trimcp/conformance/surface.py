@@ -49,6 +49,7 @@ def _items(section: dict[str, Any], items: Any, key: str) -> None:
 
 
 def surface_from_transcript(transcript: Transcript) -> dict[str, Any]:
+    """The surface (server info, capabilities and every list) a recorded conversation shows."""
     out = _empty()
     answers = transcript.answers()
     opened = (answers.get("initialize") or answers.get("server/discover") or [{}])[0]
@@ -89,6 +90,8 @@ async def surface_from_client(client: ClientSession) -> dict[str, Any]:
 
 @attrs.frozen
 class Change:
+    """One difference between two surfaces (``diff_surfaces``): an item added, removed or changed."""
+
     #: ``added``, ``removed`` or ``changed``.
     kind: str
     section: str
@@ -117,6 +120,7 @@ def _short(value: Any, limit: int = 80) -> str:
 
 
 def diff_surfaces(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Change]:
+    """Every difference between surfaces ``a`` and ``b`` (server info, capabilities, tools, resources, templates, prompts)."""
     out: list[Change] = []
     for section in ("server", "capabilities"):
         out.extend(_diff_values(section, "", "", a.get(section) or {}, b.get(section) or {}))

@@ -52,6 +52,8 @@ class TranscriptError(TrimcpError, ValueError):
 
 @attrs.define
 class Transcript:
+    """A recorded conversation (``spec/`` corpus format): its entries, its metadata, and where it was read from."""
+
     entries: list[dict[str, Any]]
     meta: dict[str, Any] = attrs.field(factory=dict)
     path: Path | None = None

@@ -10,15 +10,22 @@ and writes alone (``batch.py``), and output checked against ``outputSchema``
 
 ``validate_form`` checks the values of a form-mode elicitation against its
 ``requestedSchema`` (the pure core's ``forms``); ``validate_form_async`` also reads
-natural-language dates (``forms.py``, ``dateparser`` when installed).
+natural-language dates (``form_dates.py``, ``dateparser`` when installed).
 
 ``Elicitation`` is the flow that answers servers' elicitation requests (hooks, one
-prompt at a time, result hooks, URL mode; ``elicitation.py``); ``handlers.py`` types
+prompt at a time, result hooks, URL mode; ``elicitation.py``); ``client_handlers.py`` types
 the sampling and roots handlers and sends servers' log messages to ``logging``.
 
 ``truncate_result`` fits a tool result into a model's context (``truncate.py``):
 structure-preserving cuts from the pure core, an optional exact counter
 (``counters.py``), images downscaled with Pillow when installed (``images.py``).
+
+From the pool to the model: ``provider_tools(tools, provider)`` shapes the pool's tools
+for ``anthropic``, ``openai``, ``openai-strict`` or ``gemini`` (a ``ProviderTools``: the
+request's ``tools``, and the ``LeftOut`` ones with the reason); ``tool_calls`` reads a
+reply's calls, ``tool_results`` writes their outcomes back in the provider's shape (the
+pure core's ``providers``); ``agent_turn`` runs one turn over any model callable and
+``run_tool_calls`` runs the calls through the pool (``agent.py``).
 
 Import cost: nothing below is imported with this package.  Every export is a lazy
 module attribute (PEP 562 ``__getattr__``): the first use of a name imports the
@@ -43,19 +50,30 @@ if TYPE_CHECKING:
     from .._sansio.host.naming import mcp_tool_name as mcp_tool_name
     from .._sansio.host.naming import normalize_name as normalize_name
     from .._sansio.host.naming import unique_tool_name as unique_tool_name
+    from .._sansio.host.providers import LeftOut as LeftOut
+    from .._sansio.host.providers import Provider as Provider
+    from .._sansio.host.providers import ProviderTools as ProviderTools
+    from .._sansio.host.providers import ToolCall as ToolCall
+    from .._sansio.host.providers import ToolOutcome as ToolOutcome
+    from .._sansio.host.providers import provider_tools as provider_tools
+    from .._sansio.host.providers import tool_calls as tool_calls
+    from .._sansio.host.providers import tool_results as tool_results
+    from .agent import Turn as Turn
+    from .agent import agent_turn as agent_turn
+    from .agent import run_tool_calls as run_tool_calls
     from .batch import BatchOutcome as BatchOutcome
+    from .client_handlers import RootsHandler as RootsHandler
+    from .client_handlers import SamplingHandler as SamplingHandler
+    from .client_handlers import log_to_python as log_to_python
+    from .client_handlers import server_logger as server_logger
     from .counters import TokenCounter as TokenCounter
     from .counters import estimate as estimate
     from .counters import local_counter as local_counter
     from .elicitation import Elicitation as Elicitation
     from .elicitation import ElicitationContext as ElicitationContext
     from .elicitation import ServerElicitation as ServerElicitation
-    from .events import EventStream as EventStream
-    from .forms import validate_form_async as validate_form_async
-    from .handlers import RootsHandler as RootsHandler
-    from .handlers import SamplingHandler as SamplingHandler
-    from .handlers import log_to_python as log_to_python
-    from .handlers import server_logger as server_logger
+    from .event_hub import EventStream as EventStream
+    from .form_dates import validate_form_async as validate_form_async
     from .outputs import OutputValidationError as OutputValidationError
     from .pool import Pool as Pool
     from .pool import UnknownServer as UnknownServer
@@ -74,7 +92,7 @@ if TYPE_CHECKING:
     from .truncate import truncate_result_sync as truncate_result_sync
 
 #: Lazy export -> the module defining it (relative to this package).  Keep in step with the
-#: ``TYPE_CHECKING`` block (tests/test_import_cost.py checks).
+#: ``TYPE_CHECKING`` block (tests/project/test_import_cost.py checks).
 _LAZY: dict[str, str] = {
     "Backoff": ".._sansio.host.backoff",
     "classify_tool": ".._sansio.host.classify",
@@ -87,6 +105,17 @@ _LAZY: dict[str, str] = {
     "mcp_tool_name": ".._sansio.host.naming",
     "normalize_name": ".._sansio.host.naming",
     "unique_tool_name": ".._sansio.host.naming",
+    "LeftOut": ".._sansio.host.providers",
+    "Provider": ".._sansio.host.providers",
+    "ProviderTools": ".._sansio.host.providers",
+    "ToolCall": ".._sansio.host.providers",
+    "ToolOutcome": ".._sansio.host.providers",
+    "provider_tools": ".._sansio.host.providers",
+    "tool_calls": ".._sansio.host.providers",
+    "tool_results": ".._sansio.host.providers",
+    "Turn": ".agent",
+    "agent_turn": ".agent",
+    "run_tool_calls": ".agent",
     "BatchOutcome": ".batch",
     "TokenCounter": ".counters",
     "estimate": ".counters",
@@ -94,12 +123,12 @@ _LAZY: dict[str, str] = {
     "Elicitation": ".elicitation",
     "ElicitationContext": ".elicitation",
     "ServerElicitation": ".elicitation",
-    "EventStream": ".events",
-    "validate_form_async": ".forms",
-    "RootsHandler": ".handlers",
-    "SamplingHandler": ".handlers",
-    "log_to_python": ".handlers",
-    "server_logger": ".handlers",
+    "EventStream": ".event_hub",
+    "validate_form_async": ".form_dates",
+    "RootsHandler": ".client_handlers",
+    "SamplingHandler": ".client_handlers",
+    "log_to_python": ".client_handlers",
+    "server_logger": ".client_handlers",
     "OutputValidationError": ".outputs",
     "Pool": ".pool",
     "UnknownServer": ".pool",
@@ -142,10 +171,13 @@ __all__ = [
     "FormField",
     "FormResult",
     "HostTool",
+    "LeftOut",
     "NameTable",
     "OutputValidationError",
     "Pool",
     "PoolEvent",
+    "Provider",
+    "ProviderTools",
     "RootsHandler",
     "SamplingHandler",
     "ServerElicitation",
@@ -155,9 +187,13 @@ __all__ = [
     "ServerUnavailable",
     "StatusChanged",
     "TokenCounter",
+    "ToolCall",
+    "ToolOutcome",
     "ToolsChanged",
+    "Turn",
     "UnknownServer",
     "UnknownTool",
+    "agent_turn",
     "cap_description",
     "classify_tool",
     "config_key",
@@ -168,7 +204,11 @@ __all__ = [
     "mcp_tool_name",
     "normalize_name",
     "open_pool",
+    "provider_tools",
+    "run_tool_calls",
     "server_logger",
+    "tool_calls",
+    "tool_results",
     "truncate_result",
     "truncate_result_sync",
     "unique_tool_name",

@@ -62,7 +62,7 @@ from .._errors import McpError
 from .._sansio import jsonrpc as rpc
 from .._sansio import schema as s
 from .._trio.client.options import Handlers
-from .forms import validate_form_async
+from .form_dates import validate_form_async
 
 __all__ = [
     "Elicitation",

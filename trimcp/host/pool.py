@@ -56,9 +56,9 @@ from .._trio.client.options import Handlers, merge_options
 from .._trio.oauth.auth_cache import AuthNeededCache
 from ..config import ConfigError, McpConfig, Redactor, ServerConfig
 from .batch import BatchOutcome, Call, run_batch
+from .client_handlers import log_to_python
 from .elicitation import Elicitation
-from .events import EventHub, EventStream
-from .handlers import log_to_python
+from .event_hub import EventHub, EventStream
 from .outputs import OutputChecker, ValidateOutput, check_mode
 from .slot import ServerSlot, ServerUnavailable, SlotContext
 from .status import ServerState, ServerStatus, StatusChanged
@@ -222,7 +222,7 @@ class Pool:
 
     @asynccontextmanager
     async def events(self, max_buffer: int = 256) -> AsyncIterator[EventStream]:
-        """Subscribe to status changes, tool lists and notifications (see ``events.py``)."""
+        """Subscribe to status changes, tool lists and notifications (see ``event_hub.py``)."""
         async with self._ctx.hub.subscribe(max_buffer) as stream:
             yield stream
 
@@ -469,7 +469,7 @@ async def open_pool(
     or ``"ignore"``: what a ``structuredContent`` that breaks its ``outputSchema`` does).
     ``elicitation`` (a ``trimcp.host.Elicitation``) answers every server's elicitation
     requests, told which server asked; with ``server_logs`` each server's log messages
-    go to the Python logger ``trimcp.server.<name>`` (``handlers.py``).  Either yields
+    go to the Python logger ``trimcp.server.<name>`` (``client_handlers.py``).  Either yields
     to a ``client_options`` / ``server_options`` handler of the same field.
     On exit every session is closed (stdio servers shut down, in parallel).
     """

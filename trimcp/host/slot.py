@@ -54,7 +54,7 @@ from .._trio.client import ClientSession, open_client
 from .._trio.client.options import Handlers, merge_options
 from .._trio.oauth.auth_cache import AuthNeededCache
 from ..config import Redactor, RemoteServerConfig, ServerConfig, StdioServerConfig
-from .events import EventHub
+from .event_hub import EventHub
 from .status import (
     ServerNotification,
     ServerState,

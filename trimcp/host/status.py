@@ -18,7 +18,7 @@ disabled       the config or the caller turned it off; never connected
 
 A ``ServerStatus`` is an immutable snapshot; every change is published as a
 ``StatusChanged`` event, new tool lists as ``ToolsChanged``, and notifications
-the pool forwards as ``ServerNotification`` (``events.py``).
+the pool forwards as ``ServerNotification`` (``event_hub.py``).
 
 A server is known by its name *and* its configuration: ``config_key`` hashes
 the canonical JSON of the entry (keys sorted, the order-free parts sorted), so
@@ -51,6 +51,8 @@ __all__ = [
 
 
 class ServerState(StrEnum):
+    """Where a pool's server stands: not tried yet, connecting, connected, failed, waiting for authorization, or disabled in its config."""
+
     PENDING = "pending"
     CONNECTING = "connecting"
     CONNECTED = "connected"

@@ -530,6 +530,7 @@ def _register_prompts(server: Server) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """Run the reference server on stdio (``python -m trimcp.reference``)."""
     parser = argparse.ArgumentParser(
         prog="python -m trimcp.reference", description="The trimcp reference MCP server (stdio)."
     )

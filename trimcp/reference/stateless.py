@@ -20,7 +20,7 @@ from typing import Any
 from ..server import inputs
 from ..server.context import Context
 from ..server.definition import Server
-from . import tasks as _tasks
+from . import task_fixtures as _tasks
 
 #: Every tool here touches nothing outside the process (asking the client is not the outside
 #: world), so it is closed-world too: ``trimcp check --no-open-world`` still calls it.

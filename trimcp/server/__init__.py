@@ -14,6 +14,13 @@ and ``serve_websocket``.  They import h11 / trio-websocket, so they are
 imported on first use (``__getattr__``), not with this package.
 ``is_loopback`` tells whether a listen address is local only (the spec
 advises local servers to bind to 127.0.0.1).
+
+Run as several processes (replicas) behind a load balancer, a server keeps
+its shared state - sessions, resumable streams, tasks, notifications across
+processes - in a store: ``serve_http(store=...)`` takes ``open_store``'s URLs
+(``"memory"``, ``"sqlite:///PATH"``, ``"redis://HOST:PORT/DB"``) or a
+``Store`` (``MemoryStore``, ``SqliteStore``, ``RedisStore``); these too are
+imported on first use.
 """
 
 from __future__ import annotations
@@ -40,8 +47,20 @@ from .server_session import ServerSession as ServerSession
 from .subscriptions import ListenStream as ListenStream
 
 if TYPE_CHECKING:
+    from .store import MemoryStore as MemoryStore
+    from .store import RedisStore as RedisStore
+    from .store import SqliteStore as SqliteStore
+    from .store import Store as Store
+    from .store import StoreError as StoreError
+    from .store import open_store as open_store
+    from .store import parse_store_url as parse_store_url
     from .transports.http.app import serve_http as serve_http
     from .transports.websocket import serve_websocket as serve_websocket
+
+#: Imported with ``trimcp.server.store`` on first use (it brings sqlite3).
+_STORE_NAMES = frozenset(
+    {"MemoryStore", "RedisStore", "SqliteStore", "Store", "StoreError", "open_store", "parse_store_url"}
+)
 
 
 def _old_run_stdio() -> Any:
@@ -62,7 +81,7 @@ _DEPRECATED = _deprecated_aliases(
 
 
 def __getattr__(name: str) -> Any:
-    """``serve_http`` and ``serve_websocket``, imported (with h11 / trio-websocket) on first use."""
+    """``serve_http``, ``serve_websocket`` (with their HTTP/1.1 codec / trio-websocket) and the stores, imported on first use."""
     value: Any
     if name == "serve_http":
         from .transports.http import app
@@ -72,6 +91,10 @@ def __getattr__(name: str) -> Any:
         from .transports import websocket
 
         value = websocket.serve_websocket
+    elif name in _STORE_NAMES:
+        from . import store
+
+        value = getattr(store, name)
     else:
         return _DEPRECATED(name)  # (not cached: every use of an old name warns)
     globals()[name] = value
@@ -83,15 +106,22 @@ __all__ = [
     "Context",
     "InputRequest",
     "ListenStream",
+    "MemoryStore",
+    "RedisStore",
     "ResourceNotFound",
     "Server",
     "ServerSession",
+    "SqliteStore",
+    "Store",
+    "StoreError",
     "audio",
     "embedded_blob",
     "embedded_text",
     "error_result",
     "image",
     "is_loopback",
+    "open_store",
+    "parse_store_url",
     "resource_link",
     "serve_http",
     "serve_stdio",

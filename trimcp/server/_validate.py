@@ -11,7 +11,9 @@ schema is the tool author's, but the arguments are a client's, and a pattern as
 ordinary as ``^(\\w+\\s?)*$`` backtracks for minutes on a crafted string.  So
 patterns run in RE2, the work is budgeted and runs off the event loop when it is
 large (``trimcp._trio.offload``).  Arguments too costly to check are refused (the
-MUST); a pattern RE2 cannot run is logged once and not enforced.
+MUST); a pattern RE2 cannot run is logged once and not enforced.  Arguments a
+plain schema (types, properties, required: ``_sansio/bounded/plain.py``) certainly
+accepts skip the validator: it only ever runs to find and word the errors.
 
 A schema that jsonschema itself cannot use is treated as accepting anything:
 a tool author's schema mistake must not make every call fail.  Each schema is
@@ -62,6 +64,8 @@ async def validate(value: Any, schema: Any, *, trusted: bool = False) -> list[st
     reading = await _reading(schema)
     if reading.problem is not None:
         return []
+    if reading.plain is not None and reading.plain(value):
+        return []  # certainly valid (a plain schema, ``bounded/plain.py``): no validator run
     verdict = await offload.validate(reading, value, max_errors=_MAX_PROBLEMS)
     if verdict.unchecked and id(schema) not in _warned:
         if len(_warned) >= _MAX_CACHED:

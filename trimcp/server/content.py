@@ -64,6 +64,7 @@ def _with(out: dict[str, Any], **optional: Any) -> dict[str, Any]:
 
 
 def text(value: str, *, annotations: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A text content block."""
     return _with({"type": "text", "text": value}, annotations=annotations)
 
 
@@ -97,10 +98,12 @@ def resource_link(
 
 
 def embedded_text(uri: str, value: str, mime_type: str | None = "text/plain") -> dict[str, Any]:
+    """An embedded text resource block (``type: "resource"``) of ``uri``."""
     return {"type": "resource", "resource": _with({"uri": uri, "text": value}, mimeType=mime_type)}
 
 
 def embedded_blob(uri: str, data: bytes | str, mime_type: str | None = None) -> dict[str, Any]:
+    """An embedded binary resource block of ``uri``; ``data`` is raw bytes (encoded here) or base64 text."""
     return {"type": "resource", "resource": _with({"uri": uri, "blob": _b64(data)}, mimeType=mime_type)}
 
 

@@ -52,7 +52,7 @@ from ._errors import ClientCapabilityError
 from .definition import Server
 from .inputs import InputLedger, InputRequest, SamplingMessages
 from .server_session import ServerSession
-from .tasks import TaskHandle
+from .task_runner import TaskHandle
 
 Timeout = float | None | UseDefault
 
@@ -64,7 +64,7 @@ class Context:
         self.session = session
         self.request = request
         self._ledger = ledger
-        #: ext-tasks: set while this call may run as a task (``trimcp.server.tasks``).
+        #: ext-tasks: set while this call may run as a task (``trimcp.server.task_runner``).
         self._task: TaskHandle | None = None
 
     @property
@@ -142,6 +142,13 @@ class Context:
         await self.session.log(level, data, logger, request_id=self.request_id, envelope=self.envelope)
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Tell the client how far this request is: a ``notifications/progress`` when it asked
+        for them (a ``progressToken``; otherwise nothing is sent).  Once the call runs as a task
+        (ext-tasks) its request has been answered, so the task's ``statusMessage`` says it
+        instead (``"3/10: copying"``)."""
+        if self._task is not None and self._task.started:
+            await self._task.report_progress(progress, total, message)
+            return
         await self.request.report_progress(progress, total, message)
 
     # ------------------------------------------------------------ questions to the client

@@ -53,7 +53,7 @@ is cacheable for ``discover_ttl_ms`` (5 minutes).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Literal, Protocol, TypeVar, overload
 
 import trio
@@ -79,13 +79,17 @@ from ._registry import (
 )
 from ._request_state import StateSealer
 from .subscriptions import ListenStream
-from .tasks import TaskRunner
+from .task_runner import TaskRunner
 
 F = TypeVar("F", bound=Callable[..., Any])
 CacheScope = Literal["public", "private"]
 #: Called with a stateless request's ``Context``; names the principal its ``requestState`` is
 #: bound to.  (``Any``: ``context`` imports this module, so this one cannot name ``Context``.)
 PrincipalHook = Callable[[Any], str | None]
+
+
+#: A change notification's extra destination (``Server.fan_outs``).
+FanOut = Callable[[str, dict[str, Any] | None], Awaitable[None]]
 
 
 class BroadcastSession(Protocol):
@@ -161,6 +165,9 @@ class Server:
         self.sessions: set[BroadcastSession] = set()
         #: Open ``subscriptions/listen`` requests (stateless era).
         self.listeners: set[ListenStream] = set()
+        #: Called with every change notification too (``method``, ``params``): how an HTTP
+        #: server run as replicas reaches the sessions and listen streams other processes hold.
+        self.fan_outs: list[FanOut] = []
         #: Mints and verifies MRTR ``requestState`` tokens.
         self.request_state = StateSealer(state_secret, ttl=request_state_ttl)
         self.request_state_principal: PrincipalHook | None = request_state_principal
@@ -223,7 +230,7 @@ class Server:
         declared the ``io.modelcontextprotocol/ui`` extension (SEP-1865: a server
         SHOULD check before linking views), the tool itself to every client.
         ``task`` (``"optional"``/``"required"``) lets a call run as an ext-tasks task
-        (``trimcp.server.tasks``); ``task_start="explicit"`` waits for ``ctx.start_task()``.
+        (``trimcp.server.task_runner``); ``task_start="explicit"`` waits for ``ctx.start_task()``.
         """
         if callable(name):
             self.add_tool(name)
@@ -499,12 +506,22 @@ class Server:
     async def _broadcast(
         self, method: str, params: dict[str, Any] | None, sessions: Iterable[BroadcastSession]
     ) -> None:
-        listeners = [sub for sub in list(self.listeners) if sub.wants(method, params)]
         async with trio.open_nursery() as nursery:
             for session in sessions:
                 nursery.start_soon(session.notify_quietly, method, params)
-            for sub in listeners:
-                nursery.start_soon(sub.deliver, method, params)
+            self._deliver_to_listeners(nursery, method, params)
+            for fan_out in list(self.fan_outs):
+                nursery.start_soon(fan_out, method, params)
+
+    def _deliver_to_listeners(self, nursery: trio.Nursery, method: str, params: dict[str, Any] | None) -> None:
+        for sub in [sub for sub in list(self.listeners) if sub.wants(method, params)]:
+            nursery.start_soon(sub.deliver, method, params)
+
+    async def notify_listeners(self, method: str, params: dict[str, Any] | None) -> None:
+        """Deliver a change notification to this process's open ``subscriptions/listen``
+        requests only (another replica published it; its sessions were reached there)."""
+        async with trio.open_nursery() as nursery:
+            self._deliver_to_listeners(nursery, method, params)
 
     async def notify_tools_list_changed(self) -> None:
         await self._broadcast("notifications/tools/list_changed", None, list(self.sessions))

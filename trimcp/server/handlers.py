@@ -175,15 +175,15 @@ def _describe(exc: BaseException) -> str:
 
 
 async def get_task(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-    return server.tasks.get(params)
+    return await server.tasks.get(params)
 
 
 async def update_task(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-    return server.tasks.update(params)
+    return await server.tasks.update(params)
 
 
 async def cancel_task(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-    return server.tasks.cancel(params)
+    return await server.tasks.cancel(params)
 
 
 # ---------------------------------------------------------------- resources
@@ -239,12 +239,12 @@ async def _read(server: Server, ctx: Context, uri: str) -> list[dict[str, Any]]:
 
 
 async def subscribe(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-    ctx.session.subscriptions.add(_string_param(params, "uri"))
+    await ctx.session.subscribe(_string_param(params, "uri"))
     return {}
 
 
 async def unsubscribe(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-    ctx.session.subscriptions.discard(_string_param(params, "uri"))
+    await ctx.session.unsubscribe(_string_param(params, "uri"))
     return {}
 
 

@@ -58,6 +58,7 @@ async def serve_stream(
     *,
     max_concurrent_requests: int | None = None,
     max_pending_callbacks: int | None = None,
+    broadcast: bool = True,
     task_status: trio.TaskStatus[ServerSession] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve one client over ``stream`` until it closes.
@@ -65,7 +66,9 @@ async def serve_stream(
     ``max_concurrent_requests``: the client requests handled at once (more wait,
     in order); ``max_pending_callbacks``: the client notifications that may wait
     for the roots-changed hooks.  ``None``: the ``Server``'s settings, which every
-    transport (HTTP, WebSocket, stdio) uses."""
+    transport (HTTP, WebSocket, stdio) uses.  ``broadcast=False`` keeps the session out of
+    ``server.sessions`` (an HTTP server whose sessions are shared by replicas delivers
+    their change notifications through its store instead)."""
     session = ServerSession(
         server,
         stream,
@@ -75,7 +78,8 @@ async def serve_stream(
         max_pending_callbacks=max_pending_callbacks or server.max_pending_callbacks,
     )
     driver = session.driver
-    server.sessions.add(session)
+    if broadcast:
+        server.sessions.add(session)
     try:
         with collapse():
             # (ext-tasks runs outlive their request; an HTTP/WebSocket server hosts them)

@@ -22,7 +22,7 @@ from the handler's ``Context``), its notifications go to open
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from .._errors import TrimcpError
@@ -66,6 +66,9 @@ class ServerSession:
         self.connection = self.driver.connection
         #: Resource URIs this client subscribed to.
         self.subscriptions: set[str] = set()
+        #: Awaited after ``subscriptions`` changed (a transport that keeps the session in a
+        #: store writes it there before the client is answered).
+        self.on_change: Callable[[], Awaitable[None]] | None = None
 
     def __repr__(self) -> str:
         info = self.connection.peer_info or {}
@@ -87,6 +90,20 @@ class ServerSession:
     @property
     def is_operating(self) -> bool:
         return self.connection.state is OPERATING and not self.driver.is_closed
+
+    async def subscribe(self, uri: str) -> None:
+        """``resources/subscribe``: ``uri`` is watched for this client."""
+        if uri not in self.subscriptions:
+            self.subscriptions.add(uri)
+            if self.on_change is not None:
+                await self.on_change()
+
+    async def unsubscribe(self, uri: str) -> None:
+        """``resources/unsubscribe``."""
+        if uri in self.subscriptions:
+            self.subscriptions.discard(uri)
+            if self.on_change is not None:
+                await self.on_change()
 
     async def notify(
         self,

@@ -12,8 +12,13 @@
   streams against the ``MessageStream`` contract (what ``trimcp._trio.stream``
   promises), as ``trio.testing.check_two_way_stream`` checks a ``trio.abc.Stream``;
   ``contract_server()`` is the server the second talks to.
+* ``ScriptedModel(provider, script)`` is a model for ``trimcp.host.agent_turn`` that replays
+  tool calls (``call(name, **arguments)``) and final answers turn by turn, in the
+  provider's shape, and fails the test (``ScriptError``) where the real API would refuse:
+  a tool list outside the provider's documented subset, a call to a tool
+  not offered or with arguments its schema refuses, a turn whose results are missing.
 
-Example (``tests/test_testing.py`` runs it)::
+Example (``tests/transports/test_testing.py`` runs it)::
 
     import trio
     from trimcp.server import Context, Server
@@ -37,6 +42,7 @@ The names in ``__all__`` are this package's contract.
 
 from __future__ import annotations
 
+from ._contract import CALLER_EXCHANGE as CALLER_EXCHANGE
 from ._contract import OVERSIZE as OVERSIZE
 from ._contract import PAIR_RULES as PAIR_RULES
 from ._contract import PEER_GONE as PEER_GONE
@@ -48,14 +54,23 @@ from ._contract import contract_server as contract_server
 from ._inprocess import connect as connect
 from ._inprocess import serve_in_process as serve_in_process
 from ._scripted import ScriptedStream as ScriptedStream
+from ._scripted_model import ScriptedCall as ScriptedCall
+from ._scripted_model import ScriptedModel as ScriptedModel
+from ._scripted_model import ScriptError as ScriptError
+from ._scripted_model import call as call
 
 __all__ = [
+    "CALLER_EXCHANGE",
     "OVERSIZE",
     "PAIR_RULES",
     "PEER_GONE",
     "REQUEST_RULES",
     "RuleResult",
+    "ScriptError",
+    "ScriptedCall",
+    "ScriptedModel",
     "ScriptedStream",
+    "call",
     "check_request_stream",
     "check_two_way_message_stream",
     "connect",

@@ -37,7 +37,12 @@ Every rule is read from what ``_trio/stream.py`` promises of a ``MessageStream``
     receiving end: its next ``receive`` raises ``TransportClosed`` (byte
     framing cannot be resynchronised);
 ``peer_gone`` (``check_request_stream`` only)
-    a request pending when the server goes away is never left hanging.
+    a request pending when the server goes away is never left hanging;
+``caller_exchange`` (``check_request_stream`` only, for a stream with ``begin_request``)
+    requests begun in order and run by their callers, at once, are all answered
+    (through ``run`` or ``receive``, each exactly once); a caller cancelled while its
+    exchange runs leaves the stream usable for both ways of asking; an abandoned
+    exchange holds up none begun after it.
 
 ``check_two_way_message_stream(open_pair)`` runs every rule, in both directions,
 on a fresh pair from ``open_pair()`` (an async context manager yielding two
@@ -58,6 +63,8 @@ matched by id, since the server runs requests concurrently and may answer
 them in any order, whatever the transport.  ``peer_close`` is not checked
 there (the client cannot close the server's end, only its own); ``peer_gone``
 takes its place, for a ``serve`` that can make the server go away.
+``caller_exchange`` checks the optional ``begin_request`` (``_trio/stream.py``) of
+a stream that offers it.
 
 Both return the ``RuleResult`` of every rule and, unless ``raise_on_failure``
 is false, raise ``AssertionError`` naming each broken rule and why.  Each rule
@@ -80,10 +87,11 @@ from .._errors import RemoteProtocolError, TransportClosed, TransportError
 from .._sansio import jsonrpc as rpc
 from .._sansio.connection.stateless import build_envelope
 from .._sansio.revisions import Era, get_revision
-from .._trio.stream import MessageStream, Received, RequestFailed, SendMeta, meta_for
+from .._trio.stream import MessageStream, Received, RequestFailed, SendMeta, meta_for, request_starter
 from ..server import Context, Server
 
 __all__ = [
+    "CALLER_EXCHANGE",
     "OVERSIZE",
     "PAIR_RULES",
     "PEER_GONE",
@@ -123,6 +131,8 @@ REQUEST_RULES: Final = (
 PEER_GONE: Final = "peer_gone"
 #: The rule that needs the receive cap the pair was opened with (see ``check_two_way_message_stream``).
 OVERSIZE: Final = "oversize"
+#: The rule for a stream that lets the caller run its request's exchange (``begin_request``).
+CALLER_EXCHANGE: Final = "caller_exchange"
 
 #: A text that only arrives intact if nothing re-encodes it: non-ASCII, an astral
 #: character, JSON escapes, line and paragraph separators, a raw newline in a string.
@@ -571,7 +581,64 @@ async def check_request_stream(
                     f"the server answered {message!r} to a request it never answers"
                 )
 
+    async def caller_exchange(asker: _Asker) -> None:
+        stream = asker.stream
+        begin = request_starter(stream)
+        assert begin is not None, "the stream offers no begin_request"
+        answers: dict[object, rpc.Message] = {}
+
+        def take(message: rpc.Message) -> None:
+            rid = getattr(message, "id", None)
+            assert rid not in answers, f"request {rid} answered twice"
+            answers[rid] = message
+
+        async def run(exchange: Any) -> None:
+            answer = await exchange.run()
+            if answer is not None:
+                take(_only(answer, "caller_exchange"))
+
+        async def ask(requests: list[rpc.Request]) -> None:
+            """Begin ``requests`` in order (as the session's write lock would), run each in
+            a task of its own; take the answers ``run`` does not return from ``receive``."""
+            ids = {r.id for r in requests}
+
+            async def receive_rest() -> None:
+                while not ids <= answers.keys():
+                    take(await asker.answer())
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(receive_rest)
+                async with trio.open_nursery() as callers:
+                    for request in requests:
+                        callers.start_soon(run, begin(stream, request, asker.meta))
+                if ids <= answers.keys():
+                    nursery.cancel_scope.cancel()  # every answer came back through run
+
+        def check(requests: list[rpc.Request], texts: list[str]) -> None:
+            for request, text in zip(requests, texts, strict=True):
+                answer = answers.get(request.id)
+                assert isinstance(answer, rpc.Response), f"request {request.id}: {answer!r}"
+                echoed = answer.result["content"][0]["text"]
+                assert echoed == text, f"the echo of request {request.id} changed on the way: {echoed!r:.60}"
+
+        texts = [f"caller {i} {TRICKY_TEXT}" for i in range(concurrent_senders)]
+        requests = [asker.echo(text) for text in texts]
+        await ask(requests)
+        check(requests, texts)
+        # A caller cancelled while its exchange runs, if ``run`` waits for the answer (the
+        # server never answers ``wait``).
+        pending = asker.request("tools/call", {"name": "wait", "arguments": {}})
+        with trio.move_on_after(pause):
+            await run(begin(stream, pending, asker.meta))
+        # An exchange abandoned before it ran holds up none begun after it.
+        begin(stream, asker.echo("never sent"), asker.meta).abandon()
+        after = [asker.echo("after")]
+        await ask(after)
+        check(after, ["after"])
+        await asker.round_trip(["and by send"], "caller_exchange")
+
     table: dict[str, Callable[[_Asker], Awaitable[None]]] = {
+        "caller_exchange": caller_exchange,
         "whole_in_order": whole_in_order,
         "large": large,
         "concurrent_sends": concurrent_sends,

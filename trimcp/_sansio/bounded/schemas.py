@@ -29,7 +29,9 @@ which trusts its schema.  From a peer, four things go wrong with that:
 
 ``BoundedSchema(schema)`` reads the schema once (its metaschema check is bounded too,
 with the ``regex`` format through ``PeerPattern``) and keeps ``problem`` when it cannot
-be used; ``validate(instance, budget)`` returns a ``Verdict``.  The keywords find the
+be used; ``validate(instance, budget)`` returns a ``Verdict``.  A plain schema (types,
+properties, required, ``plain.py``) also gets ``plain``, a check that accepts what is
+certainly valid without running a validator; the rest still comes here.  The keywords find the
 current budget and notes through a context variable set for the length of one
 ``validate`` call: jsonschema hands a keyword only its validator, its value, the
 instance and the schema.
@@ -55,6 +57,7 @@ from jsonschema_specifications import REGISTRY as _METASCHEMAS
 from .budget import BudgetExhausted, WorkBudget
 from .echo import quote, short_repr
 from .patterns import PeerPattern
+from .plain import PlainCheck, compile_plain
 
 __all__ = [
     "KEYWORD_UNITS",
@@ -65,7 +68,7 @@ __all__ = [
 
 #: Units one keyword application is charged, and one step into a subschema (jsonschema
 #: builds a validator and a resource for each), and a reference resolved: with these
-#: a unit stayed within 0.6-1.6 us on the schemas of ``tests/test_bounded.py``'s
+#: a unit stayed within 0.6-1.6 us on the schemas of ``tests/sansio/test_bounded.py``'s
 #: calibration list.
 KEYWORD_UNITS: Final = 4
 DESCEND_UNITS: Final = 6
@@ -410,6 +413,9 @@ class BoundedSchema:
         self._patterns: dict[str, PeerPattern] = {}
         self._has_pattern_properties = _mentions_pattern_properties(schema)
         self._validator: Any = None
+        #: A check that accepts at once what is certainly valid (``plain.py``); ``None``
+        #: when the schema is not plain.  Its ``False`` only means "validate in full".
+        self.plain: PlainCheck | None = None
         if not isinstance(schema, (dict, bool)):
             self.invalid = True
             self.problem = "a JSON Schema is an object or a boolean"
@@ -429,6 +435,7 @@ class BoundedSchema:
                 self.problem = f"not a valid JSON Schema at {where}: {error.message}"
                 return
             self._validator = cls(quiet, registry=_REGISTRY, format_checker=cls.FORMAT_CHECKER if formats else None)
+            self.plain = compile_plain(schema, formats=formats)
         except BudgetExhausted:
             self.exhausted = True
             self.problem = f"reading the schema would cost more than {budget.limit} work units"

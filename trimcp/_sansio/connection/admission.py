@@ -60,11 +60,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-import attrs
-
 from .. import extensions
 from .. import jsonrpc as rpc
 from ..revisions import REVISIONS, Era, Revision, get_revision, has_capability, own_gate, peer_gate
+from ..shared_methods import frozen
 from . import stateless as sl
 from .lifecycle import CLOSED, DISCOVERING, IDLE, INITIALIZING, OPERATING, Role, State
 from .state import ConnectionState
@@ -142,7 +141,7 @@ _ALL_NOTIFICATIONS: Final = frozenset().union(
 # ------------------------------------------------------------------ refusals
 
 
-@attrs.frozen
+@frozen
 class Rule:
     """One admission rule as the peer sees it when it is broken."""
 
@@ -166,7 +165,7 @@ UNEXPECTED_INITIALIZED: Final = Rule("unexpected-initialized", None)
 BATCH_NOT_IN_REVISION: Final = Rule("batch-not-in-revision", rpc.INVALID_REQUEST)
 
 
-@attrs.frozen
+@frozen
 class Refused:
     rule: Rule
     message: str

@@ -58,7 +58,7 @@ from ..revisions import HANDSHAKE_VERSIONS, Era, Revision, get_revision
 from . import admission
 from . import stateless as sl
 from .admission import Refused
-from .lifecycle import CLOSED, DISCOVERING, LifecycleEvent, Role, State
+from .lifecycle import CLOSED, DISCOVERING, INITIALIZING, LifecycleEvent, Role, State
 from .negotiation import Negotiator, Outcome
 from .requests import (
     IncomingRequest,
@@ -83,6 +83,12 @@ class ConnectionStats:
 
 
 class Connection:
+    """The sans-IO MCP connection of one role: bytes-free, clock-free, the protocol rules of every revision.
+
+    Feed it what the peer sent (``receive_payload``), ask it to send (``send_request``,
+    ``send_notification``, ``respond``); it answers with events and the messages to write.
+    """
+
     def __init__(
         self,
         role: Role,
@@ -209,6 +215,34 @@ class Connection:
         return self._requests.clear()
 
     # ------------------------------------------------------------------ negotiation
+
+    def adopt(
+        self,
+        *,
+        protocol_version: str,
+        peer_info: dict[str, Any] | None,
+        peer_capabilities: dict[str, Any] | None,
+        log_level: str | None,
+        operating: bool,
+    ) -> None:
+        """Server: take up a session another replica negotiated (its stored record), as if
+        this Connection had answered its ``initialize`` (lifecycle.py: ``ADOPT_SESSION``)."""
+        if self.role is not Role.SERVER:
+            raise LocalProtocolError("only a server adopts a session")
+        if protocol_version not in self.supported_versions:
+            raise LocalProtocolError(f"can't adopt a session of revision {protocol_version!r}: not supported here")
+        self._cs.advance(LifecycleEvent.ADOPT_SESSION)
+        self._cs.protocol_version = protocol_version
+        self._cs.peer_info = peer_info
+        self._cs.peer_capabilities = peer_capabilities or {}
+        self.log_level = log_level
+        if operating:
+            self.adopt_initialized()
+
+    def adopt_initialized(self) -> None:
+        """Server: ``notifications/initialized`` reached another replica of the session."""
+        if self._cs.lifecycle is INITIALIZING:
+            self._cs.advance(LifecycleEvent.RECV_INITIALIZED)
 
     def initialize(self, *, protocol_version: str | None = None) -> rpc.RequestId:
         """Client: queue the ``initialize`` request."""

@@ -18,6 +18,12 @@ DISCOVERING, whose answer leads to OPERATING (stateless era), back to IDLE
 *server* has no state of its own: it takes each enveloped request as it comes,
 in any state but CLOSED (``admission.py``), and so never leaves IDLE for them.
 
+A server run as replicas (issue 30) may receive the requests of a session
+that another replica negotiated: that replica's record of the handshake is
+*adopted* (IDLE -> INITIALIZING, ``ADOPT_SESSION``), and then
+``notifications/initialized`` - received here or, as the record says,
+elsewhere - moves it to OPERATING as usual.
+
 What each side may send or accept in each state, in both eras, is the other
 half of the lifecycle: ``admission.py``.
 """
@@ -32,6 +38,8 @@ from ..._errors import LocalProtocolError
 
 
 class Role(enum.Enum):
+    """Which side of a connection this is: the client (it opens) or the server."""
+
     CLIENT = "client"
     SERVER = "server"
 
@@ -77,6 +85,7 @@ class LifecycleEvent(enum.Enum):
     RECV_DISCOVER_RESULT = "receive a usable DiscoverResult"
     RECV_LEGACY_ANSWER = "learn the server is handshake-era"
     RECV_DISCOVER_FAILURE = "receive discover failure"
+    ADOPT_SESSION = "adopt a session another replica negotiated"
     CLOSE = "close"
 
 
@@ -106,7 +115,7 @@ TRANSITIONS: Final[Mapping[Role, Mapping[type[State], Mapping[LifecycleEvent, ty
         CLOSED: {_E.CLOSE: CLOSED},
     },
     Role.SERVER: {
-        IDLE: {_E.RECV_INITIALIZE: INITIALIZING, _E.CLOSE: CLOSED},
+        IDLE: {_E.RECV_INITIALIZE: INITIALIZING, _E.ADOPT_SESSION: INITIALIZING, _E.CLOSE: CLOSED},
         INITIALIZING: {_E.RECV_INITIALIZED: OPERATING, _E.CLOSE: CLOSED},
         OPERATING: {_E.CLOSE: CLOSED},
         CLOSED: {_E.CLOSE: CLOSED},

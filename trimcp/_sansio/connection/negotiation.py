@@ -41,13 +41,14 @@ from .. import jsonrpc as rpc
 from ..events import Discovered, Event, HandshakeFailed, Initialized, LegacyServer, ProtocolIssue
 from ..result_type import ResultType
 from ..revisions import Era
+from ..shared_methods import frozen
 from . import stateless as sl
 from .admission import may_probe_again
 from .lifecycle import LifecycleEvent, Role
 from .state import ConnectionState
 
 
-@attrs.frozen
+@frozen
 class Outcome:
     """What a negotiation step decided, for the Connection to carry out."""
 

@@ -29,6 +29,7 @@ from .. import jsonrpc as rpc
 from .. import task_poll
 from ..result_type import ResultType
 from ..revisions import has_capability
+from ..shared_methods import frozen
 
 PROTOCOL_VERSION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
 CLIENT_CAPABILITIES_KEY: Final = "io.modelcontextprotocol/clientCapabilities"
@@ -56,7 +57,7 @@ MODERN_ERROR_CODES: Final = frozenset(
 )
 
 
-@attrs.frozen
+@frozen
 class Envelope:
     """The per-request protocol fields of a stateless-era request.
 

@@ -29,7 +29,7 @@ pattern_problem`` says it for a pattern before any value is typed).  The server 
 validates what it gets; the client only must not stall on the way.
 
 Dates are strict here: ``date`` is ``YYYY-MM-DD`` and ``date-time`` is RFC 3339 with an
-offset.  Natural-language dates need a parser and are ``trimcp.host.forms``' job, which
+offset.  Natural-language dates need a parser and are ``trimcp.host.form_dates``' job, which
 calls ``is_iso_date`` to know which values to hand it.  No I/O and no clock: ``now`` is
 accepted for the checks that would need it and none of the spec's schemas has one yet.
 """

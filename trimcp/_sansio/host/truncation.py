@@ -23,10 +23,15 @@ counter counts them too, and a small result shows little of its density).
 The cut: images (and other blocks of fixed cost) are budgeted first, in order, and
 kept while they fit; one that does not is offered to ``image_hook`` (the place for
 downscaling and re-encoding, with Pillow for instance, which this pure core does not
-do) and otherwise replaced by a text block saying what was dropped.  Text blocks
-then take the rest in order, each cut by ``shrink_text`` (JSON stays valid, tables
-keep their header); ``structuredContent`` gets a share of the text budget in
-proportion to its size and is cut by ``shrink_json``.  A notice block follows:
+do) and otherwise dropped.  A text line (a placeholder) says what was dropped: one line
+per run of dropped blocks alike (same type and media type) side by side, with their
+count (``[8 resource_link blocks omitted: ...]``), never larger than what it stands
+for (its JSON no longer than theirs; a shorter line, or none, when the long one would
+be), and placed in the room left beside the notice and the blocks kept (the shortest
+lines' room is kept aside first when the limit has it to spare).  Text blocks then
+take the rest in order, each cut by ``shrink_text`` (JSON stays valid, tables keep
+their header); ``structuredContent`` gets a share of the text budget in proportion to
+its size and is cut by ``shrink_json``.  A notice block follows:
 ``[OUTPUT TRUNCATED - exceeded {limit} token limit]`` and a sentence telling the agent
 to page or filter, naming the file with the full output when the host saved one.
 
@@ -41,8 +46,10 @@ called (``truncate_result``)::
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable, Mapping
+from json.encoder import encode_basestring as _quote  # the C quoter json.dumps itself uses
 from typing import Any, Final, TypeVar
 
 import attrs
@@ -253,13 +260,145 @@ def truncate_result(
     return out
 
 
-def _placeholder(block: Mapping[str, Any]) -> dict[str, Any]:
-    kind = block.get("type", "?")
-    mime = block.get("mimeType") or (block.get("resource") or {}).get("mimeType") or "unknown type"
-    data = block.get("data") or (block.get("resource") or {}).get("blob") or ""
-    size = len(data) * 3 // 4 if isinstance(data, str) else 0
-    what = f"{kind} ({mime}, about {size} bytes)" if size else f"{kind} block"
-    return {"type": "text", "text": f"[{what} omitted: it did not fit the token limit]"}
+def _is_text(block: Mapping[str, Any]) -> bool:
+    """A text block or an embedded text resource: cut to fit, never replaced by a placeholder."""
+    kind = block.get("type")
+    return kind == "text" or (kind == "resource" and isinstance((block.get("resource") or {}).get("text"), str))
+
+
+def _key(block: Mapping[str, Any]) -> tuple[str, str]:
+    """What a placeholder names: the block's type and media type (blocks alike share a line)."""
+    inner = block.get("resource")
+    mime = block.get("mimeType") or (inner.get("mimeType") if isinstance(inner, Mapping) else None)
+    return str(block.get("type", "?")), str(mime) if mime else ""
+
+
+def _data_bytes(block: Mapping[str, Any]) -> int:
+    """The decoded size of a block's base64 payload (0 when it has none)."""
+    inner = block.get("resource")
+    data = block.get("data") or (inner.get("blob") if isinstance(inner, Mapping) else None)
+    return len(data) * 3 // 4 if isinstance(data, str) else 0
+
+
+#: A placeholder's JSON before its quoted text (``dumps`` of a text block).
+_TEXT_BLOCK: Final = '{"type":"text","text":'
+#: How far a dropped block is measured for its placeholder: past the longest line there is.
+_REPLACED_CAP: Final = 512
+
+
+@attrs.frozen
+class _Run:
+    """Dropped blocks alike side by side (or joined across blocks that went unsaid): what
+    one placeholder line stands for, placed at its ``first`` block."""
+
+    first: int
+    last: int
+    key: tuple[str, str]
+    count: int
+    #: The decoded size of their payloads, which the line states.
+    data_bytes: int
+    #: What they counted in the budget's characters, measured up to ``_REPLACED_CAP``.
+    replaced: int
+
+    @classmethod
+    def over(cls, blocks: list[Mapping[str, Any]], indices: list[int]) -> _Run:
+        """The blocks at ``indices`` (alike, in order) as one run.  They are measured only
+        until their sum passes ``_REPLACED_CAP``: no line is that long, and a run of ten
+        thousand links costs no more to describe than a run of ten."""
+        replaced = 0
+        for index in indices:
+            if replaced > _REPLACED_CAP:
+                break
+            block = blocks[index]
+            if block.get("type") == "image":
+                replaced += _image_tokens(block) * CHARS_PER_TOKEN
+            else:
+                replaced += min(_REPLACED_CAP + 1, _block_chars(block, _REPLACED_CAP)[0])
+        size = sum(_data_bytes(blocks[i]) for i in indices)
+        return cls(indices[0], indices[-1], _key(blocks[indices[0]]), len(indices), size, replaced)
+
+    def join(self, other: _Run) -> _Run:
+        return _Run(
+            self.first,
+            other.last,
+            self.key,
+            self.count + other.count,
+            self.data_bytes + other.data_bytes,
+            self.replaced + other.replaced,
+        )
+
+    def forms(self) -> list[str]:
+        """The lines that may stand for the run, longest first."""
+        kind, mime = (part if len(part) <= 80 else "…" for part in self.key)  # a peer's words, bounded
+        size = self.data_bytes
+        if self.count == 1:
+            what = f"{kind} ({mime or 'unknown type'}, about {size} bytes)" if size else f"{kind} block"
+            return [f"[{what} omitted: it did not fit the token limit]", f"[{kind} omitted]"]
+        facts = ", ".join(filter(None, (mime, f"about {size} bytes in all" if size else "")))
+        what = f"{self.count} {kind} blocks" + (f" ({facts})" if facts else "")
+        return [f"[{what} omitted: they did not fit the token limit]", f"[{self.count} {kind} blocks omitted]"]
+
+    def line(self, room: int, *, shortest: bool = False) -> dict[str, Any] | None:
+        """The longest line (``shortest``: the shortest) whose text is at most ``room``
+        characters (``shortest``: whatever its length) and whose JSON is no longer than
+        what the run counted; ``None`` when none is that small (the notice still counts
+        the run among what was left out)."""
+        forms = self.forms()
+        for form in reversed(forms) if shortest else forms:
+            # len(dumps({"type": "text", "text": form})), without building the dict twice
+            if (shortest or len(form) <= room) and len(_TEXT_BLOCK) + len(_quote(form)) + 1 <= self.replaced:
+                return {"type": "text", "text": form}
+        return None
+
+
+def _runs(blocks: list[Mapping[str, Any]], dropped: set[int], breakers: set[int]) -> list[_Run]:
+    """The dropped blocks in runs of blocks alike (``_key``) side by side, where a block in
+    ``breakers`` ends a run and any other block not dropped is passed over."""
+    groups: list[list[int]] = []
+    keys: list[tuple[str, str]] = []
+    open_run = False
+    for index, block in enumerate(blocks):
+        if index in dropped:
+            key = _key(block)
+            if open_run and keys[-1] == key:
+                groups[-1].append(index)
+            else:
+                groups.append([index])
+                keys.append(key)
+                open_run = True
+        elif index in breakers:
+            open_run = False
+    return [_Run.over(blocks, group) for group in groups]
+
+
+def _placeholders(runs: list[_Run], kept: set[int], room: int) -> dict[int, dict[str, Any]]:
+    """One placeholder per run of dropped blocks alike, at the run's first block, within
+    ``room`` characters of text in all (when the lines do not all fit, the later ones go).
+    A kept block ends a run; blocks neither kept nor in ``dropped`` (text dropped whole)
+    are passed over, and so is a run that gets no line: the lines on either side of them,
+    for blocks alike, become one."""
+    out: dict[int, dict[str, Any]] = {}
+    order = sorted(kept)
+    last: _Run | None = None  # what the last line stands for, while nothing kept follows it
+    for run in runs:
+        after = bisect.bisect_right(order, last.last) if last is not None else len(order)
+        if last is not None and (after == len(order) or order[after] > run.first):
+            if last.key == run.key:
+                said = len(out[last.first]["text"])
+                merged = last.join(run)
+                line = merged.line(room + said)
+                if line is not None:
+                    room += said - len(line["text"])
+                    out[last.first], last = line, merged
+                continue  # (a line that does not fit: the run goes unsaid, not beside its like)
+        else:
+            last = None
+        line = run.line(room)
+        if line is not None:
+            out[run.first] = line
+            room -= len(line["text"])
+            last = run
+    return out
 
 
 def _cut(
@@ -273,34 +412,42 @@ def _cut(
     # What the cut adds whatever the budget: the counter's newline between parts, and the
     # smallest structuredContent ("…" as JSON).
     fixed = len(blocks) + 1 + (3 if wire.get("structuredContent") is not None else 0)
-    notice, per_block, budget = _framing(blocks, max_tokens, scale, full_output_path, fixed)
+    notice, framing, budget = _framing(len(blocks), max_tokens, scale, full_output_path, fixed)
+
+    def beside(extra: int) -> int:
+        """The content budget beside ``extra`` characters of placeholder text (-1: none)."""
+        return _content_budget(max_tokens, scale, framing + extra)
+
+    # Room for the shortest lines saying what went, were every fixed-cost block dropped,
+    # is kept from the fixed-cost blocks when the limit has it to spare.
+    least = _least_room(blocks)
+    if least and beside(least) >= 0:
+        budget = beside(least)
     kept: list[dict[str, Any] | None] = [None] * len(blocks)
-    omitted: set[int] = set()  # dropped fixed-cost blocks that get no placeholder
-    dropped = 0
+    gone: set[int] = set()  # dropped fixed-cost blocks (a placeholder may stand for them)
+    spent = 0  # what the fixed-cost blocks kept take
     # Fixed-cost blocks first: images are what a screenshot tool was called for.
     for index, block in enumerate(blocks):
         kind = block.get("type")
-        if kind == "text" or (kind == "resource" and isinstance((block.get("resource") or {}).get("text"), str)):
+        if _is_text(block):
             continue
         cost = _image_tokens(block) * CHARS_PER_TOKEN if kind == "image" else _block_chars(block, budget)[0]
-        if cost <= budget:
+        if spent + cost <= budget:
             kept[index] = dict(block)
-            budget -= cost
+            spent += cost
             continue
-        smaller = image_hook(block, budget // CHARS_PER_TOKEN) if kind == "image" and image_hook else None
-        if smaller is not None and _image_tokens(smaller) * CHARS_PER_TOKEN <= budget:
+        smaller = image_hook(block, (budget - spent) // CHARS_PER_TOKEN) if kind == "image" and image_hook else None
+        if smaller is not None and spent + _image_tokens(smaller) * CHARS_PER_TOKEN <= budget:
             kept[index] = dict(smaller)
-            budget -= _image_tokens(smaller) * CHARS_PER_TOKEN
+            spent += _image_tokens(smaller) * CHARS_PER_TOKEN
         else:
-            if per_block:
-                kept[index] = _placeholder(block)
-            else:
-                omitted.add(index)
-            dropped += 1
+            gone.add(index)
+    budget, room, lines = _placeholder_room(blocks, kept, gone, spent, beside)
+    dropped = len(gone)
     structured = wire.get("structuredContent")
     cap = _cap(max_tokens)
     text_total = min(
-        cap, sum(_block_chars(b, budget)[0] for i, b in enumerate(blocks) if kept[i] is None and i not in omitted)
+        cap, sum(_block_chars(b, budget)[0] for i, b in enumerate(blocks) if kept[i] is None and i not in gone)
     )
     structured_budget = 0
     if structured is not None:
@@ -309,7 +456,7 @@ def _cut(
         structured_budget = max(3, budget * s_chars // max(1, s_chars + text_total))
         budget -= structured_budget
     for index, block in enumerate(blocks):
-        if kept[index] is not None or index in omitted:
+        if kept[index] is not None or index in gone:
             continue
         if budget < _MIN_TEXT_ROOM:
             dropped += 1
@@ -323,7 +470,12 @@ def _cut(
             kept[index] = {**block, "resource": {**inner, "text": text}}
         budget -= len(text)
     out = {key: value for key, value in wire.items() if key not in ("content", "structuredContent")}
-    content = [block for block in kept if block is not None]
+    # The runs are settled now that the text is: a placeholder on either side of a text
+    # block dropped whole is one run.
+    kept_now = {i for i, b in enumerate(kept) if b is not None}
+    if len(kept_now) + len(gone) < len(blocks):  # a text block went whole: the runs may join
+        lines = _placeholders(_runs(blocks, gone, kept_now), kept_now, room)
+    content = [lines[i] if i in lines else b for i, b in enumerate(kept) if i in lines or b is not None]
     if structured is not None:
         out["structuredContent"] = shrink_json(structured, max(3, structured_budget))[0]
     summary = f"{dropped} content block{'s' if dropped != 1 else ''}" if dropped else ""
@@ -332,29 +484,62 @@ def _cut(
     return out
 
 
-def _framing(
-    blocks: list[Mapping[str, Any]], max_tokens: int, scale: float, full_output_path: str | None, fixed: int
-) -> tuple[Callable[[str], str], bool, int]:
-    """(notice maker, whether dropped blocks get a placeholder each, budget in characters
-    left for content; ``fixed`` characters are added whatever it is).
+def _least_room(blocks: list[Mapping[str, Any]]) -> int:
+    """Characters of the shortest placeholder lines, were every fixed-cost block dropped."""
+    fixed_cost = {i for i, b in enumerate(blocks) if not _is_text(b)}
+    lines = (run.line(0, shortest=True) for run in _runs(blocks, fixed_cost, set(range(len(blocks))) - fixed_cost))
+    return sum(len(line["text"]) for line in lines if line is not None)
 
-    The framing (the notice's worst case, with every block dropped, and a placeholder
-    per fixed-cost block) is reserved up front, so nothing can push the result over.
-    Near the smallest limits it would not fit: the placeholders go first (the notice
-    still counts what was left out), then the notice's second sentence, then the path."""
-    worst_drop = f"{len(blocks)} content blocks"
-    placeholders = sum(len(_placeholder(b)["text"]) for b in blocks if b.get("type") != "text")
-    forms = [
-        (False, full_output_path, True),
-        (False, full_output_path, False),
-        (True, full_output_path, False),
-        (True, None, False),
-    ]
-    for index, (brief, path, per_block) in enumerate(forms):
-        worst = notice_text(max_tokens, full_output_path=path, dropped=worst_drop, brief=brief)
-        budget = _content_budget(max_tokens, scale, len(worst) + fixed + (placeholders if per_block else 0))
+
+def _placeholder_room(
+    blocks: list[Mapping[str, Any]],
+    kept: list[dict[str, Any] | None],
+    gone: set[int],
+    spent: int,
+    beside: Callable[[int], int],
+) -> tuple[int, int, dict[int, dict[str, Any]]]:
+    """(content budget left for the text, characters of placeholder text reserved, the
+    lines by the block they stand at, were no text block to go whole).
+
+    The placeholders are our own text, reserved like the notice (``beside(extra)`` is the
+    content budget beside ``extra`` characters of it), before the text blocks are cut:
+    they say what went.  They are reserved for runs split by every block not dropped yet,
+    which is the most lines there can be, in the most room that fits beside the ``spent``
+    characters of fixed-cost blocks kept (``_placeholders`` shortens the lines, or leaves
+    the later ones out, to fit)."""
+    # Every block not dropped yet may stay: the text blocks are not cut yet.
+    kept_now = set(range(len(kept))) - gone
+    runs = _runs(blocks, gone, kept_now)
+    wanted = sum(len(line["text"]) for line in _placeholders(runs, kept_now, 1 << 62).values())
+    low, high = 0, wanted  # the most room that fits: beside() only shrinks as the room grows
+    while low < high:
+        middle = (low + high + 1) // 2
+        if beside(middle) >= spent:
+            low = middle
+        else:
+            high = middle - 1
+    lines = _placeholders(runs, kept_now, low)
+    room = sum(len(line["text"]) for line in lines.values())
+    return max(0, beside(room)) - spent, room, lines
+
+
+def _framing(
+    count: int, max_tokens: int, scale: float, full_output_path: str | None, fixed: int
+) -> tuple[Callable[[str], str], int, int]:
+    """(notice maker, characters of our own text, budget in characters left for content)
+    for a result of ``count`` blocks; ``fixed`` characters are added whatever it is.
+
+    The framing (the notice's worst case, with every block dropped) is reserved up
+    front, so nothing can push the result over.  Near the smallest limits it would not
+    fit: the notice's second sentence goes, then the path.  Placeholders for dropped
+    blocks come later, from the content budget (``_placeholder_room``)."""
+    worst_drop = f"{count} content blocks"
+    forms = [(False, full_output_path), (True, full_output_path), (True, None)]
+    for index, (brief, path) in enumerate(forms):
+        framing = len(notice_text(max_tokens, full_output_path=path, dropped=worst_drop, brief=brief)) + fixed
+        budget = _content_budget(max_tokens, scale, framing)
         if budget >= 0 or index == len(forms) - 1:
-            return _notice_maker(max_tokens, path, brief), per_block, max(0, budget)
+            return _notice_maker(max_tokens, path, brief), framing, max(0, budget)
     raise AssertionError("unreachable")
 
 

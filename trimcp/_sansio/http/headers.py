@@ -43,12 +43,12 @@ from __future__ import annotations
 import base64
 import binascii
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Protocol, TypeVar
 
-import attrs
-
 from ..._errors import TrimcpError
+from ..shared_methods import frozen
 from .header_names import PARAM_HEADER_PREFIX
 
 __all__ = [
@@ -119,13 +119,13 @@ def _looks_like_sentinel(value: str) -> bool:
     return value.startswith(SENTINEL_PREFIX) and value.endswith(SENTINEL_SUFFIX)
 
 
+#: Visible ASCII and inner spaces (no space first or last): a plain header value.
+_PLAIN_SAFE: Final = re.compile(r"(?:[!-~](?:[ -~]*[!-~])?)?")
+
+
 def is_header_safe(value: str) -> bool:
     """Whether ``value`` may travel as a plain header value (see the module docstring)."""
-    if value != value.strip(" "):
-        return False
-    if not all(" " <= c <= "~" for c in value):
-        return False
-    return not _looks_like_sentinel(value)
+    return _PLAIN_SAFE.fullmatch(value) is not None and not _looks_like_sentinel(value)
 
 
 def encode_header_value(value: str) -> str:
@@ -198,7 +198,7 @@ class InvalidToolHeaders(TrimcpError, ValueError):
     """A tool's ``x-mcp-header`` annotations break the rules; the tool must be left out."""
 
 
-@attrs.frozen
+@frozen
 class HeaderParam:
     """One annotated parameter: its property path from the schema root and header name."""
 

@@ -10,7 +10,7 @@ here as base classes (``RequestParams``, ``NotificationParams``, ``Result``,
 ``PaginatedRequestParams``, ``PaginatedResult``) that the per-feature modules
 extend.
 
-Every class in this package follows the same pattern: ``@attrs.frozen(kw_only=True)``,
+Every class in this package follows the same pattern: ``@frozen(kw_only=True)``,
 snake_case attributes whose wire names are their camelCase, optional members
 defaulting to ``None`` (meaning "absent on the wire"), ``meta`` for ``_meta``
 and ``extra`` for members we do not know, so that nothing a peer sends is lost.
@@ -36,8 +36,10 @@ from typing import Any, Literal, TypeAlias
 
 import attrs
 
-# The one definition (a leaf module the revision table reads too); public as trimcp.schema.ResultType.
 from ..result_type import ResultType as ResultType
+
+# The one definition (a leaf module the revision table reads too); public as trimcp.schema.ResultType.
+from ..shared_methods import frozen
 
 __all__ = [
     "Annotations",
@@ -69,7 +71,7 @@ Role: TypeAlias = Literal["user", "assistant"]
 CacheScope: TypeAlias = Literal["public", "private"]
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Icon:
     """An icon a client may show for a server, tool, resource or prompt (2025-11-25)."""
 
@@ -81,7 +83,7 @@ class Icon:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Annotations:
     """Hints to the client about how to use or display an object.
 
@@ -95,7 +97,7 @@ class Annotations:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class RequestParams:
     """The ``params`` of a request with no members of its own (``ping``, ``roots/list``)."""
 
@@ -113,14 +115,14 @@ class RequestParams:
         return None
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class PaginatedRequestParams(RequestParams):
     """The ``params`` of a ``*/list`` request."""
 
     cursor: Cursor | None = None
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class NotificationParams:
     """The ``params`` of a notification with no members of its own (``*/list_changed``)."""
 
@@ -128,7 +130,7 @@ class NotificationParams:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Result:
     """The base of every result.
 
@@ -142,12 +144,12 @@ class Result:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class EmptyResult(Result):
     """A result that only acknowledges (``ping``, ``logging/setLevel``, subscribe …)."""
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CacheableResult(Result):
     """A result with cache hints (2026-07-28): ``server/discover``, the ``*/list``
     results and ``resources/read``.
@@ -165,7 +167,7 @@ class CacheableResult(Result):
         return max(self.ttl_ms or 0, 0)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class PaginatedResult(CacheableResult):
     """The base of ``*/list`` results: ``nextCursor`` is absent on the last page."""
 

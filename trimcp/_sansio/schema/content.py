@@ -38,6 +38,7 @@ from typing import Any, Literal, TypeAlias
 
 import attrs
 
+from ..shared_methods import frozen
 from ._converter import WIRE_REQUIRED, SchemaError, converter, json_type, register_tagged_union
 from .base import Annotations, Icon
 
@@ -60,7 +61,7 @@ __all__ = [
 _TAG = {WIRE_REQUIRED: True}
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class TextResourceContents:
     """The text of a resource (``text`` present)."""
 
@@ -71,7 +72,7 @@ class TextResourceContents:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class BlobResourceContents:
     """The bytes of a resource, base64-encoded in ``blob``."""
 
@@ -89,7 +90,7 @@ class BlobResourceContents:
 ResourceContents: TypeAlias = TextResourceContents | BlobResourceContents
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class TextContent:
     text: str
     annotations: Annotations | None = None
@@ -98,7 +99,7 @@ class TextContent:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ImageContent:
     #: base64-encoded image data.
     data: str
@@ -109,7 +110,7 @@ class ImageContent:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class AudioContent:
     """Audio (2025-03-26+): base64 ``data`` and its ``mimeType``."""
 
@@ -121,7 +122,7 @@ class AudioContent:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ResourceLink:
     """A link to a resource the client may read (2025-06-18+); same members as ``Resource``."""
 
@@ -138,7 +139,7 @@ class ResourceLink:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class EmbeddedResource:
     """A resource's contents inlined in a result."""
 
@@ -149,7 +150,7 @@ class EmbeddedResource:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ToolUseContent:
     """The model asks to call a tool (sampling with tools, 2025-11-25)."""
 
@@ -161,7 +162,7 @@ class ToolUseContent:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class UnknownContent:
     """A content block of a ``type`` this revision of trimcp does not know; ``raw`` is all of it."""
 
@@ -176,7 +177,7 @@ class UnknownContent:
 ContentBlock: TypeAlias = TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource | UnknownContent
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ToolResultContent:
     """The result of a ``ToolUseContent``, sent back to the model (2025-11-25)."""
 

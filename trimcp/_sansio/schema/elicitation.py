@@ -6,7 +6,7 @@ Spec "Client features / Elicitation", revisions 2025-06-18 and 2025-11-25.
 *Form mode* (2025-06-18): ``message`` plus ``requestedSchema``, a flat JSON
 Schema object whose ``properties`` are primitive schemas (string, number,
 boolean, enum; 2025-11-25 adds titled and multi-select enums and ``default``s).
-The schema is kept as a plain dict here; ``trimcp._sansio.elicitation``
+The schema is kept as a plain dict here; ``trimcp._sansio.host.forms``
 validates it and fills defaults.  *URL mode* (2025-11-25): ``url`` plus an
 ``elicitationId``; the user completes the flow out of band and the server may
 send ``notifications/elicitation/complete``.  The two are told apart by
@@ -28,6 +28,7 @@ from typing import Any, Literal, TypeAlias
 
 import attrs
 
+from ..shared_methods import frozen
 from ._converter import WIRE_REQUIRED, register_tagged_union
 from .base import NotificationParams, RequestParams, Result
 from .tasks import TaskMetadata
@@ -45,7 +46,7 @@ __all__ = [
 ElicitAction: TypeAlias = Literal["accept", "decline", "cancel"]
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ElicitRequestFormParams(RequestParams):
     message: str
     #: ``{"type": "object", "properties": {name: PrimitiveSchemaDefinition}, "required": [...]}``.
@@ -55,7 +56,7 @@ class ElicitRequestFormParams(RequestParams):
     task: TaskMetadata | None = None
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ElicitRequestURLParams(RequestParams):
     message: str
     url: str
@@ -68,21 +69,21 @@ class ElicitRequestURLParams(RequestParams):
 ElicitRequestParams: TypeAlias = ElicitRequestFormParams | ElicitRequestURLParams
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ElicitResult(Result):
     action: ElicitAction
     #: The submitted values (form mode, ``accept`` only).
     content: dict[str, Any] | None = None
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ElicitationCompleteNotificationParams(NotificationParams):
     """``notifications/elicitation/complete`` (2025-11-25): a URL-mode elicitation finished."""
 
     elicitation_id: str
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class URLElicitationRequiredErrorData:
     """``error.data`` of a -32042 error: the URL elicitations to complete first."""
 

@@ -37,6 +37,7 @@ from typing import Any
 
 import attrs
 
+from ..shared_methods import frozen
 from .base import Icon, RequestParams, Result
 
 __all__ = [
@@ -56,7 +57,7 @@ __all__ = [
 ]
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Implementation:
     """The name and version of an MCP client or server (``clientInfo`` / ``serverInfo``)."""
 
@@ -69,7 +70,7 @@ class Implementation:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ListChangedCapability:
     """A capability whose only option is ``listChanged``."""
 
@@ -77,29 +78,29 @@ class ListChangedCapability:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class RootsCapability(ListChangedCapability):
     """Client: can answer ``roots/list``; ``listChanged`` = sends the change notification."""
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class PromptsCapability(ListChangedCapability):
     """Server: offers prompts."""
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ToolsCapability(ListChangedCapability):
     """Server: offers tools."""
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ResourcesCapability(ListChangedCapability):
     """Server: offers resources; ``subscribe`` = supports ``resources/subscribe``."""
 
     subscribe: bool | None = None
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class SamplingCapability:
     """Client: can answer ``sampling/createMessage``.
 
@@ -112,7 +113,7 @@ class SamplingCapability:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ElicitationCapability:
     """Client: can answer ``elicitation/create`` (2025-06-18).
 
@@ -132,7 +133,7 @@ class ElicitationCapability:
         return self.url is not None
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class TasksCapability:
     """Task-augmented requests (2025-11-25, experimental), either side.
 
@@ -153,7 +154,7 @@ class TasksCapability:
         return isinstance(node, dict) and isinstance(node.get(verb), dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ClientCapabilities:
     experimental: dict[str, dict[str, Any]] | None = None
     #: 2026-07-28: extension identifier -> settings object.
@@ -165,7 +166,7 @@ class ClientCapabilities:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ServerCapabilities:
     experimental: dict[str, dict[str, Any]] | None = None
     #: 2026-07-28: extension identifier -> settings object.
@@ -179,14 +180,14 @@ class ServerCapabilities:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class InitializeRequestParams(RequestParams):
     protocol_version: str
     capabilities: ClientCapabilities
     client_info: Implementation
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class InitializeResult(Result):
     protocol_version: str
     capabilities: ServerCapabilities

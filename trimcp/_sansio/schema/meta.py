@@ -34,6 +34,7 @@ from typing import Any, Final
 import attrs
 
 from ..connection import stateless as _sl
+from ..shared_methods import frozen
 from ._converter import WIRE_NAME, SchemaError, converter, json_type
 from .base import ProgressToken, RequestId
 from .lifecycle import ClientCapabilities, Implementation
@@ -61,7 +62,7 @@ SUBSCRIPTION_ID_META: Final = _sl.SUBSCRIPTION_ID_KEY  # notification / listen r
 SERVER_INFO_META: Final = _sl.SERVER_INFO_KEY  # result: server Implementation (should be sent)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Envelope:
     """The protocol members of a 2026-07-28 request's ``_meta`` (the schema's ``RequestMetaObject``)."""
 

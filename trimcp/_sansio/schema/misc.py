@@ -25,6 +25,7 @@ from typing import Any, Final, Literal, TypeAlias
 
 import attrs
 
+from ..shared_methods import frozen
 from .base import NotificationParams, ProgressToken, RequestId, RequestParams, Result
 
 __all__ = [
@@ -53,12 +54,12 @@ LOGGING_LEVELS: Final[tuple[LoggingLevel, ...]] = (
 )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class SetLevelRequestParams(RequestParams):
     level: LoggingLevel
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class LoggingMessageNotificationParams(NotificationParams):
     level: LoggingLevel
     #: Any JSON value (required; may be ``null``).
@@ -66,7 +67,7 @@ class LoggingMessageNotificationParams(NotificationParams):
     logger: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ProgressNotificationParams(NotificationParams):
     progress_token: ProgressToken
     progress: float
@@ -74,13 +75,13 @@ class ProgressNotificationParams(NotificationParams):
     message: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CancelledNotificationParams(NotificationParams):
     request_id: RequestId | None = None
     reason: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Root:
     #: A ``file://`` URI in the handshake era.
     uri: str
@@ -92,6 +93,6 @@ class Root:
 ListRootsRequestParams = RequestParams
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ListRootsResult(Result):
     roots: list[Root]

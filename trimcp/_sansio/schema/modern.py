@@ -34,6 +34,7 @@ from typing import Any, Final
 
 import attrs
 
+from ..shared_methods import frozen
 from ._converter import SchemaError, converter, register_checked
 from .base import CacheableResult, NotificationParams, RequestId, RequestParams, Result
 from .elicitation import URLElicitationRequiredErrorData
@@ -58,7 +59,7 @@ __all__ = [
 DiscoverRequestParams = RequestParams
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class DiscoverResult(CacheableResult):
     #: The revisions the server speaks; the client picks one for its next requests.
     supported_versions: list[str]
@@ -67,7 +68,7 @@ class DiscoverResult(CacheableResult):
     instructions: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class SubscriptionFilter:
     """Which notifications a ``subscriptions/listen`` stream carries (absent = not wanted)."""
 
@@ -90,12 +91,12 @@ class SubscriptionFilter:
         return flag is True
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class SubscriptionsListenRequestParams(RequestParams):
     notifications: SubscriptionFilter
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class SubscriptionsListenResult(Result):
     """The server's graceful end of a subscription stream; ``_meta`` names the subscription."""
 
@@ -107,7 +108,7 @@ class SubscriptionsListenResult(Result):
         return subscription_id(self.meta)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class SubscriptionsAcknowledgedNotificationParams(NotificationParams):
     """The first message of a stream: the part of the requested filter the server honours."""
 
@@ -130,7 +131,7 @@ register_checked(SubscriptionsListenResult, _check_listen_result)
 # --------------------------------------------------------------------------- errors
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Error:
     """A JSON-RPC error object; ``data`` is any JSON value (``null`` reads as absent)."""
 
@@ -144,7 +145,7 @@ class Error:
         return parse_error_data(self.code, self.data)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class MissingRequiredClientCapabilityErrorData:
     """``error.data`` of -32021: the capabilities this request needs that the client did not declare."""
 
@@ -152,7 +153,7 @@ class MissingRequiredClientCapabilityErrorData:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class UnsupportedProtocolVersionErrorData:
     """``error.data`` of -32022: what the server speaks, and what the request asked for."""
 

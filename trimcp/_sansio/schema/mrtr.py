@@ -41,6 +41,7 @@ from typing import Any, Final, Literal, TypeAlias, TypeVar
 import attrs
 
 from ..connection import stateless as _sl
+from ..shared_methods import frozen
 from ._converter import (
     WIRE_REQUIRED,
     SchemaError,
@@ -79,7 +80,7 @@ MRTR_METHODS: Final = _sl.MRTR_METHODS
 _TAG = {WIRE_REQUIRED: True}
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ElicitInputRequest:
     """Ask the user for input (answered with an ``ElicitResult``)."""
 
@@ -88,7 +89,7 @@ class ElicitInputRequest:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CreateMessageInputRequest:
     """Ask the client's model for a completion (answered with a ``CreateMessageResult``)."""
 
@@ -97,7 +98,7 @@ class CreateMessageInputRequest:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ListRootsInputRequest:
     """Ask for the client's roots (answered with a ``ListRootsResult``); ``params`` is optional."""
 
@@ -111,7 +112,7 @@ InputRequest: TypeAlias = ElicitInputRequest | CreateMessageInputRequest | ListR
 InputRequests: TypeAlias = dict[str, InputRequest]
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class UnknownInputResponse:
     """An input response of no known shape; ``raw`` is all of it."""
 
@@ -130,7 +131,7 @@ INPUT_REQUEST_TYPES: Final[Mapping[str, tuple[type, type]]] = {
 }
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class InputRequiredResult(Result):
     """The server needs input before it can answer; retry with ``inputResponses``.
 

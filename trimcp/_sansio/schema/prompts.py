@@ -23,6 +23,7 @@ from typing import Any, Literal, TypeAlias
 
 import attrs
 
+from ..shared_methods import frozen
 from ._converter import WIRE_REQUIRED, register_tagged_union
 from .base import Icon, PaginatedRequestParams, PaginatedResult, RequestParams, Result, Role
 from .content import ContentBlock
@@ -49,7 +50,7 @@ __all__ = [
 _TAG = {WIRE_REQUIRED: True}
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class PromptArgument:
     name: str
     title: str | None = None
@@ -58,7 +59,7 @@ class PromptArgument:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Prompt:
     name: str
     title: str | None = None
@@ -69,7 +70,7 @@ class Prompt:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class PromptMessage:
     role: Role
     content: ContentBlock
@@ -79,12 +80,12 @@ class PromptMessage:
 ListPromptsRequestParams = PaginatedRequestParams
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ListPromptsResult(PaginatedResult):
     prompts: list[Prompt]
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class GetPromptRequestParams(RequestParams):
     name: str
     arguments: dict[str, str] | None = None
@@ -93,7 +94,7 @@ class GetPromptRequestParams(RequestParams):
     request_state: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class GetPromptResult(Result):
     messages: list[PromptMessage]
     description: str | None = None
@@ -102,7 +103,7 @@ class GetPromptResult(Result):
 # --------------------------------------------------------------------------- completion
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class PromptReference:
     name: str
     title: str | None = None
@@ -110,7 +111,7 @@ class PromptReference:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ResourceTemplateReference:
     """A resource template (``uri`` is the template, or a URI)."""
 
@@ -122,14 +123,14 @@ class ResourceTemplateReference:
 CompletionReference: TypeAlias = PromptReference | ResourceTemplateReference
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CompletionArgument:
     name: str
     value: str
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CompletionContext:
     """2025-06-18: arguments already resolved, to narrow the completion."""
 
@@ -137,14 +138,14 @@ class CompletionContext:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CompleteRequestParams(RequestParams):
     ref: CompletionReference
     argument: CompletionArgument
     context: CompletionContext | None = None
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Completion:
     values: list[str]
     total: int | None = None
@@ -152,7 +153,7 @@ class Completion:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CompleteResult(Result):
     completion: Completion
 

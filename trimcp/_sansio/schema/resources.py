@@ -28,6 +28,7 @@ from typing import Any
 
 import attrs
 
+from ..shared_methods import frozen
 from .base import (
     Annotations,
     CacheableResult,
@@ -55,7 +56,7 @@ __all__ = [
 ]
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Resource:
     uri: str
     name: str
@@ -70,7 +71,7 @@ class Resource:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ResourceTemplate:
     uri_template: str
     name: str
@@ -87,17 +88,17 @@ ListResourcesRequestParams = PaginatedRequestParams
 ListResourceTemplatesRequestParams = PaginatedRequestParams
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ListResourcesResult(PaginatedResult):
     resources: list[Resource]
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ListResourceTemplatesResult(PaginatedResult):
     resource_templates: list[ResourceTemplate]
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ReadResourceRequestParams(RequestParams):
     uri: str
     #: 2026-07-28 retry after an ``InputRequiredResult`` (see ``mrtr``).
@@ -105,22 +106,22 @@ class ReadResourceRequestParams(RequestParams):
     request_state: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ReadResourceResult(CacheableResult):
     contents: list[ResourceContents]
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class SubscribeRequestParams(RequestParams):
     uri: str
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class UnsubscribeRequestParams(RequestParams):
     uri: str
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ResourceUpdatedNotificationParams(NotificationParams):
     """The resource at ``uri`` changed; the client may read it again."""
 

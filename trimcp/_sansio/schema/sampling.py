@@ -23,6 +23,7 @@ from typing import Any, Literal, TypeAlias
 
 import attrs
 
+from ..shared_methods import frozen
 from .base import RequestParams, Result, Role
 from .content import SamplingContentBlock
 from .tasks import TaskMetadata
@@ -44,7 +45,7 @@ IncludeContext: TypeAlias = Literal["none", "thisServer", "allServers"]
 SamplingContent: TypeAlias = SamplingContentBlock | list[SamplingContentBlock]
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ModelHint:
     """A (sub)string of a model name, e.g. ``"claude-3-5-sonnet"`` or ``"sonnet"``."""
 
@@ -52,7 +53,7 @@ class ModelHint:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ModelPreferences:
     hints: list[ModelHint] | None = None
     cost_priority: float | None = None
@@ -61,7 +62,7 @@ class ModelPreferences:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class SamplingMessage:
     role: Role
     content: SamplingContent
@@ -74,7 +75,7 @@ class SamplingMessage:
         return self.content if isinstance(self.content, list) else [self.content]
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ToolChoice:
     """2025-11-25: ``auto`` (default), ``required`` (must use a tool) or ``none``."""
 
@@ -82,7 +83,7 @@ class ToolChoice:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CreateMessageRequestParams(RequestParams):
     messages: list[SamplingMessage]
     max_tokens: int
@@ -98,7 +99,7 @@ class CreateMessageRequestParams(RequestParams):
     task: TaskMetadata | None = None
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CreateMessageResult(Result):
     role: Role
     content: SamplingContent

@@ -25,6 +25,7 @@ from typing import Any, Final, Literal, TypeAlias
 
 import attrs
 
+from ..shared_methods import frozen
 from .base import PaginatedRequestParams, PaginatedResult, RequestParams, Result
 
 __all__ = [
@@ -51,7 +52,7 @@ RELATED_TASK_META_KEY: Final = "io.modelcontextprotocol/related-task"
 TaskStatus: TypeAlias = Literal["working", "input_required", "completed", "failed", "cancelled"]
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class TaskMetadata:
     """``params.task`` of a task-augmented request: ``ttl`` is the requested retention (ms)."""
 
@@ -59,7 +60,7 @@ class TaskMetadata:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class RelatedTaskMetadata:
     """The value under ``_meta["io.modelcontextprotocol/related-task"]``."""
 
@@ -67,7 +68,7 @@ class RelatedTaskMetadata:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Task:
     task_id: str
     status: TaskStatus
@@ -87,24 +88,24 @@ class Task:
         return self.status in ("completed", "failed", "cancelled")
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CreateTaskResult(Result):
     """The immediate answer to a task-augmented request."""
 
     task: Task
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class GetTaskRequestParams(RequestParams):
     task_id: str
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class GetTaskPayloadRequestParams(RequestParams):
     task_id: str
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CancelTaskRequestParams(RequestParams):
     task_id: str
 
@@ -112,7 +113,7 @@ class CancelTaskRequestParams(RequestParams):
 ListTasksRequestParams = PaginatedRequestParams
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class GetTaskResult(Task):
     """``tasks/get``: the ``Task`` members flattened into a result."""
 
@@ -120,7 +121,7 @@ class GetTaskResult(Task):
     result_type: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CancelTaskResult(Task):
     """``tasks/cancel``: the ``Task`` (now ``cancelled``) flattened into a result."""
 
@@ -128,7 +129,7 @@ class CancelTaskResult(Task):
     result_type: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class GetTaskPayloadResult(Result):
     """``tasks/result``: the original request's result; its members are in ``extra``.
 
@@ -136,12 +137,12 @@ class GetTaskPayloadResult(Result):
     """
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ListTasksResult(PaginatedResult):
     tasks: list[Task]
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class TaskStatusNotificationParams(Task):
     """``notifications/tasks/status``: the ``Task`` members flattened into the params."""
 

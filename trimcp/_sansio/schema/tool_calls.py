@@ -26,8 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
-
+from ..shared_methods import frozen
 from .base import RequestParams, Result
 from .content import ContentBlock, TextContent
 from .mrtr import InputResponses
@@ -36,7 +35,7 @@ from .tasks import TaskMetadata
 __all__ = ["CallToolRequestParams", "CallToolResult"]
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CallToolRequestParams(RequestParams):
     name: str
     arguments: dict[str, Any] | None = None
@@ -48,7 +47,7 @@ class CallToolRequestParams(RequestParams):
     request_state: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CallToolResult(Result):
     content: list[ContentBlock]
     #: An object up to 2025-11-25; any JSON value from 2026-07-28.

@@ -30,6 +30,7 @@ from typing import Any, Final, Literal
 
 import attrs
 
+from ..shared_methods import frozen
 from .base import Icon, PaginatedRequestParams, PaginatedResult
 
 __all__ = [
@@ -46,7 +47,7 @@ __all__ = [
 X_MCP_HEADER: Final = "x-mcp-header"
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ToolAnnotations:
     """Hints about a tool's behaviour (2025-03-26).  Clients must not trust them blindly.
 
@@ -62,7 +63,7 @@ class ToolAnnotations:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ToolExecution:
     """Execution properties (2025-11-25); ``taskSupport`` defaults to ``"forbidden"``."""
 
@@ -70,7 +71,7 @@ class ToolExecution:
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Tool:
     name: str
     input_schema: dict[str, Any]
@@ -97,6 +98,6 @@ class Tool:
 ListToolsRequestParams = PaginatedRequestParams
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ListToolsResult(PaginatedResult):
     tools: list[Tool]

@@ -2,6 +2,6 @@
 
 from .client_session import ClientSession as ClientSession
 from .connect import open_client as open_client
-from .tasks import ToolTask as ToolTask
+from .task_follower import ToolTask as ToolTask
 
 __all__ = ["ClientSession", "ToolTask", "open_client"]

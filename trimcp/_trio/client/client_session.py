@@ -37,7 +37,7 @@ from ..stream import mirrors_tool_headers
 from ..waiters import Deadline
 from .cache import ListCache
 from .listen import NotificationRouter, Subscription, open_subscription
-from .tasks import ToolTask, created_task, follow_to_result
+from .task_follower import ToolTask, created_task, follow_to_result
 
 logger = logging.getLogger("trimcp")
 
@@ -273,7 +273,7 @@ class ClientSession:
         once more when ``open_client`` was given a ``Handlers(url_elicitation=...)``.
         When the client declared the tasks extension (``open_client(extensions=
         {"io.modelcontextprotocol/tasks": {}})``) and the server answers with a task,
-        the task is polled to its end within the same deadline (``tasks.py``): its
+        the task is polled to its end within the same deadline (``task_follower.py``): its
         result, ``McpError`` if it failed, ``TaskCancelled`` if it was cancelled;
         cancelling the call, or its timing out, sends ``tasks/cancel``."""
         deadline = Deadline(

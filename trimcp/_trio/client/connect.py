@@ -34,9 +34,10 @@ handshake revision only runs ``initialize``.
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
-from typing import TYPE_CHECKING, Any, Never
+from typing import TYPE_CHECKING, Any, Never, cast
 
 import attrs
 import trio
@@ -57,7 +58,6 @@ from ..._sansio.connection.core import Connection
 from ..._sansio.connection.lifecycle import Role
 from ..._sansio.revisions import ALL_VERSIONS, Era, get_revision
 from ..._version import __version__
-from ...config import RemoteServerConfig, ServerConfig, StdioServerConfig
 from .._groups import collapse
 from ..driver import (
     NotificationHandler,
@@ -88,12 +88,24 @@ from .options import (
 )
 
 if TYPE_CHECKING:
+    from ...config import RemoteServerConfig, ServerConfig, StdioServerConfig
     from ..oauth.provider import OAuthProvider
 
 logger = logging.getLogger("trimcp")
 
 #: Default ``clientInfo``.
 CLIENT_INFO: dict[str, Any] = {"name": "trimcp", "version": __version__}
+
+
+#: The mcpServers file parser; its entries exist only once a program imported it.
+_CONFIG_MODULE = __name__.split(".")[0] + ".config"
+
+
+def _entry_classes() -> tuple[type[StdioServerConfig], type[RemoteServerConfig]] | None:
+    """The config entry classes, or ``None`` when ``trimcp.config`` was never imported (then
+    no target can be one): a client given a command or a URL does not pay for the parser."""
+    config = sys.modules.get(_CONFIG_MODULE)
+    return None if config is None else (config.StdioServerConfig, config.RemoteServerConfig)
 
 
 def _params(cls: Any, ctx: RequestContext) -> Any:
@@ -285,7 +297,8 @@ async def _open_client(
     stdio: StdioOptions,
 ) -> AsyncIterator[ClientSession]:
     where: Target
-    if isinstance(target, StdioServerConfig):
+    entries = _entry_classes()
+    if entries is not None and isinstance(target, entries[0]):
         # An entry of an mcpServers file: its fields, under what the caller passed.
         stdio = attrs.evolve(
             stdio,
@@ -294,7 +307,7 @@ async def _open_client(
             shutdown=stdio.shutdown if stdio.shutdown is not None else target.shutdown,
         )
         where = [target.command, *target.args]
-    elif isinstance(target, RemoteServerConfig):
+    elif entries is not None and isinstance(target, entries[1]):
         if target.oauth is not None and auth is None:
             raise ValueError(f"server {target.name!r} uses OAuth: pass auth=OAuthProvider(...)")
         http = attrs.evolve(
@@ -305,9 +318,10 @@ async def _open_client(
         transport = transport or target.transport
         where = target.url
     else:
-        where = target
+        where = cast("Target", target)  # not an entry: no entry class exists, or it is none of them
     if (
-        isinstance(target, (StdioServerConfig, RemoteServerConfig))
+        entries is not None
+        and isinstance(target, entries)
         and timeouts.heartbeat is None
         and target.heartbeat is not None
     ):
@@ -417,25 +431,24 @@ async def _negotiate(
             phase = "initialize"
             return await driver.initialize(protocol_version=legacy_version)
     except trio.TooSlowError:
-        raise ConnectTimeout(
-            _explain(driver.stream, f"no answer to {phase} within {connect_timeout} s"),
-            phase=phase,
-            seconds=connect_timeout,
-        ) from None
+        tail = _stderr_tail(driver.stream)
+        message = f"no answer to {phase} within {connect_timeout} s"
+        if tail:
+            message += f"\n--- last stderr lines ---\n{tail}"
+        raise ConnectTimeout(message, phase=phase, seconds=connect_timeout, stderr_tail=tail) from None
     except TransportClosed as exc:
         # The transport's own account (the process exited with status 3, the port refused
-        # us), not the "session is closed" wrapper a request sees.
+        # us), not the "session is closed" wrapper a request sees; it says what failed and
+        # where, so it is the message as it is (a phase in front would only say "failed"
+        # once more; __cause__ keeps the transport's error, its exit status and stderr).
         cause = driver.closed_error if driver.closed_error is not None else exc
-        raise ConnectError(f"{phase} failed: {cause}") from exc
+        raise ConnectError(str(cause)) from exc
     except (McpError, RemoteProtocolError) as exc:
         # A refused or unusable handshake is a failure to connect, whatever its cause;
         # the peer's error (with its code and data) stays reachable as __cause__.
         raise ConnectError(f"{phase} failed: {exc}") from exc
 
 
-def _explain(stream: MessageStream, message: str) -> str:
-    if isinstance(stream, StdioProcessStream):
-        tail = stream.stderr_tail()
-        if tail:
-            return f"{message}\n--- last stderr lines ---\n{tail}"
-    return message
+def _stderr_tail(stream: MessageStream) -> str:
+    """What a stdio server wrote to its stderr last (why it is silent, often)."""
+    return stream.stderr_tail() if isinstance(stream, StdioProcessStream) else ""

@@ -31,7 +31,8 @@ from ..._deprecate import warn_deprecated
 from ..._sansio import schema as s
 from ..._sansio.connection.health import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from ..._sansio.jsonrpc import DEFAULT_MAX_MESSAGE_SIZE
-from ...config import ShutdownPolicy
+from ..._sansio.shared_methods import frozen
+from ..._shutdown import ShutdownPolicy
 from ..callbacks import DEFAULT_MAX_PENDING_CALLBACKS
 from ..driver import NotificationHandler
 from ..heartbeat import DEFAULT_HEARTBEAT_TIMEOUT
@@ -43,13 +44,14 @@ if TYPE_CHECKING:
 
     from ..transports.http.headers_helper import HeadersHelper
 
-SamplingHandler = Callable[[s.CreateMessageRequestParams], Awaitable[Any]]
-ElicitationHandler = Callable[[s.ElicitRequestParams], Awaitable[Any]]
-RootsProvider = Sequence[s.Root] | Callable[[], Awaitable[Sequence[s.Root]]]
-LoggingHandler = Callable[[s.LoggingMessageNotificationParams], Awaitable[None] | None]
+# Quoted: the schema classes are imported on first use, not by every ``open_client`` (cold start).
+SamplingHandler = Callable[["s.CreateMessageRequestParams"], Awaitable[Any]]
+ElicitationHandler = Callable[["s.ElicitRequestParams"], Awaitable[Any]]
+RootsProvider = Sequence["s.Root"] | Callable[[], Awaitable[Sequence["s.Root"]]]
+LoggingHandler = Callable[["s.LoggingMessageNotificationParams"], Awaitable[None] | None]
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Timeouts:
     """How long each wait of a client session may last, in seconds.
 
@@ -71,7 +73,7 @@ class Timeouts:
     heartbeat_timeout: float = DEFAULT_HEARTBEAT_TIMEOUT
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Limits:
     """How much the server may send, or ask of the client, at once.
 
@@ -92,7 +94,7 @@ class Limits:
     max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Handlers:
     """The application's side of a session: what answers the server, and what it is told.
 
@@ -118,7 +120,7 @@ class Handlers:
     notification: NotificationHandler | None = None
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class HttpOptions:
     """What an HTTP (Streamable HTTP, HTTP+SSE) or WebSocket transport sends along.
 
@@ -131,7 +133,7 @@ class HttpOptions:
     http_client: httpx.AsyncClient | None = None
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class StdioOptions:
     """How a server process is started and stopped.
 

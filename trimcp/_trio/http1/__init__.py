@@ -8,9 +8,11 @@ bytes over a Trio stream here:
 * ``client.py``: ``H1ClientConnection``, the client side the keep-alive pool
   (``transports/http/pool.py``) runs on, with trimcp's own sans-IO codec
   (``_sansio/http/client/h1.py``, differential-tested against h11 in
-  ``tests/test_h1_differential.py``).
-* ``server.py``: ``H11Stream`` and ``serve_connection``, the one server loop
-  every HTTP server of trimcp uses, on h11.
+  ``tests/sansio/test_h1_differential.py``).
+* ``server.py``: ``H1ServerConnection`` and ``serve_connection``, the one server loop
+  every HTTP server of trimcp uses, with trimcp's own sans-IO codec
+  (``_sansio/http/server/h1.py``, differential-tested against h11 in
+  ``tests/sansio/test_h1_server_differential.py``).
 
 Both sit on ``_trio/tcp.py`` (the client's TCP/TLS opener, the fast stream).
 The conformance harness's raw probes speak h11 as a client of their own

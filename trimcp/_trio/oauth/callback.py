@@ -55,7 +55,7 @@ import trio
 
 from ..._sansio.auth import OAuthError
 from ..._sansio.http.server.routing import RequestHead
-from ..http1.server import H11Stream, serve_connection
+from ..http1.server import H1ServerConnection, serve_connection
 from .provider import AuthorizeCallback
 
 __all__ = [
@@ -175,7 +175,7 @@ class LoopbackCallback:
                 error_code=None,
             )
 
-    async def _answer(self, http: H11Stream, head: RequestHead, body: bytes) -> None:
+    async def _answer(self, http: H1ServerConnection, head: RequestHead, body: bytes) -> None:
         status = self._route(head.method, head.target)
         page = _PAGE if status == 200 else _TEXTS.get(status, b"")
         content_type = "text/html; charset=utf-8" if status == 200 else "text/plain; charset=utf-8"

@@ -33,7 +33,7 @@ from typing import Final, Protocol
 
 import trio
 
-from ...config import ShutdownPolicy
+from ..._shutdown import ShutdownPolicy
 
 __all__ = [
     "DEFAULT_SHUTDOWN",

@@ -40,11 +40,10 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
-import attrs
-
 from ..._errors import LocalProtocolError
 from ..._sansio.jsonrpc import DEFAULT_MAX_MESSAGE_SIZE
-from ...config import ShutdownPolicy
+from ..._sansio.shared_methods import frozen
+from ..._shutdown import ShutdownPolicy
 from ..stream import MessageStream
 from .stdio import open_stdio_process
 
@@ -73,7 +72,7 @@ Target: TypeAlias = Sequence[str] | str | MessageStream
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class TransportOptions:
     """The transport options of ``open_client``, handed to every factory as one value.
 

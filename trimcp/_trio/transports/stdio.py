@@ -55,7 +55,7 @@ import trio
 from ..._errors import ConnectError, RemoteProtocolError, TransportClosed
 from ..._sansio import jsonrpc
 from ..._sansio.framing.lines import DEFAULT_MAX_LINE
-from ...config import ShutdownPolicy
+from ..._shutdown import ShutdownPolicy
 from .._groups import raise_single
 from ..stream import NO_META, Received, SendMeta, parse_received
 from ._pipes import TORN_WRITE, LineReader, LineWriter, StderrTail, WriteAborted, torn_note
@@ -163,11 +163,10 @@ class StdioProcessStream:
         return f"<StdioProcessStream {self.describe()} returncode={self.returncode}>"
 
     def _error(self, message: str) -> TransportClosed:
-        return TransportClosed(
-            message,
-            returncode=self.process.returncode,
-            stderr_tail=self._stderr.text(ERROR_TAIL_LINES),
-        )
+        returncode = self.process.returncode
+        if returncode is not None and _status(returncode) not in message:
+            message += f" (it {_status(returncode)})"  # said once, in words
+        return TransportClosed(message, returncode=returncode, stderr_tail=self._stderr.text(ERROR_TAIL_LINES))
 
     async def _gone(self, what: str) -> TransportClosed:
         # The child is (probably) dying: give it a moment to be reaped and its stderr
@@ -259,11 +258,12 @@ async def _spawn(argv: list[str], env: Mapping[str, str] | None, cwd: str | os.P
             start_new_session=True,
         )
     except OSError as exc:
+        # The command is named once, in front; the detail says what is wrong with its program.
         where = f"cannot start MCP server {shlex.join(argv)}"
         if isinstance(exc, FileNotFoundError) and exc.filename in (argv[0], None):
-            detail = f"executable {argv[0]!r} not found (is it installed and on PATH?)"
+            detail = "the program was not found (is it installed and on PATH?)"
         elif isinstance(exc, PermissionError) and exc.filename in (argv[0], None):
-            detail = f"{argv[0]!r} is not executable (permission denied)"
+            detail = "the program is not executable (permission denied)"
         else:
             detail = f"{exc.strerror or exc}" + (f": {exc.filename!r}" if exc.filename else "")
         raise ConnectError(f"{where}: {detail}") from exc

@@ -73,6 +73,7 @@ from ..._sansio.jsonrpc import DEFAULT_MAX_MESSAGE_SIZE
 from .._groups import collapse
 from .._locks import held
 from ..stream import NO_META, Received, SendMeta, parse_received
+from ..tcp import connect_failure
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
@@ -350,7 +351,8 @@ def map_websocket_errors(
         cause = exc.__cause__ or exc  # trio's TLS stream wraps the ssl.SSLError
         if stream is not None:
             raise TransportClosed(f"{where}: {cause}") from exc
-        raise ConnectError(f"cannot connect to {where}: {cause}") from exc
+        reason = connect_failure(exc) if isinstance(exc, OSError) else cause
+        raise ConnectError(f"cannot connect to {where}: {reason}") from exc
 
 
 # --------------------------------------------------------------------------- client

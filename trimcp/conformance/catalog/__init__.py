@@ -4,7 +4,7 @@ The checks are listed by area, one module each (``core`` holds the first
 ones); ``CATALOG`` is their union, in report order, keyed by id.  A check's
 level follows the sentences it tests (``requirements/``: the catalogue of the
 specification's server-side sentences says which checks test each one, fully
-or partly); ``tests/test_requirements.py`` holds the two together.
+or partly); ``tests/check/test_requirements.py`` holds the two together.
 
 The names re-exported here (revision tuples, section names) are the
 vocabulary the area modules share.

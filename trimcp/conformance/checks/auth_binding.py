@@ -59,7 +59,7 @@ from ..evidence import exchange
 from ..rawhttp import ProbeError, RawResponse, request
 from ..results import Results
 from ..values import example_arguments
-from .auth_tokens import _shaped, _stateless, opening_request
+from .auth_tokens import is_stateless, opening_request, shaped_request
 
 #: Makes the ``_Caller`` of a token, with the label it is shown as.
 _MakeCaller = Callable[[str, str], "_Caller"]
@@ -130,13 +130,13 @@ class _Caller:
         result = answer(resp)
         caps = result.get("capabilities") if isinstance(result, dict) else None
         self.capabilities = caps if isinstance(caps, dict) else {}
-        if not _stateless(self.revision):
-            headers, note = _shaped(self.revision, "notifications/initialized", {}, None)
+        if not is_stateless(self.revision):
+            headers, note = shaped_request(self.revision, "notifications/initialized", {}, None)
             await self._post(headers, note)
         return resp
 
     async def ask(self, method: str, params: dict[str, Any]) -> RawResponse:
-        headers, body = _shaped(self.revision, method, params, next(self._ids))
+        headers, body = shaped_request(self.revision, method, params, next(self._ids))
         return await self._post(headers, body)
 
     async def _post(self, headers: dict[str, str], body: Any) -> RawResponse:
@@ -241,7 +241,7 @@ async def _refused_401(
     except ProbeError as exc:
         rec.skip(check, f"{what}: {who.hide(str(exc))}")
         return
-    method = "server/discover" if _stateless(who.revision) else "initialize"
+    method = "server/discover" if is_stateless(who.revision) else "initialize"
     if resp.status == 401:
         challenge = _challenge(resp)
         error = f', error="{challenge.error}"' if challenge is not None and challenge.error else ""
@@ -261,7 +261,7 @@ async def _insufficient_scope(rec: Results, token: str | None, caller: _MakeCall
         rec.skip(check, "needs --auth-token-insufficient-scope")
         return
     who = caller(token, "auth-token-insufficient-scope")
-    opening = "server/discover" if _stateless(who.revision) else "initialize"
+    opening = "server/discover" if is_stateless(who.revision) else "initialize"
     try:
         resp = await who.open()
         sent = [opening]
@@ -329,7 +329,7 @@ async def _task_binding(rec: Results, owner: _Caller, second: str | None, caller
     if second == owner.token:
         rec.skip(check, "--auth-token-second is the valid token itself: one identity")
         return
-    if _stateless(owner.revision):
+    if is_stateless(owner.revision):
         rec.skip(check, "tasks moved to an extension in this revision")
         return
     if not _declared(owner.capabilities, "requests", "tools", "call"):

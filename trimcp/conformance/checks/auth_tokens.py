@@ -96,15 +96,17 @@ def _revision(rec: Results) -> str:
     return rec.revision or LATEST_HANDSHAKE
 
 
-def _stateless(revision: str) -> bool:
+def is_stateless(revision: str) -> bool:
+    """Whether ``revision`` is of the stateless era (no session, ``_meta`` envelope on every request)."""
     return get_revision(revision).era is Era.STATELESS
 
 
-def _shaped(revision: str, method: str, params: dict[str, Any], rid: int | None) -> tuple[dict[str, str], Any]:
+def shaped_request(revision: str, method: str, params: dict[str, Any], rid: int | None) -> tuple[dict[str, str], Any]:
+    """The headers and body of a hand-made POST of ``method`` as a client of ``revision`` sends it."""
     headers = dict(_ACCEPT)
     if get_revision(revision).protocol_version_header:
         headers[hn.VERSION_HEADER] = revision
-    if _stateless(revision):
+    if is_stateless(revision):
         headers[hn.METHOD_HEADER] = method
         params = {**params, "_meta": envelope(revision)}
     body: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
@@ -115,10 +117,10 @@ def _shaped(revision: str, method: str, params: dict[str, Any], rid: int | None)
 
 def opening_request(revision: str) -> tuple[dict[str, str], Any]:
     """The first request of a session of ``revision`` (``initialize`` or ``server/discover``)."""
-    if _stateless(revision):
-        return _shaped(revision, "server/discover", {}, 1)
+    if is_stateless(revision):
+        return shaped_request(revision, "server/discover", {}, 1)
     params = {"protocolVersion": revision, "capabilities": {}, "clientInfo": CLIENT_INFO}
-    return _shaped(revision, "initialize", params, 1)
+    return shaped_request(revision, "initialize", params, 1)
 
 
 def _evidence(
@@ -162,14 +164,14 @@ def _challenge(resp: RawResponse) -> sa.Challenge | None:
 async def _no_token(rec: Results, url: str, revision: str, timeout: float) -> None:
     check = "auth.no-token-refused"
     probes: list[tuple[str, str, dict[str, str], Any, tuple[int, ...]]] = []
-    headers, body = _shaped(revision, "tools/list", {}, 2)
+    headers, body = shaped_request(revision, "tools/list", {}, 2)
     probes.append(("tools/list", "POST", headers, body, (401,)))
-    if not _stateless(revision):  # (the stateless era has no client notification to send unasked)
-        headers, body = _shaped(revision, "notifications/initialized", {}, None)
+    if not is_stateless(revision):  # (the stateless era has no client notification to send unasked)
+        headers, body = shaped_request(revision, "notifications/initialized", {}, None)
         probes.append(("notifications/initialized", "POST", headers, body, (401,)))
     plain = {
         k: v
-        for k, v in _shaped(revision, "tools/list", {}, None)[0].items()
+        for k, v in shaped_request(revision, "tools/list", {}, None)[0].items()
         if k not in ("Content-Type", hn.METHOD_HEADER)
     }
     probes.append(("GET", "GET", {**plain, "Accept": "text/event-stream"}, None, (401, 405)))

@@ -64,7 +64,7 @@ NO_SUCH_METHOD = "trimcp-check/no-such-method"
 Stray = list[rpc.Message]
 
 
-class _Session:
+class _ProbeConnection:
     """One probe connection: raw or typed sends, answers read by id within a bound."""
 
     def __init__(self, stream: RecordingStream, revision: str, bound: float, wait: float | None = None) -> None:
@@ -203,7 +203,7 @@ def _raw(obj: Any) -> bytes:
     return json.dumps(obj, separators=(",", ":")).encode()
 
 
-Step = Callable[[Results, _Session], Any]
+Step = Callable[[Results, _ProbeConnection], Any]
 
 
 def _judge(
@@ -212,7 +212,7 @@ def _judge(
     what: str,
     heard: Heard,
     fits: tuple[int, ...],
-    sess: _Session,
+    sess: _ProbeConnection,
 ) -> bool:
     """Judge what the server said about one malformed message against the error codes that
     ``fits``; True when it fits.  One oracle whatever the transport carried (``malformed``)."""
@@ -243,7 +243,7 @@ def _judge(
     return False
 
 
-async def _parse_error(rec: Results, sess: _Session) -> None:
+async def _parse_error(rec: Results, sess: _ProbeConnection) -> None:
     check = "jsonrpc.parse-error"
     text = b'{"jsonrpc": "2.0", "id": "neg-parse", "method": "ping"'
     heard = await sess.malformed(text, (None, "neg-parse"))
@@ -251,7 +251,7 @@ async def _parse_error(rec: Results, sess: _Session) -> None:
         rec.ok(check, f"invalid JSON: {_how(heard)}")
 
 
-async def _invalid_request(rec: Results, sess: _Session) -> None:
+async def _invalid_request(rec: Results, sess: _ProbeConnection) -> None:
     check = "jsonrpc.invalid-request"
     for what, text, ids in (
         ("a request without method", _raw({"jsonrpc": "2.0", "id": "neg-nomethod"}), (None, "neg-nomethod")),
@@ -267,7 +267,7 @@ def _how(heard: Heard) -> str:
     return f"error {heard.code}" + (f" (HTTP {heard.status})" if heard.status is not None else "")
 
 
-async def _before_initialize(rec: Results, sess: _Session) -> None:
+async def _before_initialize(rec: Results, sess: _ProbeConnection) -> None:
     # An early request (not judged: that a client SHOULD NOT send one is the client's duty, and
     # the lifecycle page names no answer); its answer still feeds jsonrpc.error-codes.
     request = rpc.Request(sess.new_id(), "tools/list", {})
@@ -275,7 +275,7 @@ async def _before_initialize(rec: Results, sess: _Session) -> None:
     await sess.answer((request.id,))
 
 
-async def _initialize(rec: Results, sess: _Session) -> None:
+async def _initialize(rec: Results, sess: _ProbeConnection) -> None:
     _, answer = await sess.ask(
         "initialize",
         {
@@ -311,7 +311,7 @@ async def _initialize(rec: Results, sess: _Session) -> None:
     await sess.send(rpc.Notification("notifications/initialized"))
 
 
-async def _invalid_params(rec: Results, sess: _Session) -> None:
+async def _invalid_params(rec: Results, sess: _ProbeConnection) -> None:
     check = "jsonrpc.invalid-params"
     method = sess.live_method
     worst = ""
@@ -350,7 +350,7 @@ async def _invalid_params(rec: Results, sess: _Session) -> None:
         rec.ok(check, f"{method} with params an array and a string: errors")
 
 
-async def _unknown_method(rec: Results, sess: _Session) -> None:
+async def _unknown_method(rec: Results, sess: _ProbeConnection) -> None:
     check = "jsonrpc.unknown-method"
     request, answer = await sess.ask(NO_SUCH_METHOD)
     if _code(answer) == rpc.METHOD_NOT_FOUND:
@@ -363,7 +363,7 @@ async def _unknown_method(rec: Results, sess: _Session) -> None:
         )
 
 
-async def _notifications(rec: Results, sess: _Session) -> None:
+async def _notifications(rec: Results, sess: _ProbeConnection) -> None:
     finished, _ = await sess.ask("server/discover" if sess.stateless else "ping")
     notes = [
         rpc.Notification("notifications/cancelled", {"requestId": "neg-never-sent", "reason": "trimcp check"}),
@@ -399,7 +399,7 @@ async def _notifications(rec: Results, sess: _Session) -> None:
 CANCEL_WATCH = 1.0
 
 
-async def _cancel_in_flight(rec: Results, sess: _Session) -> None:
+async def _cancel_in_flight(rec: Results, sess: _ProbeConnection) -> None:
     check = "cancellation.honoured"
     if sess.cancel_target is None:
         rec.skip(check, "no read-only tool reported progress in the tour: none is known to run long enough")
@@ -493,7 +493,7 @@ async def _run(
             async with connect() as stream:
                 recording = RecordingStream(stream)
                 recordings.append(recording)
-                sess = _Session(recording, revision, bound, wait=timeout)
+                sess = _ProbeConnection(recording, revision, bound, wait=timeout)
                 sess.cancel_target = cancel_target
                 while left:
                     step = left[0]

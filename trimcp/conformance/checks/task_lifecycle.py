@@ -45,7 +45,7 @@ from ..._sansio import jsonrpc as rpc
 from ..._sansio import schema as s
 from ..results import Results
 from ..values import invalid_arguments
-from .task_session import (
+from .task_probe import (
     ANSWER_WAIT,
     MAX_PAGES,
     NO_TASK,
@@ -53,7 +53,7 @@ from .task_session import (
     RELATED,
     TERMINAL,
     Exchange,
-    Session,
+    TaskProbe,
     related,
 )
 
@@ -72,7 +72,7 @@ def _decoy_note(decoy: str) -> str:
 
 async def lifecycle(
     rec: Results,
-    session: Session,
+    session: TaskProbe,
     tool: dict[str, Any],
     args: dict[str, Any],
     can_list: bool,
@@ -141,14 +141,14 @@ async def lifecycle(
     await session.get(task_id)  # one last look: a terminal task must not have moved
 
 
-async def _create(session: Session, call: dict[str, Any]) -> str | None:
+async def _create(session: TaskProbe, call: dict[str, Any]) -> str | None:
     """Another task of the same call; its id, or ``None`` when none was created."""
     created = await session.ask("tools/call", call)
     task = (created.result or {}).get("task")
     return session.read_task(task, created, op=False, created=True) if isinstance(task, dict) else None
 
 
-def _judge_create(rec: Results, session: Session, found: Exchange, name: str) -> str | None:
+def _judge_create(rec: Results, session: TaskProbe, found: Exchange, name: str) -> str | None:
     check = "tasks.create"
     if found.answer is None:
         rec.fail(check, f"tools/call {name} as a task: no answer within {RESULT_WAIT:g} s", found.evidence)
@@ -221,7 +221,7 @@ class ErrorCase:
     same_message: bool
 
 
-async def _error_tasks(session: Session, tool: dict[str, Any], wait: float) -> list[ErrorCase]:
+async def _error_tasks(session: TaskProbe, tool: dict[str, Any], wait: float) -> list[ErrorCase]:
     """The two JSON-RPC errors the tools page names for tools/call, provoked with and without a
     task: a tool that does not exist, and the tool with invalid arguments (when there are such)."""
     calls = [{"name": NO_TOOL, "arguments": {}}]
@@ -235,7 +235,7 @@ async def _error_tasks(session: Session, tool: dict[str, Any], wait: float) -> l
     return cases
 
 
-async def _error_task(session: Session, call: dict[str, Any], wait: float) -> ErrorCase | None:
+async def _error_task(session: TaskProbe, call: dict[str, Any], wait: float) -> ErrorCase | None:
     """``None`` when the plain call got no JSON-RPC error."""
     plain = await session.ask("tools/call", call)
     if plain.error is None:
@@ -427,7 +427,7 @@ def _judge_meta(rec: Results, payload: Exchange, task_id: str) -> None:
         rec.fail(check, f"the tasks/result answer's {RELATED} names {got!r}, not {task_id}", payload.evidence)
 
 
-async def _list(rec: Results, session: Session, task_id: str) -> None:
+async def _list(rec: Results, session: TaskProbe, task_id: str) -> None:
     """Every page (up to ``MAX_PAGES``): A must be in one, and no id may be listed twice."""
     check = "tasks.list"
     cursor: str | None = None
@@ -476,7 +476,7 @@ async def _list(rec: Results, session: Session, task_id: str) -> None:
         rec.ok(check, f"task {task_id} listed on page {found_on} of {page}")
 
 
-async def _cancel_terminal(rec: Results, session: Session, task_id: str, decoy: str) -> None:
+async def _cancel_terminal(rec: Results, session: TaskProbe, task_id: str, decoy: str) -> None:
     check = "tasks.cancel-terminal"
     status = session.status(task_id)
     if status not in TERMINAL:
@@ -496,7 +496,7 @@ async def _cancel_terminal(rec: Results, session: Session, task_id: str, decoy: 
         rec.ok(check, f"tasks/cancel of the {status} task {task_id}: -32602")
 
 
-async def _cancel_working(rec: Results, session: Session, call: dict[str, Any]) -> None:
+async def _cancel_working(rec: Results, session: TaskProbe, call: dict[str, Any]) -> None:
     """Tasks C and D created together; C cancelled with a ``_meta`` naming D."""
     check = "tasks.cancel"
     task_id = await _create(session, call)
@@ -557,7 +557,7 @@ async def _cancel_working(rec: Results, session: Session, call: dict[str, Any]) 
         )
 
 
-async def _spared(session: Session, bystander: str, cancelled: str) -> Exchange | None:
+async def _spared(session: TaskProbe, bystander: str, cancelled: str) -> Exchange | None:
     """The ``tasks/get`` of the bystander when it says ``cancelled`` (it was never cancelled), else ``None``."""
     if bystander == NO_TASK:
         return None

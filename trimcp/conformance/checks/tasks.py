@@ -13,7 +13,7 @@ Otherwise one connection of its own (``probes.probe_connection``: task
 requests with made-up ids are not for the tour's session) is opened with
 ``initialize`` (declaring sampling and elicitation, answered with canned
 input, and no tasks of our own) and walked in an order where one step cannot
-spoil the next (``task_session.py`` holds the connection, ``task_lifecycle.py``
+spoil the next (``task_probe.py`` holds the connection, ``task_lifecycle.py``
 steps 3 and 4):
 
 1. unknown ``taskId`` to ``tasks/get`` / ``tasks/result`` / ``tasks/cancel``
@@ -57,7 +57,7 @@ from ..results import Connector, Results
 from ..values import example_arguments
 from .probes import CLIENT_INFO, ProbeFailed, probe_connection
 from .task_lifecycle import lifecycle
-from .task_session import (
+from .task_probe import (
     CHECKS,
     CLIENT_CAPABILITIES,
     MAX_PAGES,
@@ -70,7 +70,7 @@ from .task_session import (
     REVISION,
     TOOL_CHECKS,
     Exchange,
-    Session,
+    TaskProbe,
 )
 
 __all__ = ["CHECKS", "NO_TASKS", "check_tasks", "skip_tasks"]
@@ -101,7 +101,7 @@ async def check_tasks(
     stage = ["tasks.errors" if declared else "tasks.not-augmentable"]
     try:
         async with probe_connection(connect, timeout) as probe:
-            session = Session(probe)
+            session = TaskProbe(probe)
             opened = await session.ask(
                 "initialize",
                 {
@@ -145,7 +145,7 @@ def _support(tool: dict[str, Any]) -> str:
     return value if isinstance(value, str) else "forbidden"
 
 
-async def _read_only_tools(session: Session) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+async def _read_only_tools(session: TaskProbe) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """Read-only tools we can invent arguments for, with those arguments."""
     out: list[tuple[dict[str, Any], dict[str, Any]]] = []
     cursor: str | None = None
@@ -164,7 +164,7 @@ async def _read_only_tools(session: Session) -> list[tuple[dict[str, Any], dict[
     return out
 
 
-async def _walk(rec: Results, session: Session, caps: dict[str, Any], stage: list[str], timeout: float) -> None:
+async def _walk(rec: Results, session: TaskProbe, caps: dict[str, Any], stage: list[str], timeout: float) -> None:
     can_list, can_cancel = _declared(caps, "list"), _declared(caps, "cancel")
     await _unknown_ids(rec, session, can_list, can_cancel)
     tools = await _read_only_tools(session)
@@ -187,7 +187,7 @@ async def _walk(rec: Results, session: Session, caps: dict[str, Any], stage: lis
     await lifecycle(rec, session, target[0], target[1], can_list, can_cancel, stage, timeout)
 
 
-async def _unknown_ids(rec: Results, session: Session, can_list: bool, can_cancel: bool) -> None:
+async def _unknown_ids(rec: Results, session: TaskProbe, can_list: bool, can_cancel: bool) -> None:
     check = "tasks.errors"
     asks = [("tasks/get", {"taskId": NO_TASK}), ("tasks/result", {"taskId": NO_TASK})]
     if can_cancel:
@@ -214,7 +214,7 @@ async def _unknown_ids(rec: Results, session: Session, can_list: bool, can_cance
 
 async def _not_augmentable(
     rec: Results,
-    session: Session,
+    session: TaskProbe,
     tools: Sequence[tuple[dict[str, Any], dict[str, Any]]],
     *,
     declared: bool = True,
@@ -242,7 +242,7 @@ async def _not_augmentable(
 
 
 async def _as_without_task(
-    session: Session, name: str, args: dict[str, Any]
+    session: TaskProbe, name: str, args: dict[str, Any]
 ) -> tuple[tuple[str, list[dict[str, Any]]] | None, str]:
     """A call with a task between two without: what is wrong with it (detail, evidence), and what
     was compared.  When the two plain calls agree, the one with a task must give the same."""
@@ -289,7 +289,7 @@ def _same(one: Exchange, two: Exchange) -> bool:
 
 
 async def _tool_negotiation(
-    rec: Results, session: Session, tools: Sequence[tuple[dict[str, Any], dict[str, Any]]]
+    rec: Results, session: TaskProbe, tools: Sequence[tuple[dict[str, Any], dict[str, Any]]]
 ) -> None:
     for check, support, with_task in (
         ("tasks.required", ("required",), False),
@@ -319,7 +319,7 @@ async def _tool_negotiation(
 # --------------------------------------------------------------------------- afterwards
 
 
-def _judge_session(rec: Results, session: Session) -> None:
+def _judge_session(rec: Results, session: TaskProbe) -> None:
     if session.field_problems:
         detail, found = session.field_problems[0]
         rec.fail("tasks.task-fields", detail, found.evidence)
@@ -351,7 +351,7 @@ def _judge_session(rec: Results, session: Session) -> None:
         rec.skip("tasks.failed-message", "no task failed")
 
 
-def _judge_ids(rec: Results, session: Session) -> None:
+def _judge_ids(rec: Results, session: TaskProbe) -> None:
     """Every task created in the run has its own id; ``tasks/list`` lists none twice."""
     check = "tasks.create"
     firsts: dict[str, Exchange] = {}
@@ -368,7 +368,7 @@ def _judge_ids(rec: Results, session: Session) -> None:
         rec.ok(check, f"{len(firsts)} tasks created, each with its own taskId{listed}")
 
 
-def _judge_progress(rec: Results, session: Session) -> None:
+def _judge_progress(rec: Results, session: TaskProbe) -> None:
     """Task A's call was the one request with a ``progressToken``: every ``notifications/progress``
     of the connection must carry it, and none may come after A was seen terminal (the
     ``tasks/get`` right after ``tasks/result`` is the sentinel round trip behind it)."""
@@ -409,7 +409,7 @@ def _judge_progress(rec: Results, session: Session) -> None:
     )
 
 
-def _judge_flow(rec: Results, session: Session) -> None:
+def _judge_flow(rec: Results, session: TaskProbe) -> None:
     check = "tasks.status-flow"
     moves = 0
     for task_id, seen in session.history.items():
@@ -424,7 +424,7 @@ def _judge_flow(rec: Results, session: Session) -> None:
         rec.skip(check, "no task was seen twice")
 
 
-def _judge_related_meta(rec: Results, session: Session) -> None:
+def _judge_related_meta(rec: Results, session: TaskProbe) -> None:
     check = "tasks.no-related-meta"
     with_meta = [
         n
@@ -440,7 +440,7 @@ def _judge_related_meta(rec: Results, session: Session) -> None:
         rec.ok(check, f"{session.ops_answered} task operation results, {len(session.notes)} status notifications")
 
 
-def _judge_server_requests(rec: Results, session: Session) -> None:
+def _judge_server_requests(rec: Results, session: TaskProbe) -> None:
     """Requests the server sent us: tied to their task while one waited (MUST), never task-augmented."""
     check = "tasks.input-meta"
     # Other tasks of ours run meanwhile: a request tied to one of them is tied to its task too.

@@ -28,10 +28,10 @@ A sentence is listed once per revision: the same rule restated on two pages
 same words govern different things (``Servers SHOULD return standard JSON-RPC
 errors`` on the prompts and the completion pages) each entry names what it
 governs in ``subject``, and ``duplicates`` reports any two entries of one
-revision whose normalized text and subject agree (``tests/test_requirements.py``).  ``check_level``
+revision whose normalized text and subject agree (``tests/check/test_requirements.py``).  ``check_level``
 derives a check's level from its sentences (the strongest one present in the
 revision; ``BEST-PRACTICE`` when none stands behind it): the catalogue of
-checks must agree with it (``tests/test_requirements.py``).
+checks must agree with it (``tests/check/test_requirements.py``).
 
 The data is loaded on first use, not at import: ``trimcp check`` without
 ``--requirements`` never reads it.

@@ -90,7 +90,7 @@ import trio_websocket
 
 from ..._errors import ConnectError
 from ..._trio.driver import SessionDriver
-from ..._trio.http_limits import ConnectionLimit
+from ..._trio.http_limits import ConnectionLimit, SlotStream
 from ..._trio.transports.websocket import (
     DEFAULT_MAX_MESSAGE_SIZE,
     GOING_AWAY,
@@ -168,13 +168,16 @@ def origin_allowed(origin: str | None, allowed: Collection[str] | None = None) -
     return origin.rstrip("/").lower() in {a.rstrip("/").lower() for a in allowed}
 
 
-def _peer_name(request: trio_websocket.WebSocketRequest) -> str:
-    remote = request.remote
-    if isinstance(remote, trio_websocket.Endpoint):
-        address = str(remote.address)
-        address = f"[{address}]" if ":" in address else address
-        return f"client {address}:{remote.port}{request.path}"
-    return f"client {remote}{request.path}"
+def _peer_address(stream: trio.abc.Stream) -> str:
+    """``address:port`` of the client at the other end of ``stream`` (TCP or TLS over TCP)."""
+    inner = stream.transport_stream if isinstance(stream, trio.SSLStream) else stream
+    if isinstance(inner, trio.SocketStream):
+        try:
+            address, port = inner.socket.getpeername()[:2]
+        except OSError:  # already gone
+            return "unknown"
+        return f"[{address}]:{port}" if ":" in str(address) else f"{address}:{port}"
+    return repr(stream)
 
 
 async def _vet(
@@ -223,13 +226,13 @@ async def serve_websocket_streams(
                 await trio.sleep_forever()
 
     async def upgrade(
-        reader: trio.Nursery, tcp: trio.abc.Stream
+        reader: trio.Nursery, tcp: trio.abc.Stream, peer: str
     ) -> tuple[trio_websocket.WebSocketConnection, str] | None:
         """The opening handshake, all of it within ``handshake_timeout``; ``None``: not accepted
         (and ``reader``, where trio-websocket's reader task runs, told when to stop)."""
         with trio.move_on_after(handshake_timeout):
             request = await trio_websocket.wrap_server_stream(reader, tcp, max_message_size=max_message_size)
-            name = _peer_name(request)
+            name = f"client {peer}{request.path}"
             try:
                 with map_websocket_errors(f"WebSocket {name}"):
                     ws = await _vet(request, name, allowed_origins)
@@ -245,10 +248,10 @@ async def serve_websocket_streams(
         reader.cancel_scope.cancel()
         return None
 
-    async def serve_connection(tcp: trio.abc.Stream) -> None:
+    async def serve_connection(tcp: trio.abc.Stream, peer: str) -> None:
         try:
             async with trio.open_nursery() as reader:
-                accepted = await upgrade(reader, tcp)
+                accepted = await upgrade(reader, tcp, peer)
                 if accepted is None:
                     return
                 ws, name = accepted
@@ -273,16 +276,19 @@ async def serve_websocket_streams(
     async def on_connection(tcp: trio.abc.Stream) -> None:
         # Counted from the TCP accept, as the HTTP server does: a connection still in its
         # handshake holds a slot too, and one over the cap costs no parsing at all.
-        if not limit.try_enter():
+        slot = limit.admit()
+        if slot is None:
             logger.debug("WebSocket: %d connections open; one more refused (503)", limit.open)
             await limit.refuse(tcp)
             return
         try:
-            await serve_connection(tcp)
+            # The slot goes back as the socket closes, whoever closes it (trio-websocket does
+            # after a closing handshake), so a client that sees the end finds the slot free.
+            await serve_connection(SlotStream(tcp, slot), _peer_address(tcp))
         except Exception:  # e.g. trio-websocket's reader failing: end this connection only
             logger.exception("WebSocket connection failed")
         finally:
-            limit.leave()
+            slot.release()
 
     listeners: list[trio.SocketListener | trio.SSLListener[trio.SocketStream]] = []
     if ssl_context is None:

@@ -44,6 +44,11 @@ import re
 from typing import Final
 
 from ...._errors import LocalProtocolError, RemoteProtocolError
+from ..h1_syntax import FIELD_BYTES as _FIELD_BYTES
+from ..h1_syntax import TARGET_RE as _TARGET_RE
+from ..h1_syntax import TOKEN as _TOKEN
+from ..h1_syntax import TOKEN_RE as _TOKEN_RE
+from ..h1_syntax import field_line
 
 __all__ = [
     "CLOSED",
@@ -117,15 +122,9 @@ class EndOfMessage:
 
 END: Final = EndOfMessage()
 
-_TOKEN: Final = rb"[-!#$%&'*+.^_`|~0-9A-Za-z]+"
-_TOKEN_RE: Final = re.compile(_TOKEN)
-_TARGET_RE: Final = re.compile(r"[\x21-\x7e]+")
-# A value: no CTL but HTAB, no DEL; no surrounding whitespace (RFC 9110 section 5.5).
-_VALUE_RE: Final = re.compile(r"(?:[\x21-\x7e\x80-\xff](?:[\t \x21-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?)?")
 # HTTP/1.x: a minor version above 1 is read as 1.1 (RFC 9112 section 2.3: "as if it were in the
 # highest minor version within that major version to which the recipient is conformant").
 _STATUS_RE: Final = re.compile(rb"HTTP/(1\.[0-9]) ([0-9]{3})(?: ([\t \x21-\x7e\x80-\xff]*))?\r?")
-_FIELD_BYTES: Final = rb"[\t \x21-\x7e\x80-\xff]*\r?\n"
 # The field lines of a head, checked in one match: token ":" field bytes, CRLF or LF, each
 # line perhaps continued by obs-fold lines (starting with SP / HTAB, RFC 9112 section 5.2),
 # which can never come first.
@@ -136,45 +135,15 @@ _FOLD_RE: Final = re.compile(rb"[ \t]*\r?\n[ \t]+")
 # does (RFC 9112 7.1.1 also allows BWS before ";", which is not accepted here).  At most 16
 # significant hex digits (64 bits, RFC 9112 7.1: no overflow); leading zeros are not digits
 # of the value, so they do not count (the line itself is capped by ``max_chunk_line``).
-_CHUNK_RE: Final = re.compile(rb"0*([0-9A-Fa-f]{1,16})(?:;[\t \x21-\x7e\x80-\xff]*)?[ \t]*")
+_CHUNK_RE: Final = re.compile(rb"0*([0-9A-Fa-f]{1,16})(?:;[\t \x21-\x7e\x80-\xff]*|[ \t]*)")
 
 # Request states / response states.
 _IDLE, _SENT, _DONE, _ERROR = range(4)
 _HEAD, _LENGTH, _CHUNK_SIZE, _CHUNK_DATA, _CHUNK_END, _TRAILERS, _TO_CLOSE, _END = range(8)
 
-_CACHE_MAX: Final = 512
-#: Validated ``(name, value)`` -> (the field line, its name lowercased).
-_line_cache: dict[tuple[str, str], tuple[bytes, str]] = {}
 
-
-def _field_line(name: str, value: str) -> tuple[bytes, str]:
-    key = (name, value)
-    hit = _line_cache.get(key)
-    if hit is not None:
-        return hit
-    try:
-        raw_name, raw_value = name.encode("ascii"), value.encode("latin-1")
-    except UnicodeEncodeError:
-        raise H1LocalError(f"header {name!r} cannot be sent as HTTP/1.1 bytes") from None
-    if _TOKEN_RE.fullmatch(raw_name) is None:
-        raise H1LocalError(f"invalid header name {name!r}")
-    if _VALUE_RE.fullmatch(value) is None:
-        raise H1LocalError(f"invalid value for header {name!r}: {value!r}")
-    line = raw_name + b": " + raw_value + b"\r\n"
-    if len(_line_cache) >= _CACHE_MAX:
-        _line_cache.clear()  # a client whose values never repeat gains nothing from keeping them
-    hit = _line_cache[key] = (line, name.lower())
-    return hit
-
-
-def _comma_list(headers: list[tuple[bytes, bytes]], name: bytes) -> list[bytes] | None:
-    values: list[bytes] | None = None
-    for k, v in headers:
-        if k == name:
-            if values is None:
-                values = []
-            values.extend(item.strip(b" \t").lower() for item in v.split(b","))
-    return values
+#: The response fields that decide how the body is framed and whether the connection is reused.
+_FRAMING: Final = frozenset({b"connection", b"transfer-encoding", b"content-length"})
 
 
 class H1Client:
@@ -221,7 +190,7 @@ class H1Client:
         has_host = False
         length: str | None = None
         for name, value in headers:
-            line, lname = _field_line(name, value)
+            line, lname = field_line(name, value, H1LocalError)
             parts.append(line)
             if lname == "host":
                 has_host = True
@@ -428,20 +397,26 @@ class H1Client:
                 # RFC 9112 5.2: a user agent replaces each obs-fold with SP before reading the value.
                 fields = _FOLD_RE.sub(b" ", fields)
             headers: list[tuple[bytes, bytes]] = []
+            # The fields that frame the body, gathered in the same pass (most answers have none
+            # but Content-Length): name -> its comma-separated items, lowercased.
+            framing: dict[bytes, list[bytes]] = {}
             for line in fields.split(b"\n")[:-1]:
                 name, _, value = line.partition(b":")
                 if value.endswith(b"\r"):
                     value = value[:-1]
-                headers.append((name.lower(), value.strip(b" \t")))
+                name, value = name.lower(), value.strip(b" \t")
+                headers.append((name, value))
+                if name in _FRAMING:
+                    framing.setdefault(name, []).extend(item.strip(b" \t").lower() for item in value.split(b","))
         else:
-            headers = []
+            headers, framing = [], {}
         if code < 200:
             if code < 100:
                 raise H1RemoteError(f"invalid status code {code_text.decode()}")
             if code == 101:
                 raise H1RemoteError("the server switched protocols, which this client never asks for")
             return None
-        self._frame(code, version, headers)
+        self._frame(code, version, framing)
         return Response(code, headers, reason or b"", version)
 
     @staticmethod
@@ -455,15 +430,16 @@ class H1Client:
                 return f"invalid response header line {line[:60]!r}"
         return "invalid response header"  # pragma: no cover - the block failed as a whole
 
-    def _frame(self, code: int, version: bytes, headers: list[tuple[bytes, bytes]]) -> None:
-        connection = _comma_list(headers, b"connection") or []
+    def _frame(self, code: int, version: bytes, framing: dict[bytes, list[bytes]]) -> None:
+        """Body framing and reuse from the ``_FRAMING`` fields (each a list of its items)."""
+        connection = framing.get(b"connection") or []
         if b"close" in connection or (version == b"1.0" and b"keep-alive" not in connection):
             self._reusable = False
         if self._head_method or code == 204 or code == 304:
             self._rstate = _END
             return
-        codings = _comma_list(headers, b"transfer-encoding")
-        lengths = _comma_list(headers, b"content-length")
+        codings = framing.get(b"transfer-encoding")
+        lengths = framing.get(b"content-length")
         if codings is not None:
             if lengths is not None:
                 self._reusable = False  # a request smuggling shape: never reuse (RFC 9112 6.1)

@@ -201,6 +201,20 @@ class PostPlan:
         return self.method == "initialize"
 
 
+#: ``encode_header_value`` of the methods and names a client repeats (bounded: cleared when full).
+_header_texts: dict[str, str] = {}
+_HEADER_TEXTS_MAX: Final = 256
+
+
+def _header_text(value: str) -> str:
+    text = _header_texts.get(value)
+    if text is None:
+        if len(_header_texts) >= _HEADER_TEXTS_MAX:
+            _header_texts.clear()
+        text = _header_texts[value] = encode_header_value(value)
+    return text
+
+
 def _stateless_version(params: Mapping[str, Any] | None) -> str | None:
     meta = params.get("_meta") if params is not None else None
     version = meta.get(PROTOCOL_VERSION_KEY) if isinstance(meta, Mapping) else None
@@ -259,11 +273,16 @@ class HttpPlanner:
         self.initialize_params: dict[str, Any] | None = None
         self._static = check_static_headers(headers)
         self._dynamic: list[tuple[str, str]] = []
+        #: ``_common()``'s answer until the dynamic headers change (it is asked once per request).
+        self._common_cache: tuple[tuple[str, str], ...] | None = None
+        #: ``_session_post_headers()``'s answer, with what it was made from.
+        self._session_post_cache: tuple[object, tuple[tuple[str, str], ...]] | None = None
 
     # -- state the driver reports ------------------------------------------------
 
     def set_dynamic_headers(self, headers: Iterable[tuple[str, str]]) -> None:
         self._dynamic = check_static_headers(headers)
+        self._common_cache = None
 
     def session_assigned(self, session_id: str) -> None:
         """The InitializeResult's response named a session id."""
@@ -304,11 +323,30 @@ class HttpPlanner:
     # -- requests ----------------------------------------------------------------
 
     def _common(self) -> list[tuple[str, str]]:
-        dynamic = {name.lower() for name, _ in self._dynamic}
-        headers = [("User-Agent", USER_AGENT)]
-        headers += [(n, v) for n, v in self._static if n.lower() not in dynamic]
-        headers += self._dynamic
-        return headers
+        return list(self._common_headers())
+
+    def _common_headers(self) -> tuple[tuple[str, str], ...]:
+        common = self._common_cache
+        if common is None:
+            dynamic = {name.lower() for name, _ in self._dynamic}
+            headers = [("User-Agent", USER_AGENT)]
+            headers += [(n, v) for n, v in self._static if n.lower() not in dynamic]
+            headers += self._dynamic
+            common = self._common_cache = tuple(headers)
+        return common
+
+    def _post_headers(self, extra: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
+        """The headers every POST carries, then ``extra``."""
+        return [*self._common_headers(), ("Accept", ACCEPT_POST), ("Content-Type", "application/json"), *extra]
+
+    def _session_post_headers(self) -> list[tuple[str, str]]:
+        """``_post_headers`` with the session's: made again only when one of them changes
+        (a session's every POST carries the same ones)."""
+        key = (self._common_headers(), self.session_id, self.protocol_version)
+        cached = self._session_post_cache
+        if cached is None or cached[0] != key:
+            cached = self._session_post_cache = (key, tuple(self._post_headers(tuple(self._session_headers()))))
+        return list(cached[1])
 
     def _session_headers(self) -> list[tuple[str, str]]:
         headers: list[tuple[str, str]] = []
@@ -323,12 +361,12 @@ class HttpPlanner:
     ) -> list[tuple[str, str]]:
         """``Mcp-Method``, ``Mcp-Name`` and ``Mcp-Param-*`` for one message
         (``header_params``: the called tool's ``x-mcp-header`` parameters)."""
-        headers = [(METHOD_HEADER, encode_header_value(method))]
+        headers = [(METHOD_HEADER, _header_text(method))]
         source = NAME_SOURCES.get(method)
         if source is not None and params is not None:
             name = params.get(source)
             if isinstance(name, str):
-                headers.append((NAME_HEADER, encode_header_value(name)))
+                headers.append((NAME_HEADER, _header_text(name)))
         if method == "tools/call" and params is not None and header_params:
             headers += param_headers(header_params, params.get("arguments"))
         return headers
@@ -355,26 +393,23 @@ class HttpPlanner:
         else:
             kind = MessageKind.RESPONSE
         stateless = _stateless_version(params) if kind is MessageKind.REQUEST else None
-        headers = self._common()
-        headers += [
-            ("Accept", ACCEPT_POST),
-            ("Content-Type", "application/json"),
-            ("Content-Length", str(len(body))),
-        ]
         url = self.url
         sent_session = False
         if self.mode is Mode.LEGACY_SSE:
             assert self.legacy_post_url is not None
             url = self.legacy_post_url
+            headers = self._post_headers(())
         elif method == "initialize":
             self.initialize_params = dict(params or {})
+            headers = self._post_headers(())
         elif stateless is not None:
-            headers.append((VERSION_HEADER, stateless))
+            headers = self._post_headers(((VERSION_HEADER, stateless),))
         elif self.stateless_version is not None and self.session_id is None:
-            headers.append((VERSION_HEADER, self.stateless_version))
+            headers = self._post_headers(((VERSION_HEADER, self.stateless_version),))
         else:
             sent_session = self.session_id is not None
-            headers += self._session_headers()
+            headers = self._session_post_headers()
+        headers.append(("Content-Length", str(len(body))))
         if method is not None:
             headers += self.metadata_headers(method, params, header_params)
         return PostPlan(

@@ -424,7 +424,7 @@ class ExchangePolicy:
 
     def _unreachable(self, fact: Unreachable) -> Action:
         if not fact.ever_reached:
-            return Die(f"cannot reach the server: {fact.detail}")
+            return Die(fact.detail)  # the executor's words say it: "cannot connect to ORIGIN: why"
         # It answered before and now refuses: it is gone, as a stdio server that exited.
         return self._fail(TransportClosed, f"the server went away: {fact.detail}")
 

@@ -302,8 +302,9 @@ class ResponseReader:
         self._body = _Body.DISCARD
         self._buffer = bytearray()
         self._overflow = False
-        # One SSE event may hold a whole message plus its "data: " framing.
-        self._decoder = SSEDecoder(max_message_size + 4096, last_event_id=last_event_id, retry_ms=retry_ms)
+        #: The event stream's decoder, made when the first bytes of one arrive (``_sse``).
+        self._decoder: SSEDecoder | None = None
+        self._seed = (last_event_id, retry_ms)
         self._retry_seen = retry_ms
         self._endpoint_seen = False
         #: (last event id, retry) as of the event that ended the stream: what the decoder
@@ -314,11 +315,15 @@ class ResponseReader:
 
     @property
     def last_event_id(self) -> str | None:
-        return self._decoder.last_event_id if self._frozen is None else self._frozen[0]
+        if self._frozen is not None:
+            return self._frozen[0]
+        return self._seed[0] if self._decoder is None else self._decoder.last_event_id
 
     @property
     def retry_ms(self) -> int | None:
-        return self._decoder.retry_ms if self._frozen is None else self._frozen[1]
+        if self._frozen is not None:
+            return self._frozen[1]
+        return self._seed[1] if self._decoder is None else self._decoder.retry_ms
 
     def head(self, status: int, headers: Sequence[tuple[str, str]]) -> list[HttpEvent]:
         """The status line and headers (names in any case)."""
@@ -385,8 +390,9 @@ class ResponseReader:
         self.finished = True
         body = self._body
         if body is _Body.SSE:
-            self._decoder.close()
-            if self._decoder.truncated:
+            decoder = self._sse()
+            decoder.close()
+            if decoder.truncated:
                 return [self._broken("the event stream ended in the middle of an event")]
             if (self.expects_answer or self.purpose is Purpose.RESUME) and not self.answered:
                 return [self._broken("the event stream ended before the answer")]
@@ -414,6 +420,17 @@ class ResponseReader:
         return [StreamEnded()]
 
     # -- internals -------------------------------------------------------------------
+
+    def _sse(self) -> SSEDecoder:
+        """The event stream's decoder (made on first use: most answers are plain JSON)."""
+        decoder = self._decoder
+        if decoder is None:
+            # One SSE event may hold a whole message plus its "data: " framing.
+            last_event_id, retry_ms = self._seed
+            decoder = self._decoder = SSEDecoder(
+                self.max_message_size + 4096, last_event_id=last_event_id, retry_ms=retry_ms
+            )
+        return decoder
 
     def _reason(self) -> str:
         return f"from {self.url}" if self.url else ""
@@ -450,7 +467,7 @@ class ResponseReader:
 
     def _feed_sse(self, chunk: bytes) -> list[HttpEvent]:
         try:
-            return self._sse_events(self._decoder.feed(chunk))
+            return self._sse_events(self._sse().feed(chunk))
         except FramingOverflow as exc:
             # What the chunk completed before the overflow goes out first, then the
             # retry in effect (the decoder applies one as soon as it is read), so the
@@ -478,7 +495,7 @@ class ResponseReader:
                 # The state stops at this event, as it would had the body been cut here.
                 self._frozen = (event.id, event.reconnection_ms)
                 return out
-        retry = self._decoder.retry_ms
+        retry = self._sse().retry_ms
         if retry is not None and retry != self._retry_seen:
             self._retry_seen = retry
             out.append(RetryAfter(retry))
@@ -534,7 +551,8 @@ class ResponseReader:
         if self.sent_session and session_gone(status, error):
             return [SessionExpired(f"HTTP {status} on a request with a session id")]
         if self.is_initialize and self.legacy_fallback and status in (400, 404, 405) and not _is_modern(error):
-            return [FallBackToLegacy(status, f"initialize got HTTP {status}")]
+            # (the failed request is named by whoever reports it: "initialize failed: HTTP 404")
+            return [FallBackToLegacy(status, f"HTTP {status}")]
         reason = f"HTTP {status} {self._reason()}".strip()
         body = _clip(raw)
         failed = StreamFailed(f"{reason}: {body}" if body else reason, status)

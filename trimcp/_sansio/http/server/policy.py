@@ -51,7 +51,11 @@ After acting, the app reports a *fact* when it still owes an answer, and
 503 with ``Retry-After``), ``InitializeUnanswered`` (500),
 ``StreamAborted`` (the session ended before the answer: 404; the client
 cancelled the request in JSON mode: 200 with an error), ``StatelessUnanswered``
-(500), ``SessionGone`` (a session ended under a request: 404).
+(500), ``SessionGone`` (a session ended under a request: 404), and, for a
+server run as replicas (its streams in a shared store), ``StreamGone`` (the
+store keeps nothing of the stream a ``Last-Event-ID`` names: the same empty
+stream as above) and ``StreamHeld`` (another replica's connection reads the
+standalone stream: 409).
 
 What the app must not read from a payload travels in the action: the ids a
 ``notifications/cancelled`` names (``SubmitToSession.cancelled``), the request
@@ -115,6 +119,8 @@ __all__ = [
     "SessionsFull",
     "StatelessUnanswered",
     "StreamAborted",
+    "StreamGone",
+    "StreamHeld",
     "SubmitToLegacySession",
     "SubmitToSession",
     "answer",
@@ -197,6 +203,10 @@ class Reply:
     #: The client takes ``application/json`` (a stream that ends unanswered may say so as JSON).
     json_ok: bool
     priming: bool
+    #: An answer that comes before anything else, within a short wait, goes as one JSON body;
+    #: the SSE stream (primed) starts when something else comes first or the wait ends
+    #: (the client takes both: the 2025-11-25 transport lets the server pick either).
+    json_when_ready: bool
     #: The request the body's messages relate to (one request; ``None`` for a batch).
     related: rpc.RequestId | None
 
@@ -317,7 +327,32 @@ class SessionGone:
     """The session closed under a request that was being served."""
 
 
-Fact: TypeAlias = SessionsFull | InitializeUnanswered | StreamAborted | StatelessUnanswered | SessionGone
+@attrs.frozen
+class StreamGone:
+    """A ``Last-Event-ID`` named a stream nothing is kept of (a replica looked in the store)."""
+
+    session_id: str
+
+
+@attrs.frozen
+class StreamHeld:
+    """Another connection reads the session's standalone stream (on another replica)."""
+
+    session_id: str
+
+
+Fact: TypeAlias = (
+    SessionsFull | InitializeUnanswered | StreamAborted | StatelessUnanswered | SessionGone | StreamGone | StreamHeld
+)
+
+
+def _nothing_to_resume(session_id: str) -> Respond:
+    # Nothing left to replay on that stream: an empty stream that ends at once.
+    headers = (("content-type", SSE_TYPE), ("cache-control", "no-cache"))
+    return Respond(200, headers, b": nothing to resume\n\n", session_id=session_id)
+
+
+_STREAM_HELD: Final = HttpError(409, "Conflict: this session already has a GET stream open")
 
 
 def answer(fact: Fact) -> Respond:
@@ -338,6 +373,10 @@ def answer(fact: Fact) -> Respond:
         )
     if isinstance(fact, StreamAborted) and fact.cancelled:
         return Respond.error(HttpError(200, "request cancelled", code=rpc.INTERNAL_ERROR, request_id=fact.final_id))
+    if isinstance(fact, StreamGone):
+        return _nothing_to_resume(fact.session_id)
+    if isinstance(fact, StreamHeld):
+        return Respond.error(_STREAM_HELD, session_id=fact.session_id)
     if isinstance(fact, StatelessUnanswered):
         return Respond.error(
             HttpError(
@@ -432,6 +471,7 @@ class ServerPolicy:
             sse=sse,
             json_ok=json_ok,
             priming=sse and primes_streams(session.protocol_version),
+            json_when_ready=sse and json_ok,
             related=None if post.is_batch else requests[0].id,
         )
         return SubmitToSession(sid, post, reply, _cancelled(post))
@@ -504,14 +544,11 @@ class ServerPolicy:
         parsed = parse_event_id(last) if last else None
         if parsed is None:
             if session.standalone_attached:
-                conflict = HttpError(409, "Conflict: this session already has a GET stream open")
-                return Respond.error(conflict, session_id=sid)
+                return Respond.error(_STREAM_HELD, session_id=sid)
             return AttachStream(sid, STANDALONE_KEY, None, priming)
         key, seq = parsed
         if not session.has_stream(key):
-            # Nothing left to replay on that stream: an empty stream that ends at once.
-            headers = (("content-type", SSE_TYPE), ("cache-control", "no-cache"))
-            return Respond(200, headers, b": nothing to resume\n\n", session_id=sid)
+            return _nothing_to_resume(sid)
         return AttachStream(sid, key, seq, priming)
 
     def _delete(self, head: RequestHead, view: SessionView) -> Action:

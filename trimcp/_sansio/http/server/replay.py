@@ -24,6 +24,11 @@ caller that some of those were already dropped, so a resumed stream would
 miss messages.  A buffer that nobody will resume (stateless era, legacy
 transport) drops events as soon as they are written (``discard_through``)
 and then serves as a plain bounded queue.
+
+A stream whose numbers are given elsewhere - a replica writing its streams to
+the shared store, which keeps them in a ``ReplayBuffer`` too - is appended to
+with ``append_at``: a number already held is a repeat and is ignored, and
+numbers skipped over count as lost (a resume from before them has a gap).
 """
 
 from __future__ import annotations
@@ -88,8 +93,23 @@ class ReplayBuffer:
             seq, dropped = self._events.popleft()
             self._bytes -= len(dropped)
             if seq > self._discarded_through:
-                self._lost_through = seq
+                self._lost_through = max(self._lost_through, seq)
         return self._last_seq
+
+    def append_at(self, seq: int, payload: bytes) -> bool:
+        """Keep ``payload`` as event ``seq``; False (nothing kept) when ``seq`` is not new."""
+        if seq <= self._last_seq:
+            return False
+        if seq > self._last_seq + 1:
+            self._lost_through = max(self._lost_through, seq - 1)
+        self._last_seq = seq - 1
+        self.append(payload)
+        return True
+
+    @property
+    def first_seq(self) -> int:
+        """The number of the oldest event held (``last_seq + 1`` when none is)."""
+        return self._events[0][0] if self._events else self._last_seq + 1
 
     def since(self, seq: int) -> list[tuple[int, bytes]]:
         """The held events numbered above ``seq``, oldest first."""

@@ -52,7 +52,9 @@ otherwise.
 from __future__ import annotations
 
 import enum
+import functools
 import ipaddress
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 from urllib.parse import parse_qs, urlsplit
@@ -84,6 +86,20 @@ class RequestHead:
     method: str
     target: str
     headers: tuple[tuple[str, str], ...] = ()
+    #: Every value of each header, by name (built once: a request's checks ask a dozen times).
+    _index: dict[str, list[str]] = attrs.field(init=False, eq=False, repr=False)
+    _path: str = attrs.field(init=False, eq=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        index: dict[str, list[str]] = {}
+        for name, value in self.headers:
+            index.setdefault(name, []).append(value)
+        object.__setattr__(self, "_index", index)
+        target = self.target
+        # (a plain path needs no URL parsing; anything else is read as before)
+        plain = target[:1] == "/" and target[1:2] != "/" and "?" not in target and "#" not in target
+        path = target if plain else urlsplit(target).path
+        object.__setattr__(self, "_path", path or "/")
 
     @classmethod
     def build(cls, method: str, target: str, headers: Iterable[tuple[str, str]]) -> RequestHead:
@@ -91,17 +107,16 @@ class RequestHead:
 
     def values(self, name: str) -> list[str]:
         """Every value of header ``name`` (in order)."""
-        name = name.lower()
-        return [v for k, v in self.headers if k == name]
+        return list(self._index.get(name.lower(), ()))
 
     def get(self, name: str) -> str | None:
         """The header's value; repeated headers are joined with ``, `` (RFC 9110, 5.3)."""
-        found = self.values(name)
+        found = self._index.get(name.lower())
         return ", ".join(found) if found else None
 
     @property
     def path(self) -> str:
-        return urlsplit(self.target).path or "/"
+        return self._path
 
     @property
     def query(self) -> dict[str, list[str]]:
@@ -301,6 +316,11 @@ def accepts(head: RequestHead) -> tuple[bool, bool]:
     header = head.get("accept")
     if header is None or not header.strip():
         return True, True
+    return _accepted(header)
+
+
+@functools.lru_cache(maxsize=64)  # a client sends the same Accept on every request
+def _accepted(header: str) -> tuple[bool, bool]:
     ranges = _media_ranges(header)
     return _accepts(ranges, JSON_TYPE), _accepts(ranges, SSE_TYPE)
 
@@ -406,9 +426,12 @@ def is_stateless_version(version: str | None) -> bool:
 # ---------------------------------------------------------------- sessions
 
 
+_SESSION_ID: Final = re.compile(r"[!-~]+")
+
+
 def valid_session_id(value: str) -> bool:
     """Visible ASCII only, 0x21..0x7E (spec: Session Management)."""
-    return bool(value) and all(0x21 <= ord(c) <= 0x7E for c in value)
+    return _SESSION_ID.fullmatch(value) is not None
 
 
 MISSING_SESSION: Final = HttpError(400, "Bad Request: Mcp-Session-Id header is required")

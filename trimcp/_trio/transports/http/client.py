@@ -15,7 +15,9 @@ owns, each of which only carries decisions out:
   ``ResponseReader`` (``_sansio/http/client/response.py``) reads each response,
   parsing every JSON text once; ``ExchangePolicy`` and ``FollowPolicy``
   (``_sansio/http/client/policy.py``) decide what follows each outcome;
-* ``PostRunner`` (``exchange.py``) runs each POST exchange as its own task;
+* ``PostRunner`` (``exchange.py``) runs each POST exchange, as its own task
+  (``send``) or in the task of the caller that waits for the request's answer
+  (``begin_request``: the session's own requests, see ``stream.py``);
   ``StreamFollower`` (``follower.py``) the standalone GET stream and the
   resumption of broken request streams; ``SessionKeeper`` (``keeper.py``)
   re-initialization and the 2024-11-05 fallback; ``Pump`` (``pump.py``) reads
@@ -63,7 +65,7 @@ from ...._sansio.http.client.plan import HttpPlanner, HttpRequest, Mode
 from ...._sansio.http.client.policy import ReconnectPolicy
 from ...._sansio.revisions import Era, get_revision
 from ...oauth.hook import AuthHook, AuthProvider
-from ...stream import NO_META, Inbound, SendMeta
+from ...stream import NO_META, Inbound, Received, SendMeta
 from .exchange import PostRunner
 from .executor import Executor
 from .follower import StreamFollower
@@ -76,6 +78,34 @@ __all__ = ["HttpClientStream"]
 
 #: Bound on the DELETE sent when closing.
 DELETE_TIMEOUT: Final = 2.0
+
+
+class InlinePost:
+    """One request's POST exchange, to run in the task of the caller that waits for its answer."""
+
+    __slots__ = ("_after", "_message", "_meta", "_posts", "_sent")
+
+    def __init__(
+        self, posts: PostRunner, message: rpc.Request, meta: SendMeta, after: trio.Event | None, sent: trio.Event
+    ) -> None:
+        self._posts = posts
+        self._message = message
+        self._meta = meta
+        self._after = after
+        self._sent = sent
+
+    async def run(self) -> Received | None:
+        """POST the request (after the message sent before it) and read the response;
+        return its answer when the caller is to hand it to the session (else it went
+        through ``receive``)."""
+        message = self._message
+        return await self._posts.carry(
+            message, self._meta, rpc.serialize(message), after=self._after, on_sent=self._sent.set, inline=True
+        )
+
+    def abandon(self) -> None:
+        """Never to be run: the messages sent after it go on without it."""
+        self._sent.set()
 
 
 class HttpClientStream:
@@ -147,6 +177,7 @@ class HttpClientStream:
             self.headers,
             self.auth,
             self._log,
+            nursery,
             post_timeout=post_timeout,
             reconnect=reconnect,
             legacy_fallback=legacy_fallback,
@@ -164,6 +195,12 @@ class HttpClientStream:
 
     def __repr__(self) -> str:
         return f"<HttpClientStream {self.describe()} session={self.planner.session_id!r}>"
+
+    def _closed_error(self) -> TransportClosed:
+        """Why the transport is unusable, naming the server once: a reason that already
+        names its URL ("cannot connect to URL: Connection refused") is not prefixed again."""
+        reason = self.inbox.fatal or "transport is closed"
+        return TransportClosed(reason if self.planner.url in reason else f"{self.describe()}: {reason}")
 
     @property
     def issues(self) -> deque[str]:
@@ -183,7 +220,7 @@ class HttpClientStream:
     async def send(self, message: rpc.Message, meta: SendMeta = NO_META) -> None:
         if self._closing or self.inbox.fatal is not None:
             await trio.lowlevel.checkpoint()
-            raise TransportClosed(f"{self.describe()}: {self.inbox.fatal or 'transport is closed'}")
+            raise self._closed_error()
         if meta.protocol_version is not None and not meta.opens_session:
             self._learn_version(meta.protocol_version)
         target = None
@@ -196,6 +233,9 @@ class HttpClientStream:
                 # 2026-07-28: closing the request's stream *is* the cancellation.
                 target.close()
                 await trio.lowlevel.checkpoint()
+                return
+            if target is None and self.inbox.was_closed_by_caller(meta.cancels):
+                await trio.lowlevel.checkpoint()  # (its inline exchange closed it already)
                 return
         else:
             # Not a scheduler pass per call: only a cancelled caller stops here.
@@ -213,14 +253,25 @@ class HttpClientStream:
         # The exchange runs as a task of the transport; it goes out after the message
         # sent before it (``after``), so no caller waits for its own POST to leave.
         self._nursery.start_soon(
-            partial(self.posts.post, message, meta, rpc.serialize(message), after=after, on_sent=on_sent)
+            partial(self.posts.carry, message, meta, rpc.serialize(message), after=after, on_sent=on_sent)
         )
+
+    def begin_request(self, message: rpc.Request, meta: SendMeta) -> InlinePost:
+        """Take ``request`` as ``send`` would, for its exchange to run in the caller's task
+        (``InlinePost.run``); see ``stream.py``."""
+        if self._closing or self.inbox.fatal is not None:
+            raise TransportClosed(f"{self.describe()}: {self.inbox.fatal or 'transport is closed'}")
+        if meta.protocol_version is not None and not meta.opens_session:
+            self._learn_version(meta.protocol_version)
+        sent = trio.Event()
+        after, self._last_sent = self._last_sent, sent
+        return InlinePost(self.posts, message, meta, after, sent)
 
     async def receive(self) -> Inbound:
         try:
-            return await self.inbox.from_server.receive()
+            return await self.inbox.take()
         except (trio.EndOfChannel, trio.ClosedResourceError):
-            raise TransportClosed(f"{self.describe()}: {self.inbox.fatal or 'transport is closed'}") from None
+            raise self._closed_error() from None
 
     async def aclose(self) -> None:
         """DELETE the session (bounded), stop every exchange; idempotent."""

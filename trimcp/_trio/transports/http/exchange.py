@@ -2,13 +2,14 @@
 
 Theory of operation
 -------------------
-``PostRunner.post`` runs one message the session sent (spec 2025-11-25
+``PostRunner.carry`` runs one message the session sent (spec 2025-11-25
 basic/transports "Sending Messages to the Server"; 2026-07-28
-basic/transports/streamable-http) as a task of its own, which the session
-starts without waiting for it: each exchange waits until the one sent before it
-is on the network (``after``), so messages leave in order while answers stream
-back concurrently, and a call costs its caller no scheduler pass.  Then it
-is a loop: ask the ``ExchangePolicy`` (``_sansio/http/client/policy.py``) what to do,
+basic/transports/streamable-http), either as a task of its own, which the
+session starts without waiting for it (``send``), or in the task of the caller
+that waits for the request's answer anyway (``begin_request``, see
+``client.py``): each exchange waits until the one sent before it is on the
+network (``after``), so messages leave in order while answers stream back
+concurrently.  Then it is a loop: ask the ``ExchangePolicy`` (``_sansio/http/client/policy.py``) what to do,
 do it, report the outcome as a fact, until the policy's action ends the
 exchange.  Doing means: POST (with the OAuth provider's header), read the
 response through the ``Pump``, authorize, ask the headers helper again,
@@ -18,6 +19,10 @@ the session the request failed - with a typed error - or that it may re-issue it
 
 Each exchange runs under ``post_timeout`` (from the send until the answer),
 except ``subscriptions/listen``, which lives as long as the session wants it.
+An exchange run by its caller (*inline*) ends as soon as its answer is in: an
+event stream the server keeps open after the answer is read to its end by a
+task of the transport (``_linger``), and the answer itself comes back to the
+caller when the session could take it at once (``Inbox.deliver``).
 A re-issued request names the old one in ``SendMeta.reissue_of``; its
 exchange starts with the re-issue count the old one reached.
 """
@@ -34,9 +39,10 @@ import trio
 from ...._errors import AuthError, ConnectError, TransportError
 from ...._sansio import jsonrpc as rpc
 from ...._sansio.http.client import policy as p
+from ...._sansio.http.client import response as hr
 from ...._sansio.http.client.plan import HttpPlanner
 from ...oauth.hook import AuthHook, AuthRound
-from ...stream import SendMeta
+from ...stream import Received, SendMeta
 from .executor import Executor, HttpResponse, noop
 from .follower import StreamFollower
 from .headers_helper import DynamicHeaders
@@ -59,6 +65,7 @@ class PostRunner:
         headers: DynamicHeaders,
         auth: AuthHook | None,
         issues: IssueLog,
+        nursery: trio.Nursery,
         *,
         post_timeout: float | None,
         reconnect: p.ReconnectPolicy,
@@ -74,6 +81,8 @@ class PostRunner:
         self.headers = headers
         self.auth = auth
         self.issues = issues
+        #: Where an inline exchange's event stream is read after its answer (``_linger``).
+        self.nursery = nursery
         self.post_timeout = post_timeout
         self.reconnect = reconnect
         self.legacy_fallback = legacy_fallback
@@ -82,8 +91,18 @@ class PostRunner:
         self.reached_server = False
         #: Re-issue counts by the id of the request the session may send again.
         self._reissues: dict[rpc.RequestId, int] = {}
+        #: What carries out each action that leads to a fact (built once: ``_run`` is per request).
+        self._steps: dict[type, Callable[[Exchange, Any, _Attempt], Awaitable[p.ExchangeFact]]] = {
+            p.Send: self._post,
+            p.Authorize: self._authorize,
+            p.RefreshHeaders: self._refresh_headers,
+            p.ReadBody: self._read_body,
+            p.Reinitialize: self._reinitialize,
+            p.FallBack: self._fall_back,
+            p.Resume: self._resume,
+        }
 
-    async def post(
+    async def carry(
         self,
         message: rpc.Message,
         meta: SendMeta,
@@ -91,13 +110,17 @@ class PostRunner:
         *,
         after: trio.Event | None = None,
         on_sent: Callable[[], None] = noop,
-    ) -> None:
-        """One message's exchange, in a task of its own (its answer may stream for long).
+        inline: bool = False,
+    ) -> Received | None:
+        """One message's exchange: in a task of its own, or (``inline``) in the task of
+        the caller waiting for its answer.
 
         ``after`` is set once the message sent before this one is on the wire: this one
         goes out after it, so messages leave in the order they were sent although no
         caller waits for its POST.  ``on_sent`` is called once, when the request is on
-        the wire or the exchange ended without sending it."""
+        the wire or the exchange ended without sending it.  Returns the answer when an
+        inline exchange got it back for its caller to hand to the session (see
+        ``Inbox.deliver``), else ``None``: it went to the session through the inbox."""
         started = False
 
         def mark_sent() -> None:
@@ -123,7 +146,7 @@ class PostRunner:
                 max_auth_rounds=0 if self.auth is None else self.auth.max_rounds,
                 headers_helper=self.headers.helper_retries,
             )
-            ex = Exchange(message, meta, body, policy)
+            ex = Exchange(message, meta, body, policy, inline=inline)
             self.inbox.register(ex)
             unlimited = self.post_timeout is None or plan.method == p.LISTEN
             deadline = math.inf if unlimited else trio.current_time() + float(self.post_timeout or 0)
@@ -137,22 +160,20 @@ class PostRunner:
         except TransportError as exc:  # a backstop too: the executors map their failures to facts
             if ex is not None:
                 await self.inbox.fail(ex, exc)
+        except BaseException:
+            if ex is not None and inline and ex.plan.stateless_version is not None and not ex.answered.is_set():
+                # The caller was cancelled: closing its 2026-07-28 stream *is* the cancellation.
+                self.inbox.closed_by_caller(ex)
+            raise
         finally:
             mark_sent()
             if ex is not None:
                 self.inbox.unregister(ex)
+        return None if ex is None else ex.direct
 
     async def _run(self, ex: Exchange, mark_sent: Callable[[], None]) -> None:
         """Carry out the policy's actions until one ends the exchange."""
-        steps: dict[type, Callable[[Exchange, Any, _Attempt], Awaitable[p.ExchangeFact]]] = {
-            p.Send: self._post,
-            p.Authorize: self._authorize,
-            p.RefreshHeaders: self._refresh_headers,
-            p.ReadBody: self._read_body,
-            p.Reinitialize: self._reinitialize,
-            p.FallBack: self._fall_back,
-            p.Resume: self._resume,
-        }
+        steps = self._steps
         action: p.Action = p.Send()
         attempt = _Attempt(mark_sent)
         try:
@@ -230,17 +251,28 @@ class PostRunner:
         plan = ex.plan
         reader = reader_for(plan, legacy_fallback=self.legacy_fallback, max_message_size=self.max_message_size)
         quiet = plan.method == "server/discover"  # the era probe's refusal is expected
+        level = logging.DEBUG if quiet else logging.WARNING
         try:
             result = await self.pump.read(
-                reader,
-                attempt.response,
-                linger=True,
-                level=logging.DEBUG if quiet else logging.WARNING,
-                origin=ex,
+                reader, attempt.response, linger=True, level=level, origin=ex, inline=ex.inline
             )
+            if result.detached:
+                # An inline exchange: its caller goes on with the answer while a task of the
+                # transport reads the rest of the event stream (``linger``), then closes it.
+                response, attempt.response = attempt.response, None
+                self.nursery.start_soon(self._linger, reader, response, ex, level)
         finally:
             await attempt.close()
         return p.Read(result.end, ex.answered.is_set(), result.elsewhere, result.accepted, result.messages)
+
+    async def _linger(self, reader: hr.ResponseReader, response: HttpResponse, ex: Exchange, level: int) -> None:
+        """The rest of an inline exchange's event stream, after its answer."""
+        try:
+            await self.pump.read(reader, response, linger=True, level=level, origin=ex)
+        except TransportError as exc:
+            self.issues(f"the event stream of {ex.method} failed after its answer: {exc}", logging.DEBUG)
+        finally:
+            await response.aclose()
 
     async def _reinitialize(self, ex: Exchange, action: p.Reinitialize, attempt: _Attempt) -> p.ExchangeFact:
         return p.Reinitialized(await self.keeper.reinitialize(action.generation))

@@ -18,6 +18,13 @@ once handed over.  The transport's own requests (the ``initialize`` of a
 re-initialization) are *private*: their answers are kept from the session,
 which has its own.  ``die`` ends the transport: ``receive`` then raises
 ``TransportClosed`` naming the reason.
+
+The answer to an exchange run by its caller (``inline``) skips the channel when
+it answers that request alone and the session has taken everything that came
+before it: its reader waits on an empty channel.  The answer is then kept on
+the exchange (``direct``) for the caller to hand to the session itself, which
+saves the reader task a wake-up and the caller one more; the session sees the
+same messages in the same order either way.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import logging
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Final
 
 import attrs
 import trio
@@ -41,6 +49,9 @@ __all__ = ["Exchange", "Inbox", "IssueLog"]
 
 logger = logging.getLogger("trimcp.http")
 
+#: How many ``closed_by_caller`` ids are kept waiting for their cancellation.
+MAX_CLOSED_BY_CALLER: Final = 256
+
 
 @attrs.define(eq=False)
 class Exchange:
@@ -54,6 +65,10 @@ class Exchange:
     scope: trio.CancelScope | None = None
     #: Closed on purpose (2026-07-28 cancellation): nothing is reported for it.
     cancelled: bool = False
+    #: Run in the task of the caller that waits for its answer (``begin_request``).
+    inline: bool = False
+    #: An inline exchange's answer, handed back to its caller rather than through the channel.
+    direct: Received | None = None
 
     @property
     def plan(self) -> PostPlan:
@@ -98,8 +113,14 @@ class Inbox:
         self._to_session, self.from_server = trio.open_memory_channel[Inbound](capacity)
         self._exchanges: dict[rpc.RequestId, Exchange] = {}
         self._private: dict[rpc.RequestId, list[rpc.ParsedPayload]] = {}
+        #: Items in the channel not yet returned by ``take``; tasks waiting in ``take``.
+        self._on_the_way = 0
+        self._waiting = 0
         #: Why the transport is unusable, once it is.
         self.fatal: str | None = None
+        #: 2026-07-28 requests whose inline exchange ended with its caller's cancellation
+        #: (see ``closed_by_caller``).
+        self._closed_by_caller: set[rpc.RequestId] = set()
 
     # -- exchanges -------------------------------------------------------------------
 
@@ -117,6 +138,22 @@ class Inbox:
             return self._exchanges.get(request_id)
         return None
 
+    def closed_by_caller(self, ex: Exchange) -> None:
+        """``ex``'s caller was cancelled while running it: its stream is closed, which is
+        how 2026-07-28 cancels, so the ``notifications/cancelled`` that follows is dropped
+        (``was_closed_by_caller``)."""
+        if ex.request_id is not None:
+            if len(self._closed_by_caller) >= MAX_CLOSED_BY_CALLER:
+                self._closed_by_caller.clear()  # never told of them: their sessions moved on
+            self._closed_by_caller.add(ex.request_id)
+
+    def was_closed_by_caller(self, request_id: rpc.RequestId) -> bool:
+        """Whether ``request_id``'s stream was closed by its caller (forgotten once asked)."""
+        if request_id in self._closed_by_caller:
+            self._closed_by_caller.discard(request_id)
+            return True
+        return False
+
     @contextmanager
     def private(self, request_id: rpc.RequestId | None) -> Iterator[list[rpc.ParsedPayload]]:
         """Keep the answers to ``request_id`` (the transport's own request) from the session."""
@@ -132,8 +169,15 @@ class Inbox:
 
     # -- to the session --------------------------------------------------------------
 
-    async def deliver(self, event: hr.MessageReceived, origin: Exchange | None = None) -> None:
-        """Hand one parsed JSON text to the session (``origin``: the exchange whose stream it came on)."""
+    async def deliver(self, event: hr.MessageReceived, origin: Exchange | None = None, *, inline: bool = False) -> None:
+        """Hand one parsed JSON text to the session (``origin``: the exchange whose stream it
+        came on; ``inline``: read by that exchange's caller, who may take its answer)."""
+        if inline and origin is not None and origin.direct is None and self._reader_idle():
+            rid = origin.request_id
+            if rid is not None and event.answers == (rid,) and not origin.answered.is_set():
+                origin.direct = Received(event.data, event.payload, rid)
+                origin.answered.set()
+                return
         private = False
         answered: list[Exchange] = []
         for answer_id in event.answers:
@@ -167,6 +211,22 @@ class Inbox:
         """Tell the session a stream it did not ask for (the standalone GET) was given up."""
         await self._send(StreamLost(error))
 
+    def _reader_idle(self) -> bool:
+        """Whether the session has taken and handled everything sent to it: its reader
+        waits in ``take`` with nothing on the way (counted here: the channel's statistics
+        cost as much as the hop they spare)."""
+        return self._waiting > 0 and self._on_the_way == 0
+
+    async def take(self) -> Inbound:
+        """The next item for the session (what ``HttpClientStream.receive`` returns)."""
+        self._waiting += 1
+        try:
+            item = await self.from_server.receive()
+        finally:
+            self._waiting -= 1
+        self._on_the_way -= 1
+        return item
+
     def die(self, reason: str) -> None:
         if self.fatal is None:
             self.fatal = reason
@@ -177,6 +237,7 @@ class Inbox:
         self.from_server.close()
 
     async def _send(self, item: Inbound) -> None:
+        self._on_the_way += 1  # (before: the reader may take it before this task runs again)
         try:
             # Hot path: a free buffer slot takes the item without a scheduler pass (the
             # exchange yields soon enough, when it next waits for the network).
@@ -184,7 +245,9 @@ class Inbox:
         except trio.WouldBlock:
             try:
                 await self._to_session.send(item)
-            except (trio.ClosedResourceError, trio.BrokenResourceError):
-                pass
+            except BaseException as exc:
+                self._on_the_way -= 1
+                if not isinstance(exc, (trio.ClosedResourceError, trio.BrokenResourceError)):
+                    raise
         except (trio.ClosedResourceError, trio.BrokenResourceError):
-            pass
+            self._on_the_way -= 1

@@ -4,7 +4,9 @@ Theory of operation
 -------------------
 See ``executor.py`` for the seam.  Idle connections wait in a per-origin
 list (newest reused first, at most ``max_idle_per_origin`` kept, each for at
-most ``keepalive_expiry`` seconds).  A request takes an idle connection or
+most ``keepalive_expiry`` seconds).  HTTP/1.1 carries one exchange at a time,
+so N requests in flight hold N connections: the cap (64) keeps that many for
+the next round instead of closing all but a few and connecting again.  A request takes an idle connection or
 opens a new one (``tcp.connect_tcp``: TCP, then TLS with a lazily created
 default ``ssl`` context for ``https``), writes the whole request in one
 ``send_all``, and reads until the response head; the body is then read through
@@ -15,6 +17,9 @@ another request, it goes back to the pool, otherwise it is closed.
 An idle connection that became readable was closed by the server (or sent
 garbage) and is dropped before use; a request on a reused connection that
 fails before a single response byte arrived is retried once on a new one.
+The readability test is a system call, so a connection idle for less than
+``FRESH_IDLE`` seconds (the next request of a busy session) skips it: a server
+that closed it that soon is caught by that retry.
 """
 
 from __future__ import annotations
@@ -34,6 +39,9 @@ from ...tcp import connect_tcp
 from .executor import HttpResponse, noop
 
 __all__ = ["PoolExecutor"]
+
+#: An idle connection reused within this many seconds is not polled for EOF first.
+FRESH_IDLE = 1.0
 
 
 @functools.lru_cache(maxsize=64)
@@ -103,7 +111,7 @@ class PoolExecutor:
         self,
         *,
         connect_timeout: float = 10.0,
-        max_idle_per_origin: int = 8,
+        max_idle_per_origin: int = 64,
         keepalive_expiry: float = 30.0,
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
@@ -121,13 +129,14 @@ class PoolExecutor:
             self._ssl_context = ssl.create_default_context()
         return self._ssl_context
 
-    async def _connect(self, origin: Origin) -> _PooledConnection:
+    async def _connect(self, origin: Origin, url: str) -> _PooledConnection:
+        """A new connection to ``origin``; a failure names ``url``, the URL the caller gave."""
         context = self._ssl() if origin.scheme == "https" else None
         try:
             with trio.fail_after(self.connect_timeout):
-                stream, sock = await connect_tcp(origin.host, origin.port, ssl_context=context, name=str(origin))
+                stream, sock = await connect_tcp(origin.host, origin.port, ssl_context=context, name=url)
         except trio.TooSlowError:
-            raise ConnectError(f"connecting to {origin} timed out after {self.connect_timeout} s") from None
+            raise ConnectError(f"connecting to {url} timed out after {self.connect_timeout} s") from None
         self.connections_opened += 1
         return _PooledConnection(H1ClientConnection(stream, str(origin)), origin, sock)
 
@@ -136,7 +145,8 @@ class PoolExecutor:
         now = trio.current_time()
         while idle:
             conn = idle.pop()
-            if now - conn.idle_since <= self.keepalive_expiry and not conn.looks_dead():
+            idle_for = now - conn.idle_since
+            if idle_for <= FRESH_IDLE or (idle_for <= self.keepalive_expiry and not conn.looks_dead()):
                 return conn
             await conn.close()
         return None
@@ -159,7 +169,7 @@ class PoolExecutor:
             conn = await self._take_idle(origin) if attempt == 0 else None
             reused = conn is not None
             if conn is None:
-                conn = await self._connect(origin)
+                conn = await self._connect(origin, request.url)
             try:
                 return await self._exchange(conn, request, parsed.target, headers, sent or noop)
             except ConnectionLost as exc:

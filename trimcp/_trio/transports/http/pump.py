@@ -13,7 +13,10 @@ reported to the reader (``broken``), which says what that means.
 
 ``linger``: once the answer is in, an event stream the server keeps open is
 given ``ANSWER_LINGER`` seconds to end (so its connection can be reused), then
-closed.  ``reader_for`` builds the reader of a POST's response from its plan.
+closed.  ``inline`` (the exchange runs in its caller's task): the answer may
+be handed back to that caller (``Inbox.deliver``), and once it is in, ``read``
+returns at once with the response ``detached``, for another task to read to its end.
+``reader_for`` builds the reader of a POST's response from its plan.
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ class PumpResult:
     #: A notification or response was accepted.
     accepted: bool = False
     messages: int = 0
+    #: ``inline``: the answer is in but the response is not over (the caller reads the rest).
+    detached: bool = False
 
 
 def reader_for(plan: PostPlan, *, legacy_fallback: bool, max_message_size: int) -> hr.ResponseReader:
@@ -79,11 +84,13 @@ class Pump:
         on_endpoint: Callable[[str], None] | None = None,
         level: int = logging.WARNING,
         origin: Exchange | None = None,
+        inline: bool = False,
     ) -> PumpResult:
         """Read ``response`` to its end or to a verdict (the caller closes it).
 
         ``level``: how loudly to log what went wrong (the era probe's refusal is
-        expected); ``origin``: the exchange whose stream this is."""
+        expected); ``origin``: the exchange whose stream this is; ``inline``: see the
+        module docstring."""
         result = PumpResult(hr.StreamEnded())
         events = reader.head(response.status, response.headers)
         deadline = math.inf
@@ -92,8 +99,11 @@ class Pump:
                 if isinstance(event, hr.TERMINAL):
                     result.end = event
                     return result
-                await self._take(event, result, on_endpoint, level, origin)
+                await self._take(event, result, on_endpoint, level, origin, inline)
             if reader.finished:
+                return result
+            if inline and reader.answered:
+                result.detached = True
                 return result
             if linger and reader.answered and deadline == math.inf:
                 deadline = trio.current_time() + ANSWER_LINGER
@@ -120,11 +130,12 @@ class Pump:
         on_endpoint: Callable[[str], None] | None,
         level: int,
         origin: Exchange | None,
+        inline: bool,
     ) -> None:
         """Act on one event that is not the end of the response."""
         if isinstance(event, hr.MessageReceived):
             result.messages += 1
-            await self.inbox.deliver(event, origin)
+            await self.inbox.deliver(event, origin, inline=inline)
         elif isinstance(event, hr.SessionAssigned):
             self.planner.session_assigned(event.session_id)
         elif isinstance(event, hr.TransportIssue):

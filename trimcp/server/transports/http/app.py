@@ -4,7 +4,7 @@ Theory of operation
 -------------------
 ``serve_http`` listens with ``trio.serve_tcp`` (on 127.0.0.1 unless told
 otherwise, as the spec advises for local servers) and speaks HTTP/1.1 with
-h11, one task per TCP connection, keep-alive included.  ``HttpApp`` is an
+trimcp's codec (``_trio/http1/server.py``), one task per TCP connection, keep-alive included.  ``HttpApp`` is an
 executor, as the client's exchange is: for each request it asks the sans-IO
 server policy (``trimcp._sansio.http.server.policy``: ``ServerPolicy.decide``,
 over a read-only ``LiveView`` of the sessions) what to do, and does it -
@@ -19,9 +19,10 @@ itself.  The rules, by era:
   server Connection and driver via ``serve_stream``); the answer carries
   ``Mcp-Session-Id``.  Later requests must name the session (400 when they do
   not, 404 once it is gone).  A POSTed notification or response is queued and
-  answered 202; a POSTed request is answered with an SSE stream carrying
-  what relates to it and then its answer (``json_response=True``: one JSON
-  body).  The body is parsed once (``routing.parse_post``) and the session
+  answered 202; a POSTed request is answered with one JSON body when its
+  answer comes first, within ``JSON_ANSWER_WINDOW``, and the client takes
+  JSON, otherwise with an SSE stream carrying what relates to it and then its
+  answer (``json_response=True``: JSON always).  The body is parsed once (``routing.parse_post``) and the session
   gets that parse.  A JSON-RPC batch is served where the session's revision
   has batches (``Revision.batches``: 2025-03-26, whose receivers MUST accept
   them): notifications and responses only is 202, with requests the answers
@@ -56,7 +57,14 @@ one off): per connection, ``header_timeout`` (the whole head, from accept;
 room within its deadline, then 503, and one that would take more than the
 whole budget is 413) in ``trimcp._trio.http_limits``; sessions,
 ``session_idle_timeout`` and ``max_sessions`` (the least recently active
-session with no request in flight is evicted; none: 503) in ``session_table``.
+session with no request in flight is evicted; none: 503), kept by the store.
+
+State: the sessions' records and limits, resumable streams' events (with a
+shared store), the ext-tasks table and change notifications across processes
+go through the server's store (``store=``: ``trimcp.server.store``; in
+memory by default), by way of ``replicas.Replicas``: with a SQLite or Redis
+store, several processes serve the same sessions, streams and tasks.  What
+this module keeps of its own is this process's copies (``SessionTable``).
 """
 
 from __future__ import annotations
@@ -74,18 +82,23 @@ from ...._sansio.http.server import routing as hs
 from ...._sansio.http.server.replay import (
     DEFAULT_REPLAY_BYTES,
     DEFAULT_REPLAY_EVENTS,
+    STANDALONE_KEY,
     format_event_id,
 )
 from ...._sansio.http.server.routing import RequestHead
 from ...._sansio.revisions import Era, get_revision
-from ...._trio.http1.server import BODY_COPIES, H11Stream, serve_connection
+from ...._trio.http1.server import BODY_COPIES, H1ServerConnection, serve_connection
 from ...._trio.http_limits import BodyBudget, ConnectionLimit
 from ...._trio.stream import Received
 from ...definition import Server
 from ...serve import serve_stream
 from ...server_session import ServerSession
+from ...store import open_store
+from ...store.base import Store, StoreError
+from ...store.memory import MemoryStore
 from .bound import BoundHttpServer
 from .legacy_sse import LegacyEndpoints
+from .replicas import Replicas
 from .session_table import SessionTable
 from .sessions import HttpSession, RequestStream, close_sse_stream
 from .streams import Outcome, OutStream, ResponseMode, write_response
@@ -95,6 +108,8 @@ logger = logging.getLogger("trimcp.server.transports.http.app")
 
 #: The Connection answers initialize itself: this only guards against a wedged session.
 _INITIALIZE_TIMEOUT = 30.0
+#: How long a handshake-era answer may take to go as one JSON body (``Reply.json_when_ready``).
+JSON_ANSWER_WINDOW = 0.05
 
 
 class HttpApp:
@@ -122,7 +137,10 @@ class HttpApp:
         max_connections: int | None = 1000,
         max_sessions: int | None = 10_000,
         max_body_budget: int | None = None,
+        store: Store | None = None,
     ) -> None:
+        if max_sessions is not None and max_sessions < 1:
+            raise ValueError("max_sessions must be at least 1")
         budget = 4 * max_body_size if max_body_budget is None else max_body_budget
         if budget < BODY_COPIES * max_body_size:
             raise ValueError(
@@ -157,8 +175,12 @@ class HttpApp:
             max_body_size=max_body_size,
             handshake_versions=handshake,
         )
-        #: Live handshake-era sessions by id, least recently active first.
-        self.sessions = SessionTable(max_sessions)
+        #: This process's handshake-era sessions by id (their records: in ``store``).
+        self.sessions = SessionTable()
+        self.max_sessions = max_sessions
+        #: The server's shared state (sessions, stream logs, tasks, the bus); ``run`` runs it.
+        self.store = store if store is not None else MemoryStore(replay_events=replay_events, replay_bytes=replay_bytes)
+        self.replicas = Replicas(self.store, server, self.sessions, retry_ms=retry_ms, keepalive=keepalive)
         self.legacy = LegacyEndpoints(server, messages_path or "/messages", keepalive=keepalive)
         self.view = LiveView(self.sessions, self.legacy.sessions, server.tools)
         self._nursery: trio.Nursery | None = None
@@ -168,7 +190,13 @@ class HttpApp:
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Own the sessions' tasks (and the idle reaper) until cancelled."""
         # The tasks host (ext-tasks) lives as long as the app: a task outlives its request.
-        async with self.server.tasks.hosting(), trio.open_nursery() as nursery:
+        async with (
+            self.store.running(),
+            # (A shared store holds the tasks too; with memory the runner keeps its own table.)
+            self.server.tasks.hosting(self.store if self.store.shared else None),
+            trio.open_nursery() as nursery,
+            self.replicas.running(nursery, self._start_session),
+        ):
             self._nursery = nursery
             if self.session_idle_timeout is not None:
                 nursery.start_soon(self._reap)
@@ -182,7 +210,8 @@ class HttpApp:
 
     async def handle_connection(self, stream: trio.abc.Stream) -> None:
         """Serve every request of one TCP connection (or refuse it, over the cap)."""
-        if not self.connections.try_enter():
+        slot = self.connections.admit()
+        if slot is None:
             await self.connections.refuse(stream)
             return
         try:
@@ -195,19 +224,21 @@ class HttpApp:
                 body_timeout=self.body_timeout,
                 budget=self.body_budget,
                 body_cost=rpc.parse_cost,
+                on_close=slot.release,
             )
         finally:
-            self.connections.leave()
+            slot.release()  # (done already, unless serve_connection failed before closing)
 
-    async def _serve_request(self, http: H11Stream, head: RequestHead, body: bytes) -> None:
+    async def _serve_request(self, http: H1ServerConnection, head: RequestHead, body: bytes) -> None:
         try:
             await self.handle(http, head, body)
         except TransportClosed:
             if http.can_respond:
                 await self._respond(http, sp.answer(sp.SessionGone()))
 
-    async def handle(self, http: H11Stream, head: RequestHead, body: bytes) -> None:
+    async def handle(self, http: H1ServerConnection, head: RequestHead, body: bytes) -> None:
         """Ask the policy what to do with the request, and do it."""
+        await self.replicas.prepare(head)  # a shared store: the session it names, adopted here
         action = self.policy.decide(head, body, self.view)
         if isinstance(action, sp.Respond):
             await self._respond(http, action)
@@ -220,9 +251,8 @@ class HttpApp:
         elif isinstance(action, sp.AttachStream):
             await self._attach(http, action)
         elif isinstance(action, sp.EndSession):
-            session = self._session(action.session_id)
-            self.sessions.discard(session)
-            await session.aclose()
+            self._session(action.session_id)
+            await self.replicas.end(action.session_id)
             await self._respond(http, action.then)
         elif isinstance(action, sp.OpenLegacyStream):
             await self.legacy.open_stream(http)
@@ -231,7 +261,7 @@ class HttpApp:
             await legacy.submit(Received(action.post.data, action.post.payload))
             await self._respond(http, action.then)
 
-    async def _respond(self, http: H11Stream, action: sp.Respond) -> None:
+    async def _respond(self, http: H1ServerConnection, action: sp.Respond) -> None:
         if action.session_id is not None:
             self._session(action.session_id)  # the request counts as the session's activity
         await http.respond(action.status, action.headers, action.body)
@@ -239,23 +269,27 @@ class HttpApp:
     def _session(self, session_id: str) -> HttpSession:
         """The live session the policy just saw (no await since): now the most recently active."""
         session = self.sessions[session_id]
-        self.sessions.active(session)
+        self.store.note_activity(session_id)
         return session
 
     # ------------------------------------------------------------ sessions
 
-    async def _submit(self, http: H11Stream, action: sp.SubmitToSession) -> None:
+    async def _submit(self, http: H1ServerConnection, action: sp.SubmitToSession) -> None:
         session = self._session(action.session_id)
         post, reply = action.post, action.reply
         if isinstance(reply, sp.Respond):
-            await session.submit(Received(post.data, post.payload))
+            mine = await self.replicas.forward(session, post)  # answers another replica waits for go there
+            if mine is not None:
+                await session.submit(Received(mine.data, mine.payload))
             self._cancel(session, action.cancelled)
+            await self.replicas.accepted(session, post)
             await self._respond(http, reply)
             return
         stream = session.open_exchange(post.requests, sse=reply.sse, batch=post.is_batch)
+        await self.replicas.before_submit(session, post)
         await session.submit(Received(post.data, post.payload, related_request=reply.related))
         self._cancel(session, action.cancelled)
-        mode = ResponseMode.SSE if reply.sse else ResponseMode.JSON
+        mode = ResponseMode.LAZY if reply.json_when_ready else ResponseMode.SSE if reply.sse else ResponseMode.JSON
         await self._answer(http, session, stream, mode=mode, json_ok=reply.json_ok, priming=reply.priming)
 
     @staticmethod
@@ -263,9 +297,15 @@ class HttpApp:
         for request_id in request_ids:
             session.cancelled(request_id)
 
-    async def _attach(self, http: H11Stream, action: sp.AttachStream) -> None:
+    async def _attach(self, http: H1ServerConnection, action: sp.AttachStream) -> None:
         session = self._session(action.session_id)
-        stream = session.streams[action.key]
+        stream = session.streams.get(action.key) if session.log is None or action.key != STANDALONE_KEY else None
+        if stream is None:
+            # A shared store: the stream is another replica's, or the standalone one.
+            fact = await self.replicas.streams.replay(http, session, action.key, action.cursor, priming=action.priming)
+            if fact is not None and http.can_respond:
+                await self._respond(http, sp.answer(fact))
+            return
         cursor = stream.delivered if action.cursor is None else action.cursor
         if action.cursor is not None and stream.buffer.has_gap(cursor):
             logger.warning(
@@ -285,7 +325,7 @@ class HttpApp:
 
     async def _answer(
         self,
-        http: H11Stream,
+        http: H1ServerConnection,
         session: HttpSession,
         stream: OutStream,
         *,
@@ -305,6 +345,7 @@ class HttpApp:
             retry_ms=self.retry_ms,
             keepalive=self.keepalive,
             json_ok=json_ok,
+            lazy_window=JSON_ANSWER_WINDOW,
         )
         if outcome is Outcome.COMPLETE:
             session.stream_done(stream)
@@ -312,24 +353,22 @@ class HttpApp:
             aborted = sp.StreamAborted(stream.final_id, cancelled=stream.cancelled)
             await self._respond(http, sp.answer(aborted))
 
-    async def _open_session(self, http: H11Stream, action: sp.OpenSession) -> None:
+    async def _open_session(self, http: H1ServerConnection, action: sp.OpenSession) -> None:
         request = action.request
-        admitted, evicted = self.sessions.make_room()
-        if not admitted:
-            full = sp.SessionsFull(request.id, open_sessions=len(self.sessions))
-            await self._respond(http, sp.answer(full))
-            return
         session = HttpSession(
             secrets.token_urlsafe(32),
             replay_events=self.replay_events,
             replay_bytes=self.replay_bytes,
+            **self.replicas.session_options(),
         )
-        # Inserted before any await, so concurrent initializes cannot overshoot the cap.
+        # The store decides (the in-memory one with no await: concurrent initializes
+        # cannot overshoot the cap).
+        if not (await self.replicas.admit(session, self.max_sessions)).admitted:
+            full = sp.SessionsFull(request.id, open_sessions=await self.store.count_sessions())
+            await self._respond(http, sp.answer(full))
+            return
         self.sessions.add(session)
-        if evicted is not None:
-            logger.info("session cap reached: closing %s", evicted.describe())
-            await evicted.aclose()
-        session.server_session = await self.nursery.start(self._run_session, session)
+        await self._start_session(session)
         stream = session.open_exchange([request], sse=False)
         post = action.post
         await session.submit(Received(post.data, post.payload, related_request=request.id))
@@ -339,8 +378,9 @@ class HttpApp:
         answer = stream.final_message
         if not isinstance(answer, rpc.Response):
             # Refused (or unanswered): no session comes of it.
-            self.sessions.discard(session)
-            await session.aclose()
+            await self.replicas.end(session.id)
+        else:
+            await self.replicas.negotiated(session)
         if answer is None:
             await self._respond(http, sp.answer(sp.InitializeUnanswered(request.id)))
             return
@@ -353,11 +393,17 @@ class HttpApp:
             json_ok=action.json_ok,
         )
 
+    async def _start_session(self, session: HttpSession) -> ServerSession:
+        session.server_session = await self.nursery.start(self._run_session, session)
+        return session.server_session
+
     async def _run_session(self, session: HttpSession, *, task_status: trio.TaskStatus[ServerSession]) -> None:
         try:
-            await serve_stream(self.server, session, task_status=task_status)
+            # With a shared store, change notifications reach the session through the store.
+            await serve_stream(self.server, session, broadcast=not self.store.shared, task_status=task_status)
         finally:
             self.sessions.discard(session)
+            self.replicas.forget(session)
             await session.aclose()
 
     async def _reap(self) -> None:
@@ -365,11 +411,14 @@ class HttpApp:
         assert timeout is not None
         while True:
             await trio.sleep(max(1.0, min(60.0, timeout / 4)))
-            await self.sessions.reap(timeout)
+            try:
+                await self.replicas.expire(timeout)
+            except StoreError as exc:
+                logger.warning("could not expire idle sessions: %s", exc)
 
     # ------------------------------------------------------------ stateless POST
 
-    async def _serve_stateless(self, http: H11Stream, action: sp.ServeStateless) -> None:
+    async def _serve_stateless(self, http: H1ServerConnection, action: sp.ServeStateless) -> None:
         request, post = action.request, action.post
         received = Received(post.data, post.payload, related_request=request.id)
         one = RequestStream(received, request.id, max_events=self.replay_events)
@@ -414,6 +463,7 @@ async def serve_http(
     max_connections: int | None = 1000,
     max_sessions: int | None = 10_000,
     max_body_budget: int | None = None,
+    store: Store | str | None = None,
     task_status: trio.TaskStatus[BoundHttpServer] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``server`` over HTTP until cancelled (see the module docstring).
@@ -425,9 +475,15 @@ async def serve_http(
     a ``BoundHttpServer`` with the address and URLs.  The limits (timeouts in
     seconds, sizes in bytes; ``None`` turns one off) are described in the
     module docstring; ``max_body_budget`` defaults to 4 x ``max_body_size``.
+
+    ``store`` is where the server's shared state lives (``trimcp.server.store``):
+    ``None``/``"memory"`` (this process), ``"sqlite:///PATH"`` or
+    ``"redis://HOST:PORT/DB"`` (replicas, restarts), or a ``Store``; it runs for as
+    long as the server serves.
     """
     if path is None and sse_path is None:
         raise ValueError("serve_http needs path and/or sse_path")
+    state = open_store(store, replay_events=replay_events)
     listeners = await trio.open_tcp_listeners(port, host=host)
     bound_port = int(listeners[0].socket.getsockname()[1])
     app = HttpApp(
@@ -449,6 +505,7 @@ async def serve_http(
         max_connections=max_connections,
         max_sessions=max_sessions,
         max_body_budget=max_body_budget,
+        store=state,
     )
     async with trio.open_nursery() as nursery:
         await nursery.start(app.run)

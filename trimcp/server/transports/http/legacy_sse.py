@@ -35,7 +35,7 @@ from ...._sansio import jsonrpc as rpc
 from ...._sansio.framing.sse import encode_event
 from ...._sansio.http.server import routing as hs
 from ...._sansio.http.server.replay import DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_EVENTS, ReplayBuffer
-from ...._trio.http1.server import H11Stream
+from ...._trio.http1.server import H1ServerConnection
 from ...._trio.stream import NO_META, Received, SendMeta
 from ...definition import Server
 from ...serve import serve_stream
@@ -97,7 +97,7 @@ class LegacyEndpoints:
         self.keepalive = keepalive
         self.sessions: dict[str, LegacySession] = {}
 
-    async def open_stream(self, http: H11Stream) -> None:
+    async def open_stream(self, http: H1ServerConnection) -> None:
         """A new session, served for as long as the client keeps this SSE GET open."""
         session = LegacySession(secrets.token_urlsafe(32))
         self.sessions[session.id] = session

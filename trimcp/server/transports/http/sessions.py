@@ -35,6 +35,15 @@ whichever stream the id names and replays what followed.  Finished POST
 streams are kept (a bounded number) until their answer was written, so that
 a client that lost the connection can still fetch it.
 
+A server run as replicas keeps its sessions in a shared store (issue 30);
+the session then has a ``log`` (``replicas.EventWriter``): every event of a
+resumable stream is also written there, numbered as it was sent, so that a
+client may resume it on any replica; the standalone stream, which any
+replica may write and any may serve, lives only there (a GET reads it from
+the store: ``replicas.Replicas.replay``).  Stream keys then begin with the
+replica's id, so that keys stay unique in the session whichever replica
+opened them.
+
 ``RequestStream`` serves one 2026-07-28 stateless request: ``receive``
 hands over the parsed POST body once and then waits for the end; every message the
 driver sends belongs to that request.  Each stateless request gets its own
@@ -47,7 +56,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, Protocol
 
 import trio
 
@@ -59,9 +68,29 @@ from ...._sansio.http.server.replay import (
     STANDALONE_KEY,
     ReplayBuffer,
 )
+from ...._sansio.store.stream_log import StreamMeta
 from ...._trio.stream import NO_META, Received, SendMeta
 from ...server_session import ServerSession
 from .streams import OutStream
+
+#: The standalone stream's meta in a shared store: every replica writes it.
+STANDALONE_META: Final = StreamMeta("")
+
+
+class StreamLogWriter(Protocol):
+    """Where a session's resumable streams are also written, in a shared store."""
+
+    def write(
+        self,
+        session_id: str,
+        key: str,
+        meta: StreamMeta,
+        seq: int | None,
+        payload: bytes | None,
+        finished: bool,
+        stream: OutStream | None = None,
+    ) -> None: ...
+
 
 logger = logging.getLogger("trimcp.server.transports.http.app")
 
@@ -97,8 +126,20 @@ class HttpSession:
         replay_events: int = DEFAULT_REPLAY_EVENTS,
         replay_bytes: int = DEFAULT_REPLAY_BYTES,
         inbox_size: int = 64,
+        replica_id: str = "",
+        log: StreamLogWriter | None = None,
     ) -> None:
         self.id = session_id
+        #: The replica this copy of the session lives in (``""``: the only one): it begins
+        #: the keys of the streams opened here.
+        self.replica_id = replica_id
+        #: Shared store: where resumable streams are written too (see the module docstring).
+        self.log = log
+        #: GETs replaying this session's streams from the store, here.
+        self.replays = 0
+        #: Shared store: another connection reads the standalone stream (the app asks the
+        #: store before the policy looks).
+        self.standalone_held = False
         self.replay_events = replay_events
         self.replay_bytes = replay_bytes
         self._inbox_send, self._inbox_recv = trio.open_memory_channel[Received](inbox_size)
@@ -134,7 +175,7 @@ class HttpSession:
     @property
     def busy(self) -> bool:
         """Whether a request is in flight or a connection is attached."""
-        return bool(self.exchanges) or any(s.attached for s in self.streams.values())
+        return bool(self.exchanges) or self.replays > 0 or any(s.attached for s in self.streams.values())
 
     # ------------------------------------------------------------ what the policy sees
 
@@ -143,11 +184,12 @@ class HttpSession:
 
     @property
     def standalone_attached(self) -> bool:
-        return self.standalone.attached
+        return self.standalone.attached or self.standalone_held
 
     def has_stream(self, key: str) -> bool:
-        """Whether a GET with ``Last-Event-ID`` can resume stream ``key``."""
-        return key in self.streams
+        """Whether a GET with ``Last-Event-ID`` can resume stream ``key`` (with a shared
+        store, the store is asked when it is not here)."""
+        return key in self.streams or self.log is not None
 
     # ------------------------------------------------------------ MessageStream
 
@@ -180,7 +222,7 @@ class HttpSession:
     def open_exchange(self, requests: Sequence[rpc.Request], *, sse: bool, batch: bool = False) -> OutStream:
         """The stream that will carry the answers to the ``requests`` of one POST (one, or
         those of a batch); register it before submitting them."""
-        key = str(self._next_key)
+        key = f"{self.replica_id}{self._next_key}"
         self._next_key += 1
         stream = OutStream(
             key,
@@ -232,6 +274,8 @@ class HttpSession:
         for token in [t for t, rid in self._progress.items() if rid == request_id]:
             del self._progress[token]
         stream.drop_final(request_id)
+        if stream.finished and self.log is not None and stream.resumable:
+            self.log.write(self.id, stream.key, self._meta(stream), None, None, True)
         if stream.cancelled:
             self.streams.pop(stream.key, None)
 
@@ -259,11 +303,20 @@ class HttpSession:
         if target is None:
             logger.debug("%s: no stream for %r; dropped", self.describe(), message)
             return
-        target.push(message)
+        if self.log is not None and target is self.standalone:
+            # Every replica writes it and any may serve it: numbered by the store.
+            self.log.write(self.id, STANDALONE_KEY, STANDALONE_META, None, rpc.serialize(message), False)
+            return
+        seq, payload = target.push(message)
+        if self.log is not None and target.resumable:
+            self.log.write(self.id, target.key, self._meta(target), seq, payload, target.finished, target)
         if isinstance(message, (rpc.Response, rpc.ErrorResponse)) and message.id is not None:
             self.exchanges.pop(message.id, None)
             for token in [t for t, rid in self._progress.items() if rid == message.id]:
                 del self._progress[token]
+
+    def _meta(self, stream: OutStream) -> StreamMeta:
+        return StreamMeta(self.replica_id, stream.final_ids)
 
     def _target(self, message: rpc.Message, related: rpc.RequestId | None) -> OutStream | None:
         if isinstance(message, (rpc.Response, rpc.ErrorResponse)):
@@ -333,4 +386,4 @@ def close_sse_stream(session: ServerSession, request_id: rpc.RequestId) -> bool:
     return isinstance(transport, HttpSession) and transport.hang_up(request_id)
 
 
-__all__ = ["SESSION_WIDE", "HttpSession", "RequestStream", "close_sse_stream"]
+__all__ = ["SESSION_WIDE", "STANDALONE_META", "HttpSession", "RequestStream", "StreamLogWriter", "close_sse_stream"]

@@ -23,20 +23,25 @@ modes:
   (anything else on the stream is dropped: the caller routes it elsewhere);
   the answers to a batch go as one JSON array, in the order of the requests
   (JSON-RPC answers a batch with a batch);
-* ``LAZY``: wait for the first message; if that is already the final answer,
-  send it as JSON (with the status ``status_of`` gives it: the stateless era
-  maps some JSON-RPC errors to 400/404), otherwise switch to SSE.
+* ``LAZY``: wait for the first message; if that is already the final answer
+  (a batch: while only answers come, for the last one), send it as JSON (with the status ``status_of`` gives it: the stateless era
+  maps some JSON-RPC errors to 400/404), otherwise switch to SSE.  With
+  ``lazy_window`` the wait is that long at most, then SSE (primed when asked):
+  a handshake-era answer ready at once goes as one JSON body, a slow one gets
+  its resumable stream (the stream's head is then that much later, its
+  answer not).
 
 The writer notices a client that closes the connection while it waits for
-the stream (``OutStream.wait`` with the ``H11Stream``): that wait *is*
-``H11Stream.watch_eof``, in a cancel scope the stream cancels when it has news
-(``_wake``), so one task waits for both and no watcher task is spawned and
-cancelled per request.  On EOF the writer stops and ``write_response`` reports
+the stream (``OutStream.wait`` with the ``H1ServerConnection``): that wait *is*
+``H1ServerConnection.watch_eof``, in a cancel scope the stream cancels when it has news
+(``_wake``) and whose deadline is the wait's own (the keep-alive comment, the
+``LAZY`` window), so one task and one scope wait for all three and no watcher
+task is spawned and cancelled per request.  On EOF the writer stops and ``write_response`` reports
 ``Outcome.CLIENT_GONE`` (the caller decides whether that cancels the request:
 in the stateless era it does, in the handshake era it only detaches).  What
-the client sends meanwhile (a pipelined request) stays in h11's buffer.
+the client sends meanwhile (a pipelined request) stays in the codec's buffer.
 Idle streams send an SSE comment every ``keepalive`` seconds.  An SSE answer
-is written corked (``H11Stream.cork``): what is ready - head, priming event,
+is written corked (``H1ServerConnection.cork``): what is ready - head, priming event,
 events, the last chunk - leaves in one write, flushed before each wait, so a
 client waiting for a slow answer still gets the head at once.
 """
@@ -45,6 +50,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import math
 from collections.abc import Callable, Sequence
 
 import trio
@@ -53,7 +59,7 @@ from ...._sansio import jsonrpc as rpc
 from ...._sansio.framing.sse import encode_comment, encode_event
 from ...._sansio.http.server.replay import PRIMING_SEQ, ReplayBuffer, format_event_id
 from ...._sansio.http.server.routing import JSON_TYPE, SSE_TYPE
-from ...._trio.http1.server import ClientGone, H11Stream
+from ...._trio.http1.server import ClientGone, H1ServerConnection
 
 logger = logging.getLogger("trimcp.server.transports.http.app")
 
@@ -146,7 +152,8 @@ class OutStream:
 
     # ------------------------------------------------------------ producing
 
-    def push(self, message: rpc.Message) -> None:
+    def push(self, message: rpc.Message) -> tuple[int, bytes]:
+        """Queue ``message``; its event number and serialized form."""
         payload = rpc.serialize(message)
         seq = self.buffer.append(payload)
         if (
@@ -161,6 +168,7 @@ class OutStream:
             if not self._unanswered:
                 self._complete()
         self._wake()
+        return seq, payload
 
     def drop_final(self, request_id: rpc.RequestId) -> None:
         """Request ``request_id`` will not be answered (the client cancelled it); with
@@ -229,8 +237,15 @@ class OutStream:
     def superseded(self, generation: int) -> bool:
         return self._attached != generation or self._hangup_generation == generation
 
-    async def wait(self, cursor: int, generation: int | None = None, http: H11Stream | None = None) -> None:
-        """Until an event after ``cursor`` comes, the stream finishes, or the writer must stop.
+    async def wait(
+        self,
+        cursor: int,
+        generation: int | None = None,
+        http: H1ServerConnection | None = None,
+        deadline: float = math.inf,
+    ) -> bool:
+        """Until an event after ``cursor`` comes, the stream finishes, or the writer must stop:
+        True; False when ``deadline`` passes first.
 
         With ``http`` (the connection the writer answers on), the wait also
         reads it: ``ClientGone`` when the client closes it."""
@@ -240,21 +255,31 @@ class OutStream:
             and not (generation is not None and self.superseded(generation))
         ):
             if http is None:
-                await self._changed.wait()
-            else:
-                await self._watch(http)
+                with trio.move_on_at(deadline):
+                    await self._changed.wait()
+                    continue
+                return False
+            if not await self._watch(http, deadline):
+                return False
+        return True
 
-    async def _watch(self, http: H11Stream) -> None:
-        # ``_wake`` cancels the scope; until then the connection is read (EOF: gone).
-        scope = trio.CancelScope()
+    async def _watch(self, http: H1ServerConnection, deadline: float) -> bool:
+        """Read the connection (EOF: ``ClientGone``) until ``_wake`` (True) or ``deadline`` (False).
+
+        One cancel scope does both: ``_wake`` cancels it and takes it off ``_wakers``."""
+        scope = trio.CancelScope(deadline=deadline)
         self._wakers.append(scope)
         try:
             with scope:
                 await http.watch_eof()
                 raise ClientGone("the client closed the connection")
         finally:
-            if not scope.cancel_called:
+            try:
                 self._wakers.remove(scope)
+                woken = False
+            except ValueError:
+                woken = True  # (``_wake`` took it)
+        return woken
 
     def written(self, seq: int) -> None:
         self.delivered = max(self.delivered, seq)
@@ -268,7 +293,7 @@ def _sse(stream: OutStream, seq: int, payload: bytes, event_ids: bool) -> bytes:
 
 
 async def pump(
-    http: H11Stream,
+    http: H1ServerConnection,
     stream: OutStream,
     cursor: int,
     generation: int,
@@ -290,14 +315,13 @@ async def pump(
                 await http.write(f"retry: {retry_ms}\n\n".encode("ascii"))
             return Outcome.DETACHED
         await http.flush()  # what is written so far leaves before the wait
-        with trio.move_on_after(keepalive if keepalive is not None else float("inf")) as idle:
-            await stream.wait(cursor, generation, http)
-        if idle.cancelled_caught:
+        deadline = math.inf if keepalive is None else trio.current_time() + keepalive
+        if not await stream.wait(cursor, generation, http, deadline):
             await http.write(encode_comment())
 
 
 async def write_response(
-    http: H11Stream,
+    http: H1ServerConnection,
     stream: OutStream,
     *,
     mode: ResponseMode,
@@ -310,10 +334,12 @@ async def write_response(
     status_of: Callable[[rpc.Message], int] = lambda _m: 200,
     json_ok: bool = True,
     preamble: bytes = b"",
+    lazy_window: float | None = None,
 ) -> Outcome:
     """Answer one HTTP request from ``stream`` (see the module docstring).
 
-    ``preamble`` is written first on an SSE response (the legacy ``endpoint`` event).
+    ``preamble`` is written first on an SSE response (the legacy ``endpoint`` event);
+    ``lazy_window`` bounds the wait of ``LAZY`` (then SSE).
     """
     generation = stream.attach()
     try:
@@ -331,6 +357,7 @@ async def write_response(
             status_of,
             json_ok,
             preamble,
+            lazy_window,
         )
     except ClientGone:
         # Seen while waiting (EOF) or while writing (reset): the connection is done.
@@ -341,7 +368,7 @@ async def write_response(
 
 
 async def _write(
-    http: H11Stream,
+    http: H1ServerConnection,
     stream: OutStream,
     mode: ResponseMode,
     cursor: int,
@@ -354,9 +381,22 @@ async def _write(
     status_of: Callable[[rpc.Message], int],
     json_ok: bool,
     preamble: bytes,
+    lazy_window: float | None,
 ) -> Outcome:
     if mode is ResponseMode.LAZY:
-        await stream.wait(cursor, http=http)
+        deadline = math.inf if lazy_window is None else trio.current_time() + lazy_window
+        # Within a window the connection is not read: a client that closes is noticed when
+        # the window ends (the stream's writer reads it); a handshake-era request is not
+        # cancelled by a close anyway.  Without one (stateless: a close cancels) it is.
+        watch = http if lazy_window is None else None
+        seen = cursor
+        # Until the last answer, or anything but an answer (then SSE), or the window's end.
+        while await stream.wait(seen, generation, watch, deadline):
+            pending = stream.buffer.since(cursor)
+            only_answers = all(stream.answers(seq) for seq, _ in pending)
+            if stream.finished or not only_answers or stream.superseded(generation):
+                break
+            seen = stream.buffer.last_seq  # (an answer of a batch: wait for the others)
         pending = stream.buffer.since(cursor)
         only_final = stream.finished and all(stream.answers(seq) for seq, _ in pending)
         if only_final and json_ok:
@@ -371,7 +411,7 @@ async def _write(
         await http.respond(status_of(stream.final_message), [*JSON_HEADERS, *headers], stream.final)
         stream.written(stream.buffer.last_seq)
         return Outcome.COMPLETE
-    # Corked: the head and the events that are ready leave together (H11Stream.cork).
+    # Corked: the head and the events that are ready leave together (H1ServerConnection.cork).
     http.cork()
     await http.start(200, [*SSE_HEADERS, *headers])
     if preamble:
