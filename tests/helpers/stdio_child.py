@@ -9,11 +9,13 @@ Usage: python stdio_child.py MODE [ARGS...]
   flood N               write N bytes of numbered lines to stderr, then echo
   oversize N            write one N-byte line to stdout, then wait for stdin EOF
   partial               write half a JSON message (no newline) to stdout, exit 0
+  deaf                  close stdin, print "ready", then stay alive until killed
   server                an echo server built on trimcp's open_stdio_server_stream
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -110,6 +112,11 @@ def main() -> None:
         sys.stdout.flush()
     elif mode == "server":
         server()
+    elif mode == "deaf":
+        os.close(0)  # a write to our stdin now fails with EPIPE, yet we live on
+        print("ready", flush=True)
+        while True:
+            time.sleep(3600)
     else:
         sys.exit(f"unknown mode {mode!r}")
 

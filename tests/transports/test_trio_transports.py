@@ -371,6 +371,23 @@ async def test_stdio_send_to_exited_child_reports_status() -> None:
                 for _ in range(100):  # the first writes may still fit the dead pipe's buffer
                     await stream.send(MESSAGES[0])
             assert info.value.returncode == 3
+        # Said as the receive says it: how it ended, once, then what it said last.  That it
+        # also stopped reading is no news once it has exited (whichever side saw it first).
+        message = str(info.value)
+        assert message.count("exited with status 3") == 1 and "stopped reading" not in message, message
+        assert message.endswith("fatal: cannot open database"), message
+
+
+async def test_stdio_send_to_live_child_that_closed_stdin_says_so() -> None:
+    with trio.fail_after(10):
+        async with open_stdio_process(child("deaf")) as stream:
+            assert stream.process.stdout is not None
+            assert b"ready" in await stream.process.stdout.receive_some()
+            with pytest.raises(TransportClosed) as info:
+                for _ in range(100):  # the first writes may still fit the pipe's buffer
+                    await stream.send(MESSAGES[0])
+            assert info.value.returncode is None
+            assert str(info.value).endswith("stopped reading its stdin"), str(info.value)
 
 
 # --------------------------------------------------------------------------- escalation timing

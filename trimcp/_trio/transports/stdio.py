@@ -168,16 +168,17 @@ class StdioProcessStream:
             message += f" (it {_status(returncode)})"  # said once, in words
         return TransportClosed(message, returncode=returncode, stderr_tail=self._stderr.text(ERROR_TAIL_LINES))
 
-    async def _gone(self, what: str) -> TransportClosed:
+    async def _gone(self, what: str = "", *, if_running: str = "closed its stdout") -> TransportClosed:
         # The child is (probably) dying: give it a moment to be reaped and its stderr
-        # to drain, so the error can say how it ended.  Bounded: it may linger.
+        # to drain, so the error can say how it ended.  Bounded: it may linger.  Once it
+        # has exited, that is the whole story; ``if_running`` says what it did while alive.
         with trio.move_on_after(EXIT_REPORT_WAIT):
             await self.process.wait()
         with trio.move_on_after(EXITED_STDERR_WAIT):
             await self._stderr.done.wait()
         if self.process.returncode is not None:
             return self._error(f"{self.describe()} {_status(self.process.returncode)}{what}")
-        return self._error(f"{self.describe()} closed its stdout{what}")
+        return self._error(f"{self.describe()} {if_running}{what}")
 
     def _note_group_signal(self, signum: int) -> None:
         self.group_signals_sent.append(signal.Signals(signum).name)
@@ -192,7 +193,7 @@ class StdioProcessStream:
         except trio.ClosedResourceError:
             raise self._error(f"{self.describe()}: transport is closed") from None
         except trio.BrokenResourceError as exc:
-            raise await self._gone(" (it stopped reading its stdin)") from exc
+            raise await self._gone(if_running="stopped reading its stdin") from exc
         except WriteAborted:
             raise self._error(f"{self.describe()}: {TORN_WRITE}") from None
 
