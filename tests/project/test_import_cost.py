@@ -175,12 +175,30 @@ def test_a_client_builds_only_the_schema_it_uses() -> None:
     # cold start (issue 29): open_client neither parses mcpServers files nor builds every schema class
     code = (
         "import sys, json\nfrom trimcp import open_client\n"
-        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('trimcp.'))))\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('trimcp.', 'cattrs')))))\n"
     )
     loaded = _fresh(code)
     assert isinstance(loaded, list) and "trimcp._trio.client.connect" in loaded
-    assert not {"trimcp.config", "trimcp._redaction"} & set(loaded)
+    assert not {"trimcp.config", "trimcp._redaction", "cattrs", "trimcp._sansio.schema._converter"} & set(loaded)
     assert not [m for m in loaded if m.startswith("trimcp._sansio.schema.") and m.split(".")[-1][0] != "_"]
+
+
+def test_connecting_imports_cattrs_only_for_the_first_typed_view() -> None:
+    # cold start (issue 29): the handshake and wire-level calls need no converter; the first
+    # typed result (``list_tools``) builds it.  The probe shows it does see cattrs load.
+    code = (
+        "import sys, json, trio\nfrom trimcp import open_client\n"
+        "async def main():\n"
+        "    seen = []\n"
+        "    async with open_client([sys.executable, '-m', 'trimcp.reference']) as client:\n"
+        "        await client.request('tools/list')\n"
+        "        seen.append('cattrs' in sys.modules)\n"
+        "        await client.list_tools()\n"
+        "        seen.append('cattrs' in sys.modules)\n"
+        "    print(json.dumps(seen))\n"
+        "trio.run(main)\n"
+    )
+    assert _fresh(code) == [False, True]
 
 
 def test_the_lazy_schema_names_are_its_submodules_objects() -> None:

@@ -28,10 +28,11 @@ cancellation, roots); the 2026-07-28 additions in ``meta`` (reserved
 error data) and ``mrtr`` (multi round-trip requests); ``methods`` holds the
 method tables, overall and per revision.
 
-Import cost: only the machinery (``_converter``) is imported with the package; every
-type and table is a lazy module attribute (PEP 562 ``__getattr__``, the ``_LAZY`` table),
-so a client that lists tools builds the classes of ``base`` and ``tools`` only, not those
-of prompts, resources or the method tables.  ``trimcp.schema`` re-exports everything.
+Import cost: nothing of cattrs is imported with the package.  The converter, every type
+and every table is a lazy module attribute (PEP 562 ``__getattr__``, the ``_LAZY`` table),
+built when a typed view is first asked for: a client that only connects and passes wire
+dicts never imports cattrs, and one that lists tools builds the classes of ``base`` and
+``tools`` only, not those of prompts, resources or the method tables.  ``trimcp.schema`` re-exports everything.
 """
 
 from __future__ import annotations
@@ -42,10 +43,12 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from attrs import AttrsInstance
 
-from ._converter import SchemaError as SchemaError
-from ._converter import converter as converter
+from ._rules import SchemaError as SchemaError
 
 if TYPE_CHECKING:
+    import cattrs
+
+    from ._converter import converter as converter
     from .base import Annotations as Annotations
     from .base import CacheableResult as CacheableResult
     from .base import CacheScope as CacheScope
@@ -212,6 +215,7 @@ if TYPE_CHECKING:
 #: Lazy export -> the submodule defining it: a client that lists tools never builds the classes of
 #: prompts, resources or the method tables (PEP 562; ``__getattr__`` below caches each on first use).
 _LAZY: dict[str, str] = {
+    "converter": "._converter",
     "Annotations": ".base",
     "CacheableResult": ".base",
     "CacheScope": ".base",
@@ -378,6 +382,16 @@ _LAZY: dict[str, str] = {
 
 T = TypeVar("T")
 
+#: The converter once ``from_wire`` or ``to_wire`` has first needed it (importing cattrs then).
+#: Not named ``_converter``: importing that submodule sets the package attribute of its name.
+_loaded: cattrs.Converter | None = None
+
+
+def _load_converter() -> cattrs.Converter:
+    global _loaded
+    _loaded = import_module("._converter", __name__).converter
+    return _loaded
+
 
 @overload
 def from_wire(cls: type[T], data: object) -> T: ...
@@ -391,7 +405,7 @@ def from_wire(cls: Any, data: object) -> Any:
     problem.  Unknown members are kept in ``extra``; dicts and lists of
     primitives are shared with ``data``, not copied.
     """
-    return converter.get_structure_hook(cls)(data, cls)
+    return (_loaded or _load_converter()).get_structure_hook(cls)(data, cls)
 
 
 def to_wire(obj: AttrsInstance | Mapping[str, AttrsInstance]) -> dict[str, Any]:
@@ -399,9 +413,10 @@ def to_wire(obj: AttrsInstance | Mapping[str, AttrsInstance]) -> dict[str, Any]:
 
     ``obj`` may also be a map of objects (``InputRequests``, ``InputResponses``).
     """
+    conv = _loaded or _load_converter()
     if isinstance(obj, Mapping):
-        return {key: converter.unstructure(value) for key, value in obj.items()}
-    out: dict[str, Any] = converter.unstructure(obj)
+        return {key: conv.unstructure(value) for key, value in obj.items()}
+    out: dict[str, Any] = conv.unstructure(obj)
     return out
 
 
