@@ -10,14 +10,21 @@ console calls with their level, uncaught exceptions, the browser's own log entri
 ``Page.evaluate(expression)`` returns a JavaScript expression's JSON value, as rendered.
 
 ``chromium()`` finds the binary (``None``: the tests that need it skip, saying why).
+
+The browser runs in a process group of its own.  At the end the whole group is killed and
+waited for before the profile is removed: Chromium's helper processes outlive a killed main
+process for a moment and may still write into the profile (CI once failed to remove it,
+"Directory not empty").
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import AsyncIterator
@@ -148,6 +155,7 @@ async def _devtools_url(process: trio.Process, deadline: float) -> str:
 async def open_page(path: Path, *, binary: str, start_timeout: float = 60.0) -> AsyncIterator[Page]:
     """``path`` loaded in a fresh headless Chromium tab (see the module docstring)."""
     with tempfile.TemporaryDirectory(prefix="trimcp-chromium-") as profile:
+        group: int | None = None
         async with trio.open_nursery() as nursery:
             process: trio.Process = await nursery.start(
                 partial(
@@ -157,8 +165,10 @@ async def open_page(path: Path, *, binary: str, start_timeout: float = 60.0) -> 
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.PIPE,
                     check=False,
+                    start_new_session=True,
                 )
             )
+            group = process.pid
             try:
                 url = await _devtools_url(process, start_timeout)
 
@@ -183,8 +193,44 @@ async def open_page(path: Path, *, binary: str, start_timeout: float = 60.0) -> 
                     await page.settle()
                     yield page
             finally:
+                _kill_group(group)
                 process.kill()
                 nursery.cancel_scope.cancel()
+        await _group_gone(group)
+
+
+def _kill_group(group: int) -> None:
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _group_members(group: int) -> list[int]:
+    """The live (not zombie) processes of ``group``, read off ``/proc``."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone while we looked
+        state, pgrp = fields[0], int(fields[2])
+        if pgrp == group and state not in ("Z", "X"):
+            members.append(int(entry))
+    return members
+
+
+async def _group_gone(group: int | None, timeout: float = 10.0) -> None:
+    """Wait (bounded) until no process of the browser's group is left to write to its profile."""
+    if group is None or not os.path.isdir("/proc"):
+        return
+    with trio.move_on_after(timeout):
+        while _group_members(group):
+            _kill_group(group)
+            await trio.sleep(0.02)
 
 
 async def _browser_call(ws: WebSocketConnection, method: str, params: dict[str, Any]) -> dict[str, Any]:
