@@ -32,7 +32,8 @@ Import cost: nothing of cattrs is imported with the package.  The converter, eve
 and every table is a lazy module attribute (PEP 562 ``__getattr__``, the ``_LAZY`` table),
 built when a typed view is first asked for: a client that only connects and passes wire
 dicts never imports cattrs, and one that lists tools builds the classes of ``base`` and
-``tools`` only, not those of prompts, resources or the method tables.  ``trimcp.schema`` re-exports everything.
+``tools`` only, not those of prompts, resources or the method tables.  ``trimcp.schema``
+re-exports everything.
 """
 
 from __future__ import annotations
