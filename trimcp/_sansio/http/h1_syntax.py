@@ -6,7 +6,7 @@ One table for the grammar the client codec (``client/h1.py``) and the server cod
 (``server/h1.py``) share: tokens (RFC 9110 section 5.6.2: field names, methods,
 transfer codings), field values (section 5.5: visible characters and obs-text with
 inner SP/HTAB, no CTL, no surrounding whitespace), request targets (visible ASCII),
-and ``field_line``: a validated ``name: value`` line to send, cached because the
+the chunk-size line (RFC 9112 section 7.1), and ``field_line``: a validated ``name: value`` line to send, cached because the
 headers a peer repeats on every message (content type, session id, server name)
 need checking once.
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["FIELD_BYTES", "TARGET_RE", "TOKEN", "TOKEN_RE", "VALUE_RE", "field_line"]
+__all__ = ["CHUNK_RE", "FIELD_BYTES", "TARGET_RE", "TOKEN", "TOKEN_RE", "VALUE_RE", "field_line"]
 
 TOKEN: Final = rb"[-!#$%&'*+.^_`|~0-9A-Za-z]+"
 TOKEN_RE: Final = re.compile(TOKEN)
@@ -25,6 +25,11 @@ TARGET_RE: Final = re.compile(r"[\x21-\x7e]+")
 VALUE_RE: Final = re.compile(r"(?:[\x21-\x7e\x80-\xff](?:[\t \x21-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?)?")
 #: What may follow the colon of a field line received, up to its end (CRLF or LF).
 FIELD_BYTES: Final = rb"[\t \x21-\x7e\x80-\xff]*\r?\n"
+#: chunk-size [ chunk-ext ] (RFC 9112 section 7.1), the extensions ignored; trailing whitespace
+#: tolerated as h11 does (section 7.1.1 also allows BWS before ";", which is not accepted here).
+#: At most 16 significant hex digits (64 bits: a recipient must not overflow); leading zeros
+#: are not digits of the value, so they do not count (each codec caps the line's length).
+CHUNK_RE: Final = re.compile(rb"0*([0-9A-Fa-f]{1,16})(?:;[\t \x21-\x7e\x80-\xff]*|[ \t]*)")
 
 _CACHE_MAX: Final = 512
 #: Validated ``(name, value)`` -> (the field line, its name lowercased).

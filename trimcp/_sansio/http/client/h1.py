@@ -44,11 +44,12 @@ import re
 from typing import Final
 
 from ...._errors import LocalProtocolError, RemoteProtocolError
+from ..h1_events import CLOSED, END, NEED_DATA, Data, EndOfMessage, Sentinel
+from ..h1_syntax import CHUNK_RE, field_line
 from ..h1_syntax import FIELD_BYTES as _FIELD_BYTES
 from ..h1_syntax import TARGET_RE as _TARGET_RE
 from ..h1_syntax import TOKEN as _TOKEN
 from ..h1_syntax import TOKEN_RE as _TOKEN_RE
-from ..h1_syntax import field_line
 
 __all__ = [
     "CLOSED",
@@ -77,21 +78,6 @@ class H1RemoteError(RemoteProtocolError):
     """The server's bytes are not a valid HTTP/1.1 response."""
 
 
-class _Sentinel:
-    __slots__ = ("_name",)
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-
-    def __repr__(self) -> str:
-        return self._name
-
-
-#: ``next_event`` needs more bytes; after EOF it says ``CLOSED`` instead.
-NEED_DATA: Final = _Sentinel("NEED_DATA")
-CLOSED: Final = _Sentinel("CLOSED")
-
-
 class Response:
     """A final response head; ``headers`` are ``(lowercased name, value)`` bytes pairs."""
 
@@ -109,19 +95,6 @@ class Response:
         return f"Response({self.status_code}, {self.headers!r})"
 
 
-class Data:
-    __slots__ = ("data",)
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-
-
-class EndOfMessage:
-    __slots__ = ()
-
-
-END: Final = EndOfMessage()
-
 # HTTP/1.x: a minor version above 1 is read as 1.1 (RFC 9112 section 2.3: "as if it were in the
 # highest minor version within that major version to which the recipient is conformant").
 _STATUS_RE: Final = re.compile(rb"HTTP/(1\.[0-9]) ([0-9]{3})(?: ([\t \x21-\x7e\x80-\xff]*))?\r?")
@@ -131,11 +104,6 @@ _STATUS_RE: Final = re.compile(rb"HTTP/(1\.[0-9]) ([0-9]{3})(?: ([\t \x21-\x7e\x
 _FIELDS_RE: Final = re.compile(rb"(?:" + _TOKEN + rb":" + _FIELD_BYTES + rb"(?:[ \t]" + _FIELD_BYTES + rb")*)*")
 # One obs-fold with the whitespace around it (OWS CRLF RWS), replaced by one SP.
 _FOLD_RE: Final = re.compile(rb"[ \t]*\r?\n[ \t]+")
-# chunk-size [ chunk-ext ], the extensions ignored; trailing whitespace tolerated as h11
-# does (RFC 9112 7.1.1 also allows BWS before ";", which is not accepted here).  At most 16
-# significant hex digits (64 bits, RFC 9112 7.1: no overflow); leading zeros are not digits
-# of the value, so they do not count (the line itself is capped by ``max_chunk_line``).
-_CHUNK_RE: Final = re.compile(rb"0*([0-9A-Fa-f]{1,16})(?:;[\t \x21-\x7e\x80-\xff]*|[ \t]*)")
 
 # Request states / response states.
 _IDLE, _SENT, _DONE, _ERROR = range(4)
@@ -246,7 +214,7 @@ class H1Client:
             rest += data
             self._buf, self._off = rest, 0
 
-    def next_event(self) -> Response | Data | EndOfMessage | _Sentinel:
+    def next_event(self) -> Response | Data | EndOfMessage | Sentinel:
         """The next thing the server said (see the module docstring)."""
         if self._state == _ERROR:
             raise H1RemoteError("this connection already failed")
@@ -277,7 +245,7 @@ class H1Client:
         self._off = end
         return piece
 
-    def _next(self) -> Response | Data | EndOfMessage | _Sentinel:
+    def _next(self) -> Response | Data | EndOfMessage | Sentinel:
         while True:
             state = self._rstate
             if state == _LENGTH or state == _CHUNK_DATA:
@@ -318,7 +286,7 @@ class H1Client:
             if line is None:
                 return self._starved()
             if state == _CHUNK_SIZE:
-                chunk = _CHUNK_RE.fullmatch(line)
+                chunk = CHUNK_RE.fullmatch(line)
                 if chunk is None:
                     raise H1RemoteError(f"invalid chunk size line {line[:40]!r}")
                 self._remaining = int(chunk[1], 16)
@@ -340,7 +308,7 @@ class H1Client:
                 if self._trailers > self.max_trailers:
                     raise H1RemoteError("the trailer fields are too long")
 
-    def _starved(self) -> _Sentinel:
+    def _starved(self) -> Sentinel:
         if self._eof:
             raise H1RemoteError("the connection closed in the middle of a response")
         return NEED_DATA

@@ -65,7 +65,8 @@ from http import HTTPStatus
 from typing import Final, TypeAlias
 
 from ...._errors import LocalProtocolError, RemoteProtocolError
-from ..h1_syntax import TOKEN, TOKEN_RE, field_line
+from ..h1_events import CLOSED, END, NEED_DATA, Data, EndOfMessage, Sentinel
+from ..h1_syntax import CHUNK_RE, TOKEN, TOKEN_RE, field_line
 
 __all__ = [
     "CLOSED",
@@ -102,22 +103,6 @@ class H1RemoteError(RemoteProtocolError):
         self.status = status
 
 
-class _Sentinel:
-    __slots__ = ("_name",)
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-
-    def __repr__(self) -> str:
-        return self._name
-
-
-#: ``next_event`` needs more bytes (or the response and ``start_next_cycle``).
-NEED_DATA: Final = _Sentinel("NEED_DATA")
-#: The client closed the connection between requests.
-CLOSED: Final = _Sentinel("CLOSED")
-
-
 class Request:
     """A request head: ``headers`` are ``(lowercased name, value)`` pairs, ASCII and latin-1 text."""
 
@@ -134,21 +119,8 @@ class Request:
         return f"Request({self.method} {self.target}, {self.headers!r})"
 
 
-class Data:
-    __slots__ = ("data",)
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-
-
-class EndOfMessage:
-    __slots__ = ()
-
-
-END: Final = EndOfMessage()
-
 #: What ``next_event`` returns.
-Event: TypeAlias = "Request | Data | EndOfMessage | _Sentinel"
+Event: TypeAlias = "Request | Data | EndOfMessage | Sentinel"
 
 # method SP request-target SP HTTP-version; the target's characters as h11 and RFC 9112 3.2.
 _REQUEST_LINE_RE: Final = re.compile(rb"(" + TOKEN + rb") ([\x21-\x7e]+) HTTP/([0-9])\.([0-9])\r?")
@@ -158,8 +130,6 @@ _REQUEST_LINE_RE: Final = re.compile(rb"(" + TOKEN + rb") ([\x21-\x7e]+) HTTP/([
 # robustness" and as h11 did: a Streamable HTTP server must itself answer a parameter header
 # holding one (2026-07-28: 400 with -32020), which it cannot if HTTP refused the request.
 _VALUE_RE: Final = re.compile(rb"(?:[^\x00\s]+(?:[ \t]+[^\x00\s]+)*)?")
-# chunk-size [ chunk-ext ] (see client/h1.py: 16 significant hex digits, trailing OWS).
-_CHUNK_RE: Final = re.compile(rb"0*([0-9A-Fa-f]{1,16})(?:;[\t \x21-\x7e\x80-\xff]*|[ \t]*)")
 _LENGTH_RE: Final = re.compile(r"[0-9]{1,20}")
 _BLANK_LINE_RE: Final = re.compile(rb"\n\r?\n")
 #: The fields the codec reads itself (framing, keep-alive, Host, 100-continue).
@@ -305,7 +275,7 @@ class H1Server:
             if line is None:
                 return self._starved()
             if state == _CHUNK_SIZE:
-                chunk = _CHUNK_RE.fullmatch(line)
+                chunk = CHUNK_RE.fullmatch(line)
                 if chunk is None:
                     raise H1RemoteError(f"invalid chunk size line {line[:40]!r}")
                 self._remaining = int(chunk[1], 16)
@@ -323,7 +293,7 @@ class H1Server:
                 if self._trailers > self.max_trailers:
                     raise H1RemoteError("the trailer fields are too long")
 
-    def _starved(self) -> _Sentinel:
+    def _starved(self) -> Sentinel:
         if self._eof:
             raise H1RemoteError("the client closed the connection in the middle of the request body")
         return NEED_DATA
@@ -344,7 +314,7 @@ class H1Server:
         del buf[: nl + 1]
         return line
 
-    def _read_head(self) -> Request | _Sentinel:
+    def _read_head(self) -> Request | Sentinel:
         buf = self._buf
         # RFC 9112 2.2: empty lines before the request line are ignored.
         while buf and (buf[0] == 10 or (buf[0] == 13 and buf[1:2] == b"\n")):
