@@ -25,21 +25,13 @@ from typing import Any
 
 import h11
 
+from fuzz.targets_h1 import cut
 from trimcp._sansio.http.server.h1 import CLOSED, NEED_DATA, Data, EndOfMessage, H1RemoteError, H1Server, Request
 
 #: Both sides' head cap (h11's ``max_incomplete_event_size``, the codec's ``max_head``).
 MAX_HEAD = 4096
 _HEAD_END = re.compile(rb"\n\r?\n")
 _LENIENT_CHUNK = re.compile(rb"([0-9A-Fa-f]+)(;[^\n]*)?")
-
-
-def cut(data: bytes, rng: random.Random, n: int) -> list[bytes]:
-    points = sorted({rng.randrange(len(data) + 1) for _ in range(n)}) if data else []
-    pieces, last = [], 0
-    for point in [*points, len(data)]:
-        pieces.append(data[last:point])
-        last = point
-    return [p for p in pieces if p]
 
 
 #: ("accept", method, target, version, headers, body, keep_alive) | ("refuse", message) | ("incomplete",)

@@ -22,18 +22,11 @@ from __future__ import annotations
 import random
 
 import pytest
+from h1_strategies import MessageParts
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fuzz.targets_h1_server import cut, difference, fuzz_h1_request, read_codec
-
-_TCHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-!#$%&'*+.^_`|~"
-_TOKEN = (
-    st.text(_TCHARS, min_size=1, max_size=8)
-    .filter(lambda n: n.lower() not in {"content-length", "transfer-encoding", "connection", "host", "expect"})
-    .map(str.encode)
-)
-_VCHARS = st.binary(min_size=1, max_size=6).map(lambda b: bytes(c for c in b if 0x21 <= c <= 0x7E or c >= 0x80) or b"v")
 
 #: Where a request may be odd, each with the valid choices and the odd ones.
 _CHOICES: dict[str, tuple[list[bytes], list[bytes]]] = {
@@ -62,65 +55,10 @@ _CHOICES: dict[str, tuple[list[bytes], list[bytes]]] = {
     "both": ([], []),  # Content-Length and Transfer-Encoding (a flag)
 }
 
-
-@st.composite
-def _pick(draw: st.DrawFn, site: str, odd: frozenset[str]) -> bytes:
-    valid, strange = _CHOICES[site]
-    return draw(st.sampled_from(strange if site in odd else valid))
-
-
-@st.composite
-def _field(
-    draw: st.DrawFn,
-    odd: frozenset[str],
-    name: bytes | None = None,
-    value: bytes | None = None,
-    *,
-    fold: bool = False,
-    crlf: bool = False,
-) -> bytes:
-    # an odd name or word goes into one field of the head in four, not all of them
-    here = odd if draw(st.integers(0, 3)) == 0 else odd - {"name", "word"}
-    if name is None:
-        name = draw(_pick("name", here)) if "name" in here else draw(_TOKEN)
-    if value is None:
-        words = draw(st.lists(_VCHARS, max_size=3))
-        if "word" in here:
-            words.insert(draw(st.integers(0, len(words))), draw(_pick("word", here)))
-        value = b" ".join(words)
-    line = name + draw(_pick("colon", here)) + draw(st.sampled_from([b"", b" ", b"\t", b"  "]))
-    line += value + draw(st.sampled_from([b"", b" ", b"\t"]))
-    # a bare LF ends a head line for both (RFC 9112 section 2.2), a trailer line for neither
-    eol = st.just(b"\r\n") if crlf and "eol" not in here else st.sampled_from([b"\r\n", b"\r\n", b"\n"])
-    if value and (fold or "fold" in here) and draw(st.integers(0, 3)) == 0:  # obs-fold
-        line += draw(st.sampled_from([b"", b" "])) + draw(eol) + draw(st.sampled_from([b" ", b"\t", b" \t"]))
-        line += draw(_VCHARS)
-    return line + draw(eol)
-
-
-@st.composite
-def _chunked(draw: st.DrawFn, body: bytes, odd: frozenset[str]) -> bytes:
-    out, rest = b"", body
-    odd_at = draw(st.integers(0, 3))  # the chunk an odd size or data goes into (the last one if fewer)
-    index = 0
-    while rest:
-        n = draw(st.integers(1, len(rest)))
-        here = odd if index == odd_at or n == len(rest) else frozenset()
-        size = draw(st.sampled_from([b"%x" % n, b"%X" % n, b"0" * 15 + b"%x" % n, b"00%x" % n]))
-        if "size" in here:
-            size = draw(_pick("size", here))
-            if size == b"zeros":  # the right size, behind more zeros than h11 reads
-                size = b"0" * 24 + b"%x" % n
-        data, end = rest[:n], b"\r\n"
-        if "chunk-data" in here:
-            how = draw(_pick("chunk-data", here))
-            data = {b"longer": data + b"x", b"shorter": data[:-1]}.get(how, data)
-            end = {b"no-crlf": b"", b"lf": b"\n"}.get(how, end)
-        out += size + draw(_pick("ext", here)) + b"\r\n" + data + end
-        rest = rest[n:]
-        index += 1
-    trailers = b"".join(draw(st.lists(_field(odd, crlf=True), max_size=2)))
-    return out + b"0" + draw(_pick("ext", odd)) + b"\r\n" + trailers + draw(_pick("eol", odd))
+_PARTS = MessageParts(
+    _CHOICES, framing=("content-length", "transfer-encoding", "connection", "host", "expect"), fold=False, fold_one_in=4
+)
+_pick, _field, _chunked = _PARTS.pick, _PARTS.field, _PARTS.chunked
 
 
 @st.composite
