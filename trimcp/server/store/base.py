@@ -152,6 +152,20 @@ class Store(abc.ABC):
     async def replica_alive(self, replica_id: str) -> bool:
         """Whether ``replica_id``'s lease is current."""
 
+    async def _beat(self) -> None:
+        """Write this replica's lease anew (a store that processes share implements it)."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no lease")
+
+    async def _renew_lease(self) -> None:
+        """Renew the lease three times per lease, for as long as the store runs.  A failed
+        renewal is logged, not fatal: the lease lapses only if renewals fail for a whole lease."""
+        while True:
+            await trio.sleep(self.lease / 3)
+            try:
+                await self._beat()
+            except StoreError as exc:
+                logger.warning("could not renew the lease of %s: %s", self.replica_id, exc)
+
     # ------------------------------------------------------------ sessions
 
     @abc.abstractmethod

@@ -441,14 +441,6 @@ class RedisStore(Store):
         px = int(self.lease * 3000)
         await self._do(self.client.set(self.keys.replica(self.replica_id), repr(until), px=px))
 
-    async def _renew_lease(self) -> None:
-        while True:
-            await trio.sleep(self.lease / 3)
-            try:
-                await self._beat()
-            except StoreError as exc:
-                logger.warning("could not renew the lease of %s: %s", self.replica_id, exc)
-
     async def replica_alive(self, replica_id: str) -> bool:
         value = await self._do(self.client.get(self.keys.replica(replica_id)))
         return value is not None and float(value) > self.clock()

@@ -208,14 +208,6 @@ class SqliteStore(Store):
             )
         )
 
-    async def _renew_lease(self) -> None:
-        while True:
-            await trio.sleep(self.lease / 3)
-            try:
-                await self._beat()
-            except StoreError as exc:
-                logger.warning("could not renew the lease of %s: %s", self.replica_id, exc)
-
     async def replica_alive(self, replica_id: str) -> bool:
         now = self.clock()
         row = await self._run(
