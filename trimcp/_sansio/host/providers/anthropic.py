@@ -38,25 +38,16 @@ from typing import Any, Final
 from ...schema import EmbeddedResource, ImageContent, TextContent
 from ...schema.content import BlobResourceContents, TextResourceContents
 from .base import EMPTY_RESULT, ProviderFormat, ToolCall, ToolOutcome, as_data, block_text, member, parse_arguments
-from .shape import Dialect
+from .shape import KEYWORDS_BY_TYPE, Dialect
 
 __all__ = ["DIALECT", "FORMAT"]
 
 IMAGE_TYPES: Final = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 
-_ALL: Final = {
-    "string": frozenset({"format", "pattern", "minLength", "maxLength", "contentEncoding", "contentMediaType"}),
-    "number": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "format"}),
-    "integer": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "format"}),
-    "array": frozenset(
-        {"minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains", "prefixItems"}
-    ),
-    "object": frozenset({"minProperties", "maxProperties", "propertyNames", "patternProperties", "dependentRequired"}),
-}
 
 DIALECT: Final = Dialect(
     name="Anthropic",
-    keywords=_ALL,
+    keywords=KEYWORDS_BY_TYPE,
     annotations=frozenset({"title", "description", "default", "examples"}),
 )
 

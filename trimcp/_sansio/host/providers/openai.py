@@ -48,7 +48,7 @@ import re
 from typing import Any, Final
 
 from .base import EMPTY_RESULT, ProviderFormat, ToolCall, ToolOutcome, as_data, member, parse_arguments, result_text
-from .shape import Dialect
+from .shape import KEYWORDS_BY_TYPE, Dialect
 
 __all__ = [
     "DIALECT",
@@ -60,20 +60,11 @@ __all__ = [
     "STRICT_MAX_PROPERTIES",
 ]
 
-_ALL: Final = {
-    "string": frozenset({"format", "pattern", "minLength", "maxLength", "contentEncoding", "contentMediaType"}),
-    "number": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "format"}),
-    "integer": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "format"}),
-    "array": frozenset(
-        {"minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains", "prefixItems"}
-    ),
-    "object": frozenset({"minProperties", "maxProperties", "propertyNames", "patternProperties", "dependentRequired"}),
-}
 _NUMBER: Final = frozenset({"multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum"})
 
 DIALECT: Final = Dialect(
     name="OpenAI",
-    keywords=_ALL,
+    keywords=KEYWORDS_BY_TYPE,
     annotations=frozenset({"title", "description", "default", "examples"}),
     items_required=True,
 )

@@ -5,7 +5,8 @@ Theory of operation
 What a provider accepts is data: a ``Dialect`` (the keywords kept for each JSON type, the
 annotations kept, the formats, whether every node needs a ``type``, whether objects are
 closed, ...).  The provider modules (``anthropic.py``, ``openai.py``, ``gemini.py``) each
-hold their table and cite the documentation it comes from; ``shape_arguments`` walks an
+hold their table and cite the documentation it comes from (a dialect that keeps every
+constraint keyword names ``KEYWORDS_BY_TYPE``); ``shape_arguments`` walks an
 inlined schema (``inline.py``) once under a table:
 
 * a keyword the dialect keeps is kept; a constraint it does not is dropped with a note
@@ -40,7 +41,7 @@ from .inline import ANNOTATIONS
 from .notes import Notes, Path
 from .repair import NullPlan
 
-__all__ = ["Dialect", "Shaped", "accepts_null", "shape_arguments"]
+__all__ = ["KEYWORDS_BY_TYPE", "Dialect", "Shaped", "accepts_null", "shape_arguments"]
 
 JSON_TYPES: Final = ("string", "number", "integer", "boolean", "object", "array", "null")
 #: Keywords the walker handles itself (the structure), never copied blindly.
@@ -75,6 +76,17 @@ CONSTRAINTS: Final = frozenset(
         "contentMediaType",
     }
 )
+#: Every constraint keyword, by the JSON type it constrains: the table of a dialect that keeps
+#: them all (Anthropic, OpenAI without strict mode), and what ``_applies`` reads.
+KEYWORDS_BY_TYPE: Final[Mapping[str, frozenset[str]]] = {
+    "string": frozenset({"format", "pattern", "minLength", "maxLength", "contentEncoding", "contentMediaType"}),
+    "number": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "format"}),
+    "integer": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "format"}),
+    "array": frozenset(
+        {"minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains", "prefixItems"}
+    ),
+    "object": frozenset({"minProperties", "maxProperties", "propertyNames", "patternProperties", "dependentRequired"}),
+}
 #: What "any JSON value" narrows to in a dialect that needs a type on every node.
 SCALARS: Final = ("string", "number", "boolean")
 
@@ -437,20 +449,9 @@ class _Walker:
         return out, NullPlan.of_properties(plans)
 
 
-_TYPE_OF: Final[Mapping[str, frozenset[str]]] = {
-    "string": frozenset({"format", "pattern", "minLength", "maxLength", "contentEncoding", "contentMediaType"}),
-    "number": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "format"}),
-    "array": frozenset(
-        {"minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains", "prefixItems"}
-    ),
-    "object": frozenset({"minProperties", "maxProperties", "propertyNames", "patternProperties", "dependentRequired"}),
-}
-
-
 def _applies(keyword: str, kind: str) -> bool:
     """Whether ``keyword`` constrains values of ``kind`` (a string bound says nothing of a number)."""
-    family = "number" if kind == "integer" else kind
-    return keyword in _TYPE_OF.get(family, frozenset())
+    return keyword in KEYWORDS_BY_TYPE.get(kind, frozenset())
 
 
 def shape_arguments(inlined: dict[str, Any] | None, dialect: Dialect, notes: Notes) -> Shaped:
