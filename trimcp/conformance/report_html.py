@@ -41,7 +41,7 @@ from .model import Report, Status
 from .report_console import mark, summary_line
 from .report_evidence import shown
 from .report_json import document
-from .report_rows import Row, by_category, omitted, ordered, rows, skipped_summary, summary
+from .report_rows import Row, by_category, omitted, ordered, rows, run_facts, skipped_summary, summary
 
 if TYPE_CHECKING:
     from .expected import Verdict
@@ -255,14 +255,7 @@ def html_report(report: Report, verdict: Verdict | None = None) -> str:
     items = ordered(rows(report))
     counts = summary(report)
     ok = verdict.ok if verdict is not None else counts.ok
-    info = report.server_info or {}
-    facts = []
-    if info:
-        facts.append(f"server {info.get('name')} {info.get('version')}")
-    facts.append(f"era {report.era or '(none negotiated)'}")
-    facts.append(f"revision {report.revision or '(none negotiated)'}")
-    if report.transport:
-        facts.append(f"transport {report.transport}")
+    facts = run_facts(report)  # escaped below, joined
     found = [r for r in items if r.rank <= 2]
     passed = [r for r in items if r.status is Status.PASS]
     skipped = [r for r in items if r.status is Status.SKIP]

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, TextIO
 from .model import Report, Status
 from .report_console import summary_line
 from .report_evidence import shown
-from .report_rows import Row, by_category, omitted, ordered, rows, skipped_summary
+from .report_rows import Row, by_category, omitted, ordered, rows, run_facts, skipped_summary
 
 if TYPE_CHECKING:
     from .expected import Verdict
@@ -108,14 +108,7 @@ def _skips(items: list[Row]) -> list[str]:
 
 
 def markdown(report: Report, verdict: Verdict | None = None) -> str:
-    info = report.server_info or {}
-    facts = []
-    if info:
-        facts.append(f"server {_cell(str(info.get('name')))} {_cell(str(info.get('version')))}")
-    facts.append(f"era {report.era or '(none negotiated)'}")
-    facts.append(f"revision {report.revision or '(none negotiated)'}")
-    if report.transport:
-        facts.append(f"transport {report.transport}")
+    facts = run_facts(report, _cell)
     lines = [f"# trimcp check: `{_cell(report.target)}`", "", " · ".join(facts)]
     left_out = omitted(report)
     if left_out:

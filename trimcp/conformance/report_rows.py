@@ -33,7 +33,7 @@ once, on the first report.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import attrs
 
@@ -205,3 +205,17 @@ def summary(report: Report) -> Summary:
     return Summary(
         count(Status.PASS), count(Status.FAIL), count(Status.WARN), count(Status.SKIP), len(report.must_failures)
     )
+
+
+def run_facts(report: Report, cell: Callable[[str], str] = str) -> list[str]:
+    """The facts a written report opens with: server (its name and version through ``cell``,
+    which escapes for the format), era, revision and transport."""
+    info = report.server_info or {}
+    facts = []
+    if info:
+        facts.append(f"server {cell(str(info.get('name')))} {cell(str(info.get('version')))}")
+    facts.append(f"era {report.era or '(none negotiated)'}")
+    facts.append(f"revision {report.revision or '(none negotiated)'}")
+    if report.transport:
+        facts.append(f"transport {report.transport}")
+    return facts
